@@ -1,0 +1,35 @@
+# Two commands set everything up from a bare Python 3.11: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export NUMBAX_CACHE_DIR ?= $(CURDIR)/.cache/numbax
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python setup.cfg pyproject.toml
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/python examples/demo.py
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .cache build *.egg-info

@@ -1,0 +1,42 @@
+"""Annotations on syntax-tree nodes, keyed by an enum whose values document them.
+
+Only facts that must survive tree copies live here (where a node came from);
+analyses return their results instead of hiding them on nodes.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+_FIELD = "_numbax_anno"
+
+
+class Key(enum.Enum):
+    """The annotation keys."""
+
+    ORIGIN = "the Origin (user file, line, column) the node was written at"
+    GRAD_OF = "the user's source line whose adjoint this statement computes"
+
+
+def setanno(node: Any, key: Key, value: Any) -> None:
+    """Attach ``value`` under ``key`` to ``node``."""
+    annos = node.__dict__.setdefault(_FIELD, {})
+    annos[key] = value
+
+
+def getanno(node: Any, key: Key, default: Any = None) -> Any:
+    """The value under ``key`` on ``node``, or ``default``."""
+    return node.__dict__.get(_FIELD, {}).get(key, default)
+
+
+def hasanno(node: Any, key: Key) -> bool:
+    """Whether ``node`` carries ``key``."""
+    return key in node.__dict__.get(_FIELD, {})
+
+
+def copyanno(source: Any, target: Any) -> Any:
+    """Copy every annotation of ``source`` onto ``target`` (kept ones win); returns ``target``."""
+    for key, value in source.__dict__.get(_FIELD, {}).items():
+        if not hasanno(target, key):
+            setanno(target, key, value)
+    return target

@@ -1,0 +1,73 @@
+"""fence: reject what numbax does not compile, before any pass runs.
+
+Expects the parsed user function; guarantees nothing about the tree (it is left
+untouched) but raises ``NumbaxSyntaxError`` at the first unsupported construct,
+naming it, with the user's file:line, a caret, and what to write instead.
+
+    >>> def f(x):
+    ...     try:
+    ...         return x
+    ...     except ValueError:
+    ...         return 0.0
+    >>> check(parse_function(f).node)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    numbax.errors.NumbaxSyntaxError: ...: `try` statements are not supported ...
+"""
+from __future__ import annotations
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.errors import NumbaxSyntaxError
+
+# construct -> (what it is called, what to do instead)
+UNSUPPORTED = {
+    gast.Try: ("`try` statements", "check conditions with `if` instead of catching exceptions."),
+    gast.With: ("`with` statements", "move the context manager outside the compiled function."),
+    gast.AsyncWith: ("`async with` statements", "compiled functions are synchronous."),
+    gast.AsyncFunctionDef: ("`async def`", "compiled functions are synchronous."),
+    gast.AsyncFor: ("`async for` loops", "compiled functions are synchronous."),
+    gast.Await: ("`await` expressions", "compiled functions are synchronous."),
+    gast.Yield: ("`yield` (generators)", "return an array or a tuple instead of yielding values."),
+    gast.YieldFrom: ("`yield from` (generators)", "return an array or a tuple instead."),
+    gast.Global: ("`global` declarations", "pass the value in as an argument and return the new value."),
+    gast.Nonlocal: ("`nonlocal` declarations", "pass the value in as an argument and return the new value."),
+    gast.ClassDef: ("class definitions", "define the class outside the compiled function."),
+    gast.Delete: ("`del` statements", "drop the statement; names go out of scope at return."),
+    gast.Import: ("`import` statements", "import modules at the top of the file."),
+    gast.ImportFrom: ("`from ... import` statements", "import names at the top of the file."),
+    gast.Match: ("`match` statements", "use `if`/`elif` chains."),
+    gast.NamedExpr: ("assignment expressions (`:=`)", "assign on a line of its own."),
+    gast.Set: ("set literals", "use a tuple or an array."),
+    gast.SetComp: ("set comprehensions", "use a list comprehension or an array."),
+    gast.DictComp: ("dict comprehensions", "build the dict with a literal or a loop over a list."),
+    gast.GeneratorExp: ("generator expressions", "use a list comprehension or a loop."),
+    gast.Starred: ("starred expressions (`*args`)", "pass the elements one by one, or pass the tuple itself."),
+}
+
+
+def _fail(node: gast.AST, what: str, hint: str) -> None:
+    raise NumbaxSyntaxError(f"{what} are not supported in compiled functions",
+                            anno.getanno(node, anno.Key.ORIGIN), hint=f"Instead: {hint}")
+
+
+def _check_signature(fn: gast.FunctionDef) -> None:
+    args = fn.args
+    if args.vararg is not None:
+        _fail(args.vararg, "variadic parameters (`*args`)", "take a tuple or a list as one argument.")
+    if args.kwarg is not None:
+        _fail(args.kwarg, "keyword-variadic parameters (`**kwargs`)", "take a dict as one argument.")
+
+
+def check(fn: gast.FunctionDef) -> gast.FunctionDef:
+    """Raise ``NumbaxSyntaxError`` at the first construct outside the compiled subset; return ``fn``."""
+    _check_signature(fn)
+    for node in gast.walk(fn):
+        entry = UNSUPPORTED.get(type(node))
+        if entry is not None:
+            _fail(node, *entry)
+        if isinstance(node, gast.FunctionDef) and node is not fn:
+            if node.decorator_list:
+                _fail(node, "decorated inner functions", "define the decorated function outside.")
+            _check_signature(node)
+    return fn

@@ -1,0 +1,134 @@
+"""parse: a Python function -> its gast syntax tree, every node tagged with its Origin.
+
+Expects a plain Python function (or lambda) whose source ``inspect`` can find;
+guarantees a ``gast.FunctionDef`` without decorators, whose nodes carry
+``anno.Key.ORIGIN`` with absolute file lines and columns.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import linecache
+import textwrap
+import types
+from typing import Any, Callable, Dict
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.origin import Origin
+from numbax.errors import NumbaxSourceError
+
+
+@dataclasses.dataclass
+class ParsedFunction:
+    """A user function's syntax tree and the namespace its free names live in."""
+
+    fn: Callable
+    node: gast.FunctionDef
+    filename: str
+    globals: Dict[str, Any]
+    closure: Dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The function's own name."""
+        return self.node.name
+
+
+_CACHE: Dict[Any, gast.FunctionDef] = {}
+
+
+def _describe(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def _source_of(fn: Callable) -> tuple:
+    if not isinstance(fn, types.FunctionType):
+        raise NumbaxSourceError(
+            f"cannot compile {_describe(fn)!r}: it is a {type(fn).__name__}, not a Python function "
+            "with source code",
+            hint="numbax compiles functions written in Python; call builtins and NumPy functions "
+            "from inside such a function instead.",
+        )
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise NumbaxSourceError(
+            f"cannot compile {_describe(fn)!r}: its source code is not available ({exc})",
+            hint="numbax reads the function's source; define it in a file, a notebook cell or the "
+            "interactive prompt rather than with exec() or compile().",
+        ) from None
+    return "".join(lines), max(first, 1)
+
+
+def _find_lambda(tree: gast.AST, fn: Callable) -> gast.Lambda:
+    lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)]
+    code = fn.__code__
+    wanted = list(code.co_varnames[: code.co_argcount])
+    matching = [n for n in lambdas if [a.id for a in n.args.args] == wanted]
+    if len(matching) != 1:
+        raise NumbaxSourceError(
+            f"cannot tell which lambda on line {code.co_firstlineno} is {_describe(fn)!r}",
+            hint="give the function a name with def, or put each lambda on its own line.",
+        )
+    return matching[0]
+
+
+def _lambda_to_def(lam: gast.Lambda) -> gast.FunctionDef:
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    fdef = gast.FunctionDef(
+        name="lambda_", args=lam.args, body=[ret], decorator_list=[], returns=None,
+        type_comment=None, type_params=[],
+    )
+    return gast.copy_location(fdef, lam)
+
+
+def _tag_origins(tree: gast.AST, filename: str, first: int, indent: int, qualname: str) -> None:
+    for node in gast.walk(tree):
+        if not hasattr(node, "lineno"):
+            continue
+        node.lineno += first - 1
+        if getattr(node, "end_lineno", None) is not None:
+            node.end_lineno += first - 1
+        line = linecache.getline(filename, node.lineno)
+        anno.setanno(node, anno.Key.ORIGIN,
+                     Origin(filename, node.lineno, node.col_offset + indent, line, qualname))
+
+
+def parse_function(fn: Callable) -> ParsedFunction:
+    """Parse ``fn`` into a ``ParsedFunction``.
+
+    Raises:
+        NumbaxSourceError: ``fn`` is not a Python function or its source is unavailable.
+    """
+    source, first = _source_of(fn)
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    dedented = textwrap.dedent(source)
+    first_text = source.splitlines()[0] if source else ""
+    indent = len(first_text) - len(first_text.lstrip())
+    try:
+        tree = gast.parse(dedented)
+    except SyntaxError as exc:
+        raise NumbaxSourceError(
+            f"cannot parse the source of {_describe(fn)!r} on its own ({exc.msg})",
+            hint="define the function with def at the start of its own line.",
+        ) from None
+    _tag_origins(tree, filename, first, indent, fn.__qualname__)
+    if fn.__name__ == "<lambda>":
+        node = _lambda_to_def(_find_lambda(tree, fn))
+    else:
+        defs = [n for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n.name == fn.__name__]
+        if not defs:
+            raise NumbaxSourceError(f"cannot find the definition of {_describe(fn)!r} in its source")
+        node = defs[0]
+    node.decorator_list = []
+    closure = {}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:
+                continue
+    return ParsedFunction(fn=fn, node=node, filename=filename, globals=fn.__globals__, closure=closure)

@@ -1,0 +1,56 @@
+"""The exceptions a user of numbax can see, each pointing at the user's own line."""
+from __future__ import annotations
+
+from typing import Optional
+
+from numbax.ast_passes.origin import Origin
+
+
+class NumbaxError(Exception):
+    """Base class of every error numbax raises because of the user's program.
+
+    The message names the construct, the user's ``file:line`` (with the line
+    itself and a caret under the column) and what to do instead.
+    """
+
+    def __init__(self, message: str, origin: Optional[Origin] = None, hint: str = ""):
+        self.message = message
+        self.origin = origin
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        text = self.message
+        if self.origin is not None:
+            text = f"{self.origin.location()}: {text}\n{self.origin.excerpt()}"
+        if self.hint:
+            text += f"\n{self.hint}"
+        return text
+
+
+class NumbaxSyntaxError(NumbaxError):
+    """A construct outside the Python subset numbax compiles (found by the fence)."""
+
+
+class NumbaxSourceError(NumbaxError):
+    """The function's source code cannot be retrieved, so it cannot be compiled."""
+
+
+class NumbaxRecursionError(NumbaxError):
+    """A user function calls itself, directly or through others."""
+
+
+class NumbaxSpecializationError(NumbaxError):
+    """A value that must be known when compiling (a container index, a loop over a list) is not."""
+
+
+class NumbaxTypingError(NumbaxError, TypeError):
+    """Numba could not type the generated code; reported against the user's line."""
+
+
+class NumbaxStaticArgumentError(NumbaxError, ValueError):
+    """A static argument cannot serve as a compilation cache key (it is not hashable)."""
+
+
+class NumbaxInternalError(NumbaxError):
+    """A bug in numbax itself: generated code broke an invariant. Please report it."""
