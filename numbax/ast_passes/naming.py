@@ -53,8 +53,7 @@ class Namer:
 
 def leaf_name(base: str, path: Iterable[object]) -> str:
     """The variable holding one leaf of a pytree: ``params`` + (0, 1) -> ``params_0_1``."""
-    parts = [base] + [_sanitize(str(p)) for p in path]
-    return "_".join(parts)
+    return _sanitize("_".join([base] + [str(p) for p in path]))
 
 
 def is_temp(name: str) -> bool:

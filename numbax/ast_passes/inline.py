@@ -1,0 +1,137 @@
+"""inline: replace each call of a specialized helper by the helper's body.
+
+Expects the output of ``specialize``: helpers first, the main function last,
+each helper called only as ``t = helper(...)``, ``t1, t2 = helper(...)`` or
+``helper(...)`` statements. Guarantees a module holding only the main function;
+helper locals are renamed apart from the caller's names, parameters become
+assignments, and returns become assignments to the call's targets, with
+``if``/``else`` absorbing the statements that follow an early return.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Dict, List, Optional
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.naming import Namer
+from numbax.errors import NumbaxSpecializationError
+
+
+class _Rename(gast.NodeTransformer):
+    def __init__(self, mapping: Dict[str, str]):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        node.id = self.mapping.get(node.id, node.id)
+        return node
+
+
+def _returns(stmts: List[gast.stmt]) -> str:
+    """'always', 'never' or 'sometimes': whether a block leaves through ``return``."""
+    kind = "never"
+    for stmt in stmts:
+        if isinstance(stmt, gast.Return):
+            return "always"
+        if isinstance(stmt, gast.If):
+            a, b = _returns(stmt.body), _returns(stmt.orelse)
+            if a == b == "always":
+                return "always"
+            if "never" != a or "never" != b:
+                kind = "sometimes"
+        elif isinstance(stmt, (gast.For, gast.While)) and any(isinstance(n, gast.Return) for n in gast.walk(stmt)):
+            kind = "sometimes"
+    return kind
+
+
+def _single_exit(stmts: List[gast.stmt], assign) -> List[gast.stmt]:
+    """Rewrite ``return v`` as ``assign(v)``, moving statements after an early return into ``else``."""
+    out: List[gast.stmt] = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, gast.Return):
+            out.extend(assign(stmt))
+            return out
+        if isinstance(stmt, gast.If) and _returns([stmt]) != "never":
+            rest = stmts[i + 1:]
+            body = stmt.body if _returns(stmt.body) == "always" else stmt.body + copy.deepcopy(rest)
+            orelse = stmt.orelse if _returns(stmt.orelse) == "always" else stmt.orelse + rest
+            stmt.body, stmt.orelse = _single_exit(body, assign), _single_exit(orelse, assign)
+            out.append(stmt)
+            return out
+        if isinstance(stmt, (gast.For, gast.While)) and any(isinstance(n, gast.Return) for n in gast.walk(stmt)):
+            raise NumbaxSpecializationError(
+                "`return` inside a loop of a function that is called (and so inlined) is not supported",
+                anno.getanno(stmt, anno.Key.ORIGIN),
+                hint="break out of the loop and return after it.")
+        out.append(stmt)
+    return out
+
+
+class Inliner:
+    """Inlines helpers into their callers, innermost first."""
+
+    def __init__(self, module: gast.Module):
+        self.helpers = {f.name: f for f in module.body[:-1]}
+        self.main = module.body[-1]
+        self.namer = Namer(n.id for n in gast.walk(self.main) if isinstance(n, gast.Name))
+
+    def run(self) -> gast.Module:
+        """The module with one function left."""
+        self.main.body = self.inline_block(self.main.body)
+        return gast.Module(body=[self.main], type_ignores=[])
+
+    def inline_block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        """Inline every helper call in a block (and the blocks nested in it)."""
+        out: List[gast.stmt] = []
+        for stmt in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(getattr(stmt, field, None), list):
+                    setattr(stmt, field, self.inline_block(getattr(stmt, field)))
+            call = self._helper_call(stmt)
+            if call is None:
+                out.append(stmt)
+            else:
+                out.extend(self.expand(stmt, call))
+        return out
+
+    def _helper_call(self, stmt) -> Optional[gast.Call]:
+        value = getattr(stmt, "value", None)
+        if isinstance(stmt, (gast.Assign, gast.Expr)) and isinstance(value, gast.Call) \
+                and isinstance(value.func, gast.Name) and value.func.id in self.helpers:
+            return value
+        return None
+
+    def expand(self, stmt, call: gast.Call) -> List[gast.stmt]:
+        """The helper's body, renamed apart, with parameters bound and returns assigned."""
+        helper = copy.deepcopy(self.helpers[call.func.id])
+        helper.body = self.inline_block(helper.body)
+        local = {a.id for a in helper.args.args} | {
+            n.id for n in gast.walk(helper) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        mapping = {name: self.namer.new(name) for name in sorted(local)}
+        _Rename(mapping).visit(helper)
+        params = [a.id for a in helper.args.args]
+        binds = [self._at(stmt, gast.Assign(targets=[gast.Name(id=p, ctx=gast.Store(), annotation=None,
+                                                                 type_comment=None)],
+                                              value=arg, type_comment=None))
+                 for p, arg in zip(params, call.args)]
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+
+        def assign(ret: gast.Return) -> List[gast.stmt]:
+            if target is None or ret.value is None:
+                return []
+            return [gast.copy_location(anno.copyanno(ret, gast.Assign(targets=[copy.deepcopy(target)],
+                                                                      value=ret.value, type_comment=None)), ret)]
+
+        return binds + _single_exit(helper.body, assign)
+
+    @staticmethod
+    def _at(origin_stmt, stmt):
+        gast.copy_location(stmt, origin_stmt)
+        anno.copyanno(origin_stmt, stmt)
+        return stmt
+
+
+def transform(module: gast.Module) -> gast.Module:
+    """Inline every helper of ``module`` into the main function (the last one)."""
+    return Inliner(module).run()

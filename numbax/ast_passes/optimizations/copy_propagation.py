@@ -1,0 +1,115 @@
+"""copy_propagation: remove ``a = b`` copies between names that are each assigned once.
+
+Expects any function; guarantees that a copy between two single-assignment
+names is gone, keeping the more readable name: a parameter keeps its name, a
+temporary gives way to the user's name. Parallel copies ``a, b = (c, d)`` are
+first split when that cannot change their meaning. Reports whether it changed anything.
+
+    >>> import gast
+    >>> from numbax.ast_passes.unparse import unparse
+    >>> f = gast.parse("def f(x):\\n    _t1 = x * 2\\n    y = _t1\\n    return y").body[0]
+    >>> print(unparse(transform(f)[0]))
+    def f(x):
+        y = x * 2
+        return y
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import gast
+
+from numbax.ast_passes.analyses.usage import count_names
+
+
+class _Rename(gast.NodeTransformer):
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node):
+        if node.id == self.old:
+            node.id = self.new
+        return node
+
+
+def _names(expr) -> List[str]:
+    if isinstance(expr, gast.Name):
+        return [expr.id]
+    if isinstance(expr, gast.Tuple) and all(isinstance(e, gast.Name) for e in expr.elts):
+        return [e.id for e in expr.elts]
+    return []
+
+
+def _split_parallel(stmts: List[gast.stmt]) -> List[gast.stmt]:
+    """``a, b = (c, d)`` -> ``a = c; b = d`` when no target is read on the right."""
+    out = []
+    for stmt in stmts:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(stmt, field, None), list):
+                setattr(stmt, field, _split_parallel(getattr(stmt, field)))
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Tuple) \
+                and isinstance(stmt.value, gast.Tuple) and len(stmt.value.elts) == len(stmt.targets[0].elts):
+            targets = _names(stmt.targets[0])
+            reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
+            if targets and not reads.intersection(targets) and len(set(targets)) == len(targets):
+                for t, v in zip(stmt.targets[0].elts, stmt.value.elts):
+                    out.append(gast.copy_location(_with_annos(stmt, gast.Assign(targets=[t], value=v,
+                                                                                type_comment=None)), stmt))
+                continue
+        out.append(stmt)
+    return out
+
+
+def _with_annos(src, dst):
+    from numbax.ast_passes import anno
+
+    return anno.copyanno(src, dst)
+
+
+def _find_copy(stmts, stores) -> Optional[Tuple[gast.Assign, str, str]]:
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and isinstance(stmt.value, gast.Name):
+            a, b = stmt.targets[0].id, stmt.value.id
+            if a != b and stores[a] == 1 and stores[b] == 1:
+                return stmt, a, b
+        for field in ("body", "orelse"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list):
+                found = _find_copy(block, stores)
+                if found:
+                    return found
+    return None
+
+
+def _remove(stmts: List[gast.stmt], target: gast.stmt) -> List[gast.stmt]:
+    out = []
+    for stmt in stmts:
+        if stmt is target:
+            continue
+        for field in ("body", "orelse"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block:
+                setattr(stmt, field, _remove(block, target) or ([gast.Pass()] if field == "body" else []))
+        out.append(stmt)
+    return out
+
+
+def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
+    """Propagate copies in ``fdef``; ``(fdef, changed)``."""
+    from numbax.ast_passes.naming import is_temp
+
+    fdef.body = _split_parallel(fdef.body)
+    params = {a.id for a in fdef.args.args}
+    changed = False
+    while True:
+        stores, loads = count_names(fdef)
+        found = _find_copy(fdef.body, stores)
+        if found is None:
+            return fdef, changed
+        stmt, a, b = found
+        fdef.body = _remove(fdef.body, stmt)
+        keep_a = b not in params and (is_temp(b) or loads[b] == 1) and not is_temp(a)
+        old, new = (b, a) if keep_a else (a, b)
+        _Rename(old, new).visit(fdef)
+        changed = True

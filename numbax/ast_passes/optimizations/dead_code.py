@@ -1,0 +1,61 @@
+"""dead_code: remove assignments whose names are never read and whose values have no effect.
+
+Expects any function; guarantees no pure assignment to a never-read name, and
+no ``pass`` beside other statements. Reports whether it changed anything.
+
+    >>> import gast
+    >>> from numbax.ast_passes.unparse import unparse
+    >>> f = gast.parse("def f(x):\\n    y = x * 2\\n    z = np.sin(x)\\n    return z").body[0]
+    >>> print(unparse(transform(f)[0]))
+    def f(x):
+        z = np.sin(x)
+        return z
+"""
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import gast
+
+from numbax.ast_passes.analyses.usage import count_names
+from numbax.ast_passes.optimizations.purity import is_pure
+
+
+def _target_names(target: gast.expr):
+    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+
+
+def _dead(stmt: gast.stmt, loads) -> bool:
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if isinstance(target, (gast.Name, gast.Tuple)) and all(
+                isinstance(n, (gast.Name, gast.Tuple, gast.Store)) for n in gast.walk(target)):
+            return not any(loads[n] for n in _target_names(target)) and is_pure(stmt.value)
+    if isinstance(stmt, gast.Expr):
+        return is_pure(stmt.value)
+    return False
+
+
+def _sweep(stmts: List[gast.stmt], loads) -> Tuple[List[gast.stmt], bool]:
+    out, changed = [], False
+    for stmt in stmts:
+        if _dead(stmt, loads) or (isinstance(stmt, gast.Pass) and len(stmts) > 1):
+            changed = True
+            continue
+        for field in ("body", "orelse"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block:
+                new, sub = _sweep(block, loads)
+                setattr(stmt, field, new or ([gast.Pass()] if field == "body" else []))
+                changed |= sub
+        out.append(stmt)
+    return out, changed
+
+
+def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
+    """Remove dead assignments from ``fdef``; ``(fdef, changed)``."""
+    _, loads = count_names(fdef)
+    fdef.body, changed = _sweep(fdef.body, loads)
+    if not fdef.body:
+        fdef.body = [gast.Pass()]
+    return fdef, changed

@@ -1,0 +1,36 @@
+"""Whether evaluating an expression can have an effect besides its value."""
+from __future__ import annotations
+
+import gast
+
+_PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "complex", "round", "zip",
+                  "enumerate", "tuple"}
+_IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
+_MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "append"}
+
+
+def _callee_path(func: gast.expr):
+    parts = []
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, gast.Name):
+        parts.append(func.id)
+        return list(reversed(parts))
+    return None
+
+
+def is_pure(expr: gast.expr) -> bool:
+    """True when ``expr`` only computes a value (NumPy/math calls, arithmetic, indexing)."""
+    for node in gast.walk(expr):
+        if isinstance(node, gast.Call):
+            path = _callee_path(node.func)
+            if path is None:
+                return False
+            if len(path) == 1 and path[0] not in _PURE_BUILTINS:
+                return False
+            if path[0] in ("np", "math", "cmath") and not _IMPURE_NUMPY.intersection(path[1:]):
+                continue
+            if len(path) > 1 and path[-1] in _MUTATING_METHODS:
+                return False
+    return True

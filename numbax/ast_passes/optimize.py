@@ -1,0 +1,29 @@
+"""optimize: the clean-up passes, run until none of them changes anything.
+
+Each pass reports whether it changed the tree; the fixpoint is reached when a
+whole round reports no change (never by comparing source text).
+"""
+from __future__ import annotations
+
+import gast
+
+from numbax.ast_passes.optimizations import copy_propagation, dead_code
+
+OPTIMIZATIONS = (
+    copy_propagation,  # parameter and leaf copies left by specialize and inline
+    dead_code,         # values nothing reads, often the other side of a propagated copy
+)
+MAX_ROUNDS = 20
+
+
+def transform(module: gast.Module) -> gast.Module:
+    """Optimize every function of ``module`` to a fixpoint."""
+    for fdef in module.body:
+        for _ in range(MAX_ROUNDS):
+            changed = False
+            for opt in OPTIMIZATIONS:
+                fdef, did = opt.transform(fdef)
+                changed |= did
+            if not changed:
+                break
+    return module

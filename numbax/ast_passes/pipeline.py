@@ -1,0 +1,81 @@
+"""The middle end: the passes in order, each with the reason it is there.
+
+``run`` takes a user function and a call signature to generated Python
+source. ``NUMBAX_DUMP=specialize,inline`` (or ``all``) prints the code after
+each named pass to standard error; ``after_pass`` stops early and returns it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional
+
+import gast
+
+from numbax.ast_passes import fence, inline, optimize
+from numbax.ast_passes.parse import parse_function
+from numbax.ast_passes.specialize import specialize_function
+from numbax.ast_passes.specialize.builder import ReturnSpec
+from numbax.ast_passes.unparse import unparse_with_origins
+
+# name -> why it is here. Order matters: the fence sees the user's tree before
+# anything rewrites it; inlining needs specialized (flat) helpers; optimization
+# cleans up after inlining's parameter copies and specialization's leaf copies.
+PASSES = (
+    ("parse", "read the function's source into a tree tagged with the user's lines"),
+    ("fence", "reject unsupported constructs at the user's line before any rewriting"),
+    ("specialize", "fold static values, flatten pytrees, unroll loops over containers"),
+    ("inline", "replace calls of user functions by their specialized bodies"),
+    ("optimize", "copy propagation and dead code elimination, to a fixpoint"),
+)
+PASS_NAMES = tuple(name for name, _ in PASSES)
+
+
+@dataclasses.dataclass
+class Generated:
+    """Generated source for one specialization and what calling it needs."""
+
+    source: str
+    name: str
+    line_origins: Dict[int, Any]
+    constants: Dict[str, Any]
+    returns: Optional[ReturnSpec]
+    label: str
+
+
+def _dump_requested(name: str) -> bool:
+    wanted = os.environ.get("NUMBAX_DUMP", "")
+    return bool(wanted) and (wanted == "all" or name in wanted.split(","))
+
+
+def _render(module: gast.Module, imports: List[str], header: str, label: str):
+    body = [gast.Expr(value=gast.Constant(value=header, kind=None))]
+    body += gast.parse("\n".join(imports)).body if imports else []
+    return unparse_with_origins(gast.Module(body=body + module.body, type_ignores=[]), label)
+
+
+def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: Optional[str] = None) -> Generated:
+    """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree)."""
+    if after_pass is not None and after_pass not in PASS_NAMES:
+        raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
+    parsed = parse_function(fn)
+    fence.check(parsed.node)
+    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure)
+    module = spec.module
+    header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
+    stages = (("specialize", lambda m: m), ("inline", inline.transform), ("optimize", optimize.transform))
+    for name, stage in stages:
+        module = stage(module)
+        if _dump_requested(name):
+            print(f"# ---- numbax: after {name} ----\n{_render(module, spec.imports, header, label)[0]}",
+                  file=sys.stderr)
+        if name == after_pass:
+            break
+    used = {n.id for n in gast.walk(module.body[-1]) if isinstance(n, gast.Name)}
+    constants = {k: v for k, v in spec.constants.items() if k in used}
+    main = module.body[-1]
+    main.args.args = [a for a in main.args.args if a.id not in spec.constants or a.id in constants]
+    source, origins = _render(module, spec.imports, header, label)
+    return Generated(source=source + "\n", name=spec.name, line_origins=origins, constants=constants,
+                     returns=spec.returns, label=label)

@@ -1,0 +1,103 @@
+"""resolve: what each free name of a user function denotes, and how generated code names it.
+
+Free names are looked up as Python does (closure cells, then globals, then
+builtins). Objects that generated code must call or read (``np.tanh``,
+``math.pi``, ``np.float32``) are written under one canonical spelling, so
+``from numpy import tanh``, ``np.tanh`` and ``numbax.numpy.tanh`` all become
+``np.tanh``.
+"""
+from __future__ import annotations
+
+import builtins
+import types
+from typing import Any, Dict, Optional, Tuple
+
+import gast
+import numpy as np
+
+_MISSING = object()
+
+# module object -> (import statement, spelling in generated code)
+_MODULES: Dict[str, Tuple[str, str]] = {
+    "numpy": ("import numpy as np", "np"),
+    "numpy.linalg": ("import numpy as np", "np.linalg"),
+    "numpy.random": ("import numpy as np", "np.random"),
+    "numpy.fft": ("import numpy as np", "np.fft"),
+    "math": ("import math", "math"),
+    "cmath": ("import cmath", "cmath"),
+}
+
+_CANONICAL: Optional[Dict[int, Tuple[str, str, Any]]] = None
+
+
+def _build_index() -> Dict[int, Tuple[str, str, Any]]:
+    import importlib
+
+    index: Dict[int, Tuple[str, str, Any]] = {}
+    for modname, (imp, spelling) in reversed(list(_MODULES.items())):
+        module = importlib.import_module(modname)
+        index[id(module)] = (imp, spelling, module)
+        for attr in dir(module):
+            if attr.startswith("_"):
+                continue
+            obj = getattr(module, attr)
+            if isinstance(obj, (int, float, str, bool)) and not isinstance(obj, type):
+                continue
+            index.setdefault(id(obj), (imp, f"{spelling}.{attr}", obj))
+    for name in dir(builtins):
+        obj = getattr(builtins, name)
+        if callable(obj) and not name.startswith("_"):
+            index[id(obj)] = ("", name, obj)
+    return index
+
+
+def canonical_reference(obj: Any) -> Optional[Tuple[str, str]]:
+    """``(import line, spelling)`` for an object generated code can name, else ``None``."""
+    global _CANONICAL
+    if _CANONICAL is None:
+        _CANONICAL = _build_index()
+    entry = _CANONICAL.get(id(obj))
+    if entry is None or entry[2] is not obj:
+        return None
+    return entry[0], entry[1]
+
+
+def reference_node(spelling: str) -> gast.expr:
+    """A load expression for a dotted spelling such as ``np.linalg.norm``."""
+    parts = spelling.split(".")
+    node: gast.expr = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
+    for part in parts[1:]:
+        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+    return node
+
+
+class Namespace:
+    """The free names of one user function: closure cells, then globals, then builtins."""
+
+    def __init__(self, closure: Dict[str, Any], globals_: Dict[str, Any]):
+        self.closure = closure
+        self.globals = globals_
+
+    def lookup(self, name: str) -> Any:
+        """The object ``name`` denotes, or ``MISSING``."""
+        for scope in (self.closure, self.globals):
+            if name in scope:
+                return scope[name]
+        return getattr(builtins, name, _MISSING)
+
+
+MISSING = _MISSING
+
+
+def is_user_function(obj: Any) -> bool:
+    """Whether ``obj`` is a Python function numbax should compile itself (inline or transform)."""
+    if not isinstance(obj, types.FunctionType):
+        return False
+    module = getattr(obj, "__module__", "") or ""
+    return not module.split(".")[0] in ("numpy", "scipy", "numba", "math", "builtins")
+
+
+def is_module(obj: Any) -> bool:
+    """Whether ``obj`` is a module (``np``, ``np.linalg``, ``math``)."""
+    return isinstance(obj, types.ModuleType)
+

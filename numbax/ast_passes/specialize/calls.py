@@ -1,0 +1,153 @@
+"""Calls during specialization: fold what is known, inline user functions, emit the rest."""
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any, Dict, List
+
+import gast
+import numpy as np
+
+from numbax.ast_passes import resolve
+from numbax.ast_passes.specialize.materialize import name_node
+from numbax.ast_passes.specialize.values import Dyn, LocalFunction, contains_dyn
+
+# Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
+_STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
+               getattr, hasattr, iter, next}
+# Builtins and modules folded only when every argument is known.
+_PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
+# NumPy functions that Numba wants a tuple of arrays for.
+_TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
+_MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+             "sort", "reverse"}
+
+
+def _is_pytree_type(func: Any) -> bool:
+    return isinstance(func, type) and (
+        (issubclass(func, tuple) and hasattr(func, "_fields")) or dataclasses.is_dataclass(func))
+
+
+class CallsMixin:
+    """Call evaluation for the ``Specializer``."""
+
+    def eval_Call(self, node):
+        func = self.eval(node.func)
+        args = [self.eval(a) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        if None in kwargs:
+            self.fail(node, "`**` unpacking in calls is not supported")
+        if isinstance(func, Dyn):
+            return self.emit_call(node, func.expr(), args, kwargs)
+        if isinstance(func, LocalFunction):
+            return self.call_user(node, func.node, func.name, self.namespace, func.env, func.defaults, args, kwargs)
+        wrapped = getattr(func, "_numbax_fun", None)
+        if wrapped is not None:
+            func = wrapped
+        if resolve.is_user_function(func):
+            return self.call_python_function(node, func, args, kwargs)
+        return self.call_static(node, func, args, kwargs)
+
+    def call_static(self, node, func, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+        """A call of a known object that is not a user function."""
+        direct = list(args) + list(kwargs.values())
+        if func in _STRUCTURAL and not any(isinstance(a, (Dyn, np.ndarray)) for a in direct):
+            return self.fold(node, func, *args, **kwargs)
+        if (func in _PURE or self._is_math(func)) and not any(contains_dyn(a) for a in direct) \
+                and not any(isinstance(a, np.ndarray) for a in direct):
+            return self.fold(node, func, *args, **kwargs)
+        owner = getattr(func, "__self__", None)
+        if isinstance(func, types.BuiltinMethodType) and isinstance(owner, (list, dict)):
+            return self.call_container_method(node, func, args, kwargs)
+        if resolve.canonical_reference(func) is None and _is_pytree_type(func):
+            return self.fold(node, func, *[self.snapshot(a) for a in args],
+                             **{k: self.snapshot(v) for k, v in kwargs.items()})
+        try:
+            callee = self.materializer.reference(func)
+        except Exception:
+            self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
+                      hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
+        if func in _TUPLE_ARGS and args and isinstance(args[0], list):
+            args = [tuple(args[0])] + list(args[1:])
+        return self.emit_call(node, callee, args, kwargs)
+
+    @staticmethod
+    def _is_math(func: Any) -> bool:
+        return getattr(func, "__module__", None) == "math" or (
+            isinstance(func, np.ufunc) and func.nin >= 1)
+
+    def call_container_method(self, node, method, args, kwargs):
+        """``params.append(x)`` on a compile-time list: done now, so not inside run-time control flow."""
+        if method.__name__ in _MUTATING and self.runtime_depth > 0:
+            self.fail(node, f"`{method.__name__}` on a list or dict inside run-time control flow",
+                      hint="containers are unrolled at compile time; fill a preallocated array instead "
+                      "(np.empty then x[i] = ...).")
+        args = [self.snapshot(a) for a in args]
+        return self.fold(node, method, *args, **kwargs)
+
+    def emit_call(self, node, callee: gast.expr, args, kwargs) -> Dyn:
+        """A call left to generated code."""
+        call = gast.Call(func=callee, args=[self.materialize(a) for a in args],
+                         keywords=[gast.keyword(arg=k, value=self.materialize(v)) for k, v in kwargs.items()])
+        return self.dyn(call)
+
+    def call_python_function(self, node, func: types.FunctionType, args, kwargs):
+        """Specialize a user function for these arguments and call the result."""
+        from numbax.ast_passes import fence
+        from numbax.ast_passes.parse import parse_function
+
+        parsed = parse_function(func)
+        fence.check(parsed.node)
+        namespace = resolve.Namespace(parsed.closure, parsed.globals)
+        return self.call_user(node, parsed.node, func.__name__, namespace, {}, list(func.__defaults__ or ()),
+                              args, kwargs)
+
+    def bind_arguments(self, node, fdef: gast.FunctionDef, defaults, args, kwargs) -> Dict[str, Any]:
+        """Match call arguments to parameters as Python does, raising at the call's line."""
+        params = [a.id for a in fdef.args.posonlyargs + fdef.args.args]
+        kwonly = [a.id for a in fdef.args.kwonlyargs]
+        if len(args) > len(params):
+            self.fail(node, f"`{fdef.name}` takes {len(params)} positional arguments but {len(args)} were given")
+        bound = dict(zip(params, args))
+        for key, value in kwargs.items():
+            if key not in params + kwonly or key in bound:
+                self.fail(node, f"`{fdef.name}` got an unexpected or repeated argument `{key}`")
+            bound[key] = value
+        for name, default in zip(params[len(params) - len(defaults):], defaults):
+            bound.setdefault(name, default)
+        for arg, default in zip(fdef.args.kwonlyargs, fdef.args.kw_defaults):
+            if default is not None and arg.id not in bound:
+                bound[arg.id] = self.eval(default)
+        missing = [p for p in params + kwonly if p not in bound]
+        if missing:
+            self.fail(node, f"`{fdef.name}` is missing arguments: {', '.join(missing)}")
+        return bound
+
+    def call_user(self, node, fdef, name, namespace, closure_env, defaults, args, kwargs):
+        """Specialize ``fdef`` into a helper of the module and emit a call to it."""
+        key = id(fdef)
+        if key in self.builder.stack:
+            from numbax.errors import NumbaxRecursionError
+
+            raise NumbaxRecursionError(f"`{name}` calls itself (recursion is not supported)",
+                                       self.origin(node),
+                                       hint="rewrite the recursion as a loop.")
+        bound = self.bind_arguments(node, fdef, defaults, args, kwargs)
+        helper = self.child(fdef, namespace, closure_env).specialize_helper(bound)
+        return self.call_helper(helper)
+
+    def snapshot(self, value: Any) -> Any:
+        """Pin run-time leaves to fresh temporaries, so later reassignments do not change them."""
+        if isinstance(value, Dyn):
+            if isinstance(value.node, gast.Constant):
+                return value
+            temp = self.builder.namer.temp()
+            self.emit_assign(temp, value)
+            return Dyn(name_node(temp), value.aval)
+        if isinstance(value, (list, tuple)) and contains_dyn(value):
+            items = [self.snapshot(v) for v in value]
+            return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+        if isinstance(value, dict) and contains_dyn(value):
+            return {k: self.snapshot(v) for k, v in value.items()}
+        return value
+

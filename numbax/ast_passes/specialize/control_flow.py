@@ -1,0 +1,327 @@
+"""Statements during specialization: compile-time branches and loops vanish, run-time ones stay."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Tuple
+
+import gast
+
+from numbax.ast_passes.specialize.materialize import name_node
+from numbax.ast_passes.specialize.values import (Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
+                                                 is_static_scalar)
+
+MAX_UNROLL = 1000
+
+
+class StaticBreak(Exception):
+    """``break`` in a loop unrolled at compile time."""
+
+
+class StaticContinue(Exception):
+    """``continue`` in a loop unrolled at compile time."""
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two compile-time values are interchangeable at a join."""
+    if a is b:
+        return True
+    if isinstance(a, Dyn) and isinstance(b, Dyn):
+        return a.name is not None and a.name == b.name
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if is_static_scalar(a) or isinstance(a, (str, type(None))):
+        return a == b
+    return False
+
+
+def _materializable(value: Any) -> bool:
+    return is_static_scalar(value) or (isinstance(value, (list, tuple, dict)) and contains_dyn(value))
+
+
+class ControlFlowMixin:
+    """Statement execution for the ``Specializer``."""
+
+    def exec_block(self, stmts: List[gast.stmt]) -> None:
+        """Specialize statements in order; stop after one that always leaves the block."""
+        for stmt in stmts:
+            if self.terminated:
+                return
+            self.exec_stmt(stmt)
+
+    def exec_stmt(self, stmt: gast.stmt) -> None:
+        """Specialize one statement, reporting compile-time failures at its line."""
+        outer, self.current = self.current, stmt
+        try:
+            method = getattr(self, "exec_" + type(stmt).__name__, None)
+            if method is None:
+                self.fail(stmt, f"{type(stmt).__name__} statements are not supported in compiled functions")
+            method(stmt)
+        except NeedStatic as exc:
+            if self.builder.static_attempts:
+                raise
+            self.fail(stmt, f"{exc} is not supported",
+                      hint="index lists and tuples with compile-time values (loop over them directly, "
+                      "or over range(len(...)) of them), or use arrays.")
+        finally:
+            self.current = outer
+
+    def exec_Assign(self, node):
+        value = self.eval(node.value)
+        if len(node.targets) > 1 and contains_dyn(value) and not isinstance(value, Dyn):
+            value = self.snapshot(value)
+        for target in node.targets:
+            self.bind(target, value)
+
+    def exec_AnnAssign(self, node):
+        if node.value is not None:
+            self.bind(node.target, self.eval(node.value))
+
+    def exec_AugAssign(self, node):
+        target = node.target
+        if isinstance(target, gast.Name):
+            current = self.eval(gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None))
+            if isinstance(current, Dyn):
+                value = self.eval(node.value)
+                self.emit(gast.AugAssign(target=name_node(target.id, gast.Store()), op=node.op,
+                                         value=self.materialize(value)))
+                return
+        load = copy.deepcopy(target)
+        for n in gast.walk(load):
+            if hasattr(n, "ctx"):
+                n.ctx = gast.Load()
+        if isinstance(target, gast.Subscript):
+            base = self.eval(target.value)
+            if isinstance(base, Dyn):
+                index = self.eval(target.slice)
+                value = self.eval(node.value)
+                self.emit(gast.AugAssign(
+                    target=gast.Subscript(value=base.expr(), slice=self.materialize_index(index), ctx=gast.Store()),
+                    op=node.op, value=self.materialize(value)))
+                return
+        combined = gast.BinOp(left=load, op=node.op, right=node.value)
+        self.bind(target, self.eval(combined))
+
+    def exec_Expr(self, node):
+        if isinstance(node.value, gast.Constant):
+            return
+        value = self.eval(node.value)
+        if isinstance(value, Dyn):
+            self.emit(gast.Expr(value=value.expr()))
+
+    def exec_Pass(self, node):
+        pass
+
+    def exec_FunctionDef(self, node):
+        self.env[node.name] = self.local_function(node)
+
+    def exec_Assert(self, node):
+        test = self.eval(node.test)
+        msg = self.static(node.msg, "an assert message") if node.msg is not None else None
+        if isinstance(test, Dyn):
+            self.emit(gast.Assert(test=test.expr(), msg=None if msg is None else gast.Constant(value=msg, kind=None)))
+        elif not test:
+            self.fail(node, f"assertion failed while compiling: {msg or ''}")
+
+    def exec_Raise(self, node):
+        exc = self.eval(node.exc) if node.exc is not None else None
+        self.emit(gast.Raise(exc=None if exc is None else self.materialize(exc), cause=None))
+        self.terminated = True
+
+    def exec_Return(self, node):
+        value = self.eval(node.value) if node.value is not None else None
+        self.record_return(node, value)
+        self.terminated = True
+
+    # -- branches ----------------------------------------------------------------
+
+    def exec_If(self, node):
+        test = self.eval(node.test)
+        if not isinstance(test, Dyn):
+            self.exec_block(node.body if test else node.orelse)
+            return
+        then = self.run_branch(node.body)
+        orelse = self.run_branch(node.orelse)
+        self.join(then, orelse)
+        stmt = gast.If(test=test.expr(), body=then[0] or [gast.Pass()], orelse=orelse[0])
+        self.emit(stmt)
+        self.terminated = then[2] and orelse[2]
+
+    def run_branch(self, stmts) -> Tuple[List[gast.stmt], Dict[str, Any], bool]:
+        """Specialize a block under a run-time condition, on a copy of the environment."""
+        saved = (self.block, self.env, self.terminated)
+        self.block, self.env, self.terminated = [], dict(self.env), False
+        self.runtime_depth += 1
+        try:
+            self.exec_block(stmts)
+            return self.block, self.env, self.terminated
+        finally:
+            self.runtime_depth -= 1
+            self.block, self.env, self.terminated = saved
+
+    def join(self, then, orelse) -> None:
+        """Merge the environments after a run-time ``if``; numbers known on one side become variables."""
+        live = [b for b in (then, orelse) if not b[2]]
+        if not live:
+            return
+        if len(live) == 1:
+            self.env = dict(live[0][1])
+            return
+        (block_a, env_a, _), (block_b, env_b, _) = live
+        merged = {}
+        for name in set(env_a) | set(env_b):
+            a, b = env_a.get(name, _UNSET), env_b.get(name, _UNSET)
+            if _same(a, b):
+                merged[name] = a
+            elif a is _UNSET or b is _UNSET:
+                value = a if b is _UNSET else b
+                merged[name] = value if isinstance(value, Dyn) else Poison(name, "is assigned on only some paths")
+            elif (_materializable(a) or isinstance(a, Dyn)) and (_materializable(b) or isinstance(b, Dyn)):
+                merged[name] = self._materialize_in(block_a, env_a, name)
+                if not _same(merged[name], self._materialize_in(block_b, env_b, name)):
+                    merged[name] = Poison(name, "has a different structure on different paths")
+            else:
+                merged[name] = Poison(name, "has different compile-time values on different paths")
+        self.env = merged
+
+    def _materialize_in(self, block, env, name) -> Any:
+        saved = (self.block, self.env)
+        self.block, self.env = block, env
+        try:
+            self.materialize_name(name)
+            return self.env[name]
+        finally:
+            self.block, self.env = saved
+
+    # -- loops -------------------------------------------------------------------
+
+    def exec_For(self, node):
+        if node.orelse:
+            self.fail(node, "`else` clauses on loops are not supported", hint="use a flag variable.")
+        iterable = self.eval(node.iter)
+        if isinstance(iterable, range):
+            self.builder.static_attempts += 1
+            try:
+                return self.runtime_loop(node, iterable)
+            except NeedStatic:
+                pass
+            finally:
+                self.builder.static_attempts -= 1
+            return self.unroll(node, iterable)
+        if isinstance(iterable, Dyn):
+            return self.runtime_loop(node, iterable)
+        return self.unroll(node, iterable)
+
+    def unroll(self, node, iterable) -> None:
+        """A loop over a compile-time container: the body once per element."""
+        try:
+            items = list(iterable)
+        except TypeError:
+            self.fail(node.iter, f"cannot loop over a {type(iterable).__name__}")
+        if len(items) > MAX_UNROLL:
+            self.fail(node.iter, f"this loop would be unrolled {len(items)} times (more than {MAX_UNROLL})",
+                      hint="make the bounds run-time values or loop over an array.")
+        self.loops.append(("static", self.runtime_depth))
+        try:
+            for item in items:
+                self.bind(node.target, item)
+                try:
+                    self.exec_block(node.body)
+                except StaticContinue:
+                    continue
+                except StaticBreak:
+                    break
+                if self.terminated:
+                    break
+        finally:
+            self.loops.pop()
+
+    def runtime_loop(self, node, iterable) -> None:
+        """A loop kept in generated code: ``for`` over a range or array."""
+        names = [n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)]
+        if len(names) != len([n for n in gast.walk(node.target) if isinstance(n, gast.expr_context.__class__)
+                              or isinstance(n, (gast.Name, gast.Subscript, gast.Attribute))]):
+            self.fail(node.target, "loop targets must be names")
+        iter_node = self.materialize(iterable)
+        body, env = self.loop_body(node.body, bound=names)
+        self.emit(gast.For(target=copy.deepcopy(node.target), iter=iter_node, body=body, orelse=[],
+                           type_comment=None))
+        self.env = env
+
+    def exec_While(self, node):
+        if node.orelse:
+            self.fail(node, "`else` clauses on loops are not supported", hint="use a flag variable.")
+        self.prepare_loop(node.body)
+        saved_block, self.block = self.block, []
+        test = self.eval(node.test)
+        setup, self.block = self.block, saved_block
+        if not isinstance(test, Dyn) and not test:
+            return
+        if isinstance(test, Dyn) and setup:
+            exit_if = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test.expr()), body=[gast.Break()], orelse=[])
+            gast.copy_location(exit_if, node)
+            prologue, test_node = setup + [exit_if], gast.Constant(value=True, kind=None)
+        else:
+            prologue, test_node = [], test.expr() if isinstance(test, Dyn) else gast.Constant(value=True, kind=None)
+        body, env = self.loop_body(node.body, bound=[])
+        self.emit(gast.While(test=test_node, body=prologue + body, orelse=[]))
+        self.env = env
+
+    def prepare_loop(self, body) -> None:
+        """Numbers the loop body reassigns become variables before the loop."""
+        from numbax.ast_passes.specialize.specializer import assigned_names
+
+        for name in sorted(assigned_names(body)):
+            if name in self.env and _materializable(self.env[name]):
+                self.materialize_name(name)
+
+    def loop_body(self, stmts, bound: List[str]):
+        """Specialize a run-time loop body; the environment must be the same at both ends."""
+        self.prepare_loop(stmts)
+        entry = dict(self.env)
+        for name in bound:
+            entry[name] = Dyn(name_node(name))
+        saved = (self.block, self.env, self.terminated)
+        self.block, self.env, self.terminated = [], dict(entry), False
+        self.runtime_depth += 1
+        self.loops.append(("runtime", self.runtime_depth))
+        try:
+            self.exec_block(stmts)
+            body, after = self.block, self.env
+        finally:
+            self.loops.pop()
+            self.runtime_depth -= 1
+            self.block, self.env, self.terminated = saved
+        for name, value in entry.items():
+            if name in after and not _same(value, after[name]) and not isinstance(after[name], LocalFunction):
+                self.fail(stmts[0], f"`{name}` changes its kind or structure inside this loop",
+                          hint="keep a variable's kind (array, number, container shape) the same in every "
+                          "iteration.")
+        return body or [gast.Pass()], {**entry, **after}
+
+    def exec_Break(self, node):
+        self._loop_exit(node, StaticBreak, gast.Break)
+
+    def exec_Continue(self, node):
+        self._loop_exit(node, StaticContinue, gast.Continue)
+
+    def _loop_exit(self, node, static_exc, stmt_cls) -> None:
+        kind, depth = self.loops[-1]
+        if kind == "static":
+            if self.runtime_depth > depth:
+                self.fail(node, f"`{stmt_cls.__name__.lower()}` under a run-time condition in a loop over a "
+                          "container", hint="loop over range(len(...)) with run-time bounds, or use a flag.")
+            raise static_exc()
+        self.emit(stmt_cls())
+        self.terminated = True
+
+
+class _Unset:
+    def __repr__(self):
+        return "UNSET"
+
+
+_UNSET = _Unset()

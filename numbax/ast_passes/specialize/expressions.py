@@ -1,0 +1,236 @@
+"""Evaluating expressions partially: compute what is known, rebuild the rest as code."""
+from __future__ import annotations
+
+import operator
+from typing import Any, List
+
+import gast
+import numpy as np
+
+from numbax.ast_passes import resolve
+from numbax.ast_passes.specialize.values import Dyn, LocalFunction, NeedStatic, Poison
+
+_BINOPS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+    gast.Pow: operator.pow, gast.MatMult: operator.matmul, gast.BitAnd: operator.and_,
+    gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.LShift: operator.lshift,
+    gast.RShift: operator.rshift,
+}
+_UNARY = {gast.UAdd: operator.pos, gast.USub: operator.neg, gast.Not: operator.not_,
+          gast.Invert: operator.invert}
+_COMPARE = {
+    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
+    gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+    gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b,
+}
+
+
+def _is_runtime(value: Any) -> bool:
+    """Dyn values and constant arrays must be computed by generated code, not folded here."""
+    return isinstance(value, (Dyn, np.ndarray))
+
+
+class ExpressionsMixin:
+    """Expression evaluation for the ``Specializer``; each visitor returns a partial value."""
+
+    def eval(self, node: gast.expr) -> Any:
+        """Evaluate ``node``: a Python value where known at compile time, else a ``Dyn``."""
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        if method is None:
+            self.fail(node, f"{type(node).__name__} expressions are not supported in compiled functions")
+        return method(node)
+
+    @staticmethod
+    def dyn(node: gast.expr) -> Dyn:
+        """A run-time value computed by ``node``."""
+        return Dyn(node)
+
+    def eval_Constant(self, node):
+        return node.value
+
+    def eval_Name(self, node):
+        name = node.id
+        if name in self.env:
+            value = self.env[name]
+            if isinstance(value, Poison):
+                self.fail(node, f"`{name}` {value.why}",
+                          hint="give it the same kind of value (an array, or the same container shape) "
+                          "on every path.")
+            return value
+        if name in self.local_names:
+            self.fail(node, f"local variable `{name}` is used before it is assigned")
+        value = self.lookup_free(name, node)
+        return value
+
+    def eval_Attribute(self, node):
+        base = self.eval(node.value)
+        if isinstance(base, Dyn):
+            return self.dyn_attribute(base, node.attr)
+        if isinstance(base, np.ndarray) and node.attr not in ("ndim", "dtype", "shape", "size"):
+            return self.dyn(gast.Attribute(value=self.materialize(base), attr=node.attr, ctx=gast.Load()))
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            self.fail(node, f"{type(base).__name__} object has no attribute `{node.attr}`")
+
+    def dyn_attribute(self, base: Dyn, attr: str) -> Any:
+        """``x.ndim`` and ``x.dtype`` are known from the abstract value; the rest is run-time."""
+        if base.aval is not None and attr == "ndim":
+            return base.aval.ndim
+        if base.aval is not None and attr == "dtype":
+            return base.aval.dtype
+        return Dyn(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()))
+
+    def eval_BinOp(self, node):
+        left, right = self.eval(node.left), self.eval(node.right)
+        if _is_runtime(left) or _is_runtime(right):
+            return self.dyn(gast.BinOp(left=self.materialize(left), op=node.op, right=self.materialize(right)))
+        return self.fold(node, _BINOPS[type(node.op)], left, right)
+
+    def eval_UnaryOp(self, node):
+        operand = self.eval(node.operand)
+        if _is_runtime(operand):
+            return self.dyn(gast.UnaryOp(op=node.op, operand=self.materialize(operand)))
+        return self.fold(node, _UNARY[type(node.op)], operand)
+
+    def eval_BoolOp(self, node):
+        values: List[Any] = []
+        for sub in node.values:
+            value = self.eval(sub)
+            if not values and not isinstance(value, Dyn):
+                decided = (not value) if isinstance(node.op, gast.And) else bool(value)
+                if decided:
+                    return value
+                continue
+            values.append(value)
+        if len(values) == 1:
+            return values[0]
+        return self.dyn(gast.BoolOp(op=node.op, values=[self.materialize(v) for v in values]))
+
+    def eval_Compare(self, node):
+        operands = [self.eval(node.left)] + [self.eval(c) for c in node.comparators]
+        if any(isinstance(op, (gast.Is, gast.IsNot)) for op in node.ops) and len(node.ops) == 1:
+            left, right = operands
+            if isinstance(left, Dyn) != isinstance(right, Dyn):
+                return isinstance(node.ops[0], gast.IsNot)
+        if any(_is_runtime(v) for v in operands):
+            return self.dyn(gast.Compare(left=self.materialize(operands[0]), ops=node.ops,
+                                         comparators=[self.materialize(v) for v in operands[1:]]))
+        result = True
+        for op, left, right in zip(node.ops, operands, operands[1:]):
+            result = self.fold(node, _COMPARE[type(op)], left, right)
+            if not result:
+                return result
+        return result
+
+    def eval_IfExp(self, node):
+        test = self.eval(node.test)
+        if not isinstance(test, Dyn):
+            return self.eval(node.body if test else node.orelse)
+        body, orelse = self.eval(node.body), self.eval(node.orelse)
+        return self.dyn(gast.IfExp(test=test.expr(), body=self.materialize(body), orelse=self.materialize(orelse)))
+
+    def eval_Tuple(self, node):
+        return tuple(self.eval(e) for e in node.elts)
+
+    def eval_List(self, node):
+        return [self.eval(e) for e in node.elts]
+
+    def eval_Dict(self, node):
+        if any(k is None for k in node.keys):
+            self.fail(node, "`**` unpacking in dict literals is not supported")
+        return {self.static(k, "a dict key"): self.eval(v) for k, v in zip(node.keys, node.values)}
+
+    def eval_Slice(self, node):
+        parts = [None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+
+    def eval_Subscript(self, node):
+        base, index = self.eval(node.value), self.eval(node.slice)
+        if _is_runtime(base):
+            return self.dyn(gast.Subscript(value=self.materialize(base), slice=self.materialize_index(index),
+                                           ctx=gast.Load()))
+        if isinstance(index, Dyn) or (isinstance(index, tuple) and any(isinstance(i, Dyn) for i in index)):
+            raise NeedStatic(f"indexing a {type(base).__name__} with a run-time value")
+        try:
+            return base[index]
+        except (IndexError, KeyError, TypeError) as exc:
+            self.fail(node, f"cannot index this {type(base).__name__}: {exc}")
+
+    def materialize_index(self, index: Any) -> gast.expr:
+        """An index expression: slices stay slices inside tuples (``x[:, 0]``)."""
+        if isinstance(index, tuple):
+            return gast.Tuple(elts=[self.materialize(i) for i in index], ctx=gast.Load())
+        return self.materialize(index)
+
+    def eval_Lambda(self, node):
+        ret = gast.copy_location(gast.Return(value=node.body), node.body)
+        fdef = gast.FunctionDef(name="lambda_", args=node.args, body=[ret], decorator_list=[], returns=None,
+                                type_comment=None, type_params=[])
+        return self.local_function(gast.copy_location(fdef, node))
+
+    def eval_ListComp(self, node):
+        return self.comprehension(node.elt, node.generators, [])
+
+    def comprehension(self, elt, generators, out: list) -> list:
+        """A list comprehension over compile-time containers, unrolled."""
+        if not generators:
+            out.append(self.snapshot(self.eval(elt)))
+            return out
+        gen = generators[0]
+        iterable = self.eval(gen.iter)
+        if isinstance(iterable, Dyn):
+            self.fail(gen.iter, "list comprehensions over run-time values are not supported",
+                      hint="build an array with np.empty and fill it in a for loop.")
+        saved = dict(self.env)
+        for item in iterable:
+            self.bind_static_target(gen.target, item)
+            if all(self.static(cond, "a comprehension condition") for cond in gen.ifs):
+                self.comprehension(elt, generators[1:], out)
+        self.env = saved
+        return out
+
+    def eval_JoinedStr(self, node):
+        parts = []
+        for value in node.values:
+            if isinstance(value, gast.Constant):
+                parts.append(str(value.value))
+            else:
+                inner = self.static(value.value, "a value in an f-string")
+                spec = self.static(value.format_spec, "a format spec") if value.format_spec else ""
+                parts.append(format(inner, spec))
+        return "".join(parts)
+
+    def eval_FormattedValue(self, node):
+        return self.eval_JoinedStr(gast.JoinedStr(values=[node]))
+
+    def static(self, node: gast.expr, what: str) -> Any:
+        """Evaluate ``node``, which must be known at compile time."""
+        value = self.eval(node)
+        if isinstance(value, Dyn):
+            self.fail(node, f"{what} must be known at compile time, but it depends on run-time values",
+                      hint="compute it from static arguments, shapes' ndim or container lengths, "
+                      "or mark the argument static with static_argnums.")
+        return value
+
+    def fold(self, node: gast.expr, fn, *args) -> Any:
+        """Apply ``fn`` at compile time, reporting its error at the user's line."""
+        try:
+            return fn(*args)
+        except NeedStatic:
+            raise
+        except Exception as exc:  # the user's own error, surfaced at their line
+            self.fail(node, f"{type(exc).__name__} while evaluating at compile time: {exc}")
+
+    def local_function(self, node: gast.FunctionDef) -> LocalFunction:
+        """A closure over the current environment, with its defaults evaluated now."""
+        defaults = [self.eval(d) for d in node.args.defaults]
+        return LocalFunction(node=node, env=self.env, name=node.name, defaults=defaults)
+
+    def lookup_free(self, name: str, node: gast.expr) -> Any:
+        """A name not assigned in the function: closure cell, global or builtin."""
+        value = self.namespace.lookup(name)
+        if value is resolve.MISSING:
+            self.fail(node, f"name `{name}` is not defined")
+        return value

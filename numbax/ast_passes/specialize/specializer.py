@@ -1,0 +1,358 @@
+"""The specializer: runs a user function's statements at compile time, emitting what cannot run."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Optional
+
+import gast
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes import anno
+from numbax.ast_passes.naming import Namer, leaf_name
+from numbax.ast_passes.specialize.builder import DYNAMIC, Helper, ModuleBuilder, ReturnSpec
+from numbax.ast_passes.specialize.calls import CallsMixin
+from numbax.ast_passes.specialize.control_flow import ControlFlowMixin
+from numbax.ast_passes.specialize.expressions import ExpressionsMixin
+from numbax.ast_passes.specialize.materialize import Unrepresentable, name_node
+from numbax.ast_passes.specialize.values import AVal, Dyn, NeedStatic, contains_dyn, is_static_scalar
+from numbax.errors import NumbaxSpecializationError
+
+
+def _is_dyn(x: Any) -> bool:
+    return isinstance(x, Dyn)
+
+
+def _path_part(key: Any) -> Any:
+    for attr in ("idx", "key", "name"):
+        if hasattr(key, attr):
+            return getattr(key, attr)
+    return key
+
+
+def assigned_names(stmts: List[gast.stmt]) -> set:
+    """Names a block stores to (not counting nested function bodies)."""
+    names = set()
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            if isinstance(node, gast.FunctionDef):
+                names.add(node.name)
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            names.add(node.id)
+        todo.extend(gast.iter_child_nodes(node))
+    return names
+
+
+class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
+    """Specializes one user function (the entry point or a callee) to its arguments."""
+
+    def __init__(self, builder: ModuleBuilder, fdef: gast.FunctionDef, namespace, closure_env=None):
+        self.builder = builder
+        self.fdef = fdef
+        self.namespace = namespace
+        self.closure_env = closure_env or {}
+        self.materializer = builder.materializer
+        self.env: Dict[str, Any] = {}
+        self.local_names = assigned_names(fdef.body) | {a.id for a in self._params()}
+        self.namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
+        self.namer.reserve(builder.function_names.used)
+        self.block: List[gast.stmt] = []
+        self.current: Optional[gast.stmt] = None
+        self.runtime_depth = 0
+        self.loops: List[tuple] = []
+        self.terminated = False
+        self.returns: Optional[ReturnSpec] = None
+        self.materialize_outputs = False
+        self.params: List[str] = []
+        self.arguments: List[Any] = []
+        self._closure_params: Dict[str, Any] = {}
+        self._path_names: Dict[tuple, str] = {}
+
+    def _params(self):
+        a = self.fdef.args
+        return a.posonlyargs + a.args + a.kwonlyargs
+
+    # -- errors and emission -------------------------------------------------
+
+    def origin(self, node):
+        """The user's position of ``node``, or of the statement being specialized."""
+        return anno.getanno(node, anno.Key.ORIGIN) or (
+            anno.getanno(self.current, anno.Key.ORIGIN) if self.current is not None else None)
+
+    def fail(self, node, message: str, hint: str = ""):
+        """Raise a ``NumbaxSpecializationError`` at ``node``."""
+        raise NumbaxSpecializationError(message, self.origin(node), hint=hint)
+
+    def emit(self, stmt: gast.stmt) -> None:
+        """Append a statement, tagged with the user line it comes from."""
+        if self.current is not None:
+            gast.copy_location(stmt, self.current)
+            anno.copyanno(self.current, stmt)
+        self.block.append(stmt)
+
+    def materialize(self, value: Any) -> gast.expr:
+        """An expression for ``value`` in generated code."""
+        try:
+            return self.materializer.node(value)
+        except Unrepresentable as exc:
+            self.fail(self.current, f"{exc} cannot be used as a run-time value in compiled code",
+                      hint="use it only where its value is needed while compiling (a static argument, "
+                      "a container length, a branch on a static value).")
+
+    def emit_assign(self, name: str, value: Any) -> None:
+        """``name = value``, unless that is ``name = name``."""
+        if isinstance(value, Dyn) and value.name == name:
+            return
+        self.emit(gast.Assign(targets=[name_node(name, gast.Store())], value=self.materialize(value),
+                              type_comment=None))
+
+    # -- binding -------------------------------------------------------------
+
+    def path_name(self, base: str, path: tuple) -> str:
+        """The deterministic variable name of one leaf of a container bound to ``base``."""
+        key = (base, path)
+        if key not in self._path_names:
+            self._path_names[key] = self.namer.new(leaf_name(base, path))
+        return self._path_names[key]
+
+    def leaves_with_paths(self, value: Any):
+        """Leaves of a container, Dyn values counting as leaves."""
+        pairs, treedef = tree_util.tree_flatten_with_path(value, is_leaf=_is_dyn)
+        return [(tuple(_path_part(k) for k in path), leaf) for path, leaf in pairs], treedef
+
+    def bind_container(self, name: str, value: Any, everything: bool = False) -> None:
+        """Bind a container holding run-time leaves: each leaf gets a variable of its own."""
+        pairs, treedef = self.leaves_with_paths(value)
+        targets, values, leaves = [], [], []
+        for path, leaf in pairs:
+            if isinstance(leaf, Dyn) or (everything and is_static_scalar(leaf)):
+                var = self.path_name(name, path)
+                aval = leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf)
+                if not (isinstance(leaf, Dyn) and leaf.name == var):
+                    targets.append(var)
+                    values.append(leaf)
+                leaf = Dyn(name_node(var), aval)
+            leaves.append(leaf)
+        if len(targets) == 1:
+            self.emit_assign(targets[0], values[0])
+        elif targets:
+            self.emit(gast.Assign(
+                targets=[gast.Tuple(elts=[name_node(t, gast.Store()) for t in targets], ctx=gast.Store())],
+                value=gast.Tuple(elts=[self.materialize(v) for v in values], ctx=gast.Load()),
+                type_comment=None))
+        self.env[name] = tree_util.tree_unflatten(treedef, leaves)
+
+    def bind_name(self, name: str, value: Any) -> None:
+        """Bind ``name``: run-time values are assigned, compile-time ones remembered."""
+        if isinstance(value, Dyn):
+            self.emit_assign(name, value)
+            self.env[name] = Dyn(name_node(name), value.aval)
+        elif contains_dyn(value):
+            self.bind_container(name, value)
+        else:
+            self.env[name] = value
+
+    def materialize_name(self, name: str) -> None:
+        """Give a compile-time number (or a container's numbers) a run-time variable."""
+        value = self.env.get(name)
+        if is_static_scalar(value):
+            self.emit_assign(name, value)
+            self.env[name] = Dyn(name_node(name), AVal.of(value))
+        elif isinstance(value, (list, tuple, dict)) and value:
+            self.bind_container(name, value, everything=True)
+
+    def bind(self, target: gast.expr, value: Any) -> None:
+        """Assign ``value`` to an assignment target."""
+        if isinstance(target, gast.Name):
+            self.bind_name(target.id, value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            self.bind_sequence(target, value)
+        elif isinstance(target, gast.Subscript):
+            self.bind_subscript(target, value)
+        else:
+            self.fail(target, f"assignment to {type(target).__name__.lower()} targets is not supported",
+                      hint="assign to a local variable or into an array element.")
+
+    def bind_sequence(self, target, value) -> None:
+        """Tuple unpacking: at compile time for containers, in generated code for run-time tuples."""
+        if isinstance(value, Dyn):
+            names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+            if len(names) != len([n for n in gast.walk(target) if isinstance(n, (gast.Name, gast.Subscript,
+                                                                                  gast.Attribute))]):
+                self.fail(target, "unpacking a run-time tuple into subscripts is not supported")
+            store = copy.deepcopy(target)
+            self.emit(gast.Assign(targets=[store], value=value.expr(), type_comment=None))
+            for name in names:
+                self.env[name] = Dyn(name_node(name))
+            return
+        try:
+            items = list(value)
+        except NeedStatic:
+            raise
+        except TypeError:
+            self.fail(target, f"cannot unpack a {type(value).__name__}")
+        if len(items) != len(target.elts):
+            self.fail(target, f"cannot unpack {len(items)} values into {len(target.elts)} targets")
+        for elt, item in zip(target.elts, items):
+            self.bind(elt, item)
+
+    def bind_subscript(self, target: gast.Subscript, value: Any) -> None:
+        """``x[i] = v`` into an array, or into a compile-time list or dict."""
+        base = self.eval(target.value)
+        index = self.eval(target.slice)
+        if isinstance(base, Dyn):
+            self.emit(gast.Assign(
+                targets=[gast.Subscript(value=base.expr(), slice=self.materialize_index(index), ctx=gast.Store())],
+                value=self.materialize(value), type_comment=None))
+        elif isinstance(base, (list, dict)):
+            if self.runtime_depth > 0:
+                self.fail(target, "assigning into a list or dict inside run-time control flow",
+                          hint="use an array, which generated code can update in place.")
+            if isinstance(index, Dyn):
+                raise NeedStatic("indexing a list with a run-time value")
+            base[index] = self.snapshot(value)
+        else:
+            self.fail(target, f"cannot assign into a {type(base).__name__}",
+                      hint="assign into arrays passed as arguments or created in the function.")
+
+    def bind_static_target(self, target: gast.expr, value: Any) -> None:
+        """Bind a comprehension or unrolled-loop target without generating code for the names."""
+        if isinstance(target, gast.Name):
+            self.env[target.id] = value
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            items = list(value)
+            if len(items) != len(target.elts):
+                self.fail(target, f"cannot unpack {len(items)} values into {len(target.elts)} targets")
+            for elt, item in zip(target.elts, items):
+                self.bind_static_target(elt, item)
+        else:
+            self.fail(target, "comprehension targets must be names")
+
+    # -- functions -------------------------------------------------------------
+
+    def child(self, fdef, namespace, closure_env) -> "Specializer":
+        """A specializer for a callee, sharing this compilation's module."""
+        return Specializer(self.builder, fdef, namespace, closure_env)
+
+    def bind_parameter(self, name: str, value: Any) -> None:
+        """A parameter: each run-time leaf of its value becomes a parameter of the generated function."""
+        pairs, treedef = self.leaves_with_paths(value)
+        leaves = []
+        for path, leaf in pairs:
+            if isinstance(leaf, Dyn):
+                var = name if not path else self.path_name(name, path)
+                self.params.append(var)
+                self.arguments.append(leaf)
+                leaf = Dyn(name_node(var), leaf.aval)
+            leaves.append(leaf)
+        self.env[name] = tree_util.tree_unflatten(treedef, leaves)
+
+    def lookup_free(self, name: str, node) -> Any:
+        """Free names of a local function read its enclosing environment; run-time ones become parameters."""
+        if name in self.closure_env:
+            if name not in self._closure_params:
+                value = self.closure_env[name]
+                if contains_dyn(value):
+                    self.bind_parameter(name, value)
+                    value = self.env.pop(name)
+                self._closure_params[name] = value
+            return self._closure_params[name]
+        return super().lookup_free(name, node)
+
+    def run_body(self) -> None:
+        """Specialize the function body into ``self.block``."""
+        self.builder.stack.append(id(self.fdef))
+        try:
+            self.exec_block(self.fdef.body)
+            if not self.terminated:
+                self.current = None
+                self.record_return(self.fdef, None, emit=False)
+        finally:
+            self.builder.stack.pop()
+
+    def function_def(self, name: str) -> gast.FunctionDef:
+        """The generated function: flat parameters and the specialized body."""
+        args = gast.arguments(args=[name_node(p, gast.Param()) for p in self.params], posonlyargs=[],
+                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        fdef = gast.FunctionDef(name=name, args=args, body=self.block or [gast.Pass()], decorator_list=[],
+                                returns=None, type_comment=None, type_params=[])
+        gast.copy_location(fdef, self.fdef)
+        anno.copyanno(self.fdef, fdef)
+        return fdef
+
+    def specialize_helper(self, bound: Dict[str, Any]) -> Helper:
+        """Specialize a callee to the values its call site binds to its parameters."""
+        for name, value in bound.items():
+            self.bind_parameter(name, value)
+        self.run_body()
+        fname = self.builder.function_names.new(self.fdef.name)
+        helper = Helper(self.function_def(fname), list(self.arguments), self.returns)
+        self.builder.helpers.append(helper.node)
+        return helper
+
+    def call_helper(self, helper: Helper) -> Any:
+        """Emit the call of a specialized helper; return its value, structured as the callee returns it."""
+        call = gast.Call(func=name_node(helper.node.name), args=[self.materialize(a) for a in helper.arguments],
+                         keywords=[])
+        spec = helper.returns
+        count = spec.num_dynamic if spec else 0
+        temps = [self.builder.namer.temp() for _ in range(count)]
+        if count == 0:
+            self.emit(gast.Expr(value=call))
+        elif count == 1:
+            self.emit(gast.Assign(targets=[name_node(temps[0], gast.Store())], value=call, type_comment=None))
+        else:
+            self.emit(gast.Assign(
+                targets=[gast.Tuple(elts=[name_node(t, gast.Store()) for t in temps], ctx=gast.Store())],
+                value=call, type_comment=None))
+        if spec is None:
+            return None
+        it = iter(temps)
+        leaves = [Dyn(name_node(next(it))) if s is DYNAMIC else s for s in spec.statics]
+        return tree_util.tree_unflatten(spec.treedef, leaves)
+
+    # -- returns ---------------------------------------------------------------
+
+    def record_return(self, node, value: Any, emit: bool = True) -> None:
+        """Check that every return has one structure; emit the flat return statement."""
+        leaves, treedef = tree_util.tree_flatten(value, is_leaf=_is_dyn)
+        if self.materialize_outputs:
+            for leaf in leaves:
+                if not (isinstance(leaf, Dyn) or is_static_scalar(leaf) or isinstance(leaf, np.ndarray)):
+                    self.fail(node, f"a compiled function cannot return a {type(leaf).__name__}",
+                              hint="return arrays, numbers, or containers of them.")
+            statics = tuple(DYNAMIC for _ in leaves)
+        else:
+            statics = tuple(DYNAMIC if isinstance(leaf, Dyn) else leaf for leaf in leaves)
+        spec = ReturnSpec(treedef, statics)
+        if self.returns is None:
+            self.returns = spec
+        elif not self._same_returns(self.returns, spec):
+            self.fail(node, "this return gives a value of a different structure than an earlier one "
+                      f"({spec.treedef} vs {self.returns.treedef})",
+                      hint="return the same structure (number of values, containers) on every path.")
+        if emit:
+            outs = [self.materialize(l) for l, s in zip(leaves, statics) if s is DYNAMIC]
+            value_node = None if not outs else outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
+            self.emit(gast.Return(value=value_node))
+
+    @staticmethod
+    def _same_returns(a: ReturnSpec, b: ReturnSpec) -> bool:
+        if a.treedef != b.treedef or len(a.statics) != len(b.statics):
+            return False
+        for x, y in zip(a.statics, b.statics):
+            if (x is DYNAMIC) != (y is DYNAMIC):
+                return False
+            if x is not DYNAMIC and not (x is y or (type(x) is type(y) and _safe_eq(x, y))):
+                return False
+        return True
+
+
+def _safe_eq(x: Any, y: Any) -> bool:
+    try:
+        return bool(x == y)
+    except Exception:
+        return False

@@ -1,0 +1,110 @@
+"""The values of partial evaluation: what is known at compile time and what is not.
+
+During specialization every expression evaluates to a Python object. Objects
+known when compiling (numbers of static arguments, modules, functions,
+containers, ``len(params)``) are ordinary Python values; a value known only at
+run time is a ``Dyn`` holding the expression that computes it. Containers may
+hold ``Dyn`` leaves: ``params`` is a real Python list of tuples of ``Dyn``.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, Dict, Optional
+
+import gast
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class AVal:
+    """The abstract value of an array or scalar: its dtype and number of dimensions."""
+
+    dtype: np.dtype
+    ndim: int
+
+    @staticmethod
+    def of(value: Any) -> "AVal":
+        """The abstract value of a concrete argument."""
+        if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+            return AVal(value.dtype, value.ndim)
+        return AVal(np.asarray(value).dtype, 0)
+
+
+class Dyn:
+    """A value known only at run time, held as the expression that computes it."""
+
+    __slots__ = ("node", "aval")
+
+    def __init__(self, node: gast.expr, aval: Optional[AVal] = None):
+        self.node = node
+        self.aval = aval
+
+    def expr(self) -> gast.expr:
+        """A fresh copy of the expression, safe to place in the tree."""
+        return copy.deepcopy(self.node)
+
+    @property
+    def name(self) -> Optional[str]:
+        """The variable's name if the expression is a plain name."""
+        return self.node.id if isinstance(self.node, gast.Name) else None
+
+    def __repr__(self) -> str:
+        import ast
+
+        return f"Dyn({ast.unparse(gast.gast_to_ast(self.node))})"
+
+    def __bool__(self):
+        raise NeedStatic("the truth value of a run-time value")
+
+    def __iter__(self):
+        raise NeedStatic("iteration over a run-time value")
+
+    def __index__(self):
+        raise NeedStatic("a run-time value used as a container index")
+
+    __hash__ = None
+
+
+class NeedStatic(Exception):
+    """Raised when compile-time evaluation meets a run-time value where it needs a known one.
+
+    A loop over a static ``range`` catches it and unrolls instead; elsewhere it
+    becomes a ``NumbaxSpecializationError`` at the user's line.
+    """
+
+
+@dataclasses.dataclass
+class LocalFunction:
+    """A ``def`` or ``lambda`` inside the compiled function: a closure over its environment."""
+
+    node: gast.FunctionDef
+    env: Dict[str, Any]
+    name: str
+    defaults: list = dataclasses.field(default_factory=list)
+
+
+class Poison:
+    """A name whose compile-time value differs between the branches that reach a join."""
+
+    def __init__(self, name: str, why: str):
+        self.name = name
+        self.why = why
+
+
+def is_static_scalar(value: Any) -> bool:
+    """Numbers and booleans known at compile time (they can become literals)."""
+    return isinstance(value, (bool, int, float, complex, np.bool_, np.number)) and not isinstance(value, Dyn)
+
+
+def contains_dyn(value: Any) -> bool:
+    """Whether a (possibly nested) container holds a run-time value."""
+    if isinstance(value, Dyn):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(contains_dyn(v) for v in value)
+    if isinstance(value, dict):
+        return any(contains_dyn(v) for v in value.values())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(contains_dyn(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return False

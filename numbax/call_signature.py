@@ -1,0 +1,86 @@
+"""From a call's arguments to a specialization key, the flat leaves, and placeholders to compile with."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes.specialize.values import AVal, Dyn
+from numbax.errors import NumbaxError, NumbaxStaticArgumentError
+
+_LEAF_TYPES = (np.ndarray, float, int, bool, complex, np.generic)
+
+
+def normalize_static(fun: Callable, static_argnums, static_argnames) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
+    """Static argument positions and names, each completed from the other as JAX does."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    params = list(inspect.signature(fun).parameters)
+    nums = {i if i >= 0 else len(params) + i for i in static_argnums}
+    names = set(static_argnames)
+    for i in list(nums):
+        if i < len(params):
+            names.add(params[i])
+    for name in list(names):
+        if name in params:
+            nums.add(params.index(name))
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
+class CallSignature:
+    """Splits calls of one function into static values and dynamic leaves."""
+
+    def __init__(self, fun: Callable, static_argnums: Sequence[int]):
+        self.signature = inspect.signature(fun)
+        self.params = list(self.signature.parameters)
+        self.static = frozenset(static_argnums)
+        self.nparams = len(self.params)
+
+    def bind(self, args: tuple, kwargs: Dict[str, Any]) -> List[Any]:
+        """Positional values of every parameter, defaults filled in."""
+        if not kwargs and len(args) == self.nparams:
+            return list(args)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{exc}") from None
+        bound.apply_defaults()
+        return [bound.arguments[p] for p in self.params]
+
+    def split(self, values: List[Any]):
+        """``(static values, dynamic values)`` in parameter order."""
+        statics = tuple(v for i, v in enumerate(values) if i in self.static)
+        dynamic = [v for i, v in enumerate(values) if i not in self.static]
+        return statics, dynamic
+
+    def check_hashable(self, statics: tuple) -> None:
+        """JAX's error for static arguments that cannot be cache keys."""
+        for value in statics:
+            try:
+                hash(value)
+            except TypeError as exc:
+                raise NumbaxStaticArgumentError(
+                    "Non-hashable static arguments are not supported. An error occurred while trying to hash "
+                    f"an object of type {type(value)}, {value}. The error was:\nTypeError: {exc}",
+                    hint="pass a tuple instead of a list or an array, or make the argument dynamic.") from None
+
+    def placeholders(self, values: List[Any], leaves: List[Any], treedef) -> Dict[str, Any]:
+        """Parameter -> static value, or the argument's pytree with ``Dyn`` leaves carrying abstract values."""
+        for i, leaf in enumerate(leaves):
+            if not isinstance(leaf, _LEAF_TYPES):
+                raise NumbaxError(
+                    f"argument leaf {i} has type {type(leaf).__name__}, which compiled code cannot take",
+                    hint="pass arrays, numbers or containers of them; mark other arguments static with "
+                    "static_argnums.")
+        dyn_trees = tree_util.tree_unflatten(treedef, [Dyn(None, AVal.of(l)) for l in leaves])
+        it = iter(dyn_trees)
+        return {p: (values[i] if i in self.static else next(it)) for i, p in enumerate(self.params)}
+
+
+def leaf_key(leaves: List[Any]) -> tuple:
+    """The abstract part of the cache key: each leaf's type, dtype and ndim."""
+    return tuple((type(l), getattr(l, "dtype", None), getattr(l, "ndim", 0)) for l in leaves)

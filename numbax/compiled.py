@@ -1,0 +1,50 @@
+"""One compiled specialization: call it with flat leaves, get the user's pytree back."""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, List
+
+from numbax import tree_util
+from numbax.ast_passes.pipeline import Generated
+from numbax.errors import NumbaxTypingError
+
+
+class Compiled:
+    """A compiled function over flat leaves plus what rebuilds its output."""
+
+    def __init__(self, generated: Generated, function: Callable, typing_errors: tuple, path: str = ""):
+        self.generated = generated
+        self.function = function
+        self.constants = tuple(generated.constants.values())
+        self.typing_errors = typing_errors
+        spec = generated.returns
+        self.treedef = spec.treedef if spec else tree_util.tree_structure(None)
+        self.single = self.treedef.num_leaves == 1 and tree_util.treedef_is_leaf(self.treedef)
+        self.path = path
+
+    def __call__(self, leaves: List[Any]) -> Any:
+        try:
+            out = self.function(*leaves, *self.constants)
+        except self.typing_errors as exc:
+            raise self.typing_error(exc) from None
+        if self.single:
+            return out
+        if self.treedef.num_leaves == 0:
+            return tree_util.tree_unflatten(self.treedef, [])
+        return tree_util.tree_unflatten(self.treedef, list(out) if self.treedef.num_leaves > 1 else [out])
+
+    def typing_error(self, exc: Exception) -> NumbaxTypingError:
+        """Numba's error, reported at the user's line that the failing generated line came from."""
+        text = str(exc)
+        origin = None
+        for match in re.finditer(r'File "([^"]+)", line (\d+)', text):
+            if match.group(1).endswith(".py") and "numbax_generated_" in match.group(1):
+                origin = self.generated.line_origins.get(int(match.group(2)), origin)
+        summary = [line.strip() for line in text.splitlines() if line.strip()]
+        head = summary[0] if summary else type(exc).__name__
+        detail = next((l for l in summary[1:] if not l.startswith(("File ", "During:", "^"))), "")
+        message = f"Numba could not compile the generated code: {head}"
+        if detail and detail != head:
+            message += f"\n  {detail}"
+        return NumbaxTypingError(message, origin,
+                                 hint=f"see the generated code with numbax.source(...) or {self.path or 'show'}.")
