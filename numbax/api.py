@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from numbax import config, tree_util
 from numbax.ast_passes import pipeline
+from numbax.ast_passes.parse import source_of
 from numbax.backends import get_backend
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
@@ -21,6 +22,7 @@ class Jitted:
                  parallel: bool = False, fastmath: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
+        source_of(fun)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._numbax_fun = fun

@@ -70,12 +70,15 @@ class CallSignature:
 
     def placeholders(self, values: List[Any], leaves: List[Any], treedef) -> Dict[str, Any]:
         """Parameter -> static value, or the argument's pytree with ``Dyn`` leaves carrying abstract values."""
-        for i, leaf in enumerate(leaves):
-            if not isinstance(leaf, _LEAF_TYPES):
-                raise NumbaxError(
-                    f"argument leaf {i} has type {type(leaf).__name__}, which compiled code cannot take",
-                    hint="pass arrays, numbers or containers of them; mark other arguments static with "
-                    "static_argnums.")
+        for param, value in zip(self.params, values):
+            if self.params.index(param) in self.static:
+                continue
+            for leaf in tree_util.tree_leaves(value):
+                if not isinstance(leaf, _LEAF_TYPES):
+                    raise NumbaxError(
+                        f"argument `{param}` holds a {type(leaf).__name__}, which compiled code cannot take",
+                        hint="pass arrays, numbers or containers of them; mark other arguments static with "
+                        "static_argnums or static_argnames.")
         dyn_trees = tree_util.tree_unflatten(treedef, [Dyn(None, AVal.of(l)) for l in leaves])
         it = iter(dyn_trees)
         return {p: (values[i] if i in self.static else next(it)) for i, p in enumerate(self.params)}

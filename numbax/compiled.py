@@ -42,9 +42,9 @@ class Compiled:
                 origin = self.generated.line_origins.get(int(match.group(2)), origin)
         summary = [line.strip() for line in text.splitlines() if line.strip()]
         head = summary[0] if summary else type(exc).__name__
-        detail = next((l for l in summary[1:] if not l.startswith(("File ", "During:", "^"))), "")
-        message = f"Numba could not compile the generated code: {head}"
-        if detail and detail != head:
-            message += f"\n  {detail}"
+        details = [l for l in summary[1:] if l.startswith((">>>", "No implementation", "Unknown attribute",
+                                                             "Cannot unify", "Invalid use", "NameError",
+                                                             "Use of unsupported"))][:3]
+        message = "\n  ".join([f"Numba could not compile the generated code: {head}"] + details)
         return NumbaxTypingError(message, origin,
                                  hint=f"see the generated code with numbax.source(...) or {self.path or 'show'}.")

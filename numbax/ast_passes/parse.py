@@ -43,7 +43,8 @@ def _describe(fn: Any) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-def _source_of(fn: Callable) -> tuple:
+def source_of(fn: Callable) -> tuple:
+    """``(source text, first line)`` of ``fn``; raises ``NumbaxSourceError`` when there is none."""
     if not isinstance(fn, types.FunctionType):
         raise NumbaxSourceError(
             f"cannot compile {_describe(fn)!r}: it is a {type(fn).__name__}, not a Python function "
@@ -103,7 +104,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
     Raises:
         NumbaxSourceError: ``fn`` is not a Python function or its source is unavailable.
     """
-    source, first = _source_of(fn)
+    source, first = source_of(fn)
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     dedented = textwrap.dedent(source)
     first_text = source.splitlines()[0] if source else ""

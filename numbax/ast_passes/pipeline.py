@@ -61,7 +61,7 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
     parsed = parse_function(fn)
     fence.check(parsed.node)
-    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure)
+    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=fn.__code__)
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("optimize", optimize.transform))

@@ -19,7 +19,9 @@ from typing import Dict, List, Optional, Tuple
 
 import gast
 
+from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.usage import count_names
+from numbax.ast_passes.naming import is_temp
 
 
 class _Rename(gast.NodeTransformer):
@@ -53,30 +55,31 @@ def _split_parallel(stmts: List[gast.stmt]) -> List[gast.stmt]:
             reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
             if targets and not reads.intersection(targets) and len(set(targets)) == len(targets):
                 for t, v in zip(stmt.targets[0].elts, stmt.value.elts):
-                    out.append(gast.copy_location(_with_annos(stmt, gast.Assign(targets=[t], value=v,
-                                                                                type_comment=None)), stmt))
+                    split = gast.Assign(targets=[t], value=v, type_comment=None)
+                    out.append(gast.copy_location(anno.copyanno(stmt, split), stmt))
                 continue
         out.append(stmt)
     return out
 
 
-def _with_annos(src, dst):
-    from numbax.ast_passes import anno
+def _removable(a: str, b: str, stores, loads) -> bool:
+    """Both names assigned once, or a temporary (assigned on several paths) read only by this copy."""
+    if a == b or stores[a] != 1:
+        return False
+    return stores[b] == 1 or (is_temp(b) and loads[b] == 1)
 
-    return anno.copyanno(src, dst)
 
-
-def _find_copy(stmts, stores) -> Optional[Tuple[gast.Assign, str, str]]:
+def _find_copy(stmts, stores, loads) -> Optional[Tuple[gast.Assign, str, str]]:
     for stmt in stmts:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
                 and isinstance(stmt.value, gast.Name):
             a, b = stmt.targets[0].id, stmt.value.id
-            if a != b and stores[a] == 1 and stores[b] == 1:
+            if _removable(a, b, stores, loads):
                 return stmt, a, b
         for field in ("body", "orelse"):
             block = getattr(stmt, field, None)
             if isinstance(block, list):
-                found = _find_copy(block, stores)
+                found = _find_copy(block, stores, loads)
                 if found:
                     return found
     return None
@@ -97,19 +100,17 @@ def _remove(stmts: List[gast.stmt], target: gast.stmt) -> List[gast.stmt]:
 
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     """Propagate copies in ``fdef``; ``(fdef, changed)``."""
-    from numbax.ast_passes.naming import is_temp
-
     fdef.body = _split_parallel(fdef.body)
     params = {a.id for a in fdef.args.args}
     changed = False
     while True:
         stores, loads = count_names(fdef)
-        found = _find_copy(fdef.body, stores)
+        found = _find_copy(fdef.body, stores, loads)
         if found is None:
             return fdef, changed
         stmt, a, b = found
         fdef.body = _remove(fdef.body, stmt)
-        keep_a = b not in params and (is_temp(b) or loads[b] == 1) and not is_temp(a)
+        keep_a = b not in params and (is_temp(b) or loads[b] == 1) and not is_temp(a) or stores[b] > 1
         old, new = (b, a) if keep_a else (a, b)
         _Rename(old, new).visit(fdef)
         changed = True

@@ -42,10 +42,10 @@ from numbax.ast_passes.specialize.specializer import Specializer
 
 
 def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound: Dict[str, Any],
-                        closure: Dict[str, Any] = None) -> Specialized:
+                        closure: Dict[str, Any] = None, key: Any = None) -> Specialized:
     """Specialize ``fdef`` to ``bound`` (parameter -> static value or pytree of ``Dyn`` placeholders)."""
     builder = ModuleBuilder()
-    spec = Specializer(builder, fdef, resolve.Namespace(closure or {}, globals_))
+    spec = Specializer(builder, fdef, resolve.Namespace(closure or {}, globals_), key=key)
     spec.materialize_outputs = True
     for name, value in bound.items():
         spec.bind_parameter(name, value)

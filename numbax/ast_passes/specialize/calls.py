@@ -40,7 +40,8 @@ class CallsMixin:
         if isinstance(func, Dyn):
             return self.emit_call(node, func.expr(), args, kwargs)
         if isinstance(func, LocalFunction):
-            return self.call_user(node, func.node, func.name, self.namespace, func.env, func.defaults, args, kwargs)
+            return self.call_user(node, func.node, func.name, self.namespace, func.env, func.defaults, args, kwargs,
+                                  key=id(func.node))
         wrapped = getattr(func, "_numbax_fun", None)
         if wrapped is not None:
             func = wrapped
@@ -100,7 +101,7 @@ class CallsMixin:
         fence.check(parsed.node)
         namespace = resolve.Namespace(parsed.closure, parsed.globals)
         return self.call_user(node, parsed.node, func.__name__, namespace, {}, list(func.__defaults__ or ()),
-                              args, kwargs)
+                              args, kwargs, key=func.__code__)
 
     def bind_arguments(self, node, fdef: gast.FunctionDef, defaults, args, kwargs) -> Dict[str, Any]:
         """Match call arguments to parameters as Python does, raising at the call's line."""
@@ -123,9 +124,8 @@ class CallsMixin:
             self.fail(node, f"`{fdef.name}` is missing arguments: {', '.join(missing)}")
         return bound
 
-    def call_user(self, node, fdef, name, namespace, closure_env, defaults, args, kwargs):
+    def call_user(self, node, fdef, name, namespace, closure_env, defaults, args, kwargs, key):
         """Specialize ``fdef`` into a helper of the module and emit a call to it."""
-        key = id(fdef)
         if key in self.builder.stack:
             from numbax.errors import NumbaxRecursionError
 
@@ -133,7 +133,7 @@ class CallsMixin:
                                        self.origin(node),
                                        hint="rewrite the recursion as a loop.")
         bound = self.bind_arguments(node, fdef, defaults, args, kwargs)
-        helper = self.child(fdef, namespace, closure_env).specialize_helper(bound)
+        helper = self.child(fdef, namespace, closure_env, key).specialize_helper(bound)
         return self.call_helper(helper)
 
     def snapshot(self, value: Any) -> Any:

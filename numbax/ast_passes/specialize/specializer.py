@@ -49,8 +49,9 @@ def assigned_names(stmts: List[gast.stmt]) -> set:
 class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
     """Specializes one user function (the entry point or a callee) to its arguments."""
 
-    def __init__(self, builder: ModuleBuilder, fdef: gast.FunctionDef, namespace, closure_env=None):
+    def __init__(self, builder: ModuleBuilder, fdef: gast.FunctionDef, namespace, closure_env=None, key=None):
         self.builder = builder
+        self.key = key if key is not None else id(fdef)
         self.fdef = fdef
         self.namespace = namespace
         self.closure_env = closure_env or {}
@@ -233,9 +234,9 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
 
     # -- functions -------------------------------------------------------------
 
-    def child(self, fdef, namespace, closure_env) -> "Specializer":
+    def child(self, fdef, namespace, closure_env, key) -> "Specializer":
         """A specializer for a callee, sharing this compilation's module."""
-        return Specializer(self.builder, fdef, namespace, closure_env)
+        return Specializer(self.builder, fdef, namespace, closure_env, key)
 
     def bind_parameter(self, name: str, value: Any) -> None:
         """A parameter: each run-time leaf of its value becomes a parameter of the generated function."""
@@ -264,7 +265,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
 
     def run_body(self) -> None:
         """Specialize the function body into ``self.block``."""
-        self.builder.stack.append(id(self.fdef))
+        self.builder.stack.append(self.key)
         try:
             self.exec_block(self.fdef.body)
             if not self.terminated:
