@@ -32,7 +32,9 @@ def rk4_pendulum(theta0, omega0, dt, n_steps, damping, drive):
     omega = omega0
     t = 0.0
     energy_max = 0.0
+    turns = 0
     for i in range(n_steps):
+        omega_prev = omega
         k1t, k1w = pendulum_rhs(theta, omega, t, damping, drive)
         k2t, k2w = pendulum_rhs(theta + 0.5 * dt * k1t, omega + 0.5 * dt * k1w, t + 0.5 * dt, damping, drive)
         k3t, k3w = pendulum_rhs(theta + 0.5 * dt * k2t, omega + 0.5 * dt * k2w, t + 0.5 * dt, damping, drive)
@@ -46,8 +48,10 @@ def rk4_pendulum(theta0, omega0, dt, n_steps, damping, drive):
         energy = 0.5 * omega * omega + 1.0 - np.cos(theta)
         if energy > energy_max:
             energy_max = energy
+        if omega_prev * omega < 0.0:
+            turns = turns + 1
         t = t + dt
-    return theta, omega, energy_max
+    return theta, omega, energy_max, turns
 
 
 def rk4_pendulum_args():
@@ -55,9 +59,9 @@ def rk4_pendulum_args():
 
 
 # --------------------------------------------------------------------------
-# ~50 lines: an MLP classifier's loss over a pytree of parameters
+# ~50 lines: an MLP classifier's loss (with its helpers) over a pytree of parameters
 # [(w1, b1), (w2, b2), (w3, b3)], with a numerically stable log-softmax, an
-# accuracy count and L2 regularisation, written with explicit loops.
+# accuracy count, label smoothing and L2 regularisation, written with explicit loops.
 
 
 def relu(x):
@@ -66,6 +70,24 @@ def relu(x):
 
 def dense(w, b, x):
     return x @ w + b
+
+
+def standardize(h, eps):
+    mu = np.mean(h)
+    var = np.mean((h - mu) ** 2)
+    return (h - mu) / np.sqrt(var + eps)
+
+
+def clip(row, bound):
+    out = np.empty_like(row)
+    for j in range(row.shape[0]):
+        v = row[j]
+        if v > bound:
+            v = bound
+        elif v < -bound:
+            v = -bound
+        out[j] = v
+    return out
 
 
 def row_logsumexp(row):
@@ -84,19 +106,23 @@ def row_argmax(row):
     return best
 
 
-def mlp_classifier_loss(params, x, labels, l2):
+def mlp_classifier_loss(params, x, labels, l2, smoothing):
     h = x
     for w, b in params[:-1]:
-        h = relu(dense(w, b, h))
+        h = relu(standardize(dense(w, b, h), 1e-5))
     w, b = params[-1]
     logits = dense(w, b, h)
     n = logits.shape[0]
     nll = 0.0
     correct = 0
     for i in range(n):
-        row = logits[i]
+        row = clip(logits[i], 30.0)
         lse = row_logsumexp(row)
-        nll = nll - (row[labels[i]] - lse)
+        if smoothing > 0.0:
+            target = (1.0 - smoothing) * row[labels[i]] + smoothing * np.mean(row)
+        else:
+            target = row[labels[i]]
+        nll = nll + (lse - target)
         if row_argmax(row) == labels[i]:
             correct = correct + 1
     reg = 0.0
@@ -115,4 +141,4 @@ def mlp_classifier_loss_args():
     params = init_mlp([16, 32, 32, 4])
     x = rng.normal(size=(64, 16))
     labels = rng.integers(0, 4, size=64)
-    return params, x, labels, 1e-3
+    return params, x, labels, 1e-3, 0.1

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import gast
 
-from numbax.ast_passes.optimizations import copy_propagation, dead_code
+from numbax.ast_passes.optimizations import copy_propagation, dead_code, fold_temporaries
 
 OPTIMIZATIONS = (
     copy_propagation,  # parameter and leaf copies left by specialize and inline
     dead_code,         # values nothing reads, often the other side of a propagated copy
+    fold_temporaries,  # A-normal form's temporaries back into the expressions people wrote
 )
 MAX_ROUNDS = 20
 

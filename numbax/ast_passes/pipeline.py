@@ -13,21 +13,23 @@ from typing import Any, Callable, Dict, List, Optional
 
 import gast
 
-from numbax.ast_passes import fence, inline, optimize
+from numbax.ast_passes import anf, fence, inline, optimize
 from numbax.ast_passes.parse import parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
 from numbax.ast_passes.unparse import unparse_with_origins
 
 # name -> why it is here. Order matters: the fence sees the user's tree before
-# anything rewrites it; inlining needs specialized (flat) helpers; optimization
-# cleans up after inlining's parameter copies and specialization's leaf copies.
+# anything rewrites it; inlining needs specialized (flat) helpers; transforms
+# read A-normal form; optimization cleans up after all of them and folds the
+# temporaries of A-normal form back into expressions people read.
 PASSES = (
     ("parse", "read the function's source into a tree tagged with the user's lines"),
     ("fence", "reject unsupported constructs at the user's line before any rewriting"),
     ("specialize", "fold static values, flatten pytrees, unroll loops over containers"),
     ("inline", "replace calls of user functions by their specialized bodies"),
-    ("optimize", "copy propagation and dead code elimination, to a fixpoint"),
+    ("anf", "one operation per statement, the form every transformation reads and writes"),
+    ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
 )
 PASS_NAMES = tuple(name for name, _ in PASSES)
 
@@ -55,16 +57,35 @@ def _render(module: gast.Module, imports: List[str], header: str, label: str):
     return unparse_with_origins(gast.Module(body=body + module.body, type_ignores=[]), label)
 
 
+def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        module.body = [transform(f) for f in module.body]
+        return module
+
+    return apply
+
+
+def _user_source(parsed, label: str) -> Generated:
+    text, origins = unparse_with_origins(gast.Module(body=[parsed.node], type_ignores=[]), label)
+    return Generated(source=text + "\n", name=parsed.name, line_origins=origins, constants={}, returns=None,
+                     label=label)
+
+
 def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: Optional[str] = None) -> Generated:
     """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree)."""
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
     parsed = parse_function(fn)
+    if after_pass == "parse":
+        return _user_source(parsed, label)
     fence.check(parsed.node)
+    if after_pass == "fence":
+        return _user_source(parsed, label)
     spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=fn.__code__)
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
-    stages = (("specialize", lambda m: m), ("inline", inline.transform), ("optimize", optimize.transform))
+    stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
+              ("optimize", optimize.transform))
     for name, stage in stages:
         module = stage(module)
         if _dump_requested(name):
