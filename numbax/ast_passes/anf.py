@@ -104,8 +104,8 @@ class _ANF:
         return gast.BoolOp(op=gast.And(), values=parts)
 
     def lazy_if(self, node: gast.IfExp) -> gast.expr:
-        temp = self.namer.temp()
         test = self.atom(node.test)
+        temp = self.namer.temp()
         body = self.block_of(lambda: self.emit(self._assign(temp, self.operation(node.body))))
         orelse = self.block_of(lambda: self.emit(self._assign(temp, self.operation(node.orelse))))
         self.emit(gast.If(test=test, body=body, orelse=orelse))

@@ -4,14 +4,11 @@ Expects the parsed user function; guarantees nothing about the tree (it is left
 untouched) but raises ``NumbaxSyntaxError`` at the first unsupported construct,
 naming it, with the user's file:line, a caret, and what to write instead.
 
-    >>> def f(x):
-    ...     try:
-    ...         return x
-    ...     except ValueError:
-    ...         return 0.0
-    >>> check(parse_function(f).node)  # doctest: +ELLIPSIS
+    >>> src = "def f(x):\\n    try:\\n        return x\\n    except ValueError:\\n        return 0.0"
+    >>> check(gast.parse(src).body[0])
     Traceback (most recent call last):
-    numbax.errors.NumbaxSyntaxError: ...: `try` statements are not supported ...
+    numbax.errors.NumbaxSyntaxError: `try` statements are not supported in compiled functions
+    Instead: check conditions with `if` instead of catching exceptions.
 """
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ pruned, and every call of a user function is a call of a specialized helper
         w = params_0_0
         b = params_0_1
         x = np.tanh(x @ w + b)
-        w, b = (params_1_0, params_1_1)
+        w = params_1_0
+        b = params_1_1
         return x @ w + b
 """
 from __future__ import annotations

@@ -1,0 +1,256 @@
+"""Golden-source tests: each pass on a small input, the expected output written as a real function.
+
+Every pass applied a second time to its own output changes nothing.
+"""
+import inspect
+import textwrap
+
+import gast
+import numpy as np
+
+from numbax.ast_passes import anf, inline, optimize
+from numbax.ast_passes.optimizations import copy_propagation, dead_code, fold_temporaries
+from numbax.ast_passes.parse import parse_function
+from numbax.ast_passes.specialize import specialize_function
+from numbax.ast_passes.specialize.values import AVal, Dyn
+from numbax.ast_passes.unparse import unparse
+
+F64_1D = AVal(np.dtype("float64"), 1)
+F64_2D = AVal(np.dtype("float64"), 2)
+
+
+def leaf(aval=F64_2D):
+    return Dyn(None, aval)
+
+
+def code_of(fn, name=None) -> str:
+    """The source of a golden function, renamed and without its decorators."""
+    node = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    node.name = name or node.name.replace("expected_", "")
+    node.decorator_list = []
+    return unparse(node)
+
+
+def specialized(fn, bound, module=False):
+    parsed = parse_function(fn)
+    out = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=fn.__code__)
+    return out.module if module else out.module.body[-1]
+
+
+def as_text(node) -> str:
+    return unparse(node)
+
+
+# -- specialize ------------------------------------------------------------------
+
+
+def mlp(params, x):
+    for w, b in params[:-1]:
+        x = np.tanh(x @ w + b)
+    w, b = params[-1]
+    return x @ w + b
+
+
+def expected_mlp(params_0_0, params_0_1, params_1_0, params_1_1, params_2_0, params_2_1, x):
+    w = params_0_0
+    b = params_0_1
+    x = np.tanh(x @ w + b)
+    w = params_1_0
+    b = params_1_1
+    x = np.tanh(x @ w + b)
+    w = params_2_0
+    b = params_2_1
+    return x @ w + b
+
+
+def test_specialize_unrolls_loops_over_containers():
+    params = [(leaf(), leaf(F64_1D)) for _ in range(3)]
+    assert as_text(specialized(mlp, {"params": params, "x": leaf()})) == code_of(expected_mlp)
+
+
+def static_power(x, n, mode):
+    if mode == "square":
+        return x ** n
+    return x
+
+
+def expected_static_power(x):
+    return x ** 2
+
+
+def test_specialize_folds_static_values_and_prunes_branches():
+    out = specialized(static_power, {"x": leaf(), "n": 2, "mode": "square"})
+    assert as_text(out) == code_of(expected_static_power)
+
+
+def by_ndim(x):
+    if x.ndim == 1:
+        return x.sum()
+    return x.sum(axis=0)
+
+
+def expected_by_ndim(x):
+    return x.sum()
+
+
+def test_specialize_reads_ndim_from_abstract_values():
+    assert as_text(specialized(by_ndim, {"x": leaf(F64_1D)})) == code_of(expected_by_ndim)
+
+
+def accumulate(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i]
+    return s
+
+
+def expected_accumulate(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i]
+    return s
+
+
+def test_specialize_keeps_runtime_loops_and_materializes_carried_numbers():
+    out = specialized(accumulate, {"x": leaf(F64_1D), "n": leaf(AVal(np.dtype("int64"), 0))})
+    assert as_text(out) == code_of(expected_accumulate)
+
+
+def test_specialize_is_idempotent():
+    params = [(leaf(), leaf(F64_1D)) for _ in range(3)]
+    once = specialized(mlp, {"params": params, "x": leaf()})
+    namespace = {"np": np}
+    exec(unparse(once), namespace)
+    names = [a.id for a in once.args.args]
+    parsed_again = gast.parse(unparse(once)).body[0]
+    twice = specialize_function(parsed_again, namespace, {n: leaf() for n in names}).module.body[-1]
+    assert as_text(twice) == as_text(once)
+
+
+# -- inline ----------------------------------------------------------------------
+
+
+def dense(x, w, b):
+    return np.tanh(x @ w + b)
+
+
+def relu_or_neg(x):
+    if x.sum() > 0:
+        return np.maximum(x, 0.0)
+    return -x
+
+
+def two_layers(x, w, b):
+    h = dense(x, w, b)
+    return relu_or_neg(h)
+
+
+def expected_two_layers(x, w, b):
+    x_1 = x
+    w_1 = w
+    b_1 = b
+    _t1 = np.tanh(x_1 @ w_1 + b_1)
+    h = _t1
+    x_2 = h
+    if x_2.sum() > 0:
+        _t2 = np.maximum(x_2, 0.0)
+    else:
+        _t2 = -x_2
+    return _t2
+
+
+def test_inline_renames_binds_parameters_and_absorbs_early_returns():
+    module = specialized(two_layers, {"x": leaf(), "w": leaf(), "b": leaf(F64_1D)}, module=True)
+    once = inline.transform(module)
+    assert len(once.body) == 1
+    assert as_text(once.body[0]) == code_of(expected_two_layers)
+    assert as_text(inline.transform(once).body[0]) == as_text(once.body[0])
+
+
+# -- anf -------------------------------------------------------------------------
+
+
+def nested(x, w, b, c):
+    y = np.tanh(x @ w + b) if c > 0 else x
+    return y.sum() * 2.0
+
+
+def expected_nested(x, w, b, c):
+    _t1 = c > 0
+    if _t1:
+        _t3 = x @ w
+        _t4 = _t3 + b
+        _t2 = np.tanh(_t4)
+    else:
+        _t2 = x
+    y = _t2
+    _t5 = y.sum()
+    _t6 = _t5 * 2.0
+    return _t6
+
+
+def test_anf_one_operation_per_statement():
+    fdef = gast.parse(textwrap.dedent(inspect.getsource(nested))).body[0]
+    once = anf.transform(fdef)
+    assert as_text(once) == code_of(expected_nested, "nested")
+    assert as_text(anf.transform(once)) == as_text(once)
+
+
+# -- optimizations ---------------------------------------------------------------
+
+
+def copies(x, w):
+    _t1 = x @ w
+    y = _t1
+    z = y
+    unused = np.sin(x)
+    return z
+
+
+def expected_copies(x, w):
+    z = x @ w
+    return z
+
+
+def test_copy_propagation_then_dead_code():
+    fdef = gast.parse(textwrap.dedent(inspect.getsource(copies))).body[0]
+    fdef, changed = copy_propagation.transform(fdef)
+    assert changed
+    fdef, changed = dead_code.transform(fdef)
+    assert changed
+    assert as_text(fdef) == code_of(expected_copies, "copies")
+    assert copy_propagation.transform(fdef)[1] is False
+    assert dead_code.transform(fdef)[1] is False
+
+
+def expected_folded(x, w, b, c):
+    if c > 0:
+        _t2 = np.tanh(x @ w + b)
+    else:
+        _t2 = x
+    y = _t2
+    return y.sum() * 2.0
+
+
+def test_fold_temporaries_restores_expressions():
+    fdef = anf.transform(gast.parse(textwrap.dedent(inspect.getsource(nested))).body[0])
+    fdef, changed = fold_temporaries.transform(fdef)
+    assert changed
+    assert as_text(fdef) == code_of(expected_folded, "nested")
+    assert fold_temporaries.transform(fdef)[1] is False
+
+
+def expected_optimized(x, w, b, c):
+    if c > 0:
+        y = np.tanh(x @ w + b)
+    else:
+        y = x
+    return y.sum() * 2.0
+
+
+def test_optimize_reaches_a_fixpoint():
+    fdef = anf.transform(gast.parse(textwrap.dedent(inspect.getsource(nested))).body[0])
+    module = optimize.transform(gast.Module(body=[fdef], type_ignores=[]))
+    assert as_text(module.body[0]) == code_of(expected_optimized, "nested")
+    again = optimize.transform(module)
+    assert as_text(again.body[0]) == code_of(expected_optimized, "nested")
