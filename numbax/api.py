@@ -9,6 +9,7 @@ from numbax import config, tree_util
 from numbax.ast_passes import pipeline
 from numbax.ast_passes.parse import source_of
 from numbax.backends import get_backend
+from numbax.backends.numba_cpu.fast_path import FastPath, eligible, is_no_match
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
 
@@ -32,11 +33,20 @@ class Jitted:
         self._signature = CallSignature(fun, self.static_argnums)
         self._cache: Dict[Any, Compiled] = {}
         self._last: Optional[Compiled] = None
+        self._fast_path: Optional[FastPath] = None
+        self._fast: Optional[Callable] = None
         get_backend(backend)
 
     def __call__(self, *args, **kwargs):
-        if config.read("disable_jit"):
+        if config.state.disable_jit:
             return self.fun(*args, **kwargs)
+        fast = self._fast
+        if fast is not None and not kwargs:
+            try:
+                return fast(*args)
+            except TypeError as exc:
+                if not is_no_match(exc):
+                    raise
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
@@ -45,10 +55,25 @@ class Jitted:
             compiled = self._cache[key]
         except KeyError:
             compiled = self._compile(key, values, leaves, treedef, statics)
+            out = compiled(leaves)
+            self._offer_fast_path(compiled, treedef, leaves)
+            return out
         except TypeError:
             self._signature.check_hashable(statics)
             raise
         return compiled(leaves)
+
+    def _offer_fast_path(self, compiled: Compiled, treedef, leaves) -> None:
+        """Serve later calls of this signature from Numba's dispatch alone, when that is exact."""
+        flat = not self._signature.static and treedef == tree_util.tree_structure([0] * len(leaves)) \
+            and len(leaves) == self._signature.nparams
+        if self.backend != "cpu" or not eligible(compiled, flat):
+            return
+        if self._fast_path is None:
+            self._fast_path = FastPath(compiled.function, self.options)
+        if self._fast_path.source_module == compiled.function.py_func.__module__:
+            self._fast_path.add(leaves)
+            self._fast = self._fast_path.dispatcher
 
     def _compile(self, key, values, leaves, treedef, statics) -> Compiled:
         self._signature.check_hashable(statics)

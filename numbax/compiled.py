@@ -20,6 +20,8 @@ class Compiled:
         spec = generated.returns
         self.treedef = spec.treedef if spec else tree_util.tree_structure(None)
         self.single = self.treedef.num_leaves == 1 and tree_util.treedef_is_leaf(self.treedef)
+        self.flat_tuple = self.treedef.num_leaves > 1 and self.treedef == tree_util.tree_structure(
+            (0,) * self.treedef.num_leaves)
         self.path = path
 
     def __call__(self, leaves: List[Any]) -> Any:

@@ -20,12 +20,14 @@ _DEFAULTS: Dict[str, Any] = {
 }
 
 
-class _Config(threading.local):
+class _State(threading.local):
+    """The current values, one attribute per option (read on every compiled call, so kept cheap)."""
+
     def __init__(self):
-        self.values = dict(_DEFAULTS)
+        self.__dict__.update(_DEFAULTS)
 
 
-_config = _Config()
+state = _State()
 
 
 def _canonical(name: str) -> str:
@@ -37,23 +39,23 @@ def _canonical(name: str) -> str:
 
 def update(name: str, value: Any) -> None:
     """Set an option (``"disable_jit"``, ``"log_compiles"``, ``"cache_dir"``, ...; JAX's names too)."""
-    _config.values[_canonical(name)] = value
+    setattr(state, _canonical(name), value)
 
 
 def read(name: str) -> Any:
     """The current value of an option."""
-    return _config.values[_canonical(name)]
+    return getattr(state, _canonical(name))
 
 
 @contextlib.contextmanager
 def _override(name: str, value: Any) -> Iterator[None]:
     key = _canonical(name)
-    old = _config.values[key]
-    _config.values[key] = value
+    old = getattr(state, key)
+    setattr(state, key, value)
     try:
         yield
     finally:
-        _config.values[key] = old
+        setattr(state, key, old)
 
 
 def disable_jit(disable: bool = True):

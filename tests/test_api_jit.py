@@ -131,3 +131,31 @@ def test_log_compiles(capsys):
 def test_unknown_backend():
     with pytest.raises(ValueError, match="unknown backend"):
         numbax.jit(lambda x: x, backend="tpu")
+
+
+def test_fast_path_falls_back_for_new_types_and_respects_disable_jit():
+    def f(x, y):
+        return np.sum(x * y + 1.0)
+
+    jf = numbax.jit(f)
+    x = np.ones(3)
+    assert jf(x, x) == 6.0
+    assert jf._fast is not None
+    assert jf(x, x) == 6.0
+    assert jf(x.astype(np.float32), x.astype(np.float32)) == 6.0
+    assert jf(np.ones((2, 2)), np.ones((2, 2))) == 8.0
+    assert len(jf._cache) == 3
+    with numbax.config.disable_jit():
+        assert jf(x, [1.0, 1.0, 1.0]) == 6.0
+
+
+def test_fast_path_keeps_the_functions_own_type_errors():
+    def f(x):
+        if x[0] > 1.0:
+            raise TypeError("from the function")
+        return x
+
+    jf = numbax.jit(f)
+    jf(np.zeros(1))
+    with pytest.raises(TypeError, match="from the function"):
+        jf(np.full(1, 2.0))

@@ -44,6 +44,7 @@ class Generated:
     constants: Dict[str, Any]
     returns: Optional[ReturnSpec]
     label: str
+    reads_avals: bool = False
 
 
 def _dump_requested(name: str) -> bool:
@@ -99,4 +100,4 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     main.args.args = [a for a in main.args.args if a.id not in spec.constants or a.id in constants]
     source, origins = _render(module, spec.imports, header, label)
     return Generated(source=source + "\n", name=spec.name, line_origins=origins, constants=constants,
-                     returns=spec.returns, label=label)
+                     returns=spec.returns, label=label, reads_avals=spec.reads_avals)

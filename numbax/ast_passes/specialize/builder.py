@@ -21,6 +21,7 @@ class ModuleBuilder:
         self.helpers: List[gast.FunctionDef] = []
         self.stack: List[int] = []
         self.static_attempts = 0
+        self.reads_avals = False
 
 
 @dataclasses.dataclass
@@ -68,3 +69,4 @@ class Specialized:
     imports: List[str]
     constants: Dict[str, Any]
     returns: Optional[ReturnSpec]
+    reads_avals: bool = False

@@ -76,10 +76,9 @@ class ExpressionsMixin:
 
     def dyn_attribute(self, base: Dyn, attr: str) -> Any:
         """``x.ndim`` and ``x.dtype`` are known from the abstract value; the rest is run-time."""
-        if base.aval is not None and attr == "ndim":
-            return base.aval.ndim
-        if base.aval is not None and attr == "dtype":
-            return base.aval.dtype
+        if base.aval is not None and attr in ("ndim", "dtype"):
+            self.builder.reads_avals = True
+            return base.aval.ndim if attr == "ndim" else base.aval.dtype
         return Dyn(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()))
 
     def eval_BinOp(self, node):
