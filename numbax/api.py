@@ -5,6 +5,8 @@ import functools
 import sys
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
+import numpy as np
+
 from numbax import config, tree_util
 from numbax.ast_passes import pipeline
 from numbax.ast_passes.parse import source_of
@@ -35,13 +37,14 @@ class Jitted:
         self._last: Optional[Compiled] = None
         self._fast_path: Optional[FastPath] = None
         self._fast: Optional[Callable] = None
+        self._nparams = self._signature.nparams
         get_backend(backend)
 
     def __call__(self, *args, **kwargs):
         if config.state.disable_jit:
             return self.fun(*args, **kwargs)
         fast = self._fast
-        if fast is not None and not kwargs:
+        if fast is not None and not kwargs and len(args) == self._nparams:
             try:
                 return fast(*args)
             except TypeError as exc:
@@ -66,7 +69,7 @@ class Jitted:
     def _offer_fast_path(self, compiled: Compiled, treedef, leaves) -> None:
         """Serve later calls of this signature from Numba's dispatch alone, when that is exact."""
         flat = not self._signature.static and treedef == tree_util.tree_structure([0] * len(leaves)) \
-            and len(leaves) == self._signature.nparams
+            and len(leaves) == self._signature.nparams and all(type(leaf) is np.ndarray for leaf in leaves)
         if self.backend != "cpu" or not eligible(compiled, flat):
             return
         if self._fast_path is None:

@@ -1,7 +1,11 @@
 """Calls of user functions: helpers, keywords and defaults, nested defs, lambdas, static arguments."""
+import functools
+
 import numpy as np
 
-from . import Case, normal, uniform
+import numbax
+
+from . import Case, basics, normal, uniform
 from .basics import softmax
 
 LEAK = 0.1
@@ -170,6 +174,175 @@ def _fill_first(a, value):
     a[0] = value
 
 
+def _find_first(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            return i
+    return -1
+
+
+def helper_return_in_loop(x):
+    return _find_first(x, 0.5) + 10 * _find_first(x, 100.0)
+
+
+def _sq_norm(v):
+    s = 0.0
+    for i in range(v.shape[0]):
+        s += v[i] * v[i]
+    return s
+
+
+def helper_in_loop(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += _sq_norm(x[i])
+    return total
+
+
+def _shadow(x):
+    y = x * 2.0
+    i = 7
+    return y + i
+
+
+def helper_name_collision(x):
+    y = x + 1.0
+    i = 3
+    z = _shadow(y)
+    return z + y + i
+
+
+def helper_default_constant(x, eps=basics.EPS):
+    return x / (np.abs(x).sum() + eps)
+
+
+def _apply_twice(f, x):
+    return f(f(x))
+
+
+def higher_order_helper(x):
+    return _apply_twice(np.tanh, x) + _apply_twice(lambda v: v * 0.5, x) + _apply_twice(_act, x)
+
+
+def nested_def_calls_helper(x):
+    def block(v, w):
+        return _act(v @ w) + v
+
+    return block(block(x, np.eye(x.shape[1])), np.eye(x.shape[1]) * 0.5)
+
+
+def closure_assigned_after_def(x):
+    def g(v):
+        return v * scale
+
+    scale = 2.0
+    return g(x)
+
+
+def lambda_closure_local(x):
+    mu = x.mean()
+    center = lambda v: v - mu
+    return center(x) * center(x)
+
+
+def module_attribute_helper(x):
+    return basics.softmax(x) + basics.leaky_relu(x)
+
+
+_jitted_square = numbax.jit(_square)
+
+
+def calls_jitted_helper(x):
+    return _jitted_square(x) + 1.0
+
+
+def keyword_only(x, *, scale=1.0, shift=0.0):
+    return x * scale + shift
+
+
+def negative_static_argnum(x, n):
+    return x ** n
+
+
+def static_range_unrolled(x, n):
+    acc = x
+    for k in range(n):
+        acc = acc + x / (k + 1)
+    return acc
+
+
+def default_dynamic_tolerance(a, tol=1e-10):
+    x = a
+    while abs(x * x - a) > tol:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def _norm_or_zero(v):
+    n = np.sqrt(np.sum(v * v))
+    if n == 0.0:
+        return np.zeros_like(v)
+    return v / n
+
+
+def helper_early_return_twice(x, y):
+    return _norm_or_zero(x) + _norm_or_zero(y * 0.0) + _norm_or_zero(y)
+
+
+def _residual(x, a):
+    return np.abs(x * x - a).max()
+
+
+def helper_in_while_condition(a):
+    x = np.ones_like(a)
+    while _residual(x, a) > 1e-10:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def _pick(x, c):
+    if c:
+        return x * 2.0
+    return x - 1.0
+
+
+def helper_in_conditional_expression(x, y):
+    return _stats(x)[0] if x.sum() > y.sum() else _pick(y, x.max() > 0).sum()
+
+
+def _with_inner(x):
+    def inner(v):
+        return v + 1.0
+
+    return inner(inner(x))
+
+
+def helper_with_nested_def(x):
+    return _with_inner(x) * 2.0
+
+
+def lambda_default(x):
+    f = lambda v, a=3.0: v * a
+    return f(x) + f(x, 0.5)
+
+
+_triple = functools.partial(_scale, factor=3.0)
+
+
+def partial_helper(x):
+    return _triple(x) + _triple(x, shift=1.0)
+
+
+def _rebind_param(x):
+    x = x * 2.0
+    return x
+
+
+def helper_rebinds_param(x):
+    y = _rebind_param(x)
+    return x + y
+
+
 CASES = [
     Case(layer, lambda: (normal(300, 4, 3), normal(301, 3, 2), normal(302, 2))),
     Case(keyword_defaults, lambda: (normal(303, 4),)),
@@ -197,4 +370,28 @@ CASES = [
     Case(imported_helper, lambda: (normal(330, 5),)),
     Case(helper_with_array_kwargs, lambda: (normal(331, 2, 3), normal(332, 3, 2), normal(333, 2))),
     Case(helper_mutates, lambda: (normal(334, 4),)),
+    Case(helper_return_in_loop, lambda: (np.array([0.1, 0.2, 0.9, 0.3]),),
+         xfail="`return` inside a loop of an inlined helper is rejected with a clear error (single-exit "
+               "conversion of loops is not built yet)"),
+    Case(helper_in_loop, lambda: (normal(335, 4, 3),)),
+    Case(helper_name_collision, lambda: (normal(336, 3),)),
+    Case(helper_default_constant, lambda: (normal(337, 4),)),
+    Case(higher_order_helper, lambda: (normal(338, 4),)),
+    Case(nested_def_calls_helper, lambda: (normal(339, 2, 3),)),
+    Case(closure_assigned_after_def, lambda: (normal(340, 3),)),
+    Case(lambda_closure_local, lambda: (normal(341, 4),)),
+    Case(module_attribute_helper, lambda: (normal(342, 4),)),
+    Case(calls_jitted_helper, lambda: (normal(343, 4),)),
+    Case(keyword_only, lambda: (normal(344, 3),), kwargs={"scale": 3.0, "shift": -1.0}),
+    Case(negative_static_argnum, lambda: (normal(345, 3), 3), static_argnums=(-1,)),
+    Case(static_range_unrolled, lambda: (normal(346, 3), 4), static_argnums=(1,)),
+    Case(default_dynamic_tolerance, lambda: (2.0,)),
+    Case(helper_early_return_twice, lambda: (normal(347, 3), normal(348, 3))),
+    Case(helper_in_while_condition, lambda: (uniform(349, 4),)),
+    Case(helper_in_conditional_expression, lambda: (normal(350, 3), normal(351, 3))),
+    Case(helper_with_nested_def, lambda: (normal(352, 3),)),
+    Case(lambda_default, lambda: (normal(353, 3),)),
+    Case(partial_helper, lambda: (normal(354, 3),),
+         xfail="calling a functools.partial of a user function is rejected: cannot call functools.partial(...)"),
+    Case(helper_rebinds_param, lambda: (normal(355, 3),)),
 ]

@@ -3,6 +3,8 @@ import numpy as np
 
 from . import Case, integers, normal, uniform
 
+FOR_ELSE = "`for ... else` is rejected (NumbaxSpecializationError: else clauses on loops are not supported)"
+
 
 def sign_branch(x):
     if x.sum() > 0:
@@ -254,6 +256,161 @@ def clamp_in_place(x, lo, hi):
     return x
 
 
+def while_true_break(x):
+    i = 0
+    while True:
+        if x[i] > 0.5 or i == x.shape[0] - 1:
+            break
+        i += 1
+    return i, x[i]
+
+
+def for_else_search(x, target):
+    for i in range(x.shape[0]):
+        if x[i] == target:
+            found = i
+            break
+    else:
+        found = -1
+    return found
+
+
+def return_inside_while(a):
+    x = 1.0
+    for_guard = 0
+    while for_guard < 100:
+        x = 0.5 * (x + a / x)
+        if abs(x * x - a) < 1e-12:
+            return x
+        for_guard += 1
+    return -1.0
+
+
+def defined_in_branch(x):
+    if x.sum() > 0:
+        y = x * 2.0
+    else:
+        y = -x
+    z = y + 1.0
+    return z
+
+
+def runtime_bool(x, flag):
+    if flag:
+        return x + 1.0
+    if not flag and x.shape[0] > 2:
+        return x - 1.0
+    return x
+
+
+def return_in_nested_loops(x, target):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            if x[i, j] > target:
+                return i, j
+    return -1, -1
+
+
+def back_substitution(upper, b):
+    n = b.shape[0]
+    x = np.zeros(n)
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= upper[i, j] * x[j]
+        x[i] = s / upper[i, i]
+    return x
+
+
+def while_in_for(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        v = x[i]
+        steps = 0
+        while v > 1.0:
+            v = v / 2.0
+            steps += 1
+        out[i] = steps
+    return out
+
+
+def array_ternary(x, y):
+    return x if x.sum() > y.sum() else y
+
+
+def int_elif_chain(n):
+    if n < 0:
+        r = -1
+    elif n == 0:
+        r = 0
+    elif n < 10:
+        r = 1
+    else:
+        r = 2
+    return r
+
+
+def aug_assign_subscripts(x, idx):
+    out = np.zeros(x.shape[0])
+    for i in range(idx.shape[0]):
+        out[idx[i]] += x[i]
+    out[0] *= 2.0
+    out[1:] -= 1.0
+    return out
+
+
+def logistic_regression_gd(x, y, lr, steps):
+    w = np.zeros(x.shape[1])
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        w -= lr * (x.T @ (p - y)) / x.shape[0]
+    return w
+
+
+def array_swap_loop(x, y, n):
+    a, b = x, y
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+def guarded_index(x, n):
+    if n > 0 and x[n - 1] > 0:
+        return x[n - 1]
+    return 0.0
+
+
+def bubble_sort(x):
+    n = x.shape[0]
+    for i in range(n):
+        for j in range(n - 1 - i):
+            if x[j] > x[j + 1]:
+                tmp = x[j]
+                x[j] = x[j + 1]
+                x[j + 1] = tmp
+    return x
+
+
+def clip_scalar(s):
+    if s < 0.0:
+        return 0.0
+    return s
+
+
+def enumerate_zip_runtime(x, y):
+    total = 0.0
+    for i, (a, b) in enumerate(zip(x, y)):
+        total += i * a - b
+    return total
+
+
+def dict_return_in_branches(x):
+    if x.sum() > 0:
+        return {"a": x, "b": x.sum()}
+    else:
+        return {"a": -x, "b": 0.0}
+
+
 def _lower(seed, n):
     m = np.tril(normal(seed, n, n))
     return m + n * np.eye(n)
@@ -296,4 +453,28 @@ CASES = [
     Case(jacobi, lambda: (_diag_dominant(124, 4), normal(125, 4), 1e-12)),
     Case(nested_break_continue, lambda: (normal(126, 6, 5),)),
     Case(clamp_in_place, lambda: (normal(127, 8), -0.5, 0.5)),
+    Case(while_true_break, lambda: (normal(128, 6),)),
+    Case(for_else_search, lambda: (np.array([1.0, 2.0, 3.0]), 2.0), id="for_else_found",
+         xfail=FOR_ELSE),
+    Case(for_else_search, lambda: (np.array([1.0, 2.0, 3.0]), 5.0), id="for_else_missing",
+         xfail=FOR_ELSE),
+    Case(return_inside_while, lambda: (3.0,)),
+    Case(defined_in_branch, lambda: (normal(129, 4),)),
+    Case(runtime_bool, lambda: (normal(130, 3), False)),
+    Case(return_in_nested_loops, lambda: (normal(131, 4, 4), 1.0)),
+    Case(back_substitution, lambda: (_lower(132, 4).T, normal(133, 4))),
+    Case(while_in_for, lambda: (uniform(134, 5, low=0.1, high=40.0),)),
+    Case(array_ternary, lambda: (normal(135, 3), normal(136, 3))),
+    Case(int_elif_chain, lambda: (7,)),
+    Case(aug_assign_subscripts, lambda: (normal(137, 6), np.array([0, 2, 2, 1, 0, 3]))),
+    Case(logistic_regression_gd, lambda: (normal(138, 20, 3), (normal(139, 20) > 0).astype(np.float64), 0.5, 50),
+         rtol=1e-10),
+    Case(array_swap_loop, lambda: (normal(140, 3), normal(141, 3), 6)),
+    Case(guarded_index, lambda: (uniform(142, 4), 2)),
+    Case(bubble_sort, lambda: (normal(143, 7),)),
+    Case(clip_scalar, lambda: (-1.5,), id="clip_scalar_negative"),
+    Case(clip_scalar, lambda: (1.5,), id="clip_scalar_positive"),
+    Case(enumerate_zip_runtime, lambda: (normal(144, 5), normal(145, 5))),
+    Case(dict_return_in_branches, lambda: (uniform(146, 3),), id="dict_return_in_branches_if"),
+    Case(dict_return_in_branches, lambda: (-uniform(147, 3),), id="dict_return_in_branches_else"),
 ]

@@ -1,7 +1,10 @@
 """Pytrees in and out: lists of (w, b) tuples, dicts, namedtuples, nested containers, scalar leaves."""
 import collections
+import dataclasses
 
 import numpy as np
+
+from numbax import tree_util
 
 from . import Case, normal, uniform
 
@@ -121,6 +124,136 @@ def passthrough(x, y):
     return y, x
 
 
+@dataclasses.dataclass
+class Linear:
+    w: np.ndarray
+    b: np.ndarray
+
+
+tree_util.register_dataclass(Linear, data_fields=["w", "b"], meta_fields=[])
+
+
+def registered_dataclass(layer, x):
+    return Linear(layer.w * 0.5, x @ layer.w + layer.b)
+
+
+def no_return_mutates(x):
+    x[0] = 1.0
+    x[1:] *= 2.0
+
+
+def constant_output(params, x):
+    return x.sum(), len(params), 2.5
+
+
+def shape_output(x):
+    return x.shape[0], x.shape
+
+
+def empty_list_params(params, x):
+    for w, b in params:
+        x = x @ w + b
+    return x
+
+
+def reversed_and_sliced(params, x):
+    for w, b in reversed(params[1:]):
+        x = x @ w.T + 1.0
+    return x
+
+
+def loop_over_string_keys(d):
+    total = 0.0
+    for k in ("a", "b"):
+        total = total + d[k].sum()
+    return total * len(d)
+
+
+def keys_values(d):
+    n = 0
+    for k in d.keys():
+        n += 1
+    s = 0.0
+    for v in d.values():
+        s = s + v.mean()
+    return s / n
+
+
+def local_dict_built(x):
+    out = {}
+    out["double"] = x * 2.0
+    out["half"] = x / 2.0
+    return out
+
+
+def builtin_sum_of_list(xs):
+    return sum(xs)
+
+
+def isinstance_dispatch(p, x):
+    if isinstance(p, dict):
+        return x @ p["w"]
+    return x @ p[0]
+
+
+def optional_bias(x, bias=None):
+    if bias is not None:
+        x = x + bias
+    return x * 2.0
+
+
+def scalar_leaves(cfg, x):
+    return x * cfg["scale"] + cfg["count"], cfg["flag"]
+
+
+def zip_params_range(params, x):
+    for (w, b), i in zip(params, range(3)):
+        x = np.tanh(x @ w + b) * (i + 1)
+    return x
+
+
+def break_in_unrolled_loop(params, x):
+    for w, b in params:
+        x = np.tanh(x @ w + b)
+        if np.abs(x).max() < 0.5:
+            break
+    return x
+
+
+def continue_in_unrolled_loop(params, x):
+    for w, b in params:
+        if b.sum() < 0:
+            continue
+        x = np.tanh(x @ w + b)
+    return x
+
+
+def return_in_unrolled_loop(params, x):
+    for w, b in params:
+        x = x @ w + b
+        if x.sum() > 0:
+            return x
+    return -x
+
+
+def horner(coeffs, x):
+    y = np.zeros_like(x)
+    for c in coeffs:
+        y = y * x + c
+    return y
+
+
+def return_params_unchanged(params, x):
+    return params, x.sum()
+
+
+def namedtuples_in_list(states, dt):
+    out = []
+    for s in states:
+        out.append(State(s.pos + dt * s.vel, s.vel))
+    return out
+
+
 def _mlp_params(seed, sizes):
     return [(normal(seed + i, m, n) / np.sqrt(m), normal(seed + 50 + i, n))
             for i, (m, n) in enumerate(zip(sizes[:-1], sizes[1:]))]
@@ -149,4 +282,31 @@ CASES = [
                                    {"w": normal(235, 2, 2), "b": normal(236, 2)}, 0.01)),
     Case(tuple_of_arrays_in, lambda: ((normal(237, 2, 3), normal(238, 3)),)),
     Case(passthrough, lambda: (normal(239, 2), {"k": normal(240, 3)})),
+    Case(registered_dataclass, lambda: (Linear(normal(241, 3, 3), normal(242, 3)), normal(243, 3))),
+    Case(no_return_mutates, lambda: (normal(244, 4),)),
+    Case(constant_output, lambda: (_mlp_params(245, (2, 2, 2)), normal(246, 3))),
+    Case(shape_output, lambda: (normal(247, 3, 2),)),
+    Case(empty_list_params, lambda: ([], normal(248, 3))),
+    Case(reversed_and_sliced, lambda: (_mlp_params(249, (3, 3, 3, 3)), normal(250, 3))),
+    Case(loop_over_string_keys, lambda: ({"a": normal(251, 3), "b": normal(252, 2)},)),
+    Case(keys_values, lambda: ({"a": normal(253, 3), "b": normal(254, 2), "c": normal(255, 4)},)),
+    Case(local_dict_built, lambda: (normal(256, 3),)),
+    Case(builtin_sum_of_list, lambda: ([normal(257, 3), normal(258, 3), normal(259, 3)],),
+         xfail={"cpu": "builtin sum() over a list of arrays is emitted as sum([a, b, c]), which Numba cannot type"}),
+    Case(isinstance_dispatch, lambda: ({"w": normal(260, 3, 2)}, normal(261, 3)), id="isinstance_dict"),
+    Case(isinstance_dispatch, lambda: ((normal(262, 3, 2),), normal(263, 3)), id="isinstance_tuple"),
+    Case(optional_bias, lambda: (normal(264, 3),), id="optional_bias_none"),
+    Case(optional_bias, lambda: (normal(265, 3), normal(266, 3)), id="optional_bias_array"),
+    Case(scalar_leaves, lambda: ({"scale": 0.5, "count": 3, "flag": True}, normal(267, 3))),
+    Case(zip_params_range, lambda: (_mlp_params(268, (2, 2, 2, 2, 2)), normal(269, 2))),
+    Case(break_in_unrolled_loop, lambda: (_mlp_params(270, (3, 3, 3, 3, 3)), normal(271, 3) * 0.3),
+         xfail="`break` under a run-time condition in an unrolled loop over a list is rejected"),
+    Case(continue_in_unrolled_loop, lambda: (_mlp_params(272, (3, 3, 3, 3, 3)), normal(273, 3)),
+         xfail="`continue` under a run-time condition in an unrolled loop over a list is rejected"),
+    Case(return_in_unrolled_loop, lambda: ([(np.eye(2), np.array([-1.0, -1.0])), (np.eye(2), np.array([3.0, 0.0])),
+                                             (np.eye(2), np.zeros(2))], np.array([0.5, 0.2]))),
+    Case(horner, lambda: ([1.0, -2.0, 0.5, 3.0], normal(274, 4))),
+    Case(return_params_unchanged, lambda: (_mlp_params(275, (2, 2)), normal(276, 2))),
+    Case(namedtuples_in_list, lambda: ([State(normal(277, 2), normal(278, 2)), State(normal(279, 2), normal(280, 2))],
+                                       0.1)),
 ]

@@ -48,6 +48,7 @@ def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound:
     builder = ModuleBuilder()
     spec = Specializer(builder, fdef, resolve.Namespace(closure or {}, globals_), key=key)
     spec.materialize_outputs = True
+    spec.is_entry = True
     for name, value in bound.items():
         spec.bind_parameter(name, value)
     spec.run_body()

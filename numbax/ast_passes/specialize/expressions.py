@@ -213,10 +213,10 @@ class ExpressionsMixin:
                       "or mark the argument static with static_argnums.")
         return value
 
-    def fold(self, node: gast.expr, fn, *args) -> Any:
+    def fold(self, node: gast.expr, fn, *args, **kwargs) -> Any:
         """Apply ``fn`` at compile time, reporting its error at the user's line."""
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except NeedStatic:
             raise
         except Exception as exc:  # the user's own error, surfaced at their line

@@ -67,6 +67,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         self.terminated = False
         self.returns: Optional[ReturnSpec] = None
         self.materialize_outputs = False
+        self.is_entry = False
         self.params: List[str] = []
         self.arguments: List[Any] = []
         self._closure_params: Dict[str, Any] = {}
@@ -197,8 +198,32 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             self.fail(target, f"cannot unpack a {type(value).__name__}")
         if len(items) != len(target.elts):
             self.fail(target, f"cannot unpack {len(items)} values into {len(target.elts)} targets")
+        simple = all(isinstance(e, (gast.Name, gast.Subscript)) for e in target.elts)
+        if simple and any(isinstance(i, Dyn) for i in items) and all(
+                isinstance(i, Dyn) or is_static_scalar(i) for i in items):
+            self.parallel_assign(target, items)
+            return
         for elt, item in zip(target.elts, items):
             self.bind(elt, item)
+
+    def parallel_assign(self, target, items) -> None:
+        """``a, b = b, a + b``: every value is read before any target is written, as Python does."""
+        stores = []
+        for elt in target.elts:
+            if isinstance(elt, gast.Subscript):
+                base = self.eval(elt.value)
+                if not isinstance(base, Dyn):
+                    self.fail(elt, "unpacking into an element of a list or tuple is not supported")
+                stores.append(gast.Subscript(value=base.expr(), slice=self.materialize_index(self.eval(elt.slice)),
+                                             ctx=gast.Store()))
+            else:
+                stores.append(name_node(elt.id, gast.Store()))
+        self.emit(gast.Assign(targets=[gast.Tuple(elts=stores, ctx=gast.Store())],
+                              value=gast.Tuple(elts=[self.materialize(i) for i in items], ctx=gast.Load()),
+                              type_comment=None))
+        for elt, item in zip(target.elts, items):
+            if isinstance(elt, gast.Name):
+                self.env[elt.id] = Dyn(name_node(elt.id), item.aval if isinstance(item, Dyn) else AVal.of(item))
 
     def bind_subscript(self, target: gast.Subscript, value: Any) -> None:
         """``x[i] = v`` into an array, or into a compile-time list or dict."""
@@ -285,10 +310,20 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         return fdef
 
     def specialize_helper(self, bound: Dict[str, Any]) -> Helper:
-        """Specialize a callee to the values its call site binds to its parameters."""
+        """Specialize a callee to the values its call site binds to its parameters.
+
+        Numbers a callee returns stay compile-time values unless some path returns a
+        run-time value in their place; then the callee is specialized again with
+        every number returned at run time.
+        """
         for name, value in bound.items():
             self.bind_parameter(name, value)
-        self.run_body()
+        try:
+            self.run_body()
+        except _ConstantVersusRuntime:
+            retry = self.child(self.fdef, self.namespace, self.closure_env, self.key)
+            retry.materialize_outputs = True
+            return retry.specialize_helper(bound)
         fname = self.builder.function_names.new(self.fdef.name)
         helper = Helper(self.function_def(fname), list(self.arguments), self.returns)
         self.builder.helpers.append(helper.node)
@@ -320,18 +355,22 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
     def record_return(self, node, value: Any, emit: bool = True) -> None:
         """Check that every return has one structure; emit the flat return statement."""
         leaves, treedef = tree_util.tree_flatten(value, is_leaf=_is_dyn)
-        if self.materialize_outputs:
+        if self.materialize_outputs and self.is_entry:
             for leaf in leaves:
                 if not (isinstance(leaf, Dyn) or is_static_scalar(leaf) or isinstance(leaf, np.ndarray)):
                     self.fail(node, f"a compiled function cannot return a {type(leaf).__name__}",
                               hint="return arrays, numbers, or containers of them.")
             statics = tuple(DYNAMIC for _ in leaves)
+        elif self.materialize_outputs:
+            statics = tuple(DYNAMIC if isinstance(leaf, Dyn) or is_static_scalar(leaf) else leaf for leaf in leaves)
         else:
             statics = tuple(DYNAMIC if isinstance(leaf, Dyn) else leaf for leaf in leaves)
         spec = ReturnSpec(treedef, statics)
         if self.returns is None:
             self.returns = spec
         elif not self._same_returns(self.returns, spec):
+            if self.returns.treedef == spec.treedef and not self.materialize_outputs:
+                raise _ConstantVersusRuntime()
             self.fail(node, "this return gives a value of a different structure than an earlier one "
                       f"({spec.treedef} vs {self.returns.treedef})",
                       hint="return the same structure (number of values, containers) on every path.")
@@ -350,6 +389,10 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             if x is not DYNAMIC and not (x is y or (type(x) is type(y) and _safe_eq(x, y))):
                 return False
         return True
+
+
+class _ConstantVersusRuntime(Exception):
+    """A callee returns a number known at compile time on one path and a run-time value on another."""
 
 
 def _safe_eq(x: Any, y: Any) -> bool:
