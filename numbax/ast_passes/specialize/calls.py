@@ -63,6 +63,8 @@ class CallsMixin:
         if resolve.canonical_reference(func) is None and _is_pytree_type(func):
             return self.fold(node, func, *[self.snapshot(a) for a in args],
                              **{k: self.snapshot(v) for k, v in kwargs.items()})
+        if func is abs:
+            func = np.abs  # Numba's abs() takes scalars only; np.abs takes both
         try:
             callee = self.materializer.reference(func)
         except Exception:
