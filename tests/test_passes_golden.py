@@ -52,14 +52,11 @@ def mlp(params, x):
 
 
 def expected_mlp(params_0_0, params_0_1, params_1_0, params_1_1, params_2_0, params_2_1, x):
-    w = params_0_0
-    b = params_0_1
+    w, b = (params_0_0, params_0_1)
     x = np.tanh(x @ w + b)
-    w = params_1_0
-    b = params_1_1
+    w, b = (params_1_0, params_1_1)
     x = np.tanh(x @ w + b)
-    w = params_2_0
-    b = params_2_1
+    w, b = (params_2_0, params_2_1)
     return x @ w + b
 
 

@@ -24,11 +24,9 @@ pruned, and every call of a user function is a call of a specialized helper
     >>> out = specialize_function(fdef, {"np": np}, {"params": params, "x": leaf()})
     >>> print(unparse(out.module.body[-1]))
     def forward(params_0_0, params_0_1, params_1_0, params_1_1, x):
-        w = params_0_0
-        b = params_0_1
+        w, b = (params_0_0, params_0_1)
         x = np.tanh(x @ w + b)
-        w = params_1_0
-        b = params_1_1
+        w, b = (params_1_0, params_1_1)
         return x @ w + b
 """
 from __future__ import annotations
