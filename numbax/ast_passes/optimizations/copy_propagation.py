@@ -103,14 +103,20 @@ def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     fdef.body = _split_parallel(fdef.body)
     params = {a.id for a in fdef.args.args}
     changed = False
+    stores, loads = count_names(fdef)
     while True:
-        stores, loads = count_names(fdef)
         found = _find_copy(fdef.body, stores, loads)
         if found is None:
             return fdef, changed
         stmt, a, b = found
         fdef.body = _remove(fdef.body, stmt)
-        keep_a = b not in params and (is_temp(b) or loads[b] == 1) and not is_temp(a) or stores[b] > 1
+        stores[a] -= 1
+        loads[b] -= 1
+        keep_a = b not in params and (is_temp(b) or loads[b] == 0) and not is_temp(a) or stores[b] > 1
         old, new = (b, a) if keep_a else (a, b)
         _Rename(old, new).visit(fdef)
+        stores[new] += stores.pop(old, 0)
+        loads[new] += loads.pop(old, 0)
+        if old in params:
+            params = (params - {old}) | {new}
         changed = True
