@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
@@ -114,8 +115,6 @@ class Jitted:
         return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass)
 
     def _repr_html_(self) -> str:
-        import inspect
-
         from numbax.display import highlight_html
 
         text = self.source or inspect.getsource(self.fun)

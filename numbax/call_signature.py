@@ -70,8 +70,8 @@ class CallSignature:
 
     def placeholders(self, values: List[Any], leaves: List[Any], treedef) -> Dict[str, Any]:
         """Parameter -> static value, or the argument's pytree with ``Dyn`` leaves carrying abstract values."""
-        for param, value in zip(self.params, values):
-            if self.params.index(param) in self.static:
+        for i, (param, value) in enumerate(zip(self.params, values)):
+            if i in self.static:
                 continue
             for leaf in tree_util.tree_leaves(value):
                 if not isinstance(leaf, _LEAF_TYPES):

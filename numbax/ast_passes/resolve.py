@@ -96,8 +96,3 @@ def is_user_function(obj: Any) -> bool:
     module = getattr(obj, "__module__", "") or ""
     return not module.split(".")[0] in ("numpy", "scipy", "numba", "math", "builtins")
 
-
-def is_module(obj: Any) -> bool:
-    """Whether ``obj`` is a module (``np``, ``np.linalg``, ``math``)."""
-    return isinstance(obj, types.ModuleType)
-

@@ -64,7 +64,7 @@ class _CommentingUnparser(ast._Unparser):
             self.line_origins[line_no + 1] = origin
 
 
-def unparse(node: gast.AST, label: str = "grad") -> str:
+def unparse(node: gast.AST) -> str:
     """Python source for ``node`` (no comments)."""
     return ast.unparse(gast.gast_to_ast(node))
 

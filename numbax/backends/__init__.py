@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 
-
-
 def get_backend(name: str):
     """The module implementing ``name`` (``"cpu"``, ``"python"``)."""
     if name == "python":

@@ -241,9 +241,10 @@ class ControlFlowMixin:
 
     def runtime_loop(self, node, iterable) -> None:
         """A loop kept in generated code: ``for`` over a range or array."""
-        names = [n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)]
-        if len(names) != len([n for n in gast.walk(node.target) if isinstance(n, gast.expr_context.__class__)
-                              or isinstance(n, (gast.Name, gast.Subscript, gast.Attribute))]):
+        from numbax.ast_passes.specialize.specializer import target_names
+
+        names = target_names(node.target)
+        if not names:
             self.fail(node.target, "loop targets must be names")
         iter_node = self.materialize(iterable)
         body, env = self.loop_body(node.body, bound=names)

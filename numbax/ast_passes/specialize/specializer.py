@@ -30,6 +30,16 @@ def _path_part(key: Any) -> Any:
     return key
 
 
+def target_names(target: gast.expr) -> List[str]:
+    """The names a tuple-or-name target binds; empty when it also stores into subscripts or attributes."""
+    if isinstance(target, gast.Name):
+        return [target.id]
+    if isinstance(target, (gast.Tuple, gast.List)):
+        names = [target_names(e) for e in target.elts]
+        return [n for group in names for n in group] if all(names) else []
+    return []
+
+
 def assigned_names(stmts: List[gast.stmt]) -> set:
     """Names a block stores to (not counting nested function bodies)."""
     names = set()
@@ -181,9 +191,8 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
     def bind_sequence(self, target, value) -> None:
         """Tuple unpacking: at compile time for containers, in generated code for run-time tuples."""
         if isinstance(value, Dyn):
-            names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
-            if len(names) != len([n for n in gast.walk(target) if isinstance(n, (gast.Name, gast.Subscript,
-                                                                                  gast.Attribute))]):
+            names = target_names(target)
+            if not names:
                 self.fail(target, "unpacking a run-time tuple into subscripts is not supported")
             store = copy.deepcopy(target)
             self.emit(gast.Assign(targets=[store], value=value.expr(), type_comment=None))
