@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-jupytext = pytest.importorskip("jupytext")
-pytest.importorskip("ipykernel")
+import nbformat
+import nbclient
+import jupytext
+import ipykernel  # noqa: F401  (the kernel the notebook runs on)
 
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 QUICKSTART = NOTEBOOKS / "01_quickstart.ipynb"
