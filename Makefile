@@ -30,6 +30,7 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run_grad.py
 
 clean:
 	rm -rf $(VENV) .cache build *.egg-info

@@ -158,6 +158,12 @@ def child(system: str, program: str, cache: bool) -> dict:
 
         result["import_jax_s"] = perf() - t0
     fn, args, block = build(system, program, cache=cache)
+    if system in ("numbax", "numba"):
+        from numba.core.runtime import rtsys
+
+        # Whether Numba's runtime is up before the first call: then the imports did Numba work (compiling
+        # or loading code) that a first call would otherwise pay for.
+        result["numba_runtime_up_before_call"] = bool(getattr(rtsys, "_init", False))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = perf()
@@ -467,6 +473,10 @@ def render(report: Report, systems, args) -> str:
     lines.append(f"\nImports of the numbax process: numpy {fmt_time(res.get('import_numpy_s'))}, numba "
                  f"{fmt_time(res.get('import_numba_s'))}, numbax {fmt_time(res.get('import_numbax_s'))}. "
                  "\"whole process\" is the subprocess's wall time, interpreter start-up included.\n")
+    if res.get("numba_runtime_up_before_call"):
+        lines.append("**Caution:** Numba's runtime was already initialised when numbax's first call began: "
+                     "`import numbax` compiled or loaded Numba code itself, so part of what a warm start costs "
+                     "is in its import time above, not in the first call.\n")
 
     # Passes.
     rows = []

@@ -1,7 +1,10 @@
 """numbax: JAX's function transformations for plain NumPy code, compiled with Numba."""
 from numbax import config, tree_util
 from numbax.api import jit, source
+from numbax.transforms.coverage import coverage
+from numbax.transforms.grad import grad, value_and_grad, vjp
 from numbax.errors import (
+    NumbaxDifferentiationError,
     NumbaxError,
     NumbaxInternalError,
     NumbaxRecursionError,
@@ -15,7 +18,7 @@ from numbax.errors import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "jit", "source", "config", "tree_util",
-    "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
+    "jit", "grad", "value_and_grad", "vjp", "coverage", "source", "config", "tree_util",
+    "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]

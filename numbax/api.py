@@ -1,25 +1,89 @@
-"""The decorators: argument handling, the specialization cache, composition."""
+"""The decorators: argument handling, the specialization cache, composition.
+
+A ``Jitted`` is a Numba dispatcher at the C level: calling one runs Numba's type
+dispatch in C, and a call whose argument types match a signature numbax
+registered there (``_offer_fast_path``) runs the compiled code with no Python
+frame of numbax's. Every other call misses that table, and Numba's C code calls
+``_compile_for_args``: numbax's Python path (binding, pytrees, static arguments,
+the specialization cache, ``config.disable_jit``).
+
+``disable_jit`` is a thread-local setting that C dispatch cannot see, so while
+any thread has it on, every ``Jitted``'s C table is emptied and all calls, in
+every thread, take the Python path, which reads the setting; the tables are
+refilled when the last thread turns it off (``config.on_disable_jit_change``).
+"""
 from __future__ import annotations
 
 import functools
 import inspect
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+import threading
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numba._dispatcher import Dispatcher as _CDispatcher
+from numba.core import types as numba_types
+from numba.core.dispatcher import OmittedArg
+from numba.core.typeconv.rules import default_type_manager
+from numba.core.typing.typeof import Purpose, typeof
 
-from numbax import config, tree_util
+from numbax import config, generated_cache, tree_util
 from numbax.ast_passes import pipeline
 from numbax.ast_passes.parse import source_of
 from numbax.backends import get_backend
-from numbax.backends.numba_cpu.fast_path import FastPath, eligible, is_no_match
+from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
 
-TRANSFORMS = ("jit",)
+TRANSFORMS = ("jit", "grad", "value_and_grad")
+
+_LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
+_FAST_LOCK = threading.Lock()
+_UNSET = object()  # folded in by Numba's C code for a parameter the call did not pass
+_UNSET_ID = id(_UNSET)
+# Types whose values Numba's C dispatch never caches a type code for (no fingerprint): it asks
+# ``typeof_pyval`` about each such argument (a dict, a dataclass) on every call. Their codes are
+# never shared with other dispatchers and never match a signature numbax registers, so numbax
+# answers ``pyobject`` for them without asking Numba's (slow) typeof.
+_UNCACHED_TYPES: set = set()
+_FINGERPRINTED = (type(None), bool, int, float, complex, tuple, bytes, bytearray, list, set, np.ndarray,
+                  np.generic, np.dtype, OmittedArg)
 
 
-class Jitted:
+def _numba_may_cache_type_of(value: Any) -> bool:
+    """Whether Numba's C dispatch may cache the type code of ``value``: then only Numba's answer will do."""
+    if isinstance(value, _FINGERPRINTED):
+        return True
+    try:
+        memoryview(value)  # objects with the buffer protocol have fingerprints too
+    except TypeError:
+        _UNCACHED_TYPES.add(type(value))
+        return False
+    return True
+
+
+def _rebuild(cls: type, state: Dict[str, Any]) -> "Jitted":
+    """Unpickle a ``Jitted`` (its fast signatures are registered again by the calls that need them)."""
+    jitted = cls.__new__(cls)
+    jitted.__dict__.update(state)
+    jitted._start_dispatch()
+    return jitted
+
+
+def _on_disable_jit_change(disabled: bool) -> None:
+    with _FAST_LOCK:
+        for jitted in list(_LIVE):
+            jitted._clear()
+            if not disabled:
+                for codes, entry in jitted._fast_entries:
+                    jitted._insert(list(codes), entry)
+
+
+config.on_disable_jit_change(_on_disable_jit_change)
+
+
+class Jitted(_CDispatcher):
     """A function compiled on first call for each new signature; see ``jit``."""
 
     def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), backend: str = "cpu",
@@ -36,21 +100,62 @@ class Jitted:
         self._signature = CallSignature(fun, self.static_argnums)
         self._cache: Dict[Any, Compiled] = {}
         self._last: Optional[Compiled] = None
-        self._fast_path: Optional[FastPath] = None
-        self._fast: Optional[Callable] = None
         self._nparams = self._signature.nparams
-        get_backend(backend)
+        if backend == "cpu":
+            get_backend(backend).prepare()
+        else:
+            get_backend(backend)
+        self._start_dispatch()
 
-    def __call__(self, *args, **kwargs):
+    def _start_dispatch(self) -> None:
+        """Set up the C dispatcher (with an empty table of fast signatures)."""
+        self._fast_entries: List[Tuple[Tuple[int, ...], Any]] = []  # owns the entry points the C table borrows
+        self._fast_codes: set = set()
+        self.__code__ = self.fun.__code__.replace()  # a copy: Numba's C code flips a flag on it under a profiler
+        # Numba folds keyword arguments and defaults into positional ones in C when every parameter may be
+        # passed either way and none is static: only then can a call's types be matched there. Parameters
+        # without a default get ``_UNSET``, which matches no signature, so a call that leaves one out reaches
+        # the Python path, which reports it as Python would.
+        self._folds = self._signature.foldable()
+        self._flat = tree_util.tree_structure([0] * self._nparams)  # one leaf per parameter
+        defaults = self._signature.defaults(_UNSET) if self._folds else ()
+        _CDispatcher.__init__(self, default_type_manager.get_pointer(), self._nparams, self._folds,
+                              tuple(self._signature.params), defaults, True, False, False)
+
+    def __reduce__(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_fast_entries", "_fast_codes", "__code__")}
+        return _rebuild, (type(self), state)
+
+    # -- calls -----------------------------------------------------------------
+
+    def _compile_for_args(self, *args, **kwargs):
+        """Numba's C dispatcher found no signature for these arguments: numbax's path; returns what C calls."""
+        if self._folds and _UNSET_ID in map(id, args):
+            self._signature.raise_missing(args, _UNSET)
+        out = self._call(args, kwargs)
+        return lambda *_, **__: out
+
+    def _call_tls_target(self, *args, **kwargs):
+        """Numba's C dispatcher under a ``numba.core.target_extension.target_override``: numbax's path."""
+        return self._compile_for_args(*args, **kwargs)()
+
+    def typeof_pyval(self, value):
+        """The Numba type of an argument, for C dispatch (Numba's own answer wherever Numba may cache it)."""
+        if type(value) in _UNCACHED_TYPES or not _numba_may_cache_type_of(value):
+            return numba_types.pyobject  # asked again on every call, and never a type numbax serves from C
+        try:
+            found = typeof(value, Purpose.argument)
+        except ValueError:  # as Numba's own typeof_pyval (NumbaValueError is a ValueError)
+            found = None
+        return numba_types.pyobject if found is None else found
+
+    def _call(self, args: tuple, kwargs: Dict[str, Any]):
         if config.state.disable_jit:
             return self.fun(*args, **kwargs)
-        fast = self._fast
-        if fast is not None and not kwargs and len(args) == self._nparams:
-            try:
-                return fast(*args)
-            except TypeError as exc:
-                if not is_no_match(exc):
-                    raise
+        return self._compiled_call(args, kwargs)
+
+    def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
+        """Run the compiled specialization for these arguments, compiling it first if needed."""
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
@@ -59,32 +164,49 @@ class Jitted:
             compiled = self._cache[key]
         except KeyError:
             compiled = self._compile(key, values, leaves, treedef, statics)
-            out = compiled(leaves)
-            self._offer_fast_path(compiled, treedef, leaves)
-            return out
         except TypeError:
             self._signature.check_hashable(statics)
             raise
-        return compiled(leaves)
+        out = compiled(leaves)
+        if self._folds:
+            self._offer_fast_path(compiled, treedef, leaves)
+        return out
 
     def _offer_fast_path(self, compiled: Compiled, treedef, leaves) -> None:
-        """Serve later calls of this signature from Numba's dispatch alone, when that is exact."""
-        flat = not self._signature.static and treedef == tree_util.tree_structure([0] * len(leaves)) \
-            and len(leaves) == self._signature.nparams and all(type(leaf) is np.ndarray for leaf in leaves)
-        if self.backend != "cpu" or not eligible(compiled, flat):
+        """Let Numba's C dispatch serve later calls with these argument types, when that is exact."""
+        if self.backend != "cpu" or len(leaves) != self._nparams:
             return
-        if self._fast_path is None:
-            self._fast_path = FastPath(compiled.function, self.options)
-        if self._fast_path.source_module == compiled.function.py_func.__module__:
-            self._fast_path.add(leaves)
-            self._fast = self._fast_path.dispatcher
+        for leaf in leaves:
+            if type(leaf) not in FAST_LEAF_TYPES:
+                return
+        if treedef != self._flat or not eligible(compiled):
+            return
+        entry = entry_for(compiled.function, leaves)
+        if entry is None:
+            return
+        with _FAST_LOCK:
+            if entry[0] in self._fast_codes:
+                return
+            self._fast_entries.append(entry)
+            self._fast_codes.add(entry[0])
+            _LIVE.add(self)
+            if not config.jit_disabled_anywhere():
+                self._insert(list(entry[0]), entry[1])
+
+    # -- compiling -------------------------------------------------------------
 
     def _compile(self, key, values, leaves, treedef, statics) -> Compiled:
         self._signature.check_hashable(statics)
         bound = self._signature.placeholders(values, leaves, treedef)
-        generated = pipeline.run(self.fun, bound, label="jit")
-        backend = get_backend(self.backend)
         cache_dir = config.read("cache_dir")
+        tag = self._generated_cache_tag()
+        disk_key = generated_cache.key_for(self.fun, tag, key) if tag else None
+        generated = generated_cache.load(cache_dir, disk_key, pipeline.Generated) if disk_key else None
+        if generated is None:
+            generated = self._run_pipeline(bound)
+            if disk_key:
+                generated_cache.store(cache_dir, disk_key, generated)
+        backend = get_backend(self.backend)
         function = backend.compile_function(generated.source, generated.name, cache_dir, **self.options) \
             if self.backend != "python" else backend.compile_function(generated.source, generated.name, cache_dir)
         errors = backend.typing_errors() if hasattr(backend, "typing_errors") else ()
@@ -95,6 +217,15 @@ class Jitted:
         self._cache[key] = compiled
         self._last = compiled
         return compiled
+
+    def _generated_cache_tag(self) -> Optional[str]:
+        """What the generated source depends on besides the function and the call; None: no disk cache.
+
+        ``jit`` keeps the source of each specialization on disk (``numbax.generated_cache``) under "jit".
+        A subclass that overrides ``_run_pipeline`` gets no disk cache unless it overrides this as well,
+        returning a string that names its transformation and every option that changes what it generates.
+        """
+        return "jit" if type(self)._run_pipeline is Jitted._run_pipeline else None
 
     @property
     def source(self) -> Optional[str]:
@@ -112,6 +243,10 @@ class Jitted:
         self._signature.check_hashable(statics)
         leaves, treedef = tree_util.tree_flatten(dynamic)
         bound = self._signature.placeholders(values, leaves, treedef)
+        return self._run_pipeline(bound, after_pass)
+
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
+        """The middle end for one specialization; transformations other than jit override this."""
         return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass)
 
     def _repr_html_(self) -> str:
@@ -148,6 +283,8 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
         A callable with the signature of ``fun``; ``.source`` holds the last generated code.
     """
     def wrap(f: Callable) -> Jitted:
+        if isinstance(f, Jitted) and hasattr(f, "rejit"):
+            return f.rejit(static_argnums, static_argnames, backend)
         return Jitted(f, static_argnums, static_argnames, backend, parallel, fastmath)
 
     return wrap if fun is None else wrap(fun)
@@ -158,8 +295,16 @@ def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", stat
     """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given)."""
     if transform not in TRANSFORMS:
         raise ValueError(f"unknown transform {transform!r}; transforms: {', '.join(TRANSFORMS)}")
-    jitted = fun if isinstance(fun, Jitted) else Jitted(getattr(fun, "_numbax_fun", fun), static_argnums,
-                                                        static_argnames, backend="python")
+    inner = getattr(fun, "_numbax_fun", fun)
+    if isinstance(fun, Jitted) and transform == "jit":
+        jitted = fun
+    elif transform == "jit":
+        jitted = Jitted(inner, static_argnums, static_argnames, backend="python")
+    else:
+        from numbax.transforms.grad import api as grad_api
+
+        make = grad_api.grad if transform == "grad" else grad_api.value_and_grad
+        jitted = make(inner, static_argnums=static_argnums, static_argnames=static_argnames, backend="python")
     return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
 
 def source(fun: Callable, *args, **kwargs) -> str:

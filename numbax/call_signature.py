@@ -51,9 +51,25 @@ class CallSignature:
         bound.apply_defaults()
         return [bound.arguments[p] for p in self.params]
 
+    def foldable(self) -> bool:
+        """Whether every parameter may be passed by position or by name and none is static."""
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        return not self.static and all(p.kind is kind for p in self.signature.parameters.values())
+
+    def defaults(self, unset: Any) -> tuple:
+        """Each parameter's default value, ``unset`` for those without one."""
+        return tuple(unset if p.default is p.empty else p.default for p in self.signature.parameters.values())
+
+    def raise_missing(self, folded: tuple, unset: Any) -> None:
+        """Python's ``TypeError`` for a call whose folded arguments hold ``unset`` for a required one."""
+        self.bind((), {p: v for p, v in zip(self.params, folded) if v is not unset})
+        raise TypeError(f"{self.signature} got too few arguments")
+
     def split(self, values: List[Any]):
         """``(static values, dynamic values)`` in parameter order."""
-        statics = tuple(v for i, v in enumerate(values) if i in self.static)
+        if not self.static:
+            return (), values
+        statics = tuple([v for i, v in enumerate(values) if i in self.static])
         dynamic = [v for i, v in enumerate(values) if i not in self.static]
         return statics, dynamic
 
@@ -86,4 +102,4 @@ class CallSignature:
 
 def leaf_key(leaves: List[Any]) -> tuple:
     """The abstract part of the cache key: each leaf's type, dtype and ndim."""
-    return tuple((type(l), getattr(l, "dtype", None), getattr(l, "ndim", 0)) for l in leaves)
+    return tuple([(type(l), getattr(l, "dtype", None), getattr(l, "ndim", 0)) for l in leaves])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from typing import Any, Dict, Iterator
+from typing import Any, Callable, Dict, Iterator, List
 
 _DEFAULTS: Dict[str, Any] = {
     "disable_jit": False,
@@ -20,11 +20,47 @@ _DEFAULTS: Dict[str, Any] = {
 }
 
 
+# How many threads have ``disable_jit`` on, and who wants to know when that count leaves or
+# reaches zero: compiled functions called through Numba's C dispatch never read the
+# thread-local setting, so they route every call through the Python path meanwhile.
+_jit_disabled_threads = 0
+_disable_jit_listeners: List[Callable[[bool], None]] = []
+_count_lock = threading.Lock()
+
+
+def _count_disable_jit(was: bool, now: bool) -> None:
+    global _jit_disabled_threads
+    if was == now:
+        return
+    with _count_lock:
+        _jit_disabled_threads += 1 if now else -1
+        if _jit_disabled_threads == (1 if now else 0):
+            for listener in list(_disable_jit_listeners):
+                listener(now)
+
+
+def jit_disabled_anywhere() -> bool:
+    """Whether some thread has ``disable_jit`` on (a thread that exits with it on keeps counting)."""
+    return _jit_disabled_threads > 0
+
+
+def on_disable_jit_change(listener: Callable[[bool], None]) -> None:
+    """Call ``listener(True)`` when the first thread turns ``disable_jit`` on, ``listener(False)`` when the last
+    turns it off."""
+    _disable_jit_listeners.append(listener)
+
+
 class _State(threading.local):
     """The current values, one attribute per option (read on every compiled call, so kept cheap)."""
 
     def __init__(self):
         self.__dict__.update(_DEFAULTS)
+        _count_disable_jit(False, bool(_DEFAULTS["disable_jit"]))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "disable_jit":
+            _count_disable_jit(bool(self.__dict__.get(name)), bool(value))
+        super().__setattr__(name, value)
 
 
 state = _State()

@@ -52,5 +52,9 @@ class NumbaxStaticArgumentError(NumbaxError, ValueError):
     """A static argument cannot serve as a compilation cache key (it is not hashable)."""
 
 
+class NumbaxDifferentiationError(NumbaxError, TypeError):
+    """A construct or a call that reverse or forward mode cannot differentiate."""
+
+
 class NumbaxInternalError(NumbaxError):
     """A bug in numbax itself: generated code broke an invariant. Please report it."""

@@ -1,10 +1,16 @@
 """jit's contract: compilation cache, static arguments, pytrees in and out, backends, config."""
 import collections
+import os
+import subprocess
+import sys
+import threading
 
 import numpy as np
 import pytest
 
 import numbax
+import numbax.call_signature
+from numbax import generated_cache
 
 
 @numbax.jit(static_argnums=(1,))
@@ -140,13 +146,110 @@ def test_fast_path_falls_back_for_new_types_and_respects_disable_jit():
     jf = numbax.jit(f)
     x = np.ones(3)
     assert jf(x, x) == 6.0
-    assert jf._fast is not None
+    assert len(jf._fast_entries) == 1
     assert jf(x, x) == 6.0
     assert jf(x.astype(np.float32), x.astype(np.float32)) == 6.0
     assert jf(np.ones((2, 2)), np.ones((2, 2))) == 8.0
     assert len(jf._cache) == 3
+    assert len(jf._fast_entries) == 3
     with numbax.config.disable_jit():
         assert jf(x, [1.0, 1.0, 1.0]) == 6.0
+        assert jf(x, x) == 6.0
+
+
+def test_fast_path_is_suspended_while_any_thread_disables_jit():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + 1.0
+
+    jf = numbax.jit(f)
+    x = np.zeros(2)
+    jf(x)
+    assert jf._fast_entries
+    calls.clear()  # the append ran once while compiling, on a compile-time list
+    inside, leave = threading.Event(), threading.Event()
+
+    def other():
+        with numbax.config.disable_jit():
+            inside.set()
+            leave.wait(10)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    inside.wait(10)
+    try:
+        np.testing.assert_array_equal(jf(x), [1.0, 1.0])  # this thread still compiles
+        assert calls == []
+        assert numbax.config.jit_disabled_anywhere()
+    finally:
+        leave.set()
+        thread.join()
+    assert not numbax.config.jit_disabled_anywhere()
+    np.testing.assert_array_equal(jf(x), [1.0, 1.0])
+    with numbax.config.disable_jit():
+        jf(x)
+    assert calls == [1]
+
+
+def test_fast_path_calls_bind_keywords_and_defaults_like_python():
+    def f(x, y, scale=2.0):
+        return x * y * scale
+
+    jf = numbax.jit(f)
+    x = np.arange(3.0)
+    for _ in range(2):  # the second round runs from Numba's C dispatch
+        np.testing.assert_array_equal(jf(x, x), x * x * 2.0)
+        np.testing.assert_array_equal(jf(y=x, x=x), x * x * 2.0)
+        np.testing.assert_array_equal(jf(x, x, 3.0), x * x * 3.0)
+    assert len(jf._cache) == 1
+    with pytest.raises(TypeError, match="missing a required argument: 'y'"):
+        jf(x)
+    with pytest.raises(TypeError, match="missing a required argument: 'x'"):
+        jf(y=x)
+    with pytest.raises(TypeError):
+        jf(x, x, 3.0, 4.0)
+    with pytest.raises(TypeError):
+        jf(x, x, z=1.0)
+
+
+def test_fast_path_leaves_python_ints_and_containers_to_numbax():
+    def f(x, n):
+        return x * n
+
+    jf = numbax.jit(f)
+    assert jf(np.ones(2), 3)[0] == 3.0
+    assert jf._fast_entries == []
+    np.testing.assert_array_equal(jf(np.ones(2), 2.0), [2.0, 2.0])
+    assert len(jf._fast_entries) == 1
+    np.testing.assert_array_equal(jf(np.ones(2), np.float64(2.0)), [2.0, 2.0])
+
+
+def test_profiling_a_fast_call_works_and_leaves_the_function_alone():
+    import cProfile
+
+    def f(x):
+        return x + 1.0
+
+    jf = numbax.jit(f)
+    x = np.zeros(1)
+    jf(x)
+    flags = f.__code__.co_flags
+    cProfile.runctx("jf(x)", globals(), {"jf": jf, "x": x})
+    assert f.__code__.co_flags == flags
+    assert f(x)[0] == 1.0
+
+
+def test_jitted_methods_bind_self():
+    class Model:
+        scale = 3.0
+
+        @numbax.jit(static_argnums=0)
+        def forward(self, x):
+            return x * 2.0
+
+    np.testing.assert_array_equal(Model().forward(np.ones(2)), [2.0, 2.0])
 
 
 def test_fast_path_keeps_the_functions_own_type_errors():
@@ -159,3 +262,128 @@ def test_fast_path_keeps_the_functions_own_type_errors():
     jf(np.zeros(1))
     with pytest.raises(TypeError, match="from the function"):
         jf(np.full(1, 2.0))
+
+
+# --------------------------------------------------------------------------
+# The on-disk cache of generated source (numbax.generated_cache).
+
+SCALE = 2.0
+WEIGHTS = np.ones(2)
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+def _uses_helper(x):
+    return _scaled(x) + 1.0
+
+
+def _reads_array(x):
+    return x * WEIGHTS
+
+
+def _key(fn, *args):
+    jitted = numbax.jit(fn)
+    values = list(args)
+    leaves, treedef = numbax.tree_util.tree_flatten(values)
+    return generated_cache.key_for(fn, jitted._generated_cache_tag(),
+                                   (treedef, (), numbax.call_signature.leaf_key(leaves)))
+
+
+def test_generated_cache_key_follows_what_the_source_reads(monkeypatch):
+    x = np.ones(2)
+    first = _key(_uses_helper, x)
+    assert first is not None and first == _key(_uses_helper, x)
+    assert _key(_uses_helper, x.astype(np.float32)) != first
+    monkeypatch.setitem(globals(), "SCALE", 3.0)  # a global the inlined helper reads
+    assert _key(_uses_helper, x) != first
+    assert _key(_reads_array, x) is None  # arrays are not fingerprinted: no disk cache for this one
+    monkeypatch.setenv("NUMBAX_DUMP", "all")
+    assert _key(_uses_helper, x) is None
+
+
+def test_generated_cache_is_off_for_subclasses_that_change_the_pipeline():
+    class Other(numbax.api.Jitted):
+        def _run_pipeline(self, bound, after_pass=None):
+            return super()._run_pipeline(bound, after_pass)
+
+    assert Other(_scaled)._generated_cache_tag() is None
+    assert numbax.jit(_scaled)._generated_cache_tag() == "jit"
+
+
+def test_generated_cache_entry_round_trips(tmp_path):
+    jitted = numbax.jit(_uses_helper)
+    generated = jitted.generate((np.ones(2),), {})
+    generated_cache.store(str(tmp_path), "k", generated)
+    again = generated_cache.load(str(tmp_path), "k", type(generated))
+    assert again == generated and again is not generated
+    assert generated_cache.load(str(tmp_path), "missing", type(generated)) is None
+    (tmp_path / "generated" / "k.pkl").write_bytes(b"garbage")
+    assert generated_cache.load(str(tmp_path), "k", type(generated)) is None
+
+
+_CHILD = """
+import sys
+import numpy as np
+import numbax
+from numbax.ast_passes import pipeline
+
+sys.path.insert(0, sys.argv[1])
+import user_module
+
+runs = []
+real = pipeline.run
+pipeline.run = lambda *a, **k: runs.append(1) or real(*a, **k)
+print(numbax.jit(user_module.f)(np.ones(2), (np.ones(2), 2.0))[0], len(runs))
+"""
+
+
+def _run_child(tmp_path, source):
+    (tmp_path / "user_module.py").write_text(source)
+    env = dict(os.environ, NUMBAX_CACHE_DIR=str(tmp_path / "numbax"), NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    value, passes = proc.stdout.split()
+    return float(value), int(passes)
+
+
+def test_a_new_process_reuses_generated_source_until_the_source_changes(tmp_path):
+    module = ("import numpy as np\n\nOFFSET = 1.0\n\n\ndef helper(v):\n    return v * 2.0\n\n\n"
+              "def f(x, pair):\n    y, s = pair\n    return helper(x) + y * s + OFFSET\n")
+    assert _run_child(tmp_path, module) == (5.0, 1)
+    assert _run_child(tmp_path, module) == (5.0, 0)  # no passes: the generated source came from disk
+    assert _run_child(tmp_path, module.replace("v * 2.0", "v * 3.0")) == (6.0, 1)  # an inlined helper changed
+    assert _run_child(tmp_path, module.replace("OFFSET = 1.0", "OFFSET = 2.0")) == (6.0, 1)  # a global changed
+    assert _run_child(tmp_path, module.replace("+ OFFSET", "- OFFSET")) == (3.0, 1)  # the function changed
+
+
+def test_pickle_round_trip_keeps_compiled_specializations():
+    import pickle
+
+    x = np.array([1.0, 2.0])
+    jitted = numbax.jit(_uses_helper)
+    jitted(x)
+    again = pickle.loads(pickle.dumps(jitted))
+    assert len(again._cache) == 1 and again._fast_entries == []
+    np.testing.assert_array_equal(again(x), x * SCALE + 1.0)
+    assert len(again._cache) == 1 and len(again._fast_entries) == 1
+
+
+def test_identical_functions_in_two_files_keep_their_own_origins(tmp_path):
+    import importlib.util
+
+    functions = []
+    for name in ("first_copy", "second_copy"):
+        path = tmp_path / f"{name}.py"
+        path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sin(x) * 2.0\n")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        functions.append(module.f)
+    assert functions[0].__code__ == functions[1].__code__  # equal code objects, different files
+    for fn, name in zip(functions, ("first_copy", "second_copy")):
+        assert f"{name}.py" in numbax.source(fn, np.ones(2))
+        assert f"{name}.py" in numbax.jit(fn).lower_source(np.ones(2))

@@ -26,6 +26,7 @@ import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
+from numbax.ast_passes.tree_copy import names
 
 MODULES = frozenset({"np", "math", "cmath"})
 
@@ -183,6 +184,6 @@ class _ANF:
 
 def transform(fdef: gast.FunctionDef) -> gast.FunctionDef:
     """Put ``fdef`` into A-normal form."""
-    namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
+    namer = Namer(n.id for n in names(fdef))
     fdef.body = _ANF(namer).statements(fdef.body)
     return fdef

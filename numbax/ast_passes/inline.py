@@ -9,23 +9,18 @@ assignments, and returns become assignments to the call's targets, with
 """
 from __future__ import annotations
 
-import copy
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.tree_copy import copy_nodes, copy_tree, names, walk
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxSpecializationError
 
 
-class _Rename(gast.NodeTransformer):
-    def __init__(self, mapping: Dict[str, str]):
-        self.mapping = mapping
-
-    def visit_Name(self, node):
-        node.id = self.mapping.get(node.id, node.id)
-        return node
+def _has_return(stmt: gast.stmt) -> bool:
+    return any(type(n) is gast.Return for n in walk(stmt))
 
 
 def _returns(stmts: List[gast.stmt]) -> str:
@@ -40,7 +35,7 @@ def _returns(stmts: List[gast.stmt]) -> str:
                 return "always"
             if "never" != a or "never" != b:
                 kind = "sometimes"
-        elif isinstance(stmt, (gast.For, gast.While)) and any(isinstance(n, gast.Return) for n in gast.walk(stmt)):
+        elif isinstance(stmt, (gast.For, gast.While)) and _has_return(stmt):
             kind = "sometimes"
     return kind
 
@@ -54,12 +49,12 @@ def _single_exit(stmts: List[gast.stmt], assign) -> List[gast.stmt]:
             return out
         if isinstance(stmt, gast.If) and _returns([stmt]) != "never":
             rest = stmts[i + 1:]
-            body = stmt.body if _returns(stmt.body) == "always" else stmt.body + copy.deepcopy(rest)
+            body = stmt.body if _returns(stmt.body) == "always" else stmt.body + copy_nodes(rest)
             orelse = stmt.orelse if _returns(stmt.orelse) == "always" else stmt.orelse + rest
             stmt.body, stmt.orelse = _single_exit(body, assign), _single_exit(orelse, assign)
             out.append(stmt)
             return out
-        if isinstance(stmt, (gast.For, gast.While)) and any(isinstance(n, gast.Return) for n in gast.walk(stmt)):
+        if isinstance(stmt, (gast.For, gast.While)) and _has_return(stmt):
             raise NumbaxSpecializationError(
                 "`return` inside a loop of a function that is called (and so inlined) is not supported",
                 anno.getanno(stmt, anno.Key.ORIGIN),
@@ -74,7 +69,7 @@ class Inliner:
     def __init__(self, module: gast.Module):
         self.helpers = {f.name: f for f in module.body[:-1]}
         self.main = module.body[-1]
-        self.namer = Namer(n.id for n in gast.walk(self.main) if isinstance(n, gast.Name))
+        self.namer = Namer(n.id for n in names(self.main))
 
     def run(self) -> gast.Module:
         """The module with one function left."""
@@ -104,12 +99,13 @@ class Inliner:
 
     def expand(self, stmt, call: gast.Call) -> List[gast.stmt]:
         """The helper's body, renamed apart, with parameters bound and returns assigned."""
-        helper = copy.deepcopy(self.helpers[call.func.id])
+        helper = copy_tree(self.helpers[call.func.id])
         helper.body = self.inline_block(helper.body)
-        local = {a.id for a in helper.args.args} | {
-            n.id for n in gast.walk(helper) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        found = list(names(helper))
+        local = {a.id for a in helper.args.args} | {n.id for n in found if type(n.ctx) is gast.Store}
         mapping = {name: self.namer.new(name) for name in sorted(local)}
-        _Rename(mapping).visit(helper)
+        for node in found:
+            node.id = mapping.get(node.id, node.id)
         params = [a.id for a in helper.args.args]
         binds = [self._at(stmt, gast.Assign(targets=[gast.Name(id=p, ctx=gast.Store(), annotation=None,
                                                                  type_comment=None)],
@@ -120,7 +116,7 @@ class Inliner:
         def assign(ret: gast.Return) -> List[gast.stmt]:
             if target is None or ret.value is None:
                 return []
-            return [gast.copy_location(anno.copyanno(ret, gast.Assign(targets=[copy.deepcopy(target)],
+            return [gast.copy_location(anno.copyanno(ret, gast.Assign(targets=[copy_tree(target)],
                                                                       value=ret.value, type_comment=None)), ret)]
 
         return binds + _single_exit(helper.body, assign)

@@ -11,12 +11,14 @@ import inspect
 import linecache
 import textwrap
 import types
-from typing import Any, Callable, Dict
+import weakref
+from typing import Any, Callable, Dict, Tuple
 
 import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.origin import Origin
+from numbax.ast_passes.tree_copy import copy_tree
 from numbax.errors import NumbaxSourceError
 
 
@@ -36,7 +38,10 @@ class ParsedFunction:
         return self.node.name
 
 
-_CACHE: Dict[Any, gast.FunctionDef] = {}
+# id(code object) -> (weak reference to it, tagged tree, file name): each compilation gets a copy, so
+# reading the source and parsing it happen once per function definition and process. Keyed by identity:
+# code objects compare equal across files when their bytecode and line numbers do.
+_CACHE: Dict[int, Tuple[weakref.ref, gast.FunctionDef, str]] = {}
 
 
 def _describe(fn: Any) -> str:
@@ -99,11 +104,30 @@ def _tag_origins(tree: gast.AST, filename: str, first: int, indent: int, qualnam
 
 
 def parse_function(fn: Callable) -> ParsedFunction:
-    """Parse ``fn`` into a ``ParsedFunction``.
+    """Parse ``fn`` into a ``ParsedFunction`` (a fresh tree each time: passes may change it).
 
     Raises:
         NumbaxSourceError: ``fn`` is not a Python function or its source is unavailable.
     """
+    if not isinstance(fn, types.FunctionType):
+        source_of(fn)  # raises the error for a builtin or a callable object
+    code = fn.__code__
+    cached = _CACHE.get(id(code))
+    if cached is None or cached[0]() is not code:
+        key = id(code)
+        cached = _CACHE[key] = (weakref.ref(code, lambda _, key=key: _CACHE.pop(key, None)),) + _parse(fn)
+    _, node, filename = cached
+    closure = {}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:
+                continue
+    return ParsedFunction(fn=fn, node=copy_tree(node), filename=filename, globals=fn.__globals__, closure=closure)
+
+
+def _parse(fn: Callable) -> Tuple[gast.FunctionDef, str]:
     source, first = source_of(fn)
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     dedented = textwrap.dedent(source)
@@ -125,11 +149,4 @@ def parse_function(fn: Callable) -> ParsedFunction:
             raise NumbaxSourceError(f"cannot find the definition of {_describe(fn)!r} in its source")
         node = defs[0]
     node.decorator_list = []
-    closure = {}
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:
-                continue
-    return ParsedFunction(fn=fn, node=node, filename=filename, globals=fn.__globals__, closure=closure)
+    return node, filename

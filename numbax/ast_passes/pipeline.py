@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import gast
 
-from numbax.ast_passes import anf, fence, inline, optimize
+from numbax.ast_passes import anf, fence, inline, legalize, optimize
 from numbax.ast_passes.parse import parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -29,7 +29,9 @@ PASSES = (
     ("specialize", "fold static values, flatten pytrees, unroll loops over containers"),
     ("inline", "replace calls of user functions by their specialized bodies"),
     ("anf", "one operation per statement, the form every transformation reads and writes"),
+    ("transform", "grad and the other transformations, reading and writing A-normal form"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
+    ("legalize", "reductions Numba lacks (axis=, keepdims=) to numbax.runtime helpers; last, on the final code"),
 )
 PASS_NAMES = tuple(name for name, _ in PASSES)
 
@@ -66,14 +68,42 @@ def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable
     return apply
 
 
+def _main_only(transform, spec) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        if transform is not None:
+            module.body[-1] = transform(module.body[-1], spec)
+            if _RUNTIME_IMPORT not in spec.imports:
+                spec.imports.append(_RUNTIME_IMPORT)
+        return module
+
+    return apply
+
+
+_RUNTIME_IMPORT = "from numbax import runtime as rt"
+
+
+def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        module = legalize.transform(module)
+        spec.imports.extend(line for line in legalize.imports(module) if line not in spec.imports)
+        return module
+
+    return apply
+
+
 def _user_source(parsed, label: str) -> Generated:
     text, origins = unparse_with_origins(gast.Module(body=[parsed.node], type_ignores=[]), label)
     return Generated(source=text + "\n", name=parsed.name, line_origins=origins, constants={}, returns=None,
                      label=label)
 
 
-def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: Optional[str] = None) -> Generated:
-    """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree)."""
+def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: Optional[str] = None,
+        transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None) -> Generated:
+    """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree).
+
+    ``transform`` (grad, ...) rewrites the main function after A-normal form; it
+    receives the function and the specialization (``Specialized``).
+    """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
     parsed = parse_function(fn)
@@ -86,7 +116,8 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
-              ("optimize", optimize.transform))
+              ("transform", _main_only(transform, spec)), ("optimize", optimize.transform),
+              ("legalize", _legalize(spec)))
     for name, stage in stages:
         module = stage(module)
         if _dump_requested(name):

@@ -48,7 +48,19 @@ def _build_index() -> Dict[int, Tuple[str, str, Any]]:
         obj = getattr(builtins, name)
         if callable(obj) and not name.startswith("_"):
             index[id(obj)] = ("", name, obj)
+    for obj, spelling in _runtime_stand_ins():
+        index[id(obj)] = ("from numbax import runtime as rt", spelling, obj)
     return index
+
+
+def _runtime_stand_ins():
+    """SciPy functions Numba cannot call, and the ``numbax.runtime`` helpers generated code calls instead."""
+    try:
+        import scipy.special as special
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        return []
+    return [(special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
+            (special.erfc, "rt.erfc"), (special.log_expit, "rt.log_expit")]
 
 
 def canonical_reference(obj: Any) -> Optional[Tuple[str, str]]:

@@ -52,9 +52,9 @@ class _CommentingUnparser(ast._Unparser):
             return
         line_no = "".join(self._source).count("\n") + 2
         self.line_origins[line_no] = origin
-        if origin == self._last:
+        if (origin, grad_of is not None) == self._last:
             return
-        self._last = origin
+        self._last = (origin, grad_of is not None)
         user_text = origin.line.strip()
         if grad_of is not None:
             self.fill(f"# {self.label} of: {grad_of}")

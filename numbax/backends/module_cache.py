@@ -19,9 +19,13 @@ from typing import Dict
 _LOADED: Dict[str, types.ModuleType] = {}
 
 
-def module_for(source: str, name: str, cache_dir: str) -> types.ModuleType:
-    """Import ``source`` from ``cache_dir/numbax_<name>_<hash>.py`` (writing it first if missing)."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+def module_for(source: str, name: str, cache_dir: str, variant: str = "") -> types.ModuleType:
+    """Import ``source`` from ``cache_dir/numbax_<name>_<hash>.py`` (writing it first if missing).
+
+    ``variant`` names compile options that the machine code (but not the source) depends on; the hash
+    covers it, so each variant has a file, and a Numba cache, of its own.
+    """
+    digest = hashlib.sha256((source + variant).encode()).hexdigest()[:16]
     modname = f"numbax_generated_{name}_{digest}"
     module = _LOADED.get(modname)
     if module is not None:

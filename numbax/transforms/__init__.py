@@ -1,0 +1,1 @@
+"""The transformations: grad (reverse mode); jvp, vmap and control flow follow."""

@@ -15,10 +15,6 @@ import numpy as np
 
 THEMES = ("basics", "control_flow", "pytrees", "calls")
 
-# Known compiler bugs, one line each (cases carry them as ``xfail``; see the test module).
-AXIS_REDUCTION = ("axis=/keepdims= reductions other than sum (mean, max, min, norm, keepdims=True) reach "
-                  "Numba unchanged and fail to type")
-
 
 @dataclasses.dataclass
 class Case:

@@ -5,7 +5,7 @@ import numpy as np
 from numpy import exp, tanh
 from numpy.linalg import norm
 
-from . import AXIS_REDUCTION, Case, integers, normal, uniform
+from . import Case, integers, normal, uniform
 
 EPS = 1e-8
 NUM_FEATURES = 3
@@ -97,6 +97,60 @@ def outer_product(x, y):
 
 def methods_chain(x):
     return x.sum() + x.max() - x.min() + x.mean() * x.std()
+
+
+
+# ---- reductions over axes, with keepdims (numbax.runtime helpers where Numba has none) ---------
+
+def standardize_columns(x):
+    mu = np.mean(x, axis=0, keepdims=True)
+    sd = x.std(axis=0, ddof=1, keepdims=True)
+    return (x - mu) / sd, np.var(x, axis=1)
+
+
+def softmax_rows(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def extremes_3d(x):
+    return np.min(x, axis=(0, 2)), np.max(x, axis=(1, 2), keepdims=True), np.ptp(x, axis=1)
+
+
+def argmax_argmin_axes(x):
+    return np.argmax(x, axis=1), x.argmin(axis=0, keepdims=True), np.argmax(x, axis=-1, keepdims=True)
+
+
+def cumulative_axes(x):
+    return np.cumsum(x, axis=1), x.cumprod(axis=0), np.cumsum(x, axis=-1)
+
+
+def norms_over_axes(x):
+    return (np.linalg.norm(x, axis=1, keepdims=True), np.linalg.norm(x, ord=1, axis=0),
+            np.linalg.norm(x, ord=np.inf, axis=1), np.linalg.norm(x, 'fro'))
+
+
+def batched_matrix_norms(x):
+    return np.linalg.norm(x, axis=(1, 2)), np.linalg.norm(x, ord=2, axis=(1, 2), keepdims=True)
+
+
+def int_axis_reductions(x):
+    return np.mean(x, axis=0), np.sum(x, axis=1, keepdims=True), x.max(axis=1), np.any(x > 2, axis=0)
+
+
+def float32_axis_reductions(x):
+    return x.mean(axis=1), np.std(x, axis=0, keepdims=True), np.max(x, axis=0), np.cumsum(x, axis=0)
+
+
+def static_axis(x, axis):
+    return np.mean(x, axis=axis, keepdims=True) - x.min(axis=axis, keepdims=True)
+
+
+def normalize_in_loop(x, n):
+    for _ in range(n):
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+        x = x - x.mean(axis=0, keepdims=True)
+    return x
 
 
 # ---- array creation --------------------------------------------------------------------------
@@ -449,12 +503,10 @@ CASES = [
     Case(math_sqrt_scalar, lambda: (normal(8, 4), 3.0)),
     Case(power_and_abs, lambda: (normal(9, 6),)),
     Case(row_sums, lambda: (normal(10, 4, 5),)),
-    Case(col_means, lambda: (normal(11, 4, 5),),
-         xfail={"cpu": AXIS_REDUCTION}),
+    Case(col_means, lambda: (normal(11, 4, 5),)),
     Case(standardize, lambda: (normal(12, 20),)),
     Case(softmax, lambda: (normal(13, 6),)),
-    Case(logsumexp_rows, lambda: (normal(14, 3, 4),),
-         xfail={"cpu": AXIS_REDUCTION}),
+    Case(logsumexp_rows, lambda: (normal(14, 3, 4),)),
     Case(running_total, lambda: (uniform(15, 8),)),
     Case(norms, lambda: (normal(16, 3, 4),)),
     Case(dot_vectors, lambda: (normal(17, 5), normal(18, 5))),
@@ -491,12 +543,9 @@ CASES = [
     Case(builtin_min_max_abs, lambda: (normal(52, 4), normal(53, 5))),
     Case(conditional_expression, lambda: (uniform(54, 4),), id="conditional_expression_pos"),
     Case(conditional_expression, lambda: (-uniform(55, 4),), id="conditional_expression_neg"),
-    Case(keepdims_normalize, lambda: (uniform(56, 3, 4),),
-         xfail={"cpu": AXIS_REDUCTION}),
-    Case(method_axis, lambda: (normal(57, 3, 4),),
-         xfail={"cpu": AXIS_REDUCTION}),
-    Case(row_norms, lambda: (normal(58, 3, 4),),
-         xfail={"cpu": AXIS_REDUCTION}),
+    Case(keepdims_normalize, lambda: (uniform(56, 3, 4),)),
+    Case(method_axis, lambda: (normal(57, 3, 4),)),
+    Case(row_norms, lambda: (normal(58, 3, 4),)),
     Case(creation_from_runtime_n, lambda: (normal(59, 2), 5)),
     Case(identity_shift, lambda: (normal(60, 3, 3),)),
     Case(linalg_solve, lambda: (normal(61, 3, 3) + 3.0 * np.eye(3), normal(62, 3)), rtol=1e-10),
@@ -538,4 +587,16 @@ CASES = [
     Case(gram_transpose, lambda: (normal(98, 3, 5).T,), id="gram_transpose_noncontiguous"),
     Case(row_sums, lambda: (np.asfortranarray(normal(99, 4, 5)),), id="row_sums_fortran"),
     Case(running_total, lambda: (normal(100, 10)[::3],), id="running_total_strided_view"),
+    Case(standardize_columns, lambda: (normal(101, 6, 3),)),
+    Case(softmax_rows, lambda: (normal(102, 3, 5),)),
+    Case(extremes_3d, lambda: (normal(103, 2, 3, 4),)),
+    Case(argmax_argmin_axes, lambda: (normal(104, 4, 5),)),
+    Case(cumulative_axes, lambda: (uniform(105, 3, 4),)),
+    Case(norms_over_axes, lambda: (normal(106, 3, 4),)),
+    Case(batched_matrix_norms, lambda: (normal(107, 2, 3, 4),), rtol=1e-10),
+    Case(int_axis_reductions, lambda: (integers(108, 4, 3),)),
+    Case(float32_axis_reductions, lambda: (normal(109, 5, 3, dtype=np.float32),)),
+    Case(static_axis, lambda: (normal(110, 2, 3, 4), 1), static_argnums=(1,)),
+    Case(static_axis, lambda: (normal(111, 2, 3, 4), (0, -1)), static_argnums=(1,), id="static_axis_tuple"),
+    Case(normalize_in_loop, lambda: (uniform(112, 4, 3), 3)),
 ]

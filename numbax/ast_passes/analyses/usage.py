@@ -6,18 +6,23 @@ from typing import Counter, Tuple
 
 import gast
 
+from numbax.ast_passes.tree_copy import walk
+
 
 def count_names(fdef: gast.FunctionDef) -> Tuple[Counter, Counter]:
     """``(stores, loads)``: per name, how many times it is assigned (parameters once) and read."""
     stores: Counter = collections.Counter(a.id for a in fdef.args.args)
     loads: Counter = collections.Counter()
-    for node in gast.walk(fdef):
-        if isinstance(node, gast.Name):
-            if isinstance(node.ctx, gast.Store):
+    name, store, load, aug = gast.Name, gast.Store, gast.Load, gast.AugAssign
+    for node in walk(fdef):
+        kind = type(node)
+        if kind is name:
+            ctx = type(node.ctx)
+            if ctx is store:
                 stores[node.id] += 1
-            elif isinstance(node.ctx, gast.Load):
+            elif ctx is load:
                 loads[node.id] += 1
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+        elif kind is aug and type(node.target) is name:
             stores[node.target.id] += 1
             loads[node.target.id] += 1
     return stores, loads

@@ -22,16 +22,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import is_temp
-
-
-class _Rename(gast.NodeTransformer):
-    def __init__(self, old: str, new: str):
-        self.old, self.new = old, new
-
-    def visit_Name(self, node):
-        if node.id == self.old:
-            node.id = self.new
-        return node
+from numbax.ast_passes.tree_copy import names
 
 
 def _names(expr) -> List[str]:
@@ -52,7 +43,7 @@ def _split_parallel(stmts: List[gast.stmt]) -> List[gast.stmt]:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Tuple) \
                 and isinstance(stmt.value, gast.Tuple) and len(stmt.value.elts) == len(stmt.targets[0].elts):
             targets = _names(stmt.targets[0])
-            reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
+            reads = {n.id for n in names(stmt.value)}
             if targets and not reads.intersection(targets) and len(set(targets)) == len(targets):
                 for t, v in zip(stmt.targets[0].elts, stmt.value.elts):
                     split = gast.Assign(targets=[t], value=v, type_comment=None)
@@ -104,6 +95,9 @@ def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     params = {a.id for a in fdef.args.args}
     changed = False
     stores, loads = count_names(fdef)
+    occurrences: Dict[str, List[gast.Name]] = {}  # renaming rewrites these nodes, not the whole tree
+    for node in names(fdef):
+        occurrences.setdefault(node.id, []).append(node)
     while True:
         found = _find_copy(fdef.body, stores, loads)
         if found is None:
@@ -114,7 +108,10 @@ def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
         loads[b] -= 1
         keep_a = b not in params and (is_temp(b) or loads[b] == 0) and not is_temp(a) or stores[b] > 1
         old, new = (b, a) if keep_a else (a, b)
-        _Rename(old, new).visit(fdef)
+        moved = occurrences.pop(old, [])
+        for node in moved:
+            node.id = new
+        occurrences.setdefault(new, []).extend(moved)
         stores[new] += stores.pop(old, 0)
         loads[new] += loads.pop(old, 0)
         if old in params:

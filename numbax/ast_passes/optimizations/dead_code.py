@@ -19,17 +19,18 @@ import gast
 
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.ast_passes.tree_copy import names, walk
 
 
 def _target_names(target: gast.expr):
-    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+    return [n.id for n in names(target)]
 
 
 def _dead(stmt: gast.stmt, loads) -> bool:
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
         if isinstance(target, (gast.Name, gast.Tuple)) and all(
-                isinstance(n, (gast.Name, gast.Tuple, gast.Store)) for n in gast.walk(target)):
+                isinstance(n, (gast.Name, gast.Tuple, gast.Store)) for n in walk(target)):
             return not any(loads[n] for n in _target_names(target)) and is_pure(stmt.value)
     if isinstance(stmt, gast.Expr):
         return is_pure(stmt.value)

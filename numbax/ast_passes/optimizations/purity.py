@@ -6,7 +6,8 @@ import gast
 _PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "complex", "round", "zip",
                   "enumerate", "tuple"}
 _IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
-_MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "append"}
+_MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "append", "pop",
+                     "index_add"}
 
 
 def _callee_path(func: gast.expr):

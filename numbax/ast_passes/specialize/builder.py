@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import gast
 
@@ -22,6 +22,9 @@ class ModuleBuilder:
         self.stack: List[int] = []
         self.static_attempts = 0
         self.reads_avals = False
+        self.parsed: Dict[Any, Tuple[gast.FunctionDef, Any]] = {}  # user function -> (tree, namespace)
+        # id(tree) -> (the tree, kept alive so that its id stays its own; names in it; names it assigns)
+        self.names_of: Dict[int, Tuple[gast.FunctionDef, Set[str], FrozenSet[str]]] = {}
 
 
 @dataclasses.dataclass

@@ -96,14 +96,19 @@ class CallsMixin:
 
     def call_python_function(self, node, func: types.FunctionType, args, kwargs):
         """Specialize a user function for these arguments and call the result."""
+        fdef, namespace = self.builder.parsed.get(func) or self._parse(func)
+        return self.call_user(node, fdef, func.__name__, namespace, {}, list(func.__defaults__ or ()),
+                              args, kwargs, key=func.__code__)
+
+    def _parse(self, func: types.FunctionType):
+        """Parse and fence a user function once per compilation (specializing never changes the tree)."""
         from numbax.ast_passes import fence
         from numbax.ast_passes.parse import parse_function
 
         parsed = parse_function(func)
         fence.check(parsed.node)
-        namespace = resolve.Namespace(parsed.closure, parsed.globals)
-        return self.call_user(node, parsed.node, func.__name__, namespace, {}, list(func.__defaults__ or ()),
-                              args, kwargs, key=func.__code__)
+        self.builder.parsed[func] = parsed.node, resolve.Namespace(parsed.closure, parsed.globals)
+        return self.builder.parsed[func]
 
     def bind_arguments(self, node, fdef: gast.FunctionDef, defaults, args, kwargs) -> Dict[str, Any]:
         """Match call arguments to parameters as Python does, raising at the call's line."""

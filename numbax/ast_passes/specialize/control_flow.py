@@ -1,7 +1,6 @@
 """Statements during specialization: compile-time branches and loops vanish, run-time ones stay."""
 from __future__ import annotations
 
-import copy
 from typing import Any, Dict, List, Tuple
 
 import gast
@@ -9,6 +8,7 @@ import gast
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import (Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
                                                  is_static_scalar)
+from numbax.ast_passes.tree_copy import copy_tree
 
 MAX_UNROLL = 1000
 
@@ -89,7 +89,7 @@ class ControlFlowMixin:
                 self.emit(gast.AugAssign(target=name_node(target.id, gast.Store()), op=node.op,
                                          value=self.materialize(value)))
                 return
-        load = copy.deepcopy(target)
+        load = copy_tree(target)
         for n in gast.walk(load):
             if hasattr(n, "ctx"):
                 n.ctx = gast.Load()
@@ -248,7 +248,7 @@ class ControlFlowMixin:
             self.fail(node.target, "loop targets must be names")
         iter_node = self.materialize(iterable)
         body, env = self.loop_body(node.body, bound=names)
-        self.emit(gast.For(target=copy.deepcopy(node.target), iter=iter_node, body=body, orelse=[],
+        self.emit(gast.For(target=copy_tree(node.target), iter=iter_node, body=body, orelse=[],
                            type_comment=None))
         self.env = env
 

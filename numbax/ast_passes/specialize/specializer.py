@@ -1,14 +1,13 @@
 """The specializer: runs a user function's statements at compile time, emitting what cannot run."""
 from __future__ import annotations
 
-import copy
 from typing import Any, Dict, List, Optional
 
 import gast
 import numpy as np
 
 from numbax import tree_util
-from numbax.ast_passes import anno
+from numbax.ast_passes import anno, tree_copy
 from numbax.ast_passes.naming import Namer, leaf_name
 from numbax.ast_passes.specialize.builder import DYNAMIC, Helper, ModuleBuilder, ReturnSpec
 from numbax.ast_passes.specialize.calls import CallsMixin
@@ -50,9 +49,9 @@ def assigned_names(stmts: List[gast.stmt]) -> set:
             if isinstance(node, gast.FunctionDef):
                 names.add(node.name)
             continue
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+        if type(node) is gast.Name and type(node.ctx) is gast.Store:
             names.add(node.id)
-        todo.extend(gast.iter_child_nodes(node))
+        todo.extend(tree_copy.children(node))
     return names
 
 
@@ -67,8 +66,12 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         self.closure_env = closure_env or {}
         self.materializer = builder.materializer
         self.env: Dict[str, Any] = {}
-        self.local_names = assigned_names(fdef.body) | {a.id for a in self._params()}
-        self.namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
+        names = builder.names_of.get(id(fdef))
+        if names is None:  # the same tree is specialized once per call site: look at it once
+            names = builder.names_of[id(fdef)] = (fdef, {n.id for n in tree_copy.names(fdef)},
+                                                  frozenset(assigned_names(fdef.body) | {a.id for a in self._params()}))
+        self.local_names = names[2]
+        self.namer = Namer(names[1])
         self.namer.reserve(builder.function_names.used)
         self.block: List[gast.stmt] = []
         self.current: Optional[gast.stmt] = None
@@ -194,7 +197,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             names = target_names(target)
             if not names:
                 self.fail(target, "unpacking a run-time tuple into subscripts is not supported")
-            store = copy.deepcopy(target)
+            store = tree_copy.copy_tree(target)
             self.emit(gast.Assign(targets=[store], value=value.expr(), type_comment=None))
             for name in names:
                 self.env[name] = Dyn(name_node(name))

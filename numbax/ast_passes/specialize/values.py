@@ -8,12 +8,13 @@ hold ``Dyn`` leaves: ``params`` is a real Python list of tuples of ``Dyn``.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Any, Dict, Optional
 
 import gast
 import numpy as np
+
+from numbax.ast_passes.tree_copy import copy_tree
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Dyn:
 
     def expr(self) -> gast.expr:
         """A fresh copy of the expression, safe to place in the tree."""
-        return copy.deepcopy(self.node)
+        return copy_tree(self.node)
 
     @property
     def name(self) -> Optional[str]:

@@ -1,23 +1,76 @@
-"""Compile generated source with ``numba.njit(cache=True)``."""
+"""Compile generated source with Numba's ``njit``, its disk cache on.
+
+Numba's cache loads machine code in a fraction of the time compiling takes, but
+before loading it refreshes the whole target context (importing every lowering
+registry, and SciPy with them: about 200 ms in a new process) and, before
+that, scans the installed packages' entry points for Numba extensions. Neither
+is needed to load and run code from the cache: compiling needs them, and
+compiling still gets them (Numba's compiler refreshes the contexts itself, and
+a cache miss here loads the extensions first). ``NumbaxDispatcher`` defers both
+to a cache miss.
+"""
 from __future__ import annotations
 
 from typing import Callable, Dict, Tuple
+
+from numba.core import config as numba_config
+from numba.core import entrypoints
+from numba.core.caching import FunctionCache
+from numba.core.registry import CPUDispatcher
+from numba.core.runtime import rtsys
 
 from numbax.backends.module_cache import module_for
 
 _DISPATCHERS: Dict[Tuple, Callable] = {}
 
 
+class _LoadFirstCache(FunctionCache):
+    """Numba's ``FunctionCache``, loading without the refresh that only compiling needs."""
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)  # the runtime that loaded code links against
+        with self._guard_against_spurious_io_errors():
+            result = self._load_overload(sig, target_context)
+        if result is None:  # Numba compiles next: let its extensions register first
+            entrypoints.init_all()
+        return result
+
+
+class NumbaxDispatcher(CPUDispatcher):
+    """``njit``'s dispatcher, with the extension scan deferred to a disk-cache miss."""
+
+    def enable_caching(self):
+        self._cache = _LoadFirstCache(self.py_func)
+
+    def _compilation_chain_init_hook(self):
+        """Numba loads its extensions here, before typing the arguments; ``_LoadFirstCache`` does on a miss."""
+
+
+def prepare() -> None:
+    """Start Numba's CPU target (LLVM and its JIT) now, as ``numba.njit`` does when it decorates a function."""
+    from numba.core.registry import cpu_target
+
+    cpu_target.target_context  # noqa: B018 - created on first access
+
+
 def compile_function(source: str, name: str, cache_dir: str, parallel: bool = False,
                      fastmath: bool = False) -> Callable:
-    """A Numba dispatcher for the generated function (shared by identical sources)."""
-    import numba
+    """A Numba dispatcher for the generated function (shared by identical sources and options).
 
-    module = module_for(source, name, cache_dir)
+    Numba's disk cache does not tell ``parallel`` or ``fastmath`` code apart, so
+    each combination other than the default gets a module file of its own.
+    """
+    variant = f"parallel={parallel},fastmath={fastmath}" if parallel or fastmath else ""
+    module = module_for(source, name, cache_dir, variant)
     key = (module.__name__, parallel, fastmath)
     dispatcher = _DISPATCHERS.get(key)
     if dispatcher is None:
-        dispatcher = numba.njit(cache=True, parallel=parallel, fastmath=fastmath)(getattr(module, name))
+        function = getattr(module, name)
+        if numba_config.DISABLE_JIT:
+            return function
+        dispatcher = NumbaxDispatcher(function, targetoptions={"nopython": True, "boundscheck": None,
+                                                               "parallel": parallel, "fastmath": fastmath})
+        dispatcher.enable_caching()
         _DISPATCHERS[key] = dispatcher
     return dispatcher
 

@@ -1,42 +1,39 @@
-"""The per-call fast path: hand plain array arguments straight to a Numba dispatcher.
+"""The per-call fast path: signatures that Numba's C dispatcher may serve without numbax's Python code.
 
-When every argument is a dynamic leaf (no static arguments, no containers, no
-captured constants) and the generated code did not depend on dtypes or ndims,
-Numba's own type dispatch (in C) is all a call needs. The fast dispatcher has
-compilation disabled and only holds signatures numbax compiled through the full
-path, so an unseen argument type raises ``TypeError`` and falls back to it.
+A ``numbax.api.Jitted`` is a Numba dispatcher at the C level. When every
+argument is a dynamic leaf (no static arguments, no containers, no captured
+constants) and the generated code did not depend on dtypes or ndims, Numba's
+type dispatch is all a call needs: numbax registers the compiled entry point
+for the exact Numba types of those arguments in the C table, and later calls
+with the same types run it directly. Any other call misses the table and takes
+numbax's Python path.
 """
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+# Argument types whose Numba type code says everything numbax's cache key does. Python ints are left
+# out: Numba's C dispatch types every int as int64, numbax types ints >= 2**63 as uint64.
+FAST_LEAF_TYPES = frozenset({np.ndarray, float, complex, bool})
 
 
-class FastPath:
-    """A compile-disabled Numba dispatcher for one generated function."""
+def entry_for(function: Any, leaves: List[Any]) -> Optional[Tuple[Tuple[int, ...], Any]]:
+    """``(Numba type codes of the leaves, compiled entry point)`` of the overload these leaves just ran."""
+    overloads = getattr(function, "overloads", None)
+    if overloads is None:  # NUMBA_DISABLE_JIT: a plain Python function
+        return None
+    from numba.core.typing.typeof import Purpose, typeof
 
-    def __init__(self, dispatcher: Any, options: dict):
-        import numba
-
-        self.source_module = dispatcher.py_func.__module__
-        self.dispatcher = numba.njit(cache=True, **options)(dispatcher.py_func)
-
-    def add(self, leaves: List[Any]) -> None:
-        """Make the signature of these argument values callable without numbax's dispatch."""
-        import numba
-
-        sig = tuple(numba.typeof(leaf) for leaf in leaves)
-        self.dispatcher.disable_compile(False)
-        self.dispatcher.compile(sig)
-        self.dispatcher.disable_compile(True)
+    types = tuple(typeof(leaf, Purpose.argument) for leaf in leaves)
+    result = overloads.get(types)
+    if result is None or result.objectmode:
+        return None
+    return tuple(t._code for t in types), result.entry_point
 
 
-def is_no_match(exc: TypeError) -> bool:
-    """Whether Numba refused the argument types (rather than the function raising TypeError)."""
-    return str(exc).startswith("No matching definition")
-
-
-def eligible(compiled: Any, treedef_is_flat: bool) -> bool:
-    """Whether a compiled specialization can serve calls through the fast path."""
+def eligible(compiled: Any) -> bool:
+    """Whether a compiled specialization returns what the user gets, with nothing to add or rebuild."""
     generated = compiled.generated
-    return (treedef_is_flat and not generated.constants and not generated.reads_avals
-            and (compiled.single or compiled.flat_tuple))
+    return not generated.constants and not generated.reads_avals and (compiled.single or compiled.flat_tuple)

@@ -1,0 +1,193 @@
+"""legalize: send the NumPy reductions Numba cannot compile to ``numbax.runtime``'s helpers.
+
+Expects generated code after ``optimize``. Guarantees that every reduction
+left in NumPy's spelling (``np.mean(x)``, ``x.max()``, ``np.sum(x, axis=1)``)
+is one that Numba's nopython mode compiles, with no argument spelled at its
+default (``axis=None``, ``keepdims=False``, ``ddof=0`` are dropped), and that
+every other reduction (``keepdims=``, ``axis=`` where Numba lacks it, ``ddof=``,
+``np.linalg.norm`` over axes or with ``'fro'``) is a call of the runtime helper
+of the same name, with positional arguments in the helper's order. Calls with
+arguments no helper takes (``dtype=``, ``out=``, ``where=``) stay as they are.
+``imports`` names the import line such calls need. Applying it twice changes
+nothing.
+
+    >>> import gast
+    >>> from numbax.ast_passes.unparse import unparse
+    >>> module = gast.parse("def f(x):\\n    m = np.mean(x, axis=1, keepdims=True)\\n"
+    ...                     "    return x.max(0) - m + np.sum(x, axis=None) + np.sum(x, 1)")
+    >>> module = transform(module)
+    >>> print(unparse(module))
+    def f(x):
+        m = rt.mean(x, 1, True)
+        return rt.max(x, 0) - m + np.sum(x) + np.sum(x, 1)
+    >>> imports(module)
+    ['from numbax import runtime as rt']
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, List, Optional, Tuple
+
+import gast
+import numba
+
+from numbax.ast_passes import resolve
+from numbax.ast_passes.naming import Namer
+
+_NUMBA = tuple(int(p) for p in numba.__version__.split(".")[:2])
+_MODULE_NAMES = frozenset({"np", "math", "cmath"})
+
+
+def _constant(node: gast.expr):
+    """The value of a literal (``1``, ``-1``, ``None``, ``(0, 2)``), else the node itself."""
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant):
+        return -node.operand.value
+    if isinstance(node, gast.Tuple):
+        items = tuple(_constant(e) for e in node.elts)
+        return node if any(isinstance(i, gast.AST) for i in items) else items
+    return node
+
+
+def _one_axis(node: gast.expr) -> bool:
+    """An integer axis, or a run-time value (Numba takes an integer that is not a constant)."""
+    value = _constant(node)
+    return isinstance(value, int) or (isinstance(value, gast.AST) and not isinstance(value, gast.Tuple))
+
+
+def _axes(node: gast.expr) -> bool:
+    value = _constant(node)
+    return _one_axis(node) or (isinstance(value, tuple) and all(isinstance(i, int) for i in value))
+
+
+def _numeric_order(node: gast.expr) -> bool:
+    return not isinstance(_constant(node), str)
+
+
+@dataclasses.dataclass(frozen=True)
+class Reduction:
+    """One reduction: NumPy's parameters after the array (positional order), the helper's, and Numba's."""
+
+    numpy_params: Tuple[str, ...]
+    helper_params: Tuple[str, ...]
+    native: Dict[str, Callable[[gast.expr], bool]] = dataclasses.field(default_factory=dict)
+
+
+_AXIS_KEEPDIMS = ("axis", "keepdims")
+_FOLD = Reduction(("axis", "dtype", "out", "keepdims"), _AXIS_KEEPDIMS)
+_EXTREMUM = Reduction(("axis", "out", "keepdims"), _AXIS_KEEPDIMS)
+_MOMENT = Reduction(("axis", "dtype", "out", "ddof", "keepdims"), ("axis", "ddof", "keepdims"))
+_POSITION = Reduction(("axis", "out"), _AXIS_KEEPDIMS, {"axis": _one_axis})
+_SCAN = Reduction(("axis", "dtype", "out"), ("axis",))
+
+# name -> what Numba compiles natively (numba 0.67 added cumsum's axis, 0.68 sum's tuple axes)
+REDUCTIONS: Dict[str, Reduction] = {
+    "sum": dataclasses.replace(_FOLD, native={"axis": _axes if _NUMBA >= (0, 68) else _one_axis}),
+    "prod": _FOLD, "mean": _FOLD,
+    "var": _MOMENT, "std": _MOMENT,
+    "max": _EXTREMUM, "min": _EXTREMUM, "amax": _EXTREMUM, "amin": _EXTREMUM, "ptp": _EXTREMUM,
+    "any": _EXTREMUM, "all": _EXTREMUM,
+    "argmax": _POSITION, "argmin": _POSITION,
+    "cumsum": dataclasses.replace(_SCAN, native={"axis": _one_axis} if _NUMBA >= (0, 67) else {}),
+    "cumprod": _SCAN,
+    "norm": Reduction(("ord", "axis", "keepdims"), ("ord", "axis", "keepdims"), {"ord": _numeric_order}),
+}
+METHODS = frozenset(REDUCTIONS) - {"amax", "amin", "ptp", "norm"}  # ndarray's methods of the same name
+DEFAULTS = {"axis": None, "keepdims": False, "ddof": 0, "ord": None, "dtype": None, "out": None}
+
+
+def _callee(func: gast.expr) -> Optional[List[str]]:
+    parts = []
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    return [func.id] + parts[::-1] if isinstance(func, gast.Name) else None
+
+
+def _is_default(param: str, node: gast.expr) -> bool:
+    value = _constant(node)
+    return not isinstance(value, gast.AST) and value == DEFAULTS[param]
+
+
+class _Legalizer(gast.NodeTransformer):
+    def __init__(self, alias: str):
+        self.alias = alias
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        target = self._reduction(node)
+        if target is None:
+            return node
+        name, array, args, method = target
+        table = REDUCTIONS[name]
+        bound = self._bind(table, args, node.keywords)
+        if bound is None:
+            return node
+        given = {p: v for p, v in bound.items() if not _is_default(p, v)}
+        if set(given) - set(table.helper_params):
+            return node  # dtype=, out=, ...: nothing here takes them; Numba reports what it lacks
+        if all(p in table.native and table.native[p](v) for p, v in given.items()):
+            return node if len(given) == len(bound) else self._numpy_call(node, array, given, method)
+        return gast.copy_location(self._helper_call(name, table, array, given), node)
+
+    def _reduction(self, node: gast.Call):
+        """``(name, array, arguments after it, is_method)`` for a reduction call, else None."""
+        path = _callee(node.func)
+        if path == ["np", "linalg", "norm"] or (path and len(path) == 2 and path[0] == "np" and path[1] in REDUCTIONS):
+            return (path[-1], node.args[0], node.args[1:], False) if node.args else None
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr in METHODS and \
+                not (path and path[0] in _MODULE_NAMES | {self.alias}):
+            return func.attr, func.value, node.args, True
+        return None
+
+    @staticmethod
+    def _bind(table: Reduction, args: List[gast.expr], keywords: List[gast.keyword]):
+        """NumPy's parameter -> argument node, or None where the call is not plain (``*args``, unknown names)."""
+        if len(args) > len(table.numpy_params) or any(isinstance(a, gast.Starred) for a in args):
+            return None
+        bound = dict(zip(table.numpy_params, args))
+        for k in keywords:
+            if k.arg is None or k.arg in bound or (k.arg not in table.numpy_params and k.arg != "keepdims"):
+                return None
+            bound[k.arg] = k.value
+        return bound
+
+    @staticmethod
+    def _numpy_call(node: gast.Call, array: gast.expr, given, method: bool) -> gast.Call:
+        keywords = [gast.keyword(arg=p, value=v) for p, v in given.items()]
+        args = [] if method else [array]
+        return gast.copy_location(gast.Call(func=node.func, args=args, keywords=keywords), node)
+
+    def _helper_call(self, name: str, table: Reduction, array: gast.expr, given) -> gast.Call:
+        last = max(table.helper_params.index(p) for p in given)
+        args = [given.get(p, gast.Constant(value=DEFAULTS[p], kind=None)) for p in table.helper_params[:last + 1]]
+        return gast.Call(func=resolve.reference_node(f"{self.alias}.{name}"), args=[array] + args, keywords=[])
+
+
+def _bound_names(module: gast.Module) -> List[str]:
+    names = []
+    for node in gast.walk(module):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param, gast.Del)):
+            names.append(node.id)
+        elif isinstance(node, gast.FunctionDef):
+            names.append(node.name)
+    return names
+
+
+def runtime_alias(module: gast.Module) -> str:
+    """The name generated code gives ``numbax.runtime``: ``rt``, unless the code binds ``rt`` itself."""
+    return Namer(_bound_names(module)).new("rt")
+
+
+def transform(module: gast.Module) -> gast.Module:
+    """Rewrite the reductions of ``module`` that Numba cannot compile into runtime helper calls."""
+    return _Legalizer(runtime_alias(module)).visit(module)
+
+
+def imports(module: gast.Module) -> List[str]:
+    """The import lines that the runtime helper calls in ``module`` need (none if it makes none)."""
+    alias = runtime_alias(module)
+    used = any(isinstance(n, gast.Name) and n.id == alias and isinstance(n.ctx, gast.Load) for n in gast.walk(module))
+    return [f"from numbax import runtime as {alias}"] if used else []

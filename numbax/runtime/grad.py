@@ -1,0 +1,891 @@
+"""Helpers that generated adjoint code calls: zeros, copies, and undoing broadcasts and reductions.
+
+Each helper is plain Python over NumPy, which is what ``backend="python"``
+runs, and has a Numba implementation registered with ``overload``, chosen by
+the argument types at compile time, so one generated source serves both
+backends. Reverse mode needs them because Numba is strictly typed: a zero
+adjoint must have its primal's type (scalar or array of that ndim), and the
+shape a broadcast or a reduction came from is only known at run time.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.cpython.unsafe.tuple import tuple_setitem
+from numba.extending import overload
+
+__all__ = ["zeros_like", "ones_like", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
+           "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "var_grad", "cumsum_grad",
+           "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
+           "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs", "grow", "reserve",
+           "norm_grad"]
+
+
+def zeros_like(x):
+    """A zero of ``x``'s type: an array of its shape and dtype, or a scalar zero."""
+    if isinstance(x, np.ndarray):
+        return np.zeros_like(x)
+    if isinstance(x, (list, tuple)):  # the results of np.split, np.linalg.slogdet, indexed
+        return [zeros_like(v) for v in x]
+    return type(x)(0) if isinstance(x, (float, np.floating)) else 0.0
+
+
+def ones_like(x):
+    """A one of ``x``'s type (the seed of a gradient)."""
+    if isinstance(x, np.ndarray):
+        return np.ones_like(x, dtype=np.result_type(x.dtype, np.float32))
+    return type(x)(1) if isinstance(x, (float, np.floating)) else 1.0
+
+
+def copy_of(x):
+    """A copy of an array that nothing else references; scalars as they are."""
+    return x.copy() if isinstance(x, np.ndarray) else x
+
+
+def size_of(x):
+    """The number of elements of an array, 1 for a scalar."""
+    return x.size if isinstance(x, np.ndarray) else 1
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting (adjoint of a broadcast)."""
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    if not shape:
+        return np.sum(g)
+    g = np.asarray(g)
+    if g.ndim < len(shape):
+        return np.broadcast_to(g, shape).copy()
+    if g.ndim > len(shape):
+        g = g.sum(axis=tuple(range(g.ndim - len(shape))))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if g.shape != shape:
+        g = np.broadcast_to(g, shape).copy()
+    return g
+
+
+def unreduce(g, a, axis=None, keepdims=False):
+    """Broadcast the cotangent of a reduction of ``a`` over ``axis`` back to ``a``'s shape."""
+    shape = np.shape(a)
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+    return np.broadcast_to(g, shape)
+
+
+def index_add(a, index, g):
+    """``a[index] += g`` with repeated integer indices accumulating (``np.add.at``); in place."""
+    np.add.at(a, index, g)
+
+
+# ---------------------------------------------------------------------------
+# Numba implementations
+
+
+def _is_scalar(t) -> bool:
+    return isinstance(t, (types.Number, types.Boolean))
+
+
+@overload(zeros_like)
+def _zeros_like(x):
+    if isinstance(x, types.Array):
+        return lambda x: np.zeros(x.shape, x.dtype)
+    if _is_scalar(x):
+        return lambda x: 0.0
+    if isinstance(x, types.List) and isinstance(x.dtype, types.Array):
+        return lambda x: [np.zeros(v.shape, v.dtype) for v in x]
+    if isinstance(x, types.BaseTuple):
+        raise TypingError("numbax: on cpu a tuple result (np.linalg.slogdet(a)[1]) cannot be indexed in a "
+                          "differentiated function; unpack it: sign, logdet = np.linalg.slogdet(a)")
+    raise TypingError(f"numbax: no zero for a value of type {x}")
+
+
+@overload(ones_like)
+def _ones_like(x):
+    if isinstance(x, types.Array) and isinstance(x.dtype, types.Float):
+        return lambda x: np.ones(x.shape, x.dtype)
+    if isinstance(x, types.Array):
+        return lambda x: np.ones(x.shape, np.float64)
+    if _is_scalar(x):
+        return lambda x: 1.0
+    raise TypingError(f"numbax: no one for a value of type {x}")
+
+
+@overload(copy_of)
+def _copy_of(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.copy()
+    return lambda x: x
+
+
+@overload(size_of)
+def _size_of(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.size
+    return lambda x: 1
+
+
+def _sum_to_shape(g, shape, ndim):
+    """Sum ``g`` (any ndim >= len(shape)) into a new C array of ``shape``, broadcasting rules reversed."""
+    out = np.zeros(shape, g.dtype)
+    flat = out.reshape(-1)
+    gc = np.ascontiguousarray(g).reshape(-1)
+    gshape = g.shape
+    offset = g.ndim - ndim
+    for i in range(gc.size):
+        rem = i
+        index = 0
+        stride = 1
+        for d in range(g.ndim - 1, -1, -1):
+            c = rem % gshape[d]
+            rem //= gshape[d]
+            if d >= offset:
+                n = shape[d - offset]
+                if n != 1:
+                    index += c * stride
+                stride *= n
+        flat[index] += gc[i]
+    return out
+
+
+@overload(unbroadcast)
+def _unbroadcast(g, x):
+    if _is_scalar(x):
+        if isinstance(g, types.Array):
+            return lambda g, x: np.sum(g)
+        return lambda g, x: g
+    if not isinstance(x, types.Array):
+        raise TypingError(f"numbax: cannot unbroadcast to a value of type {x}")
+    if _is_scalar(g):
+        return lambda g, x: np.full(x.shape, g)
+    if g.ndim < x.ndim:
+        return lambda g, x: np.broadcast_to(g, x.shape).copy()
+    if g.ndim == x.ndim:
+        def same_ndim(g, x):
+            if g.shape == x.shape:
+                return np.ascontiguousarray(g)
+            return _sum_to_shape_jit(g, x.shape, x.ndim)
+        return same_ndim
+
+    def more_dims(g, x):
+        return _sum_to_shape_jit(g, x.shape, x.ndim)
+    return more_dims
+
+
+@overload(unreduce)
+def _unreduce(g, a, axis=None, keepdims=False):
+    if _is_scalar(a):
+        return lambda g, a, axis=None, keepdims=False: g
+    no_axis = axis is None or isinstance(axis, (types.NoneType, types.Omitted))
+    if _is_scalar(g):
+        return lambda g, a, axis=None, keepdims=False: np.full(a.shape, g)
+    if no_axis or g.ndim == a.ndim:
+        return lambda g, a, axis=None, keepdims=False: np.broadcast_to(g, a.shape)
+    if isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis):
+        lines = ["def several(g, a, axis=None, keepdims=False):", "    shape = a.shape"]
+        for i in range(len(axis)):
+            lines.append(f"    shape = tuple_setitem(shape, axis[{i}] if axis[{i}] >= 0 else axis[{i}] + a.ndim, 1)")
+        lines.append("    return np.broadcast_to(np.ascontiguousarray(g).reshape(shape), a.shape)")
+        namespace = {"np": np, "tuple_setitem": tuple_setitem}
+        exec("\n".join(lines), namespace)
+        return namespace["several"]
+    if not isinstance(axis, types.Integer):
+        raise TypingError("numbax: the adjoint of a reduction over several axes needs keepdims=True on cpu")
+
+    def one_axis(g, a, axis=None, keepdims=False):
+        ax = axis if axis >= 0 else axis + a.ndim
+        shape = tuple_setitem(a.shape, ax, 1)
+        return np.broadcast_to(np.ascontiguousarray(g).reshape(shape), a.shape)
+    return one_axis
+
+
+@overload(index_add)
+def _index_add(a, index, g):
+    if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer) and index.ndim == 1:
+        if _is_scalar(g):
+            def scalar_at(a, index, g):
+                for k in range(index.size):
+                    a[index[k]] += g
+            return scalar_at
+
+        def rows_at(a, index, g):
+            for k in range(index.size):
+                a[index[k]] += g[k]
+        return rows_at
+
+    def basic(a, index, g):
+        a[index] += g
+    return basic
+
+
+def _jit_helpers():
+    import numba
+
+    return numba.njit(cache=True)(_sum_to_shape)
+
+
+_sum_to_shape_jit = _jit_helpers()
+
+
+# ---------------------------------------------------------------------------
+# Adjoints of whole primitives too irregular for a one-line template
+
+
+def matmul_grad_a(g, a, b):
+    """Cotangent of ``a`` in ``a @ b`` (1-D and 2-D operands, as ``np.dot`` and ``np.matmul``)."""
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0 or b_nd == 0:
+        return unbroadcast(g * b, a)
+    if a_nd > 2 or b_nd > 2:
+        gb = g[..., None] * b if b_nd == 1 else g @ np.swapaxes(b, -1, -2)
+        return unbroadcast(gb if a_nd > 1 else np.sum(gb, axis=tuple(range(gb.ndim - 1))), a)
+    if b_nd == 1:
+        return np.outer(g, b) if a_nd == 2 else g * b
+    return g @ b.T if a_nd == 2 else b @ g
+
+
+def matmul_grad_b(g, a, b):
+    """Cotangent of ``b`` in ``a @ b``."""
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0 or b_nd == 0:
+        return unbroadcast(g * a, b)
+    if a_nd > 2 or b_nd > 2:
+        ag = a[..., :, None] * g[..., None, :] if a_nd == 1 else np.swapaxes(a, -1, -2) @ (
+            g[..., None] if b_nd == 1 else g)
+        if b_nd == 1:
+            ag = ag[..., 0] if a_nd > 1 else ag
+            return unbroadcast(ag, b)
+        return unbroadcast(ag, b)
+    if a_nd == 1:
+        return np.outer(a, g) if b_nd == 2 else g * a
+    return a.T @ g if b_nd == 2 else g @ a
+
+
+def reshape_like(g, a):
+    """``g`` with ``a``'s shape (adjoint of reshape, ravel, squeeze, expand_dims)."""
+    if np.ndim(a) == 0:
+        return np.sum(g)
+    return np.ascontiguousarray(g).reshape(np.shape(a))
+
+
+def chooser_weights(a, ans, axis=None, keepdims=False):
+    """Where ``a`` attains its max/min ``ans``, ties sharing equally (adjoint weights of max and min)."""
+    mask = (a == unreduce(ans, a, axis, keepdims)).astype(np.float64)
+    count = np.sum(mask) if axis is None else np.sum(mask, axis=axis)
+    return mask / unreduce(count, a, axis, False)
+
+
+def var_grad(g, a, axis=None, ddof=0, keepdims=False):
+    """Cotangent of ``a`` in ``np.var(a, axis, ddof=ddof, keepdims=keepdims)``."""
+    n = size_of(a) // size_of(np.sum(a) if axis is None else np.sum(a, axis=axis))
+    centre = np.mean(a) if axis is None else np.sum(a, axis=axis) / n
+    return unreduce(g, a, axis, keepdims) * 2.0 * (a - unreduce(centre, a, axis, False)) / (n - ddof)
+
+
+def cumsum_grad(g, a, axis=None):
+    """Cotangent of ``a`` in ``np.cumsum(a, axis)``: a reversed cumulative sum."""
+    if axis is None:
+        return reshape_like(np.cumsum(np.ascontiguousarray(g).reshape(-1)[::-1])[::-1], a)
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+def clip_mask(a, a_min, a_max):
+    """1 where ``np.clip`` passes ``a`` through, 0 where it clips."""
+    lower = True if a_min is None else a >= a_min
+    upper = True if a_max is None else a <= a_max
+    return (lower & upper) * 1.0
+
+
+def dsinc(x):
+    """The derivative of ``np.sinc``."""
+    px = np.pi * x
+    safe = np.where(x == 0.0, 1.0, x)
+    return np.where(x == 0.0, 0.0, (np.cos(px) - np.sinc(x)) / safe)
+
+
+def inverse_axes(axes):
+    """The permutation that undoes ``np.transpose(a, axes)``."""
+    return tuple(int(i) for i in np.argsort(axes))
+
+
+def cholesky_grad(g, L):
+    """Cotangent of ``a`` in ``L = np.linalg.cholesky(a)`` (symmetric, as in JAX)."""
+    phi = L.T @ g
+    phi = np.tril(phi) - 0.5 * np.diag(np.diag(phi))
+    Linv = np.linalg.inv(L)
+    s = Linv.T @ phi @ Linv
+    return 0.5 * (s + s.T)
+
+
+def solve_grad_a(gb, x):
+    """Cotangent of ``a`` in ``x = np.linalg.solve(a, b)``, given ``gb = solve(a.T, g)``."""
+    return -np.outer(gb, x) if np.ndim(x) == 1 else -gb @ x.T
+
+
+def trace_grad(g, a, offset=0, axis1=0, axis2=1):
+    """Cotangent of ``a`` in ``np.trace(a, offset, axis1, axis2)``."""
+    if np.ndim(a) == 2:
+        return g * np.eye(a.shape[0], a.shape[1], offset)
+    shape = np.shape(np.diagonal(a, offset, axis1, axis2))
+    return diagonal_grad(np.broadcast_to(np.expand_dims(g, -1), shape), a, offset, axis1, axis2)
+
+
+@overload(matmul_grad_a)
+def _matmul_grad_a(g, a, b):
+    if _is_scalar(a) or _is_scalar(b):
+        return lambda g, a, b: unbroadcast(g * b, a)
+    if b.ndim == 1:
+        if a.ndim == 2:
+            return lambda g, a, b: np.outer(g, b)
+        return lambda g, a, b: g * b
+    if a.ndim == 2:
+        return lambda g, a, b: g @ np.ascontiguousarray(b.T)
+    return lambda g, a, b: b @ g
+
+
+@overload(matmul_grad_b)
+def _matmul_grad_b(g, a, b):
+    if _is_scalar(a) or _is_scalar(b):
+        return lambda g, a, b: unbroadcast(g * a, b)
+    if a.ndim == 1:
+        if b.ndim == 2:
+            return lambda g, a, b: np.outer(a, g)
+        return lambda g, a, b: g * a
+    if b.ndim == 2:
+        return lambda g, a, b: np.ascontiguousarray(a.T) @ g
+    return lambda g, a, b: g @ a
+
+
+@overload(reshape_like)
+def _reshape_like(g, a):
+    if _is_scalar(a):
+        return lambda g, a: np.sum(g)
+    if _is_scalar(g):
+        return lambda g, a: np.full(a.shape, g)
+    return lambda g, a: np.ascontiguousarray(g).reshape(a.shape)
+
+
+@overload(chooser_weights)
+def _chooser_weights(a, ans, axis=None, keepdims=False):
+    if _is_scalar(a):
+        return lambda a, ans, axis=None, keepdims=False: 1.0
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        def whole(a, ans, axis=None, keepdims=False):
+            mask = (a == unreduce(ans, a, axis, keepdims)) * 1.0
+            return mask / np.sum(mask)
+        return whole
+
+    def along(a, ans, axis=None, keepdims=False):
+        mask = (a == unreduce(ans, a, axis, keepdims)) * 1.0
+        return mask / unreduce(np.sum(mask, axis=axis), a, axis, False)
+    return along
+
+
+@overload(var_grad)
+def _var_grad(g, a, axis=None, ddof=0, keepdims=False):
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        def whole(g, a, axis=None, ddof=0, keepdims=False):
+            return unreduce(g, a, axis, keepdims) * 2.0 * (a - np.mean(a)) / (a.size - ddof)
+        return whole
+
+    def along(g, a, axis=None, ddof=0, keepdims=False):
+        n = a.shape[axis]
+        centre = np.sum(a, axis=axis) / n
+        return unreduce(g, a, axis, keepdims) * 2.0 * (a - unreduce(centre, a, axis, False)) / (n - ddof)
+    return along
+
+
+@overload(cumsum_grad)
+def _cumsum_grad(g, a, axis=None):
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        return lambda g, a, axis=None: reshape_like(np.cumsum(np.ascontiguousarray(g).reshape(-1)[::-1])[::-1], a)
+    if a.ndim == 1:
+        return lambda g, a, axis=None: np.cumsum(g[::-1])[::-1]
+    return lambda g, a, axis=None: _reverse_cumsum_jit(g, axis if axis >= 0 else axis + a.ndim).reshape(a.shape)
+
+
+@overload(clip_mask)
+def _clip_mask(a, a_min, a_max):
+    lo_none = isinstance(a_min, (types.NoneType, types.Omitted))
+    hi_none = isinstance(a_max, (types.NoneType, types.Omitted))
+    if lo_none:
+        return lambda a, a_min, a_max: (a <= a_max) * 1.0
+    if hi_none:
+        return lambda a, a_min, a_max: (a >= a_min) * 1.0
+    return lambda a, a_min, a_max: ((a >= a_min) & (a <= a_max)) * 1.0
+
+
+@overload(dsinc)
+def _dsinc(x):
+    if _is_scalar(x):
+        def scalar(x):
+            if x == 0.0:
+                return 0.0
+            return (np.cos(np.pi * x) - np.sin(np.pi * x) / (np.pi * x)) / x
+        return scalar
+
+    def array(x):
+        out = np.zeros(x.shape)
+        flat = x.reshape(-1) if x.flags.c_contiguous else x.copy().reshape(-1)
+        res = out.reshape(-1)
+        for i in range(flat.size):
+            v = flat[i]
+            if v != 0.0:
+                res[i] = (np.cos(np.pi * v) - np.sin(np.pi * v) / (np.pi * v)) / v
+        return out
+    return array
+
+
+@overload(cholesky_grad)
+def _cholesky_grad(g, L):
+    def impl(g, L):
+        phi = np.ascontiguousarray(L.T) @ g
+        phi = np.tril(phi) - 0.5 * np.diag(np.diag(phi))
+        Linv = np.linalg.inv(L)
+        s = np.ascontiguousarray(Linv.T) @ phi @ Linv
+        return 0.5 * (s + s.T)
+    return impl
+
+
+@overload(solve_grad_a)
+def _solve_grad_a(gb, x):
+    if x.ndim == 1:
+        return lambda gb, x: -np.outer(gb, x)
+    return lambda gb, x: -(gb @ np.ascontiguousarray(x.T))
+
+
+@overload(trace_grad)
+def _trace_grad(g, a, offset=0, axis1=0, axis2=1):
+    if a.ndim != 2:
+        raise TypingError("numbax: on cpu the adjoint of np.trace supports 2-D arrays only")
+    return lambda g, a, offset=0, axis1=0, axis2=1: g * np.eye(a.shape[0], a.shape[1], offset)
+
+
+@overload(inverse_axes)
+def _inverse_axes(axes):
+    def impl(axes):
+        out = axes
+        for i in range(len(axes)):
+            out = tuple_setitem(out, axes[i], i)
+        return out
+    return impl
+
+
+def diag_grad(g, v, k=0):
+    """Cotangent of ``v`` in ``np.diag(v, k)``: a diagonal taken out, or put back in place."""
+    if np.ndim(v) == 1:
+        return np.diagonal(g, k).copy()
+    out = np.zeros(np.shape(v), dtype=np.result_type(g, np.float64))
+    n = np.size(g)
+    rows = np.arange(n) + max(-k, 0)
+    cols = np.arange(n) + max(k, 0)
+    out[rows, cols] = g
+    return out
+
+
+def cumprod_grad(g, a, ans, axis=None):
+    """Cotangent of ``a`` in ``np.cumprod(a, axis)`` (``a`` without zeros)."""
+    if axis is None:
+        flat = np.ascontiguousarray(g * ans).reshape(-1)
+        return reshape_like(np.cumsum(flat[::-1])[::-1], a) / a
+    return np.flip(np.cumsum(np.flip(g * ans, axis), axis=axis), axis) / a
+
+
+@overload(diag_grad)
+def _diag_grad(g, v, k=0):
+    if v.ndim == 1:
+        def take(g, v, k=0):
+            n = v.shape[0]
+            out = np.empty(n, g.dtype)
+            r, c = max(-k, 0), max(k, 0)
+            for i in range(n):
+                out[i] = g[r + i, c + i]
+            return out
+        return take
+
+    def place(g, v, k=0):
+        out = np.zeros(v.shape)
+        r, c = max(-k, 0), max(k, 0)
+        for i in range(g.shape[0]):
+            out[r + i, c + i] = g[i]
+        return out
+    return place
+
+
+@overload(cumprod_grad)
+def _cumprod_grad(g, a, ans, axis=None):
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)) or a.ndim == 1:
+        def flat(g, a, ans, axis=None):
+            rev = np.ascontiguousarray(g * ans).reshape(-1)[::-1]
+            return reshape_like(np.cumsum(rev)[::-1], a) / a
+        return flat
+
+    def along(g, a, ans, axis=None):
+        return _reverse_cumsum_jit(g * ans, axis if axis >= 0 else axis + a.ndim).reshape(a.shape) / a
+    return along
+
+
+def slogdet_sign(a):
+    """The sign of ``det(a)``, the first result of ``np.linalg.slogdet``."""
+    return np.linalg.slogdet(a)[0]
+
+
+def slogdet_logabs(a):
+    """``log|det(a)|``, the second result of ``np.linalg.slogdet``."""
+    return np.linalg.slogdet(a)[1]
+
+
+@overload(slogdet_sign)
+def _slogdet_sign(a):
+    return lambda a: np.linalg.slogdet(a)[0]
+
+
+@overload(slogdet_logabs)
+def _slogdet_logabs(a):
+    return lambda a: np.linalg.slogdet(a)[1]
+
+
+def grow(tape):
+    """A typed tape twice as long, holding ``tape``'s values (reverse mode's scalar tapes grow by doubling)."""
+    grown = np.empty(2 * tape.shape[0], tape.dtype)
+    grown[:tape.shape[0]] = tape
+    return grown
+
+
+@overload(grow)
+def _grow(tape):
+    def impl(tape):
+        grown = np.empty(2 * tape.shape[0], tape.dtype)
+        grown[:tape.shape[0]] = tape
+        return grown
+    return impl
+
+
+def norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
+    """Cotangent of ``x`` in ``np.linalg.norm(x, ord, axis, keepdims)`` for the 2-norm, Frobenius, 1 and inf."""
+    if ord in (None, 2, "fro") and (ord != 2 or axis is not None or np.ndim(x) == 1):
+        return unreduce(g / ans, x, axis, keepdims) * x
+    if ord == 1 and (axis is not None or np.ndim(x) == 1):
+        return unreduce(g, x, axis, keepdims) * np.sign(x)
+    if ord in (np.inf, -np.inf) and (axis is not None or np.ndim(x) == 1):
+        target = unreduce(ans, x, axis, keepdims)
+        hits = (np.abs(x) == target) * 1.0
+        count = np.sum(hits) if axis is None else np.sum(hits, axis=axis, keepdims=True)
+        return unreduce(g, x, axis, keepdims) * np.sign(x) * hits / count
+    raise NotImplementedError(f"numbax: no derivative of np.linalg.norm with ord={ord!r} over a matrix")
+
+
+@overload(norm_grad)
+def _norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
+    if isinstance(ord, types.IntegerLiteral) and ord.literal_value == 1 and isinstance(x, types.Array) and \
+            (x.ndim == 1 or not isinstance(axis, (types.NoneType, types.Omitted))):
+        return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g, x, axis, keepdims) * np.sign(x)
+    if not (ord is None or isinstance(ord, (types.NoneType, types.Omitted))):
+        raise TypingError("numbax: on cpu the derivative of np.linalg.norm supports ord=None only")
+    return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g / ans, x, axis, keepdims) * x
+
+
+def reserve(tape, size):
+    """``tape`` if it holds ``size`` values, else a copy with room for them (before a ``for`` loop)."""
+    if size <= tape.shape[0]:
+        return tape
+    grown = np.empty(max(size, 2 * tape.shape[0]), tape.dtype)
+    grown[:tape.shape[0]] = tape
+    return grown
+
+
+@overload(reserve)
+def _reserve(tape, size):
+    def impl(tape, size):
+        if size <= tape.shape[0]:
+            return tape
+        grown = np.empty(max(size, 2 * tape.shape[0]), tape.dtype)
+        grown[:tape.shape[0]] = tape
+        return grown
+    return impl
+
+
+# ---------------------------------------------------------------------------
+# Adjoints of shape functions: selections put back in place, copies summed back
+
+__all__ += ["split_grad", "slogdet_grad", "concatenate_grad", "stack_grad", "hstack_grad", "vstack_grad", "diagonal_grad", "tile_grad",
+            "repeat_grad", "pad_grad", "einsum_grad", "tensordot_grad"]
+
+
+def concatenate_grad(g, arrays, axis=0):
+    """Cotangents of each of ``arrays`` in ``np.concatenate(arrays, axis)``, as a tuple."""
+    if axis is None:
+        sizes = [np.size(a) for a in arrays]
+        parts = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
+    else:
+        sizes = [np.shape(a)[axis] for a in arrays]
+        parts = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    return tuple(reshape_like(p, a) for p, a in zip(parts, arrays))
+
+
+def stack_grad(g, arrays, axis=0):
+    """Cotangents of each of ``arrays`` in ``np.stack(arrays, axis)``, as a tuple."""
+    return tuple(reshape_like(np.take(g, i, axis=axis), a) for i, a in enumerate(arrays))
+
+
+def hstack_grad(g, tup):
+    """Cotangents of each of ``tup`` in ``np.hstack(tup)``, as a tuple."""
+    axis = 0 if np.ndim(tup[0]) <= 1 else 1
+    parts = concatenate_grad(g, tuple(np.atleast_1d(a) for a in tup), axis)
+    return tuple(reshape_like(p, a) for p, a in zip(parts, tup))
+
+
+def vstack_grad(g, tup):
+    """Cotangents of each of ``tup`` in ``np.vstack(tup)``, as a tuple."""
+    parts = concatenate_grad(g, tuple(np.atleast_2d(a) for a in tup), 0)
+    return tuple(reshape_like(p, a) for p, a in zip(parts, tup))
+
+
+def _take_range(g, ax, start, stop, shape):
+    """``g``'s indices ``start:stop`` along axis ``ax``, as a new C array of ``shape`` (for Numba)."""
+    gc = np.ascontiguousarray(g)
+    g3 = gc.reshape(_around_jit(gc.shape, ax))
+    return np.ascontiguousarray(g3[:, start:stop, :]).reshape(shape)
+
+
+def _around(shape, ax):
+    """``shape`` as three dimensions: those before axis ``ax`` flattened, ``ax``, those after (for Numba)."""
+    pre = 1
+    for k in range(ax):
+        pre *= shape[k]
+    post = 1
+    for k in range(ax + 1, len(shape)):
+        post *= shape[k]
+    return (pre, shape[ax], post)
+
+
+def _jit_sequence_helpers():
+    import numba
+
+    return numba.njit(_around), numba.njit(_take_range)
+
+
+_around_jit, _take_range_jit = _jit_sequence_helpers()
+
+
+def _sequence_impl(arrays, params: str, axis: str, count, seq: str = "arrays") -> object:
+    """A Numba implementation returning one ``_take_range`` per element of the tuple ``arrays``.
+
+    ``axis`` is the source of the (normalized) axis along which the elements sit in ``g``;
+    ``count(i, t)`` the source of how many indices element ``i`` of type ``t`` takes there; ``seq``
+    the parameter holding the tuple.
+    """
+    if not isinstance(arrays, types.BaseTuple) or not all(isinstance(t, types.Array) for t in arrays):
+        raise TypingError("numbax: the adjoint of a sequence of arrays needs a tuple of arrays on cpu")
+    lines = [f"def impl({params}):", f"    ax = {axis}", "    o = 0"]
+    for i, t in enumerate(arrays):
+        lines += [f"    c = {count(i, t)}", f"    p{i} = take(g, ax, o, o + c, {seq}[{i}].shape)", "    o += c"]
+    lines.append(f"    return ({', '.join(f'p{i}' for i in range(len(arrays)))},)")
+    namespace = {"take": _take_range_jit, "np": np}
+    exec("\n".join(lines), namespace)
+    return namespace["impl"]
+
+
+@overload(concatenate_grad)
+def _concatenate_grad(g, arrays, axis=0):
+    if isinstance(axis, types.NoneType):
+        raise TypingError("numbax: the adjoint of np.concatenate(axis=None) is not available on cpu")
+    axis_source = "0" if isinstance(axis, (types.Omitted, int)) else "axis if axis >= 0 else axis + g.ndim"
+    return _sequence_impl(arrays, "g, arrays, axis=0", axis_source, lambda i, t: f"arrays[{i}].shape[ax]")
+
+
+@overload(stack_grad)
+def _stack_grad(g, arrays, axis=0):
+    axis_source = "0" if isinstance(axis, (types.Omitted, int)) else "axis if axis >= 0 else axis + g.ndim"
+    return _sequence_impl(arrays, "g, arrays, axis=0", axis_source, lambda i, t: "1")
+
+
+@overload(hstack_grad)
+def _hstack_grad(g, tup):
+    if isinstance(tup, types.BaseTuple) and len(tup) and isinstance(tup[0], types.Array) and tup[0].ndim == 1:
+        impl = _sequence_impl(tup, "g, tup", "0", lambda i, t: f"tup[{i}].shape[0]", "tup")
+    else:
+        impl = _sequence_impl(tup, "g, tup", "1", lambda i, t: f"tup[{i}].shape[1]", "tup")
+    return impl
+
+
+@overload(vstack_grad)
+def _vstack_grad(g, tup):
+    return _sequence_impl(tup, "g, tup", "0", lambda i, t: "1" if t.ndim == 1 else f"tup[{i}].shape[0]", "tup")
+
+
+def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
+    """Cotangent of ``a`` in ``np.diagonal(a, offset, axis1, axis2)``: ``g`` put back on that diagonal."""
+    out = np.zeros(np.shape(a), dtype=np.result_type(g, np.float64))
+    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
+    n = np.shape(g)[-1]
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    view[..., rows, cols] = g
+    return out
+
+
+def tile_grad(g, A, reps):
+    """Cotangent of ``A`` in ``np.tile(A, reps)``: the copies summed."""
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    shape = np.shape(A)
+    n = max(len(shape), len(reps))
+    shape_n = (1,) * (n - len(shape)) + tuple(shape)
+    reps_n = (1,) * (n - len(reps)) + reps
+    interleaved = tuple(v for pair in zip(reps_n, shape_n) for v in pair)
+    summed = np.reshape(g, interleaved).sum(axis=tuple(range(0, 2 * n, 2)))
+    return reshape_like(summed, A)
+
+
+def repeat_grad(g, a, repeats, axis=None):
+    """Cotangent of ``a`` in ``np.repeat(a, repeats, axis)``: each element's copies summed."""
+    if axis is None:
+        flat = np.zeros(np.size(a), dtype=np.result_type(g, np.float64))
+        np.add.at(flat, np.repeat(np.arange(flat.size), repeats), np.ravel(g))
+        return reshape_like(flat, a)
+    n = np.shape(a)[axis]
+    out = np.zeros(np.shape(a), dtype=np.result_type(g, np.float64))
+    moved = np.moveaxis(out, axis, 0)
+    np.add.at(moved, np.repeat(np.arange(n), repeats), np.moveaxis(g, axis, 0))
+    return out
+
+
+@overload(repeat_grad)
+def _repeat_grad(g, a, repeats, axis=None):
+    if not (axis is None or isinstance(axis, (types.NoneType, types.Omitted))) or \
+            not isinstance(repeats, types.Integer):
+        raise TypingError("numbax: on cpu the adjoint of np.repeat supports an integer count without axis")
+
+    def impl(g, a, repeats, axis=None):
+        flat = np.ascontiguousarray(g).reshape(-1)
+        out = np.zeros(flat.size // repeats)
+        for i in range(out.size):
+            out[i] = np.sum(flat[i * repeats:(i + 1) * repeats])
+        return reshape_like(out, a)
+    return impl
+
+
+def pad_grad(g, array, pad_width, mode="constant"):
+    """Cotangent of ``array`` in ``np.pad(array, pad_width)`` (constant mode): the middle of ``g``."""
+    if mode != "constant":
+        raise NotImplementedError(f"numbax: no derivative of np.pad with mode={mode!r}")
+    shape = np.shape(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (len(shape), 2))
+    index = tuple(slice(int(lo), int(lo) + n) for (lo, _), n in zip(widths, shape))
+    return reshape_like(np.asarray(g)[index].copy(), array)
+
+
+def _einsum_specs(subscripts: str, count: int):
+    """The input specs and the output spec of an explicit or implicit einsum without ellipses."""
+    subscripts = subscripts.replace(" ", "")
+    if "." in subscripts:
+        raise NotImplementedError("numbax: no derivative of np.einsum with an ellipsis")
+    inputs, arrow, output = subscripts.partition("->")
+    specs = inputs.split(",")
+    if len(specs) != count:
+        raise ValueError(f"numbax: einsum {subscripts!r} names {len(specs)} operands, got {count}")
+    if not arrow:
+        letters = "".join(specs)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return specs, output
+
+
+def einsum_grad(g, subscripts, k, *operands):
+    """Cotangent of operand ``k`` of ``np.einsum(subscripts, *operands)``: the transposed contraction."""
+    specs, output = _einsum_specs(subscripts, len(operands))
+    target = specs[k]
+    unique = "".join(dict.fromkeys(target))
+    others = [(s, op) for i, (s, op) in enumerate(zip(specs, operands)) if i != k]
+    elsewhere = set(output).union(*(set(s) for s, _ in others))
+    kept = "".join(c for c in unique if c in elsewhere)
+    spec = ",".join([output] + [s for s, _ in others]) + "->" + kept
+    part = np.einsum(spec, g, *(op for _, op in others))
+    sizes = dict(zip(target, np.shape(operands[k])))
+    # indices only this operand sums over come back by broadcasting
+    missing = tuple(i for i, c in enumerate(unique) if c not in kept)
+    full = np.broadcast_to(np.expand_dims(part, missing), tuple(sizes[c] for c in unique))
+    out = np.zeros(np.shape(operands[k]), dtype=np.result_type(g, np.float64))
+    if unique == target:
+        out[...] = full
+    else:  # repeated indices (a diagonal): einsum returns a writeable view of it
+        np.einsum(f"{target}->{unique}", out)[...] = full
+    return out
+
+
+def tensordot_grad(g, a, b, axes, k):
+    """Cotangent of ``a`` (``k == 0``) or ``b`` (``k == 1``) in ``np.tensordot(a, b, axes)``."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        a_axes, b_axes = list(range(na - n, na)), list(range(n))
+    else:
+        a_axes, b_axes = axes
+        a_axes = [a_axes] if np.ndim(a_axes) == 0 else list(a_axes)
+        b_axes = [b_axes] if np.ndim(b_axes) == 0 else list(b_axes)
+    a_axes = [i % na for i in a_axes] if na else a_axes
+    b_axes = [i % nb for i in b_axes] if nb else b_axes
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    sa = [next(letters) for _ in range(na)]
+    sb = [next(letters) for _ in range(nb)]
+    for i, j in zip(a_axes, b_axes):
+        sb[j] = sa[i]
+    out = "".join(c for i, c in enumerate(sa) if i not in a_axes) + \
+        "".join(c for j, c in enumerate(sb) if j not in b_axes)
+    return einsum_grad(g, f"{''.join(sa)},{''.join(sb)}->{out}", k, a, b)
+
+
+def split_grad(g, ary, indices_or_sections, axis=0):
+    """Cotangent of ``ary`` in ``np.split(ary, indices_or_sections, axis)``, ``g`` a list of cotangents."""
+    return np.concatenate([np.asarray(p, dtype=np.float64) for p in g], axis=axis)
+
+
+@overload(split_grad)
+def _split_grad(g, ary, indices_or_sections, axis=0):
+    if not (isinstance(g, types.List) and isinstance(g.dtype, types.Array)):
+        raise TypingError("numbax: the adjoint of np.split needs a list of arrays")
+
+    def impl(g, ary, indices_or_sections, axis=0):
+        ax = axis if axis >= 0 else axis + ary.ndim
+        out = np.zeros(ary.shape)
+        pre, _, post = _around_jit(ary.shape, ax)
+        out3 = out.reshape((pre, ary.shape[ax], post))
+        o = 0
+        for p in g:
+            c = p.shape[ax]
+            out3[:, o:o + c, :] = np.ascontiguousarray(p).reshape((pre, c, post))
+            o += c
+        return out
+    return impl
+
+
+def slogdet_grad(g, a):
+    """Cotangent of ``a`` in ``np.linalg.slogdet(a)`` indexed: ``g`` holds the cotangents of (sign, logdet)."""
+    return g[1] * np.linalg.inv(a).T
+
+
+def _reverse_cumsum(g, ax):
+    """The cumulative sum of ``g`` from the end along axis ``ax``, as a C array (for Numba)."""
+    gc = np.ascontiguousarray(g)
+    pre, n, post = _around_jit(gc.shape, ax)
+    g3 = gc.reshape((pre, n, post))
+    out = np.empty((pre, n, post), g3.dtype)
+    for i in range(pre):
+        for k in range(post):
+            total = 0.0
+            for j in range(n - 1, -1, -1):
+                total += g3[i, j, k]
+                out[i, j, k] = total
+    return out
+
+
+def _jit_reverse_cumsum():
+    import numba
+
+    return numba.njit(_reverse_cumsum)
+
+
+_reverse_cumsum_jit = _jit_reverse_cumsum()

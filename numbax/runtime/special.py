@@ -1,0 +1,99 @@
+"""SciPy's special functions for generated code: SciPy itself from Python, loops over ``math`` in Numba."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as _special
+from numba import types, vectorize
+from numba.extending import overload
+
+__all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp"]
+
+
+def expit(x):
+    """The logistic function ``1 / (1 + exp(-x))`` (``scipy.special.expit``)."""
+    return _special.expit(x)
+
+
+def log_expit(x):
+    """``log(expit(x))`` without overflow (``scipy.special.log_expit``)."""
+    return _special.log_expit(x)
+
+
+def erf(x):
+    """The error function (``scipy.special.erf``)."""
+    return _special.erf(x)
+
+
+def erfc(x):
+    """The complementary error function (``scipy.special.erfc``)."""
+    return _special.erfc(x)
+
+
+def logsumexp(a, axis=None, keepdims=False):
+    """``log(sum(exp(a)))`` over ``axis``, computed stably (``scipy.special.logsumexp``)."""
+    return _special.logsumexp(a, axis=axis, keepdims=keepdims)
+
+
+@vectorize(cache=True)
+def _expit(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+@vectorize(cache=True)
+def _log_expit(x):
+    if x >= 0:
+        return -math.log1p(math.exp(-x))
+    return x - math.log1p(math.exp(x))
+
+
+@vectorize(cache=True)
+def _erf(x):
+    return math.erf(x)
+
+
+@vectorize(cache=True)
+def _erfc(x):
+    return math.erfc(x)
+
+
+def _elementwise(fn, kernel):
+    @overload(fn)
+    def impl(x):
+        return lambda x: kernel(x)
+    return impl
+
+
+for _fn, _kernel in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erfc, _erfc)):
+    _elementwise(_fn, _kernel)
+
+
+@overload(logsumexp)
+def _logsumexp(a, axis=None, keepdims=False):
+    if isinstance(a, (types.Number,)):
+        return lambda a, axis=None, keepdims=False: a
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        def whole(a, axis=None, keepdims=False):
+            m = np.max(a)
+            if not np.isfinite(m):
+                m = 0.0
+            return m + np.log(np.sum(np.exp(a - m)))
+        return whole
+    if a.ndim == 2 and not (isinstance(keepdims, types.BooleanLiteral) and keepdims.literal_value):
+        def rows(a, axis=None, keepdims=False):
+            ax = axis if axis >= 0 else axis + 2
+            n = a.shape[1 - ax]
+            out = np.empty(n)
+            for i in range(n):
+                v = a[i, :] if ax == 1 else a[:, i]
+                m = np.max(v)
+                if not np.isfinite(m):
+                    m = 0.0
+                out[i] = m + np.log(np.sum(np.exp(v - m)))
+            return out
+        return rows
+    return None

@@ -1,0 +1,553 @@
+"""adjoint: the backward sweep of a function in the canonical subset, statement by statement.
+
+Walks the statements in reverse. For ``x = f(a, b)`` it takes the adjoint
+``dx`` and adds each rule's contribution to ``da`` and ``db``; ``if`` becomes
+an ``if`` on the saved test; a loop becomes ``for step in range(n)`` over the
+saved trip count, its body reversed. Adjoints are tracked statically as zero
+or live: a zero adjoint is never materialized until control flow joins need a
+value of the right type (``rt.zeros_like``), and a rule whose output adjoint
+is zero is skipped altogether. Adjoint arrays that are updated in place
+(``dx[i] += g``) are owned: never shared with another adjoint.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Dict, List, Optional, Set, Tuple
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.naming import Namer
+from numbax.errors import NumbaxDifferentiationError
+from numbax.transforms.grad import primitives
+from numbax.transforms.grad.rules import NONDIFFERENTIABLE, Rule, bind_arguments, instantiate, lookup
+from numbax.transforms.grad.rules_numpy import LIST_RESULTS
+from numbax.transforms.grad.saves import Saves, popped_name
+
+_ALIASING = {"unbroadcast", "unreduce", "reshape_like", "transpose", "swapaxes", "broadcast_to"}
+
+State = Dict[str, bool]  # live adjoints: name -> owned
+
+
+def _name(name: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _assign(target: gast.expr, value: gast.expr) -> gast.Assign:
+    return gast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def _rt(helper: str, *args: gast.expr) -> gast.Call:
+    func = gast.Attribute(value=_name("rt"), attr=helper, ctx=gast.Load())
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+def _loads(node: gast.AST) -> Set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _fresh(expr: gast.expr) -> bool:
+    """Whether ``expr`` certainly evaluates to a new array that nothing else references."""
+    if isinstance(expr, (gast.BinOp, gast.UnaryOp)):
+        return True
+    if isinstance(expr, gast.Call):
+        func = expr.func
+        name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "")
+        if name in _ALIASING:
+            return bool(expr.args) and _fresh(expr.args[0])
+        return True
+    return False
+
+
+def _base(node: gast.expr) -> str:
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id
+
+
+class Adjoint:
+    """Generates the backward sweep; the forward sweep's saves accumulate in ``saves``."""
+
+    def __init__(self, namer: Namer, active: Set[str], saves: Saves, depth: Dict[int, int],
+                 position: Dict[int, tuple], once: Dict[str, tuple], blocks: Dict[int, tuple],
+                 avals: Optional[Dict[str, tuple]] = None):
+        self.namer = namer
+        self.avals = avals or {}
+        self.blocks = blocks
+        self.popped: List[Set[str]] = [set()]
+        self.position = position
+        self.once = once
+        self.loop_pops: Dict[int, List[gast.stmt]] = {}
+        self.active = active
+        self.saves = saves
+        self.depth = depth
+        self.state: State = {}
+        self.adjoints: Dict[str, str] = {}
+        self.counters: Dict[int, str] = {}
+
+    # ---- names and accumulation
+    def adj(self, name: str) -> str:
+        """The adjoint variable of ``name``: ``dx``, ``dparams_0_0``, ``_dt3``."""
+        if name not in self.adjoints:
+            base = "_d" + name[1:] if name.startswith("_") else "d" + name
+            self.adjoints[name] = self.namer.new(base)
+        return self.adjoints[name]
+
+    def accumulate(self, name: str, value: gast.expr, origin: gast.stmt) -> gast.stmt:
+        """``dname = value`` if its adjoint is zero, else ``dname = dname + value``."""
+        d = self.adj(name)
+        if name in self.state:
+            value = gast.BinOp(left=_name(d), op=gast.Add(), right=value)
+            self.state[name] = True
+        else:
+            self.state[name] = _fresh(value)
+        return self._mark(_assign(_name(d, True), value), origin)
+
+    @staticmethod
+    def _mark(stmt: gast.stmt, origin: gast.stmt) -> gast.stmt:
+        gast.copy_location(stmt, origin)
+        anno.copyanno(origin, stmt)
+        source = anno.getanno(origin, anno.Key.ORIGIN)
+        if source is not None:
+            anno.setanno(stmt, anno.Key.GRAD_OF, source.line.strip())
+        return stmt
+
+    def need(self, name: str, stmt: gast.stmt, when: str = "before") -> gast.Name:
+        """The value of ``name`` when ``stmt`` ran, as a name the backward sweep can read."""
+        definition = self.once.get(name)
+        where = self.position.get(id(stmt))
+        if definition and where and where[0] == definition[0] and where[1] is not None and (
+                where[1] > definition[1] or (where[1] == definition[1] and when == "after")):
+            loop, _, key = definition
+            saved, pop = self.saves.need_iteration(name, key, self.depth[id(stmt)])
+            self.loop_pops.setdefault(loop, []).append(pop)
+            return _name(saved)
+        if name in self.saves.single_assignment:
+            return _name(name)
+        block, index = self.blocks[id(stmt)]
+        version = _version(block, index, name, when)
+        if version >= 0:
+            key, at = id(block[version]), "after"
+        else:
+            key, at = id(block[0]), "before"
+        return _name(self.saves.need_value(_name(name), name, key, at, self.depth[id(stmt)],
+                                           ident=("version", id(block), name, version), popped=self.popped[-1]))
+
+    def owned(self, name: str, primal: gast.expr, origin: gast.stmt) -> List[gast.stmt]:
+        """Statements making ``dname`` a live array that only this adjoint references."""
+        d = self.adj(name)
+        if name not in self.state:
+            self.state[name] = True
+            return [self._mark(_assign(_name(d, True), _rt("zeros_like", primal)), origin)]
+        if not self.state[name]:
+            self.state[name] = True
+            return [self._mark(_assign(_name(d, True), _rt("copy_of", _name(d))), origin)]
+        return []
+
+    # ---- blocks and statements
+    def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        """The backward sweep of ``stmts`` (reversed), updating the live-adjoint state."""
+        out: List[gast.stmt] = []
+        self.popped.append(set())
+        try:
+            for stmt in reversed(stmts):
+                out.extend(self.statement(stmt))
+        finally:
+            self.popped.pop()
+        return out
+
+    def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
+        """The backward sweep of one statement, preceded by the tape pops it reads."""
+        outer = self.saves.pops
+        self.saves.pops = []
+        try:
+            code = self._statement(stmt)
+            if not code:
+                return []
+            pops = self.saves.take_pops()
+            self.popped[-1].update(popped_name(p) for p in pops)
+            return pops + code
+        finally:
+            self.saves.pops = outer
+
+    def _statement(self, stmt: gast.stmt) -> List[gast.stmt]:
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0]
+            if isinstance(target, gast.Name):
+                return self.assign(stmt, target.id, stmt.value)
+            if isinstance(target, gast.Subscript):
+                return self.setitem(stmt, target, stmt.value, augmented=None)
+            return []
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
+            return self.setitem(stmt, stmt.target, stmt.value, augmented=stmt.op)
+        if isinstance(stmt, gast.If):
+            return self.branch(stmt)
+        if isinstance(stmt, (gast.For, gast.While)):
+            return self.loop(stmt)
+        return []
+
+    # ---- assignments
+    def assign(self, stmt: gast.Assign, x: str, value: gast.expr) -> List[gast.stmt]:
+        if x not in self.state:
+            return []
+        if x not in self.active:
+            del self.state[x]
+            return []
+        del self.state[x]
+        reads = _loads(value)
+        g: gast.expr = _name(self.adj(x))
+        pre: List[gast.stmt] = []
+        if x in reads:
+            temp = self.namer.new(f"{self.adj(x)}_out")
+            pre.append(self._mark(_assign(_name(temp, True), g), stmt))
+            g = _name(temp)
+        if isinstance(value, gast.Name):
+            if value.id in self.active and value.id != x:
+                return pre + [self.accumulate(value.id, g, stmt)]
+            return []
+        if isinstance(value, gast.Subscript):
+            return pre + self.getitem(stmt, value, g)
+        if not (reads & self.active) or not primitives.is_differentiable(value):
+            return []
+        return pre + self.apply_rule(stmt, x, value, g)
+
+    def apply_rule(self, stmt: gast.stmt, x: str, value: gast.expr, g: gast.expr) -> List[gast.stmt]:
+        app = primitives.application(value)
+        rule = lookup(app.key) if app else None
+        if rule is None or rule is NONDIFFERENTIABLE:
+            if rule is NONDIFFERENTIABLE:
+                return []
+            self._no_rule(stmt, app)
+        if app.key in LIST_RESULTS and self.avals.get(x) is not None:
+            # the list's elements, indexed, would get the abstract values of an array's rows: unsound
+            raise NumbaxDifferentiationError(
+                f"numbax cannot differentiate this call of {app.name}: its list of results would be typed as "
+                f"one array", anno.getanno(stmt, anno.Key.ORIGIN),
+                hint="slice the array instead: x[:n], x[n:].")
+        template = rule.template
+        try:
+            bound = bind_arguments(template, app.args, app.keywords)
+        except TypeError as exc:
+            raise NumbaxDifferentiationError(f"cannot differentiate this call of {app.name}: {exc}",
+                                             anno.getanno(stmt, anno.Key.ORIGIN),
+                                             hint="call it with NumPy's own argument names.") from None
+
+        def active_elements(seq: gast.expr) -> List[Tuple[int, gast.Name]]:
+            """``(index, name)`` of each active name in a sequence argument (``np.concatenate((a, b))``)."""
+            return [(i, e) for i, e in enumerate(seq.elts) if isinstance(e, gast.Name) and e.id in self.active]
+
+        wanted = {p for p, arg in bound.items() if isinstance(arg, gast.Name) and arg.id in self.active
+                  or isinstance(arg, (gast.Tuple, gast.List)) and active_elements(arg)}
+        identity = {p: _name(p) for p in template.params}
+        identity.update(g=_name("g"), ans=_name("ans"))
+        temps, contributions = instantiate(template, identity, lambda base: self.namer.new(base))
+        contributions = [(p, e) for p, e in contributions if p in wanted]
+        param_avals = {p: self._aval_of(arg) for p, arg in bound.items()}
+        param_avals["ans"] = self.avals.get(x)
+        simplify = _Simplify(param_avals)
+        contributions = [(p, simplify.visit(e)) for p, e in contributions]
+        if not contributions:
+            return []
+        used = set().union(*(_loads(e) for _, e in contributions)) | set().union(*(_loads(t) for t in temps))
+        mapping: Dict[str, gast.expr] = {"g": g}
+        if "ans" in used:
+            mapping["ans"] = self.need(x, stmt, "after")
+        for param, arg in bound.items():
+            if isinstance(arg, gast.Name) and param in used:
+                mapping[param] = self.need(arg.id, stmt)
+            elif isinstance(arg, (gast.Tuple, gast.List)) and param in used:
+                mapping[param] = gast.Tuple(elts=[self.need(e.id, stmt) if isinstance(e, gast.Name) else e
+                                                  for e in arg.elts], ctx=gast.Load())
+            else:
+                mapping[param] = arg
+        substitute = _Rename(mapping)
+        out = [self._mark(substitute.visit(t), stmt) for t in temps]
+
+        class Fold(gast.NodeTransformer):
+            """``e if axis is None else f`` decided where ``axis`` is a constant or a tuple."""
+
+            def visit_IfExp(self, node):
+                self.generic_visit(node)
+                test = node.test
+                if isinstance(test, gast.Compare) and len(test.ops) == 1 and \
+                        isinstance(test.ops[0], (gast.Is, gast.IsNot)) and \
+                        isinstance(test.comparators[0], gast.Constant) and test.comparators[0].value is None and \
+                        isinstance(test.left, (gast.Constant, gast.Tuple, gast.List)):
+                    none = isinstance(test.left, gast.Constant) and test.left.value is None
+                    return node.body if none == isinstance(test.ops[0], gast.Is) else node.orelse
+                return node
+
+        for param, expr in contributions:
+            value = Fold().visit(_Simplify({}).visit(substitute.visit(expr)))
+            arg = bound[param]
+            if isinstance(arg, gast.Name):
+                out.append(self.accumulate(arg.id, value, stmt))
+                continue
+            # A sequence of arrays (``np.concatenate((a, b))``): the rule gives a tuple of cotangents.
+            parts = self.namer.new(f"_d{param}")
+            out.append(self._mark(_assign(_name(parts, True), value), stmt))
+            for i, elt in active_elements(arg):
+                part = gast.Subscript(value=_name(parts), slice=gast.Constant(value=i, kind=None), ctx=gast.Load())
+                out.append(self.accumulate(elt.id, part, stmt))
+        return out
+
+    def check_rules(self, stmts: List[gast.stmt]) -> None:
+        """Raise for the first active call without a rule, in the user's order (before any code is made)."""
+        for stmt in stmts:
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
+                    stmt.targets[0].id in self.active and not isinstance(stmt.value, (gast.Name, gast.Subscript)) \
+                    and _loads(stmt.value) & self.active and primitives.is_differentiable(stmt.value):
+                app = primitives.application(stmt.value)
+                if app is None or lookup(app.key) is None:
+                    self._no_rule(stmt, app)
+            for field in ("body", "orelse"):
+                self.check_rules(getattr(stmt, field, []) or [])
+
+    def _aval_of(self, node: gast.expr):
+        if isinstance(node, gast.Name):
+            return self.avals.get(node.id)
+        if isinstance(node, gast.Constant) and isinstance(node.value, (int, float, bool)):
+            return ("f", 0)
+        return None
+
+    def zero(self, name: str, ref: gast.expr) -> gast.expr:
+        """A zero adjoint for ``name``: ``0.0`` for a float scalar, else ``rt.zeros_like(ref)``."""
+        if self.avals.get(name) == ("f", 0):
+            return gast.Constant(value=0.0, kind=None)
+        return _rt("zeros_like", ref)
+
+    def _no_rule(self, stmt: gast.stmt, app) -> None:
+        what = app.name if app else "this expression"
+        raise NumbaxDifferentiationError(
+            f"numbax has no derivative rule for {what}", anno.getanno(stmt, anno.Key.ORIGIN),
+            hint="numbax.coverage() lists the functions with rules; compute this value outside the "
+                 "differentiated function, or express it with functions that have rules.")
+
+    # ---- subscripts
+    def _index(self, index: gast.expr, stmt: gast.stmt) -> gast.expr:
+        return _Rename({n: self.need(n, stmt) for n in _loads(index)}).visit(copy.deepcopy(index))
+
+    def getitem(self, stmt: gast.stmt, value: gast.Subscript, g: gast.expr) -> List[gast.stmt]:
+        y = _base(value.value)
+        if y not in self.active:
+            return []
+        primal = self.need(y, stmt)
+        out = self.owned(y, primal, stmt)
+        index = self._index(value.slice, stmt)
+        d = _name(self.adj(y))
+        if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
+            out.append(self._mark(gast.Expr(value=_rt("index_add", d, index, g)), stmt))
+        else:
+            target = gast.Subscript(value=_name(self.adj(y), False), slice=index, ctx=gast.Store())
+            out.append(self._mark(gast.AugAssign(target=target, op=gast.Add(), value=g), stmt))
+        return out
+
+    def setitem(self, stmt: gast.stmt, target: gast.Subscript, value: gast.expr, augmented) -> List[gast.stmt]:
+        y = _base(target.value)
+        depth = self.depth[id(stmt)]
+        index_now = copy.deepcopy(target.slice)
+        old_value = gast.Subscript(value=_name(y), slice=index_now, ctx=gast.Load())
+        old = _name(self.saves.need_value(_rt("copy_of", old_value), f"{y}_old", id(stmt), "before", depth))
+        index = self._index(target.slice, stmt)
+        primal = self.need(y, stmt)
+        out: List[gast.stmt] = []
+        if y in self.state and isinstance(value, gast.Name) and value.id in self.active:
+            slot = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Load())
+            g: gast.expr = _rt("copy_of", slot)
+            if isinstance(augmented, gast.Sub):
+                g = gast.UnaryOp(op=gast.USub(), operand=g)
+            out.append(self.accumulate(value.id, _rt("unbroadcast", g, self.need(value.id, stmt)), stmt))
+        if y in self.state and augmented is None:
+            out += self.owned(y, primal, stmt)
+            zero_target = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Store())
+            out.append(self._mark(_assign(zero_target, gast.Constant(value=0.0, kind=None)), stmt))
+        restore = gast.Subscript(value=copy.deepcopy(primal), slice=copy.deepcopy(index), ctx=gast.Store())
+        out.append(self._mark(_assign(restore, old), stmt))
+        return out
+
+    # ---- control flow
+    def _materialize(self, names: Set[str], start: State, stmt: gast.stmt) -> List[gast.stmt]:
+        """Zero adjoints made live, for a join: shaped like the consumed adjoint, or like the value before."""
+        out = []
+        for name in sorted(names):
+            d = self.adj(name)
+            ref = _name(d) if name in start else self.need(name, stmt)
+            out.append(self._mark(_assign(_name(d, True), self.zero(name, ref)), stmt))
+            self.state[name] = True
+        return out
+
+    def branch(self, stmt: gast.If) -> List[gast.stmt]:
+        start = dict(self.state)
+        body = self.block(stmt.body)
+        after_body = self.state
+        self.state = dict(start)
+        orelse = self.block(stmt.orelse)
+        after_orelse = self.state
+        if not body and not orelse:
+            self.state = start
+            return []
+        joined = set(after_body) | set(after_orelse)
+        self.state = after_body
+        body += self._materialize(joined - set(after_body), start, stmt)
+        self.state = after_orelse
+        orelse += self._materialize(joined - set(after_orelse), start, stmt)
+        self.state = {n: after_body.get(n, True) and after_orelse.get(n, True) for n in joined}
+        test = self.need(stmt.test.id, stmt) if isinstance(stmt.test, gast.Name) else stmt.test
+        return [self._mark(gast.If(test=test, body=body or [gast.Pass()], orelse=orelse), stmt)]
+
+    def loop(self, stmt) -> List[gast.stmt]:
+        entry = dict(self.state)
+        inplace = _inplace_targets(stmt.body) & self.active
+        assumed: State = {n: (o or n in inplace) for n, o in entry.items()}
+        while True:
+            self.state = dict(assumed)
+            saved_pops = self.saves.pops
+            self.saves.pops = []
+            self.block(stmt.body)
+            self.saves.pops = saved_pops
+            end = self.state
+            grown = {n: (assumed.get(n, n in inplace) and end.get(n, True)) for n in set(assumed) | set(end)}
+            if grown == assumed:
+                break
+            assumed = grown
+        self.state = dict(assumed)
+        self.loop_pops[id(stmt)] = []
+        body = self.block(stmt.body)
+        pops = {popped_name(p): p for p in self.loop_pops.pop(id(stmt))}
+        body = list(pops.values()) + body
+        if not body:
+            self.state = entry
+            return []
+        end = self.state
+        body += self._materialize(set(assumed) - set(end), assumed, stmt)
+        for name in sorted(n for n in assumed if assumed[n] and n in end and not end[n]):
+            body.append(self._mark(_assign(_name(self.adj(name), True), _rt("copy_of", _name(self.adj(name)))), stmt))
+        self.state = dict(assumed)
+        pre: List[gast.stmt] = []
+        for name in sorted(assumed):
+            if name not in entry:
+                zero = self.zero(name, _name(name)) if self.avals.get(name) == ("f", 0) else \
+                    _rt("zeros_like", self.need(name, stmt, "after"))
+                pre.append(self._mark(_assign(_name(self.adj(name), True), zero), stmt))
+            elif assumed[name] and not entry[name]:
+                pre.append(self._mark(_assign(_name(self.adj(name), True), _rt("copy_of", _name(self.adj(name)))),
+                                      stmt))
+        counter = self.counter(stmt)
+        count = _name(self.saves.need_value(_name(counter), counter, id(stmt), "after", self.depth[id(stmt)],
+                                            popped=self.popped[-1]))
+        step = self.namer.new("step")
+        reverse = gast.For(target=_name(step, True), iter=gast.Call(func=_name("range"), args=[count], keywords=[]),
+                           body=body, orelse=[], type_comment=None)
+        return pre + [self._mark(reverse, stmt)]
+
+    def counter(self, stmt) -> str:
+        """The name counting ``stmt``'s iterations in the forward sweep."""
+        if id(stmt) not in self.counters:
+            self.counters[id(stmt)] = self.namer.new("trips")
+        return self.counters[id(stmt)]
+
+
+def _assigns(stmt: gast.stmt, name: str) -> bool:
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Store):
+            return True
+    return False
+
+
+def _version(block: List[gast.stmt], index: int, name: str, when: str) -> int:
+    """The index of the statement of ``block`` whose assignment ``name`` holds at ``block[index]`` (-1: entry)."""
+    last = index if when == "after" else index - 1
+    for j in range(last, -1, -1):
+        if _assigns(block[j], name):
+            return j
+    return -1
+
+
+class _Simplify(gast.NodeTransformer):
+    """Rule helpers that do nothing on scalars, resolved from the abstract values of a rule's names."""
+
+    def __init__(self, avals: Dict[str, Optional[tuple]]):
+        self.avals = avals
+
+    def _scalar(self, node) -> bool:
+        if isinstance(node, gast.Constant):
+            return True
+        return isinstance(node, gast.Name) and (self.avals.get(node.id) or (None, -1))[1] == 0
+
+    def visit_BinOp(self, node):
+        """Constant arithmetic folded (``2 - 1`` -> ``1``), and ``x ** 1`` -> ``x``."""
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        numbers = (int, float)
+        if isinstance(left, gast.Constant) and isinstance(right, gast.Constant) and \
+                isinstance(left.value, numbers) and isinstance(right.value, numbers) and \
+                isinstance(node.op, (gast.Add, gast.Sub, gast.Mult)):
+            value = {gast.Add: left.value + right.value, gast.Sub: left.value - right.value,
+                     gast.Mult: left.value * right.value}[type(node.op)]
+            return gast.Constant(value=value, kind=None)
+        if isinstance(node.op, gast.Pow) and isinstance(right, gast.Constant) and right.value == 1:
+            return left
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt"):
+            return node
+        args = node.args
+        if func.attr == "unbroadcast" and self._scalar(args[1]):
+            ans = self.avals.get("ans")
+            if ans is not None and ans[1] == 0:
+                return args[0]
+            sum_ = gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None, type_comment=None),
+                                  attr="sum", ctx=gast.Load())
+            return gast.Call(func=sum_, args=[args[0]], keywords=[])
+        if func.attr == "unreduce" and self._scalar(args[1]):
+            return args[0]
+        if func.attr == "size_of" and self._scalar(args[0]):
+            return gast.Constant(value=1, kind=None)
+        if func.attr == "size_of" and self._ndim(args[0]) > 0:
+            return gast.Attribute(value=args[0], attr="size", ctx=gast.Load())
+        if func.attr in ("matmul_grad_a", "matmul_grad_b"):
+            return self._matmul(func.attr[-1], *args) or node
+        return node
+
+    def _ndim(self, node) -> int:
+        aval = self.avals.get(node.id) if isinstance(node, gast.Name) else None
+        return -1 if aval is None else aval[1]
+
+    def _matmul(self, which: str, g, a, b):
+        """The cotangent of one operand of ``a @ b`` written out, when both ndims are known."""
+        ndims = (self._ndim(a), self._ndim(b))
+        t = lambda x: gast.Attribute(value=x, attr="T", ctx=gast.Load())  # noqa: E731
+        mm = lambda x, y: gast.BinOp(left=x, op=gast.MatMult(), right=y)  # noqa: E731
+        np_call = lambda f, *xs: gast.Call(func=gast.Attribute(value=gast.Name(  # noqa: E731
+            id="np", ctx=gast.Load(), annotation=None, type_comment=None), attr=f, ctx=gast.Load()),
+            args=list(xs), keywords=[])
+        table = {
+            "a": {(2, 2): lambda: mm(g, t(b)), (1, 2): lambda: mm(b, g), (2, 1): lambda: np_call("outer", g, b),
+                  (1, 1): lambda: gast.BinOp(left=g, op=gast.Mult(), right=b)},
+            "b": {(2, 2): lambda: mm(t(a), g), (1, 2): lambda: np_call("outer", a, g), (2, 1): lambda: mm(g, a),
+                  (1, 1): lambda: gast.BinOp(left=g, op=gast.Mult(), right=a)},
+        }
+        make = table[which].get(ndims)
+        return make() if make else None
+
+
+class _Rename(gast.NodeTransformer):
+    def __init__(self, mapping: Dict[str, gast.expr]):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.mapping:
+            return copy.deepcopy(self.mapping[node.id])
+        return node
+
+
+def _inplace_targets(stmts: List[gast.stmt]) -> Set[str]:
+    """Names whose adjoints the backward sweep of ``stmts`` updates in place (subscripts)."""
+    out: Set[str] = set()
+    for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
+        if isinstance(node, gast.Subscript):
+            out.add(_base(node.value))
+    return out

@@ -1,0 +1,286 @@
+"""``grad``, ``value_and_grad`` and ``vjp``: reverse mode as compiled functions with JAX's semantics."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from numbax import config, tree_util
+from numbax.api import Jitted
+from numbax.ast_passes import pipeline
+from numbax.transforms.grad import avals
+from numbax.transforms.grad import transform as grad_transform
+
+FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+def _normalize_argnums(argnums: Union[int, Sequence[int]], nparams: int, fun: Callable) -> Tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums and not isinstance(argnums, int):
+        raise ValueError("argnums must be an int or a non-empty tuple of ints")
+    out = []
+    for i in nums:
+        if not isinstance(i, (int, np.integer)):
+            raise TypeError(f"argnums must be ints, got {i!r}")
+        if not -nparams <= i < nparams:
+            raise ValueError(f"differentiating with respect to argnums={argnums} requires at least {max(nums) + 1} "
+                             f"positional arguments to be passed by the caller, but {fun.__qualname__} takes "
+                             f"{nparams}.")
+        out.append(int(i) % nparams)
+    return tuple(out)
+
+
+def _float0_if_int(primal, cotangent):
+    """JAX's zero cotangent of an integer input: an array of dtype float0."""
+    if np.issubdtype(np.asarray(primal).dtype, np.inexact):
+        return cotangent
+    return np.zeros(np.shape(primal), dtype=FLOAT0)
+
+
+def _check_inputs(values, argnums, allow_int: bool) -> None:
+    for i in argnums:
+        for leaf in tree_util.tree_leaves(values[i]):
+            dtype = np.asarray(leaf).dtype
+            if not np.issubdtype(dtype, np.inexact) and not allow_int:
+                raise TypeError(
+                    f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                    f"np.inexact), but got {dtype.name}. If you want to use Boolean- or integer-valued inputs, "
+                    "use vjp or set allow_int to True.")
+
+
+class Differentiated(Jitted):
+    """A reverse-mode transformation of a function, compiled per specialization like ``jit``."""
+
+    def __init__(self, fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False,
+                 value: bool = False, static_argnums=(), static_argnames=(), backend: str = "cpu",
+                 cotangents: bool = False):
+        super().__init__(fun, static_argnums, static_argnames, backend)
+        self.argnums = _normalize_argnums(argnums, self._nparams, fun)
+        self.single = isinstance(argnums, int)
+        overlap = set(self.argnums) & set(self.static_argnums)
+        if overlap:
+            raise ValueError(f"cannot differentiate with respect to static arguments {sorted(overlap)}")
+        self.has_aux = has_aux
+        self.allow_int = allow_int
+        self.value = value
+        self.cotangents = cotangents
+        self.label = "vjp" if cotangents else "grad"
+        self._plans: Dict[tuple, Callable] = {}
+        self._python_twin: Optional["Differentiated"] = None
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == self._nparams and not config.state.disable_jit:
+            plan = self._plans.get(tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args]))
+            if plan is not None:
+                return plan(args)
+        return self._checked_call(args, kwargs)
+
+    def _checked_call(self, args: tuple, kwargs: Dict[str, Any]):
+        """Bind, check and flatten the arguments, compile if needed, and package the result."""
+        if config.state.disable_jit and self.backend != "python":
+            return self._twin()(*args, **kwargs)
+        values = self._signature.bind(args, kwargs)
+        _check_inputs(values, self.argnums, self.allow_int)
+        out, grads = self._compiled_call(args, kwargs)
+        if self.allow_int:
+            grads = [tree_util.tree_map(_float0_if_int, values[i], g) for i, g in zip(self.argnums, grads)]
+        result = self._package(out, grads)
+        self._plan(args, kwargs)
+        return result
+
+    def _twin(self) -> "Differentiated":
+        """The same transformation on the python backend: what runs under ``disable_jit``."""
+        if self._python_twin is None:
+            argnums = self.argnums[0] if self.single else self.argnums
+            self._python_twin = type(self)(self.fun, argnums, self.has_aux, self.allow_int, self.value,
+                                           self.static_argnums, self.static_argnames, "python", self.cotangents)
+        return self._python_twin
+
+    def _plan(self, args: tuple, kwargs) -> None:
+        """Serve later calls with the same plain-array signature without binding or flattening."""
+        if kwargs or self.static_argnums or self.has_aux or self.cotangents or self._last is None or \
+                self.allow_int or not all(type(a) is np.ndarray or type(a) is float for a in args):
+            return
+        compiled = self._last
+        if compiled.generated.returns.treedef.num_leaves != 1 + len(self.argnums):
+            return
+        function, constants = compiled.function, compiled.constants
+        single, value = self.single, self.value
+
+        def plan(call_args):
+            out = function(*call_args, *constants)
+            grads = out[1] if single else out[1:]
+            return (out[0], grads) if value else grads
+
+        self._plans[tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])] = plan
+
+    def _package(self, out, grads):
+        value = out[0] if self.has_aux else out
+        if not self.cotangents and np.shape(value) != ():
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
+                            f"{np.shape(value)}.\nFor the derivative of a function with array output, use "
+                            "numbax.vjp, or numbax.jacrev/numbax.hessian.")
+        g = grads[0] if self.single else tuple(grads)
+        if self.cotangents:
+            return out, g
+        if self.value:
+            return out, g
+        return (g, out[1]) if self.has_aux else g
+
+    def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Differentiated":
+        """``jit`` of this transformation: the same, with ``jit``'s static arguments added."""
+        nums = tuple(sorted(set(self.static_argnums) | set(_as_tuple(static_argnums))))
+        names = tuple(sorted(set(self.static_argnames) | set(_as_tuple(static_argnames))))
+        backend = self.backend if backend == "cpu" else backend
+        argnums = self.argnums[0] if self.single else self.argnums
+        return type(self)(self.fun, argnums, self.has_aux, self.allow_int, self.value, nums, names, backend,
+                          self.cotangents)
+
+    def _offer_fast_path(self, compiled, treedef, leaves) -> None:
+        """Results are repackaged in Python, so calls always take the checked path."""
+
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
+        dynamic = [(i, p) for i, p in enumerate(self._signature.params) if i not in self._signature.static]
+        counts = {i: len(tree_util.tree_leaves(bound[p])) for i, p in dynamic}
+        offsets, total = {}, 0
+        for i, _ in dynamic:
+            offsets[i] = total
+            total += counts[i]
+        holder: Dict[str, Any] = {}
+
+        def rewrite(fdef, spec):
+            names = [a.id for a in fdef.args.args]
+            wrt = [n for i in self.argnums for n in names[offsets[i]:offsets[i] + counts[i]]]
+            width = spec.returns.num_dynamic if spec.returns else 0
+            seeded = list(range(width)) if self.cotangents else [0]
+            if self.has_aux:
+                seeded = [0]
+            cts = [f"ct_{k}" for k in range(len(seeded))] if self.cotangents else None
+            holder["wrt"] = wrt
+            fdef.name = f"{self.label}_{fdef.name}"
+            spec.name = fdef.name
+            leaf_avals = [avals.of_value(np.zeros((1,) * leaf.aval.ndim, leaf.aval.dtype))
+                          for i, _ in dynamic for leaf in tree_util.tree_leaves(bound[self._signature.params[i]])]
+            param_avals = dict(zip(names, leaf_avals))
+            param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
+            param_avals = {n: a for n, a in param_avals.items() if a is not None}
+            out = grad_transform.transform(fdef, grad_transform.GradSpec(wrt, seeded, cts, param_avals))
+            if cts:
+                params = out.args.args
+                leaves, rest = params[:total], params[total:len(params) - len(cts)]
+                out.args.args = leaves + params[len(params) - len(cts):] + rest
+            return out
+
+        generated = pipeline.run(self.fun, bound, label=self.label, after_pass=after_pass, transform=rewrite)
+        if generated.returns is not None and after_pass is None:
+            generated.returns = self._returns(generated.returns, bound)
+        return generated
+
+    def _returns(self, primal, bound):
+        """The structure of what the generated function returns: (primal output, gradients)."""
+        from numbax.ast_passes.specialize.builder import DYNAMIC, ReturnSpec
+
+        out_tree = tree_util.tree_unflatten(primal.treedef, [0] * primal.treedef.num_leaves)
+        grads = [tree_util.tree_map(lambda _: 0, bound[self._signature.params[i]]) for i in self.argnums]
+        treedef = tree_util.tree_structure((out_tree, grads))
+        return ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)))
+
+    def __repr__(self) -> str:
+        return f"<numbax.{self.label} of {self.fun.__qualname__}>"
+
+
+def _as_tuple(x) -> tuple:
+    return (x,) if isinstance(x, (int, str)) else tuple(x)
+
+
+def _unwrap(fun: Callable, static_argnums, static_argnames):
+    """The user function under ``jit`` (its static arguments kept); ``grad`` of ``grad`` is not built yet."""
+    if isinstance(fun, Differentiated):
+        from numbax.errors import NumbaxDifferentiationError
+
+        raise NumbaxDifferentiationError(
+            f"differentiating {fun!r} again (higher-order derivatives) is not supported yet",
+            hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
+    if isinstance(fun, Jitted):
+        static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
+        static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
+        return fun.fun, static_argnums, static_argnames
+    return fun, static_argnums, static_argnames
+
+
+def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False, allow_int: bool = False,
+         *, static_argnums=(), static_argnames=(), backend: str = "cpu") -> Callable:
+    """The gradient of a scalar function, as a compiled function (reverse mode, JAX's semantics).
+
+    Args:
+        fun: a Python function of NumPy values returning a scalar (or ``(scalar, aux)`` with ``has_aux``).
+        argnums: which positional argument(s) to differentiate; a tuple gives a tuple of gradients.
+        has_aux: ``fun`` returns ``(value, aux)``; the result is ``(gradient, aux)``.
+        allow_int: accept integer inputs (their gradient is zero, as in JAX).
+        static_argnums: arguments that are compile-time constants (as in ``jit``).
+        static_argnames: the same, by name.
+        backend: ``"cpu"`` (Numba) or ``"python"`` (the generated code, uncompiled).
+
+    Returns:
+        A function with ``fun``'s signature returning gradients shaped like the arguments.
+
+    Raises:
+        TypeError: when the output is not a scalar, or an input is an integer without ``allow_int``.
+    """
+    inner, static_argnums, static_argnames = _unwrap(fun, static_argnums, static_argnames)
+    return Differentiated(inner, argnums, has_aux, allow_int, False, static_argnums, static_argnames, backend)
+
+
+def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False,
+                   allow_int: bool = False, *, static_argnums=(), static_argnames=(), backend: str = "cpu"):
+    """Like ``grad``, returning ``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``)."""
+    inner, static_argnums, static_argnames = _unwrap(fun, static_argnums, static_argnames)
+    return Differentiated(inner, argnums, has_aux, allow_int, True, static_argnums, static_argnames, backend)
+
+
+class _VJPFunction:
+    """The pullback returned by ``vjp``: cotangent of the output -> cotangents of the inputs."""
+
+    def __init__(self, transformed: Differentiated, primals: tuple, out_treedef):
+        self.transformed = transformed
+        self.primals = primals
+        self.out_treedef = out_treedef
+
+    def __call__(self, cotangent):
+        leaves, treedef = tree_util.tree_flatten(cotangent)
+        if treedef != self.out_treedef:
+            raise ValueError(f"the cotangent must have the structure of the output ({self.out_treedef}), "
+                             f"got {treedef}")
+        return self.transformed.pull(self.primals, leaves)
+
+
+class _VJP(Differentiated):
+    def pull(self, primals: tuple, cotangent_leaves):
+        values = self._signature.bind(primals, {})
+        statics, dynamic = self._signature.split(values)
+        leaves, treedef = tree_util.tree_flatten(dynamic)
+        from numbax.call_signature import leaf_key
+
+        key = (treedef, statics, leaf_key(leaves), leaf_key(cotangent_leaves))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._compile(key, values, leaves, treedef, statics)
+        out, grads = compiled(list(leaves) + [np.asarray(c) if isinstance(c, np.ndarray) else c
+                                              for c in cotangent_leaves])
+        return tuple(grads)
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
+    """``(out, vjp_fun)``: the output of ``fun(*primals)`` and its pullback, as in JAX.
+
+    ``vjp_fun(cotangent)`` returns one cotangent per primal. With ``has_aux``
+    the result is ``(out, vjp_fun, aux)``.
+    """
+    inner, _, _ = _unwrap(fun, (), ())
+    transformed = _VJP(inner, tuple(range(len(primals))), has_aux, True, False, (), (), backend,
+                       cotangents=True)
+    jitted = Jitted(inner, backend=backend)
+    out = jitted(*primals)
+    primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
+    pullback = _VJPFunction(transformed, primals, tree_util.tree_structure(primal_out))
+    return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)

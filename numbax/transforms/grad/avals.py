@@ -1,0 +1,247 @@
+"""avals: the kind (bool, int, float, complex) and ndim of each variable, inferred from the arguments'.
+
+An analysis: it reads the canonical function and returns ``{name: (kind,
+ndim)}``; a name whose assignments disagree, or whose value it cannot work
+out, is absent. Reverse mode reads it to keep scalar tapes in typed arrays,
+to write ``g`` where a scalar cannot have been broadcast, and to seed and
+zero scalars with literals. Shape rules are per family of primitives.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import gast
+import numpy as np
+
+from numbax.transforms.grad.primitives import application
+
+Aval = Tuple[str, int]
+_ORDER = "bifc"
+
+_KEEP_NDIM = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil", "round", "around", "rint",
+              "trunc", "transpose", "swapaxes", "flip", "fliplr", "flipud", "roll", "triu", "tril", "copy",
+              "asarray", "array", "ascontiguousarray", "clip", "sort", "T", "zeros_like", "ones_like",
+              "empty_like", "full_like", "inv", "cholesky", "maximum", "minimum", "fmax", "fmin", "where",
+              "square", "power", "mod", "remainder", "copy_of"}
+_REDUCTIONS = {"sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "argmax", "argmin", "any", "all",
+               "norm", "logsumexp", "ptp", "count_nonzero", "median"}
+_INT_RESULT = {"argmax", "argmin", "count_nonzero", "len", "int"}
+_BOOL_RESULT = {"any", "all", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "equal",
+                "not_equal", "less", "less_equal", "greater", "greater_equal", "bool"}
+
+
+def _elementwise(key) -> bool:
+    """NumPy ufuncs, ``math`` functions and numbax's stand-ins for SciPy's: the result has the operands' ndim."""
+    import math
+
+    from numbax.runtime import special
+
+    return isinstance(key, np.ufunc) or getattr(key, "__module__", None) == "math" or \
+        key in (math.sqrt, math.exp, math.log) or key in tuple(getattr(special, n) for n in special.__all__)
+
+
+def _promote(*kinds: str) -> str:
+    return max(kinds, key=_ORDER.index)
+
+
+def of_value(value) -> Optional[Aval]:
+    """The abstract value of a concrete Python or NumPy value."""
+    try:
+        array = np.asarray(value)
+    except Exception:  # noqa: BLE001 - anything NumPy cannot hold has no aval
+        return None
+    kind = array.dtype.kind
+    kind = "i" if kind == "u" else kind
+    return (kind, array.ndim) if kind in _ORDER else None
+
+
+class _Infer:
+    def __init__(self, env: Dict[str, Aval]):
+        self.env: Dict[str, Optional[Aval]] = dict(env)
+
+    def set(self, name: str, aval: Optional[Aval]) -> None:
+        if name in self.env and self.env[name] != aval:
+            self.env[name] = None
+        else:
+            self.env[name] = aval
+
+    def block(self, stmts) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                self.set(stmt.targets[0].id, self.expr(stmt.value))
+            elif isinstance(stmt, gast.For):
+                self.set(stmt.target.id, ("i", 0))
+                for _ in range(3):
+                    self.block(stmt.body)
+            elif isinstance(stmt, gast.While):
+                for _ in range(3):
+                    self.block(stmt.body)
+            elif isinstance(stmt, gast.If):
+                self.block(stmt.body)
+                self.block(stmt.orelse)
+
+    def expr(self, node) -> Optional[Aval]:
+        if isinstance(node, gast.Constant):
+            return of_value(node.value) if node.value is not None else None
+        if isinstance(node, gast.Name):
+            return self.env.get(node.id)
+        if isinstance(node, gast.Compare):
+            parts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+            return None if None in parts else ("b", max(p[1] for p in parts))
+        if isinstance(node, gast.BoolOp):
+            return ("b", 0)
+        if isinstance(node, gast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+            return ("b", 0)
+        if isinstance(node, gast.Attribute) and node.attr in ("ndim", "size"):
+            return ("i", 0)
+        if isinstance(node, gast.Attribute) and node.attr == "shape":
+            return ("t", 1)  # a tuple of ints: only indexing it gives a value with an aval
+        if isinstance(node, gast.Attribute) and node.attr in ("strides", "dtype", "flags"):
+            return None
+        app = application(node)
+        if app is None or any((self.expr(a) or ("", 0))[0] == "t" for a in app.args):
+            return None
+        return self.call(app, node)
+
+    def subscript(self, node: gast.Subscript) -> Optional[Aval]:
+        if isinstance(node.value, gast.Attribute) and node.value.attr == "shape":
+            return ("i", 0) if not isinstance(node.slice, (gast.Slice, gast.Tuple)) else None
+        base = self.expr(node.value)
+        if base is None:
+            return None
+        if base[0] == "t":
+            return ("i", 0) if not isinstance(node.slice, (gast.Slice, gast.Tuple)) else None
+        elts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        ndim = base[1]
+        for elt in elts:
+            if isinstance(elt, gast.Slice):
+                continue
+            if isinstance(elt, gast.Constant) and elt.value is None:
+                ndim += 1
+                continue
+            aval = self.expr(elt)
+            if aval is None:
+                return None
+            if aval[1] == 0 and aval[0] in "ib":
+                ndim -= 1
+            elif len(elts) == 1 and aval[0] == "i":
+                ndim += aval[1] - 1
+            elif len(elts) == 1 and aval[0] == "b":
+                ndim += 1 - aval[1]
+            else:
+                return None
+        return (base[0], ndim) if ndim >= 0 else None
+
+    def call(self, app, node) -> Optional[Aval]:
+        key = app.key
+        name = key[1] if isinstance(key, tuple) else getattr(key, "__name__", type(key).__name__)
+        args = [self.expr(a) for a in app.args]
+        if isinstance(key, type) and issubclass(key, gast.AST):
+            return self.operator(key, args)
+        if name in _INT_RESULT and not args[1:] and name in ("len", "int"):
+            return ("i", 0)
+        if name == "float":
+            return ("f", 0)
+        if name in _REDUCTIONS:
+            return self.reduction(name, app, args)
+        if name in ("dot", "matmul"):
+            return self.operator(gast.MatMult, args)
+        if name in ("reshape",):
+            shape = app.args[1] if len(app.args) > 1 else app.keywords.get("newshape")
+            return self.reshape(args[0], shape)
+        if name in ("ravel", "flatten", "arange", "linspace", "cumsum", "cumprod", "diagonal"):
+            base = args[0] if args and args[0] else ("f", 1)
+            return (base[0] if name not in ("linspace",) else "f", 1)
+        if name in ("zeros", "ones", "empty", "full"):
+            return self.constructor(app, name)
+        if name == "outer":
+            return ("f", 2)
+        if name == "eye" or name == "identity":
+            return ("f", 2)
+        if name in ("det", "slogdet_logabs", "slogdet_sign", "trace", "inner", "vdot"):
+            return ("f", 0)
+        if name == "solve":
+            return args[1] if len(args) > 1 else None
+        if name == "expand_dims":
+            return (args[0][0], args[0][1] + 1) if args and args[0] else None
+        if name in ("diag",):
+            return (args[0][0], 2 if args[0][1] == 1 else 1) if args and args[0] else None
+        if None in args or not args:
+            return None
+        kind = _promote(*(a[0] for a in args))
+        ndim = max(a[1] for a in args)
+        if name in _BOOL_RESULT:
+            return ("b", ndim)
+        if name in _KEEP_NDIM:
+            return (kind, ndim)
+        if _elementwise(key):
+            return (_promote(kind, "f"), ndim)
+        return None
+
+    @staticmethod
+    def operator(op, args) -> Optional[Aval]:
+        if None in args:
+            return None
+        kind = _promote(*(a[0] for a in args))
+        if op is gast.MatMult:
+            a, b = args
+            ndim = {(2, 2): 2, (2, 1): 1, (1, 2): 1, (1, 1): 0}.get((a[1], b[1]))
+            return (kind, ndim) if ndim is not None else None
+        if op is gast.Div:
+            kind = _promote(kind, "f")
+        if op in (gast.BitAnd, gast.BitOr, gast.BitXor) and kind == "b":
+            kind = "b"
+        return (kind, max(a[1] for a in args))
+
+    def reduction(self, name, app, args) -> Optional[Aval]:
+        if not args or args[0] is None:
+            return None
+        kind, ndim = args[0]
+        axis = app.args[1] if len(app.args) > 1 and name != "norm" else app.keywords.get("axis")
+        keepdims = app.keywords.get("keepdims")
+        keep = isinstance(keepdims, gast.Constant) and keepdims.value is True
+        if axis is None or (isinstance(axis, gast.Constant) and axis.value is None):
+            out = ndim if keep else 0
+        elif isinstance(axis, gast.Tuple):
+            out = ndim if keep else ndim - len(axis.elts)
+        else:
+            out = ndim if keep else ndim - 1
+        if name in ("argmax", "argmin", "count_nonzero"):
+            return ("i", out)
+        if name in ("any", "all"):
+            return ("b", out)
+        if name in ("mean", "var", "std", "norm", "logsumexp"):
+            kind = _promote(kind, "f")
+        elif kind == "b":
+            kind = "i"
+        return (kind, out)
+
+    @staticmethod
+    def reshape(base, shape) -> Optional[Aval]:
+        if base is None or shape is None:
+            return None
+        if isinstance(shape, gast.Tuple):
+            return (base[0], len(shape.elts))
+        if isinstance(shape, (gast.Constant, gast.UnaryOp)):
+            return (base[0], 1)
+        return None
+
+    def constructor(self, app, name) -> Optional[Aval]:
+        shape = app.args[0] if app.args else app.keywords.get("shape")
+        kind = "f"
+        dtype = app.keywords.get("dtype") or (app.args[1] if len(app.args) > 1 and name != "full" else None)
+        if dtype is not None:
+            return None
+        if isinstance(shape, gast.Tuple):
+            return (kind, len(shape.elts))
+        aval = self.expr(shape) if shape is not None else None
+        return (kind, 1) if aval == ("i", 0) else None
+
+
+def infer(fdef: gast.FunctionDef, params: Dict[str, Aval]) -> Dict[str, Aval]:
+    """``{name: (kind, ndim)}`` for every variable of ``fdef`` whose abstract value is certain."""
+    analysis = _Infer(params)
+    analysis.block(fdef.body)
+    return {k: v for k, v in analysis.env.items() if v is not None and v[0] in _ORDER}

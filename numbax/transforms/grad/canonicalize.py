@@ -1,0 +1,346 @@
+"""canonicalize: the structured subset reverse mode reads, from a function in A-normal form.
+
+Expects one function in A-normal form. Guarantees:
+
+- one ``return`` of atoms, last in the body (early returns store into ``out``
+  slots and clear a ``live`` flag that guards what follows);
+- no ``break``/``continue``: each loop that has them gets a ``go`` flag (the
+  loop keeps running) and a ``run`` flag (this iteration keeps running) that
+  guard the rest of the body; every ``while`` reads ``while go:``;
+- ``if`` tests and ``while`` tests are names;
+- ``for`` loops run over ``range(...)`` (a loop over an array's rows reads
+  ``row = x[k]`` at the top of a range loop);
+- no ``x op= v`` on names (``x = x op v``), no tuple targets.
+
+The flags and slots cost a few scalar assignments; Numba keeps them in
+registers.
+"""
+from __future__ import annotations
+
+import copy
+from typing import List, Optional
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.naming import Namer
+from numbax.errors import NumbaxSyntaxError
+from numbax.transforms.grad.primitives import is_differentiable
+
+
+def _name(name: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _assign(name: str, value: gast.expr, origin: Optional[gast.AST] = None) -> gast.Assign:
+    stmt = gast.Assign(targets=[_name(name, True)], value=value, type_comment=None)
+    if origin is not None:
+        gast.copy_location(stmt, origin)
+        anno.copyanno(origin, stmt)
+    return stmt
+
+
+def _const(value) -> gast.Constant:
+    return gast.Constant(value=value, kind=None)
+
+
+def _fail(node: gast.AST, message: str, hint: str) -> None:
+    raise NumbaxSyntaxError(message, anno.getanno(node, anno.Key.ORIGIN), hint=hint)
+
+
+class _Rename(gast.NodeTransformer):
+    """Loads of renamed names read their newest version."""
+
+    def __init__(self, current):
+        self.current = current
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.current:
+            node.id = self.current[node.id]
+        return node
+
+
+def _target(stmt) -> gast.expr:
+    return stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
+
+
+class _Loop:
+    def __init__(self, go: str, run: str):
+        self.go = go
+        self.run = run
+
+
+def _has_exit(stmts: List[gast.stmt], kinds) -> bool:
+    """Whether ``stmts`` contain one of ``kinds`` outside nested loops (returns: anywhere)."""
+    for stmt in stmts:
+        if isinstance(stmt, kinds):
+            return True
+        if isinstance(stmt, gast.If) and (_has_exit(stmt.body, kinds) or _has_exit(stmt.orelse, kinds)):
+            return True
+        if isinstance(stmt, (gast.For, gast.While)) and gast.Return in kinds and \
+                _has_exit(stmt.body, (gast.Return,)):
+            return True
+    return False
+
+
+class _Canonicalize:
+    def __init__(self, fdef: gast.FunctionDef, namer: Namer, active=frozenset()):
+        self.fdef = fdef
+        self.active = active
+        self.namer = namer
+        self.loops: List[_Loop] = []
+        self.live: Optional[str] = None
+        self.out: List[str] = []
+
+    # ---- whole function
+    def run(self) -> gast.FunctionDef:
+        body = self.versions(self.simple(self.fdef.body))
+        returns = [n for n in gast.walk(gast.Module(body=body, type_ignores=[])) if isinstance(n, gast.Return)]
+        single = len(returns) == 1 and body and body[-1] is returns[0]
+        if not single:
+            width = self._return_width(returns)
+            self.out = [self.namer.new("out") for _ in range(width)] if width != 1 else [self.namer.new("out")]
+            self.live = self.namer.new("live")
+            body = [_assign(self.live, _const(True))] + self.block(body)
+            value = (_name(self.out[0]) if len(self.out) == 1
+                     else gast.Tuple(elts=[_name(n) for n in self.out], ctx=gast.Load()))
+            body.append(gast.Return(value=value))
+        else:
+            body = self.block(body)
+        self.fdef.body = body
+        return self.fdef
+
+    def versions(self, body: List[gast.stmt]) -> List[gast.stmt]:
+        """Give each top-level reassignment of a name a new name (``w``, ``w_1``): less to save for later.
+
+        Only names assigned nowhere inside an ``if`` or a loop are renamed, so
+        every read still sees the value it saw before.
+        """
+        nested = set()
+        for stmt in body:
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                nested |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        assigned = {a.id for a in self.fdef.args.args}
+        current = {}
+        for stmt in body:
+            _Rename(current).visit(stmt.value if isinstance(stmt, gast.Assign) else stmt)
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                name = stmt.targets[0].id
+                if name in assigned and name not in nested:
+                    current[name] = self.namer.new(name)
+                    stmt.targets[0].id = current[name]
+                assigned.add(name)
+        return body
+
+    @staticmethod
+    def _return_width(returns: List[gast.Return]) -> int:
+        for ret in returns:
+            if ret.value is None:
+                _fail(ret, "a function differentiated by numbax must return a value", "return a scalar.")
+            if isinstance(ret.value, gast.Tuple):
+                return len(ret.value.elts)
+        return 1
+
+    # ---- statements that need no control-flow context
+    def simple(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        out: List[gast.stmt] = []
+        for stmt in stmts:
+            if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                value = gast.BinOp(left=_name(stmt.target.id), op=stmt.op, right=stmt.value)
+                out.append(_assign(stmt.target.id, value, stmt))
+            elif isinstance(stmt, gast.AugAssign) and not isinstance(stmt.op, (gast.Add, gast.Sub)):
+                out.extend(self._read_modify_write(stmt))
+            elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Tuple):
+                out.extend(self._unpack(stmt))
+            elif isinstance(stmt, (gast.Assign, gast.AugAssign)) and isinstance(_target(stmt), gast.Subscript) \
+                    and not isinstance(stmt.value, (gast.Name, gast.Constant)):
+                temp = self.namer.temp()
+                out.append(_assign(temp, stmt.value, stmt))
+                stmt.value = _name(temp)
+                out.extend(self.simple([stmt]))
+            elif isinstance(stmt, gast.If):
+                stmt.body, stmt.orelse = self.simple(stmt.body), self.simple(stmt.orelse)
+                out.extend(self._named_test(stmt))
+            elif isinstance(stmt, gast.For):
+                out.extend(self._range_loop(stmt))
+            elif isinstance(stmt, gast.While):
+                out.append(self._while_true(stmt))
+            else:
+                out.append(stmt)
+        return out
+
+    def _read_modify_write(self, stmt: gast.AugAssign) -> List[gast.stmt]:
+        old, new = self.namer.temp(), self.namer.temp()
+        target = copy.deepcopy(stmt.target)
+        load = copy.deepcopy(stmt.target)
+        load.ctx = gast.Load()
+        write = gast.Assign(targets=[target], value=_name(new), type_comment=None)
+        gast.copy_location(write, stmt)
+        anno.copyanno(stmt, write)
+        return [_assign(old, load, stmt), _assign(new, gast.BinOp(left=_name(old), op=stmt.op, right=stmt.value), stmt),
+                write]
+
+    def _unpack(self, stmt: gast.Assign) -> List[gast.stmt]:
+        targets, value = stmt.targets[0].elts, stmt.value
+        if not isinstance(value, gast.Tuple) and all(isinstance(t, gast.Name) for t in targets) and \
+                not (_loads(value) & self.active and is_differentiable(value)):
+            whole = self.namer.temp()
+            parts = [gast.Subscript(value=_name(whole), slice=_const(i), ctx=gast.Load()) for i in range(len(targets))]
+            return [_assign(whole, value, stmt)] + [_assign(t.id, p, stmt) for t, p in zip(targets, parts)]
+        split = _split_results(value, len(targets))
+        if split is not None and all(isinstance(t, gast.Name) for t in targets):
+            return [_assign(t.id, part, stmt) for t, part in zip(targets, split)]
+        if not isinstance(value, gast.Tuple) or len(value.elts) != len(targets) or \
+                not all(isinstance(t, gast.Name) for t in targets):
+            _fail(stmt, "unpacking a value computed at run time into several names is not differentiable yet",
+                  "index the result instead (`q = r[0]`), or return the parts from a helper and unpack its call.")
+        reads = {n.id for e in value.elts for n in gast.walk(e) if isinstance(n, gast.Name)}
+        if not reads & {t.id for t in targets}:
+            return [_assign(t.id, v, stmt) for t, v in zip(targets, value.elts)]
+        temps = [self.namer.temp() for _ in targets]
+        return [_assign(t, v, stmt) for t, v in zip(temps, value.elts)] + \
+            [_assign(t.id, _name(s), stmt) for t, s in zip(targets, temps)]
+
+    def _named_test(self, stmt: gast.If) -> List[gast.stmt]:
+        if isinstance(stmt.test, gast.Name):
+            return [stmt]
+        cond = self.namer.new("cond")
+        pre = _assign(cond, stmt.test, stmt)
+        stmt.test = _name(cond)
+        return [pre, stmt]
+
+    def _range_loop(self, stmt: gast.For) -> List[gast.stmt]:
+        body = self.simple(stmt.body)
+        it = stmt.iter
+        if stmt.orelse:
+            _fail(stmt, "`for ... else` is not supported", "set a flag before `break` and test it after the loop.")
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range" and \
+                isinstance(stmt.target, gast.Name):
+            stmt.body = body
+            return [stmt]
+        if isinstance(it, gast.Name) and isinstance(stmt.target, gast.Name):
+            k = self.namer.new("k")
+            row = gast.Subscript(value=_name(it.id), slice=_name(k), ctx=gast.Load())
+            stmt.body = [_assign(stmt.target.id, row, stmt)] + body
+            stmt.target = _name(k, True)
+            stmt.iter = gast.Call(func=_name("range"), args=[gast.Call(func=_name("len"), args=[_name(it.id)],
+                                                                         keywords=[])], keywords=[])
+            return [stmt]
+        _fail(stmt, "reverse mode runs `for` loops over `range(...)` or over an array's rows",
+              "loop over `range(len(x))` and index, or over a container (unrolled at compile time).")
+        return []
+
+    def _while_true(self, stmt: gast.While) -> gast.While:
+        body = self.simple(stmt.body)
+        if stmt.orelse:
+            _fail(stmt, "`while ... else` is not supported", "set a flag before `break` and test it after the loop.")
+        if not (isinstance(stmt.test, gast.Constant) and stmt.test.value is True):
+            cond = self.namer.new("cond")
+            head = [_assign(cond, gast.UnaryOp(op=gast.Not(), operand=stmt.test), stmt),
+                    gast.If(test=_name(cond), body=[gast.Break()], orelse=[])]
+            body = head + body
+        stmt.test = _const(True)
+        stmt.body = body
+        return stmt
+
+    # ---- exits: return, break, continue
+    def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        """Rewrite exits in ``stmts``; what follows a statement that may exit runs under a guard."""
+        out: List[gast.stmt] = []
+        for i, stmt in enumerate(stmts):
+            exits = self._may_exit(stmt)
+            out.extend(self.statement(stmt))
+            if isinstance(stmt, (gast.Return, gast.Break, gast.Continue)):
+                return out
+            if exits and i + 1 < len(stmts):
+                guard = self.loops[-1].run if self.loops else self.live
+                out.append(gast.If(test=_name(guard), body=self.block(stmts[i + 1:]), orelse=[]))
+                return out
+        return out
+
+    def _may_exit(self, stmt: gast.stmt) -> bool:
+        if isinstance(stmt, (gast.Return, gast.Break, gast.Continue)):
+            return True
+        if isinstance(stmt, gast.If):
+            kinds = (gast.Return, gast.Break, gast.Continue) if self.loops else (gast.Return,)
+            return _has_exit([stmt], kinds)
+        if isinstance(stmt, (gast.For, gast.While)):
+            return self.live is not None and _has_exit(stmt.body, (gast.Return,))
+        return False
+
+    def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
+        if isinstance(stmt, gast.Return):
+            return self._return(stmt)
+        if isinstance(stmt, gast.Break):
+            loop = self.loops[-1]
+            return [_assign(loop.run, _const(False), stmt), _assign(loop.go, _const(False), stmt)]
+        if isinstance(stmt, gast.Continue):
+            return [_assign(self.loops[-1].run, _const(False), stmt)]
+        if isinstance(stmt, gast.If):
+            stmt.body, stmt.orelse = self.block(stmt.body), self.block(stmt.orelse)
+            return [stmt]
+        if isinstance(stmt, (gast.For, gast.While)):
+            return self._loop(stmt)
+        return [stmt]
+
+    def _return(self, stmt: gast.Return) -> List[gast.stmt]:
+        if self.live is None:
+            return [stmt]
+        values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
+        out = [_assign(slot, v, stmt) for slot, v in zip(self.out, values)]
+        out.append(_assign(self.live, _const(False), stmt))
+        for loop in self.loops:
+            out += [_assign(loop.run, _const(False), stmt), _assign(loop.go, _const(False), stmt)]
+        return out
+
+    def _loop(self, stmt) -> List[gast.stmt]:
+        kinds = (gast.Break, gast.Continue) + ((gast.Return,) if self.live else ())
+        if not _has_exit(stmt.body, kinds):
+            self.loops.append(_Loop("", ""))
+            stmt.body = self.block(stmt.body)
+            self.loops.pop()
+            return [stmt]
+        loop = _Loop(self.namer.new("go"), self.namer.new("run"))
+        self.loops.append(loop)
+        body = self.block(stmt.body)
+        self.loops.pop()
+        pre = [_assign(loop.go, _const(True), stmt)]
+        if isinstance(stmt, gast.While):
+            stmt.test = _name(loop.go)
+            stmt.body = [_assign(loop.run, _const(True), stmt)] + body
+        else:
+            index = self.namer.new(stmt.target.id)
+            body = [_assign(stmt.target.id, _name(index), stmt)] + body
+            stmt.target = _name(index, True)
+            stmt.body = [_assign(loop.run, _name(loop.go), stmt), gast.If(test=_name(loop.run), body=body, orelse=[])]
+        return pre + [stmt]
+
+
+def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionDef:
+    """Rewrite ``fdef`` (A-normal form) into the structured subset described above.
+
+    ``inputs`` are the differentiated parameters: run-time tuples computed from
+    them cannot be unpacked yet (inactive ones, such as ``n, m = x.shape``, can).
+    """
+    from numbax.transforms.grad.activity import active_names
+
+    active = active_names(fdef, inputs, is_differentiable) if inputs else frozenset()
+    return _Canonicalize(fdef, namer, active).run()
+
+
+def _split_results(value: gast.expr, count: int):
+    """``np.linalg.slogdet(a)`` unpacked: one call per result (``rt.slogdet_sign(a)``, ...), else None."""
+    from numbax.ast_passes.resolve import reference_node
+    from numbax.transforms.grad.primitives import application
+    from numbax.transforms.grad.rules_numpy import SPLIT_RESULTS
+
+    app = application(value) if isinstance(value, gast.Call) else None
+    spellings = SPLIT_RESULTS.get(app.key) if app is not None and not isinstance(app.key, tuple) else None
+    if spellings is None or len(spellings) != count:
+        return None
+    return [gast.Call(func=reference_node(s), args=copy.deepcopy(value.args), keywords=copy.deepcopy(value.keywords))
+            for s in spellings]
+
+
+def _loads(node: gast.AST) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}

@@ -1,0 +1,109 @@
+"""primitives: which rule an A-normal-form right-hand side uses, and with which arguments.
+
+``np.tanh(a)`` is the primitive ``numpy.tanh`` applied to ``[a]``; ``a * b``
+is ``gast.Mult`` applied to ``[a, b]``; ``a.sum(axis=0)`` is the method
+``sum`` with the receiver first. Names in generated code are resolved against
+the modules generated code imports (``np``, ``math``) and the builtins.
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import math
+from typing import Any, Dict, List, Optional
+
+import gast
+import numpy as np
+
+from numbax.transforms.grad import rules_numpy  # noqa: F401  (registers the rules)
+from numbax.transforms.grad.rules import NONDIFFERENTIABLE, lookup
+from numbax.transforms.grad.rules_numpy import method_key
+
+from numbax import runtime as _runtime  # noqa: E402
+
+_MODULES = {"np": np, "math": math, "rt": _runtime}
+_NONDIFF_ATTRIBUTES = ("shape", "ndim", "size", "dtype", "real_dtype", "itemsize", "nbytes", "strides")
+
+
+@dataclasses.dataclass
+class Application:
+    """A primitive applied to atoms: the table key, a readable name, arguments and keywords."""
+
+    key: Any
+    name: str
+    args: List[gast.expr]
+    keywords: Dict[str, gast.expr]
+
+
+def _dotted(node: gast.expr) -> Optional[str]:
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _resolve(dotted: str) -> Any:
+    head, *rest = dotted.split(".")
+    if head in _MODULES:
+        obj = _MODULES[head]
+    elif not rest and hasattr(builtins, head):
+        return getattr(builtins, head)
+    else:
+        return None
+    for part in rest:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _is_module_reference(node: gast.expr) -> bool:
+    dotted = _dotted(node)
+    return dotted is not None and dotted.split(".")[0] in _MODULES
+
+
+def application(value: gast.expr) -> Optional[Application]:
+    """The primitive ``value`` applies, or ``None`` for atoms, subscripts and comparisons."""
+    if isinstance(value, gast.BinOp):
+        return Application(type(value.op), _OPERATOR_NAMES.get(type(value.op), type(value.op).__name__),
+                           [value.left, value.right], {})
+    if isinstance(value, gast.UnaryOp):
+        return Application(type(value.op), _OPERATOR_NAMES.get(type(value.op), type(value.op).__name__),
+                           [value.operand], {})
+    if isinstance(value, gast.Attribute) and not _is_module_reference(value):
+        return Application(method_key(value.attr), f".{value.attr}", [value.value], {})
+    if isinstance(value, gast.Call):
+        keywords = {k.arg: k.value for k in value.keywords}
+        func = value.func
+        if isinstance(func, gast.Attribute) and not _is_module_reference(func):
+            args = [func.value] + list(value.args)
+            if func.attr in ("reshape", "transpose") and len(value.args) > 1:
+                args = [func.value, gast.Tuple(elts=list(value.args), ctx=gast.Load())]
+            return Application(method_key(func.attr), f".{func.attr}()", args, keywords)
+        dotted = _dotted(func)
+        obj = _resolve(dotted) if dotted else None
+        return Application(obj if obj is not None else ("unknown", dotted), dotted or "a call", list(value.args),
+                           keywords)
+    return None
+
+
+def is_differentiable(value: gast.expr) -> bool:
+    """Whether ``value`` can carry a derivative from its operands (unknown calls count as yes)."""
+    if isinstance(value, (gast.Compare, gast.BoolOp, gast.Constant)):
+        return False
+    if isinstance(value, gast.Attribute) and value.attr in _NONDIFF_ATTRIBUTES:
+        return False
+    app = application(value)
+    if app is None:
+        return True
+    return lookup(app.key) is not NONDIFFERENTIABLE
+
+
+_OPERATOR_NAMES = {
+    gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**", gast.MatMult: "@",
+    gast.USub: "unary -", gast.UAdd: "unary +", gast.Mod: "%", gast.FloorDiv: "//",
+}

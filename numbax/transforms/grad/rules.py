@@ -1,0 +1,182 @@
+"""The reverse-mode rule table: one adjoint template per primitive, and how a template is instantiated.
+
+A rule is a short Python function used as a template, in Tangent's style::
+
+    @defvjp(np.tanh)
+    def tanh(g, ans, x):
+        d[x] = g * (1.0 - ans * ans)
+
+``g`` is the cotangent of the result, ``ans`` the result itself, and the other
+parameters are the primitive's own, matched to a call's arguments by name and
+position with the primitive's defaults. ``d[x] = e`` adds ``e`` to the adjoint
+of whatever the call passed as ``x``; plain assignments introduce temporaries.
+Families of primitives get their rules from one helper (``def_nondifferentiable``,
+``def_linear_in``). Templates are parsed once, on first use.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import textwrap
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import gast
+
+# key (a NumPy callable, a gast operator class, or a ("method", name) pair) -> Rule | NONDIFFERENTIABLE
+VJP_RULES: Dict[Any, Any] = {}
+
+
+class _Nondifferentiable:
+    def __repr__(self):
+        return "NONDIFFERENTIABLE"
+
+
+NONDIFFERENTIABLE = _Nondifferentiable()
+
+
+@dataclasses.dataclass
+class Template:
+    """A parsed rule: parameters (with defaults) and its statements."""
+
+    params: List[str]
+    defaults: Dict[str, gast.expr]
+    body: List[gast.stmt]
+    name: str
+
+
+class Rule:
+    """One registered template function, parsed lazily."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self._template: Optional[Template] = None
+
+    @property
+    def template(self) -> Template:
+        """The parsed template (parsed on first use)."""
+        if self._template is None:
+            self._template = _parse_template(self.fn)
+        return self._template
+
+
+def _parse_template(fn: Callable) -> Template:
+    source = textwrap.dedent(inspect.getsource(fn))
+    fdef = gast.parse(source).body[0]
+    args = fdef.args
+    names = [a.id for a in args.args]
+    if names[:2] != ["g", "ans"]:
+        raise ValueError(f"rule {fn.__name__}: parameters must start with (g, ans, ...)")
+    params = names[2:]
+    defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+    body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+    for stmt in body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+            raise ValueError(f"rule {fn.__name__}: only `d[x] = ...` and `name = ...` statements are allowed")
+    return Template(params=params, defaults=defaults, body=body, name=fn.__name__)
+
+
+def defvjp(*keys: Any) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the reverse-mode rule of every key."""
+    def register(fn: Callable) -> Callable:
+        rule = Rule(fn)
+        for key in keys:
+            VJP_RULES[key] = rule
+        return fn
+
+    return register
+
+
+def def_nondifferentiable(*keys: Any) -> None:
+    """Primitives whose results carry no derivative (comparisons, rounding, indices)."""
+    for key in keys:
+        VJP_RULES[key] = NONDIFFERENTIABLE
+
+
+def lookup(key: Any) -> Any:
+    """The rule for ``key``: a ``Rule``, ``NONDIFFERENTIABLE``, or ``None`` when there is none."""
+    return VJP_RULES.get(key)
+
+
+@dataclasses.dataclass
+class Contribution:
+    """``d[target] += value`` for one operand of a primitive."""
+
+    target: str
+    value: gast.expr
+
+
+def bind_arguments(template: Template, args: List[gast.expr], keywords: Dict[str, gast.expr]) -> Dict[str, gast.expr]:
+    """Map the template's parameters to the call's argument atoms, defaults filling the rest."""
+    bound: Dict[str, gast.expr] = {}
+    if len(args) > len(template.params):
+        raise TypeError(f"too many positional arguments for {template.name}")
+    for name, arg in zip(template.params, args):
+        bound[name] = arg
+    for name, arg in keywords.items():
+        if name not in template.params:
+            raise TypeError(f"unexpected keyword argument {name!r} for {template.name}")
+        bound[name] = arg
+    for name in template.params:
+        if name not in bound:
+            if name not in template.defaults:
+                raise TypeError(f"missing argument {name!r} for {template.name}")
+            bound[name] = template.defaults[name]
+    return bound
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, mapping: Dict[str, gast.expr]):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping and isinstance(node.ctx, gast.Load):
+            return copy.deepcopy(self.mapping[node.id])
+        return node
+
+    def visit_IfExp(self, node):
+        """``a if p is None else b`` with ``p`` bound to a constant picks its branch now."""
+        self.generic_visit(node)
+        test = node.test
+        if isinstance(test, gast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (gast.Is, gast.IsNot)) \
+                and isinstance(test.left, gast.Constant) and isinstance(test.comparators[0], gast.Constant):
+            same = test.left.value is test.comparators[0].value
+            return node.body if same == isinstance(test.ops[0], gast.Is) else node.orelse
+        return node
+
+
+def instantiate(template: Template, mapping: Dict[str, gast.expr],
+                fresh: Callable[[str], str]) -> Tuple[List[gast.stmt], List[Tuple[str, gast.expr]]]:
+    """The template's temporaries as statements and its ``d[param] = expr`` lines with names substituted.
+
+    ``mapping`` sends ``g``, ``ans`` and each parameter to an expression;
+    temporaries get fresh names from ``fresh``. Returns ``(statements,
+    [(param, expression), ...])``.
+    """
+    mapping = dict(mapping)
+    statements: List[gast.stmt] = []
+    contributions: List[Tuple[str, gast.expr]] = []
+    for stmt in template.body:
+        target = stmt.targets[0]
+        value = _Substitute(mapping).visit(copy.deepcopy(stmt.value))
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and target.value.id == "d":
+            param = target.slice.id if isinstance(target.slice, gast.Name) else None
+            if param not in template.params:
+                raise ValueError(f"rule {template.name}: d[...] must name a parameter")
+            contributions.append((param, value))
+        elif isinstance(target, gast.Name):
+            name = fresh(target.id)
+            statements.append(gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
+                                                             type_comment=None)], value=value))
+            mapping[target.id] = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+        else:
+            raise ValueError(f"rule {template.name}: unsupported statement")
+    return statements, contributions
+
+
+def names_read(template: Template) -> set:
+    """Every name the template's expressions read (to know which primal values a rule needs)."""
+    out = set()
+    for stmt in template.body:
+        out |= {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
+    return out

@@ -1,0 +1,216 @@
+"""Reverse mode for one function: forward sweep with saves, then the backward sweep, in one function.
+
+Expects the main function in A-normal form, the names of the parameters to
+differentiate, and how outputs are seeded. Produces a function with the same
+parameters (plus one cotangent per output for ``vjp``) that returns the
+primal outputs followed by one adjoint per differentiated parameter::
+
+    def grad_f(x, w):                       # for f(x, w) = np.sum(np.tanh(x @ w))
+        _t1 = x @ w
+        _t2 = np.tanh(_t1)
+        _t3 = np.sum(_t2)
+        _dt3 = rt.ones_like(_t3)
+        # grad of: return np.sum(np.tanh(x @ w))
+        _dt2 = rt.unreduce(_dt3, _t2, None, False)
+        ...
+        return (_t3, dw)
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Optional, Sequence, Set
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.naming import Namer
+from numbax.ast_passes.optimizations import copy_propagation, dead_code, hoist_invariants
+from numbax.transforms.grad import canonicalize
+from numbax.transforms.grad.activity import active_names
+from numbax.transforms.grad.adjoint import Adjoint, _rt
+from numbax.transforms.grad.avals import infer as infer_avals
+from numbax.transforms.grad.primitives import is_differentiable
+from numbax.transforms.grad.saves import Saves
+
+
+@dataclasses.dataclass
+class GradSpec:
+    """What to differentiate: parameter names, which outputs are seeded, and how."""
+
+    wrt: Sequence[str]
+    seeded_outputs: Sequence[int]  # indices into the returned leaves
+    cotangents: Optional[Sequence[str]] = None  # vjp: one parameter per seeded output; grad: ones
+    param_avals: Optional[Dict[str, tuple]] = None  # parameter -> (kind, ndim)
+
+
+def _name(name: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _assign(name: str, value: gast.expr) -> gast.Assign:
+    return gast.Assign(targets=[_name(name, True)], value=value, type_comment=None)
+
+
+def _all_names(fdef: gast.FunctionDef) -> Set[str]:
+    return {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+
+
+def _assignment_sites(fdef: gast.FunctionDef):
+    """Where names are assigned and where statements sit.
+
+    Returns (name -> number of assignments, names assigned inside loops,
+    statement id -> loop depth, statement id -> (innermost loop id, index of
+    the loop-body statement containing it), name -> (loop id, index, key) for
+    the names assigned once, at the top level of a loop body or as its target).
+    """
+    counts: Dict[str, int] = {a.id: 1 for a in fdef.args.args}
+    in_loop: Set[str] = set()
+    depth: Dict[int, int] = {}
+    position: Dict[int, tuple] = {}
+    defs: Dict[str, tuple] = {}
+    blocks: Dict[int, tuple] = {}
+
+    def visit(stmts: List[gast.stmt], level: int, where=None) -> None:
+        for index, stmt in enumerate(stmts):
+            depth[id(stmt)] = level
+            blocks[id(stmt)] = (stmts, index)
+            here = where if where is None or where[1] is not None else (where[0], index)
+            position[id(stmt)] = here
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and where is not None \
+                    and where[1] is None:
+                defs.setdefault(stmt.targets[0].id, (where[0], index, id(stmt)))
+            targets = []
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                targets = [stmt.targets[0].id]
+            elif isinstance(stmt, gast.For):
+                targets = [stmt.target.id]
+            for t in targets:
+                counts[t] = counts.get(t, 0) + 1
+                if level or isinstance(stmt, gast.For):
+                    in_loop.add(t)
+            if isinstance(stmt, gast.For):
+                defs.setdefault(stmt.target.id, (id(stmt), -1, ("body", id(stmt))))
+            inner = here if here is None else (here[0], here[1])
+            if isinstance(stmt, gast.If):
+                visit(stmt.body, level, _freeze(inner))
+                visit(stmt.orelse, level, _freeze(inner))
+            elif isinstance(stmt, (gast.For, gast.While)):
+                visit(stmt.body, level + 1, (id(stmt), None))
+
+    visit(fdef.body, 0)
+    once = {n: d for n, d in defs.items() if counts.get(n) == 1}
+    return counts, in_loop, depth, position, once, blocks
+
+
+def _innermost_loops(fdef: gast.FunctionDef, position: Dict[int, tuple]) -> Dict[object, gast.stmt]:
+    """Statement id (and ``("body", id(loop))``) -> the innermost loop around it."""
+    loops = {id(n): n for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While))}
+    out: Dict[object, gast.stmt] = {}
+    for key, where in position.items():
+        if where is not None and where[0] in loops:
+            out[key] = loops[where[0]]
+    for loop_id, loop in loops.items():
+        out[("body", loop_id)] = loop
+    return out
+
+
+def _freeze(where):
+    """Inside an ``if``, statements keep the loop-body index of the ``if`` itself."""
+    return None if where is None else (where[0], where[1])
+
+
+class _Forward:
+    """The forward sweep: the primal statements with the saves and trip counters the backward reads."""
+
+    def __init__(self, saves: Saves, counters: Dict[int, str]):
+        self.saves = saves
+        self.counters = counters
+
+    def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        out: List[gast.stmt] = []
+        for stmt in stmts:
+            out += self.saves.before.get(id(stmt), [])
+            out += self.statement(stmt)
+            out += self.saves.after.get(id(stmt), [])
+        return out
+
+    def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
+        if isinstance(stmt, gast.If):
+            stmt.body = self.block(stmt.body) or [gast.Pass()]
+            stmt.orelse = self.block(stmt.orelse)
+            return [stmt]
+        if isinstance(stmt, (gast.For, gast.While)):
+            body = self.saves.after.get(("body", id(stmt)), []) + self.block(stmt.body)
+            counter = self.counters.get(id(stmt))
+            pre = self.saves.reserve(stmt) if isinstance(stmt, gast.For) else []
+            if counter:
+                pre.append(_assign(counter, gast.Constant(value=0, kind=None)))
+                body.append(_assign(counter, gast.BinOp(left=_name(counter), op=gast.Add(),
+                                                         right=gast.Constant(value=1, kind=None))))
+            stmt.body = body
+            return pre + [stmt]
+        return [stmt]
+
+
+def _prepare(fdef: gast.FunctionDef) -> gast.FunctionDef:
+    """Copies propagated, loop invariants hoisted, dead code gone: less for the tape to keep."""
+    for _ in range(10):
+        changed = False
+        for opt in (copy_propagation, hoist_invariants, dead_code):
+            fdef, did = opt.transform(fdef)
+            changed |= did
+        if not changed:
+            break
+    return fdef
+
+
+def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = None) -> gast.FunctionDef:
+    """The reverse-mode function of ``fdef``; see the module docstring."""
+    namer = namer or Namer()
+    namer.reserve(_all_names(fdef) | {"rt", "np", "math"})
+    fdef = _prepare(fdef)
+    fdef = canonicalize.transform(fdef, namer, spec.wrt)
+    ret = fdef.body[-1]
+    body = fdef.body[:-1]
+    outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
+    active = active_names(fdef, spec.wrt, is_differentiable)
+    counts, in_loop, depth, position, once, blocks = _assignment_sites(fdef)
+    single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
+    avals = infer_avals(fdef, dict(spec.param_avals or {}))
+    saves = Saves(namer, single, avals)
+    saves.loop_of = _innermost_loops(fdef, position)
+    adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
+    entry = gast.Pass()
+    depth[id(entry)] = 0
+    blocks[id(entry)] = ([entry], 0)
+    depth[id(ret)] = 0
+
+    adjoint.check_rules(body)
+    seeds: List[gast.stmt] = []
+    for position, index in enumerate(spec.seeded_outputs):
+        out = outputs[index]
+        if not (isinstance(out, gast.Name) and out.id in active):
+            continue
+        if spec.cotangents:
+            seed = _name(spec.cotangents[position])
+        elif avals.get(out.id) == ("f", 0):
+            seed = gast.Constant(value=1.0, kind=None)
+        else:
+            seed = _rt("ones_like", out)
+        seeds.append(adjoint.accumulate(out.id, seed, ret))
+    backward = adjoint.block(body)
+    results: List[gast.expr] = []
+    for param in spec.wrt:
+        if param in adjoint.state:
+            results.append(_name(adjoint.adj(param)))
+        else:
+            results.append(adjoint.zero(param, adjoint.need(param, entry)))
+    forward = _Forward(saves, adjoint.counters).block(body)
+    fdef.body = (saves.initial() + saves.before.get(id(entry), []) + forward + seeds + backward +
+                 [gast.Return(value=gast.Tuple(elts=outputs + results, ctx=gast.Load()))])
+    gast.fix_missing_locations(fdef)
+    if spec.cotangents:
+        fdef.args.args = fdef.args.args + [_name(c, False) for c in spec.cotangents]
+        for arg in fdef.args.args:
+            arg.ctx = gast.Param()
+    return fdef

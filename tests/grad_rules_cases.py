@@ -1,0 +1,316 @@
+"""The derivative-rule table under test: for each NumPy callable (or operator) with a reverse-mode
+rule, a few call expressions over named inputs.
+
+``RULES`` maps a qualified name, as ``numbax.coverage()`` reports it (``"numpy.tanh"``,
+``"numpy.linalg.solve"``, ``"scipy.special.logsumexp"``, ``"operator.mul"``), to a list of
+``Snippet``: an expression in the inputs, written as a user writes it (``np.sum(x, axis=1,
+keepdims=True)``, ``x.max(axis=0)``, ``a @ b``), and each input's shape and domain.
+``tests/test_grad_rules.py`` turns snippet ``k`` of ``name`` into
+
+    def <name>_<k>(x, y):
+        return np.sum((<expr>) * W_<name>_<k>)
+
+with a fixed random weight of the expression's shape (so the cotangent is not all ones), and
+checks ``numbax.grad`` with respect to every input against finite differences and JAX.
+A snippet that a known numbax bug breaks carries ``xfail`` (a reason, or ``{backend: reason}``).
+
+Domains (``sample`` draws them, deterministically from a seed):
+
+- ``real``: standard normal; ``wide``: normal with scale 3 (``floor``/``round`` need values
+  spread over several integers);
+- ``pos``: uniform in (0.5, 2) (``log``, ``sqrt``, ``power`` bases, divisors);
+- ``unit``: uniform in (-0.9, 0.9) (``arcsin``, ``arccos``, ``arctanh``, ``tan``);
+- ``gt1``: uniform in (1.2, 3) (``arccosh``);
+- ``wellcond``: ``I + 0.3 N`` for square matrices (``inv``, ``det``, ``solve``, ``slogdet``).
+
+Symmetric positive definite inputs (``cholesky``) are built inside the expression from a free
+matrix (``a @ a.T + 3 I``), so every perturbation stays in the domain and the gradient is
+unambiguous. Non-differentiable functions (``sign``, ``floor``, ``argmax``, ...) appear in
+expressions whose gradient flows through the other terms, checking that they contribute zero.
+A scalar input (shape ``()``) is passed as a Python float.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Optional, Tuple, Union
+
+import numpy as np
+
+DOMAINS = ("real", "wide", "pos", "unit", "gt1", "wellcond")
+
+
+@dataclasses.dataclass(frozen=True)
+class Input:
+    shape: Tuple[int, ...]
+    domain: str = "real"
+
+    def __post_init__(self):
+        assert self.domain in DOMAINS, self.domain
+        assert self.domain != "wellcond" or (len(self.shape) == 2 and self.shape[0] == self.shape[1])
+
+
+@dataclasses.dataclass(frozen=True)
+class Snippet:
+    expr: str
+    inputs: Tuple[Tuple[str, Input], ...]
+    jax: bool = True  # whether JAX runs the expression too (np -> jax.numpy) as a second oracle
+    rtol: Optional[float] = None
+    xfail: Union[None, str, Dict[str, str]] = None  # a known numbax bug: a reason, or {backend: reason}
+
+    def xfail_reason(self, backend: str) -> Optional[str]:
+        if isinstance(self.xfail, dict):
+            return self.xfail.get(backend)
+        return self.xfail
+
+    @property
+    def names(self) -> Tuple[str, ...]:
+        return tuple(name for name, _ in self.inputs)
+
+
+def S(expr: str, jax: bool = True, rtol: Optional[float] = None, xfail=None, **inputs: Input) -> Snippet:
+    return Snippet(expr, tuple(inputs.items()), jax, rtol, xfail)
+
+
+def real(*shape: int) -> Input:
+    return Input(shape, "real")
+
+
+def wide(*shape: int) -> Input:
+    return Input(shape, "wide")
+
+
+def pos(*shape: int) -> Input:
+    return Input(shape, "pos")
+
+
+def unit(*shape: int) -> Input:
+    return Input(shape, "unit")
+
+
+def gt1(*shape: int) -> Input:
+    return Input(shape, "gt1")
+
+
+def wellcond(n: int) -> Input:
+    return Input((n, n), "wellcond")
+
+
+def sample(inp: Input, seed: int):
+    """A deterministic value in ``inp``'s domain: an array, or a Python float for shape ``()``."""
+    rng = np.random.default_rng(seed)
+    if inp.domain == "real":
+        value = rng.normal(size=inp.shape)
+    elif inp.domain == "wide":
+        value = 3.0 * rng.normal(size=inp.shape)
+    elif inp.domain == "pos":
+        value = rng.uniform(0.5, 2.0, size=inp.shape)
+    elif inp.domain == "unit":
+        value = rng.uniform(-0.9, 0.9, size=inp.shape)
+    elif inp.domain == "gt1":
+        value = rng.uniform(1.2, 3.0, size=inp.shape)
+    else:
+        value = np.eye(inp.shape[0]) + 0.3 * rng.normal(size=inp.shape)
+    return float(value) if inp.shape == () else value
+
+
+def sample_inputs(snippet: Snippet, seed: int) -> tuple:
+    return tuple(sample(inp, seed + k) for k, (_, inp) in enumerate(snippet.inputs))
+
+
+def _numba(fn: str) -> Dict[str, str]:
+    """On cpu: Numba cannot compile the primal function itself."""
+    return {"cpu": f"Numba does not support {fn}"}
+
+
+def _numba_method(name: str) -> Dict[str, str]:
+    return {"cpu": f"Numba has no ndarray.{name} method"}
+
+
+def _numba_axis(fn: str) -> Dict[str, str]:
+    return {"cpu": f"Numba's {fn} takes no axis argument"}
+
+
+NUMBA_MATMUL_ND = {"cpu": "Numba's @ supports 1-D and 2-D operands only"}
+SLOGDET_INDEXED = {"cpu": "indexing the tuple np.linalg.slogdet returns is not differentiable on cpu "
+                          "(Numba tuples are immutable); unpack it instead"}
+
+
+def _comparison(op: str) -> List[Snippet]:
+    return [S(f"x * (x {op} y)", x=real(3, 4), y=real(4)),
+            S(f"np.where(x {op} 0.3, x * y, y)", x=real(3), y=real(3))]
+
+
+RULES: Dict[str, List[Snippet]] = {
+    # ---- operators, with broadcasting -----------------------------------------------------
+    "operator.add": [S("x + y", x=real(3, 4), y=real(4)), S("x + y", x=real(3, 1), y=real(1, 4)),
+                     S("a + x + 2.0", a=real(), x=real(3))],
+    "operator.sub": [S("x - y", x=real(3, 4), y=real(3, 1)), S("1.5 - x", x=real(3)),
+                     S("a - x", a=real(), x=real(2, 3))],
+    "operator.mul": [S("x * y", x=real(2, 3, 4), y=real(4)), S("x * y", x=real(3, 1), y=real(1, 4)),
+                     S("a * x * x", a=real(), x=real(3))],
+    "operator.truediv": [S("x / y", x=real(3, 4), y=pos(4)), S("2.0 / y", y=pos(3)), S("x / a", x=real(3), a=pos()),
+                         S("a / y", a=real(), y=pos(2, 2))],
+    "operator.pow": [S("x ** 3", x=real(3)), S("x ** y", x=pos(3, 4), y=real(4)), S("2.0 ** x", x=real(3)),
+                     S("x ** 0.5 + x ** -2", x=pos(3)), S("x ** a", x=pos(3), a=real())],
+    "operator.neg": [S("-x", x=real(3, 4)), S("-(x * y) + -a", x=real(3), y=real(3), a=real())],
+    "operator.matmul": [S("a @ b", a=real(3, 4), b=real(4, 2)), S("a @ v", a=real(3, 4), v=real(4)),
+                        S("v @ a", v=real(3), a=real(3, 4)), S("u @ v", u=real(4), v=real(4)),
+                        S("a @ b", a=real(2, 3, 4), b=real(4, 2), xfail=NUMBA_MATMUL_ND)],
+    "operator.lt": _comparison("<"),
+    "operator.le": _comparison("<="),
+    "operator.gt": _comparison(">"),
+    "operator.ge": _comparison(">="),
+    "operator.eq": [S("np.where(x == y, 0.0, x * y)", x=real(3, 4), y=real(4)),
+                    S("x * (np.round(x) == 0.0)", x=wide(5))],
+    "operator.ne": [S("x * (x != y)", x=real(3, 4), y=real(4)),
+                    S("np.where(x != 0.0, x * y, y)", x=real(3), y=real(3))],
+    # ---- elementwise ------------------------------------------------------------------------
+    "numpy.abs": [S("np.abs(x)", x=real(3, 4)), S("np.abs(x - y)", x=real(3), y=real(3))],
+    "numpy.exp": [S("np.exp(x)", x=real(3, 4)), S("np.exp(a * x)", a=real(), x=real(3))],
+    "numpy.exp2": [S("np.exp2(x)", x=real(3, 4))],
+    "numpy.expm1": [S("np.expm1(x)", x=real(3, 4))],
+    "numpy.log": [S("np.log(x)", x=pos(3, 4)), S("np.log(x * y)", x=pos(3, 1), y=pos(4))],
+    "numpy.log2": [S("np.log2(x)", x=pos(3, 4))],
+    "numpy.log10": [S("np.log10(x)", x=pos(3, 4))],
+    "numpy.log1p": [S("np.log1p(x)", x=pos(3, 4)), S("np.log1p(x * x)", x=real(3))],
+    "numpy.sqrt": [S("np.sqrt(x)", x=pos(3, 4)), S("np.sqrt(x * x + y * y)", x=real(3), y=real(3))],
+    "numpy.cbrt": [S("np.cbrt(x)", x=real(3, 4))],
+    "numpy.square": [S("np.square(x)", x=real(3, 4))],
+    "numpy.power": [S("np.power(x, 3)", x=real(3, 4)), S("np.power(x, y)", x=pos(3, 4), y=real(3, 1)),
+                    S("np.power(2.5, x)", x=real(3)), S("np.power(x, a)", x=pos(3), a=real())],
+    "numpy.reciprocal": [S("np.reciprocal(x)", x=pos(3, 4))],
+    "numpy.sin": [S("np.sin(x)", x=real(3, 4))],
+    "numpy.cos": [S("np.cos(x)", x=real(3, 4))],
+    "numpy.tan": [S("np.tan(x)", x=unit(3, 4))],
+    "numpy.arcsin": [S("np.arcsin(x)", x=unit(3, 4))],
+    "numpy.arccos": [S("np.arccos(x)", x=unit(3, 4))],
+    "numpy.arctan": [S("np.arctan(x)", x=real(3, 4))],
+    "numpy.sinh": [S("np.sinh(x)", x=real(3, 4))],
+    "numpy.cosh": [S("np.cosh(x)", x=real(3, 4))],
+    "numpy.tanh": [S("np.tanh(x)", x=real(3, 4)), S("np.tanh(x @ w + b)", x=real(2, 3), w=real(3, 4), b=real(4))],
+    "numpy.arcsinh": [S("np.arcsinh(x)", x=real(3, 4))],
+    "numpy.arccosh": [S("np.arccosh(x)", x=gt1(3, 4))],
+    "numpy.arctanh": [S("np.arctanh(x)", x=unit(3, 4))],
+    "numpy.arctan2": [S("np.arctan2(y, x)", y=real(3, 4), x=real(4)), S("np.arctan2(x, 1.5)", x=real(3))],
+    "numpy.hypot": [S("np.hypot(x, y)", x=real(3, 4), y=real(3, 1)), S("np.hypot(x, 2.0)", x=real(3))],
+    "numpy.logaddexp": [S("np.logaddexp(x, y)", x=real(3, 4), y=real(4)), S("np.logaddexp(x, 0.0)", x=real(3))],
+    "numpy.logaddexp2": [S("np.logaddexp2(x, y)", x=real(3, 4), y=real(4))],
+    "numpy.sinc": [S("np.sinc(x)", x=real(3, 4))],
+    "numpy.maximum": [S("np.maximum(x, y)", x=real(3, 4), y=real(4)), S("np.maximum(x, 0.0)", x=real(5))],
+    "numpy.minimum": [S("np.minimum(x, y)", x=real(3, 4), y=real(3, 1)), S("np.minimum(x, 0.2)", x=real(5))],
+    "numpy.fmax": [S("np.fmax(x, y)", x=real(3, 4), y=real(4))],
+    "numpy.fmin": [S("np.fmin(x, y)", x=real(3, 4), y=real(4))],
+    "numpy.clip": [S("np.clip(x, -0.5, 0.5)", x=real(3, 4)), S("np.clip(x, lo, lo + 1.0)", x=real(3, 4), lo=real(4)),
+                   S("x.clip(-1.0, 0.3)", x=real(5))],
+    "numpy.where": [S("np.where(x > 0.0, x, y)", x=real(3, 4), y=real(4)),
+                    S("np.where(c > 0.0, x * y, 2.0)", c=real(3), x=real(3), y=real(3))],
+    # ---- non-differentiable: zero contribution ------------------------------------------------
+    "numpy.sign": [S("np.sign(x) * y", x=real(3, 4), y=real(3, 4)), S("np.sign(x) * x", x=real(5))],
+    "numpy.floor": [S("np.floor(x) + x", x=wide(3, 4)), S("np.floor(x) * x", x=wide(5))],
+    "numpy.ceil": [S("np.ceil(x) * x", x=wide(3, 4))],
+    "numpy.round": [S("np.round(x) * x", x=wide(3, 4)), S("np.round(x) + x * x", x=wide(5))],
+    "numpy.argmax": [S("x[np.argmax(x)]", x=real(6)), S("y * np.argmax(x, axis=1)", x=real(3, 4), y=real(3))],
+    "numpy.argmin": [S("x[np.argmin(x)]", x=real(6)), S("y * np.argmin(x, axis=0)", x=real(3, 4), y=real(4))],
+    "numpy.argsort": [S("x[np.argsort(x)]", x=real(5)), S("y[np.argsort(x)] * x", x=real(5), y=real(5))],
+    # ---- reductions -------------------------------------------------------------------------
+    "numpy.sum": [S("np.sum(x)", x=real(3, 4)), S("np.sum(x, axis=0)", x=real(3, 4)),
+                  S("np.sum(x, axis=1, keepdims=True)", x=real(3, 4)), S("x.sum(axis=-1)", x=real(2, 3, 4)),
+                  S("np.sum(x, axis=(0, 2))", x=real(2, 3, 4))],
+    "numpy.mean": [S("np.mean(x)", x=real(3, 4)), S("np.mean(x, axis=0)", x=real(3, 4)),
+                   S("np.mean(x, axis=1, keepdims=True)", x=real(3, 4)), S("x.mean(axis=-1)", x=real(2, 3, 4))],
+    "numpy.prod": [S("np.prod(x)", x=real(5)), S("np.prod(x, axis=1)", x=pos(3, 4)),
+                   S("x.prod(axis=0, keepdims=True)", x=real(3, 4))],
+    "numpy.max": [S("np.max(x)", x=real(3, 4)), S("np.max(x, axis=0)", x=real(3, 4)),
+                  S("x.max(axis=1, keepdims=True)", x=real(3, 4))],
+    "numpy.min": [S("np.min(x)", x=real(3, 4)), S("np.min(x, axis=1)", x=real(3, 4)),
+                  S("x.min(axis=0, keepdims=True)", x=real(3, 4))],
+    "numpy.amax": [S("np.amax(x, axis=1)", x=real(3, 4))],
+    "numpy.amin": [S("np.amin(x, axis=0, keepdims=True)", x=real(3, 4))],
+    "numpy.var": [S("np.var(x)", x=real(3, 4)), S("np.var(x, axis=0)", x=real(3, 4)),
+                  S("np.var(x, axis=1, ddof=1, keepdims=True)", x=real(3, 4))],
+    "numpy.std": [S("np.std(x)", x=real(3, 4)), S("np.std(x, axis=1)", x=real(3, 4)), S("x.std(ddof=1)", x=real(5))],
+    "numpy.cumsum": [S("np.cumsum(x)", x=real(5)), S("np.cumsum(x, axis=0)", x=real(3, 4)),
+                     S("np.cumsum(x)", x=real(3, 4)), S("x.cumsum(axis=1)", x=real(3, 4))],
+    "numpy.cumprod": [S("np.cumprod(x)", x=real(5)), S("np.cumprod(x, axis=1)", x=pos(3, 4))],
+    # ---- products and contractions ----------------------------------------------------------
+    "numpy.dot": [S("np.dot(u, v)", u=real(4), v=real(4)), S("np.dot(a, v)", a=real(3, 4), v=real(4)),
+                  S("np.dot(a, b)", a=real(3, 4), b=real(4, 2)), S("x.dot(y)", x=real(2, 3), y=real(3))],
+    "numpy.matmul": [S("np.matmul(a, b)", a=real(3, 4), b=real(4, 2), xfail=_numba("np.matmul")),
+                     S("np.matmul(a, b)", a=real(2, 3, 4), b=real(4, 5), xfail=_numba("np.matmul")),
+                     S("np.matmul(a, b)", a=real(2, 1, 3, 4), b=real(3, 4, 2), xfail=_numba("np.matmul"))],
+    "numpy.inner": [S("np.inner(u, v)", u=real(4), v=real(4), xfail=_numba("np.inner")),
+                    S("np.inner(a, b)", a=real(3, 4), b=real(2, 4), xfail=_numba("np.inner"))],
+    "numpy.outer": [S("np.outer(x, y)", x=real(3), y=real(4)), S("np.outer(a, y)", a=real(2, 2), y=real(3))],
+    "numpy.tensordot": [S("np.tensordot(a, b, axes=1)", a=real(2, 3), b=real(3, 4), xfail=_numba("np.tensordot")),
+                        S("np.tensordot(a, b, axes=2)", a=real(2, 3, 4), b=real(3, 4, 2), xfail=_numba("np.tensordot")),
+                        S("np.tensordot(a, b, axes=([0], [1]))", a=real(3, 2), b=real(4, 3),
+                          xfail=_numba("np.tensordot"))],
+    "numpy.einsum": [S("np.einsum('ij,jk->ik', a, b)", a=real(3, 4), b=real(4, 2), xfail=_numba("np.einsum")),
+                     S("np.einsum('ii->', a)", a=real(3, 3), xfail=_numba("np.einsum")),
+                     S("np.einsum('ij->j', a)", a=real(3, 4), xfail=_numba("np.einsum")),
+                     S("np.einsum('bij,bjk->bik', a, b)", a=real(2, 3, 4), b=real(2, 4, 2), xfail=_numba("np.einsum")),
+                     S("np.einsum('i,i->', u, v)", u=real(4), v=real(4), xfail=_numba("np.einsum")),
+                     S("np.einsum('ij,j->i', a, v)", a=real(3, 4), v=real(4), xfail=_numba("np.einsum"))],
+    "numpy.trace": [S("np.trace(a)", a=real(3, 3)), S("np.trace(a, offset=1)", a=real(3, 4)),
+                    S("a.trace()", a=real(4, 4), xfail=_numba_method("trace"))],
+    "numpy.diag": [S("np.diag(v)", v=real(3)), S("np.diag(a)", a=real(3, 3)), S("np.diag(a, k=1)", a=real(3, 4)),
+                   S("np.diag(v, k=-1)", v=real(3))],
+    "numpy.diagonal": [S("np.diagonal(a)", a=real(3, 4), xfail=_numba("np.diagonal")),
+                       S("np.diagonal(a, offset=1, axis1=1, axis2=2)", a=real(2, 3, 4), xfail=_numba("np.diagonal")),
+                       S("a.diagonal()", a=real(3, 3), xfail=_numba_method("diagonal"))],
+    # ---- shapes and copies ------------------------------------------------------------------
+    "numpy.transpose": [S("np.transpose(a)", a=real(3, 4)), S("np.transpose(a, (1, 2, 0))", a=real(2, 3, 4)),
+                        S("a.T", a=real(3, 4)), S("a.transpose(0, 2, 1)", a=real(2, 3, 4))],
+    "numpy.reshape": [S("np.reshape(a, (4, 3))", a=real(3, 4)), S("a.reshape(2, -1)", a=real(3, 4)),
+                      S("np.reshape(a, -1)", a=real(2, 3))],
+    "numpy.ravel": [S("np.ravel(a)", a=real(3, 4)), S("a.ravel()", a=real(2, 3)), S("a.T.ravel()", a=real(3, 4))],
+    "numpy.squeeze": [S("np.squeeze(a)", a=real(3, 1, 4), xfail=_numba("np.squeeze")),
+                      S("np.squeeze(a, axis=0)", a=real(1, 3), xfail=_numba("np.squeeze"))],
+    "numpy.expand_dims": [S("np.expand_dims(x, 0)", x=real(3, 4)), S("np.expand_dims(x, axis=-1)", x=real(3))],
+    "numpy.swapaxes": [S("np.swapaxes(a, 0, 2)", a=real(2, 3, 4)), S("a.swapaxes(0, 1)", a=real(3, 4), xfail=_numba_method("swapaxes"))],
+    "numpy.moveaxis": [S("np.moveaxis(a, 0, -1)", a=real(2, 3, 4)),
+                       S("np.moveaxis(a, [0, 1], [2, 0])", a=real(2, 3, 4),
+                         xfail={"cpu": "Numba's np.moveaxis rejects list axes (TypeError inside Numba's typing)"})],
+    "numpy.broadcast_to": [S("np.broadcast_to(x, (3, 4))", x=real(4)),
+                           S("np.broadcast_to(x, (2, 3, 4))", x=real(3, 1))],
+    "numpy.atleast_1d": [S("np.atleast_1d(a)", a=real(), xfail={"cpu": "Numba's np.atleast_1d rejects a scalar"}), S("np.atleast_1d(x) * 2.0", x=real(3))],
+    "numpy.atleast_2d": [S("np.atleast_2d(x)", x=real(3)), S("np.atleast_2d(a)", a=real(), xfail={"cpu": "Numba's np.atleast_2d rejects a scalar"})],
+    "numpy.atleast_3d": [S("np.atleast_3d(x)", x=real(3, 4)), S("np.atleast_3d(x)", x=real(3))],
+    "numpy.concatenate": [S("np.concatenate((x, y))", x=real(3), y=real(2)),
+                          S("np.concatenate([a, b], axis=1)", a=real(3, 2), b=real(3, 4)),
+                          S("np.concatenate((x, x * y))", x=real(3), y=real(3))],
+    "numpy.stack": [S("np.stack((x, y))", x=real(3), y=real(3)),
+                    S("np.stack([a, b, a], axis=1)", a=real(2, 3), b=real(2, 3))],
+    "numpy.hstack": [S("np.hstack((x, y))", x=real(3), y=real(2)), S("np.hstack([a, b])", a=real(3, 2), b=real(3, 1))],
+    "numpy.vstack": [S("np.vstack((x, y))", x=real(3), y=real(3)), S("np.vstack([a, b])", a=real(2, 3), b=real(1, 3))],
+    "numpy.split": [S("np.split(x, 3)[1]", x=real(6)), S("np.split(a, [1, 3], axis=1)[2]", a=real(3, 5)),
+                    S("np.split(x, 2)[0] * np.split(x, 2)[1]", x=real(6))],
+    "numpy.tile": [S("np.tile(x, 3)", x=real(2), xfail=_numba("np.tile")),
+                 S("np.tile(a, (2, 1))", a=real(2, 3), xfail=_numba("np.tile"))],
+    "numpy.repeat": [S("np.repeat(x, 3)", x=real(3)), S("np.repeat(a, 2, axis=1)", a=real(2, 3), xfail=_numba_axis("np.repeat"))],
+    "numpy.flip": [S("np.flip(x)", x=real(4)), S("np.flip(a, axis=1)", a=real(3, 4), xfail=_numba_axis("np.flip"))],
+    "numpy.roll": [S("np.roll(x, 2)", x=real(5)), S("np.roll(a, -1, axis=0)", a=real(3, 4), xfail=_numba_axis("np.roll"))],
+    "numpy.triu": [S("np.triu(a)", a=real(4, 4)), S("np.triu(a, k=1)", a=real(3, 4))],
+    "numpy.tril": [S("np.tril(a)", a=real(4, 4)), S("np.tril(a, k=-1)", a=real(3, 4))],
+    "numpy.pad": [S("np.pad(x, 2)", x=real(3), xfail=_numba("np.pad")),
+                  S("np.pad(a, ((1, 2), (0, 1)))", a=real(2, 3), xfail=_numba("np.pad")),
+                  S("np.pad(x, (1, 0), constant_values=0.5)", x=real(3), xfail=_numba("np.pad"))],
+    # ---- linear algebra ---------------------------------------------------------------------
+    "numpy.linalg.norm": [S("np.linalg.norm(x)", x=real(4)), S("np.linalg.norm(a)", a=real(3, 4)),
+                          S("np.linalg.norm(a, axis=1)", a=real(3, 4)), S("np.linalg.norm(x, ord=1)", x=real(4)),
+                          S("np.linalg.norm(a, axis=0, keepdims=True)", a=real(3, 4))],
+    "numpy.linalg.inv": [S("np.linalg.inv(a)", a=wellcond(3))],
+    "numpy.linalg.det": [S("np.linalg.det(a)", a=wellcond(3)), S("np.linalg.det(a)", a=wellcond(2))],
+    "numpy.linalg.slogdet": [S("np.linalg.slogdet(a)[1]", a=wellcond(3), xfail=SLOGDET_INDEXED),
+                             S("np.linalg.slogdet(a)[0] * np.linalg.slogdet(a)[1]", a=wellcond(3),
+                               xfail=SLOGDET_INDEXED)],
+    "numpy.linalg.solve": [S("np.linalg.solve(a, b)", a=wellcond(3), b=real(3)),
+                           S("np.linalg.solve(a, b)", a=wellcond(3), b=real(3, 2))],
+    "numpy.linalg.cholesky": [S("np.linalg.cholesky(a @ a.T + 3.0 * np.eye(3))", a=real(3, 3))],
+    # ---- scipy.special ----------------------------------------------------------------------
+    "scipy.special.logsumexp": [S("scipy.special.logsumexp(x)", x=real(3, 4)),
+                                S("scipy.special.logsumexp(x, axis=1)", x=real(3, 4)),
+                                S("scipy.special.logsumexp(x, axis=0, keepdims=True)", x=real(3, 4))],
+    "scipy.special.expit": [S("scipy.special.expit(x)", x=real(3, 4))],
+    "scipy.special.erf": [S("scipy.special.erf(x)", x=real(3, 4))],
+}

@@ -1,0 +1,49 @@
+"""The abstract-value analysis reverse mode reads: kinds and ndims, and ``None`` where it cannot know."""
+import gast
+
+from numbax.transforms.grad.avals import infer
+
+
+def avals_of(source: str, **params):
+    return infer(gast.parse(source).body[0], params)
+
+
+def test_operators_reductions_and_indexing():
+    got = avals_of(
+        "def f(x, w, i):\n"
+        "    h = x @ w\n"
+        "    s = np.sum(h)\n"
+        "    m = np.mean(h, axis=1)\n"
+        "    k = np.mean(h, axis=0, keepdims=True)\n"
+        "    r = x[i]\n"
+        "    e = x[0, 1:]\n"
+        "    c = h > 0\n"
+        "    a = np.argmax(h)\n"
+        "    return s\n",
+        x=("f", 2), w=("f", 2), i=("i", 0))
+    assert got["h"] == ("f", 2) and got["s"] == ("f", 0) and got["m"] == ("f", 1) and got["k"] == ("f", 2)
+    assert got["r"] == ("f", 1) and got["e"] == ("f", 1) and got["c"] == ("b", 2) and got["a"] == ("i", 0)
+
+
+def test_shapes_give_ints_and_unknown_calls_give_nothing():
+    got = avals_of(
+        "def f(x):\n"
+        "    t = x.shape\n"
+        "    n = t[0]\n"
+        "    u = mystery(x)\n"
+        "    v = u + 1.0\n"
+        "    return n\n",
+        x=("f", 2))
+    assert got["n"] == ("i", 0)
+    assert "t" not in got and "u" not in got and "v" not in got
+
+
+def test_disagreeing_assignments_are_unknown():
+    got = avals_of(
+        "def f(x, c):\n"
+        "    y = 0.0\n"
+        "    if c:\n"
+        "        y = x\n"
+        "    return y\n",
+        x=("f", 1), c=("b", 0))
+    assert "y" not in got

@@ -1,0 +1,136 @@
+"""Golden-source tests for ``legalize``: reductions Numba lacks become ``numbax.runtime`` calls, the rest stay NumPy.
+
+Each input is a real function; its expected output is another, compared after unparsing. The pass
+applied a second time changes nothing.
+"""
+import inspect
+import textwrap
+
+import gast
+import numpy as np
+
+import numbax
+from numbax import runtime as rt
+from numbax.ast_passes import legalize
+from numbax.ast_passes.unparse import unparse
+from test_passes_golden import code_of
+
+
+def legalized(fn):
+    module = gast.parse(textwrap.dedent(inspect.getsource(fn)))
+    return legalize.transform(module)
+
+
+def assert_golden(fn, expected):
+    once = legalized(fn)
+    assert unparse(once.body[0]) == code_of(expected, fn.__name__)
+    assert unparse(legalize.transform(once).body[0]) == unparse(once.body[0])
+
+
+def functions(x):
+    a = np.mean(x, axis=1, keepdims=True)
+    b = np.max(x, 1) + np.min(x, axis=-1) + np.amax(x, axis=(0, 1))
+    c = np.var(x, axis=0, ddof=1) + np.std(x, ddof=1)
+    d = np.argmax(x, axis=1, keepdims=True) + np.any(x > 0, axis=0) + np.all(x > 0, 1, None, True)
+    return a, b, c, d, np.cumprod(x, axis=0), np.prod(x, axis=1), np.ptp(x, 0)
+
+
+def expected_functions(x):
+    a = rt.mean(x, 1, True)
+    b = rt.max(x, 1) + rt.min(x, -1) + rt.amax(x, (0, 1))
+    c = rt.var(x, 0, 1) + rt.std(x, None, 1)
+    d = rt.argmax(x, 1, True) + rt.any(x > 0, 0) + rt.all(x > 0, 1, True)
+    return (a, b, c, d, rt.cumprod(x, 0), rt.prod(x, 1), rt.ptp(x, 0))
+
+
+def test_function_forms_go_to_helpers_with_positional_arguments():
+    assert_golden(functions, expected_functions)
+
+
+def methods(x):
+    return x.mean(axis=1), x.max(0, keepdims=True), x.std(ddof=1), x.T.sum(axis=0, keepdims=True).min(1)
+
+
+def expected_methods(x):
+    return (rt.mean(x, 1), rt.max(x, 0, True), rt.std(x, None, 1), rt.min(rt.sum(x.T, 0, True), 1))
+
+
+def test_method_forms_go_to_helpers():
+    assert_golden(methods, expected_methods)
+
+
+def norms(x):
+    return np.linalg.norm(x, axis=0), np.linalg.norm(x, 'fro'), np.linalg.norm(x, ord=np.inf, keepdims=True)
+
+
+def expected_norms(x):
+    return (rt.norm(x, None, 0), rt.norm(x, 'fro'), rt.norm(x, np.inf, None, True))
+
+
+def test_norm_over_axes_or_by_name_goes_to_the_helper():
+    assert_golden(norms, expected_norms)
+
+
+def native(x, k):
+    a = np.sum(x) + np.sum(x, axis=1) + np.sum(x, 1) + np.sum(x, axis=k) + x.sum(axis=0) + x.mean() + np.max(x)
+    b = np.argmax(x, axis=1) + x.argmin(0) + np.cumsum(x, axis=1) + np.linalg.norm(x) + np.linalg.norm(x, 2)
+    c = np.sum(x, axis=1, dtype=np.float32) + np.mean(x, axis=1, dtype=np.float32) + x.max(out=None, axis=1, initial=0)
+    return a + b + c + np.prod(x, axis=(0, 1)).sum() + np.sum(x, axis=(0, 1))
+
+
+def expected_native(x, k):
+    a = np.sum(x) + np.sum(x, axis=1) + np.sum(x, 1) + np.sum(x, axis=k) + x.sum(axis=0) + x.mean() + np.max(x)
+    b = np.argmax(x, axis=1) + x.argmin(0) + np.cumsum(x, axis=1) + np.linalg.norm(x) + np.linalg.norm(x, 2)
+    c = np.sum(x, axis=1, dtype=np.float32) + np.mean(x, axis=1, dtype=np.float32) + x.max(out=None, axis=1, initial=0)
+    return a + b + c + rt.prod(x, (0, 1)).sum() + np.sum(x, axis=(0, 1))
+
+
+def test_calls_numba_compiles_and_calls_no_helper_takes_stay_numpy():
+    """``dtype=``, ``initial=``: no helper takes them, so Numba reports what it lacks, at the user's line."""
+    assert_golden(native, expected_native)
+
+
+def defaults(x):
+    return np.max(x, axis=None), np.mean(x, keepdims=False), np.var(x, ddof=0), x.sum(None), np.linalg.norm(x, None)
+
+
+def expected_defaults(x):
+    return (np.max(x), np.mean(x), np.var(x), x.sum(), np.linalg.norm(x))
+
+
+def test_arguments_at_their_defaults_are_dropped_where_numba_rejects_them():
+    assert_golden(defaults, expected_defaults)
+
+
+def shadows(x):
+    rt = x * 2.0
+    return np.mean(rt, axis=0)
+
+
+def expected_shadows(x):
+    rt = x * 2.0
+    return rt_1.mean(rt, 0)  # noqa: F821 (the runtime's alias in generated code)
+
+
+def test_a_user_variable_named_rt_moves_the_runtime_alias():
+    assert_golden(shadows, expected_shadows)
+    assert legalize.imports(legalized(shadows)) == ["from numbax import runtime as rt_1"]
+
+
+def test_imports_only_when_a_helper_is_called():
+    assert legalize.imports(legalized(defaults)) == []
+    assert legalize.imports(legalized(methods)) == ["from numbax import runtime as rt"]
+
+
+def keepdims_normalize(x):
+    return x / np.sum(x, axis=1, keepdims=True) - x.max(axis=0)
+
+
+def test_generated_source_imports_the_runtime_and_both_backends_agree():
+    x = np.random.default_rng(0).uniform(0.5, 1.5, size=(3, 4))
+    source = numbax.source(keepdims_normalize, x)
+    assert "from numbax import runtime as rt" in source
+    assert "return x / rt.sum(x, 1, True) - rt.max(x, 0)" in source
+    expected = keepdims_normalize(x)
+    for backend in ("python", "cpu"):
+        np.testing.assert_allclose(numbax.jit(keepdims_normalize, backend=backend)(x), expected, rtol=1e-14)
