@@ -136,6 +136,10 @@ class Differentiated(Jitted):
         return type(self)(self.fun, argnums, self.has_aux, self.allow_int, self.value, nums, names, backend,
                           self.cotangents)
 
+    def _generated_cache_tag(self) -> Optional[str]:
+        """Generated gradients are kept on disk too, keyed by what changes them."""
+        return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}"
+
     def _offer_fast_path(self, compiled, treedef, leaves) -> None:
         """Results are repackaged in Python, so calls always take the checked path."""
 
