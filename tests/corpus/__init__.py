@@ -55,9 +55,14 @@ def integers(seed: int, *shape: int, low=-5, high=6) -> np.ndarray:
 
 
 def all_cases() -> List[Case]:
-    cases: List[Case] = []
-    for theme in THEMES:
-        module = importlib.import_module(f"{__name__}.{theme}")
+    return collect(__name__, THEMES)
+
+
+def collect(package: str, themes) -> list:
+    """Every theme module's ``CASES``, ids prefixed with the theme; ids must be unique."""
+    cases: list = []
+    for theme in themes:
+        module = importlib.import_module(f"{package}.{theme}")
         for case in module.CASES:
             cases.append(dataclasses.replace(case, id=f"{theme}.{case.id}"))
     ids = [c.id for c in cases]

@@ -17,10 +17,11 @@ which are static, whether the function returns ``(loss, aux)``, and its oracle:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
+
+from corpus import collect, rng, uniform  # noqa: F401  (shared with the jit corpus)
 
 THEMES = ("arithmetic", "numpy_functions", "reductions", "linalg", "indexing", "branches", "loops",
           "while_loops", "inplace", "pytrees", "calls")
@@ -52,16 +53,8 @@ class Case:
         return self.xfail
 
 
-def rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
 def normal(seed: int, *shape: int, scale: float = 1.0) -> np.ndarray:
     return scale * rng(seed).normal(size=shape)
-
-
-def uniform(seed: int, *shape: int, low: float = 0.5, high: float = 2.0) -> np.ndarray:
-    return rng(seed).uniform(low, high, size=shape)
 
 
 def well_conditioned(seed: int, n: int) -> np.ndarray:
@@ -70,12 +63,4 @@ def well_conditioned(seed: int, n: int) -> np.ndarray:
 
 
 def all_cases() -> List[Case]:
-    cases: List[Case] = []
-    for theme in THEMES:
-        module = importlib.import_module(f"{__name__}.{theme}")
-        for case in module.CASES:
-            cases.append(dataclasses.replace(case, id=f"{theme}.{case.id}"))
-    ids = [c.id for c in cases]
-    duplicates = {i for i in ids if ids.count(i) > 1}
-    assert not duplicates, f"duplicate case ids: {sorted(duplicates)}"
-    return cases
+    return collect(__name__, THEMES)

@@ -13,9 +13,8 @@ from typing import Callable, Iterable, List, Set
 
 import gast
 
-
-def _names(node: gast.AST) -> Set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+from numbax.transforms.grad.nodes import base as _base
+from numbax.transforms.grad.nodes import loads as _names
 
 
 class _Activity:
@@ -63,12 +62,6 @@ class _Activity:
             active = bool(_names(value) & self.active) and self.differentiable(value)
         if active:
             self.mark(target.id)
-
-
-def _base(node: gast.expr) -> str:
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
-    return node.id
 
 
 def active_names(fdef: gast.FunctionDef, inputs: Iterable[str], differentiable: Callable[[gast.expr], bool]) -> Set[str]:

@@ -20,30 +20,18 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import primitives
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, Rule, bind_arguments, instantiate, lookup
+from numbax.transforms.grad.rules import NONDIFFERENTIABLE, bind_arguments, instantiate, lookup
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
+from numbax.transforms.grad.nodes import assign as _assign
+from numbax.transforms.grad.nodes import base as _base
+from numbax.transforms.grad.nodes import loads as _loads
+from numbax.transforms.grad.nodes import name as _name
+from numbax.transforms.grad.nodes import rt_call as _rt
 from numbax.transforms.grad.saves import Saves, popped_name
 
 _ALIASING = {"unbroadcast", "unreduce", "reshape_like", "transpose", "swapaxes", "broadcast_to"}
 
 State = Dict[str, bool]  # live adjoints: name -> owned
-
-
-def _name(name: str, store: bool = False) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
-
-
-def _assign(target: gast.expr, value: gast.expr) -> gast.Assign:
-    return gast.Assign(targets=[target], value=value, type_comment=None)
-
-
-def _rt(helper: str, *args: gast.expr) -> gast.Call:
-    func = gast.Attribute(value=_name("rt"), attr=helper, ctx=gast.Load())
-    return gast.Call(func=func, args=list(args), keywords=[])
-
-
-def _loads(node: gast.AST) -> Set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _fresh(expr: gast.expr) -> bool:
@@ -57,12 +45,6 @@ def _fresh(expr: gast.expr) -> bool:
             return bool(expr.args) and _fresh(expr.args[0])
         return True
     return False
-
-
-def _base(node: gast.expr) -> str:
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
-    return node.id
 
 
 class Adjoint:

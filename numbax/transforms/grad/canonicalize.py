@@ -25,15 +25,14 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxSyntaxError
+from numbax.transforms.grad import nodes
+from numbax.transforms.grad.nodes import loads as _loads
+from numbax.transforms.grad.nodes import name as _name
 from numbax.transforms.grad.primitives import is_differentiable
 
 
-def _name(name: str, store: bool = False) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
-
-
-def _assign(name: str, value: gast.expr, origin: Optional[gast.AST] = None) -> gast.Assign:
-    stmt = gast.Assign(targets=[_name(name, True)], value=value, type_comment=None)
+def _assign(target: str, value: gast.expr, origin: Optional[gast.AST] = None) -> gast.Assign:
+    stmt = nodes.assign(target, value)
     if origin is not None:
         gast.copy_location(stmt, origin)
         anno.copyanno(origin, stmt)
@@ -340,7 +339,3 @@ def _split_results(value: gast.expr, count: int):
         return None
     return [gast.Call(func=reference_node(s), args=copy.deepcopy(value.args), keywords=copy.deepcopy(value.keywords))
             for s in spellings]
-
-
-def _loads(node: gast.AST) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}

@@ -16,14 +16,8 @@ from typing import Dict, List, Set, Tuple
 import gast
 
 from numbax.ast_passes.naming import Namer
-
-
-def _name(name: str, store: bool = False) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
-
-
-def _assign(name: str, value: gast.expr) -> gast.Assign:
-    return gast.Assign(targets=[_name(name, True)], value=value, type_comment=None)
+from numbax.transforms.grad.nodes import assign as _assign
+from numbax.transforms.grad.nodes import name as _name
 
 
 def _call_method(obj: str, method: str, args: List[gast.expr]) -> gast.Call:
@@ -46,12 +40,6 @@ class Saves:
         self.tapes: List[str] = []
         self._saved: Dict[Tuple, Tuple[str, bool]] = {}
         self.pops: List[gast.stmt] = []
-
-    def need(self, name: str, key: int, when: str, depth: int) -> str:
-        """The name under which the backward sweep reads ``name`` as it was ``when`` the statement ran."""
-        if name in self.single_assignment:
-            return name
-        return self.need_value(_name(name), name, key, when, depth)
 
     def need_value(self, value: gast.expr, base: str, key, when: str, depth: int, ident=None,
                    popped: Set[str] = frozenset()) -> str:

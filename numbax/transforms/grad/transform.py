@@ -22,12 +22,14 @@ from typing import Dict, List, Optional, Sequence, Set
 
 import gast
 
-from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations import copy_propagation, dead_code, hoist_invariants
 from numbax.transforms.grad import canonicalize
 from numbax.transforms.grad.activity import active_names
-from numbax.transforms.grad.adjoint import Adjoint, _rt
+from numbax.transforms.grad.adjoint import Adjoint
+from numbax.transforms.grad.nodes import assign as _assign
+from numbax.transforms.grad.nodes import name as _name
+from numbax.transforms.grad.nodes import rt_call as _rt
 from numbax.transforms.grad.avals import infer as infer_avals
 from numbax.transforms.grad.primitives import is_differentiable
 from numbax.transforms.grad.saves import Saves
@@ -41,14 +43,6 @@ class GradSpec:
     seeded_outputs: Sequence[int]  # indices into the returned leaves
     cotangents: Optional[Sequence[str]] = None  # vjp: one parameter per seeded output; grad: ones
     param_avals: Optional[Dict[str, tuple]] = None  # parameter -> (kind, ndim)
-
-
-def _name(name: str, store: bool = False) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
-
-
-def _assign(name: str, value: gast.expr) -> gast.Assign:
-    return gast.Assign(targets=[_name(name, True)], value=value, type_comment=None)
 
 
 def _all_names(fdef: gast.FunctionDef) -> Set[str]:
@@ -90,10 +84,9 @@ def _assignment_sites(fdef: gast.FunctionDef):
                     in_loop.add(t)
             if isinstance(stmt, gast.For):
                 defs.setdefault(stmt.target.id, (id(stmt), -1, ("body", id(stmt))))
-            inner = here if here is None else (here[0], here[1])
             if isinstance(stmt, gast.If):
-                visit(stmt.body, level, _freeze(inner))
-                visit(stmt.orelse, level, _freeze(inner))
+                visit(stmt.body, level, here)
+                visit(stmt.orelse, level, here)
             elif isinstance(stmt, (gast.For, gast.While)):
                 visit(stmt.body, level + 1, (id(stmt), None))
 
@@ -112,11 +105,6 @@ def _innermost_loops(fdef: gast.FunctionDef, position: Dict[int, tuple]) -> Dict
     for loop_id, loop in loops.items():
         out[("body", loop_id)] = loop
     return out
-
-
-def _freeze(where):
-    """Inside an ``if``, statements keep the loop-body index of the ``if`` itself."""
-    return None if where is None else (where[0], where[1])
 
 
 class _Forward:
