@@ -23,6 +23,7 @@ from typing import List, Optional
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.exits import ExitLowering
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxSyntaxError
 from numbax.transforms.grad import nodes
@@ -63,32 +64,11 @@ def _target(stmt) -> gast.expr:
     return stmt.targets[0] if isinstance(stmt, gast.Assign) else stmt.target
 
 
-class _Loop:
-    def __init__(self, go: str, run: str):
-        self.go = go
-        self.run = run
-
-
-def _has_exit(stmts: List[gast.stmt], kinds) -> bool:
-    """Whether ``stmts`` contain one of ``kinds`` outside nested loops (returns: anywhere)."""
-    for stmt in stmts:
-        if isinstance(stmt, kinds):
-            return True
-        if isinstance(stmt, gast.If) and (_has_exit(stmt.body, kinds) or _has_exit(stmt.orelse, kinds)):
-            return True
-        if isinstance(stmt, (gast.For, gast.While)) and gast.Return in kinds and \
-                _has_exit(stmt.body, (gast.Return,)):
-            return True
-    return False
-
-
-class _Canonicalize:
+class _Canonicalize(ExitLowering):
     def __init__(self, fdef: gast.FunctionDef, namer: Namer, active=frozenset()):
+        super().__init__(namer, on_return=self._store_return)
         self.fdef = fdef
         self.active = active
-        self.namer = namer
-        self.loops: List[_Loop] = []
-        self.live: Optional[str] = None
         self.out: List[str] = []
 
     # ---- whole function
@@ -242,77 +222,10 @@ class _Canonicalize:
         stmt.body = body
         return stmt
 
-    # ---- exits: return, break, continue
-    def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
-        """Rewrite exits in ``stmts``; what follows a statement that may exit runs under a guard."""
-        out: List[gast.stmt] = []
-        for i, stmt in enumerate(stmts):
-            exits = self._may_exit(stmt)
-            out.extend(self.statement(stmt))
-            if isinstance(stmt, (gast.Return, gast.Break, gast.Continue)):
-                return out
-            if exits and i + 1 < len(stmts):
-                guard = self.loops[-1].run if self.loops else self.live
-                out.append(gast.If(test=_name(guard), body=self.block(stmts[i + 1:]), orelse=[]))
-                return out
-        return out
-
-    def _may_exit(self, stmt: gast.stmt) -> bool:
-        if isinstance(stmt, (gast.Return, gast.Break, gast.Continue)):
-            return True
-        if isinstance(stmt, gast.If):
-            kinds = (gast.Return, gast.Break, gast.Continue) if self.loops else (gast.Return,)
-            return _has_exit([stmt], kinds)
-        if isinstance(stmt, (gast.For, gast.While)):
-            return self.live is not None and _has_exit(stmt.body, (gast.Return,))
-        return False
-
-    def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
-        if isinstance(stmt, gast.Return):
-            return self._return(stmt)
-        if isinstance(stmt, gast.Break):
-            loop = self.loops[-1]
-            return [_assign(loop.run, _const(False), stmt), _assign(loop.go, _const(False), stmt)]
-        if isinstance(stmt, gast.Continue):
-            return [_assign(self.loops[-1].run, _const(False), stmt)]
-        if isinstance(stmt, gast.If):
-            stmt.body, stmt.orelse = self.block(stmt.body), self.block(stmt.orelse)
-            return [stmt]
-        if isinstance(stmt, (gast.For, gast.While)):
-            return self._loop(stmt)
-        return [stmt]
-
-    def _return(self, stmt: gast.Return) -> List[gast.stmt]:
-        if self.live is None:
-            return [stmt]
+    # ---- exits: return, break, continue (numbax.ast_passes.exits)
+    def _store_return(self, stmt: gast.Return) -> List[gast.stmt]:
         values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
-        out = [_assign(slot, v, stmt) for slot, v in zip(self.out, values)]
-        out.append(_assign(self.live, _const(False), stmt))
-        for loop in self.loops:
-            out += [_assign(loop.run, _const(False), stmt), _assign(loop.go, _const(False), stmt)]
-        return out
-
-    def _loop(self, stmt) -> List[gast.stmt]:
-        kinds = (gast.Break, gast.Continue) + ((gast.Return,) if self.live else ())
-        if not _has_exit(stmt.body, kinds):
-            self.loops.append(_Loop("", ""))
-            stmt.body = self.block(stmt.body)
-            self.loops.pop()
-            return [stmt]
-        loop = _Loop(self.namer.new("go"), self.namer.new("run"))
-        self.loops.append(loop)
-        body = self.block(stmt.body)
-        self.loops.pop()
-        pre = [_assign(loop.go, _const(True), stmt)]
-        if isinstance(stmt, gast.While):
-            stmt.test = _name(loop.go)
-            stmt.body = [_assign(loop.run, _const(True), stmt)] + body
-        else:
-            index = self.namer.new(stmt.target.id)
-            body = [_assign(stmt.target.id, _name(index), stmt)] + body
-            stmt.target = _name(index, True)
-            stmt.body = [_assign(loop.run, _name(loop.go), stmt), gast.If(test=_name(loop.run), body=body, orelse=[])]
-        return pre + [stmt]
+        return [_assign(slot, v, stmt) for slot, v in zip(self.out, values)]
 
 
 def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionDef:
