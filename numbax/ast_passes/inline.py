@@ -5,7 +5,10 @@ each helper called only as ``t = helper(...)``, ``t1, t2 = helper(...)`` or
 ``helper(...)`` statements. Guarantees a module holding only the main function;
 helper locals are renamed apart from the caller's names, parameters become
 assignments, and returns become assignments to the call's targets, with
-``if``/``else`` absorbing the statements that follow an early return.
+``if``/``else`` absorbing the statements that follow an early return. A helper
+that returns from inside a loop gets a ``live`` flag instead (``exits``): the
+return assigns, clears ``live`` and breaks out; ``if not live: break`` leaves
+enclosing loops and ``if live:`` guards what follows them.
 """
 from __future__ import annotations
 
@@ -14,9 +17,9 @@ from typing import List, Optional
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.exits import ExitLowering, flag
 from numbax.ast_passes.tree_copy import copy_nodes, copy_tree, names, walk
 from numbax.ast_passes.naming import Namer
-from numbax.errors import NumbaxSpecializationError
 
 
 def _has_return(stmt: gast.stmt) -> bool:
@@ -54,13 +57,19 @@ def _single_exit(stmts: List[gast.stmt], assign) -> List[gast.stmt]:
             stmt.body, stmt.orelse = _single_exit(body, assign), _single_exit(orelse, assign)
             out.append(stmt)
             return out
-        if isinstance(stmt, (gast.For, gast.While)) and _has_return(stmt):
-            raise NumbaxSpecializationError(
-                "`return` inside a loop of a function that is called (and so inlined) is not supported",
-                anno.getanno(stmt, anno.Key.ORIGIN),
-                hint="break out of the loop and return after it.")
         out.append(stmt)
     return out
+
+
+def _drop_final_clear(stmts: List[gast.stmt], live: str) -> None:
+    """Remove the ``live = False`` that ends a helper's body: nothing reads it after the last statement."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, gast.If):
+        _drop_final_clear(last.body, live)
+        _drop_final_clear(last.orelse, live)
+        last.body = last.body or [gast.Pass()]
+    elif isinstance(last, gast.Assign) and isinstance(last.targets[0], gast.Name) and last.targets[0].id == live:
+        stmts.pop()
 
 
 class Inliner:
@@ -119,6 +128,12 @@ class Inliner:
             return [gast.copy_location(anno.copyanno(ret, gast.Assign(targets=[copy_tree(target)],
                                                                       value=ret.value, type_comment=None)), ret)]
 
+        if any(isinstance(s, (gast.For, gast.While)) and _has_return(s) for s in walk(helper)):
+            live = self.namer.new("live")
+            lowering = ExitLowering(self.namer, native=True, live=live, on_return=assign)
+            body = lowering.block(helper.body)
+            _drop_final_clear(body, live)
+            return binds + [self._at(stmt, flag(live, True))] + body
         return binds + _single_exit(helper.body, assign)
 
     @staticmethod

@@ -5,20 +5,13 @@ from typing import Any, Dict, List, Tuple
 
 import gast
 
+from numbax.ast_passes import anno, exits
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import (Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
                                                  is_static_scalar)
 from numbax.ast_passes.tree_copy import copy_tree
 
 MAX_UNROLL = 1000
-
-
-class StaticBreak(Exception):
-    """``break`` in a loop unrolled at compile time."""
-
-
-class StaticContinue(Exception):
-    """``continue`` in a loop unrolled at compile time."""
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -200,7 +193,8 @@ class ControlFlowMixin:
 
     def exec_For(self, node):
         if node.orelse:
-            self.fail(node, "`else` clauses on loops are not supported", hint="use a flag variable.")
+            self.exec_block(exits.loop_else(node, self.namer))
+            return
         iterable = self.eval(node.iter)
         if isinstance(iterable, range):
             self.builder.static_attempts += 1
@@ -224,20 +218,36 @@ class ControlFlowMixin:
         if len(items) > MAX_UNROLL:
             self.fail(node.iter, f"this loop would be unrolled {len(items)} times (more than {MAX_UNROLL})",
                       hint="make the bounds run-time values or loop over an array.")
-        self.loops.append(("static", self.runtime_depth))
-        try:
-            for item in items:
-                self.bind(node.target, item)
-                try:
-                    self.exec_block(node.body)
-                except StaticContinue:
-                    continue
-                except StaticBreak:
-                    break
-                if self.terminated:
-                    break
-        finally:
-            self.loops.pop()
+        if exits.has_exit(node.body, (gast.Break, gast.Continue)):
+            self.unroll_with_flags(node, items)
+            return
+        for item in items:
+            self.bind(node.target, item)
+            self.exec_block(node.body)
+            if self.terminated:
+                break
+
+    def unroll_with_flags(self, node, items) -> None:
+        """Unroll a loop with ``break``/``continue``: ``go``/``run`` flags, folded where the exit is static.
+
+        Each iteration reads ``run = go``, then binds the target and runs the
+        body under ``if run:``, so after a ``break`` the target keeps the value
+        it had in the iteration that broke, as in Python.
+        """
+        flags, body = exits.ExitLowering(self.namer, native=True).unrolled_body(node)
+        self.env[flags.go] = True
+        item_name = self.namer.new("item")
+        iteration = [_at(node, gast.Assign(targets=[copy_tree(node.target)], value=name_node(item_name),
+                                           type_comment=None))] + body
+        guarded = [_at(node, gast.If(test=name_node(flags.run), body=iteration, orelse=[]))]
+        if flags.run != flags.go:
+            guarded.insert(0, exits.flag(flags.run, flags.go, node))
+        for item in items:
+            self.env[item_name] = item
+            self.exec_block(guarded)
+            if self.terminated or self.env[flags.go] is False:
+                break
+        self.env.pop(item_name, None)
 
     def runtime_loop(self, node, iterable) -> None:
         """A loop kept in generated code: ``for`` over a range or array."""
@@ -254,7 +264,8 @@ class ControlFlowMixin:
 
     def exec_While(self, node):
         if node.orelse:
-            self.fail(node, "`else` clauses on loops are not supported", hint="use a flag variable.")
+            self.exec_block(exits.loop_else(node, self.namer))
+            return
         self.prepare_loop(node.body)
         saved_block, self.block = self.block, []
         test = self.eval(node.test)
@@ -288,14 +299,16 @@ class ControlFlowMixin:
         saved = (self.block, self.env, self.terminated)
         self.block, self.env, self.terminated = [], dict(entry), False
         self.runtime_depth += 1
-        self.loops.append(("runtime", self.runtime_depth))
+        self.break_envs.append((entry, []))
         try:
             self.exec_block(stmts)
             body, after = self.block, self.env
         finally:
-            self.loops.pop()
             self.runtime_depth -= 1
             self.block, self.env, self.terminated = saved
+            breaks = self.break_envs.pop()[1]
+        for env in breaks:  # variables first assigned on the way to a `break` live on after the loop
+            after.update((k, v) for k, v in env.items() if k not in after and isinstance(v, Dyn))
         for name, value in entry.items():
             if name in after and not _same(value, after[name]) and not isinstance(after[name], LocalFunction):
                 self.fail(stmts[0], f"`{name}` changes its kind or structure inside this loop",
@@ -304,20 +317,29 @@ class ControlFlowMixin:
         return body or [gast.Pass()], {**entry, **after}
 
     def exec_Break(self, node):
-        self._loop_exit(node, StaticBreak, gast.Break)
+        self.leave_iteration()
+        self.break_envs[-1][1].append(self.env)
+        self.emit(gast.Break())
+        self.terminated = True
 
     def exec_Continue(self, node):
-        self._loop_exit(node, StaticContinue, gast.Continue)
-
-    def _loop_exit(self, node, static_exc, stmt_cls) -> None:
-        kind, depth = self.loops[-1]
-        if kind == "static":
-            if self.runtime_depth > depth:
-                self.fail(node, f"`{stmt_cls.__name__.lower()}` under a run-time condition in a loop over a "
-                          "container", hint="loop over range(len(...)) with run-time bounds, or use a flag.")
-            raise static_exc()
-        self.emit(stmt_cls())
+        self.leave_iteration()
+        self.emit(gast.Continue())
         self.terminated = True
+
+    def leave_iteration(self) -> None:
+        """Before ``break``/``continue``: numbers the loop carries as variables are written to them."""
+        entry = self.break_envs[-1][0]
+        for name, value in list(self.env.items()):
+            if isinstance(entry.get(name), Dyn) and _materializable(value):
+                self.materialize_name(name)
+
+
+def _at(origin: gast.stmt, stmt: gast.stmt) -> gast.stmt:
+    """``stmt`` placed at ``origin``'s line (a statement numbax writes for the user's loop)."""
+    gast.copy_location(stmt, origin)
+    anno.copyanno(origin, stmt)
+    return stmt
 
 
 class _Unset:

@@ -1,7 +1,7 @@
 """The specializer: runs a user function's statements at compile time, emitting what cannot run."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import gast
 import numpy as np
@@ -76,7 +76,8 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         self.block: List[gast.stmt] = []
         self.current: Optional[gast.stmt] = None
         self.runtime_depth = 0
-        self.loops: List[tuple] = []
+        # per run-time loop: its environment on entry and the environments at its breaks
+        self.break_envs: List[Tuple[Dict[str, Any], List[Dict[str, Any]]]] = []
         self.terminated = False
         self.returns: Optional[ReturnSpec] = None
         self.materialize_outputs = False
