@@ -370,9 +370,7 @@ CASES = [
     Case(imported_helper, lambda: (normal(330, 5),)),
     Case(helper_with_array_kwargs, lambda: (normal(331, 2, 3), normal(332, 3, 2), normal(333, 2))),
     Case(helper_mutates, lambda: (normal(334, 4),)),
-    Case(helper_return_in_loop, lambda: (np.array([0.1, 0.2, 0.9, 0.3]),),
-         xfail="`return` inside a loop of an inlined helper is rejected with a clear error (single-exit "
-               "conversion of loops is not built yet)"),
+    Case(helper_return_in_loop, lambda: (np.array([0.1, 0.2, 0.9, 0.3]),)),
     Case(helper_in_loop, lambda: (normal(335, 4, 3),)),
     Case(helper_name_collision, lambda: (normal(336, 3),)),
     Case(helper_default_constant, lambda: (normal(337, 4),)),
@@ -391,7 +389,6 @@ CASES = [
     Case(helper_in_conditional_expression, lambda: (normal(350, 3), normal(351, 3))),
     Case(helper_with_nested_def, lambda: (normal(352, 3),)),
     Case(lambda_default, lambda: (normal(353, 3),)),
-    Case(partial_helper, lambda: (normal(354, 3),),
-         xfail="calling a functools.partial of a user function is rejected: cannot call functools.partial(...)"),
+    Case(partial_helper, lambda: (normal(354, 3),)),
     Case(helper_rebinds_param, lambda: (normal(355, 3),)),
 ]

@@ -3,8 +3,6 @@ import numpy as np
 
 from . import Case, integers, normal, uniform
 
-FOR_ELSE = "`for ... else` is rejected (NumbaxSpecializationError: else clauses on loops are not supported)"
-
 
 def sign_branch(x):
     if x.sum() > 0:
@@ -454,10 +452,8 @@ CASES = [
     Case(nested_break_continue, lambda: (normal(126, 6, 5),)),
     Case(clamp_in_place, lambda: (normal(127, 8), -0.5, 0.5)),
     Case(while_true_break, lambda: (normal(128, 6),)),
-    Case(for_else_search, lambda: (np.array([1.0, 2.0, 3.0]), 2.0), id="for_else_found",
-         xfail=FOR_ELSE),
-    Case(for_else_search, lambda: (np.array([1.0, 2.0, 3.0]), 5.0), id="for_else_missing",
-         xfail=FOR_ELSE),
+    Case(for_else_search, lambda: (np.array([1.0, 2.0, 3.0]), 2.0), id="for_else_found"),
+    Case(for_else_search, lambda: (np.array([1.0, 2.0, 3.0]), 5.0), id="for_else_missing"),
     Case(return_inside_while, lambda: (3.0,)),
     Case(defined_in_branch, lambda: (normal(129, 4),)),
     Case(runtime_bool, lambda: (normal(130, 3), False)),

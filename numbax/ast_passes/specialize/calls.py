@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from typing import Any, Dict, List
 
@@ -9,8 +10,9 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import resolve
+from numbax.ast_passes.specialize import dtypes
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import Dyn, LocalFunction, contains_dyn
+from numbax.ast_passes.specialize.values import Dyn, LocalFunction, Partial, contains_dyn
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -19,6 +21,8 @@ _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, typ
 _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
 # NumPy functions that Numba wants a tuple of arrays for.
 _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
+# Conversions that Numba applies to numbers only.
+_NUMBER_TYPES = {float, int, bool, complex}
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
              "sort", "reverse"}
 
@@ -39,6 +43,8 @@ class CallsMixin:
             self.fail(node, "`**` unpacking in calls is not supported")
         if isinstance(func, Dyn):
             return self.emit_call(node, func.expr(), args, kwargs)
+        while isinstance(func, (functools.partial, Partial)):
+            func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
         if isinstance(func, LocalFunction):
             return self.call_user(node, func.node, func.name, self.namespace, func.env, func.defaults, args, kwargs,
                                   key=id(func.node))
@@ -52,11 +58,16 @@ class CallsMixin:
     def call_static(self, node, func, args: List[Any], kwargs: Dict[str, Any]) -> Any:
         """A call of a known object that is not a user function."""
         direct = list(args) + list(kwargs.values())
+        if func is functools.partial and args:
+            return Partial(args[0], tuple(self.snapshot(a) for a in args[1:]),
+                           {k: self.snapshot(v) for k, v in kwargs.items()})
         if func in _STRUCTURAL and not any(isinstance(a, (Dyn, np.ndarray)) for a in direct):
             return self.fold(node, func, *args, **kwargs)
         if (func in _PURE or self._is_math(func)) and not any(contains_dyn(a) for a in direct) \
                 and not any(isinstance(a, np.ndarray) for a in direct):
             return self.fold(node, func, *args, **kwargs)
+        if func is sum and args and isinstance(args[0], (list, tuple)):
+            return self.call_sum(node, *args, **kwargs)
         owner = getattr(func, "__self__", None)
         if isinstance(func, types.BuiltinMethodType) and isinstance(owner, (list, dict)):
             return self.call_container_method(node, func, args, kwargs)
@@ -65,6 +76,10 @@ class CallsMixin:
                              **{k: self.snapshot(v) for k, v in kwargs.items()})
         if func is abs:
             func = np.abs  # Numba's abs() takes scalars only; np.abs takes both
+        if func in _NUMBER_TYPES and len(args) == 1 and not kwargs:
+            args = [self.scalar_of(args[0])]
+        if isinstance(func, np.ufunc) and not kwargs:
+            return self.call_ufunc(node, func, args)
         try:
             callee = self.materializer.reference(func)
         except Exception:
@@ -73,6 +88,30 @@ class CallsMixin:
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
         return self.emit_call(node, callee, args, kwargs)
+
+    def call_sum(self, node, items, start=0) -> Any:
+        """Builtin ``sum`` of a list or tuple: ``start + items[0] + items[1] + ...``, as Python adds them."""
+        total = start
+        for item in items:
+            total = self.binop(node, gast.Add(), total, item)
+        return total
+
+    @staticmethod
+    def scalar_of(value: Any) -> Any:
+        """``float(x)`` of a 0-d array: Numba's ``float`` takes numbers only, so read ``x.item()`` first."""
+        aval = value.aval if isinstance(value, Dyn) else None
+        if aval is None or aval.ndim != 0 or aval.weak:
+            return value
+        item = gast.Call(func=gast.Attribute(value=value.expr(), attr="item", ctx=gast.Load()), args=[], keywords=[])
+        return Dyn(item, aval)
+
+    def call_ufunc(self, node, func: np.ufunc, args) -> Dyn:
+        """A NumPy ufunc: its abstract value inferred, weak numbers kept weak (see ``dtypes``)."""
+        avals = [dtypes.aval_of(a) for a in args]
+        result = dtypes.ufunc_call(func, avals)
+        call = gast.Call(func=self.materializer.reference(func),
+                         args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])
+        return Dyn(call, result)
 
     @staticmethod
     def _is_math(func: Any) -> bool:

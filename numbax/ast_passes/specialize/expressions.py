@@ -8,17 +8,9 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import resolve
+from numbax.ast_passes.specialize import dtypes
 from numbax.ast_passes.specialize.values import Dyn, LocalFunction, NeedStatic, Poison
 
-_BINOPS = {
-    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
-    gast.Pow: operator.pow, gast.MatMult: operator.matmul, gast.BitAnd: operator.and_,
-    gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.LShift: operator.lshift,
-    gast.RShift: operator.rshift,
-}
-_UNARY = {gast.UAdd: operator.pos, gast.USub: operator.neg, gast.Not: operator.not_,
-          gast.Invert: operator.invert}
 _COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
     gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Is: operator.is_, gast.IsNot: operator.is_not,
@@ -82,16 +74,36 @@ class ExpressionsMixin:
         return Dyn(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()))
 
     def eval_BinOp(self, node):
-        left, right = self.eval(node.left), self.eval(node.right)
+        return self.binop(node, node.op, self.eval(node.left), self.eval(node.right))
+
+    def binop(self, node: gast.expr, op: gast.operator, left: Any, right: Any) -> Any:
+        """``left op right``: folded when both are known, else generated."""
         if _is_runtime(left) or _is_runtime(right):
-            return self.dyn(gast.BinOp(left=self.materialize(left), op=node.op, right=self.materialize(right)))
-        return self.fold(node, _BINOPS[type(node.op)], left, right)
+            return self.runtime_binop(op, left, right)
+        return self.fold(node, dtypes.BINOPS[type(op)], left, right)
+
+    def runtime_binop(self, op: gast.operator, left: Any, right: Any) -> Dyn:
+        """``left op right`` in generated code, its abstract value inferred and weak numbers kept weak."""
+        avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
+        result = dtypes.binop(op, *avals)
+        left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
+        return Dyn(gast.BinOp(left=left, op=op, right=right), result)
+
+    def weak_operand(self, value: Any, aval, result) -> gast.expr:
+        """The operand's expression; a weak number in the dtype NumPy 2 gives ``result`` (see ``dtypes``)."""
+        dtype = dtypes.weak_cast(value, aval, result)
+        if dtype is None:
+            return self.materialize(value)
+        if isinstance(value, Dyn):
+            return gast.Call(func=self.materializer.reference(dtype.type), args=[value.expr()], keywords=[])
+        return self.materialize(dtype.type(value))
 
     def eval_UnaryOp(self, node):
         operand = self.eval(node.operand)
         if _is_runtime(operand):
-            return self.dyn(gast.UnaryOp(op=node.op, operand=self.materialize(operand)))
-        return self.fold(node, _UNARY[type(node.op)], operand)
+            return Dyn(gast.UnaryOp(op=node.op, operand=self.materialize(operand)),
+                       dtypes.unaryop(node.op, dtypes.aval_of(operand)))
+        return self.fold(node, dtypes.UNARY[type(node.op)], operand)
 
     def eval_BoolOp(self, node):
         values: List[Any] = []

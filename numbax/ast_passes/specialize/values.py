@@ -19,17 +19,22 @@ from numbax.ast_passes.tree_copy import copy_tree
 
 @dataclasses.dataclass(frozen=True)
 class AVal:
-    """The abstract value of an array or scalar: its dtype and number of dimensions."""
+    """The abstract value of an array or scalar: its dtype, number of dimensions, and weakness.
+
+    A Python number (``bool``, ``int``, ``float``, ``complex``) is *weak*, as in
+    JAX and NumPy 2: in arithmetic with an array it takes the array's dtype.
+    """
 
     dtype: np.dtype
     ndim: int
+    weak: bool = False
 
     @staticmethod
     def of(value: Any) -> "AVal":
         """The abstract value of a concrete argument."""
         if isinstance(value, np.ndarray) or isinstance(value, np.generic):
             return AVal(value.dtype, value.ndim)
-        return AVal(np.asarray(value).dtype, 0)
+        return AVal(np.asarray(value).dtype, 0, weak=isinstance(value, (bool, int, float, complex)))
 
 
 class Dyn:
@@ -83,6 +88,15 @@ class LocalFunction:
     env: Dict[str, Any]
     name: str
     defaults: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Partial:
+    """``functools.partial(f, ...)`` made inside the compiled function: ``f`` may be a local function."""
+
+    func: Any
+    args: tuple
+    keywords: Dict[str, Any]
 
 
 class Poison:

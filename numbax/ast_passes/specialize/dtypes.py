@@ -1,0 +1,126 @@
+"""dtypes: abstract values through operators and ufuncs, and weak Python numbers kept weak under Numba.
+
+NumPy 2 treats a Python number as *weak* (NEP 50, as JAX does): it takes the
+dtype of the array it meets, so ``float32 array * 0.5`` is float32 and
+``int32 array + 1`` is int32. Numba types a Python float as float64 and an int
+as int64, and so widens both results. The specializer knows every leaf's dtype
+(an ``AVal``; Python scalar arguments are ``weak``) and carries it through
+operators and ufuncs; where a weak number meets an operand whose dtype NumPy 2
+keeps but Numba would widen, the number is spelled in that dtype:
+
+    x * 0.5 + 1.0         (x float32)  ->  x * np.float32(0.5) + np.float32(1.0)
+    x * s                 (s a Python float argument)  ->  x * np.float32(s)
+
+float64 and int64 code is left as written, and so is an integer literal next
+to a float array (Numba keeps the array's float type there).
+"""
+from __future__ import annotations
+
+import functools
+import operator
+import warnings
+from typing import Any, Optional, Sequence
+
+import gast
+import numpy as np
+
+from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
+
+# The Python function of each operator, for folding at compile time and for probing NumPy's promotion.
+BINOPS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+    gast.Pow: operator.pow, gast.MatMult: operator.matmul, gast.BitAnd: operator.and_,
+    gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.LShift: operator.lshift,
+    gast.RShift: operator.rshift,
+}
+UNARY = {gast.UAdd: operator.pos, gast.USub: operator.neg, gast.Not: operator.not_, gast.Invert: operator.invert}
+# A weak Python number of each kind, as NumPy 2 sees it in a promotion.
+_WEAK_PROBES = {"b": True, "i": 1, "f": 1.0, "c": 1.0j}
+# What Numba types a Python number of each kind as.
+_NUMBA_DEFAULTS = {"b": np.dtype(bool), "i": np.dtype(np.int64), "f": np.dtype(np.float64),
+                   "c": np.dtype(np.complex128)}
+
+
+def aval_of(value: Any) -> Optional[AVal]:
+    """The abstract value of an operand: a ``Dyn``'s, a constant array's, or a static number's."""
+    if isinstance(value, Dyn):
+        return value.aval
+    if isinstance(value, (np.ndarray, np.generic)) or is_static_scalar(value):
+        return AVal.of(value)
+    return None
+
+
+def _probe(aval: AVal):
+    if aval.weak:
+        return _WEAK_PROBES[aval.dtype.kind]
+    return np.ones((1,) * aval.ndim, aval.dtype) if aval.ndim else aval.dtype.type(1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _result_dtype(fn, avals: Sequence[AVal]) -> Optional[np.dtype]:
+    """The dtype NumPy 2 gives ``fn`` of operands like these, or None where it raises."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = fn(*[_probe(a) for a in avals])
+    except Exception:
+        return None
+    return np.asarray(out).dtype if isinstance(out, (np.ndarray, np.generic)) else None
+
+
+def _result(fn, avals, ndim: int) -> Optional[AVal]:
+    if any(a is None for a in avals) or any(a.weak and a.dtype.kind not in _WEAK_PROBES for a in avals):
+        return None
+    if all(a.weak for a in avals):
+        return None  # Python numbers only: Python's own arithmetic, nothing to keep
+    dtype = _result_dtype(fn, tuple(AVal(a.dtype, min(a.ndim, 1), a.weak) for a in avals))
+    return None if dtype is None else AVal(dtype, ndim)
+
+
+def _matmul_ndim(a: int, b: int) -> int:
+    if a == 1 and b == 1:
+        return 0
+    if a == 1 or b == 1:
+        return max(a, b) - 1
+    return max(a, b)
+
+
+def binop(op: gast.operator, left: Optional[AVal], right: Optional[AVal]) -> Optional[AVal]:
+    """The abstract value of ``left op right``, or None when an operand's is unknown."""
+    if left is None or right is None:
+        return None
+    ndim = _matmul_ndim(left.ndim, right.ndim) if isinstance(op, gast.MatMult) else max(left.ndim, right.ndim)
+    return _result(BINOPS[type(op)], (left, right), ndim)
+
+
+def unaryop(op: gast.unaryop, operand: Optional[AVal]) -> Optional[AVal]:
+    """The abstract value of ``op operand`` (``not`` gives a bool)."""
+    if operand is None:
+        return None
+    if isinstance(op, gast.Not):
+        return AVal(np.dtype(bool), operand.ndim)
+    return _result(UNARY[type(op)], (operand,), operand.ndim)
+
+
+def ufunc_call(func: np.ufunc, avals: Sequence[Optional[AVal]]) -> Optional[AVal]:
+    """The abstract value of a one-output ufunc applied to operands with these abstract values."""
+    if func.nout != 1 or len(avals) != func.nin or any(a is None for a in avals):
+        return None
+    return _result(func, tuple(avals), max(a.ndim for a in avals))
+
+
+def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optional[np.dtype]:
+    """The dtype to spell a weak operand in so that Numba gives ``result``'s dtype; None to leave it.
+
+    ``value`` is the operand (a static number or a ``Dyn``), ``aval`` its
+    abstract value and ``result`` the operation's.
+    """
+    if result is None or aval is None or not aval.weak or result.dtype.kind not in "biufc":
+        return None
+    numba_dtype = np.promote_types(result.dtype, _NUMBA_DEFAULTS[aval.dtype.kind])
+    if numba_dtype == result.dtype:
+        return None
+    if not isinstance(value, Dyn) and aval.dtype.kind in "bi" and result.dtype.kind in "fc" and result.ndim:
+        return None  # Numba keeps a float array's type next to an integer literal
+    return result.dtype
