@@ -17,6 +17,7 @@ from numbax.ast_passes.unparse import unparse
 
 F64_1D = AVal(np.dtype("float64"), 1)
 F64_2D = AVal(np.dtype("float64"), 2)
+F64_WEAK = AVal(np.dtype("float64"), 0, weak=True)  # a Python float argument
 
 
 def leaf(aval=F64_2D):
@@ -124,6 +125,114 @@ def test_specialize_is_idempotent():
     assert as_text(twice) == as_text(once)
 
 
+def stop_early(ws, x):
+    for w in ws:
+        x = np.tanh(x * w)
+        if x.max() < 0.5:
+            break
+    return x
+
+
+def expected_stop_early(ws_0, ws_1, ws_2, x):
+    w = ws_0
+    x = np.tanh(x * w)
+    if x.max() < 0.5:
+        go = False
+    else:
+        go = True
+    if go:
+        w = ws_1
+        x = np.tanh(x * w)
+        if x.max() < 0.5:
+            go = False
+    if go:
+        w = ws_2
+        x = np.tanh(x * w)
+        if x.max() < 0.5:
+            go = False
+    return x
+
+
+def test_specialize_unrolls_a_runtime_break_into_a_flag():
+    out = specialized(stop_early, {"ws": [leaf(F64_1D) for _ in range(3)], "x": leaf(F64_1D)})
+    assert as_text(out) == code_of(expected_stop_early)
+    namespace = {"np": np}
+    again = specialize_function(gast.parse(as_text(out)).body[0], namespace,
+                                {a.id: leaf(F64_1D) for a in out.args.args}).module.body[-1]
+    assert as_text(again) == as_text(out)
+
+
+def skip_negative(ws, x):
+    for w in ws:
+        if w.sum() < 0:
+            continue
+        x = x + w
+    return x
+
+
+def expected_skip_negative(ws_0, ws_1, x):
+    w = ws_0
+    if w.sum() < 0:
+        run = False
+    else:
+        run = True
+    if run:
+        x = x + w
+    w = ws_1
+    if w.sum() < 0:
+        run = False
+    else:
+        run = True
+    if run:
+        x = x + w
+    return x
+
+
+def test_specialize_unrolls_a_runtime_continue_into_a_flag():
+    out = specialized(skip_negative, {"ws": [leaf(F64_1D) for _ in range(2)], "x": leaf(F64_1D)})
+    assert as_text(out) == code_of(expected_skip_negative)
+
+
+def search(x, t):
+    for i in range(x.shape[0]):
+        if x[i] == t:
+            found = i
+            break
+    else:
+        found = -1
+    return found
+
+
+def expected_search(x, t):
+    no_break = True
+    for i in range(x.shape[0]):
+        if x[i] == t:
+            found = i
+            no_break = False
+            break
+    if no_break:
+        found = -1
+    return found
+
+
+def test_specialize_lowers_for_else_to_a_flag():
+    out = specialized(search, {"x": leaf(F64_1D), "t": leaf(F64_WEAK)})
+    assert as_text(out) == code_of(expected_search)
+
+
+def scaled(x, s, y):
+    return x * 0.5 + s * x[0] - 2, y * 0.5
+
+
+def expected_scaled(x, s, y):
+    return (x * np.float32(0.5) + np.float32(s) * x[0] - 2, y * 0.5)
+
+
+def test_specialize_keeps_python_numbers_weak_next_to_float32():
+    out = specialized(scaled, {"x": leaf(AVal(np.dtype("float32"), 1)), "s": leaf(F64_WEAK), "y": leaf(F64_1D)})
+    assert as_text(out) == code_of(expected_scaled)
+
+
 # -- inline ----------------------------------------------------------------------
 
 
@@ -161,6 +270,40 @@ def test_inline_renames_binds_parameters_and_absorbs_early_returns():
     once = inline.transform(module)
     assert len(once.body) == 1
     assert as_text(once.body[0]) == code_of(expected_two_layers)
+    assert as_text(inline.transform(once).body[0]) == as_text(once.body[0])
+
+
+def first_over(x, t):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            if x[i, j] > t:
+                return i * x.shape[1] + j
+    return -1
+
+
+def flat_index(x):
+    return first_over(x, 0.5)
+
+
+def expected_flat_index(x):
+    x_1 = x
+    live = True
+    for i in range(x_1.shape[0]):
+        for j in range(x_1.shape[1]):
+            if x_1[i, j] > 0.5:
+                _t1 = i * x_1.shape[1] + j
+                live = False
+                break
+        if not live:
+            break
+    if live:
+        _t1 = -1
+    return _t1
+
+
+def test_inline_returns_from_loops_through_a_live_flag():
+    once = inline.transform(specialized(flat_index, {"x": leaf()}, module=True))
+    assert as_text(once.body[0]) == code_of(expected_flat_index)
     assert as_text(inline.transform(once).body[0]) == as_text(once.body[0])
 
 

@@ -104,8 +104,9 @@ class ExitLowering:
             out.extend(self.statement(stmt))
             if isinstance(stmt, EXITS):
                 return out
-            if exits and i + 1 < len(stmts):
-                out.extend(self.guard(stmt, self.block(stmts[i + 1:])))
+            rest = stmts[i + 1:]
+            if exits and (rest or self.loops and self.loops[-1].native):  # a native loop breaks even at its end
+                out.extend(self.guard(stmt, self.block(rest)))
                 return out
         return out
 

@@ -493,6 +493,26 @@ def int_slice_fill(x):
     return x
 
 
+def float32_scalar_times_float(x):
+    return x[0] * 0.5 + x[1] / 3
+
+
+def float32_ufunc_with_float(x):
+    return np.maximum(x, 0.0) * 2.5 - np.tanh(x) * 0.5
+
+
+def float32_times_weak_argument(x, s, k):
+    return x * s + k
+
+
+def int32_plus_literal(x):
+    return x + 1, x * 2 - 3
+
+
+def int_bool_of_zero_d(x, y):
+    return int(x) + int(y > 0.5), bool(y > 0.0)
+
+
 CASES = [
     Case(tanh_layer, lambda: (normal(0, 4, 3), normal(1, 3, 5), normal(2, 5))),
     Case(softplus, lambda: (normal(3, 7),)),
@@ -597,4 +617,9 @@ CASES = [
     Case(static_axis, lambda: (normal(110, 2, 3, 4), 1), static_argnums=(1,)),
     Case(static_axis, lambda: (normal(111, 2, 3, 4), (0, -1)), static_argnums=(1,), id="static_axis_tuple"),
     Case(normalize_in_loop, lambda: (uniform(112, 4, 3), 3)),
+    Case(float32_scalar_times_float, lambda: (normal(400, 3, dtype=np.float32),)),
+    Case(float32_ufunc_with_float, lambda: (normal(401, 5, dtype=np.float32),)),
+    Case(float32_times_weak_argument, lambda: (normal(402, 4, dtype=np.float32), 0.25, 3)),
+    Case(int32_plus_literal, lambda: (integers(403, 5).astype(np.int32),)),
+    Case(int_bool_of_zero_d, lambda: (np.array(7.9), np.array(0.75))),
 ]

@@ -343,6 +343,59 @@ def helper_rebinds_param(x):
     return x + y
 
 
+def _first_pair_over(a, t):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] > t:
+                return i, j
+    return -1, -1
+
+
+def helper_return_in_nested_loops(a):
+    i, j = _first_pair_over(a, 0.5)
+    k, m = _first_pair_over(a, 100.0)
+    return i * 10 + j, k + m
+
+
+def _halvings(x, tol):
+    n = 0
+    while True:
+        x = x / 2.0
+        n += 1
+        if x < tol:
+            return n
+
+
+def helper_return_in_while(x):
+    return _halvings(x, 1.0) + _halvings(x * 8.0, 1.0)
+
+
+def helper_return_in_loop_called_in_loop(a):
+    total = 0
+    for r in range(a.shape[0]):
+        total += _find_first(a[r], 0.5)
+    return total
+
+
+def partial_keywords_local(x, w):
+    def affine(v, m, bias=0.0, *, scale=1.0):
+        return (v @ m + bias) * scale
+
+    g = functools.partial(affine, m=w, scale=2.0)
+    h = functools.partial(affine, x, bias=1.0)
+    w = w * 0.0  # the partials keep the value they bound
+    return g(x) + h(w + 1.0)
+
+
+_column_sums = functools.partial(np.sum, axis=0)
+_WEIGHTS = np.array([[1.0, -1.0], [0.5, 2.0], [0.0, 1.0]])
+_project = functools.partial(_scale, factor=_WEIGHTS[0, 1])
+
+
+def partial_of_numpy_and_constants(x):
+    return _column_sums(x) + _project(x, shift=_WEIGHTS[1, 0])
+
+
 CASES = [
     Case(layer, lambda: (normal(300, 4, 3), normal(301, 3, 2), normal(302, 2))),
     Case(keyword_defaults, lambda: (normal(303, 4),)),
@@ -391,4 +444,9 @@ CASES = [
     Case(lambda_default, lambda: (normal(353, 3),)),
     Case(partial_helper, lambda: (normal(354, 3),)),
     Case(helper_rebinds_param, lambda: (normal(355, 3),)),
+    Case(helper_return_in_nested_loops, lambda: (uniform(356, 3, 4, low=0.0, high=1.0),)),
+    Case(helper_return_in_while, lambda: (uniform(357, low=3.0, high=9.0).item(),)),
+    Case(helper_return_in_loop_called_in_loop, lambda: (uniform(358, 3, 4, low=0.0, high=0.8),)),
+    Case(partial_keywords_local, lambda: (normal(359, 2, 3), normal(360, 3, 3))),
+    Case(partial_of_numpy_and_constants, lambda: (normal(361, 4, 3),)),
 ]

@@ -419,6 +419,63 @@ def _diag_dominant(seed, n):
     return m + 2.0 * n * np.eye(n)
 
 
+def for_else_no_break(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 2.0
+    else:
+        x[0] = -1.0
+    return x
+
+
+def while_else_converges(a, tol, max_steps):
+    x = a
+    k = 0
+    while k < max_steps:
+        x_next = 0.5 * (x + a / x)
+        k += 1
+        if abs(x_next - x) < tol:
+            x = x_next
+            break
+        x = x_next
+    else:
+        x = -1.0
+    return x, k
+
+
+def for_else_nested_primes(n):
+    count = 0
+    last = 0
+    for m in range(2, n):
+        for d in range(2, m):
+            if m % d == 0:
+                break
+        else:
+            count += 1
+            last = m
+    return count, last
+
+
+def continue_after_constant(x):
+    s = 1.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s = 0.0
+            continue
+        s = s + x[i]
+    return s
+
+
+def break_after_constant(x):
+    hit = False
+    best = 0.0
+    for i in range(x.shape[0]):
+        best = best + x[i]
+        if best > 1.0:
+            hit = True
+            break
+    return hit, best
+
+
 CASES = [
     Case(sign_branch, lambda: (uniform(100, 4),), id="sign_branch_if"),
     Case(sign_branch, lambda: (-uniform(101, 4),), id="sign_branch_elif"),
@@ -473,4 +530,11 @@ CASES = [
     Case(enumerate_zip_runtime, lambda: (normal(144, 5), normal(145, 5))),
     Case(dict_return_in_branches, lambda: (uniform(146, 3),), id="dict_return_in_branches_if"),
     Case(dict_return_in_branches, lambda: (-uniform(147, 3),), id="dict_return_in_branches_else"),
+    Case(for_else_no_break, lambda: (normal(160, 4),)),
+    Case(while_else_converges, lambda: (2.0, 1e-12, 50), id="while_else_break"),
+    Case(while_else_converges, lambda: (2.0, 1e-12, 2), id="while_else_exhausted"),
+    Case(for_else_nested_primes, lambda: (30,)),
+    Case(continue_after_constant, lambda: (np.array([1.0, -2.0, 3.0, -0.5]),)),
+    Case(break_after_constant, lambda: (uniform(161, 6),), id="break_after_constant_hit"),
+    Case(break_after_constant, lambda: (-uniform(162, 6),), id="break_after_constant_miss"),
 ]

@@ -259,6 +259,49 @@ def _mlp_params(seed, sizes):
             for i, (m, n) in enumerate(zip(sizes[:-1], sizes[1:]))]
 
 
+def break_keeps_loop_target(ws, x):
+    for w in ws:
+        x = x * w
+        if x.sum() > 4.0:
+            break
+    return x, w
+
+
+def unrolled_for_else(ws, x):
+    for w in ws:
+        if (x * w).max() > 10.0:
+            x = x * 0.0
+            break
+    else:
+        x = x + 1.0
+    return x
+
+
+def break_under_static_condition(params, x):
+    for k, (w, b) in enumerate(params):
+        if k == 2:
+            break
+        x = np.tanh(x @ w + b)
+    return x
+
+
+def unrolled_break_with_inner_loop(ws, x):
+    total = 0.0
+    for w in ws:
+        for i in range(w.shape[0]):
+            if w[i] < 0:
+                break
+            total += w[i]
+        if total > x:
+            break
+        total += 1.0
+    return total
+
+
+def sum_with_start(xs, start):
+    return sum(xs, start) + sum([x.sum() for x in xs])
+
+
 CASES = [
     Case(mlp_forward, lambda: (_mlp_params(200, (3, 5, 4, 2)), normal(201, 6, 3))),
     Case(mlp_range_len, lambda: (_mlp_params(202, (3, 4, 2)), normal(203, 5, 3))),
@@ -306,4 +349,12 @@ CASES = [
     Case(return_params_unchanged, lambda: (_mlp_params(275, (2, 2)), normal(276, 2))),
     Case(namedtuples_in_list, lambda: ([State(normal(277, 2), normal(278, 2)), State(normal(279, 2), normal(280, 2))],
                                        0.1)),
+    Case(break_keeps_loop_target, lambda: ([uniform(281, 3), uniform(282, 3), uniform(283, 3), uniform(284, 3)],
+                                           uniform(285, 3))),
+    Case(unrolled_for_else, lambda: ([uniform(286, 3), uniform(287, 3)], uniform(288, 3)), id="unrolled_for_else_done"),
+    Case(unrolled_for_else, lambda: ([uniform(289, 3), 20.0 * uniform(290, 3)], uniform(291, 3)),
+         id="unrolled_for_else_broke"),
+    Case(break_under_static_condition, lambda: (_mlp_params(292, (3, 3, 3, 3, 3)), normal(293, 3))),
+    Case(unrolled_break_with_inner_loop, lambda: ([normal(294, 4), uniform(295, 4), normal(296, 4)], 2.5)),
+    Case(sum_with_start, lambda: ((normal(297, 3), normal(298, 3)), normal(299, 3))),
 ]

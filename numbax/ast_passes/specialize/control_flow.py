@@ -281,6 +281,8 @@ class ControlFlowMixin:
         body, env = self.loop_body(node.body, bound=[])
         self.emit(gast.While(test=test_node, body=prologue + body, orelse=[]))
         self.env = env
+        # `while True:` without a `break` leaves only through `return` (or `raise`)
+        self.terminated = not isinstance(test, Dyn) and not exits.has_exit(node.body, (gast.Break,))
 
     def prepare_loop(self, body) -> None:
         """Numbers the loop body reassigns become variables before the loop."""

@@ -110,6 +110,30 @@ def ufunc_call(func: np.ufunc, avals: Sequence[Optional[AVal]]) -> Optional[AVal
     return _result(func, tuple(avals), max(a.ndim for a in avals))
 
 
+def _index_ndim(item: Any) -> Optional[int]:
+    """How many dimensions one index item adds (-1 for an integer, 0 for a slice); None when unknown."""
+    if isinstance(item, slice):
+        return 0
+    if item is None:
+        return 1
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        return -1
+    aval = item.aval if isinstance(item, Dyn) else None
+    if aval is not None and aval.ndim == 0 and aval.dtype.kind in "iu":
+        return -1
+    return None
+
+
+def index(base: Optional[AVal], index: Any) -> Optional[AVal]:
+    """The abstract value of ``base[index]`` for integers, slices and ``None`` (else None: fancy indexing)."""
+    if base is None or base.ndim == 0:
+        return None
+    changes = [_index_ndim(i) for i in (index if isinstance(index, tuple) else (index,))]
+    if None in changes:
+        return None
+    return AVal(base.dtype, base.ndim + sum(changes))
+
+
 def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optional[np.dtype]:
     """The dtype to spell a weak operand in so that Numba gives ``result``'s dtype; None to leave it.
 

@@ -160,8 +160,8 @@ class ExpressionsMixin:
     def eval_Subscript(self, node):
         base, index = self.eval(node.value), self.eval(node.slice)
         if _is_runtime(base):
-            return self.dyn(gast.Subscript(value=self.materialize(base), slice=self.materialize_index(index),
-                                           ctx=gast.Load()))
+            return Dyn(gast.Subscript(value=self.materialize(base), slice=self.materialize_index(index),
+                                      ctx=gast.Load()), dtypes.index(dtypes.aval_of(base), index))
         if isinstance(index, Dyn) or (isinstance(index, tuple) and any(isinstance(i, Dyn) for i in index)):
             raise NeedStatic(f"indexing a {type(base).__name__} with a run-time value")
         try:
