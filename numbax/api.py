@@ -30,7 +30,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from numbax import config, generated_cache, tree_util
 from numbax.ast_passes import pipeline
-from numbax.ast_passes.parse import source_of
+from numbax.ast_passes.parse import function_of, source_of
 from numbax.backends import get_backend
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
@@ -90,7 +90,7 @@ class Jitted(_CDispatcher):
                  parallel: bool = False, fastmath: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
-        source_of(fun)
+        source_of(function_of(fun))
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._numbax_fun = fun
@@ -111,7 +111,7 @@ class Jitted(_CDispatcher):
         """Set up the C dispatcher (with an empty table of fast signatures)."""
         self._fast_entries: List[Tuple[Tuple[int, ...], Any]] = []  # owns the entry points the C table borrows
         self._fast_codes: set = set()
-        self.__code__ = self.fun.__code__.replace()  # a copy: Numba's C code flips a flag on it under a profiler
+        self.__code__ = function_of(self.fun).__code__.replace()  # a copy: Numba's C code flips a flag on it under a profiler
         # Numba folds keyword arguments and defaults into positional ones in C when every parameter may be
         # passed either way and none is static: only then can a call's types be matched there. Parameters
         # without a default get ``_UNSET``, which matches no signature, so a call that leaves one out reaches
@@ -213,7 +213,7 @@ class Jitted(_CDispatcher):
         compiled = Compiled(generated, function, errors)
         if config.read("log_compiles"):
             reason = "first call" if not self._cache else "new argument structure, static values or dtypes"
-            print(f"numbax: compiling {self.fun.__qualname__} for {key} ({reason})", file=sys.stderr)
+            print(f"numbax: compiling {function_of(self.fun).__qualname__} for {key} ({reason})", file=sys.stderr)
         self._cache[key] = compiled
         self._last = compiled
         return compiled
@@ -256,7 +256,7 @@ class Jitted(_CDispatcher):
         return highlight_html(text)
 
     def __repr__(self) -> str:
-        return f"<numbax.jit of {self.fun.__qualname__}>"
+        return f"<numbax.jit of {function_of(self.fun).__qualname__}>"
 
     def __get__(self, obj, objtype=None):
         if obj is None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
 import hashlib
 import os
 import pickle
@@ -126,6 +127,8 @@ def value(v: Any, seen: Optional[set] = None) -> tuple:
             return ("module", v.__name__)
         raise Uncacheable(v.__name__)
     v = getattr(v, "_numbax_fun", v)
+    if isinstance(v, functools.partial):
+        return ("partial", value(v.func, seen), value(v.args, seen), value(v.keywords, seen))
     if is_user_function(v):
         return _function(v, seen)
     name = getattr(v, "__name__", None)
@@ -184,7 +187,7 @@ def _compiler_stamp() -> str:
     return _STAMP
 
 
-def key_for(fn: types.FunctionType, tag: str, key: Any) -> Optional[str]:
+def key_for(fn: Any, tag: str, key: Any) -> Optional[str]:
     """The file name of ``fn``'s specialization ``key`` under transformation ``tag``; None if uncacheable."""
     from numbax import config
 
@@ -192,7 +195,7 @@ def key_for(fn: types.FunctionType, tag: str, key: Any) -> Optional[str]:
         return None
     try:
         text = repr((_compiler_stamp(), tag, tuple(config.read(o) for o in _CONFIG_READ_BY_PASSES),
-                     _function(fn, set()), _key_part(key)))
+                     value(fn), _key_part(key)))
     except Uncacheable:
         return None
     return hashlib.sha256(text.encode()).hexdigest()[:32]

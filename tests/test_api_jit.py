@@ -1,5 +1,6 @@
 """jit's contract: compilation cache, static arguments, pytrees in and out, backends, config."""
 import collections
+import functools
 import os
 import subprocess
 import sys
@@ -46,6 +47,24 @@ def test_static_argnames_and_keyword_call():
     np.testing.assert_array_equal(jf(np.arange(3.0), n=3), np.arange(3.0) ** 3)
     np.testing.assert_array_equal(jf(np.arange(3.0)), np.arange(3.0) ** 2)
 
+
+
+def _affine(x, w, bias=0.0, scale=1.0):
+    return (x @ w + bias) * scale
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_jit_of_a_partial_binds_its_arguments(backend):
+    x, w = np.arange(6.0).reshape(2, 3), np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    positional = numbax.jit(functools.partial(_affine, x, w), backend=backend)
+    np.testing.assert_allclose(positional(), _affine(x, w))
+    np.testing.assert_allclose(positional(0.5, scale=2.0), _affine(x, w, 0.5, 2.0))
+    assert "x @ w" in positional.source  # the bound arrays are constants named for their parameters
+    keywords = numbax.jit(functools.partial(functools.partial(_affine, w=w), scale=3.0), backend=backend)
+    np.testing.assert_allclose(keywords(x), _affine(x, w, scale=3.0))
+    np.testing.assert_allclose(keywords(x, scale=-1.0), _affine(x, w, scale=-1.0))  # overridable, as in Python
+    assert len(keywords._cache) == 1
+    assert "_affine" in repr(keywords)
 
 def test_new_dtype_or_ndim_compiles_a_new_specialization():
     def f(x):
@@ -299,6 +318,8 @@ def test_generated_cache_key_follows_what_the_source_reads(monkeypatch):
     monkeypatch.setitem(globals(), "SCALE", 3.0)  # a global the inlined helper reads
     assert _key(_uses_helper, x) != first
     assert _key(_reads_array, x) is None  # arrays are not fingerprinted: no disk cache for this one
+    partial = functools.partial(_uses_helper)
+    assert _key(partial, x) is not None and _key(partial, x) != first
     monkeypatch.setenv("NUMBAX_DUMP", "all")
     assert _key(_uses_helper, x) is None
 

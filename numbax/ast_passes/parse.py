@@ -7,6 +7,7 @@ guarantees a ``gast.FunctionDef`` without decorators, whose nodes carry
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import linecache
 import textwrap
@@ -46,6 +47,13 @@ _CACHE: Dict[int, Tuple[weakref.ref, gast.FunctionDef, str]] = {}
 
 def _describe(fn: Any) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def function_of(fn: Callable) -> Callable:
+    """The function under any layers of ``functools.partial`` (``jit(partial(f, w))`` compiles ``f``)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
 
 
 def source_of(fn: Callable) -> tuple:

@@ -7,6 +7,8 @@ each named pass to standard error; ``after_pass`` stops early and returns it.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import os
 import sys
 from typing import Any, Callable, Dict, List, Optional
@@ -97,6 +99,21 @@ def _user_source(parsed, label: str) -> Generated:
                      label=label)
 
 
+def _without_partial(fn: Callable, bound: Dict[str, Any]):
+    """``functools.partial(f, *args, **kwargs)``: ``f``, with ``args`` bound to its first parameters.
+
+    The partial's positional arguments are compile-time values (arrays become
+    constants); its keyword arguments are parameters of its signature with
+    defaults, so a call passes them like any other argument.
+    """
+    positional: List[Any] = []
+    while isinstance(fn, functools.partial):
+        positional = list(fn.args) + positional
+        fn = fn.func
+    params = list(inspect.signature(fn).parameters)
+    return fn, {**dict(zip(params, positional)), **bound}
+
+
 def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: Optional[str] = None,
         transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None) -> Generated:
     """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree).
@@ -106,6 +123,7 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
+    fn, bound = _without_partial(fn, bound)
     parsed = parse_function(fn)
     if after_pass == "parse":
         return _user_source(parsed, label)

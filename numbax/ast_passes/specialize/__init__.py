@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any, Dict
 
 import gast
+import numpy as np
 
 from numbax.ast_passes import resolve
 from numbax.ast_passes.specialize.builder import ModuleBuilder, Specialized
@@ -48,6 +49,8 @@ def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound:
     spec.materialize_outputs = True
     spec.is_entry = True
     for name, value in bound.items():
+        if isinstance(value, np.ndarray):  # bound by a functools.partial: a constant named for its parameter
+            builder.materializer.constant_array(value, name)
         spec.bind_parameter(name, value)
     spec.run_body()
     builder.function_names.reserve([fdef.name])
