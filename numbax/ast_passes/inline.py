@@ -26,6 +26,13 @@ def _has_return(stmt: gast.stmt) -> bool:
     return any(type(n) is gast.Return for n in walk(stmt))
 
 
+def _returns_from_loop(stmts: List[gast.stmt]) -> bool:
+    """Whether a ``return`` sits inside a loop of ``stmts``."""
+    return any(_has_return(s) if isinstance(s, (gast.For, gast.While)) else
+               isinstance(s, gast.If) and (_returns_from_loop(s.body) or _returns_from_loop(s.orelse))
+               for s in stmts)
+
+
 def _returns(stmts: List[gast.stmt]) -> str:
     """'always', 'never' or 'sometimes': whether a block leaves through ``return``."""
     kind = "never"
@@ -128,7 +135,7 @@ class Inliner:
             return [gast.copy_location(anno.copyanno(ret, gast.Assign(targets=[copy_tree(target)],
                                                                       value=ret.value, type_comment=None)), ret)]
 
-        if any(isinstance(s, (gast.For, gast.While)) and _has_return(s) for s in walk(helper)):
+        if _returns_from_loop(helper.body):
             live = self.namer.new("live")
             lowering = ExitLowering(self.namer, native=True, live=live, on_return=assign)
             body = lowering.block(helper.body)
