@@ -1,4 +1,5 @@
 """Every error a user can cause is a numbax exception at the user's own line."""
+import functools
 import inspect
 
 import numpy as np
@@ -109,6 +110,14 @@ def test_function_without_source():
     with pytest.raises(numbax.NumbaxSourceError, match="source code is not available"):
         numbax.jit(namespace["made"])
 
+
+
+def test_partial_binding_too_many_arguments():
+    def f(x, w):
+        return x * w
+
+    with pytest.raises(numbax.NumbaxSpecializationError, match="binds arguments that 'test_partial_binding"):
+        numbax.jit(functools.partial(f, 1.0, 2.0, 3.0))
 
 def test_unhashable_static_argument_gets_jax_error():
     def f(x, n):

@@ -20,7 +20,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.origin import Origin
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.errors import NumbaxSourceError
+from numbax.errors import NumbaxSourceError, NumbaxSpecializationError
 
 
 @dataclasses.dataclass
@@ -50,7 +50,19 @@ def _describe(fn: Any) -> str:
 
 
 def function_of(fn: Callable) -> Callable:
-    """The function under any layers of ``functools.partial`` (``jit(partial(f, w))`` compiles ``f``)."""
+    """The function under any layers of ``functools.partial`` (``jit(partial(f, w))`` compiles ``f``).
+
+    Raises:
+        NumbaxSpecializationError: the partial binds arguments that the function does not take.
+    """
+    if isinstance(fn, functools.partial):
+        try:
+            inspect.signature(fn)
+        except (TypeError, ValueError):
+            raise NumbaxSpecializationError(
+                f"{fn!r} binds arguments that {_describe(fn.func)!r} does not take",
+                hint="bind only parameters the function has, at most as many positional ones as it takes.",
+            ) from None
     while isinstance(fn, functools.partial):
         fn = fn.func
     return fn
