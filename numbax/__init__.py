@@ -22,3 +22,14 @@ __all__ = [
     "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
+
+_SUBMODULES = ("lax",)
+
+
+def __getattr__(name: str):
+    """``numbax.lax`` and the other optional submodules, imported on first use (keeps ``import numbax`` fast)."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"numbax.{name}")
+    raise AttributeError(f"module 'numbax' has no attribute {name!r}")
