@@ -315,3 +315,12 @@ def source(fun: Callable, *args, **kwargs) -> str:
     if isinstance(fun, Jitted):
         return fun.lower_source(*args, **kwargs)
     return source_for(fun, args, kwargs)
+
+
+def _jit_at_compile_time(spec, node, args, kwargs):
+    from numbax.ast_passes.specialize.compile_time import construct_transform
+
+    return construct_transform(jit, spec, node, args, kwargs)
+
+
+jit._numbax_specialize = _jit_at_compile_time

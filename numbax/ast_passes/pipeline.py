@@ -47,6 +47,8 @@ class Generated:
     returns: Optional[ReturnSpec]
     label: str
     reads_avals: bool = False
+    module: Optional[gast.Module] = None  # the tree ``source`` was written from (origins kept)
+    imports: List[str] = dataclasses.field(default_factory=list)
 
 
 def _dump_requested(name: str) -> bool:
@@ -70,6 +72,14 @@ def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable
 
 def _main_only(transform, spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
+        if transform is not None and spec.nested_transforms:
+            from numbax.errors import NumbaxDifferentiationError
+
+            label, origin = spec.nested_transforms[0]
+            raise NumbaxDifferentiationError(
+                f"differentiating a function that itself calls numbax.{label} (a higher-order derivative) "
+                "is not supported yet", origin,
+                hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
         if transform is not None:
             module.body[-1] = transform(module.body[-1], spec)
             if _RUNTIME_IMPORT not in spec.imports:
@@ -131,4 +141,5 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     main.args.args = [a for a in main.args.args if a.id not in spec.constants or a.id in constants]
     source, origins = _render(module, spec.imports, header, label)
     return Generated(source=source + "\n", name=spec.name, line_origins=origins, constants=constants,
-                     returns=spec.returns, label=label, reads_avals=spec.reads_avals)
+                     returns=spec.returns, label=label, reads_avals=spec.reads_avals, module=module,
+                     imports=list(spec.imports))
