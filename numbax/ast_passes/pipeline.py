@@ -47,8 +47,13 @@ class Generated:
     returns: Optional[ReturnSpec]
     label: str
     reads_avals: bool = False
-    module: Optional[gast.Module] = None  # the tree ``source`` was written from (origins kept)
+    # the tree ``source`` was written from, origins kept (for a gradient generated inside another function)
+    module: Optional[gast.Module] = dataclasses.field(default=None, compare=False, repr=False)
     imports: List[str] = dataclasses.field(default_factory=list)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickled (the disk cache) without the tree: the source is what a later process needs."""
+        return {**self.__dict__, "module": None}
 
 
 def _dump_requested(name: str) -> bool:
