@@ -23,7 +23,7 @@ __all__ = [
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 
-_SUBMODULES = ("lax",)
+_SUBMODULES = ("lax", "numpy")
 
 
 def __getattr__(name: str):

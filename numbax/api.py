@@ -159,7 +159,7 @@ class Jitted(_CDispatcher):
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
-        key = (treedef, statics, leaf_key(leaves))
+        key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs)
         try:
             compiled = self._cache[key]
         except KeyError:

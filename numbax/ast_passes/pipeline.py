@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import gast
 
-from numbax.ast_passes import anf, fence, inline, legalize, optimize
+from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize
 from numbax.ast_passes.parse import parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -30,6 +30,7 @@ PASSES = (
     ("inline", "replace calls of user functions by their specialized bodies"),
     ("anf", "one operation per statement, the form every transformation reads and writes"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
+    ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) to numbax.runtime helpers; last, on the final code"),
 )
@@ -97,6 +98,20 @@ def _main_only(transform, spec) -> Callable[[gast.Module], gast.Module]:
 _RUNTIME_IMPORT = "from numbax import runtime as rt"
 
 
+def _debug_checks(spec) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        from numbax import config
+
+        nans, infs = config.state.debug_nans, config.state.debug_infs
+        if nans or infs:
+            module.body[-1] = debug_checks.transform(module.body[-1], nans, infs)
+            if _RUNTIME_IMPORT not in spec.imports:
+                spec.imports.append(_RUNTIME_IMPORT)
+        return module
+
+    return apply
+
+
 def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module = legalize.transform(module)
@@ -131,7 +146,8 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
-              ("transform", _main_only(transform, spec)), ("optimize", optimize.transform),
+              ("transform", _main_only(transform, spec)), ("debug_checks", _debug_checks(spec)),
+              ("optimize", optimize.transform),
               ("legalize", _legalize(spec)))
     for name, stage in stages:
         module = stage(module)

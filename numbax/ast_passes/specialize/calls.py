@@ -53,7 +53,7 @@ class CallsMixin:
         if isinstance(func, LocalFunction):
             return self.call_user(node, func.node, func.name, func.namespace or self.namespace, func.env,
                                   func.defaults, args, kwargs, key=id(func.node))
-        wrapped = getattr(func, "_numbax_fun", None)
+        wrapped = getattr(func, "_numbax_fun", None) or getattr(func, "__numbax_primitive__", None)
         if wrapped is not None:
             func = wrapped
         if resolve.is_user_function(func):

@@ -69,7 +69,7 @@ class Differentiated(Jitted):
         self._python_twin: Optional["Differentiated"] = None
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == self._nparams and not config.state.disable_jit:
+        if not kwargs and len(args) == self._nparams and not config.jit_disabled_anywhere():
             plan = self._plans.get(tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args]))
             if plan is not None:
                 return plan(args)
