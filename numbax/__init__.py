@@ -25,7 +25,7 @@ __all__ = [
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 
-_SUBMODULES = ("lax", "numpy")
+_SUBMODULES = ("lax", "numpy", "debug")
 
 
 def __getattr__(name: str):

@@ -55,6 +55,7 @@ def _build_index() -> Dict[int, Tuple[str, str, Any]]:
 
 def _runtime_stand_ins():
     """SciPy functions Numba cannot call, and the ``numbax.runtime`` helpers generated code calls instead."""
+    from numbax.runtime.debug import debug_callback, debug_print
     from numbax.runtime.identity import stop_gradient
     from numbax.runtime.scan import stack_buffer
 
@@ -62,7 +63,8 @@ def _runtime_stand_ins():
         import scipy.special as special
     except ImportError:  # pragma: no cover - scipy is a dependency
         return []
-    return [(stop_gradient, "rt.stop_gradient"), (stack_buffer, "rt.stack_buffer"), (special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
+    return [(debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
+            (stop_gradient, "rt.stop_gradient"), (stack_buffer, "rt.stack_buffer"), (special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
             (special.erfc, "rt.erfc"), (special.log_expit, "rt.log_expit")]
 
 
