@@ -159,7 +159,7 @@ class Jitted(_CDispatcher):
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
-        key = (treedef, statics, leaf_key(leaves))
+        key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs)
         try:
             compiled = self._cache[key]
         except KeyError:
@@ -315,3 +315,12 @@ def source(fun: Callable, *args, **kwargs) -> str:
     if isinstance(fun, Jitted):
         return fun.lower_source(*args, **kwargs)
     return source_for(fun, args, kwargs)
+
+
+def _jit_at_compile_time(spec, node, args, kwargs):
+    from numbax.ast_passes.specialize.compile_time import construct_transform
+
+    return construct_transform(jit, spec, node, args, kwargs)
+
+
+jit._numbax_specialize = _jit_at_compile_time

@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 import numpy as np
 
 from numbax import tree_util
+from numbax.devices import is_device_array
 from numbax.ast_passes.specialize.values import AVal, Dyn
 from numbax.errors import NumbaxError, NumbaxStaticArgumentError
 
@@ -90,6 +91,11 @@ class CallSignature:
             if i in self.static:
                 continue
             for leaf in tree_util.tree_leaves(value):
+                if is_device_array(leaf):
+                    raise NumbaxError(
+                        f"argument `{param}` is a GPU device array; numbax compiles for the CPU only so far "
+                        "(the GPU code generator is not built yet)",
+                        hint="bring it back with numbax.device_get(x) first.")
                 if not isinstance(leaf, _LEAF_TYPES):
                     raise NumbaxError(
                         f"argument `{param}` holds a {type(leaf).__name__}, which compiled code cannot take",

@@ -20,9 +20,11 @@ _DEFAULTS: Dict[str, Any] = {
 }
 
 
-# How many threads have ``disable_jit`` on, and who wants to know when that count leaves or
-# reaches zero: compiled functions called through Numba's C dispatch never read the
-# thread-local setting, so they route every call through the Python path meanwhile.
+# How many threads have ``disable_jit``, ``debug_nans`` or ``debug_infs`` on, and who wants to know
+# when that count leaves or reaches zero: compiled functions called through Numba's C dispatch never
+# read the thread-local settings, so they route every call through the Python path meanwhile (which
+# runs the original function, or compiles and runs the checked specialization).
+_PYTHON_PATH_OPTIONS = ("disable_jit", "debug_nans", "debug_infs")
 _jit_disabled_threads = 0
 _disable_jit_listeners: List[Callable[[bool], None]] = []
 _count_lock = threading.Lock()
@@ -40,7 +42,8 @@ def _count_disable_jit(was: bool, now: bool) -> None:
 
 
 def jit_disabled_anywhere() -> bool:
-    """Whether some thread has ``disable_jit`` on (a thread that exits with it on keeps counting)."""
+    """Whether some thread has ``disable_jit`` (or a debug check) on; a thread that exits with it on keeps
+    counting."""
     return _jit_disabled_threads > 0
 
 
@@ -55,11 +58,17 @@ class _State(threading.local):
 
     def __init__(self):
         self.__dict__.update(_DEFAULTS)
-        _count_disable_jit(False, bool(_DEFAULTS["disable_jit"]))
+        _count_disable_jit(False, self._python_path())
+
+    def _python_path(self) -> bool:
+        return any(bool(self.__dict__.get(name)) for name in _PYTHON_PATH_OPTIONS)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "disable_jit":
-            _count_disable_jit(bool(self.__dict__.get(name)), bool(value))
+        if name in _PYTHON_PATH_OPTIONS:
+            was = self._python_path()
+            super().__setattr__(name, value)
+            _count_disable_jit(was, self._python_path())
+            return
         super().__setattr__(name, value)
 
 
@@ -97,6 +106,21 @@ def _override(name: str, value: Any) -> Iterator[None]:
 def disable_jit(disable: bool = True):
     """Context manager: run transformed functions' original Python instead of compiled code."""
     return _override("disable_jit", disable)
+
+
+def debug_nans(enable: bool = True):
+    """Context manager: raise ``FloatingPointError`` at the line whose operation first produces a NaN."""
+    return _override("debug_nans", enable)
+
+
+def debug_infs(enable: bool = True):
+    """Context manager: raise ``FloatingPointError`` at the line whose operation first produces an infinity."""
+    return _override("debug_infs", enable)
+
+
+def enable_x64(enable: bool = True):
+    """Context manager accepted for JAX compatibility: numbax follows NumPy, whose default is already 64-bit."""
+    return _override("enable_x64", enable)
 
 
 def log_compiles(enable: bool = True):

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import gast
 
-from numbax.ast_passes import anf, fence, inline, legalize, optimize
+from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize
 from numbax.ast_passes.parse import parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -32,6 +32,7 @@ PASSES = (
     ("inline", "replace calls of user functions by their specialized bodies"),
     ("anf", "one operation per statement, the form every transformation reads and writes"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
+    ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) to numbax.runtime helpers; last, on the final code"),
 )
@@ -49,6 +50,13 @@ class Generated:
     returns: Optional[ReturnSpec]
     label: str
     reads_avals: bool = False
+    # the tree ``source`` was written from, origins kept (for a gradient generated inside another function)
+    module: Optional[gast.Module] = dataclasses.field(default=None, compare=False, repr=False)
+    imports: List[str] = dataclasses.field(default_factory=list)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickled (the disk cache) without the tree: the source is what a later process needs."""
+        return {**self.__dict__, "module": None}
 
 
 def _dump_requested(name: str) -> bool:
@@ -72,6 +80,14 @@ def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable
 
 def _main_only(transform, spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
+        if transform is not None and spec.nested_transforms:
+            from numbax.errors import NumbaxDifferentiationError
+
+            label, origin = spec.nested_transforms[0]
+            raise NumbaxDifferentiationError(
+                f"differentiating a function that itself calls numbax.{label} (a higher-order derivative) "
+                "is not supported yet", origin,
+                hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
         if transform is not None:
             module.body[-1] = transform(module.body[-1], spec)
             if _RUNTIME_IMPORT not in spec.imports:
@@ -82,6 +98,20 @@ def _main_only(transform, spec) -> Callable[[gast.Module], gast.Module]:
 
 
 _RUNTIME_IMPORT = "from numbax import runtime as rt"
+
+
+def _debug_checks(spec) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        from numbax import config
+
+        nans, infs = config.state.debug_nans, config.state.debug_infs
+        if nans or infs:
+            module.body[-1] = debug_checks.transform(module.body[-1], nans, infs)
+            if _RUNTIME_IMPORT not in spec.imports:
+                spec.imports.append(_RUNTIME_IMPORT)
+        return module
+
+    return apply
 
 
 def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
@@ -134,7 +164,8 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
-              ("transform", _main_only(transform, spec)), ("optimize", optimize.transform),
+              ("transform", _main_only(transform, spec)), ("debug_checks", _debug_checks(spec)),
+              ("optimize", optimize.transform),
               ("legalize", _legalize(spec)))
     for name, stage in stages:
         module = stage(module)
@@ -149,4 +180,5 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     main.args.args = [a for a in main.args.args if a.id not in spec.constants or a.id in constants]
     source, origins = _render(module, spec.imports, header, label)
     return Generated(source=source + "\n", name=spec.name, line_origins=origins, constants=constants,
-                     returns=spec.returns, label=label, reads_avals=spec.reads_avals)
+                     returns=spec.returns, label=label, reads_avals=spec.reads_avals, module=module,
+                     imports=list(spec.imports))

@@ -55,11 +55,16 @@ def _build_index() -> Dict[int, Tuple[str, str, Any]]:
 
 def _runtime_stand_ins():
     """SciPy functions Numba cannot call, and the ``numbax.runtime`` helpers generated code calls instead."""
+    from numbax.runtime.debug import debug_callback, debug_print
+    from numbax.runtime.identity import stop_gradient
+    from numbax.runtime.scan import stack_buffer
+
     try:
         import scipy.special as special
     except ImportError:  # pragma: no cover - scipy is a dependency
         return []
-    return [(special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
+    return [(debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
+            (stop_gradient, "rt.stop_gradient"), (stack_buffer, "rt.stack_buffer"), (special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
             (special.erfc, "rt.erfc"), (special.log_expit, "rt.log_expit")]
 
 
@@ -106,5 +111,5 @@ def is_user_function(obj: Any) -> bool:
     if not isinstance(obj, types.FunctionType):
         return False
     module = getattr(obj, "__module__", "") or ""
-    return not module.split(".")[0] in ("numpy", "scipy", "numba", "math", "builtins")
+    return not module.split(".")[0] in ("numpy", "scipy", "numba", "math", "builtins", "numbax")
 

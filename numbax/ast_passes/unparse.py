@@ -36,7 +36,9 @@ class _CommentingUnparser(ast._Unparser):
 
     def __init__(self, label: str):
         super().__init__()
-        self.label = label
+        # adjoint statements read ``# grad of:`` (``# vjp of:``); a jit'd function has none of its own, so
+        # those of a gradient taken inside it are a gradient's
+        self.label = "grad" if label == "jit" else label
         self.line_origins: Dict[int, Origin] = {}
         self._last: Optional[Origin] = None
 

@@ -1,7 +1,7 @@
 """dead_code: remove assignments whose names are never read and whose values have no effect.
 
-Expects any function; guarantees no pure assignment to a never-read name, and
-no ``pass`` beside other statements. Reports whether it changed anything.
+Expects any function; guarantees no pure assignment to a never-read name, no
+self-assignment ``x = x``, and no ``pass`` beside other statements. Reports whether it changed anything.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -29,6 +29,8 @@ def _target_names(target: gast.expr):
 def _dead(stmt: gast.stmt, loads) -> bool:
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
+        if isinstance(target, gast.Name) and isinstance(stmt.value, gast.Name) and stmt.value.id == target.id:
+            return True  # ``x = x``, left behind when renaming merges two names
         if isinstance(target, (gast.Name, gast.Tuple)) and all(
                 isinstance(n, (gast.Name, gast.Tuple, gast.Store)) for n in walk(target)):
             return not any(loads[n] for n in _target_names(target)) and is_pure(stmt.value)

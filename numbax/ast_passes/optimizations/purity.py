@@ -8,6 +8,7 @@ _PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "
 _IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
 _MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "append", "pop",
                      "index_add"}
+_EFFECTS = {"debug_print", "debug_callback"}  # numbax.runtime helpers called for what they do
 
 
 def _callee_path(func: gast.expr):
@@ -32,6 +33,6 @@ def is_pure(expr: gast.expr) -> bool:
                 return False
             if path[0] in ("np", "math", "cmath") and not _IMPURE_NUMPY.intersection(path[1:]):
                 continue
-            if len(path) > 1 and path[-1] in _MUTATING_METHODS:
+            if len(path) > 1 and (path[-1] in _MUTATING_METHODS or path[-1] in _EFFECTS):
                 return False
     return True

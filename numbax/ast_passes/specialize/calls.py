@@ -41,14 +41,25 @@ class CallsMixin:
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         if None in kwargs:
             self.fail(node, "`**` unpacking in calls is not supported")
+        return self.call_value(node, func, args, kwargs)
+
+    def call_value(self, node, func: Any, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+        """Call the compile-time value ``func`` on evaluated arguments, at the user's ``node``.
+
+        An object with a ``_numbax_specialize(specializer, node, args, kwargs)`` attribute
+        (``numbax.lax``, ``numbax.tree_util``) specializes its own calls.
+        """
+        lowering = getattr(func, "_numbax_specialize", None)
+        if lowering is not None:
+            return lowering(self, node, args, kwargs)
         if isinstance(func, Dyn):
             return self.emit_call(node, func.expr(), args, kwargs)
         while isinstance(func, (functools.partial, Partial)):
             func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
         if isinstance(func, LocalFunction):
-            return self.call_user(node, func.node, func.name, self.namespace, func.env, func.defaults, args, kwargs,
-                                  key=id(func.node))
-        wrapped = getattr(func, "_numbax_fun", None)
+            return self.call_user(node, func.node, func.name, func.namespace or self.namespace, func.env,
+                                  func.defaults, args, kwargs, key=id(func.node))
+        wrapped = getattr(func, "_numbax_fun", None) or getattr(func, "__numbax_primitive__", None)
         if wrapped is not None:
             func = wrapped
         if resolve.is_user_function(func):

@@ -237,7 +237,7 @@ class ExpressionsMixin:
     def local_function(self, node: gast.FunctionDef) -> LocalFunction:
         """A closure over the current environment, with its defaults evaluated now."""
         defaults = [self.eval(d) for d in node.args.defaults]
-        return LocalFunction(node=node, env=self.env, name=node.name, defaults=defaults)
+        return LocalFunction(node=node, env=self.env, name=node.name, defaults=defaults, namespace=self.namespace)
 
     def lookup_free(self, name: str, node: gast.expr) -> Any:
         """A name not assigned in the function: closure cell, global or builtin."""

@@ -88,6 +88,7 @@ class LocalFunction:
     env: Dict[str, Any]
     name: str
     defaults: list = dataclasses.field(default_factory=list)
+    namespace: Any = None  # the defining function's free names, for calls made from another function
 
 
 @dataclasses.dataclass

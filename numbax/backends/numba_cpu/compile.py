@@ -57,10 +57,11 @@ def compile_function(source: str, name: str, cache_dir: str, parallel: bool = Fa
                      fastmath: bool = False) -> Callable:
     """A Numba dispatcher for the generated function (shared by identical sources and options).
 
-    Numba's disk cache does not tell ``parallel`` or ``fastmath`` code apart, so
-    each combination other than the default gets a module file of its own.
+    Floating-point division by zero gives ``inf``/``nan`` as in NumPy and JAX (Numba's
+    ``error_model="numpy"``), not Python's ``ZeroDivisionError``. Numba's disk cache does
+    not tell these options apart, so each combination gets a module file of its own.
     """
-    variant = f"parallel={parallel},fastmath={fastmath}" if parallel or fastmath else ""
+    variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath}"
     module = module_for(source, name, cache_dir, variant)
     key = (module.__name__, parallel, fastmath)
     dispatcher = _DISPATCHERS.get(key)
@@ -69,7 +70,8 @@ def compile_function(source: str, name: str, cache_dir: str, parallel: bool = Fa
         if numba_config.DISABLE_JIT:
             return function
         dispatcher = NumbaxDispatcher(function, targetoptions={"nopython": True, "boundscheck": None,
-                                                               "parallel": parallel, "fastmath": fastmath})
+                                                               "error_model": "numpy", "parallel": parallel,
+                                                               "fastmath": fastmath})
         dispatcher.enable_caching()
         _DISPATCHERS[key] = dispatcher
     return dispatcher

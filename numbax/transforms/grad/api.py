@@ -69,7 +69,7 @@ class Differentiated(Jitted):
         self._python_twin: Optional["Differentiated"] = None
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == self._nparams and not config.state.disable_jit:
+        if not kwargs and len(args) == self._nparams and not config.jit_disabled_anywhere():
             plan = self._plans.get(tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args]))
             if plan is not None:
                 return plan(args)
@@ -139,6 +139,12 @@ class Differentiated(Jitted):
     def _generated_cache_tag(self) -> Optional[str]:
         """Generated gradients are kept on disk too, keyed by what changes them."""
         return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}"
+
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        """Called inside another compiled function: the gradient is generated there (``nested``)."""
+        from numbax.transforms.grad import nested
+
+        return nested.lower(self, spec, node, args, kwargs)
 
     def _offer_fast_path(self, compiled, treedef, leaves) -> None:
         """Results are repackaged in Python, so calls always take the checked path."""
@@ -288,3 +294,16 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
     pullback = _VJPFunction(transformed, primals, tree_util.tree_structure(primal_out))
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)
+
+
+def _construct_at_compile_time(constructor: Callable) -> None:
+    def lower(spec, node, args, kwargs):
+        from numbax.ast_passes.specialize.compile_time import construct_transform
+
+        return construct_transform(constructor, spec, node, args, kwargs)
+
+    constructor._numbax_specialize = lower
+
+
+for _constructor in (grad, value_and_grad):
+    _construct_at_compile_time(_constructor)

@@ -24,7 +24,7 @@ import gast
 
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations import copy_propagation, dead_code, hoist_invariants
-from numbax.transforms.grad import canonicalize
+from numbax.transforms.grad import aliasing, canonicalize
 from numbax.transforms.grad.activity import active_names
 from numbax.transforms.grad.adjoint import Adjoint
 from numbax.transforms.grad.nodes import assign as _assign
@@ -162,6 +162,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     body = fdef.body[:-1]
     outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
     active = active_names(fdef, spec.wrt, is_differentiable)
+    aliasing.check(fdef, active)
     counts, in_loop, depth, position, once, blocks = _assignment_sites(fdef)
     single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
     avals = infer_avals(fdef, dict(spec.param_avals or {}))

@@ -1,0 +1,42 @@
+"""Calls of numbax's own Python-level functions (``tree_util``, ``grad``, ``jit``) run at compile time.
+
+``tree_map(f, params)`` inside a compiled function maps over a pytree whose
+structure is known while specializing, so the map itself runs now: the
+container is flattened in Python and ``f`` is specialized for each leaf, its
+calls landing in the generated code in leaf order. ``numbax.grad(loss)`` written
+inside a compiled function builds the transformation now; calling it then
+specializes the gradient in place (``numbax.transforms.grad.nested``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List
+
+from numbax.ast_passes.specialize.values import LocalFunction, contains_dyn
+from numbax.errors import NumbaxError
+
+
+def run_at_compile_time(fn: Callable, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    """``fn(*args, **kwargs)`` now, with function arguments specialized at each call; errors at ``node``."""
+
+    def as_python(value: Any) -> Any:
+        if isinstance(value, LocalFunction) or (callable(value) and not isinstance(value, type)):
+            return lambda *a, **k: spec.call_value(node, value, list(a), dict(k))
+        return value
+
+    try:
+        return fn(*[as_python(a) for a in args], **{k: as_python(v) for k, v in kwargs.items()})
+    except NumbaxError:
+        raise
+    except Exception as exc:  # the user's own error (mismatched structures), at their line
+        spec.fail(node, f"{type(exc).__name__} in {fn.__name__} at compile time: {exc}")
+
+
+def construct_transform(constructor, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    """``numbax.grad(loss)`` written inside a compiled function: built now, a compile-time value."""
+    if any(isinstance(a, LocalFunction) for a in list(args) + list(kwargs.values())):
+        spec.fail(node, f"numbax.{constructor.__name__} of a function defined inside a compiled function",
+                  hint="define the function at module level (numbax reads its source), and call "
+                  f"numbax.{constructor.__name__} of it here.")
+    if any(contains_dyn(a) for a in list(args) + list(kwargs.values())):
+        spec.fail(node, f"numbax.{constructor.__name__}'s arguments must be known at compile time")
+    return spec.fold(node, constructor, *args, **kwargs)

@@ -1,0 +1,100 @@
+"""Devices as JAX lists them: the CPU always, CUDA GPUs through ``numba.cuda`` when one is present.
+
+Values stay NumPy arrays on the CPU; ``device_put`` to a GPU gives ``numba.cuda``
+device arrays and ``device_get`` brings any pytree back. Compiled code runs on the
+CPU: passing a device array to a ``jit`` function raises a ``NumbaxError`` that
+says so (the GPU code generator is a later piece of work).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, List, Optional
+
+import numpy as np
+
+from numbax import tree_util
+
+_GPU_NAMES = ("gpu", "cuda")
+
+
+@dataclasses.dataclass(frozen=True)
+class Device:
+    """One device: its platform (``"cpu"`` or ``"gpu"``), index and kind."""
+
+    platform: str
+    id: int = 0
+    device_kind: str = "cpu"
+
+    def __repr__(self) -> str:
+        return f"CpuDevice(id={self.id})" if self.platform == "cpu" else f"CudaDevice(id={self.id})"
+
+
+_CPU = Device("cpu", 0, "cpu")
+
+
+def _kind(gpu: Any) -> str:
+    name = getattr(gpu, "name", "GPU")
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _gpus() -> tuple:
+    try:
+        from numba import cuda
+    except ImportError:  # pragma: no cover - numba always has its cuda package or numba-cuda
+        return ()
+    try:
+        if not cuda.is_available():
+            return ()
+        return tuple(Device("gpu", i, _kind(gpu)) for i, gpu in enumerate(cuda.gpus))
+    except Exception:  # a driver that fails to initialise means no usable GPU
+        return ()
+
+
+def devices(backend: Optional[str] = None) -> List[Device]:
+    """The devices of ``backend`` (``"cpu"``, ``"gpu"``/``"cuda"``); by default the CPU, where compiled code runs.
+
+    Raises:
+        RuntimeError: ``backend`` is unknown, or ``"gpu"`` is asked for and no CUDA GPU is present.
+    """
+    if backend is None or backend == "cpu":
+        return [_CPU]
+    if backend in _GPU_NAMES:
+        found = list(_gpus())
+        if not found:
+            raise RuntimeError("Unknown backend gpu: no CUDA GPU was found by numba.cuda (install the `cuda` extra "
+                               "and a CUDA driver)")
+        return found
+    raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
+
+
+def local_device_count(backend: Optional[str] = None) -> int:
+    """How many devices ``backend`` has (see ``devices``)."""
+    return len(devices(backend))
+
+
+def is_device_array(value: Any) -> bool:
+    """Whether ``value`` is a ``numba.cuda`` device array (real or simulated)."""
+    return hasattr(value, "copy_to_host") and (hasattr(value, "__cuda_array_interface__")
+                                               or type(value).__name__ == "FakeCUDAArray")
+
+
+def _to_host(leaf: Any) -> Any:
+    return leaf.copy_to_host() if is_device_array(leaf) else leaf
+
+
+def device_put(x: Any, device: Optional[Device] = None) -> Any:
+    """``x`` (a pytree) on ``device``: NumPy arrays on the CPU (the default), ``numba.cuda`` arrays on a GPU."""
+    device = device or _CPU
+    if device.platform == "cpu":
+        return tree_util.tree_map(lambda leaf: np.asarray(_to_host(leaf)), x)
+    from numba import cuda
+
+    with cuda.gpus[device.id]:
+        return tree_util.tree_map(lambda leaf: cuda.to_device(np.asarray(_to_host(leaf))), x)
+
+
+def device_get(x: Any) -> Any:
+    """``x`` (a pytree) with every device array copied back to a NumPy array; other leaves unchanged."""
+    return tree_util.tree_map(_to_host, x)

@@ -1,0 +1,82 @@
+"""aliasing: refuse writes into an array that may share memory with another one.
+
+Reverse mode keeps one adjoint per variable. ``row = out[i]; row[:] = v`` changes
+``out`` through ``row``, and the adjoint of ``out`` would never see it -- a
+wrong gradient, silently. Copy propagation has already replaced plain aliases
+assigned once (``b = a``), so what is left here is a variable written through
+subscripts (``b[...] = v`` or ``b[...] += v``) with an active value or adjoint,
+one of whose definitions may be a view of, or the same object as, another
+array: a name, a subscript, an attribute such as ``.T``, a conditional
+expression choosing one, or a call that returns a view (``reshape``,
+``transpose``, ``ravel``...). Such code gets a ``NumbaxDifferentiationError`` at
+the write, with the definition it came from.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Set
+
+import gast
+import numpy as np
+
+from numbax.ast_passes import anno
+from numbax.errors import NumbaxDifferentiationError
+from numbax.transforms.grad.nodes import base
+
+_VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze", "diagonal", "T", "real", "imag",
+                 "flat"}
+_VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "swapaxes", "moveaxis", "squeeze", "expand_dims", "asarray",
+                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "diagonal", "real", "imag"}
+
+
+def _may_alias(value: gast.expr) -> bool:
+    """Whether ``value`` may be an existing array, or a view of one."""
+    if isinstance(value, (gast.Name, gast.Subscript)):
+        return True
+    if isinstance(value, gast.Attribute):
+        return value.attr in _VIEW_METHODS
+    if isinstance(value, gast.IfExp):
+        return _may_alias(value.body) or _may_alias(value.orelse)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        func = value.func
+        if isinstance(func.value, gast.Name) and func.value.id == "np":
+            return func.attr in _VIEW_FUNCTIONS and hasattr(np, func.attr)
+        return func.attr in _VIEW_METHODS
+    return False
+
+
+def _definitions(fdef: gast.FunctionDef) -> Dict[str, List[gast.Assign]]:
+    defs: Dict[str, List[gast.Assign]] = {}
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node)
+    return defs
+
+
+def _writes(fdef: gast.FunctionDef):
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Subscript):
+            yield node, node.targets[0]
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
+            yield node, node.target
+
+
+def check(fdef: gast.FunctionDef, active: Set[str]) -> None:
+    """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``."""
+    defs = _definitions(fdef)
+    for stmt, target in _writes(fdef):
+        name = base(target)
+        if name not in active:
+            continue
+        source: Optional[gast.Assign] = next((d for d in defs.get(name, ()) if _may_alias(d.value)), None)
+        if source is None:
+            continue
+        written = ast.unparse(gast.gast_to_ast(target))
+        defined = ast.unparse(gast.gast_to_ast(source.value))
+        origin = anno.getanno(source, anno.Key.ORIGIN)
+        where = f" (line {origin.lineno})" if origin is not None else ""
+        raise NumbaxDifferentiationError(
+            f"`{written} = ...` writes into `{name}`, which may share memory with another array "
+            f"(`{name} = {defined}`{where}); reverse mode cannot follow writes through views or aliases",
+            anno.getanno(stmt, anno.Key.ORIGIN),
+            hint=f"write into the original array directly, or copy first: `{name} = np.copy({defined})`.")

@@ -1,0 +1,98 @@
+"""``grad`` called inside another compiled function: the gradient is generated there, at the call.
+
+A jit-compiled training step that calls ``grad(loss)(params, x, y)`` is the
+common case. While the step is specialized, the call specializes the gradient
+for the abstract values the step passes (dtype and ndim of each leaf), runs
+the reverse-mode pipeline up to optimization, and adds the resulting
+function to the step's module as a helper; ``inline`` then places it in the
+step, so one Numba function computes both.
+
+Differentiating such a function again (a higher-order derivative) is refused
+with a ``NumbaxDifferentiationError``: reverse mode does not yet read its own
+tapes.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes.specialize.builder import Helper
+from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
+from numbax.ast_passes.tree_copy import copy_tree
+
+
+def _abstract(spec, node, leaf: Any, what: str) -> AVal:
+    """The abstract value of one leaf the caller passes: a run-time leaf's own, or a number's."""
+    if isinstance(leaf, Dyn):
+        if leaf.aval is None:
+            spec.fail(node, f"cannot tell the dtype and rank of {what} passed to numbax.grad",
+                      hint="pass arrays or numbers whose type numbax can see (an argument, or an expression "
+                      "of arguments).")
+        return leaf.aval
+    if isinstance(leaf, (bool, int, float, complex, np.generic, np.ndarray)):
+        return AVal.of(leaf)
+    spec.fail(node, f"{what} holds a {type(leaf).__name__}, which a gradient cannot take",
+              hint="pass arrays, numbers or containers of them.")
+
+
+def _bound(transformed, spec, node, values: List[Any]):
+    """Parameter -> static value or a pytree of placeholders; and the leaves the call passes, in order."""
+    signature = transformed._signature
+    bound: Dict[str, Any] = {}
+    arguments: List[Any] = []
+    for i, param in enumerate(signature.params):
+        value = values[i]
+        if i in signature.static:
+            if contains_dyn(value):
+                spec.fail(node, f"static argument `{param}` of {transformed!r} must be known at compile time")
+            bound[param] = value
+            continue
+        leaves, treedef = tree_util.tree_flatten(value)
+        avals = [_abstract(spec, node, leaf, f"argument `{param}`") for leaf in leaves]
+        if i in transformed.argnums and not transformed.allow_int:
+            for aval in avals:
+                if not np.issubdtype(aval.dtype, np.inexact):
+                    spec.fail(node, f"grad requires real-valued inputs, but argument `{param}` has dtype "
+                              f"{aval.dtype.name}", hint="pass floats, or set allow_int=True.")
+        bound[param] = tree_util.tree_unflatten(treedef, [Dyn(None, aval) for aval in avals])
+        arguments.extend(leaves)
+    return bound, arguments
+
+
+def _package(transformed, spec, node, out: Any, grads: List[Any]) -> Any:
+    """What the user receives, as ``Differentiated._package`` builds it, from compile-time structure."""
+    value = out[0] if transformed.has_aux else out
+    if not transformed.cotangents:
+        ndim = value.aval.ndim if isinstance(value, Dyn) and value.aval is not None else np.ndim(value)
+        if ndim != 0:
+            spec.fail(node, f"Gradient only defined for scalar-output functions; {transformed!r} returns an "
+                      f"array of rank {ndim}", hint="use numbax.vjp for array outputs.")
+    g = grads[0] if transformed.single else tuple(grads)
+    if transformed.value:
+        return out, g
+    return (g, out[1]) if transformed.has_aux else g
+
+
+def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    """Specialize a call of ``transformed`` (a ``Differentiated``) inside the function ``spec`` compiles."""
+    if transformed.cotangents:
+        spec.fail(node, "numbax.vjp cannot be called inside a compiled function yet",
+                  hint="call numbax.grad or numbax.value_and_grad there, or vjp outside.")
+    try:
+        values = transformed._signature.bind(tuple(args), dict(kwargs))
+    except TypeError as exc:
+        spec.fail(node, f"calling {transformed!r}: {exc}")
+    bound, arguments = _bound(transformed, spec, node, values)
+    generated = transformed._run_pipeline(bound, after_pass="optimize")
+    returns = transformed._returns(generated.returns, bound)
+    fdef = copy_tree(generated.module.body[-1])
+    fdef.name = spec.builder.function_names.new(fdef.name)
+    spec.builder.helpers.append(fdef)
+    spec.builder.imports.update(generated.imports)
+    spec.builder.nested_transforms.append((transformed.label, spec.origin(node)))
+    constants = list(generated.constants.values())
+    out, grads = spec.call_helper(Helper(node=fdef, arguments=arguments + constants, returns=returns))
+    return _package(transformed, spec, node, out, grads)
+

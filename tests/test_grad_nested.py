@@ -1,0 +1,121 @@
+"""grad and value_and_grad called inside a jit-compiled function: generated in place, same values as eagerly."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numbax
+
+BACKENDS = ("python", "cpu")
+
+
+def forward(params, x):
+    for w, b in params[:-1]:
+        x = np.tanh(x @ w + b)
+    w, b = params[-1]
+    return x @ w + b
+
+
+def loss(params, x, y):
+    return np.mean((forward(params, x) - y) ** 2)
+
+
+loss_grad = numbax.grad(loss)
+
+
+def sgd_step(params, x, y):
+    grads = loss_grad(params, x, y)
+    return [(w - 0.1 * dw, b - 0.1 * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
+def train(params, x, y, epochs):
+    value = 0.0
+    for _ in range(epochs):
+        value, grads = numbax.value_and_grad(loss)(params, x, y)
+        params = [(w - 0.1 * dw, b - 0.1 * db) for (w, b), (dw, db) in zip(params, grads)]
+    return params, value
+
+
+def scaled_loss(w, scale):
+    return np.sum(np.sin(w) * scale), np.max(w)
+
+
+def aux_and_argnums(w, scale):
+    (g, top) = numbax.grad(scaled_loss, has_aux=True)(w, scale)
+    gw, gs = numbax.grad(lambda_free_loss, argnums=(0, 1))(w, scale)
+    return g, top, gw, gs
+
+
+def lambda_free_loss(w, scale):
+    return np.sum(w * w) * scale
+
+
+def mlp(seed=0, sizes=(3, 4, 1), batch=5):
+    rng = np.random.default_rng(seed)
+    params = [(rng.normal(size=(m, n)), rng.normal(size=n)) for m, n in zip(sizes[:-1], sizes[1:])]
+    return params, rng.normal(size=(batch, sizes[0])), rng.normal(size=(batch, sizes[-1]))
+
+
+def assert_trees_close(a, b):
+    leaves_a, leaves_b = numbax.tree_util.tree_leaves(a), numbax.tree_util.tree_leaves(b)
+    assert numbax.tree_util.tree_structure(a) == numbax.tree_util.tree_structure(b)
+    for u, v in zip(leaves_a, leaves_b):
+        assert np.allclose(u, v, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jit_step_calling_grad_matches_eager(backend):
+    params, x, y = mlp()
+    assert_trees_close(numbax.jit(sgd_step, backend=backend)(params, x, y), sgd_step(params, x, y))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_value_and_grad_built_inside_a_compiled_loop(backend):
+    params, x, y = mlp(1)
+    got = numbax.jit(train, backend=backend)(params, x, y, 3)
+    assert_trees_close(got, train(params, x, y, 3))
+    assert got[1] < loss(params, x, y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_has_aux_and_argnums_inside_jit(backend):
+    w = np.array([0.3, -1.2, 2.0])
+    got = numbax.jit(aux_and_argnums, backend=backend)(w, 1.5)
+    assert np.allclose(got[0], np.cos(w) * 1.5) and got[1] == 2.0
+    assert np.allclose(got[2], 2 * w * 1.5) and got[3] == pytest.approx(np.sum(w * w))
+
+
+def test_generated_step_holds_the_adjoint_with_comments():
+    params, x, y = mlp()
+    source = numbax.source(numbax.jit(sgd_step), params, x, y)
+    assert "# grad of: return np.mean((forward(params, x) - y) ** 2)" in source
+    assert "loss_grad" not in source
+
+
+def step_of_step(w):
+    return np.sum(numbax.grad(lambda_free_loss)(w, 2.0))
+
+
+def test_grad_of_a_function_calling_grad_is_refused_at_the_inner_call():
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="higher-order") as info:
+        numbax.grad(step_of_step)(np.ones(3))
+    assert "test_grad_nested.py" in str(info.value) and "numbax.grad(lambda_free_loss)" in str(info.value)
+
+
+def test_grad_of_a_local_function_inside_jit_says_what_to_do():
+    def f(w):
+        inner = lambda v: np.sum(v * v)  # noqa: E731
+        return numbax.grad(inner)(w)
+
+    with pytest.raises(numbax.NumbaxSpecializationError, match="defined inside a compiled function"):
+        numbax.jit(f)(np.ones(2))
+
+
+def test_vjp_inside_jit_is_a_clear_error():
+    pull = numbax.vjp(lambda_free_loss, np.ones(2), 1.0)[1]
+
+    def f(w):
+        return pull(w)
+
+    with pytest.raises(numbax.NumbaxError):
+        numbax.jit(f)(1.0)

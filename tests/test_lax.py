@@ -1,0 +1,182 @@
+"""numbax.lax: JAX's results in Python, under jit on both backends, and JAX's gradients under grad."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import numbax
+from numbax import lax
+from numbax import tree_util
+from numbax.test_util import check_grads
+
+jax.config.update("jax_enable_x64", True)
+
+BACKENDS = ("python", "cpu")
+W = np.array([0.3, -0.7, 0.5])
+XS = np.random.default_rng(0).normal(size=(5, 3))
+
+
+def programs(L, np_):
+    """The same programs over ``L`` (numbax.lax or jax.lax) and ``np_`` (numpy or jax.numpy)."""
+
+    def fori(w, xs):
+        return np_.sum(L.fori_loop(0, 4, lambda i, v: np_.tanh(v * w + xs[i]), w))
+
+    def fori_pytree(w, xs):
+        def body(i, carry):
+            a, b = carry
+            return (a * w + xs[i], b + np_.sum(a * a))
+
+        a, b = L.fori_loop(1, 5, body, (w, 0.0))
+        return np_.sum(a) + b
+
+    def cond(w, xs):
+        y = L.cond(np_.sum(w) > 0, lambda u, v: np_.sin(u) * v, lambda u, v: u ** 3 - v, w, xs[0])
+        z = L.cond(np_.sum(w) < 0, lambda u, v: np_.sin(u) * v, lambda u, v: u ** 3 - v, w, xs[1])
+        return np_.sum(y * z)
+
+    def switch(w, xs):
+        total = 0.0
+        for index in (-2, 0, 1, 2, 7):
+            total = total + np_.sum(L.switch(index, [np_.cos, lambda u: u * xs[0], np_.exp], w))
+        return total
+
+    def scan(w, xs):
+        def step(c, x):
+            c = np_.tanh(c * w + x)
+            return c, (c * c, np_.sum(x * c))
+
+        c, (ys, sums) = L.scan(step, np_.zeros_like(w), xs)
+        return np_.sum(ys) + np_.sum(c) + np_.sum(sums * sums)
+
+    def scan_reverse(w, xs):
+        def step(c, x):
+            return c * 0.5 + x, np_.sum(c * w)
+
+        c, ys = L.scan(step, w, xs, reverse=True)
+        return np_.sum(c * c) + np_.sum(ys * np_.arange(5.0))
+
+    def scan_length(w, xs):
+        c, ys = L.scan(lambda c, _: (c * w, c), w, length=3)
+        return np_.sum(c) + np_.sum(ys[1] * ys[2])
+
+    def select(w, xs):
+        z = np_.sin(w * 3.0)
+        return np_.sum(L.select(z > 0.1, z, L.stop_gradient(z) * 2.0 + z * w))
+
+    def while_cube_root(a):
+        def body(v):
+            x, k = v
+            return (x - (x * x * x - a) / (3.0 * x * x), k + 1)
+
+        x, k = L.while_loop(lambda v: v[1] < 30, body, (a, 0))
+        return x
+
+    return {f.__name__: f for f in (fori, fori_pytree, cond, switch, scan, scan_reverse, scan_length, select)}, \
+        while_cube_root
+
+
+NUMBAX, NUMBAX_WHILE = programs(lax, np)
+JAX, JAX_WHILE = programs(jax.lax, jnp)
+NAMES = sorted(NUMBAX)
+JXS = jnp.asarray(XS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_python_semantics_match_jax(name):
+    assert np.allclose(NUMBAX[name](W, XS), JAX[name](W, JXS), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", NAMES)
+def test_jit_matches_jax(name, backend):
+    got = numbax.jit(NUMBAX[name], backend=backend)(W, XS)
+    assert np.allclose(got, JAX[name](W, JXS), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", NAMES)
+def test_grad_matches_jax(name, backend):
+    got = numbax.grad(NUMBAX[name], backend=backend)(W, XS)
+    assert np.allclose(got, jax.grad(JAX[name])(W, JXS), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_while_loop_gradient_in_reverse_mode(backend):
+    """JAX cannot reverse-differentiate while_loop; its forward mode is the oracle."""
+    value, slope = numbax.value_and_grad(NUMBAX_WHILE, backend=backend)(2.0)
+    assert value == pytest.approx(2.0 ** (1 / 3), rel=1e-14)
+    assert slope == pytest.approx(float(jax.jacfwd(JAX_WHILE)(2.0)), rel=1e-12)
+    assert slope == pytest.approx(1 / (3 * 2.0 ** (2 / 3)), rel=1e-12)
+
+
+def test_generated_code_is_native_control_flow():
+    def code(source):
+        return [line.strip() for line in source.split('"""')[2].splitlines() if not line.strip().startswith("#")]
+
+    scan_code = code(numbax.source(numbax.jit(NUMBAX["scan"]), W, XS))
+    assert any(line.startswith("for ") for line in scan_code) and not any("lax" in line for line in scan_code)
+    assert any(line.startswith("while ") for line in code(numbax.source(numbax.jit(NUMBAX_WHILE), 2.0)))
+
+
+def test_scan_pytrees_and_no_outputs_match_jax():
+    xs = {"a": XS, "b": XS[:, :2] * 2.0}
+
+    def step(c, x):
+        return c + np.sum(x["a"]) * x["b"], None
+
+    def jstep(c, x):
+        return c + jnp.sum(x["a"]) * x["b"], None
+
+    got = lax.scan(step, np.zeros(2), xs)
+    want = jax.lax.scan(jstep, jnp.zeros(2), xs)
+    assert got[1] is None and np.allclose(got[0], want[0])
+    compiled = numbax.jit(lambda xs: lax.scan(step, np.zeros(2), xs)[0])
+    assert np.allclose(compiled(xs), want[0])
+
+
+def test_tree_util_inside_jit():
+    def f(params, x):
+        scaled = tree_util.tree_map(lambda p: p * x, params)
+        leaves = tree_util.tree_leaves(scaled)
+        total = 0.0
+        for leaf in leaves:
+            total = total + np.sum(leaf)
+        return tree_util.tree_unflatten(tree_util.tree_structure(params), leaves), total
+
+    params = {"w": np.ones((2, 2)), "b": (np.arange(2.0), None)}
+    tree, total = numbax.jit(f)(params, 3.0)
+    assert np.allclose(tree["w"], 3.0) and np.allclose(tree["b"][0], [0.0, 3.0]) and tree["b"][1] is None
+    assert total == pytest.approx(15.0)
+
+
+def test_scan_without_xs_or_length_is_an_error_at_the_users_line():
+    def f(x):
+        return lax.scan(lambda c, _: (c, c), x)
+
+    with pytest.raises(numbax.NumbaxSpecializationError, match="needs `xs` or `length`") as info:
+        numbax.jit(f)(1.0)
+    assert "test_lax.py" in str(info.value)
+
+
+def test_cond_with_keyword_operands_is_an_error():
+    def f(x):
+        return lax.cond(x > 0, lambda u: u, lambda u: -u, operand=x)
+
+    with pytest.raises(numbax.NumbaxSpecializationError, match="operands positionally"):
+        numbax.jit(f)(1.0)
+
+
+def test_calling_numbax_internals_in_compiled_code_is_a_clear_error():
+    def f(x):
+        return numbax.test_util.check_grads(np.sin, (x,), 1)
+
+    with pytest.raises(numbax.NumbaxSpecializationError, match="cannot call"):
+        numbax.jit(f)(1.0)
+
+
+def test_scan_over_zero_elements_in_python_says_why():
+    with pytest.raises(ValueError, match="zero elements"):
+        lax.scan(lambda c, x: (c, x), 0.0, np.zeros((0, 3)))
