@@ -136,6 +136,12 @@ def _element(ndim: int, array: str, shifted: Optional[int] = None) -> str:
     return f"{array}[{', '.join(index)}]" if ndim else f"{array}[()]"
 
 
+def nest(ndim: int, array: str, inner: Sequence[str]) -> List[str]:
+    """``inner`` inside ``for i0 in range(array.shape[0]):``, ``for i1 ...``: once per element of ``array``."""
+    lines = [INDENT * d + f"for i{d} in range({array}.shape[{d}]):" for d in range(ndim)]
+    return lines + [INDENT * ndim + line for line in inner]
+
+
 def _sweep_lines(plan: Plan, array: str, sweep: Sweep) -> List[str]:
     slot, inner = plan.slot(), plan.inner
     lines = [f"{acc.name}_ = np.full(m, {acc.init}, {acc.dtype})" for acc in sweep.accumulators]

@@ -1,39 +1,47 @@
-"""SciPy's special functions for generated code: SciPy itself from Python, loops over ``math`` in Numba."""
+"""SciPy's special functions for generated code: SciPy itself from Python, loops over ``math`` in Numba.
+
+SciPy is imported on the first call from Python (``import numbax`` does not pay for ``scipy.special``).
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import scipy.special as _special
 from numba import types, vectorize
 from numba.extending import overload
 
 __all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp"]
 
 
+def _special():
+    import scipy.special
+
+    return scipy.special
+
+
 def expit(x):
     """The logistic function ``1 / (1 + exp(-x))`` (``scipy.special.expit``)."""
-    return _special.expit(x)
+    return _special().expit(x)
 
 
 def log_expit(x):
     """``log(expit(x))`` without overflow (``scipy.special.log_expit``)."""
-    return _special.log_expit(x)
+    return _special().log_expit(x)
 
 
 def erf(x):
     """The error function (``scipy.special.erf``)."""
-    return _special.erf(x)
+    return _special().erf(x)
 
 
 def erfc(x):
     """The complementary error function (``scipy.special.erfc``)."""
-    return _special.erfc(x)
+    return _special().erfc(x)
 
 
 def logsumexp(a, axis=None, keepdims=False):
     """``log(sum(exp(a)))`` over ``axis``, computed stably (``scipy.special.logsumexp``)."""
-    return _special.logsumexp(a, axis=axis, keepdims=keepdims)
+    return _special().logsumexp(a, axis=axis, keepdims=keepdims)
 
 
 @vectorize(cache=True)
