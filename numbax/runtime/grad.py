@@ -9,6 +9,8 @@ shape a broadcast or a reduction came from is only known at run time.
 """
 from __future__ import annotations
 
+from typing import List
+
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
@@ -16,7 +18,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from numbax.runtime.loops import INDENT, compile_source, nest
+from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
 
 __all__ = ["zeros_like", "ones_like", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "var_grad", "cumsum_grad",
@@ -142,14 +144,14 @@ def _unbroadcast_source(g_ndim: int, x_ndim: int, alias: bool) -> str:
     body = ["if g.shape == x.shape:", f"{INDENT}return g"] if alias else []
     body += ["out = np.zeros(x.shape, g.dtype)"] + [f"s{d} = 0 if x.shape[{d}] == 1 else 1" for d in range(x_ndim)]
     slot = ", ".join(f"i{lead + d} * s{d}" for d in range(x_ndim))
-    body += nest(g_ndim, "g", [f"out[{slot}] += g[{', '.join(f'i{d}' for d in range(g_ndim))}]"])
-    return "\n".join(["def impl(g, x):"] + [INDENT + line for line in body + ["return out"]])
+    body += nest(g_ndim, "g", [f"out[{slot}] += {element_source(g_ndim, 'g')}"])
+    return function_source("g, x", body + ["return out"])
 
 
 def _total_source(ndim: int) -> str:
     """Source of ``impl(g, x)``: the sum of every element of ``g``, by a loop nest, as a ``dtype``."""
-    body = ["total = dtype(0)"] + nest(ndim, "g", [f"total += g[{', '.join(f'i{d}' for d in range(ndim))}]"])
-    return "\n".join(["def impl(g, x):"] + [INDENT + line for line in body + ["return total"]])
+    body = ["total = dtype(0)"] + nest(ndim, "g", [f"total += {element_source(ndim, 'g')}"])
+    return function_source("g, x", body + ["return total"])
 
 
 @overload(unbroadcast)
@@ -363,11 +365,11 @@ def _reshape_like(g, a):
 
 def _ties_source(ndim: int) -> str:
     """Source of ``chooser_weights`` over a whole array: ``1 / count`` where ``a == ans``, by loop nests."""
-    index = ", ".join(f"i{d}" for d in range(ndim))
-    body = ["count = 0"] + nest(ndim, "a", [f"if a[{index}] == ans:", f"{INDENT}count += 1"])
+    item, slot = element_source(ndim, "a"), element_source(ndim, "out")
+    body = ["count = 0"] + nest(ndim, "a", [f"if {item} == ans:", f"{INDENT}count += 1"])
     body += ["share = 1.0 / count", "out = np.zeros(a.shape, np.float64)"]
-    body += nest(ndim, "a", [f"if a[{index}] == ans:", f"{INDENT}out[{index}] = share"])
-    return "\n".join(["def impl(a, ans, axis=None, keepdims=False):"] + [INDENT + line for line in body + ["return out"]])
+    body += nest(ndim, "a", [f"if {item} == ans:", f"{INDENT}{slot} = share"])
+    return function_source("a, ans, axis=None, keepdims=False", body + ["return out"])
 
 
 @overload(chooser_weights)
@@ -585,32 +587,27 @@ def reserve(tape, size):
     return grown
 
 
-_REGROWN = """def impl({params}):
-    {check}grown = np.empty({length}, kind)
-    for i in range(tape.shape[0]):
-        grown[i] = tape[i]
-    return grown"""
-
-
-def _regrown(tape, params: str, check: str, length: str):
-    """A Numba implementation copying ``tape`` into a new one of ``length`` slots by a loop.
+def _regrown(tape, params: str, check: List[str], length: str):
+    """A Numba implementation of ``impl(params)``: after ``check``, ``tape`` copied by a loop into a new
+    tape of ``length`` slots.
 
     A slice assignment would make Numba compile its broadcast error messages (seconds per process);
     ``kind`` is the scalar type, as generated code writes it (``np.empty(16, np.float64)``), so that the
     allocation compiles once for both.
     """
-    source = _REGROWN.format(params=params, check=check, length=length)
-    return compile_source(source, kind=as_dtype(tape.dtype).type)
+    body = check + [f"grown = np.empty({length}, kind)", "for i in range(tape.shape[0]):",
+                    f"{INDENT}grown[i] = tape[i]", "return grown"]
+    return compile_source(function_source(params, body), kind=as_dtype(tape.dtype).type)
 
 
 @overload(grow)
 def _grow(tape):
-    return _regrown(tape, "tape", "", "2 * tape.shape[0]")
+    return _regrown(tape, "tape", [], "2 * tape.shape[0]")
 
 
 @overload(reserve)
 def _reserve(tape, size):
-    return _regrown(tape, "tape, size", "if size <= tape.shape[0]:\n        return tape\n    ",
+    return _regrown(tape, "tape, size", ["if size <= tape.shape[0]:", f"{INDENT}return tape"],
                     "max(size, 2 * tape.shape[0])")
 
 
