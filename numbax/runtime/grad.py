@@ -9,11 +9,16 @@ shape a broadcast or a reduction came from is only known at run time.
 """
 from __future__ import annotations
 
+from typing import List
+
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+
+from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
 
 __all__ = ["zeros_like", "ones_like", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "var_grad", "cumsum_grad",
@@ -129,34 +134,31 @@ def _size_of(x):
     return lambda x: 1
 
 
-def _sum_to_shape(g, shape, ndim):
-    """Sum ``g`` (any ndim >= len(shape)) into a new C array of ``shape``, broadcasting rules reversed."""
-    out = np.zeros(shape, g.dtype)
-    flat = out.reshape(-1)
-    gc = np.ascontiguousarray(g).reshape(-1)
-    gshape = g.shape
-    offset = g.ndim - ndim
-    for i in range(gc.size):
-        rem = i
-        index = 0
-        stride = 1
-        for d in range(g.ndim - 1, -1, -1):
-            c = rem % gshape[d]
-            rem //= gshape[d]
-            if d >= offset:
-                n = shape[d - offset]
-                if n != 1:
-                    index += c * stride
-                stride *= n
-        flat[index] += gc[i]
-    return out
+def _unbroadcast_source(g_ndim: int, x_ndim: int, alias: bool) -> str:
+    """Source of ``impl(g, x)``: ``g`` summed into a new array shaped like ``x`` by one loop nest over ``g``.
+
+    ``g``'s leading axes and the axes where ``x`` has length 1 are summed (NumPy's broadcasting rules
+    reversed); with ``alias``, a ``g`` already of ``x``'s shape is returned as it is.
+    """
+    lead = g_ndim - x_ndim
+    body = ["if g.shape == x.shape:", f"{INDENT}return g"] if alias else []
+    body += ["out = np.zeros(x.shape, g.dtype)"] + [f"s{d} = 0 if x.shape[{d}] == 1 else 1" for d in range(x_ndim)]
+    slot = ", ".join(f"i{lead + d} * s{d}" for d in range(x_ndim))
+    body += nest(g_ndim, "g", [f"out[{slot}] += {element_source(g_ndim, 'g')}"])
+    return function_source("g, x", body + ["return out"])
+
+
+def _total_source(ndim: int) -> str:
+    """Source of ``impl(g, x)``: the sum of every element of ``g``, by a loop nest, as a ``dtype``."""
+    body = ["total = dtype(0)"] + nest(ndim, "g", [f"total += {element_source(ndim, 'g')}"])
+    return function_source("g, x", body + ["return total"])
 
 
 @overload(unbroadcast)
 def _unbroadcast(g, x):
     if _is_scalar(x):
         if isinstance(g, types.Array):
-            return lambda g, x: np.sum(g)
+            return compile_source(_total_source(g.ndim), dtype=np.sum(np.zeros(1, as_dtype(g.dtype))).dtype.type)
         return lambda g, x: g
     if not isinstance(x, types.Array):
         raise TypingError(f"numbax: cannot unbroadcast to a value of type {x}")
@@ -164,16 +166,8 @@ def _unbroadcast(g, x):
         return lambda g, x: np.full(x.shape, g)
     if g.ndim < x.ndim:
         return lambda g, x: np.broadcast_to(g, x.shape).copy()
-    if g.ndim == x.ndim:
-        def same_ndim(g, x):
-            if g.shape == x.shape:
-                return np.ascontiguousarray(g)
-            return _sum_to_shape_jit(g, x.shape, x.ndim)
-        return same_ndim
-
-    def more_dims(g, x):
-        return _sum_to_shape_jit(g, x.shape, x.ndim)
-    return more_dims
+    alias = g.ndim == x.ndim and g.layout == "C" and g.mutable
+    return compile_source(_unbroadcast_source(g.ndim, x.ndim, alias))
 
 
 @overload(unreduce)
@@ -212,9 +206,16 @@ def _index_add(a, index, g):
                     a[index[k]] += g
             return scalar_at
 
-        def rows_at(a, index, g):
+        if a.ndim == 1:
+            def elements_at(a, index, g):
+                for k in range(index.size):
+                    a[index[k]] += g[k]
+            return elements_at
+
+        def rows_at(a, index, g):  # through a view: a row assignment would compile broadcast error messages
             for k in range(index.size):
-                a[index[k]] += g[k]
+                row = a[index[k]]
+                row += g[k]
         return rows_at
 
     def basic(a, index, g):
@@ -222,13 +223,6 @@ def _index_add(a, index, g):
     return basic
 
 
-def _jit_helpers():
-    import numba
-
-    return numba.njit(cache=True)(_sum_to_shape)
-
-
-_sum_to_shape_jit = _jit_helpers()
 
 
 # ---------------------------------------------------------------------------
@@ -369,15 +363,21 @@ def _reshape_like(g, a):
     return lambda g, a: np.ascontiguousarray(g).reshape(a.shape)
 
 
+def _ties_source(ndim: int) -> str:
+    """Source of ``chooser_weights`` over a whole array: ``1 / count`` where ``a == ans``, by loop nests."""
+    item, slot = element_source(ndim, "a"), element_source(ndim, "out")
+    body = ["count = 0"] + nest(ndim, "a", [f"if {item} == ans:", f"{INDENT}count += 1"])
+    body += ["share = 1.0 / count", "out = np.zeros(a.shape, np.float64)"]
+    body += nest(ndim, "a", [f"if {item} == ans:", f"{INDENT}{slot} = share"])
+    return function_source("a, ans, axis=None, keepdims=False", body + ["return out"])
+
+
 @overload(chooser_weights)
 def _chooser_weights(a, ans, axis=None, keepdims=False):
     if _is_scalar(a):
         return lambda a, ans, axis=None, keepdims=False: 1.0
     if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
-        def whole(a, ans, axis=None, keepdims=False):
-            mask = (a == unreduce(ans, a, axis, keepdims)) * 1.0
-            return mask / np.sum(mask)
-        return whole
+        return compile_source(_ties_source(a.ndim))
 
     def along(a, ans, axis=None, keepdims=False):
         mask = (a == unreduce(ans, a, axis, keepdims)) * 1.0
@@ -549,22 +549,6 @@ def _slogdet_logabs(a):
     return lambda a: np.linalg.slogdet(a)[1]
 
 
-def grow(tape):
-    """A typed tape twice as long, holding ``tape``'s values (reverse mode's scalar tapes grow by doubling)."""
-    grown = np.empty(2 * tape.shape[0], tape.dtype)
-    grown[:tape.shape[0]] = tape
-    return grown
-
-
-@overload(grow)
-def _grow(tape):
-    def impl(tape):
-        grown = np.empty(2 * tape.shape[0], tape.dtype)
-        grown[:tape.shape[0]] = tape
-        return grown
-    return impl
-
-
 def norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
     """Cotangent of ``x`` in ``np.linalg.norm(x, ord, axis, keepdims)`` for the 2-norm, Frobenius, 1 and inf."""
     if ord in (None, 2, "fro") and (ord != 2 or axis is not None or np.ndim(x) == 1):
@@ -589,6 +573,11 @@ def _norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
     return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g / ans, x, axis, keepdims) * x
 
 
+def grow(tape):
+    """A typed tape twice as long, holding ``tape``'s values (reverse mode's scalar tapes grow by doubling)."""
+    return reserve(tape, 2 * tape.shape[0])
+
+
 def reserve(tape, size):
     """``tape`` if it holds ``size`` values, else a copy with room for them (before a ``for`` loop)."""
     if size <= tape.shape[0]:
@@ -598,15 +587,28 @@ def reserve(tape, size):
     return grown
 
 
+def _regrown(tape, params: str, check: List[str], length: str):
+    """A Numba implementation of ``impl(params)``: after ``check``, ``tape`` copied by a loop into a new
+    tape of ``length`` slots.
+
+    A slice assignment would make Numba compile its broadcast error messages (seconds per process);
+    ``kind`` is the scalar type, as generated code writes it (``np.empty(16, np.float64)``), so that the
+    allocation compiles once for both.
+    """
+    body = check + [f"grown = np.empty({length}, kind)", "for i in range(tape.shape[0]):",
+                    f"{INDENT}grown[i] = tape[i]", "return grown"]
+    return compile_source(function_source(params, body), kind=as_dtype(tape.dtype).type)
+
+
+@overload(grow)
+def _grow(tape):
+    return _regrown(tape, "tape", [], "2 * tape.shape[0]")
+
+
 @overload(reserve)
 def _reserve(tape, size):
-    def impl(tape, size):
-        if size <= tape.shape[0]:
-            return tape
-        grown = np.empty(max(size, 2 * tape.shape[0]), tape.dtype)
-        grown[:tape.shape[0]] = tape
-        return grown
-    return impl
+    return _regrown(tape, "tape, size", ["if size <= tape.shape[0]:", f"{INDENT}return tape"],
+                    "max(size, 2 * tape.shape[0])")
 
 
 # ---------------------------------------------------------------------------

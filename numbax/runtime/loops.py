@@ -130,10 +130,16 @@ def _shape_lines(ndim: int, array: str) -> List[str]:
     return [f"n{d} = {array}.shape[{d}]" for d in range(ndim)]
 
 
-def _element(ndim: int, array: str, shifted: Optional[int] = None) -> str:
+def element_source(ndim: int, array: str, shifted: Optional[int] = None) -> str:
     """``a[i0, i1]``; with ``shifted`` one index is the previous one (``a[i0, i1 - 1]``)."""
     index = [f"i{d} - 1" if d == shifted else f"i{d}" for d in range(ndim)]
     return f"{array}[{', '.join(index)}]" if ndim else f"{array}[()]"
+
+
+def nest(ndim: int, array: str, inner: Sequence[str]) -> List[str]:
+    """``inner`` inside ``for i0 in range(array.shape[0]):``, ``for i1 ...``: once per element of ``array``."""
+    lines = [INDENT * d + f"for i{d} in range({array}.shape[{d}]):" for d in range(ndim)]
+    return lines + [INDENT * ndim + line for line in inner]
 
 
 def _sweep_lines(plan: Plan, array: str, sweep: Sweep) -> List[str]:
@@ -145,7 +151,7 @@ def _sweep_lines(plan: Plan, array: str, sweep: Sweep) -> List[str]:
         if d == inner:
             lines += [INDENT * d + line for line in loads]
         lines.append(INDENT * d + f"for i{d} in range(n{d}):")
-    body = [f"v = {_element(plan.ndim, array)}"]
+    body = [f"v = {element_source(plan.ndim, array)}"]
     body += [f"k = {plan.position()}"] if sweep.uses_position else []
     body += list(sweep.update)
     if inner == plan.ndim:
@@ -161,7 +167,8 @@ def _map_lines(step: Map) -> List[str]:
         [f"{INDENT}{name} = {name}_[j]" for name in step.reads] + [f"{INDENT}{step.target}_[j] = {step.value}"]
 
 
-def _function(signature: str, body: Sequence[str]) -> str:
+def function_source(signature: str, body: Sequence[str]) -> str:
+    """The source of ``def impl(<signature>):`` with ``body`` (its lines, indented once) as its body."""
     return "\n".join([f"def impl({signature}):"] + [INDENT + line for line in body])
 
 
@@ -181,27 +188,27 @@ def reduction_source(plan: Plan, signature: str, steps: Sequence[Union[Sweep, Ma
             body += _map_lines(step)
         else:
             body += step.splitlines()
-    return _function(signature, body + [f"return {plan.shaped('result_')}"])
+    return function_source(signature, body + [f"return {plan.shaped('result_')}"])
 
 
 def scan_source(ndim: int, axis: Optional[int], signature: str, op: str, out: str) -> str:
     """A cumulative ``op`` (``+`` or ``*``) along ``axis`` (None: over the C-order flattening)."""
     body = _shape_lines(ndim, "a")
-    element = _element(ndim, "a")
+    element = element_source(ndim, "a")
     if axis is None:
         size = " * ".join(f"n{d}" for d in range(ndim)) or "1"
         body += [f"out = np.empty({size}, {out})", "c = 0", f"s = {out}({'0' if op == '+' else '1'})"]
         inner = [f"s = s {op} {element}", "out[c] = s", "c += 1"]
     else:
         shape = "(" + "".join(f"n{d}, " for d in range(ndim)).rstrip(" ") + ")"
-        here, before = _element(ndim, "out"), _element(ndim, "out", shifted=axis)
+        here, before = element_source(ndim, "out"), element_source(ndim, "out", shifted=axis)
         body += [f"out = np.empty({shape}, {out})"]
         inner = [f"if i{axis} == 0:", f"{INDENT}{here} = {element}",
                  "else:", f"{INDENT}{here} = {before} {op} {element}"]
     for d in range(ndim):
         body.append(INDENT * d + f"for i{d} in range(n{d}):")
     body += [INDENT * ndim + line for line in inner] + ["return out"]
-    return _function(signature, body)
+    return function_source(signature, body)
 
 
 def batch_source(plan: Plan, signature: str, per_item: Sequence[str], dtype: str) -> str:
@@ -216,7 +223,7 @@ def batch_source(plan: Plan, signature: str, per_item: Sequence[str], dtype: str
         body.append(INDENT * depth + f"for i{d} in range(n{d}):")
     inner = [f"mat = a[{index}]"] + list(per_item) + [f"result_[{plan.slot()}] = value"]
     body += [INDENT * len(plan.kept) + line for line in inner]
-    return _function(signature, body + [f"return {plan.shaped('result_')}"])
+    return function_source(signature, body + [f"return {plan.shaped('result_')}"])
 
 
 _COMPILED: Dict[Tuple, Callable] = {}

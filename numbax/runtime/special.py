@@ -1,42 +1,50 @@
-"""SciPy's special functions for generated code: SciPy itself from Python, loops over ``math`` in Numba."""
+"""SciPy's special functions for generated code: SciPy itself from Python, loops over ``math`` in Numba.
+
+SciPy is imported on the first call from Python, the Numba ufuncs made on the first compilation:
+``import numbax`` pays for neither.
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import scipy.special as _special
 from numba import types, vectorize
 from numba.extending import overload
 
 __all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp"]
 
 
+def _special():
+    import scipy.special
+
+    return scipy.special
+
+
 def expit(x):
     """The logistic function ``1 / (1 + exp(-x))`` (``scipy.special.expit``)."""
-    return _special.expit(x)
+    return _special().expit(x)
 
 
 def log_expit(x):
     """``log(expit(x))`` without overflow (``scipy.special.log_expit``)."""
-    return _special.log_expit(x)
+    return _special().log_expit(x)
 
 
 def erf(x):
     """The error function (``scipy.special.erf``)."""
-    return _special.erf(x)
+    return _special().erf(x)
 
 
 def erfc(x):
     """The complementary error function (``scipy.special.erfc``)."""
-    return _special.erfc(x)
+    return _special().erfc(x)
 
 
 def logsumexp(a, axis=None, keepdims=False):
     """``log(sum(exp(a)))`` over ``axis``, computed stably (``scipy.special.logsumexp``)."""
-    return _special.logsumexp(a, axis=axis, keepdims=keepdims)
+    return _special().logsumexp(a, axis=axis, keepdims=keepdims)
 
 
-@vectorize(cache=True)
 def _expit(x):
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
@@ -44,32 +52,39 @@ def _expit(x):
     return z / (1.0 + z)
 
 
-@vectorize(cache=True)
 def _log_expit(x):
     if x >= 0:
         return -math.log1p(math.exp(-x))
     return x - math.log1p(math.exp(x))
 
 
-@vectorize(cache=True)
 def _erf(x):
     return math.erf(x)
 
 
-@vectorize(cache=True)
 def _erfc(x):
     return math.erfc(x)
 
 
-def _elementwise(fn, kernel):
+def _elementwise(fn, scalar):
+    """Register Numba's implementation of ``fn``: ``scalar`` made a ufunc when first compiled.
+
+    ``numba.vectorize`` imports Numba's ufunc machinery (a large part of its lowering), which
+    ``import numbax`` and loading cached code do not need.
+    """
+    kernels = []
+
     @overload(fn)
     def impl(x):
+        if not kernels:
+            kernels.append(vectorize(cache=True)(scalar))
+        kernel = kernels[0]
         return lambda x: kernel(x)
     return impl
 
 
-for _fn, _kernel in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erfc, _erfc)):
-    _elementwise(_fn, _kernel)
+for _fn, _scalar in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erfc, _erfc)):
+    _elementwise(_fn, _scalar)
 
 
 @overload(logsumexp)

@@ -8,13 +8,23 @@ is needed to load and run code from the cache: compiling needs them, and
 compiling still gets them (Numba's compiler refreshes the contexts itself, and
 a cache miss here loads the extensions first). ``NumbaxDispatcher`` defers both
 to a cache miss.
+
+Loading also rebuilds the environment of every function linked into the
+cached code, importing the module each was defined in: for ``np.sum`` that is
+``numba.np.arraymath``, whose import checks for BLAS by importing
+``scipy.linalg`` (tens of milliseconds). Compiled nopython code reads only the
+constants of its environment, never the module's globals (object mode does), so
+while loading, an environment of a Numba module not yet imported gets its
+constants and the module's name without the import.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Tuple
+import contextlib
+import sys
+from typing import Callable, Dict, Iterator, Tuple
 
 from numba.core import config as numba_config
-from numba.core import entrypoints
+from numba.core import entrypoints, environment
 from numba.core.caching import FunctionCache
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
@@ -24,12 +34,35 @@ from numbax.backends.module_cache import module_for
 _DISPATCHERS: Dict[Tuple, Callable] = {}
 
 
+@contextlib.contextmanager
+def _environments_without_imports() -> Iterator[None]:
+    """While unpickling cached code: environments of Numba's own modules not yet imported, without importing."""
+    rebuild = environment._rebuild_env
+
+    def rebuild_lazily(modname, consts, env_name):
+        if modname in sys.modules or not str(modname).startswith("numba."):
+            return rebuild(modname, consts, env_name)
+        env = environment.lookup_environment(env_name)
+        if env is None:
+            env = environment.Environment({"__name__": modname})
+            env.consts[:] = consts
+            env.env_name = env_name
+            environment.Environment._memo[env_name] = env
+        return env
+
+    environment._rebuild_env = rebuild_lazily
+    try:
+        yield
+    finally:
+        environment._rebuild_env = rebuild
+
+
 class _LoadFirstCache(FunctionCache):
     """Numba's ``FunctionCache``, loading without the refresh that only compiling needs."""
 
     def load_overload(self, sig, target_context):
         rtsys.initialize(target_context)  # the runtime that loaded code links against
-        with self._guard_against_spurious_io_errors():
+        with self._guard_against_spurious_io_errors(), _environments_without_imports():
             result = self._load_overload(sig, target_context)
         if result is None:  # Numba compiles next: let its extensions register first
             entrypoints.init_all()

@@ -65,6 +65,7 @@ class Adjoint:
         self.depth = depth
         self.state: State = {}
         self.adjoints: Dict[str, str] = {}
+        self.views: Dict[int, str] = {}  # id(x = y[index]) -> the name of its view of dy
         self.counters: Dict[int, str] = {}
 
     # ---- names and accumulation
@@ -310,19 +311,47 @@ class Adjoint:
         return _Rename({n: self.need(n, stmt) for n in _loads(index)}).visit(copy.deepcopy(index))
 
     def getitem(self, stmt: gast.stmt, value: gast.Subscript, g: gast.expr) -> List[gast.stmt]:
+        """``dy[index] += g`` for ``x = y[index]``.
+
+        An integer-array or mask index goes through ``rt.index_add`` (repeated indices accumulate). Where a
+        basic index selects an array, ``g`` is added in place into a view of ``dy`` (``dy_view = dy[1:]``,
+        ``dy_view += g``): a slice assignment would make Numba compile its broadcast error messages, seconds
+        per process. A single element is updated as written.
+        """
         y = _base(value.value)
         if y not in self.active:
             return []
         primal = self.need(y, stmt)
         out = self.owned(y, primal, stmt)
         index = self._index(value.slice, stmt)
-        d = _name(self.adj(y))
+        d = self.adj(y)
         if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
-            out.append(self._mark(gast.Expr(value=_rt("index_add", d, index, g)), stmt))
+            out.append(self._mark(gast.Expr(value=_rt("index_add", _name(d), index, g)), stmt))
+        elif self._selects_array(stmt, value.slice):
+            if id(stmt) not in self.views:  # a loop body's sweep is generated until its adjoints settle
+                self.views[id(stmt)] = self.namer.new(d + "_view")
+            view = self.views[id(stmt)]
+            out.append(self._mark(_assign(view, gast.Subscript(value=_name(d), slice=index, ctx=gast.Load())), stmt))
+            out.append(self._mark(gast.AugAssign(target=_name(view, True), op=gast.Add(), value=g), stmt))
         else:
-            target = gast.Subscript(value=_name(self.adj(y), False), slice=index, ctx=gast.Store())
+            target = gast.Subscript(value=_name(d), slice=index, ctx=gast.Store())
             out.append(self._mark(gast.AugAssign(target=target, op=gast.Add(), value=g), stmt))
         return out
+
+    def _selects_array(self, stmt: gast.Assign, index: gast.expr) -> bool:
+        """Whether ``stmt``, ``x = y[index]``, takes an array view: ``x`` has dimensions, ``index`` is basic."""
+        aval = self.avals.get(stmt.targets[0].id) if isinstance(stmt.targets[0], gast.Name) else None
+        if not aval or aval[1] == 0:
+            return False
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        return all(self._basic(part) for part in parts)
+
+    def _basic(self, part: gast.expr) -> bool:
+        """Whether ``part`` of an index is basic: a slice, a constant (``None``, ``...``, ``-1``), an integer."""
+        if isinstance(part, gast.UnaryOp):
+            part = part.operand
+        return isinstance(part, (gast.Slice, gast.Constant)) or (
+            isinstance(part, gast.Name) and self.avals.get(part.id) == ("i", 0))
 
     def setitem(self, stmt: gast.stmt, target: gast.Subscript, value: gast.expr, augmented) -> List[gast.stmt]:
         y = _base(target.value)
