@@ -9,6 +9,7 @@ builtins). Objects that generated code must call or read (``np.tanh``,
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 from typing import Any, Dict, Optional, Tuple
 
@@ -28,6 +29,7 @@ _MODULES: Dict[str, Tuple[str, str]] = {
 }
 
 _CANONICAL: Optional[Dict[int, Tuple[str, str, Any]]] = None
+_SCIPY_INDEXED = False
 
 
 def _build_index() -> Dict[int, Tuple[str, str, Any]]:
@@ -53,27 +55,46 @@ def _build_index() -> Dict[int, Tuple[str, str, Any]]:
     return index
 
 
+def _add_scipy(index: Dict[int, Tuple[str, str, Any]]) -> bool:
+    """Index SciPy's stand-ins once ``scipy.special`` is imported; whether they are indexed now."""
+    pairs = _scipy_stand_ins()
+    for obj, spelling in pairs:
+        index[id(obj)] = ("from numbax import runtime as rt", spelling, obj)
+    return bool(pairs)
+
+
 def _runtime_stand_ins():
-    """SciPy functions Numba cannot call, and the ``numbax.runtime`` helpers generated code calls instead."""
+    """The ``numbax.runtime`` helpers that generated code calls by their ``rt.`` names."""
     from numbax.runtime.debug import debug_callback, debug_print
     from numbax.runtime.identity import stop_gradient
     from numbax.runtime.scan import stack_buffer
 
-    try:
-        import scipy.special as special
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        return []
     return [(debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
-            (stop_gradient, "rt.stop_gradient"), (stack_buffer, "rt.stack_buffer"), (special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
+            (stop_gradient, "rt.stop_gradient"), (stack_buffer, "rt.stack_buffer")]
+
+
+def _scipy_stand_ins():
+    """SciPy functions Numba cannot call, and the runtime helpers generated code calls instead.
+
+    Only once the user's code has imported ``scipy.special``: importing it here would cost every
+    first compilation a tenth of a second.
+    """
+    special = sys.modules.get("scipy.special")
+    if special is None:
+        return []
+    return [(special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
             (special.erfc, "rt.erfc"), (special.log_expit, "rt.log_expit")]
 
 
 def canonical_reference(obj: Any) -> Optional[Tuple[str, str]]:
     """``(import line, spelling)`` for an object generated code can name, else ``None``."""
-    global _CANONICAL
+    global _CANONICAL, _SCIPY_INDEXED
     if _CANONICAL is None:
         _CANONICAL = _build_index()
     entry = _CANONICAL.get(id(obj))
+    if entry is None and not _SCIPY_INDEXED and "scipy.special" in sys.modules:
+        _SCIPY_INDEXED = _add_scipy(_CANONICAL)
+        entry = _CANONICAL.get(id(obj))
     if entry is None or entry[2] is not obj:
         return None
     return entry[0], entry[1]
