@@ -10,7 +10,8 @@ float32 constants kept in float32, and fuses a multiplication into the addition 
 consumes it wherever LLVM does under XLA's ``fp-contract=fast`` (an ``fmul`` with one use
 feeding an ``fadd`` or ``fsub`` becomes one ``fma``; the disassembly shows ``vfmadd``).
 That last point needs a CPU with FMA instructions, as every x86-64 since 2013 has. Where XLA calls the C library (float64 ``log``, ``erf``,
-``pow``; float32 ``pow``), so does Numba.
+``pow``; float32 ``pow``), so does Numba; where XLA uses the x86 instruction ``rsqrtss``
+(float32 ``rsqrt``, which XLA also substitutes for ``c / sqrt(x)``), so does numbax.
 
 Each public function takes a float32 or float64 scalar and picks its version from the type,
 in Python and inside Numba-compiled code alike:
@@ -22,12 +23,15 @@ in Python and inside Numba-compiled code alike:
 from __future__ import annotations
 
 import math
+import platform
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-__all__ = ["bitcast", "fma", "unit_float", "log", "log1p", "erf", "erf_inv"]
+__all__ = ["bitcast", "fma", "as_type_of", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]
 
 
 @intrinsic
@@ -83,6 +87,20 @@ def _f32(*words):
 def _f64(*words):
     """float64 constants from their bit patterns (``f0x402E20359E903E37``)."""
     return tuple(np.uint64(w).view(np.float64) for w in words)
+
+
+@njit(cache=True)
+def _as_f32(value, like):
+    return np.float32(value)
+
+
+@njit(cache=True)
+def _as_f64(value, like):
+    return np.float64(value)
+
+
+as_type_of = _by_float_type("as_type_of", _as_f32, _as_f64)
+as_type_of.__doc__ = "``value`` converted to the float type of ``like``: the constants of dtype-generic kernels."
 
 
 # ---- uniform floats in [1, 2) - 1 from the two hash words ----------------------------------
@@ -297,3 +315,43 @@ def _erf_inv_f64(x):
 
 
 erf_inv = _by_float_type("erf_inv", _erf_inv_f32, _erf_inv_f64)
+
+
+# ---- rsqrt (float32: the x86 estimate ``rsqrtss`` and one Newton step; float64: 1 / sqrt) ---
+
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+@intrinsic
+def _rsqrt_estimate(typingctx, x):
+    """The x86 ``rsqrtss`` estimate of ``1 / sqrt(x)`` (12 bits, its exact bits set by the CPU)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        if not _X86:
+            return builder.fdiv(ir.Constant(ir.FloatType(), 1.0), builder.sqrt(args[0]))
+        vector = ir.VectorType(ir.FloatType(), 4)
+        estimate = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vector, [vector]),
+                                                  "llvm.x86.sse.rsqrt.ss")
+        lane = ir.Constant(ir.IntType(32), 0)
+        packed = builder.insert_element(ir.Constant(vector, ir.Undefined), args[0], lane)
+        return builder.extract_element(builder.call(estimate, [packed]), lane)
+
+    return types.float32(x), codegen
+
+
+@njit(cache=True)
+def _rsqrt_f32(x):
+    y = _rsqrt_estimate(x)
+    if not _MIN_NORMAL_F32 <= x < _F32(np.inf):
+        return y
+    return fma(y * _F32(-0.5), fma(x * y, y, _F32(-1.0)), y)
+
+
+@njit(cache=True)
+def _rsqrt_f64(x):
+    return 1.0 / math.sqrt(x)
+
+
+rsqrt = _by_float_type("rsqrt", _rsqrt_f32, _rsqrt_f64)

@@ -1,0 +1,239 @@
+"""continuous: uniform, normal, exponential, Gumbel, truncated normal and gamma samples, JAX's bit for bit.
+
+Each sampler is a thin Python function (argument checks, NumPy defaults) around a Numba kernel
+``*_kernel(key, shape, dtype, ...)``; a kernel reads a float ``u`` in ``[0, 1)`` per element
+(``elementwise.unit_float``) and maps it the way ``jax.random`` does, multiplications fused into
+the additions that consume them as XLA's CPU backend fuses them (``elementwise.fma``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from numbax.random import elementwise as ew
+from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter
+from numbax.random.threefry import hash_index, split_kernel
+
+__all__ = ["uniform", "normal", "exponential", "gumbel", "truncated_normal", "gamma"]
+
+_TINY_F32, _TINY_F64 = float(np.finfo(np.float32).tiny), float(np.finfo(np.float64).tiny)
+
+
+@njit(cache=True, inline="always")
+def unit(key, index, zero):
+    """The float in ``[0, 1)`` of element ``index``, in ``zero``'s type."""
+    b0, b1 = hash_index(key, index)
+    return ew.unit_float(b0, b1, zero)
+
+
+@njit(cache=True, inline="always")
+def _scaled(u, minval, maxval):
+    """``max(minval, u * (maxval - minval) + minval)`` with the product fused into the sum, as XLA computes it."""
+    return max(minval, ew.fma(u, maxval - minval, minval))
+
+
+@njit(cache=True)
+def uniform_kernel(key, shape, dtype, minval, maxval):
+    """``jax.random.uniform``: ``minval``, ``maxval`` are arrays of ``dtype``, 0-d or of exactly ``shape``."""
+    out = np.empty(shape, dtype)
+    flat, lows, highs = out.reshape(-1), minval.reshape(-1), maxval.reshape(-1)
+    low_step, high_step = int(lows.size > 1), int(highs.size > 1)
+    zero = dtype(0)
+    for i in range(flat.size):
+        flat[i] = _scaled(unit(key, i, zero), lows[i * low_step], highs[i * high_step])
+    return out
+
+
+@njit(cache=True, inline="always")
+def _normal(key, index, zero):
+    """``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``: one standard normal sample."""
+    one = ew.as_type_of(1.0, zero)
+    low = np.nextafter(-one, zero)
+    return np.sqrt(one + one) * ew.erf_inv(_scaled(unit(key, index, zero), low, one))
+
+
+@njit(cache=True)
+def normal_kernel(key, shape, dtype):
+    """``jax.random.normal`` for a real ``dtype``."""
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    zero = dtype(0)
+    for i in range(flat.size):
+        flat[i] = _normal(key, i, zero)
+    return out
+
+
+@njit(cache=True)
+def exponential_kernel(key, shape, dtype):
+    """``jax.random.exponential``: ``-log1p(-u)``."""
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    zero = dtype(0)
+    for i in range(flat.size):
+        flat[i] = -ew.log1p(-unit(key, i, zero))
+    return out
+
+
+@njit(cache=True)
+def gumbel_kernel(key, shape, dtype):
+    """``jax.random.gumbel`` (mode ``"low"``, JAX's default): ``-log(-log(u))`` for ``u`` in ``[tiny, 1)``."""
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    zero = dtype(0)
+    tiny = dtype(_TINY_F32 if out.itemsize == 4 else _TINY_F64)
+    for i in range(flat.size):
+        flat[i] = -ew.log(-ew.log(_scaled(unit(key, i, zero), tiny, dtype(1))))
+    return out
+
+
+@njit(cache=True)
+def truncated_normal_kernel(key, shape, dtype, lower, upper):
+    """``jax.random.truncated_normal``: ``lower``, ``upper`` arrays of ``dtype``, 0-d or of exactly ``shape``."""
+    out = np.empty(shape, dtype)
+    flat, lows, highs = out.reshape(-1), lower.reshape(-1), upper.reshape(-1)
+    low_step, high_step = int(lows.size > 1), int(highs.size > 1)
+    zero = dtype(0)
+    sqrt2 = dtype(math.sqrt(2.0))
+    inverse_sqrt2 = dtype(1) / sqrt2  # XLA turns x / sqrt2 into x * (1 / sqrt2)
+    for i in range(flat.size):
+        low, high = lows[i * low_step], highs[i * high_step]
+        u = _scaled(unit(key, i, zero), ew.erf(low * inverse_sqrt2), ew.erf(high * inverse_sqrt2))
+        sample = sqrt2 * ew.erf_inv(u)
+        sample = max(np.nextafter(low, dtype(np.inf)), sample)
+        flat[i] = min(np.nextafter(high, dtype(-np.inf)), sample)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _split2(key):
+    """``jax.random.split(key)``, as two keys."""
+    keys = split_kernel(key, (2,))
+    return keys[0], keys[1]
+
+
+@njit(cache=True)
+def _gamma_one(key, alpha):
+    """One Gamma(alpha) sample by Marsaglia and Tsang's method, as ``jax.random._gamma_one`` draws it."""
+    zero = alpha - alpha
+    one, half, third = ew.as_type_of(1.0, zero), ew.as_type_of(0.5, zero), ew.as_type_of(1.0 / 3.0, zero)
+    boost = alpha >= one
+    d = (alpha if boost else alpha + one) - third
+    c = third * ew.rsqrt(d)  # XLA turns third / sqrt(d) into third * rsqrt(d)
+    key, subkey = _split2(key)
+    x2, v3, u = zero, one, one + one
+    while u >= ew.fma(-ew.as_type_of(0.0331, zero), x2 * x2, one) and \
+            ew.log(u) >= ew.fma(x2, half, d * ((one - v3) + ew.log(v3))):
+        keys = split_kernel(key, (3,))
+        key, x_key = keys[0], keys[1]
+        x, v = zero, -one
+        while v <= zero:
+            x_key, sample_key = _split2(x_key)
+            x = _normal(sample_key, 0, zero)
+            v = ew.fma(x, c, one)
+        x2, v3, u = x * x, v * v * v, unit(keys[2], 0, zero)
+    scale = one if boost else ew.as_type_of(math.pow(one - unit(subkey, 0, zero), one / alpha), zero)
+    return d * v3 * scale
+
+
+@njit(cache=True)
+def gamma_kernel(key, alpha):
+    """``jax.random.gamma`` for an array ``alpha`` (of the sample dtype and shape): one key per element."""
+    out = np.empty_like(alpha)
+    flat, alphas = out.reshape(-1), alpha.reshape(-1)
+    keys = split_kernel(key, (flat.size,))
+    for i in range(flat.size):
+        flat[i] = _gamma_one(keys[i], alphas[i])
+    return out
+
+
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0) -> np.ndarray:
+    """Floats uniform in ``[minval, maxval)``: ``jax.random.uniform``, bit for bit.
+
+    Args:
+        key: a key from ``PRNGKey``, ``split`` or ``fold_in``.
+        shape: the sample's shape (an int ``n`` means ``(n,)``).
+        dtype: float32 or float64 (NumPy's default, float64, where JAX defaults to float32).
+        minval, maxval: bounds that broadcast to ``shape``.
+
+    Returns:
+        An array of ``shape`` and ``dtype`` (0-d for ``shape=()``).
+    """
+    shape, dtype = as_shape(shape, "uniform"), float_dtype(dtype, "uniform")
+    check_broadcast("uniform", shape, minval, maxval)
+    return uniform_kernel(as_key(key, "uniform"), shape, dtype.type, parameter(minval, dtype, shape),
+                          parameter(maxval, dtype, shape))
+
+
+def normal(key, shape=(), dtype=None) -> np.ndarray:
+    """Standard normal samples, ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``: ``jax.random.normal``.
+
+    Args:
+        key: a key.
+        shape: the sample's shape.
+        dtype: float32 or float64 (default float64).
+    """
+    shape, dtype = as_shape(shape, "normal"), float_dtype(dtype, "normal")
+    return normal_kernel(as_key(key, "normal"), shape, dtype.type)
+
+
+def exponential(key, shape=(), dtype=None) -> np.ndarray:
+    """Standard exponential samples, ``-log1p(-u)``: ``jax.random.exponential``.
+
+    Args:
+        key: a key.
+        shape: the sample's shape.
+        dtype: float32 or float64 (default float64).
+    """
+    shape, dtype = as_shape(shape, "exponential"), float_dtype(dtype, "exponential")
+    return exponential_kernel(as_key(key, "exponential"), shape, dtype.type)
+
+
+def gumbel(key, shape=(), dtype=None) -> np.ndarray:
+    """Standard Gumbel samples, ``-log(-log(u))``: ``jax.random.gumbel`` in its default ``mode="low"``.
+
+    Args:
+        key: a key.
+        shape: the sample's shape.
+        dtype: float32 or float64 (default float64).
+    """
+    shape, dtype = as_shape(shape, "gumbel"), float_dtype(dtype, "gumbel")
+    return gumbel_kernel(as_key(key, "gumbel"), shape, dtype.type)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None) -> np.ndarray:
+    """Standard normal samples conditioned on ``lower < x < upper``: ``jax.random.truncated_normal``.
+
+    Args:
+        key: a key.
+        lower, upper: the bounds, broadcast to ``shape``.
+        shape: the sample's shape; ``None`` takes the bounds' broadcast shape.
+        dtype: float32 or float64 (default float64).
+    """
+    dtype = float_dtype(dtype, "truncated_normal")
+    if shape is None:
+        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
+    shape = as_shape(shape, "truncated_normal")
+    check_broadcast("truncated_normal", shape, lower, upper)
+    return truncated_normal_kernel(as_key(key, "truncated_normal"), shape, dtype.type,
+                                   parameter(lower, dtype, shape), parameter(upper, dtype, shape))
+
+
+def gamma(key, a, shape=None, dtype=None) -> np.ndarray:
+    """Gamma(a) samples by Marsaglia and Tsang's rejection method: ``jax.random.gamma``, bit for bit.
+
+    Args:
+        key: a key.
+        a: the shape parameter(s), positive, broadcast to ``shape``.
+        shape: the sample's shape; ``None`` takes ``a``'s shape.
+        dtype: float32 or float64 (default float64).
+    """
+    dtype = float_dtype(dtype, "gamma")
+    shape = as_shape(np.shape(a) if shape is None else shape, "gamma")
+    check_broadcast("gamma", shape, a)
+    alpha = np.broadcast_to(np.asarray(a, dtype), shape).copy()
+    if not np.all(alpha > 0):
+        raise fail("numbax.random.gamma: the shape parameter a must be positive",
+                   "a <= 0 would make JAX's rejection loop run forever")
+    return gamma_kernel(as_key(key, "gamma"), alpha)
