@@ -113,7 +113,7 @@ def _split2(key):
     return keys[0], keys[1]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _gamma_one(key, alpha):
     """One Gamma(alpha) sample by Marsaglia and Tsang's method, as ``jax.random._gamma_one`` draws it."""
     zero = alpha - alpha

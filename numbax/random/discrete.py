@@ -225,7 +225,8 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.
             draws = cumulative[-1] * (one - uniform_kernel(key, shape, weights.dtype.type, zero, one))
             index = np.searchsorted(cumulative, draws).astype(np.int64)
         else:
-            noise = gumbel_kernel(key, (n_inputs,), weights.dtype.type) + np.log(weights)
+            with np.errstate(divide="ignore"):
+                noise = gumbel_kernel(key, (n_inputs,), weights.dtype.type) + np.log(weights)
             index = np.argsort(-noise, kind="stable")[:n_draws]
     if array.ndim == 0:
         return np.reshape(index, shape)

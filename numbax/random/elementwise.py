@@ -10,8 +10,8 @@ float32 constants kept in float32, and fuses a multiplication into the addition 
 consumes it wherever LLVM does under XLA's ``fp-contract=fast`` (an ``fmul`` with one use
 feeding an ``fadd`` or ``fsub`` becomes one ``fma``; the disassembly shows ``vfmadd``).
 That last point needs a CPU with FMA instructions, as every x86-64 since 2013 has. Where XLA calls the C library (float64 ``log``, ``erf``,
-``pow``; float32 ``pow``), so does Numba; where XLA uses the x86 instruction ``rsqrtss``
-(float32 ``rsqrt``, which XLA also substitutes for ``c / sqrt(x)``), so does numbax.
+``pow``; float32 ``pow``), so does Numba; where XLA starts ``rsqrt`` (which it also substitutes
+for ``c / sqrt(x)``) from the CPU's estimate (``rsqrtss``, AVX-512's ``vrsqrt14pd``), so does numbax.
 
 Each public function takes a float32 or float64 scalar and picks its version from the type,
 in Python and inside Numba-compiled code alike:
@@ -26,6 +26,7 @@ import math
 import platform
 
 import numpy as np
+from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -143,6 +144,7 @@ _LOG_F32_P = _f32(0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A, 0xBDFE5D4F, 0x3E11E9BF, 0x
                   0x3EAAAAAA)
 _SQRT_HALF_F32, _LN2_HI_F32, _LN2_LO_F32 = _f32(0x3F3504F3, 0x3F318000, 0xB95E8083)
 _MIN_NORMAL_F32 = _F32(np.finfo(np.float32).tiny)
+_MIN_NORMAL_F64 = float(np.finfo(np.float64).tiny)
 
 
 @njit(cache=True)
@@ -317,28 +319,47 @@ def _erf_inv_f64(x):
 erf_inv = _by_float_type("erf_inv", _erf_inv_f32, _erf_inv_f64)
 
 
-# ---- rsqrt (float32: the x86 estimate ``rsqrtss`` and one Newton step; float64: 1 / sqrt) ---
+# ---- rsqrt: the x86 estimate refined by Newton steps, as XLA's CPU backend computes it -----
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64")
+_AVX512 = _X86 and "+avx512f" in llvm_binding.get_host_cpu_features().flatten().split(",")
 
 
 @intrinsic
 def _rsqrt_estimate(typingctx, x):
-    """The x86 ``rsqrtss`` estimate of ``1 / sqrt(x)`` (12 bits, its exact bits set by the CPU)."""
-    if x != types.float32:
+    """The CPU's estimate of ``1 / sqrt(x)``: ``rsqrtss`` for float32 (12 bits), ``vrsqrt14pd`` for float64 (14 bits).
+
+    Its exact bits are the CPU's; elsewhere than x86 (and for float64 without AVX-512) it is ``1 / sqrt(x)``.
+    """
+    if x not in (types.float32, types.float64):
         return None
+    single = x == types.float32
 
     def codegen(context, builder, signature, args):
-        if not _X86:
-            return builder.fdiv(ir.Constant(ir.FloatType(), 1.0), builder.sqrt(args[0]))
-        vector = ir.VectorType(ir.FloatType(), 4)
-        estimate = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vector, [vector]),
-                                                  "llvm.x86.sse.rsqrt.ss")
+        scalar = args[0].type
+        if not (_X86 if single else _AVX512):
+            return builder.fdiv(ir.Constant(scalar, 1.0), builder.sqrt(args[0]))
+        vector = ir.VectorType(scalar, 4 if single else 2)
         lane = ir.Constant(ir.IntType(32), 0)
         packed = builder.insert_element(ir.Constant(vector, ir.Undefined), args[0], lane)
-        return builder.extract_element(builder.call(estimate, [packed]), lane)
+        if single:
+            estimate = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vector, [vector]),
+                                                      "llvm.x86.sse.rsqrt.ss")
+            result = builder.call(estimate, [packed])
+        else:
+            estimate = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(vector, [vector, vector, ir.IntType(8)]),
+                "llvm.x86.avx512.rsqrt14.pd.128")
+            result = builder.call(estimate, [packed, ir.Constant(vector, None), ir.Constant(ir.IntType(8), -1)])
+        return builder.extract_element(result, lane)
 
-    return types.float32(x), codegen
+    return x(x), codegen
+
+
+@njit(cache=True, inline="always")
+def _newton_rsqrt(x, y, minus_half, minus_one):
+    """One Newton step towards ``1 / sqrt(x)`` from ``y``."""
+    return fma(y * minus_half, fma(x * y, y, minus_one), y)
 
 
 @njit(cache=True)
@@ -346,12 +367,15 @@ def _rsqrt_f32(x):
     y = _rsqrt_estimate(x)
     if not _MIN_NORMAL_F32 <= x < _F32(np.inf):
         return y
-    return fma(y * _F32(-0.5), fma(x * y, y, _F32(-1.0)), y)
+    return _newton_rsqrt(x, y, _F32(-0.5), _F32(-1.0))
 
 
 @njit(cache=True)
 def _rsqrt_f64(x):
-    return 1.0 / math.sqrt(x)
+    y = _rsqrt_estimate(x)
+    if not _MIN_NORMAL_F64 <= x < np.inf:
+        return y
+    return _newton_rsqrt(x, _newton_rsqrt(x, y, -0.5, -1.0), -0.5, -1.0)
 
 
 rsqrt = _by_float_type("rsqrt", _rsqrt_f32, _rsqrt_f64)

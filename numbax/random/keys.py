@@ -36,12 +36,14 @@ def PRNGKey(seed: int) -> np.ndarray:
         seed: a Python or NumPy integer; Python ints must lie in ``[-2**63, 2**63)``.
 
     Returns:
-        The key, ``np.array([seed >> 32, seed & 0xFFFFFFFF], np.uint32)`` (two's complement).
+        The key, ``np.array([seed >> 32, seed & 0xFFFFFFFF], np.uint32)`` in two's complement of
+        the seed's width: 64 bits for Python ints, 32 for ``np.int32`` (whose high word is 0).
 
     Raises:
         NumbaxRandomArgumentError: the seed is not one integer or does not fit in 64 bits.
     """
-    value = _seed_value(seed, "PRNGKey") % _UINT64_END
+    width = _UINT32_END if np.asarray(seed).dtype.itemsize <= 4 and not isinstance(seed, int) else _UINT64_END
+    value = _seed_value(seed, "PRNGKey") % width
     return np.array([value >> 32, value % _UINT32_END], np.uint32)
 
 
