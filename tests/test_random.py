@@ -109,7 +109,7 @@ def test_truncated_normal_takes_its_shape_from_the_bounds(key):
     assert_bits_equal(random.truncated_normal(key, lower, upper), jr.truncated_normal(key, lower, upper))
 
 
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("shape", [(), (3, 5)])  # each shape costs JAX seconds of compiling its while loops
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("a", [0.3, 2.5])
 def test_gamma_matches_jax(key, shape, dtype, a):

@@ -47,21 +47,32 @@ def uniform_kernel(key, shape, dtype, minval, maxval):
 
 
 @njit(cache=True, inline="always")
-def _normal(key, index, zero):
-    """``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``: one standard normal sample."""
+def _normal_constants(zero):
+    """The bounds ``nextafter(-1, 0)`` and ``1`` of the uniform draw, and ``sqrt(2)``, in ``zero``'s type."""
     one = ew.as_type_of(1.0, zero)
-    low = np.nextafter(-one, zero)
-    return np.sqrt(one + one) * ew.erf_inv(_scaled(unit(key, index, zero), low, one))
+    return np.nextafter(-one, zero), one, np.sqrt(one + one)
+
+
+@njit(cache=True, inline="always")
+def _normal(key, index, constants):
+    """``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``: one standard normal sample."""
+    low, one, sqrt2 = constants
+    return sqrt2 * ew.erf_inv(_scaled(unit(key, index, low), low, one))
 
 
 @njit(cache=True)
 def normal_kernel(key, shape, dtype):
-    """``jax.random.normal`` for a real ``dtype``."""
+    """``jax.random.normal`` for a real ``dtype``.
+
+    Hashing and ``erf_inv`` in two loops: one loop doing both runs twice as long.
+    """
     out = np.empty(shape, dtype)
     flat = out.reshape(-1)
-    zero = dtype(0)
+    low, one, sqrt2 = _normal_constants(dtype(0))
     for i in range(flat.size):
-        flat[i] = _normal(key, i, zero)
+        flat[i] = _scaled(unit(key, i, low), low, one)
+    for i in range(flat.size):
+        flat[i] = sqrt2 * ew.erf_inv(flat[i])
     return out
 
 
@@ -72,7 +83,9 @@ def exponential_kernel(key, shape, dtype):
     flat = out.reshape(-1)
     zero = dtype(0)
     for i in range(flat.size):
-        flat[i] = -ew.log1p(-unit(key, i, zero))
+        flat[i] = unit(key, i, zero)
+    for i in range(flat.size):
+        flat[i] = -ew.log1p(-flat[i])
     return out
 
 
@@ -84,7 +97,9 @@ def gumbel_kernel(key, shape, dtype):
     zero = dtype(0)
     tiny = dtype(_TINY_F32 if out.itemsize == 4 else _TINY_F64)
     for i in range(flat.size):
-        flat[i] = -ew.log(-ew.log(_scaled(unit(key, i, zero), tiny, dtype(1))))
+        flat[i] = _scaled(unit(key, i, zero), tiny, dtype(1))
+    for i in range(flat.size):
+        flat[i] = -ew.log(-ew.log(flat[i]))
     return out
 
 
@@ -122,6 +137,7 @@ def _gamma_one(key, alpha):
     d = (alpha if boost else alpha + one) - third
     c = third * ew.rsqrt(d)  # XLA turns third / sqrt(d) into third * rsqrt(d)
     key, subkey = _split2(key)
+    normal_constants = _normal_constants(zero)
     x2, v3, u = zero, one, one + one
     while u >= ew.fma(-ew.as_type_of(0.0331, zero), x2 * x2, one) and \
             ew.log(u) >= ew.fma(x2, half, d * ((one - v3) + ew.log(v3))):
@@ -130,7 +146,7 @@ def _gamma_one(key, alpha):
         x, v = zero, -one
         while v <= zero:
             x_key, sample_key = _split2(x_key)
-            x = _normal(sample_key, 0, zero)
+            x = _normal(sample_key, 0, normal_constants)
             v = ew.fma(x, c, one)
         x2, v3, u = x * x, v * v * v, unit(keys[2], 0, zero)
     scale = one if boost else ew.as_type_of(math.pow(one - unit(subkey, 0, zero), one / alpha), zero)

@@ -32,7 +32,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-__all__ = ["bitcast", "fma", "as_type_of", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]
+__all__ = ["bitcast", "fma", "horner", "as_type_of", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]
 
 
 @intrinsic
@@ -102,6 +102,33 @@ def _as_f64(value, like):
 
 as_type_of = _by_float_type("as_type_of", _as_f32, _as_f64)
 as_type_of.__doc__ = "``value`` converted to the float type of ``like``: the constants of dtype-generic kernels."
+
+
+def horner(coefficients, x):
+    """``(c0 * x + c1) * x + c2 ...``, each step one fused multiply-add, as XLA's CPU backend evaluates it."""
+    p = coefficients[0]
+    for c in coefficients[1:]:
+        p = fma(p, x, c)
+    return p
+
+
+_HORNER_TEMPLATE = """
+def unrolled(coefficients, x):
+    p = coefficients[0]
+{steps}
+    return p
+"""
+
+
+@overload(horner, inline="always")
+def _horner_unrolled(coefficients, x):
+    """Numba: the steps written out, one per coefficient, so that LLVM can vectorise the caller's loop."""
+    if not isinstance(coefficients, types.UniTuple):
+        return None
+    steps = "\n".join(f"    p = fma(p, x, coefficients[{k}])" for k in range(1, coefficients.count))
+    namespace = {"fma": fma}
+    exec(_HORNER_TEMPLATE.format(steps=steps), namespace)
+    return namespace["unrolled"]
 
 
 # ---- uniform floats in [1, 2) - 1 from the two hash words ----------------------------------
@@ -195,14 +222,8 @@ _LOG1P_F64_SMALL, = _f64(0x3FDA827999FCEF32)
 @njit(cache=True, inline="always")
 def _log1p_small(x, p_coefficients, q_coefficients, minus_half):
     """``x + (-x**2 / 2 + x**3 * P(x) / Q(x))`` for ``|x| < sqrt(2) - 1``, Horner's scheme as XLA orders it."""
-    p = p_coefficients[0]
-    for c in p_coefficients[1:]:
-        p = fma(p, x, c)
-    q = q_coefficients[0]
-    for c in q_coefficients[1:]:
-        q = fma(q, x, c)
     x2 = x * x
-    return x + fma(x2, minus_half, (x * x2) * (p / q))
+    return x + fma(x2, minus_half, (x * x2) * (horner(p_coefficients, x) / horner(q_coefficients, x)))
 
 
 @njit(cache=True)
@@ -234,13 +255,7 @@ def _erf_f32(x):
     if abs(x) >= _ERF_F32_SATURATION:
         return _F32(math.copysign(1.0, x))
     x2 = x * x
-    p = fma(x2, _ERF_F32_P[0], _ERF_F32_P[1])
-    for c in _ERF_F32_P[2:]:
-        p = fma(x2, p, c)
-    q = fma(x2, _ERF_F32_Q[0], _ERF_F32_Q[1])
-    for c in _ERF_F32_Q[2:]:
-        q = fma(x2, q, c)
-    return (x * p) / q
+    return (x * horner(_ERF_F32_P, x2)) / horner(_ERF_F32_Q, x2)
 
 
 @njit(cache=True)
@@ -252,15 +267,6 @@ erf = _by_float_type("erf", _erf_f32, _erf_f64)
 
 
 # ---- erf_inv: Giles' polynomials in w = -log1p(-x * x) -------------------------------------
-
-
-@njit(cache=True, inline="always")
-def _horner(coefficients, w):
-    """``((c0 * w + c1) * w + c2) ...`` with one rounding per step, as XLA's CPU backend fuses it."""
-    p = coefficients[0]
-    for c in coefficients[1:]:
-        p = fma(p, w, c)
-    return p
 
 _ERF_INV_F32_SMALL = _f32(0x32F16588, 0x34B84B36, 0xB66C7357, 0xB6935AC1, 0x396532DB, 0xBAA45408, 0xBB88E4EF,
                           0x3E7C8F63, 0x3FC02E2F)
@@ -274,8 +280,8 @@ def _erf_inv_f32(x):
         return x * _F32(np.inf)
     w = -_log1p_f32(x * -x)
     if w < _F32(5.0):
-        return _horner(_ERF_INV_F32_SMALL, w - _F32(2.5)) * x
-    return _horner(_ERF_INV_F32_LARGE, _F32(math.sqrt(w)) - _F32(3.0)) * x
+        return horner(_ERF_INV_F32_SMALL, w - _F32(2.5)) * x
+    return horner(_ERF_INV_F32_LARGE, _F32(math.sqrt(w)) - _F32(3.0)) * x
 
 
 _ERF_INV_F64_BELOW_6_25 = (
@@ -310,10 +316,10 @@ def _erf_inv_f64(x):
         return x * np.inf
     w = -_log1p_f64(x * -x)
     if w < 6.25:
-        return _horner(_ERF_INV_F64_BELOW_6_25, w - 3.125) * x
+        return horner(_ERF_INV_F64_BELOW_6_25, w - 3.125) * x
     if w < 16.0:
-        return _horner(_ERF_INV_F64_BELOW_16, math.sqrt(w) - 3.25) * x
-    return _horner(_ERF_INV_F64_ABOVE_16, math.sqrt(w) - 5.0) * x
+        return horner(_ERF_INV_F64_BELOW_16, math.sqrt(w) - 3.25) * x
+    return horner(_ERF_INV_F64_ABOVE_16, math.sqrt(w) - 5.0) * x
 
 
 erf_inv = _by_float_type("erf_inv", _erf_inv_f32, _erf_inv_f64)
