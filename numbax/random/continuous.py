@@ -18,8 +18,6 @@ from numbax.random.threefry import hash_index, split_kernel
 
 __all__ = ["uniform", "normal", "exponential", "gumbel", "truncated_normal", "gamma"]
 
-_TINY_F32, _TINY_F64 = float(np.finfo(np.float32).tiny), float(np.finfo(np.float64).tiny)
-
 
 @njit(cache=True, inline="always")
 def unit(key, index, zero):
@@ -34,12 +32,19 @@ def _scaled(u, minval, maxval):
     return max(minval, ew.fma(u, maxval - minval, minval))
 
 
+@njit(cache=True, inline="always")
+def _flat_with_steps(array):
+    """``array`` flattened, and the index step that broadcasts it over a flat sample: 0 for one value, else 1."""
+    flat = array.reshape(-1)
+    return flat, int(flat.size > 1)
+
+
 @njit(cache=True)
 def uniform_kernel(key, shape, dtype, minval, maxval):
     """``jax.random.uniform``: ``minval``, ``maxval`` are arrays of ``dtype``, 0-d or of exactly ``shape``."""
     out = np.empty(shape, dtype)
-    flat, lows, highs = out.reshape(-1), minval.reshape(-1), maxval.reshape(-1)
-    low_step, high_step = int(lows.size > 1), int(highs.size > 1)
+    flat = out.reshape(-1)
+    (lows, low_step), (highs, high_step) = _flat_with_steps(minval), _flat_with_steps(maxval)
     zero = dtype(0)
     for i in range(flat.size):
         flat[i] = _scaled(unit(key, i, zero), lows[i * low_step], highs[i * high_step])
@@ -60,17 +65,24 @@ def _normal(key, index, constants):
     return sqrt2 * ew.erf_inv(_scaled(unit(key, index, low), low, one))
 
 
+@njit(cache=True, inline="always")
+def _uniform_between(key, shape, low, high):
+    """Uniform floats in ``[low, high)`` (scalars of the sample dtype), as an array of ``shape`` and its flat view.
+
+    The samplers below map the draws in a second loop: one loop doing both runs twice as long.
+    """
+    out = np.empty(shape, type(low))
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = _scaled(unit(key, i, low), low, high)
+    return out, flat
+
+
 @njit(cache=True)
 def normal_kernel(key, shape, dtype):
-    """``jax.random.normal`` for a real ``dtype``.
-
-    Hashing and ``erf_inv`` in two loops: one loop doing both runs twice as long.
-    """
-    out = np.empty(shape, dtype)
-    flat = out.reshape(-1)
+    """``jax.random.normal`` for a real ``dtype``."""
     low, one, sqrt2 = _normal_constants(dtype(0))
-    for i in range(flat.size):
-        flat[i] = _scaled(unit(key, i, low), low, one)
+    out, flat = _uniform_between(key, shape, low, one)
     for i in range(flat.size):
         flat[i] = sqrt2 * ew.erf_inv(flat[i])
     return out
@@ -79,11 +91,7 @@ def normal_kernel(key, shape, dtype):
 @njit(cache=True)
 def exponential_kernel(key, shape, dtype):
     """``jax.random.exponential``: ``-log1p(-u)``."""
-    out = np.empty(shape, dtype)
-    flat = out.reshape(-1)
-    zero = dtype(0)
-    for i in range(flat.size):
-        flat[i] = unit(key, i, zero)
+    out, flat = _uniform_between(key, shape, dtype(0), dtype(1))
     for i in range(flat.size):
         flat[i] = -ew.log1p(-flat[i])
     return out
@@ -92,12 +100,7 @@ def exponential_kernel(key, shape, dtype):
 @njit(cache=True)
 def gumbel_kernel(key, shape, dtype):
     """``jax.random.gumbel`` (mode ``"low"``, JAX's default): ``-log(-log(u))`` for ``u`` in ``[tiny, 1)``."""
-    out = np.empty(shape, dtype)
-    flat = out.reshape(-1)
-    zero = dtype(0)
-    tiny = dtype(_TINY_F32 if out.itemsize == 4 else _TINY_F64)
-    for i in range(flat.size):
-        flat[i] = _scaled(unit(key, i, zero), tiny, dtype(1))
+    out, flat = _uniform_between(key, shape, ew.tiny(dtype(0)), dtype(1))
     for i in range(flat.size):
         flat[i] = -ew.log(-ew.log(flat[i]))
     return out
@@ -105,19 +108,23 @@ def gumbel_kernel(key, shape, dtype):
 
 @njit(cache=True)
 def truncated_normal_kernel(key, shape, dtype, lower, upper):
-    """``jax.random.truncated_normal``: ``lower``, ``upper`` arrays of ``dtype``, 0-d or of exactly ``shape``."""
-    out = np.empty(shape, dtype)
-    flat, lows, highs = out.reshape(-1), lower.reshape(-1), upper.reshape(-1)
-    low_step, high_step = int(lows.size > 1), int(highs.size > 1)
-    zero = dtype(0)
+    """``jax.random.truncated_normal``: ``lower``, ``upper`` arrays of ``dtype``, both 0-d or both of ``shape``.
+
+    A uniform draw between ``erf(lower / sqrt(2))`` and ``erf(upper / sqrt(2))``, mapped back by
+    ``sqrt(2) * erf_inv`` and clipped into the open interval.
+    """
     sqrt2 = dtype(math.sqrt(2.0))
     inverse_sqrt2 = dtype(1) / sqrt2  # XLA turns x / sqrt2 into x * (1 / sqrt2)
+    erf_lower, erf_upper = np.empty_like(lower), np.empty_like(upper)
+    lows, highs, erf_lows, erf_highs = lower.reshape(-1), upper.reshape(-1), erf_lower.reshape(-1), erf_upper.reshape(-1)
+    for i in range(lows.size):
+        erf_lows[i], erf_highs[i] = ew.erf(lows[i] * inverse_sqrt2), ew.erf(highs[i] * inverse_sqrt2)
+    out = uniform_kernel(key, shape, dtype, erf_lower, erf_upper)
+    flat = out.reshape(-1)
+    step = int(lows.size > 1)
     for i in range(flat.size):
-        low, high = lows[i * low_step], highs[i * high_step]
-        u = _scaled(unit(key, i, zero), ew.erf(low * inverse_sqrt2), ew.erf(high * inverse_sqrt2))
-        sample = sqrt2 * ew.erf_inv(u)
-        sample = max(np.nextafter(low, dtype(np.inf)), sample)
-        flat[i] = min(np.nextafter(high, dtype(-np.inf)), sample)
+        sample = max(np.nextafter(lows[i * step], dtype(np.inf)), sqrt2 * ew.erf_inv(flat[i]))
+        flat[i] = min(np.nextafter(highs[i * step], dtype(-np.inf)), sample)
     return out
 
 
@@ -182,40 +189,28 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0) -> np.ndarray:
                           parameter(maxval, dtype, shape))
 
 
-def normal(key, shape=(), dtype=None) -> np.ndarray:
-    """Standard normal samples, ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``: ``jax.random.normal``.
+def _standard_sampler(name: str, kernel, summary: str):
+    """The public sampler ``name(key, shape=(), dtype=None)`` around a kernel of a parameterless distribution."""
+    def sampler(key, shape=(), dtype=None) -> np.ndarray:
+        shape, dtype = as_shape(shape, name), float_dtype(dtype, name)
+        return kernel(as_key(key, name), shape, dtype.type)
+
+    sampler.__name__ = sampler.__qualname__ = name
+    sampler.__doc__ = f"""{summary}: ``jax.random.{name}``, bit for bit.
 
     Args:
         key: a key.
-        shape: the sample's shape.
+        shape: the sample's shape (an int ``n`` means ``(n,)``).
         dtype: float32 or float64 (default float64).
     """
-    shape, dtype = as_shape(shape, "normal"), float_dtype(dtype, "normal")
-    return normal_kernel(as_key(key, "normal"), shape, dtype.type)
+    return sampler
 
 
-def exponential(key, shape=(), dtype=None) -> np.ndarray:
-    """Standard exponential samples, ``-log1p(-u)``: ``jax.random.exponential``.
-
-    Args:
-        key: a key.
-        shape: the sample's shape.
-        dtype: float32 or float64 (default float64).
-    """
-    shape, dtype = as_shape(shape, "exponential"), float_dtype(dtype, "exponential")
-    return exponential_kernel(as_key(key, "exponential"), shape, dtype.type)
-
-
-def gumbel(key, shape=(), dtype=None) -> np.ndarray:
-    """Standard Gumbel samples, ``-log(-log(u))``: ``jax.random.gumbel`` in its default ``mode="low"``.
-
-    Args:
-        key: a key.
-        shape: the sample's shape.
-        dtype: float32 or float64 (default float64).
-    """
-    shape, dtype = as_shape(shape, "gumbel"), float_dtype(dtype, "gumbel")
-    return gumbel_kernel(as_key(key, "gumbel"), shape, dtype.type)
+normal = _standard_sampler("normal", normal_kernel,
+                           "Standard normal samples, ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``")
+exponential = _standard_sampler("exponential", exponential_kernel, "Standard exponential samples, ``-log1p(-u)``")
+gumbel = _standard_sampler("gumbel", gumbel_kernel,
+                           "Standard Gumbel samples, ``-log(-log(u))`` (JAX's default ``mode='low'``)")
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None) -> np.ndarray:
@@ -232,8 +227,9 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None) -> np.ndarray:
         shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
     shape = as_shape(shape, "truncated_normal")
     check_broadcast("truncated_normal", shape, lower, upper)
+    bounds = np.broadcast_arrays(np.asarray(lower, dtype), np.asarray(upper, dtype))
     return truncated_normal_kernel(as_key(key, "truncated_normal"), shape, dtype.type,
-                                   parameter(lower, dtype, shape), parameter(upper, dtype, shape))
+                                   *(parameter(bound, dtype, shape) for bound in bounds))
 
 
 def gamma(key, a, shape=None, dtype=None) -> np.ndarray:

@@ -32,7 +32,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-__all__ = ["bitcast", "fma", "horner", "as_type_of", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]
+__all__ = ["bitcast", "fma", "horner", "as_type_of", "tiny", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]
 
 
 @intrinsic
@@ -172,6 +172,20 @@ _LOG_F32_P = _f32(0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A, 0xBDFE5D4F, 0x3E11E9BF, 0x
 _SQRT_HALF_F32, _LN2_HI_F32, _LN2_LO_F32 = _f32(0x3F3504F3, 0x3F318000, 0xB95E8083)
 _MIN_NORMAL_F32 = _F32(np.finfo(np.float32).tiny)
 _MIN_NORMAL_F64 = float(np.finfo(np.float64).tiny)
+
+
+@njit(cache=True)
+def _tiny_f32(like):
+    return _MIN_NORMAL_F32
+
+
+@njit(cache=True)
+def _tiny_f64(like):
+    return _MIN_NORMAL_F64
+
+
+tiny = _by_float_type("tiny", _tiny_f32, _tiny_f64)
+tiny.__doc__ = "The smallest normal float of ``like``'s type (``np.finfo(dtype).tiny``)."
 
 
 @njit(cache=True)
