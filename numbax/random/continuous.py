@@ -116,7 +116,8 @@ def truncated_normal_kernel(key, shape, dtype, lower, upper):
     sqrt2 = dtype(math.sqrt(2.0))
     inverse_sqrt2 = dtype(1) / sqrt2  # XLA turns x / sqrt2 into x * (1 / sqrt2)
     erf_lower, erf_upper = np.empty_like(lower), np.empty_like(upper)
-    lows, highs, erf_lows, erf_highs = lower.reshape(-1), upper.reshape(-1), erf_lower.reshape(-1), erf_upper.reshape(-1)
+    lows, highs = lower.reshape(-1), upper.reshape(-1)
+    erf_lows, erf_highs = erf_lower.reshape(-1), erf_upper.reshape(-1)
     for i in range(lows.size):
         erf_lows[i], erf_highs[i] = ew.erf(lows[i] * inverse_sqrt2), ew.erf(highs[i] * inverse_sqrt2)
     out = uniform_kernel(key, shape, dtype, erf_lower, erf_upper)

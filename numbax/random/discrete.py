@@ -187,7 +187,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False) -> np.ndarray:
 
 
 def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.ndarray:
-    """A random sample from ``a`` (or ``arange(a)``), with or without replacement, optionally weighted: ``jax.random.choice``.
+    """A random sample of ``a`` (or ``arange(a)``), optionally weighted or without replacement: ``jax.random.choice``.
 
     Args:
         key: a key.
@@ -234,13 +234,16 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.
 
 
 def categorical(key, logits, axis: int = -1, shape=None) -> np.ndarray:
-    """Indices drawn with probabilities ``softmax(logits)`` along ``axis`` (the Gumbel-max trick): ``jax.random.categorical``.
+    """Indices drawn with probabilities ``softmax(logits)`` along ``axis``: ``jax.random.categorical``.
+
+    The Gumbel-max trick: the index of the largest ``logits + gumbel noise``.
 
     Args:
         key: a key.
         logits: unnormalised log-probabilities, float32 or float64.
         axis: the axis of categories.
-        shape: the sample's shape, ending with the batch shape (``logits.shape`` without ``axis``); ``None``: the batch shape.
+        shape: the sample's shape, ending with the batch shape (``logits.shape`` without ``axis``);
+            ``None`` means the batch shape.
     """
     key = as_key(key, "categorical")
     logits = np.asarray(logits)

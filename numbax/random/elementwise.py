@@ -9,9 +9,10 @@ Each function below repeats XLA's operations in XLA's order (read off the LLVM I
 float32 constants kept in float32, and fuses a multiplication into the addition that
 consumes it wherever LLVM does under XLA's ``fp-contract=fast`` (an ``fmul`` with one use
 feeding an ``fadd`` or ``fsub`` becomes one ``fma``; the disassembly shows ``vfmadd``).
-That last point needs a CPU with FMA instructions, as every x86-64 since 2013 has. Where XLA calls the C library (float64 ``log``, ``erf``,
-``pow``; float32 ``pow``), so does Numba; where XLA starts ``rsqrt`` (which it also substitutes
-for ``c / sqrt(x)``) from the CPU's estimate (``rsqrtss``, AVX-512's ``vrsqrt14pd``), so does numbax.
+That needs a CPU with FMA instructions, as every x86-64 since 2013 has. Where XLA calls the C
+library (float64 ``log``, ``erf``, ``pow``; float32 ``pow``), so does Numba; where XLA starts
+``rsqrt`` (which it also substitutes for ``c / sqrt(x)``) from the CPU's estimate (``rsqrtss``,
+AVX-512's ``vrsqrt14pd``), so does numbax.
 
 Each public function takes a float32 or float64 scalar and picks its version from the type,
 in Python and inside Numba-compiled code alike:
@@ -147,7 +148,9 @@ def _unit_float64(b0, b1):
 
 
 def unit_float(b0, b1, like):
-    """A float in ``[0, 1)`` of ``like``'s type from the hash words ``b0, b1``: random mantissa bits, exponent 0, minus 1.
+    """A float in ``[0, 1)`` of ``like``'s type from the hash words ``b0, b1``.
+
+    Random mantissa bits under the exponent of 1.0, minus 1.
 
     float32 takes the top 23 bits of ``b0 ^ b1``, float64 the top 52 of ``b0 << 32 | b1``,
     as ``jax.random.uniform`` does.
