@@ -1,0 +1,27 @@
+"""numbax.random: JAX's functional random numbers (Threefry-2x32 keys), bit-identical with ``jax.random``.
+
+A key is a ``uint32`` NumPy array of shape ``(2,)``, the raw key data of ``jax.random.PRNGKey``;
+``key(seed)`` returns the same array, since NumPy has no key dtype and numbax has one PRNG.
+Functions take a key and never change it: ``split`` and ``fold_in`` make new ones. Samples equal
+JAX's bit for bit (JAX 0.10.2 on the CPU, ``jax_threefry_partitionable`` on, its default) for
+float32 and float64; where JAX's default depends on ``jax_enable_x64`` (``float``, ``int``, the
+width of ``bits``, large and negative seeds) numbax takes the 64-bit choice, as NumPy would, and
+the default float dtype is float64. float32 samples equal JAX's in its 32-bit mode as well.
+Bit-identity holds against JAX on the same machine: XLA's CPU code fuses multiply-adds and, for
+``gamma``, starts from the CPU's ``rsqrt`` estimate, and numbax does the same (x86-64 with FMA).
+
+Design: every sampler is a Python function that checks its arguments and calls a Numba kernel
+``*_kernel(key, shape, dtype, ...)`` with a static shape tuple and a NumPy scalar type. Kernels
+compile lazily on first use (``njit(cache=True)``), so importing numbax compiles nothing, and
+they are the functions that ``numbax.jit``-generated code will call directly. Keys are integer
+data: they have no derivative, and samples depend on parameters such as ``minval`` only through
+the arithmetic after the draw.
+"""
+from numbax.random.arguments import NumbaxRandomArgumentError
+from numbax.random.continuous import exponential, gamma, gumbel, normal, truncated_normal, uniform
+from numbax.random.discrete import bernoulli, bits, categorical, choice, permutation, randint
+from numbax.random.keys import PRNGKey, fold_in, key, key_data, split
+
+__all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "exponential", "gumbel",
+           "truncated_normal", "gamma", "randint", "bernoulli", "choice", "permutation", "categorical",
+           "NumbaxRandomArgumentError"]

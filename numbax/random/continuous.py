@@ -1,0 +1,252 @@
+"""continuous: uniform, normal, exponential, Gumbel, truncated normal and gamma samples, JAX's bit for bit.
+
+Each sampler is a thin Python function (argument checks, NumPy defaults) around a Numba kernel
+``*_kernel(key, shape, dtype, ...)``; a kernel reads a float ``u`` in ``[0, 1)`` per element
+(``elementwise.unit_float``) and maps it the way ``jax.random`` does, multiplications fused into
+the additions that consume them as XLA's CPU backend fuses them (``elementwise.fma``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from numbax.random import elementwise as ew
+from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter
+from numbax.random.threefry import hash_index, split_kernel
+
+__all__ = ["uniform", "normal", "exponential", "gumbel", "truncated_normal", "gamma"]
+
+
+@njit(cache=True, inline="always")
+def unit(key, index, zero):
+    """The float in ``[0, 1)`` of element ``index``, in ``zero``'s type."""
+    b0, b1 = hash_index(key, index)
+    return ew.unit_float(b0, b1, zero)
+
+
+@njit(cache=True, inline="always")
+def _scaled(u, minval, maxval):
+    """``max(minval, u * (maxval - minval) + minval)`` with the product fused into the sum, as XLA computes it."""
+    return max(minval, ew.fma(u, maxval - minval, minval))
+
+
+@njit(cache=True, inline="always")
+def _flat_with_steps(array):
+    """``array`` flattened, and the index step that broadcasts it over a flat sample: 0 for one value, else 1."""
+    flat = array.reshape(-1)
+    return flat, int(flat.size > 1)
+
+
+@njit(cache=True)
+def uniform_kernel(key, shape, dtype, minval, maxval):
+    """``jax.random.uniform``: ``minval``, ``maxval`` are arrays of ``dtype``, 0-d or of exactly ``shape``."""
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    (lows, low_step), (highs, high_step) = _flat_with_steps(minval), _flat_with_steps(maxval)
+    zero = dtype(0)
+    for i in range(flat.size):
+        flat[i] = _scaled(unit(key, i, zero), lows[i * low_step], highs[i * high_step])
+    return out
+
+
+@njit(cache=True, inline="always")
+def _normal_constants(zero):
+    """The bounds ``nextafter(-1, 0)`` and ``1`` of the uniform draw, and ``sqrt(2)``, in ``zero``'s type."""
+    one = ew.as_type_of(1.0, zero)
+    return np.nextafter(-one, zero), one, np.sqrt(one + one)
+
+
+@njit(cache=True, inline="always")
+def _normal(key, index, constants):
+    """``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``: one standard normal sample."""
+    low, one, sqrt2 = constants
+    return sqrt2 * ew.erf_inv(_scaled(unit(key, index, low), low, one))
+
+
+@njit(cache=True, inline="always")
+def _uniform_between(key, shape, low, high):
+    """Uniform floats in ``[low, high)`` (scalars of the sample dtype), as an array of ``shape`` and its flat view.
+
+    The samplers below map the draws in a second loop: one loop doing both runs twice as long.
+    """
+    out = np.empty(shape, type(low))
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = _scaled(unit(key, i, low), low, high)
+    return out, flat
+
+
+@njit(cache=True)
+def normal_kernel(key, shape, dtype):
+    """``jax.random.normal`` for a real ``dtype``."""
+    low, one, sqrt2 = _normal_constants(dtype(0))
+    out, flat = _uniform_between(key, shape, low, one)
+    for i in range(flat.size):
+        flat[i] = sqrt2 * ew.erf_inv(flat[i])
+    return out
+
+
+@njit(cache=True)
+def exponential_kernel(key, shape, dtype):
+    """``jax.random.exponential``: ``-log1p(-u)``."""
+    out, flat = _uniform_between(key, shape, dtype(0), dtype(1))
+    for i in range(flat.size):
+        flat[i] = -ew.log1p(-flat[i])
+    return out
+
+
+@njit(cache=True)
+def gumbel_kernel(key, shape, dtype):
+    """``jax.random.gumbel`` (mode ``"low"``, JAX's default): ``-log(-log(u))`` for ``u`` in ``[tiny, 1)``."""
+    out, flat = _uniform_between(key, shape, ew.tiny(dtype(0)), dtype(1))
+    for i in range(flat.size):
+        flat[i] = -ew.log(-ew.log(flat[i]))
+    return out
+
+
+@njit(cache=True)
+def truncated_normal_kernel(key, shape, dtype, lower, upper):
+    """``jax.random.truncated_normal``: ``lower``, ``upper`` arrays of ``dtype``, both 0-d or both of ``shape``.
+
+    A uniform draw between ``erf(lower / sqrt(2))`` and ``erf(upper / sqrt(2))``, mapped back by
+    ``sqrt(2) * erf_inv`` and clipped into the open interval.
+    """
+    sqrt2 = dtype(math.sqrt(2.0))
+    inverse_sqrt2 = dtype(1) / sqrt2  # XLA turns x / sqrt2 into x * (1 / sqrt2)
+    erf_lower, erf_upper = np.empty_like(lower), np.empty_like(upper)
+    lows, highs = lower.reshape(-1), upper.reshape(-1)
+    erf_lows, erf_highs = erf_lower.reshape(-1), erf_upper.reshape(-1)
+    for i in range(lows.size):
+        erf_lows[i], erf_highs[i] = ew.erf(lows[i] * inverse_sqrt2), ew.erf(highs[i] * inverse_sqrt2)
+    out = uniform_kernel(key, shape, dtype, erf_lower, erf_upper)
+    flat = out.reshape(-1)
+    step = int(lows.size > 1)
+    for i in range(flat.size):
+        sample = max(np.nextafter(lows[i * step], dtype(np.inf)), sqrt2 * ew.erf_inv(flat[i]))
+        flat[i] = min(np.nextafter(highs[i * step], dtype(-np.inf)), sample)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _split2(key):
+    """``jax.random.split(key)``, as two keys."""
+    keys = split_kernel(key, (2,))
+    return keys[0], keys[1]
+
+
+@njit(cache=True, error_model="numpy")
+def _gamma_one(key, alpha):
+    """One Gamma(alpha) sample by Marsaglia and Tsang's method, as ``jax.random._gamma_one`` draws it."""
+    zero = alpha - alpha
+    one, half, third = ew.as_type_of(1.0, zero), ew.as_type_of(0.5, zero), ew.as_type_of(1.0 / 3.0, zero)
+    boost = alpha >= one
+    d = (alpha if boost else alpha + one) - third
+    c = third * ew.rsqrt(d)  # XLA turns third / sqrt(d) into third * rsqrt(d)
+    key, subkey = _split2(key)
+    normal_constants = _normal_constants(zero)
+    x2, v3, u = zero, one, one + one
+    while u >= ew.fma(-ew.as_type_of(0.0331, zero), x2 * x2, one) and \
+            ew.log(u) >= ew.fma(x2, half, d * ((one - v3) + ew.log(v3))):
+        keys = split_kernel(key, (3,))
+        key, x_key = keys[0], keys[1]
+        x, v = zero, -one
+        while v <= zero:
+            x_key, sample_key = _split2(x_key)
+            x = _normal(sample_key, 0, normal_constants)
+            v = ew.fma(x, c, one)
+        x2, v3, u = x * x, v * v * v, unit(keys[2], 0, zero)
+    scale = one if boost else ew.as_type_of(math.pow(one - unit(subkey, 0, zero), one / alpha), zero)
+    return d * v3 * scale
+
+
+@njit(cache=True)
+def gamma_kernel(key, alpha):
+    """``jax.random.gamma`` for an array ``alpha`` (of the sample dtype and shape): one key per element."""
+    out = np.empty_like(alpha)
+    flat, alphas = out.reshape(-1), alpha.reshape(-1)
+    keys = split_kernel(key, (flat.size,))
+    for i in range(flat.size):
+        flat[i] = _gamma_one(keys[i], alphas[i])
+    return out
+
+
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0) -> np.ndarray:
+    """Floats uniform in ``[minval, maxval)``: ``jax.random.uniform``, bit for bit.
+
+    Args:
+        key: a key from ``PRNGKey``, ``split`` or ``fold_in``.
+        shape: the sample's shape (an int ``n`` means ``(n,)``).
+        dtype: float32 or float64 (NumPy's default, float64, where JAX defaults to float32).
+        minval, maxval: bounds that broadcast to ``shape``.
+
+    Returns:
+        An array of ``shape`` and ``dtype`` (0-d for ``shape=()``).
+    """
+    shape, dtype = as_shape(shape, "uniform"), float_dtype(dtype, "uniform")
+    check_broadcast("uniform", shape, minval, maxval)
+    return uniform_kernel(as_key(key, "uniform"), shape, dtype.type, parameter(minval, dtype, shape),
+                          parameter(maxval, dtype, shape))
+
+
+def _standard_sampler(name: str, kernel, summary: str):
+    """The public sampler ``name(key, shape=(), dtype=None)`` around a kernel of a parameterless distribution."""
+    def sampler(key, shape=(), dtype=None) -> np.ndarray:
+        shape, dtype = as_shape(shape, name), float_dtype(dtype, name)
+        return kernel(as_key(key, name), shape, dtype.type)
+
+    sampler.__name__ = sampler.__qualname__ = name
+    sampler.__doc__ = f"""{summary}: ``jax.random.{name}``, bit for bit.
+
+    Args:
+        key: a key.
+        shape: the sample's shape (an int ``n`` means ``(n,)``).
+        dtype: float32 or float64 (default float64).
+    """
+    return sampler
+
+
+normal = _standard_sampler("normal", normal_kernel,
+                           "Standard normal samples, ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``")
+exponential = _standard_sampler("exponential", exponential_kernel, "Standard exponential samples, ``-log1p(-u)``")
+gumbel = _standard_sampler("gumbel", gumbel_kernel,
+                           "Standard Gumbel samples, ``-log(-log(u))`` (JAX's default ``mode='low'``)")
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None) -> np.ndarray:
+    """Standard normal samples conditioned on ``lower < x < upper``: ``jax.random.truncated_normal``.
+
+    Args:
+        key: a key.
+        lower, upper: the bounds, broadcast to ``shape``.
+        shape: the sample's shape; ``None`` takes the bounds' broadcast shape.
+        dtype: float32 or float64 (default float64).
+    """
+    dtype = float_dtype(dtype, "truncated_normal")
+    if shape is None:
+        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
+    shape = as_shape(shape, "truncated_normal")
+    check_broadcast("truncated_normal", shape, lower, upper)
+    bounds = np.broadcast_arrays(np.asarray(lower, dtype), np.asarray(upper, dtype))
+    return truncated_normal_kernel(as_key(key, "truncated_normal"), shape, dtype.type,
+                                   *(parameter(bound, dtype, shape) for bound in bounds))
+
+
+def gamma(key, a, shape=None, dtype=None) -> np.ndarray:
+    """Gamma(a) samples by Marsaglia and Tsang's rejection method: ``jax.random.gamma``, bit for bit.
+
+    Args:
+        key: a key.
+        a: the shape parameter(s), positive, broadcast to ``shape``.
+        shape: the sample's shape; ``None`` takes ``a``'s shape.
+        dtype: float32 or float64 (default float64).
+    """
+    dtype = float_dtype(dtype, "gamma")
+    shape = as_shape(np.shape(a) if shape is None else shape, "gamma")
+    check_broadcast("gamma", shape, a)
+    alpha = np.broadcast_to(np.asarray(a, dtype), shape).copy()
+    if not np.all(alpha > 0):
+        raise fail("numbax.random.gamma: the shape parameter a must be positive",
+                   "a <= 0 would make JAX's rejection loop run forever")
+    return gamma_kernel(as_key(key, "gamma"), alpha)

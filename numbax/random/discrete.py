@@ -1,0 +1,260 @@
+"""discrete: random bits, integers, coin flips, permutations, choices and categorical draws, JAX's bit for bit."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter
+from numbax.random.continuous import gumbel_kernel, uniform_kernel, unit
+from numbax.random.threefry import bits_kernel, hash_index, split_kernel
+
+__all__ = ["bits", "randint", "bernoulli", "permutation", "choice", "categorical"]
+
+_UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+@njit(cache=True, inline="always")
+def _word(key, index, wide):
+    """Element ``index`` of ``jax.random.bits(key, shape, uint64 if wide else uint32)``, in ``uint64``."""
+    b0, b1 = hash_index(key, index)
+    return (b0 << np.uint64(32)) | b1 if wide else b0 ^ b1
+
+
+@njit(cache=True, inline="always")
+def _rem(a, b):
+    """XLA's unsigned remainder: ``a % 0`` is ``a``."""
+    return a if b == 0 else a % b
+
+
+@njit(cache=True)
+def randint_kernel(key, shape, dtype, minval, maxval, maxval_too_big):
+    """``jax.random._randint`` for a 32- or 64-bit integer ``dtype``.
+
+    ``minval`` and ``maxval`` are already clipped to ``dtype``; ``maxval_too_big`` says where the
+    requested ``maxval`` lay above ``dtype``'s maximum. Two independent words per element, each
+    reduced modulo the span and combined, as JAX does to shrink the modulo bias.
+    """
+    out = np.empty(shape, dtype)
+    flat, lows, highs, too_big = out.reshape(-1), minval.reshape(-1), maxval.reshape(-1), maxval_too_big.reshape(-1)
+    low_step, high_step, big_step = int(lows.size > 1), int(highs.size > 1), int(too_big.size > 1)
+    wide = out.itemsize == 8
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if wide else np.uint64(0xFFFFFFFF)
+    half = np.uint64(1) << np.uint64(32 if wide else 16)
+    keys = split_kernel(key, (2,))
+    for i in range(flat.size):
+        low, high = lows[i * low_step], highs[i * high_step]
+        span = (np.uint64(high) - np.uint64(low)) & mask
+        if high <= low:
+            span = np.uint64(1)
+        elif too_big[i * big_step]:
+            span = (span + np.uint64(1)) & mask
+        multiplier = _rem(half, span)
+        multiplier = _rem((multiplier * multiplier) & mask, span)
+        offset = (_rem(_word(keys[0], i, wide), span) * multiplier) & mask
+        offset = _rem((offset + _rem(_word(keys[1], i, wide), span)) & mask, span)
+        flat[i] = (np.uint64(low) + offset) & mask
+    return out
+
+
+@njit(cache=True)
+def bernoulli_kernel(key, shape, p):
+    """``jax.random.bernoulli``: ``uniform(key, shape, p.dtype) < p``; ``p`` 0-d or of exactly ``shape``.
+
+    A uniform float in ``[0, 1)`` is the unit float itself (``max(0, u * 1 + 0)``).
+    """
+    probabilities = p.reshape(-1)
+    step = int(probabilities.size > 1)
+    zero = np.zeros(1, p.dtype)[0]
+    out = np.empty(shape, np.bool_)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = unit(key, i, zero) < probabilities[i * step]
+    return out
+
+
+@njit(cache=True)
+def permutation_kernel(key, n):
+    """``jax.random.permutation(key, n)``: sort ``arange(n)`` by random 32-bit keys, in as many rounds as JAX."""
+    order = np.arange(n)
+    rounds = int(math.ceil(3 * math.log(max(1, n)) / math.log(2.0 ** 32 - 1)))
+    for _ in range(rounds):
+        keys = split_kernel(key, (2,))
+        key = keys[0]
+        sort_keys = bits_kernel(keys[1], (n,), np.uint32)
+        order = order[np.argsort(sort_keys, kind="mergesort")]
+    return order
+
+
+def bits(key, shape=(), dtype=None) -> np.ndarray:
+    """Uniform random bits as unsigned integers: ``jax.random.bits``.
+
+    Args:
+        key: a key.
+        shape: the sample's shape.
+        dtype: uint8, uint16, uint32 or uint64 (default uint64, as JAX with ``jax_enable_x64``).
+    """
+    shape = as_shape(shape, "bits")
+    dtype = np.dtype(np.uint64 if dtype is None else dtype)
+    if dtype.kind != "u":
+        raise fail(f"numbax.random.bits draws unsigned integers, not {dtype}", "pass dtype=np.uint32 or np.uint64")
+    return bits_kernel(as_key(key, "bits"), shape, dtype.type)
+
+
+def _integer_bound(value, name: str) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype == object or array.dtype.kind not in "iufb":
+        raise fail(f"numbax.random.randint: {name}={value!r} is not an integer (or does not fit in 64 bits)")
+    return array if array.dtype.kind in "iu" else array.astype(np.int64)
+
+
+def _clip_to(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``values`` clipped to ``dtype``'s range, then converted (JAX's ``_convert_and_clip_integer``)."""
+    info = np.iinfo(dtype)
+    return np.clip(values, max(info.min, np.iinfo(values.dtype).min), min(info.max, np.iinfo(values.dtype).max)
+                   ).astype(dtype)
+
+
+def randint(key, shape, minval, maxval, dtype=None) -> np.ndarray:
+    """Integers in ``[minval, maxval)``: ``jax.random.randint``, bit for bit, with its slight modulo bias.
+
+    Args:
+        key: a key.
+        shape: the sample's shape.
+        minval, maxval: integer bounds that broadcast to ``shape``; ``maxval <= minval`` gives ``minval``.
+        dtype: an integer dtype (default int64, as JAX with ``jax_enable_x64``).
+    """
+    shape = as_shape(shape, "randint")
+    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    if dtype.kind not in "iu":
+        raise fail(f"numbax.random.randint draws integers, not {dtype}", "draw integers, then convert with .astype()")
+    low, high = _integer_bound(minval, "minval"), _integer_bound(maxval, "maxval")
+    check_broadcast("randint", shape, low, high)
+    sampled = dtype
+    if dtype.itemsize < 4:
+        info, sampled = np.iinfo(dtype), np.dtype(np.int32)
+        low = low.astype(np.int32).clip(info.min, info.max)
+        high = high.astype(np.int32).clip(info.min, info.max + 1)
+    too_big = high > np.iinfo(sampled).max
+    out = randint_kernel(as_key(key, "randint"), shape, sampled.type, parameter(_clip_to(low, sampled), sampled, shape),
+                         parameter(_clip_to(high, sampled), sampled, shape), parameter(too_big, np.bool_, shape))
+    return out.astype(dtype)
+
+
+def bernoulli(key, p=0.5, shape=None) -> np.ndarray:
+    """Booleans that are ``True`` with probability ``p``: ``jax.random.bernoulli``.
+
+    Args:
+        key: a key.
+        p: probabilities (a float or an array of float32 or float64) broadcast to ``shape``.
+        shape: the sample's shape; ``None`` takes ``p``'s shape.
+    """
+    probabilities = np.asarray(p)
+    if probabilities.dtype.kind != "f":
+        raise fail(f"numbax.random.bernoulli: p must be a float or float array, got {probabilities.dtype}",
+                   "pass p as a float, e.g. p=0.5")
+    dtype = float_dtype(probabilities.dtype, "bernoulli")
+    shape = as_shape(probabilities.shape if shape is None else shape, "bernoulli")
+    check_broadcast("bernoulli", shape, probabilities)
+    return bernoulli_kernel(as_key(key, "bernoulli"), shape, parameter(probabilities, dtype, shape))
+
+
+def permutation(key, x, axis: int = 0, independent: bool = False) -> np.ndarray:
+    """A random permutation of ``arange(x)``, or of ``x``'s entries along ``axis``: ``jax.random.permutation``.
+
+    Args:
+        key: a key.
+        x: an int ``n`` (permute ``arange(n)``) or an array.
+        axis: the axis to permute.
+        independent: permute each slice along ``axis`` independently.
+    """
+    key = as_key(key, "permutation")
+    if np.ndim(x) == 0:
+        if not np.issubdtype(np.asarray(x).dtype, np.integer):
+            raise fail(f"numbax.random.permutation: x must be an integer or an array with at least one axis, got {x!r}")
+        return permutation_kernel(key, int(x))
+    array = np.asarray(x)
+    axis = axis % array.ndim
+    if not independent or array.ndim == 1:
+        return np.take(array, permutation_kernel(key, array.shape[axis]), axis)
+    rounds = int(math.ceil(3 * math.log(max(1, array.size)) / math.log(2.0 ** 32 - 1)))
+    for _ in range(rounds):
+        key, subkey = split_kernel(key, (2,))
+        order = np.argsort(bits_kernel(subkey, array.shape, np.uint32), axis, kind="stable")
+        array = np.take_along_axis(array, order, axis)
+    return array
+
+
+def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.ndarray:
+    """A random sample of ``a`` (or ``arange(a)``), optionally weighted or without replacement: ``jax.random.choice``.
+
+    Args:
+        key: a key.
+        a: an int ``n`` or an array to sample along ``axis``.
+        shape: the number of draws, as a shape.
+        replace: draw with replacement.
+        p: probabilities of the entries (``None``: uniform).
+        axis: the axis of ``a`` to draw along.
+    """
+    key, shape = as_key(key, "choice"), as_shape(shape, "choice")
+    array = np.asarray(a)
+    axis = axis % array.ndim if array.ndim else 0
+    n_inputs = int(a) if array.ndim == 0 else array.shape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return np.zeros(shape, array.dtype)
+    if n_inputs <= 0:
+        raise fail("numbax.random.choice: a must be positive unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise fail(f"numbax.random.choice: cannot take {n_draws} samples from {n_inputs} without replacement",
+                   "draw fewer samples, or pass replace=True")
+    if p is None:
+        if replace:
+            index = randint(key, shape, 0, n_inputs)
+        else:
+            index = permutation_kernel(key, n_inputs)[:n_draws]
+    else:
+        weights = np.asarray(p)
+        weights = weights.astype(np.float64) if weights.dtype.kind != "f" else weights
+        if weights.shape != (n_inputs,):
+            raise fail(f"numbax.random.choice: p has shape {weights.shape}, not ({n_inputs},) as a.shape[axis]")
+        if replace:
+            cumulative = np.cumsum(weights)
+            zero, one = np.zeros((), weights.dtype), np.ones((), weights.dtype)
+            draws = cumulative[-1] * (one - uniform_kernel(key, shape, weights.dtype.type, zero, one))
+            index = np.searchsorted(cumulative, draws).astype(np.int64)
+        else:
+            with np.errstate(divide="ignore"):
+                noise = gumbel_kernel(key, (n_inputs,), weights.dtype.type) + np.log(weights)
+            index = np.argsort(-noise, kind="stable")[:n_draws]
+    if array.ndim == 0:
+        return np.reshape(index, shape)
+    return np.take(array, np.reshape(index, -1), axis).reshape(array.shape[:axis] + shape + array.shape[axis + 1:])
+
+
+def categorical(key, logits, axis: int = -1, shape=None) -> np.ndarray:
+    """Indices drawn with probabilities ``softmax(logits)`` along ``axis``: ``jax.random.categorical``.
+
+    The Gumbel-max trick: the index of the largest ``logits + gumbel noise``.
+
+    Args:
+        key: a key.
+        logits: unnormalised log-probabilities, float32 or float64.
+        axis: the axis of categories.
+        shape: the sample's shape, ending with the batch shape (``logits.shape`` without ``axis``);
+            ``None`` means the batch shape.
+    """
+    key = as_key(key, "categorical")
+    logits = np.asarray(logits)
+    dtype = float_dtype(logits.dtype if logits.dtype.kind == "f" else None, "categorical")
+    logits = logits.astype(dtype)
+    axis = axis % logits.ndim - logits.ndim
+    batch_shape = logits.shape[:logits.ndim + axis] + logits.shape[logits.ndim + axis + 1:]
+    shape = batch_shape if shape is None else as_shape(shape, "categorical")
+    check_broadcast("categorical", shape, np.empty(batch_shape))
+    prefix = shape[:len(shape) - len(batch_shape)]
+    noise_shape = list(shape[len(prefix):])
+    noise_shape.insert(axis % logits.ndim, logits.shape[axis])
+    noise = gumbel_kernel(key, (*prefix, *noise_shape), dtype.type)
+    return np.argmax(noise + logits.reshape((1,) * len(prefix) + logits.shape), axis=axis)
