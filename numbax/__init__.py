@@ -25,7 +25,7 @@ __all__ = [
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 
-_SUBMODULES = ("lax", "numpy", "debug")
+_SUBMODULES = ("lax", "numpy", "debug", "random")
 
 
 def __getattr__(name: str):
