@@ -19,7 +19,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad import primitives
+from numbax.transforms.grad import primitives, recompute
 from numbax.transforms.grad.rules import NONDIFFERENTIABLE, bind_arguments, instantiate, lookup
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
@@ -66,6 +66,8 @@ class Adjoint:
         self.state: State = {}
         self.adjoints: Dict[str, str] = {}
         self.counters: Dict[int, str] = {}
+        self.again: Dict[int, str] = {}  # id(statement) -> the name its value is computed again into
+        self.readonly: Set[str] = set()  # arrays nothing writes into (``recompute.readonly_names``)
 
     # ---- names and accumulation
     def adj(self, name: str) -> str:
@@ -100,6 +102,9 @@ class Adjoint:
         where = self.position.get(id(stmt))
         if definition and where and where[0] == definition[0] and where[1] is not None and (
                 where[1] > definition[1] or (where[1] == definition[1] and when == "after")):
+            again = self._computed_again(name, definition)
+            if again is not None:
+                return again
             loop, _, key = definition
             saved, pop = self.saves.need_iteration(name, key, self.depth[id(stmt)])
             self.loop_pops.setdefault(loop, []).append(pop)
@@ -108,12 +113,44 @@ class Adjoint:
             return _name(name)
         block, index = self.blocks[id(stmt)]
         version = _version(block, index, name, when)
+        copy_ = _entry_copy(block, index, name, self.once) if version < 0 else None
+        if copy_ is not None:
+            return self.need(copy_, stmt, when)
         if version >= 0:
             key, at = id(block[version]), "after"
         else:
             key, at = id(block[0]), "before"
         return _name(self.saves.need_value(_name(name), name, key, at, self.depth[id(stmt)],
                                            ident=("version", id(block), name, version), popped=self.popped[-1]))
+
+    def _computed_again(self, name: str, definition: tuple) -> Optional[gast.Name]:
+        """``name``, assigned once per iteration of a loop, computed again at the top of the loop's backward
+        body from its inputs there, when that is cheap (``recompute.cheap``); None: it is taped."""
+        loop, index, key = definition
+        if index < 0:
+            return None
+        stmts, at = self.blocks[key]
+        stmt = stmts[at]
+        reads = recompute.inputs(stmt.value)
+        if not recompute.cheap(stmt.value, self.avals, self.readonly) or not all(
+                n in self.saves.single_assignment or (self.avals.get(n) or ("", -1))[1] == 0 for n in reads):
+            return None
+        if key not in self.again:
+            self.again[key] = self.namer.new(name)
+        outer, self.saves.pops = self.saves.pops, []
+        self.popped.append(set())  # the inputs are read again at the top of the body, before any other read
+        try:
+            mapping = {n: self.need(n, stmt) for n in reads}
+            taped = self.saves.take_pops()
+        finally:
+            self.saves.pops = outer
+            self.popped.pop()
+        again = _assign(self.again[key], _Rename(mapping).visit(copy.deepcopy(stmt.value)))
+        gast.copy_location(again, stmt)
+        anno.copyanno(stmt, again)
+        self.loop_pops.setdefault(loop, []).extend(taped + [again])
+        self.popped[-1].update(popped_name(p) for p in taped)  # read at the top of the body: later reads reuse
+        return _name(self.again[key])
 
     def owned(self, name: str, primal: gast.expr, origin: gast.stmt) -> List[gast.stmt]:
         """Statements making ``dname`` a live array that only this adjoint references."""
@@ -400,6 +437,7 @@ class Adjoint:
         if not body:
             self.state = entry
             return []
+        body = self.saves.rewind(stmt) + body
         end = self.state
         body += self._materialize(set(assumed) - set(end), assumed, stmt)
         for name in sorted(n for n in assumed if assumed[n] and n in end and not end[n]):
@@ -426,6 +464,7 @@ class Adjoint:
         """The name counting ``stmt``'s iterations in the forward sweep."""
         if id(stmt) not in self.counters:
             self.counters[id(stmt)] = self.namer.new("trips")
+            self.saves.avals[self.counters[id(stmt)]] = ("i", 0)  # taped in a table in nested loops
         return self.counters[id(stmt)]
 
 
@@ -434,6 +473,16 @@ def _assigns(stmt: gast.stmt, name: str) -> bool:
         if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Store):
             return True
     return False
+
+
+def _entry_copy(block: List[gast.stmt], index: int, name: str, once: Dict[str, tuple]) -> Optional[str]:
+    """A name assigned once, by ``copy = name`` before ``block[index]``, while ``name`` still holds the value
+    it had on entering ``block``: the same value, which the backward sweep may already keep."""
+    for stmt in block[:index]:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
+                isinstance(stmt.value, gast.Name) and stmt.value.id == name and stmt.targets[0].id in once:
+            return stmt.targets[0].id
+    return None
 
 
 def _version(block: List[gast.stmt], index: int, name: str, when: str) -> int:
