@@ -41,8 +41,6 @@ def expected_grad_predict_loss(w, x, y):
 
 def expected_grad_euler(y0, k, n):
     y_tape = []
-    t3_tape = []
-    t2_tape = []
     y = y0
     # grad_programs.py:13: y = y + 0.1 * (-k * y)
     _t1 = -k
@@ -50,11 +48,7 @@ def expected_grad_euler(y0, k, n):
     for i in range(n):
         y_tape.append(y)
         # grad_programs.py:13: y = y + 0.1 * (-k * y)
-        _t2 = _t1 * y
-        t2_tape.append(_t2)
-        _t3 = 0.1 * _t2
-        t3_tape.append(_t3)
-        y = y + _t3
+        y = y + 0.1 * (_t1 * y)
         trips = trips + 1
     y_1 = y
     trips_1 = trips
@@ -64,16 +58,13 @@ def expected_grad_euler(y0, k, n):
     # grad of: for i in range(n):
     dt1 = 0.0
     for step in range(trips_1):
-        t3 = t3_tape.pop()
-        t2 = t2_tape.pop()
-        y_2 = y_tape.pop()
         # grad of: y = y + 0.1 * (-k * y)
         dy_out_2 = dy
-        dy = rt.unbroadcast(dy_out_2, y_2)
-        dt3 = rt.unbroadcast(dy_out_2, t3)
-        dt2 = rt.unbroadcast(dt3 * 0.1, t2)
+        dy = dy_out_2
+        dt2 = dy_out_2 * 0.1
+        y_2 = y_tape.pop()
         dt1 = dt1 + np.sum(dt2 * y_2)
-        dy = dy + rt.unbroadcast(dt2 * _t1, y_2)
+        dy = dy + dt2 * _t1
     dk = -dt1
     # grad of: y = y0
     dy0 = dy

@@ -19,7 +19,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad import primitives, recompute
+from numbax.transforms.grad import primitives, recompute, shapes
 from numbax.transforms.grad.rules import NONDIFFERENTIABLE, bind_arguments, instantiate, lookup
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
@@ -68,6 +68,8 @@ class Adjoint:
         self.counters: Dict[int, str] = {}
         self.again: Dict[int, str] = {}  # id(statement) -> the name its value is computed again into
         self.readonly: Set[str] = set()  # arrays nothing writes into (``recompute.readonly_names``)
+        self.shapes: Dict[str, tuple] = {}  # symbolic shapes (``shapes.infer``)
+        self.params: Set[str] = set()
 
     # ---- names and accumulation
     def adj(self, name: str) -> str:
@@ -152,12 +154,32 @@ class Adjoint:
         self.popped[-1].update(popped_name(p) for p in taped)  # read at the top of the body: later reads reuse
         return _name(self.again[key])
 
+    def _shape_twin(self, name: str, stmt: gast.stmt) -> Optional[gast.Name]:
+        """A value of ``name``'s kind and shape that the backward sweep reads without a tape: a parameter,
+        or a value of the same loop iteration that it computes again (``row = x[i]``); None if none."""
+        shape, aval = self.shapes.get(name), self.avals.get(name)
+        where = self.position.get(id(stmt))
+        if not shape or aval is None:
+            return None
+        twins = [n for n, s in self.shapes.items() if s == shape and self.avals.get(n) == aval and n != name]
+        for twin in sorted(twins, key=lambda n: n not in self.params):
+            if twin in self.params and twin in self.saves.single_assignment:
+                return _name(twin)
+            definition = self.once.get(twin)
+            if definition and where and where[0] == definition[0] and where[1] is not None and \
+                    where[1] > definition[1] >= 0:
+                stmts, at = self.blocks[definition[2]]
+                if recompute.cheap(stmts[at].value, self.avals, self.readonly):
+                    return self.need(twin, stmt)
+        return None
+
     def owned(self, name: str, primal: gast.expr, origin: gast.stmt) -> List[gast.stmt]:
         """Statements making ``dname`` a live array that only this adjoint references."""
         d = self.adj(name)
         if name not in self.state:
             self.state[name] = True
-            return [self._mark(_assign(_name(d, True), _rt("zeros_like", primal)), origin)]
+            shape = self._shape_twin(name, origin) or primal
+            return [self._mark(_assign(_name(d, True), _rt("zeros_like", shape)), origin)]
         if not self.state[name]:
             self.state[name] = True
             return [self._mark(_assign(_name(d, True), _rt("copy_of", _name(d))), origin)]
@@ -263,7 +285,9 @@ class Adjoint:
         contributions = [(p, e) for p, e in contributions if p in wanted]
         param_avals = {p: self._aval_of(arg) for p, arg in bound.items()}
         param_avals["ans"] = self.avals.get(x)
-        simplify = _Simplify(param_avals)
+        param_shapes = {p: shapes.expr_shape(arg, self.shapes, self.avals) for p, arg in bound.items()}
+        param_shapes["ans"] = param_shapes["g"] = self.shapes.get(x)  # an adjoint has its primal's shape
+        simplify = _Simplify(param_avals, param_shapes)
         contributions = [(p, simplify.visit(e)) for p, e in contributions]
         if not contributions:
             return []
@@ -497,8 +521,9 @@ def _version(block: List[gast.stmt], index: int, name: str, when: str) -> int:
 class _Simplify(gast.NodeTransformer):
     """Rule helpers that do nothing on scalars, resolved from the abstract values of a rule's names."""
 
-    def __init__(self, avals: Dict[str, Optional[tuple]]):
+    def __init__(self, avals: Dict[str, Optional[tuple]], shapes_: Optional[Dict[str, tuple]] = None):
         self.avals = avals
+        self.shapes = shapes_ or {}
 
     def _scalar(self, node) -> bool:
         if isinstance(node, gast.Constant):
@@ -526,6 +551,8 @@ class _Simplify(gast.NodeTransformer):
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt"):
             return node
         args = node.args
+        if func.attr == "unbroadcast" and self._same_shape(args[0], args[1]):
+            return args[0]
         if func.attr == "unbroadcast" and self._scalar(args[1]):
             ans = self.avals.get("ans")
             if ans is not None and ans[1] == 0:
@@ -542,6 +569,10 @@ class _Simplify(gast.NodeTransformer):
         if func.attr in ("matmul_grad_a", "matmul_grad_b"):
             return self._matmul(func.attr[-1], *args) or node
         return node
+
+    def _same_shape(self, a: gast.expr, b: gast.expr) -> bool:
+        shape = shapes.expr_shape(a, self.shapes, self.avals)
+        return shape is not None and shape == shapes.expr_shape(b, self.shapes, self.avals)
 
     def _ndim(self, node) -> int:
         aval = self.avals.get(node.id) if isinstance(node, gast.Name) else None

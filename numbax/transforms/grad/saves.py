@@ -190,6 +190,45 @@ class Saves:
             out.append(_assign(table, empty))
         return out + [_assign(row, gast.Constant(value=0, kind=None)) for row in self.rows.values()]
 
+    def drop_unread(self, body: List[gast.stmt]) -> List[gast.stmt]:
+        """``body`` without the list tapes whose popped values nothing reads (a rule wanted only a shape,
+        which it found elsewhere)."""
+        loads: Dict[str, int] = {}
+        pops: Dict[str, List[str]] = {}
+        for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                loads[node.id] = loads.get(node.id, 0) + 1
+            tape = _tape_call(node.value, "pop") if isinstance(node, gast.Assign) else None
+            if tape is not None:
+                pops.setdefault(tape, []).append(node.targets[0].id)
+        unread = {t for t in self.tapes if not any(loads.get(v) for v in pops.get(t, []))}
+        self.tapes = [t for t in self.tapes if t not in unread]
+        return _without(body, unread) if unread else body
+
+
+def _tape_call(value: gast.expr, method: str):
+    """The tape that ``value`` calls ``method`` of (``tape.pop()``), else None."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == method and \
+            isinstance(value.func.value, gast.Name):
+        return value.func.value.id
+    return None
+
+
+def _without(stmts: List[gast.stmt], tapes: Set[str]) -> List[gast.stmt]:
+    """``stmts`` (recursively) without the statements that make, push onto or pop from ``tapes``."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and (
+                isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in tapes or
+                _tape_call(stmt.value, "pop") in tapes) or \
+                isinstance(stmt, gast.Expr) and _tape_call(stmt.value, "append") in tapes:
+            continue
+        for field in ("body", "orelse"):
+            if getattr(stmt, field, None):
+                setattr(stmt, field, _without(getattr(stmt, field), tapes) or [gast.Pass()])
+        out.append(stmt)
+    return out
+
 
 def _cell(slot: _Cell, ctx) -> gast.Subscript:
     index = gast.Tuple(elts=[_name(slot.row), gast.Constant(value=slot.column, kind=None)], ctx=gast.Load())

@@ -36,6 +36,7 @@ from numbax.transforms.grad.nodes import rt_call as _rt
 from numbax.transforms.grad.avals import infer as infer_avals
 from numbax.transforms.grad.primitives import is_differentiable
 from numbax.transforms.grad.recompute import readonly_names
+from numbax.transforms.grad.shapes import infer as infer_shapes
 from numbax.transforms.grad.saves import Saves
 
 
@@ -176,6 +177,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     saves.loop_of = _innermost_loops(fdef, position)
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
+    params = adjoint.params = {a.id for a in fdef.args.args}
+    adjoint.shapes = infer_shapes(fdef, {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}, avals)
     entry = gast.Pass()
     depth[id(entry)] = 0
     blocks[id(entry)] = ([entry], 0)
@@ -206,8 +209,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     forward = _Forward(saves, adjoint.counters).block(body)
     results = results if spec.direct and not spec.value else outputs + results
     returned = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
-    fdef.body = (saves.initial() + saves.before.get(id(entry), []) + forward + seeds + backward +
-                 [gast.Return(value=returned)])
+    fdef.body = saves.drop_unread(saves.initial() + saves.before.get(id(entry), []) + forward + seeds + backward +
+                                  [gast.Return(value=returned)])
     gast.fix_missing_locations(fdef)
     if spec.cotangents:
         fdef.args.args = fdef.args.args + [_name(c, False) for c in spec.cotangents]
