@@ -22,7 +22,8 @@ MISMATCH instead of a time. Timings are reported, never asserted. Output is Mark
 Every library computes on one thread unless ``--threads`` says otherwise (0: each library's own choice): on
 the project's busy 2-core machines, multi-threaded BLAS and torch swung by 10 to 100 times from run to run.
 
-Usage: ``python benchmarks/run_grad.py [--quick] [--threads N] [--output PATH] [--tasks NAME,...]``.
+Usage: ``python benchmarks/run_grad.py [--quick] [--steady] [--threads N] [--output PATH] [--tasks NAME,...]``
+(``--steady``: the time per gradient alone, for a quick look while tuning).
 The script re-runs itself with ``--child ...`` for the subprocess measurements.
 """
 from __future__ import annotations
@@ -632,6 +633,8 @@ def main(argv=None) -> int:
                              "times slower from one run to the next)")
     parser.add_argument("--tasks", default=",".join(t.name for t in grad_tasks.TASKS),
                         help="comma-separated task names (default: all)")
+    parser.add_argument("--steady", action="store_true",
+                        help="time per gradient only (no fresh processes, warm starts or memory)")
     parser.add_argument("--child", nargs=2, metavar=("SYSTEM", "TASK"), help=argparse.SUPPRESS)
     parser.add_argument("--memory", metavar="SYSTEM", help=argparse.SUPPRESS)
     parser.add_argument("--cache", action="store_true", help=argparse.SUPPRESS)
@@ -666,6 +669,8 @@ def main(argv=None) -> int:
              ("first calls (fresh processes)", lambda: first_calls(report, tasks, args.proc_repeats)),
              ("warm starts (new processes)", lambda: warm_starts(report, tasks, args.proc_repeats)),
              (f"memory of a {grad_tasks.LONG_STEPS:,}-step tape (fresh processes)", lambda: memory(report)))
+    if args.steady:
+        steps = steps[:2]
     for name, step in steps:
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
         with warnings.catch_warnings():

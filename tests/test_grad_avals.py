@@ -47,3 +47,43 @@ def test_disagreeing_assignments_are_unknown():
         "    return y\n",
         x=("f", 1), c=("b", 0))
     assert "y" not in got
+
+
+def shapes_of(source: str, **ndims):
+    from numbax.transforms.grad.shapes import infer as infer_shapes
+
+    fdef = gast.parse(source).body[0]
+    return infer_shapes(fdef, ndims, infer(fdef, {p: ("f", n) for p, n in ndims.items()}))
+
+
+def test_symbolic_shapes_of_slices_scalars_reductions_and_products():
+    got = shapes_of(
+        "def f(x, a, b):\n"
+        "    u = x[1:]\n"
+        "    v = x[:-1] ** 2\n"
+        "    w = 100.0 * (u - v)\n"
+        "    s = np.sum(w)\n"
+        "    p = a @ b\n"
+        "    r = np.sum(p, axis=0)\n"
+        "    t = a.T\n"
+        "    q = a + b\n"
+        "    return s\n",
+        x=1, a=2, b=2)
+    assert got["u"] == got["v"] == got["w"] == (("x.0", -1),)
+    assert got["s"] == ()
+    assert got["p"] == (("a.0", 0), ("b.1", 0)) and got["r"] == (("b.1", 0),)
+    assert got["t"] == (("a.1", 0), ("a.0", 0))
+    assert "q" not in got  # shapes that only broadcasting could reconcile are unknown
+
+
+def test_a_shape_that_changes_in_a_loop_is_unknown():
+    got = shapes_of(
+        "def f(x, n):\n"
+        "    y = x\n"
+        "    z = x * 2.0\n"
+        "    for i in range(n):\n"
+        "        z = z + 1.0\n"
+        "        y = y[1:]\n"
+        "    return y\n",
+        x=1, n=0)
+    assert "y" not in got and got["z"] == (("x.0", 0),)

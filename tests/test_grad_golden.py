@@ -28,7 +28,6 @@ def expected_grad_predict_loss(w, x, y):
     # grad_programs.py:7: return np.mean((pred - y) ** 2)
     _t2 = pred - y
     _t3 = _t2 ** 2
-    _t4 = np.mean(_t3)
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0
     dt3 = rt.unreduce(dt4, _t3, None, False) * (1 / _t3.size)
@@ -37,13 +36,11 @@ def expected_grad_predict_loss(w, x, y):
     # grad of: pred = np.tanh(x @ w)
     dt1 = dpred * (1.0 - pred * pred)
     dw = dt1 @ x
-    return (_t4, dw)
+    return dw
 
 
 def expected_grad_euler(y0, k, n):
     y_tape = []
-    t3_tape = []
-    t2_tape = []
     y = y0
     # grad_programs.py:13: y = y + 0.1 * (-k * y)
     _t1 = -k
@@ -51,90 +48,71 @@ def expected_grad_euler(y0, k, n):
     for i in range(n):
         y_tape.append(y)
         # grad_programs.py:13: y = y + 0.1 * (-k * y)
-        _t2 = _t1 * y
-        t2_tape.append(_t2)
-        _t3 = 0.1 * _t2
-        t3_tape.append(_t3)
-        y = y + _t3
+        y = y + 0.1 * (_t1 * y)
         trips = trips + 1
     y_1 = y
     trips_1 = trips
-    # grad_programs.py:14: return np.sum(y)
-    _t4 = np.sum(y)
     # grad of: return np.sum(y)
     dt4 = 1.0
     dy = rt.unreduce(dt4, y_1, None, False)
     # grad of: for i in range(n):
     dt1 = 0.0
     for step in range(trips_1):
-        t3 = t3_tape.pop()
-        t2 = t2_tape.pop()
-        y_2 = y_tape.pop()
         # grad of: y = y + 0.1 * (-k * y)
         dy_out_2 = dy
-        dy = rt.unbroadcast(dy_out_2, y_2)
-        dt3 = rt.unbroadcast(dy_out_2, t3)
-        dt2 = rt.unbroadcast(dt3 * 0.1, t2)
+        dy = dy_out_2
+        dt2 = dy_out_2 * 0.1
+        y_2 = y_tape.pop()
         dt1 = dt1 + np.sum(dt2 * y_2)
-        dy = dy + rt.unbroadcast(dt2 * _t1, y_2)
+        dy = dy + dt2 * _t1
     dk = -dt1
     # grad of: y = y0
     dy0 = dy
-    return (_t4, dy0, dk)
+    return (dy0, dk)
 
 
 def expected_grad_newton_sqrt(a, tol):
-    t5_tape = np.empty(16, np.float64)
-    t5_count = 0
-    x_tape = np.empty(16, np.float64)
-    x_count = 0
-    run_tape = np.empty(16, np.bool_)
-    run_count = 0
+    tape = np.empty((16, 1), np.float64)
+    row = 0
     x = a
     # grad_programs.py:19: while np.abs(x * x - a) > tol:
-    go = True
+    _t1 = x * x
+    _t2 = _t1 - a
+    _t3 = np.abs(_t2)
+    _t4 = _t3 > tol
+    go = _t4
     trips = 0
     while go:
-        run = True
-        cond = not np.abs(x * x - a) > tol
-        if cond:
-            run = False
-            go = False
-        if run_count == len(run_tape):
-            run_tape = rt.grow(run_tape)
-        run_tape[run_count] = run
-        run_count = run_count + 1
-        if run:
-            if x_count == len(x_tape):
-                x_tape = rt.grow(x_tape)
-            x_tape[x_count] = x
-            x_count = x_count + 1
-            # grad_programs.py:20: x = 0.5 * (x + a / x)
-            _t5 = a / x
-            if t5_count == len(t5_tape):
-                t5_tape = rt.grow(t5_tape)
-            t5_tape[t5_count] = _t5
-            t5_count = t5_count + 1
-            x = 0.5 * (x + _t5)
+        if row == len(tape):
+            tape = rt.grow_rows(tape)
+        tape[row, 0] = x
+        x = 0.5 * (x + a / x)
+        # grad_programs.py:19: while np.abs(x * x - a) > tol:
+        _t1 = x * x
+        _t2 = _t1 - a
+        _t3 = np.abs(_t2)
+        _t4 = _t3 > tol
+        go = _t4
         trips = trips + 1
+        row = row + 1
     trips_1 = trips
     # grad of: return x
     dx = 1.0
     # grad of: while np.abs(x * x - a) > tol:
     da = 0.0
     for step in range(trips_1):
-        run_count, run_1 = (run_count - 1, run_tape[run_count - 1])
-        if run_1:
-            # grad of: x = 0.5 * (x + a / x)
-            dt6 = dx * 0.5
-            dx = dt6
-            t5_count, t5 = (t5_count - 1, t5_tape[t5_count - 1])
-            x_count, x_1 = (x_count - 1, x_tape[x_count - 1])
-            da = da + dt6 / x_1
-            dx = dx + -dt6 * t5 / x_1
+        row = row - 1
+        x_1 = tape[row, 0]
+        # grad_programs.py:20: x = 0.5 * (x + a / x)
+        t5 = a / x_1
+        # grad of: x = 0.5 * (x + a / x)
+        dt6 = dx * 0.5
+        dx = dt6
+        da = da + dt6 / x_1
+        dx = dx + -dt6 * t5 / x_1
     # grad of: x = a
     da = da + dx
-    return (x, da)
+    return da
 
 
 def expected_grad_relu_sum(x):
@@ -142,9 +120,7 @@ def expected_grad_relu_sum(x):
     # grad_programs.py:26: if s > 0:
     _t1 = s > 0
     if _t1:
-        out = s * 2.0
-    else:
-        out = -s
+        pass
     # grad of: return out
     dout = 1.0
     # grad of: if s > 0:
@@ -156,7 +132,7 @@ def expected_grad_relu_sum(x):
         ds = -dout
     # grad of: s = np.sum(x)
     dx = rt.unreduce(ds, x, None, False)
-    return (out, dx)
+    return dx
 
 
 def expected_grad_rosenbrock(x):
@@ -225,6 +201,7 @@ def test_golden_adjoint_computes_the_gradient(name, argnums, make_args):
     args = make_args()
     nums = (argnums,) if isinstance(argnums, int) else argnums
     out = globals()[f"expected_grad_{name}"](*args)
+    grads = (out,) if isinstance(argnums, int) else out
     for position, index in enumerate(nums):
         x = np.asarray(args[index], dtype=float)
         numeric = np.zeros_like(x)
@@ -236,4 +213,4 @@ def test_golden_adjoint_computes_the_gradient(name, argnums, make_args):
             hi[index] = x + step if x.shape else float(x + step)
             lo[index] = x - step if x.shape else float(x - step)
             numeric[i] = (fn(*hi) - fn(*lo)) / 2e-6
-        np.testing.assert_allclose(out[1 + position], numeric, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(grads[position], numeric, rtol=1e-5, atol=1e-7)

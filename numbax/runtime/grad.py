@@ -891,3 +891,64 @@ def _jit_reverse_cumsum():
 
 
 _reverse_cumsum_jit = _jit_reverse_cumsum()
+
+
+# ---------------------------------------------------------------------------
+# Helpers of reverse mode's generated code that returns what the user receives
+
+
+__all__ += ["scalar_output", "grow_rows", "reserve_rows"]  # noqa: F405
+
+
+_NOT_SCALAR = ("Gradient only defined for scalar-output functions. Output had shape: {}.\nFor the derivative of a "
+               "function with array output, use numbax.vjp, or numbax.jacrev/numbax.hessian.")
+
+
+def scalar_output(out):
+    """``out``, which must be a scalar: ``grad`` of a function with an array output raises JAX's TypeError."""
+    if np.shape(out) != ():
+        raise TypeError(_NOT_SCALAR.format(np.shape(out)))
+    return out
+
+
+@overload(scalar_output)
+def _scalar_output(out):
+    if not isinstance(out, types.Array) or out.ndim == 0:
+        return lambda out: out
+    head, tail = _NOT_SCALAR.split("{}")
+    head, tail = head + "(", ("," if out.ndim == 1 else "") + ")" + tail
+
+    def impl(out):
+        text = head
+        for k in range(out.ndim):
+            text += (", " if k else "") + str(out.shape[k])
+        if len(text):  # always; a branch Numba cannot prune, so that the result is typed like ``out``
+            raise TypeError(text + tail)
+        return out
+    return impl
+
+
+def grow_rows(table):
+    """A 2-D tape with twice the rows, holding ``table``'s (a ``while`` loop's table of saved scalars is full)."""
+    grown = np.empty((2 * table.shape[0], table.shape[1]), table.dtype)
+    grown[:table.shape[0]] = table
+    return grown
+
+
+def reserve_rows(table, rows):
+    """``table`` if it has ``rows`` rows, else a copy with room for them (before a ``for`` loop)."""
+    if rows <= table.shape[0]:
+        return table
+    grown = np.empty((max(rows, 2 * table.shape[0]), table.shape[1]), table.dtype)
+    grown[:table.shape[0]] = table
+    return grown
+
+
+@overload(grow_rows)
+def _grow_rows(table):
+    return grow_rows
+
+
+@overload(reserve_rows)
+def _reserve_rows(table, rows):
+    return reserve_rows

@@ -19,7 +19,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad import primitives
+from numbax.transforms.grad import primitives, recompute, shapes
 from numbax.transforms.grad.rules import NONDIFFERENTIABLE, bind_arguments, instantiate, lookup
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
@@ -67,6 +67,10 @@ class Adjoint:
         self.adjoints: Dict[str, str] = {}
         self.views: Dict[int, str] = {}  # id(x = y[index]) -> the name of its view of dy
         self.counters: Dict[int, str] = {}
+        self.again: Dict[int, str] = {}  # id(statement) -> the name its value is computed again into
+        self.readonly: Set[str] = set()  # arrays nothing writes into (``recompute.readonly_names``)
+        self.shapes: Dict[str, tuple] = {}  # symbolic shapes (``shapes.infer``)
+        self.params: Set[str] = set()
 
     # ---- names and accumulation
     def adj(self, name: str) -> str:
@@ -101,6 +105,9 @@ class Adjoint:
         where = self.position.get(id(stmt))
         if definition and where and where[0] == definition[0] and where[1] is not None and (
                 where[1] > definition[1] or (where[1] == definition[1] and when == "after")):
+            again = self._computed_again(name, definition)
+            if again is not None:
+                return again
             loop, _, key = definition
             saved, pop = self.saves.need_iteration(name, key, self.depth[id(stmt)])
             self.loop_pops.setdefault(loop, []).append(pop)
@@ -109,6 +116,9 @@ class Adjoint:
             return _name(name)
         block, index = self.blocks[id(stmt)]
         version = _version(block, index, name, when)
+        copy_ = _entry_copy(block, index, name, self.once) if version < 0 else None
+        if copy_ is not None:
+            return self.need(copy_, stmt, when)
         if version >= 0:
             key, at = id(block[version]), "after"
         else:
@@ -116,12 +126,61 @@ class Adjoint:
         return _name(self.saves.need_value(_name(name), name, key, at, self.depth[id(stmt)],
                                            ident=("version", id(block), name, version), popped=self.popped[-1]))
 
+    def _computed_again(self, name: str, definition: tuple) -> Optional[gast.Name]:
+        """``name``, assigned once per iteration of a loop, computed again at the top of the loop's backward
+        body from its inputs there, when that is cheap (``recompute.cheap``); None: it is taped."""
+        loop, index, key = definition
+        if index < 0:
+            return None
+        stmts, at = self.blocks[key]
+        stmt = stmts[at]
+        reads = recompute.inputs(stmt.value)
+        if not recompute.cheap(stmt.value, self.avals, self.readonly) or not all(
+                n in self.saves.single_assignment or (self.avals.get(n) or ("", -1))[1] == 0 for n in reads):
+            return None
+        if key not in self.again:
+            self.again[key] = self.namer.new(name)
+        outer, self.saves.pops = self.saves.pops, []
+        self.popped.append(set())  # the inputs are read again at the top of the body, before any other read
+        try:
+            mapping = {n: self.need(n, stmt) for n in reads}
+            taped = self.saves.take_pops()
+        finally:
+            self.saves.pops = outer
+            self.popped.pop()
+        again = _assign(self.again[key], _Rename(mapping).visit(copy.deepcopy(stmt.value)))
+        gast.copy_location(again, stmt)
+        anno.copyanno(stmt, again)
+        self.loop_pops.setdefault(loop, []).extend(taped + [again])
+        self.popped[-1].update(popped_name(p) for p in taped)  # read at the top of the body: later reads reuse
+        return _name(self.again[key])
+
+    def _shape_twin(self, name: str, stmt: gast.stmt) -> Optional[gast.Name]:
+        """A value of ``name``'s kind and shape that the backward sweep reads without a tape: a parameter,
+        or a value of the same loop iteration that it computes again (``row = x[i]``); None if none."""
+        shape, aval = self.shapes.get(name), self.avals.get(name)
+        where = self.position.get(id(stmt))
+        if not shape or aval is None:
+            return None
+        twins = [n for n, s in self.shapes.items() if s == shape and self.avals.get(n) == aval and n != name]
+        for twin in sorted(twins, key=lambda n: n not in self.params):
+            if twin in self.params and twin in self.saves.single_assignment:
+                return _name(twin)
+            definition = self.once.get(twin)
+            if definition and where and where[0] == definition[0] and where[1] is not None and \
+                    where[1] > definition[1] >= 0:
+                stmts, at = self.blocks[definition[2]]
+                if recompute.cheap(stmts[at].value, self.avals, self.readonly):
+                    return self.need(twin, stmt)
+        return None
+
     def owned(self, name: str, primal: gast.expr, origin: gast.stmt) -> List[gast.stmt]:
         """Statements making ``dname`` a live array that only this adjoint references."""
         d = self.adj(name)
         if name not in self.state:
             self.state[name] = True
-            return [self._mark(_assign(_name(d, True), _rt("zeros_like", primal)), origin)]
+            shape = self._shape_twin(name, origin) or primal
+            return [self._mark(_assign(_name(d, True), _rt("zeros_like", shape)), origin)]
         if not self.state[name]:
             self.state[name] = True
             return [self._mark(_assign(_name(d, True), _rt("copy_of", _name(d))), origin)]
@@ -227,7 +286,9 @@ class Adjoint:
         contributions = [(p, e) for p, e in contributions if p in wanted]
         param_avals = {p: self._aval_of(arg) for p, arg in bound.items()}
         param_avals["ans"] = self.avals.get(x)
-        simplify = _Simplify(param_avals)
+        param_shapes = {p: shapes.expr_shape(arg, self.shapes, self.avals) for p, arg in bound.items()}
+        param_shapes["ans"] = param_shapes["g"] = self.shapes.get(x)  # an adjoint has its primal's shape
+        simplify = _Simplify(param_avals, param_shapes)
         contributions = [(p, simplify.visit(e)) for p, e in contributions]
         if not contributions:
             return []
@@ -429,6 +490,7 @@ class Adjoint:
         if not body:
             self.state = entry
             return []
+        body = self.saves.rewind(stmt) + body
         end = self.state
         body += self._materialize(set(assumed) - set(end), assumed, stmt)
         for name in sorted(n for n in assumed if assumed[n] and n in end and not end[n]):
@@ -455,6 +517,7 @@ class Adjoint:
         """The name counting ``stmt``'s iterations in the forward sweep."""
         if id(stmt) not in self.counters:
             self.counters[id(stmt)] = self.namer.new("trips")
+            self.saves.avals[self.counters[id(stmt)]] = ("i", 0)  # taped in a table in nested loops
         return self.counters[id(stmt)]
 
 
@@ -463,6 +526,16 @@ def _assigns(stmt: gast.stmt, name: str) -> bool:
         if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Store):
             return True
     return False
+
+
+def _entry_copy(block: List[gast.stmt], index: int, name: str, once: Dict[str, tuple]) -> Optional[str]:
+    """A name assigned once, by ``copy = name`` before ``block[index]``, while ``name`` still holds the value
+    it had on entering ``block``: the same value, which the backward sweep may already keep."""
+    for stmt in block[:index]:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
+                isinstance(stmt.value, gast.Name) and stmt.value.id == name and stmt.targets[0].id in once:
+            return stmt.targets[0].id
+    return None
 
 
 def _version(block: List[gast.stmt], index: int, name: str, when: str) -> int:
@@ -477,8 +550,9 @@ def _version(block: List[gast.stmt], index: int, name: str, when: str) -> int:
 class _Simplify(gast.NodeTransformer):
     """Rule helpers that do nothing on scalars, resolved from the abstract values of a rule's names."""
 
-    def __init__(self, avals: Dict[str, Optional[tuple]]):
+    def __init__(self, avals: Dict[str, Optional[tuple]], shapes_: Optional[Dict[str, tuple]] = None):
         self.avals = avals
+        self.shapes = shapes_ or {}
 
     def _scalar(self, node) -> bool:
         if isinstance(node, gast.Constant):
@@ -506,6 +580,8 @@ class _Simplify(gast.NodeTransformer):
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt"):
             return node
         args = node.args
+        if func.attr == "unbroadcast" and self._same_shape(args[0], args[1]):
+            return args[0]
         if func.attr == "unbroadcast" and self._scalar(args[1]):
             ans = self.avals.get("ans")
             if ans is not None and ans[1] == 0:
@@ -522,6 +598,10 @@ class _Simplify(gast.NodeTransformer):
         if func.attr in ("matmul_grad_a", "matmul_grad_b"):
             return self._matmul(func.attr[-1], *args) or node
         return node
+
+    def _same_shape(self, a: gast.expr, b: gast.expr) -> bool:
+        shape = shapes.expr_shape(a, self.shapes, self.avals)
+        return shape is not None and shape == shapes.expr_shape(b, self.shapes, self.avals)
 
     def _ndim(self, node) -> int:
         aval = self.avals.get(node.id) if isinstance(node, gast.Name) else None

@@ -5,7 +5,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from numbax import config, tree_util
+from numbax import config, runtime, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline
 from numbax.transforms.grad import avals
@@ -65,28 +65,22 @@ class Differentiated(Jitted):
         self.value = value
         self.cotangents = cotangents
         self.label = "vjp" if cotangents else "grad"
-        self._plans: Dict[tuple, Callable] = {}
+        # grad and value_and_grad return what the generated function returns: Numba's C dispatch serves them
+        self.direct = not (has_aux or allow_int or cotangents)
         self._python_twin: Optional["Differentiated"] = None
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == self._nparams and not config.jit_disabled_anywhere():
-            plan = self._plans.get(tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args]))
-            if plan is not None:
-                return plan(args)
-        return self._checked_call(args, kwargs)
-
-    def _checked_call(self, args: tuple, kwargs: Dict[str, Any]):
-        """Bind, check and flatten the arguments, compile if needed, and package the result."""
+    def _call(self, args: tuple, kwargs: Dict[str, Any]):
+        """Numba's C dispatch has no compiled signature for this call: bind, check, compile, package."""
         if config.state.disable_jit and self.backend != "python":
             return self._twin()(*args, **kwargs)
         values = self._signature.bind(args, kwargs)
         _check_inputs(values, self.argnums, self.allow_int)
+        if self.direct:
+            return self._compiled_call(args, kwargs)
         out, grads = self._compiled_call(args, kwargs)
         if self.allow_int:
             grads = [tree_util.tree_map(_float0_if_int, values[i], g) for i, g in zip(self.argnums, grads)]
-        result = self._package(out, grads)
-        self._plan(args, kwargs)
-        return result
+        return self._package(out, grads)
 
     def _twin(self) -> "Differentiated":
         """The same transformation on the python backend: what runs under ``disable_jit``."""
@@ -96,30 +90,9 @@ class Differentiated(Jitted):
                                            self.static_argnums, self.static_argnames, "python", self.cotangents)
         return self._python_twin
 
-    def _plan(self, args: tuple, kwargs) -> None:
-        """Serve later calls with the same plain-array signature without binding or flattening."""
-        if kwargs or self.static_argnums or self.has_aux or self.cotangents or self._last is None or \
-                self.allow_int or not all(type(a) is np.ndarray or type(a) is float for a in args):
-            return
-        compiled = self._last
-        if compiled.generated.returns.treedef.num_leaves != 1 + len(self.argnums):
-            return
-        function, constants = compiled.function, compiled.constants
-        single, value = self.single, self.value
-
-        def plan(call_args):
-            out = function(*call_args, *constants)
-            grads = out[1] if single else out[1:]
-            return (out[0], grads) if value else grads
-
-        self._plans[tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else type(a) for a in args])] = plan
-
     def _package(self, out, grads):
-        value = out[0] if self.has_aux else out
-        if not self.cotangents and np.shape(value) != ():
-            raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
-                            f"{np.shape(value)}.\nFor the derivative of a function with array output, use "
-                            "numbax.vjp, or numbax.jacrev/numbax.hessian.")
+        if not self.cotangents:
+            runtime.scalar_output(out[0] if self.has_aux else out)
         g = grads[0] if self.single else tuple(grads)
         if self.cotangents:
             return out, g
@@ -138,7 +111,8 @@ class Differentiated(Jitted):
 
     def _generated_cache_tag(self) -> Optional[str]:
         """Generated gradients are kept on disk too, keyed by what changes them."""
-        return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}"
+        return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}:" \
+               f"direct={self.direct}:value={self.value}"
 
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function: the gradient is generated there (``nested``)."""
@@ -147,7 +121,9 @@ class Differentiated(Jitted):
         return nested.lower(self, spec, node, args, kwargs)
 
     def _offer_fast_path(self, compiled, treedef, leaves) -> None:
-        """Results are repackaged in Python, so calls always take the checked path."""
+        """Only a result that needs no repackaging in Python may come straight from Numba's C dispatch."""
+        if self.direct:
+            super()._offer_fast_path(compiled, treedef, leaves)
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
         dynamic = [(i, p) for i, p in enumerate(self._signature.params) if i not in self._signature.static]
@@ -174,7 +150,8 @@ class Differentiated(Jitted):
             param_avals = dict(zip(names, leaf_avals))
             param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
             param_avals = {n: a for n, a in param_avals.items() if a is not None}
-            out = grad_transform.transform(fdef, grad_transform.GradSpec(wrt, seeded, cts, param_avals))
+            out = grad_transform.transform(fdef, grad_transform.GradSpec(wrt, seeded, cts, param_avals, self.direct,
+                                                                         self.value))
             if cts:
                 params = out.args.args
                 leaves, rest = params[:total], params[total:len(params) - len(cts)]
@@ -187,12 +164,17 @@ class Differentiated(Jitted):
         return generated
 
     def _returns(self, primal, bound):
-        """The structure of what the generated function returns: (primal output, gradients)."""
+        """The structure of what the generated function returns: the user's result (``direct``), else
+        (primal output, gradients)."""
         from numbax.ast_passes.specialize.builder import DYNAMIC, ReturnSpec
 
         out_tree = tree_util.tree_unflatten(primal.treedef, [0] * primal.treedef.num_leaves)
         grads = [tree_util.tree_map(lambda _: 0, bound[self._signature.params[i]]) for i in self.argnums]
-        treedef = tree_util.tree_structure((out_tree, grads))
+        if self.direct:
+            result = grads[0] if self.single else tuple(grads)
+            treedef = tree_util.tree_structure((out_tree, result) if self.value else result)
+        else:
+            treedef = tree_util.tree_structure((out_tree, grads))
         return ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)))
 
     def __repr__(self) -> str:

@@ -7,7 +7,9 @@ Expects one function in A-normal form. Guarantees:
 - no ``break``/``continue``: each loop that has them gets a ``go`` flag (the
   loop keeps running) and a ``run`` flag (this iteration keeps running) that
   guard the rest of the body; every ``while`` reads ``while go:``;
-- ``if`` tests and ``while`` tests are names;
+- ``if`` tests and ``while`` tests are names (a ``while`` loop that cannot
+  exit early computes its test before the loop and again at the end of its
+  body; others read ``while go:`` with the flags below);
 - ``for`` loops run over ``range(...)`` (a loop over an array's rows reads
   ``row = x[k]`` at the top of a range loop);
 - no ``x op= v`` on names (``x = x op v``), no tuple targets.
@@ -18,7 +20,7 @@ registers.
 from __future__ import annotations
 
 import copy
-from typing import List, Optional
+from typing import List, Optional, Set
 
 import gast
 
@@ -70,6 +72,7 @@ class _Canonicalize(ExitLowering):
         self.fdef = fdef
         self.active = active
         self.out: List[str] = []
+        self.tests: Set[str] = set()  # the names made for ``if`` tests, read by their ``if`` alone
 
     # ---- whole function
     def run(self) -> gast.FunctionDef:
@@ -143,7 +146,7 @@ class _Canonicalize(ExitLowering):
             elif isinstance(stmt, gast.For):
                 out.extend(self._range_loop(stmt))
             elif isinstance(stmt, gast.While):
-                out.append(self._while_true(stmt))
+                out.extend(self._while(stmt))
             else:
                 out.append(stmt)
         return out
@@ -184,6 +187,7 @@ class _Canonicalize(ExitLowering):
         if isinstance(stmt.test, gast.Name):
             return [stmt]
         cond = self.namer.new("cond")
+        self.tests.add(cond)
         pre = _assign(cond, stmt.test, stmt)
         stmt.test = _name(cond)
         return [pre, stmt]
@@ -209,7 +213,7 @@ class _Canonicalize(ExitLowering):
               "loop over `range(len(x))` and index, or over a container (unrolled at compile time).")
         return []
 
-    def _while_true(self, stmt: gast.While) -> gast.While:
+    def _while(self, stmt: gast.While) -> List[gast.stmt]:
         body = self.simple(stmt.body)
         if stmt.orelse:
             _fail(stmt, "`while ... else` is not supported", "set a flag before `break` and test it after the loop.")
@@ -220,7 +224,35 @@ class _Canonicalize(ExitLowering):
             body = head + body
         stmt.test = _const(True)
         stmt.body = body
-        return stmt
+        return self._rotate(stmt)
+
+    def _rotate(self, stmt: gast.While) -> List[gast.stmt]:
+        """``while True:`` that opens with its exit test and cannot exit elsewhere, as ``while go:``.
+
+        ``while True: t = ...; if not t: break; rest`` runs exactly as
+        ``t = ...; go = t; while go: rest; t = ...; go = t``, which needs no
+        flag saying whether each iteration ran.
+        """
+        body = stmt.body
+        k = next((i for i, s in enumerate(body) if not (isinstance(s, gast.Assign) and
+                                                        isinstance(s.targets[0], gast.Name))), len(body))
+        exit_test = body[k] if k < len(body) else None
+        if not (isinstance(exit_test, gast.If) and not exit_test.orelse and len(exit_test.body) == 1 and
+                isinstance(exit_test.body[0], gast.Break)) or \
+                _has_exit(body[k + 1:], (gast.Break, gast.Continue, gast.Return)):
+            return [stmt]
+        test, prefix = exit_test.test, body[:k]
+        if prefix and isinstance(test, gast.Name) and prefix[-1].targets[0].id == test.id and \
+                isinstance(prefix[-1].value, gast.UnaryOp) and isinstance(prefix[-1].value.op, gast.Not) and \
+                test.id in self.tests:
+            test, prefix = prefix[-1].value, prefix[:-1]  # ``cond = not t; if cond: break``
+        keep = test.operand if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not) else \
+            gast.UnaryOp(op=gast.Not(), operand=test)
+        go = self.namer.new("go")
+        head = prefix + [_assign(go, keep, exit_test)]
+        stmt.test = _name(go)
+        stmt.body = body[k + 1:] + copy.deepcopy(head)
+        return head + [stmt]
 
     # ---- exits: return, break, continue (numbax.ast_passes.exits)
     def _store_return(self, stmt: gast.Return) -> List[gast.stmt]:

@@ -3,14 +3,19 @@
 The backward sweep of a statement reads primal values as they were when that
 statement ran. A value assigned once, outside any loop, is still there: it is
 read directly. A value that is reassigned later gets a copy of its reference
-(``h_1 = h``) at top level, or, inside a loop, a tape: a list the forward
-sweep appends to and the backward sweep pops from in reverse order, so no
-Python object is made per iteration beyond the list slot. In-place updates of
+(``h_1 = h``) at top level, or, inside a loop, a tape. Scalars of known kind
+go into one 2-D table per loop (and kind): a column per saved value, a row
+per iteration, one row counter that the forward sweep advances at the end of
+each iteration and the backward sweep steps back at the start of each. A
+``for`` loop reserves its rows before it starts; a ``while`` loop doubles its
+table when it is full. Other values (arrays) go on lists that the forward
+sweep appends to and the backward sweep pops from. In-place updates of
 arrays are undone during the backward sweep, so references stay exact.
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Dict, List, Set, Tuple
 
 import gast
@@ -18,10 +23,20 @@ import gast
 from numbax.ast_passes.naming import Namer
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import name as _name
+from numbax.transforms.grad.nodes import rt_call as _rt
 
 
 def _call_method(obj: str, method: str, args: List[gast.expr]) -> gast.Call:
     return gast.Call(func=gast.Attribute(value=_name(obj), attr=method, ctx=gast.Load()), args=args, keywords=[])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cell:
+    """Where a scalar saved in a loop lives: one column of that loop's table, one row per iteration."""
+
+    table: str
+    column: int
+    row: str
 
 
 class Saves:
@@ -30,15 +45,16 @@ class Saves:
     def __init__(self, namer: Namer, single_assignment: Set[str], avals: Dict[str, tuple] = None):
         self.namer = namer
         self.avals = avals or {}
-        self.counts: Dict[str, str] = {}
         self.loop_of: Dict[object, gast.stmt] = {}  # statement key -> innermost enclosing loop
-        self.reserves: Dict[int, List[str]] = {}  # id(for loop) -> typed tapes sized before it runs
-        self.dtypes: Dict[str, str] = {}
+        self.rows: Dict[int, str] = {}  # id(loop) -> its row counter (the iterations it has taped)
+        self.tables: Dict[Tuple[int, str], str] = {}  # (id(loop), kind) -> its 2-D tape
+        self.widths: Dict[str, int] = {}  # table -> number of columns
+        self.loops: Dict[int, gast.stmt] = {}  # id(loop) -> loop, for the loops with tables
         self.single_assignment = single_assignment
         self.before: Dict[int, List[gast.stmt]] = {}
         self.after: Dict[int, List[gast.stmt]] = {}
-        self.tapes: List[str] = []
-        self._saved: Dict[Tuple, Tuple[str, bool]] = {}
+        self.tapes: List[str] = []  # list tapes (arrays, values of unknown type)
+        self._saved: Dict[Tuple, Tuple[str, object]] = {}
         self.pops: List[gast.stmt] = []
 
     def need_value(self, value: gast.expr, base: str, key, when: str, depth: int, ident=None,
@@ -47,7 +63,7 @@ class Saves:
 
         ``ident`` identifies the value (by default the expression at this
         statement); ``popped`` holds saved names the backward sweep has already
-        popped in the current block, which later readers reuse.
+        read in the current block, which later readers reuse.
         """
         from numbax.ast_passes.unparse import unparse
 
@@ -57,87 +73,101 @@ class Saves:
             store = self.before if when == "before" else self.after
             if depth == 0:
                 store.setdefault(key, []).append(_assign(saved, value))
-                self._saved[ident] = (saved, False)
+                self._saved[ident] = (saved, None)
             else:
-                tape = self._tape(base, value)
-                store.setdefault(key, []).extend(self._push(tape, value, key))
-                self._saved[ident] = (saved, tape)
-        saved, tape = self._saved[ident]
-        if tape and saved not in popped:
-            self.pops.append(self._pop(tape, saved))
+                slot = self._slot(base, value, key)
+                store.setdefault(key, []).append(self._push(slot, value))
+                self._saved[ident] = (saved, slot)
+        saved, slot = self._saved[ident]
+        if slot and saved not in popped:
+            self.pops.append(self._pop(slot, saved))
         return saved
 
-    def _tape(self, base: str, value: gast.expr) -> str:
-        """A new tape: a typed array with a count for a scalar of known kind, else a list."""
-        tape = self.namer.new(f"{base}_tape")
-        self.tapes.append(tape)
+    def _slot(self, base: str, value: gast.expr, key):
+        """Where a value saved in a loop goes: a column of the loop's table for a scalar of known kind,
+        else a list tape of its own."""
         aval = self.avals.get(value.id) if isinstance(value, gast.Name) else None
-        if aval is not None and aval[1] == 0 and aval[0] in _DTYPES:
-            self.counts[tape] = self.namer.new(f"{base}_count")
-            self.dtypes[tape] = _DTYPES[aval[0]]
-        return tape
+        if aval is None or aval[1] != 0 or aval[0] not in _DTYPES:
+            tape = self.namer.new(f"{base}_tape")
+            self.tapes.append(tape)
+            return tape
+        loop = self.loop_of[key]
+        if id(loop) not in self.rows:
+            self.rows[id(loop)] = self.namer.new("row")
+            self.loops[id(loop)] = loop
+        table = self.tables.get((id(loop), aval[0]))
+        if table is None:
+            table = self.tables[(id(loop), aval[0])] = self.namer.new(_TABLE_NAMES[aval[0]])
+            self.widths[table] = 0
+        self.widths[table] += 1
+        return _Cell(table, self.widths[table] - 1, self.rows[id(loop)])
 
-    def _push(self, tape: str, value: gast.expr, key) -> List[gast.stmt]:
-        """Append ``value``: ``tape.append(v)``, or for a typed tape a plain store.
+    @staticmethod
+    def _push(slot, value: gast.expr) -> gast.stmt:
+        """``tape.append(v)``, or a store into the current row of the loop's table."""
+        if isinstance(slot, str):
+            return gast.Expr(value=_call_method(slot, "append", [value]))
+        return _assign(_cell(slot, gast.Store()), value)
 
-        Inside a ``for`` loop the tape is made large enough before the loop
-        starts (its trip count is known then), so the store needs no check;
-        growing the array inside the loop would cost five times the store.
-        Inside a ``while`` loop the store checks and grows by doubling.
-        """
-        count = self.counts.get(tape)
-        if count is None:
-            return [gast.Expr(value=_call_method(tape, "append", [value]))]
-        loop = self.loop_of.get(key)
-        store = gast.Subscript(value=_name(tape), slice=_name(count), ctx=gast.Store())
-        bump = _assign(count, gast.BinOp(left=_name(count), op=gast.Add(), right=_one()))
-        if isinstance(loop, gast.For):
-            reserved = self.reserves.setdefault(id(loop), [])
-            if tape not in reserved:
-                reserved.append(tape)
-            return [gast.Assign(targets=[store], value=value, type_comment=None), bump]
-        full = gast.Compare(left=_name(count), ops=[gast.Eq()],
-                            comparators=[gast.Call(func=_name("len"), args=[_name(tape)], keywords=[])])
-        grow = gast.Call(func=gast.Attribute(value=_name("rt"), attr="grow", ctx=gast.Load()), args=[_name(tape)],
-                         keywords=[])
-        return [gast.If(test=full, body=[_assign(tape, grow)], orelse=[]),
-                gast.Assign(targets=[store], value=value, type_comment=None), bump]
+    @staticmethod
+    def _pop(slot, saved: str) -> gast.stmt:
+        if isinstance(slot, str):
+            return _assign(saved, _call_method(slot, "pop", []))
+        return _assign(saved, _cell(slot, gast.Load()))
 
-    def reserve(self, loop: gast.For) -> List[gast.stmt]:
-        """Before a ``for`` loop: make each of its typed tapes hold one value per iteration more."""
+    def _tables_of(self, loop) -> List[str]:
+        return [t for (loop_id, _), t in self.tables.items() if loop_id == id(loop)]
+
+    def enter(self, loop) -> List[gast.stmt]:
+        """Before a ``for`` loop: make its tables hold one row per iteration more (the trip count is known)."""
+        if not isinstance(loop, gast.For):
+            return []
         out = []
-        for tape in self.reserves.get(id(loop), []):
+        for table in self._tables_of(loop):
             trips = gast.Call(func=_name("len"), args=[copy.deepcopy(loop.iter)], keywords=[])
-            wanted = gast.BinOp(left=_name(self.counts[tape]), op=gast.Add(), right=trips)
-            reserve = gast.Call(func=gast.Attribute(value=_name("rt"), attr="reserve", ctx=gast.Load()),
-                                args=[_name(tape), wanted], keywords=[])
-            out.append(_assign(tape, reserve))
+            wanted = gast.BinOp(left=_name(self.rows[id(loop)]), op=gast.Add(), right=trips)
+            out.append(_assign(table, _rt("reserve_rows", _name(table), wanted)))
         return out
 
-    def _pop(self, tape: str, saved: str) -> gast.stmt:
-        count = self.counts.get(tape)
-        if count is None:
-            return _assign(saved, _call_method(tape, "pop", []))
-        last = gast.BinOp(left=_name(count), op=gast.Sub(), right=_one())
-        return _assign_pair(count, saved, last, gast.Subscript(value=_name(tape), slice=last, ctx=gast.Load()))
+    def begin_iteration(self, loop) -> List[gast.stmt]:
+        """At the top of a ``while`` loop's body: room for this iteration's row, doubling the tables if full."""
+        if isinstance(loop, gast.For) or id(loop) not in self.rows:
+            return []
+        row = self.rows[id(loop)]
+        out = []
+        for table in self._tables_of(loop):
+            full = gast.Compare(left=_name(row), ops=[gast.Eq()],
+                                comparators=[gast.Call(func=_name("len"), args=[_name(table)], keywords=[])])
+            out.append(gast.If(test=full, body=[_assign(table, _rt("grow_rows", _name(table)))], orelse=[]))
+        return out
+
+    def end_iteration(self, loop) -> List[gast.stmt]:
+        """At the end of a loop's body in the forward sweep: the next row."""
+        row = self.rows.get(id(loop))
+        return [_assign(row, gast.BinOp(left=_name(row), op=gast.Add(), right=_one()))] if row else []
+
+    def rewind(self, loop) -> List[gast.stmt]:
+        """At the top of a loop's body in the backward sweep: back to the row of this iteration."""
+        row = self.rows.get(id(loop))
+        return [_assign(row, gast.BinOp(left=_name(row), op=gast.Sub(), right=_one()))] if row else []
 
     def need_iteration(self, name: str, key, depth: int) -> Tuple[str, gast.stmt]:
         """Keep ``name`` once per loop iteration, right after its one assignment in the loop body.
 
-        Returns the saved name and its pop, which belongs at the top of the
+        Returns the saved name and its read, which belongs at the top of the
         backward loop body, where every later statement of the iteration reads it.
         """
         ident = (key, name, "iteration")
         if ident not in self._saved:
             saved = self.namer.new(name)
-            tape = self._tape(name, _name(name))
-            self.after.setdefault(key, []).extend(self._push(tape, _name(name), key))
-            self._saved[ident] = (saved, tape)
-        saved, tape = self._saved[ident]
-        return saved, self._pop(tape, saved)
+            slot = self._slot(name, _name(name), key)
+            self.after.setdefault(key, []).append(self._push(slot, _name(name)))
+            self._saved[ident] = (saved, slot)
+        saved, slot = self._saved[ident]
+        return saved, self._pop(slot, saved)
 
     def take_pops(self) -> List[gast.stmt]:
-        """The tape pops requested since the last call, deduplicated, in request order."""
+        """The tape reads requested since the last call, deduplicated, in request order."""
         seen, out = set(), []
         for stmt in self.pops:
             name = popped_name(stmt)
@@ -148,20 +178,64 @@ class Saves:
         return out
 
     def initial(self) -> List[gast.stmt]:
-        """``tape = []`` for every tape, at the top of the function."""
-        out = []
-        for tape in self.tapes:
-            if tape in self.counts:
-                empty = gast.Call(func=gast.Attribute(value=_name("np"), attr="empty", ctx=gast.Load()),
-                                  args=[gast.Constant(value=16, kind=None),
-                                        gast.Attribute(value=_name("np"), attr=self.dtypes[tape], ctx=gast.Load())],
-                                  keywords=[])
-                out.append(_assign_pair(tape, self.counts[tape], empty, gast.Constant(value=0, kind=None)))
-            else:
-                out.append(_assign(tape, gast.List(elts=[], ctx=gast.Load())))
-        return out
+        """The tapes, at the top of the function: ``tape = []``, and each loop's tables and row counter."""
+        out = [_assign(tape, gast.List(elts=[], ctx=gast.Load())) for tape in self.tapes]
+        for (loop_id, kind), table in self.tables.items():
+            rows = 0 if isinstance(self.loops[loop_id], gast.For) else 16  # a for loop reserves its own
+            shape = gast.Tuple(elts=[gast.Constant(value=rows, kind=None),
+                                     gast.Constant(value=self.widths[table], kind=None)], ctx=gast.Load())
+            dtype = gast.Attribute(value=_name("np"), attr=_DTYPES[kind], ctx=gast.Load())
+            empty = gast.Call(func=gast.Attribute(value=_name("np"), attr="empty", ctx=gast.Load()),
+                              args=[shape, dtype], keywords=[])
+            out.append(_assign(table, empty))
+        return out + [_assign(row, gast.Constant(value=0, kind=None)) for row in self.rows.values()]
+
+    def drop_unread(self, body: List[gast.stmt]) -> List[gast.stmt]:
+        """``body`` without the list tapes whose popped values nothing reads (a rule wanted only a shape,
+        which it found elsewhere)."""
+        loads: Dict[str, int] = {}
+        pops: Dict[str, List[str]] = {}
+        for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                loads[node.id] = loads.get(node.id, 0) + 1
+            tape = _tape_call(node.value, "pop") if isinstance(node, gast.Assign) else None
+            if tape is not None:
+                pops.setdefault(tape, []).append(node.targets[0].id)
+        unread = {t for t in self.tapes if not any(loads.get(v) for v in pops.get(t, []))}
+        self.tapes = [t for t in self.tapes if t not in unread]
+        return _without(body, unread) if unread else body
 
 
+def _tape_call(value: gast.expr, method: str):
+    """The tape that ``value`` calls ``method`` of (``tape.pop()``), else None."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == method and \
+            isinstance(value.func.value, gast.Name):
+        return value.func.value.id
+    return None
+
+
+def _without(stmts: List[gast.stmt], tapes: Set[str]) -> List[gast.stmt]:
+    """``stmts`` (recursively) without the statements that make, push onto or pop from ``tapes``."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and (
+                isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in tapes or
+                _tape_call(stmt.value, "pop") in tapes) or \
+                isinstance(stmt, gast.Expr) and _tape_call(stmt.value, "append") in tapes:
+            continue
+        for field in ("body", "orelse"):
+            if getattr(stmt, field, None):
+                setattr(stmt, field, _without(getattr(stmt, field), tapes) or [gast.Pass()])
+        out.append(stmt)
+    return out
+
+
+def _cell(slot: _Cell, ctx) -> gast.Subscript:
+    index = gast.Tuple(elts=[_name(slot.row), gast.Constant(value=slot.column, kind=None)], ctx=gast.Load())
+    return gast.Subscript(value=_name(slot.table), slice=index, ctx=ctx)
+
+
+_TABLE_NAMES = {"f": "tape", "i": "int_tape", "b": "flag_tape"}
 _DTYPES = {"f": "float64", "i": "int64", "b": "bool_"}
 
 
@@ -169,12 +243,6 @@ def _one() -> gast.Constant:
     return gast.Constant(value=1, kind=None)
 
 
-def _assign_pair(a: str, b: str, va: gast.expr, vb: gast.expr) -> gast.Assign:
-    target = gast.Tuple(elts=[_name(a, True), _name(b, True)], ctx=gast.Store())
-    return gast.Assign(targets=[target], value=gast.Tuple(elts=[va, vb], ctx=gast.Load()), type_comment=None)
-
-
 def popped_name(stmt: gast.Assign) -> str:
-    """The saved name a pop statement defines (``x_1 = tape.pop()`` or ``n, x_1 = n - 1, tape[n - 1]``)."""
-    target = stmt.targets[0]
-    return target.elts[1].id if isinstance(target, gast.Tuple) else target.id
+    """The saved name a read of a tape defines (``x_1 = tape.pop()`` or ``x_1 = tape[row, 0]``)."""
+    return stmt.targets[0].id

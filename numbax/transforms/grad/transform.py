@@ -3,7 +3,10 @@
 Expects the main function in A-normal form, the names of the parameters to
 differentiate, and how outputs are seeded. Produces a function with the same
 parameters (plus one cotangent per output for ``vjp``) that returns the
-primal outputs followed by one adjoint per differentiated parameter::
+primal outputs followed by one adjoint per differentiated parameter, or, for
+``grad`` and ``value_and_grad`` of a scalar function (``GradSpec.direct``),
+exactly the leaves the user receives: the adjoints, after the value with
+``value``, so that Numba's dispatcher can hand its result straight back::
 
     def grad_f(x, w):                       # for f(x, w) = np.sum(np.tanh(x @ w))
         _t1 = x @ w
@@ -13,7 +16,7 @@ primal outputs followed by one adjoint per differentiated parameter::
         # grad of: return np.sum(np.tanh(x @ w))
         _dt2 = rt.unreduce(_dt3, _t2, None, False)
         ...
-        return (_t3, dw)
+        return (_t3, dw)                    # direct: ``return dw`` (``grad``)
 """
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ from numbax.transforms.grad.nodes import name as _name
 from numbax.transforms.grad.nodes import rt_call as _rt
 from numbax.transforms.grad.avals import infer as infer_avals
 from numbax.transforms.grad.primitives import is_differentiable
+from numbax.transforms.grad.recompute import readonly_names
+from numbax.transforms.grad.shapes import infer as infer_shapes
 from numbax.transforms.grad.saves import Saves
 
 
@@ -43,6 +48,8 @@ class GradSpec:
     seeded_outputs: Sequence[int]  # indices into the returned leaves
     cotangents: Optional[Sequence[str]] = None  # vjp: one parameter per seeded output; grad: ones
     param_avals: Optional[Dict[str, tuple]] = None  # parameter -> (kind, ndim)
+    direct: bool = False  # return the user's result: the adjoints (after the value with ``value``)
+    value: bool = False
 
 
 def _all_names(fdef: gast.FunctionDef) -> Set[str]:
@@ -128,14 +135,15 @@ class _Forward:
             stmt.orelse = self.block(stmt.orelse)
             return [stmt]
         if isinstance(stmt, (gast.For, gast.While)):
-            body = self.saves.after.get(("body", id(stmt)), []) + self.block(stmt.body)
+            body = self.saves.begin_iteration(stmt) + self.saves.after.get(("body", id(stmt)), []) + \
+                self.block(stmt.body)
             counter = self.counters.get(id(stmt))
-            pre = self.saves.reserve(stmt) if isinstance(stmt, gast.For) else []
+            pre = self.saves.enter(stmt)
             if counter:
                 pre.append(_assign(counter, gast.Constant(value=0, kind=None)))
                 body.append(_assign(counter, gast.BinOp(left=_name(counter), op=gast.Add(),
                                                          right=gast.Constant(value=1, kind=None))))
-            stmt.body = body
+            stmt.body = body + self.saves.end_iteration(stmt)
             return pre + [stmt]
         return [stmt]
 
@@ -169,6 +177,9 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     saves = Saves(namer, single, avals)
     saves.loop_of = _innermost_loops(fdef, position)
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
+    adjoint.readonly = readonly_names(fdef, single)
+    params = adjoint.params = {a.id for a in fdef.args.args}
+    adjoint.shapes = infer_shapes(fdef, {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}, avals)
     entry = gast.Pass()
     depth[id(entry)] = 0
     blocks[id(entry)] = ([entry], 0)
@@ -184,6 +195,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
             seed = _name(spec.cotangents[position])
         elif avals.get(out.id) == ("f", 0):
             seed = gast.Constant(value=1.0, kind=None)
+        elif spec.direct and (avals.get(out.id) or (None, -1))[1] != 0:
+            seed = _rt("ones_like", _rt("scalar_output", out))  # no value is returned for Python to check
         else:
             seed = _rt("ones_like", out)
         seeds.append(adjoint.accumulate(out.id, seed, ret))
@@ -195,8 +208,10 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
         else:
             results.append(adjoint.zero(param, adjoint.need(param, entry)))
     forward = _Forward(saves, adjoint.counters).block(body)
-    fdef.body = (saves.initial() + saves.before.get(id(entry), []) + forward + seeds + backward +
-                 [gast.Return(value=gast.Tuple(elts=outputs + results, ctx=gast.Load()))])
+    results = results if spec.direct and not spec.value else outputs + results
+    returned = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
+    fdef.body = saves.drop_unread(saves.initial() + saves.before.get(id(entry), []) + forward + seeds + backward +
+                                  [gast.Return(value=returned)])
     gast.fix_missing_locations(fdef)
     if spec.cotangents:
         fdef.args.args = fdef.args.args + [_name(c, False) for c in spec.cotangents]

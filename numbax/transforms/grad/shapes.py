@@ -1,0 +1,173 @@
+"""shapes: symbolic shapes, so that reverse mode can drop the broadcasting helpers it can prove idle.
+
+An analysis beside ``avals``: it reads the canonical function and returns
+``{name: shape}`` where a shape is a tuple of dims and a dim is ``(symbol,
+offset)``: the length ``symbol + offset``, with the symbol ``"x.0"`` for the
+first dim of parameter ``x`` (lengths are never negative, so ``x[1:]`` and
+``x[:-1]`` of a 1-D ``x`` both have the dim ``("x.0", -1)``). Only shapes that
+hold on every path are kept; a name it cannot work out is absent. Rules:
+elementwise operations broadcast (a scalar keeps the array's shape, equal
+shapes stay), basic slicing with constant bounds, reductions over everything
+or one constant axis, ``@``/``np.dot`` and ``.T``.
+
+``expr_shape`` applies the same rules to an expression, which is how a rule's
+``rt.unbroadcast(g * x2, x1)`` becomes ``g * x2`` when both shapes agree::
+
+    >>> import gast
+    >>> fdef = gast.parse("def f(x):\\n    a = x[1:]\\n    b = x[:-1] ** 2\\n    return a - b").body[0]
+    >>> infer(fdef, {"x": 1})["b"]
+    (('x.0', -1),)
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import gast
+
+from numbax.transforms.grad.avals import _REDUCTIONS, _elementwise
+from numbax.transforms.grad.primitives import application
+
+Dim = Tuple[str, int]
+Shape = Tuple[Dim, ...]
+_SCALAR: Shape = ()
+_SAME_SHAPE = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil", "square", "copy", "clip",
+               "maximum", "minimum", "fmax", "fmin", "power", "where", "copy_of", "zeros_like", "ones_like"}
+
+
+def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
+    """The shape of an elementwise result: scalars take the array's shape; unequal arrays: unknown."""
+    arrays = [s for s in shapes if s != _SCALAR]
+    if None in arrays:
+        return None
+    if not arrays:
+        return _SCALAR
+    return arrays[0] if all(s == arrays[0] for s in arrays) else None
+
+
+def _slice(dim: Dim, part: gast.Slice) -> Optional[Dim]:
+    """The dim of ``x[lower:upper]`` along ``dim``, for constant bounds that stay inside it."""
+    if part.step is not None:
+        return None
+    lower = part.lower.value if isinstance(part.lower, gast.Constant) else (0 if part.lower is None else None)
+    upper = _negative_constant(part.upper) if part.upper is not None else 0
+    if not isinstance(lower, int) or lower < 0 or upper is None:
+        return None
+    return (dim[0], dim[1] - lower + upper)
+
+
+def _negative_constant(node: gast.expr) -> Optional[int]:
+    """``-k`` for a negative integer bound ``-k`` (``x[:-1]``), else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
+            and isinstance(node.operand.value, int):
+        return -node.operand.value
+    if isinstance(node, gast.Constant) and isinstance(node.value, int) and node.value < 0:
+        return node.value
+    return None
+
+
+def expr_shape(node: gast.expr, env: Dict[str, Optional[Shape]], avals: Dict[str, tuple] = None) -> Optional[Shape]:
+    """The symbolic shape of ``node`` given the shapes of the names it reads (None: unknown)."""
+    avals = avals or {}
+    if isinstance(node, gast.Constant):
+        return _SCALAR if isinstance(node.value, (int, float, bool)) else None
+    if isinstance(node, gast.Name):
+        return env.get(node.id)
+    if isinstance(node, (gast.BinOp, gast.Compare)) and not isinstance(getattr(node, "op", None), gast.MatMult):
+        parts = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.left] + node.comparators
+        return broadcast(*(expr_shape(p, env, avals) for p in parts))
+    if isinstance(node, gast.UnaryOp):
+        return expr_shape(node.operand, env, avals)
+    if isinstance(node, gast.Subscript):
+        return _subscript(node, env, avals)
+    if isinstance(node, gast.Attribute) and node.attr == "T":
+        base = expr_shape(node.value, env, avals)
+        return None if base is None else tuple(reversed(base))
+    if isinstance(node, gast.BinOp):  # a @ b
+        return _matmul(expr_shape(node.left, env, avals), expr_shape(node.right, env, avals))
+    app = application(node) if isinstance(node, gast.Call) else None
+    return _call(app, env, avals) if app is not None else None
+
+
+def _subscript(node: gast.Subscript, env, avals) -> Optional[Shape]:
+    base = expr_shape(node.value, env, avals)
+    if base is None:
+        return None
+    elts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+    if len(elts) > len(base):
+        return None
+    out = []
+    for dim, elt in zip(base, elts):
+        if isinstance(elt, gast.Slice):
+            sliced = _slice(dim, elt)
+            if sliced is None:
+                return None
+            out.append(sliced)
+        elif not (isinstance(elt, gast.Constant) and isinstance(elt.value, int) or
+                  isinstance(elt, gast.Name) and avals.get(elt.id) == ("i", 0)):
+            return None
+    return tuple(out) + base[len(elts):]
+
+
+def _matmul(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:
+    if a is None or b is None or not a or not b or len(a) > 2 or len(b) > 2:
+        return None
+    return a[:-1] + b[1:]  # the inner dims agree, or the product raised
+
+
+def _call(app, env, avals) -> Optional[Shape]:
+    key = app.key
+    name = key[1] if isinstance(key, tuple) else getattr(key, "__name__", "")
+    args = [expr_shape(a, env, avals) for a in app.args]
+    if name in ("dot", "matmul") and len(args) == 2:
+        return _matmul(*args)
+    if name in ("sum", "mean", "max", "min", "amax", "amin", "prod") and name in _REDUCTIONS and args:
+        return _reduction(args[0], app)
+    if name == "transpose" and len(args) == 1 and args[0] is not None:
+        return tuple(reversed(args[0]))
+    if (name in _SAME_SHAPE or _elementwise(key)) and args and not app.keywords:
+        return broadcast(*args)
+    return None
+
+
+def _reduction(shape: Optional[Shape], app) -> Optional[Shape]:
+    axis = app.args[1] if len(app.args) > 1 else app.keywords.get("axis")
+    if set(app.keywords) - {"axis"} or len(app.args) > 2:
+        return None
+    if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
+        return _SCALAR
+    if shape is None or not (isinstance(axis, gast.Constant) and isinstance(axis.value, int)):
+        return None
+    k = axis.value % len(shape) if shape else None
+    return None if k is None else shape[:k] + shape[k + 1:]
+
+
+class _Infer:
+    def __init__(self, env: Dict[str, Optional[Shape]], avals: Dict[str, tuple]):
+        self.env = env
+        self.avals = avals
+
+    def set(self, name: str, shape: Optional[Shape]) -> None:
+        self.env[name] = shape if self.env.get(name, shape) == shape else None
+
+    def block(self, stmts) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                self.set(stmt.targets[0].id, expr_shape(stmt.value, self.env, self.avals))
+            elif isinstance(stmt, (gast.For, gast.While)):
+                if isinstance(stmt, gast.For):
+                    self.set(stmt.target.id, _SCALAR)
+                before = None
+                while before != self.env:  # to a fixpoint: shapes only ever become unknown
+                    before = dict(self.env)
+                    self.block(stmt.body)
+            elif isinstance(stmt, gast.If):
+                self.block(stmt.body)
+                self.block(stmt.orelse)
+
+
+def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple] = None) -> Dict[str, Shape]:
+    """``{name: shape}`` for the variables of ``fdef`` whose symbolic shape is certain, from the parameters'
+    ndims (each parameter's dims are its own symbols)."""
+    env: Dict[str, Optional[Shape]] = {p: tuple((f"{p}.{k}", 0) for k in range(n)) for p, n in ndims.items()}
+    _Infer(env, avals or {}).block(fdef.body)
+    return {k: v for k, v in env.items() if v is not None}
