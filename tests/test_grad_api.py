@@ -80,6 +80,16 @@ def test_non_scalar_output_is_jax_s_type_error():
         numbax.grad(p.scale)(np.ones(3))
 
 
+def constant_vector(x):
+    return np.ones(3)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_non_scalar_output_that_does_not_depend_on_the_input_is_a_type_error_too(backend):
+    with pytest.raises(TypeError, match=r"Gradient only defined for scalar-output functions. Output had shape: \(3,\)"):
+        numbax.grad(constant_vector, backend=backend)(np.ones(3))
+
+
 def test_integer_inputs_need_allow_int():
     with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
         numbax.grad(p.power_sum)(np.arange(3), 2)

@@ -189,13 +189,16 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     seeds: List[gast.stmt] = []
     for position, index in enumerate(spec.seeded_outputs):
         out = outputs[index]
+        unchecked = spec.direct and isinstance(out, gast.Name) and (avals.get(out.id) or (None, -1))[1] != 0
         if not (isinstance(out, gast.Name) and out.id in active):
+            if unchecked:  # a constant output still has to be a scalar
+                seeds.append(gast.Expr(value=_rt("scalar_output", out)))
             continue
         if spec.cotangents:
             seed = _name(spec.cotangents[position])
         elif avals.get(out.id) == ("f", 0):
             seed = gast.Constant(value=1.0, kind=None)
-        elif spec.direct and (avals.get(out.id) or (None, -1))[1] != 0:
+        elif unchecked:
             seed = _rt("ones_like", _rt("scalar_output", out))  # no value is returned for Python to check
         else:
             seed = _rt("ones_like", out)
