@@ -1,31 +1,23 @@
-"""numbax demo (``make demo``): train the README's MLP with ``numbax.grad`` and show the generated gradient.
+"""numbax demo (``make demo``): the README's example, a JAX program run on numbax, and the code it generated.
 
-The MLP is the README's: layers [10, 20, 1], parameters a list of ``(w, b)``
-pairs, a tanh hidden layer and a mean-squared-error loss, all plain NumPy. The
-gradient is checked against central finite differences, the loss falls over
-1000 epochs of gradient descent, and the adjoint numbax generated is printed.
+``examples/mlp.py`` is the README's main example: an MLP [10, 20, 1] initialised
+with ``numbax.random``, a ``jit``-compiled training step that calls ``grad(loss)``,
+1000 epochs with the loss printed every 100. Here the gradient is first checked
+against central finite differences, then the example trains, and the source
+numbax generated for the step -- forward pass, adjoint and update in one
+function -- is printed.
 """
+import os
+import sys
 import time
 
 import numpy as np
 
-import numbax
-from numbax import tree_util
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def init_params(layers, rng):
-    return [(rng.normal(size=(m, n)) / np.sqrt(m), np.zeros(n)) for m, n in zip(layers[:-1], layers[1:])]
-
-
-def forward(params, x):
-    for w, b in params[:-1]:
-        x = np.tanh(x @ w + b)
-    w, b = params[-1]
-    return x @ w + b
-
-
-def loss(params, x, y):
-    return np.mean((forward(params, x) - y) ** 2)
+import mlp  # noqa: E402  (the README's example, next to this file)
+import numbax  # noqa: E402
+from numbax import random  # noqa: E402
 
 
 def finite_difference(params, x, y, layer, which, index, eps=1e-6):
@@ -33,44 +25,31 @@ def finite_difference(params, x, y, layer, which, index, eps=1e-6):
     def shifted(delta):
         moved = [tuple(p.copy() for p in pair) for pair in params]
         moved[layer][which][index] += delta
-        return loss(moved, x, y)
+        return mlp.loss(moved, x, y)
     return (shifted(eps) - shifted(-eps)) / (2 * eps)
 
 
-def main():
-    rng = np.random.default_rng(0)
-    params = init_params([10, 20, 1], rng)
-    x = rng.normal(size=(100, 10))
-    y = np.sin(x[:, :1]) + 0.1 * rng.normal(size=(100, 1))
-
-    grad_loss = numbax.grad(loss)
-    start = time.perf_counter()
-    grads = grad_loss(params, x, y)
-    first = time.perf_counter() - start
-    print(f"MLP [10, 20, 1], batch of {x.shape[0]}: numbax.grad(loss) compiled in {first:.2f} s")
-
+def check_gradient():
+    key, x_key = random.split(random.PRNGKey(1))
+    params = mlp.init_params(key, [10, 20, 1])
+    x = random.normal(x_key, (100, 10))
+    y = np.sin(x[:, :1])
+    grads = numbax.grad(mlp.loss)(params, x, y)
     for layer, which, index in [(0, 0, (3, 7)), (0, 1, (5,)), (1, 0, (2, 0)), (1, 1, (0,))]:
         numeric = finite_difference(params, x, y, layer, which, index)
         exact = grads[layer][which][index]
         assert abs(numeric - exact) < 1e-6 * max(1.0, abs(exact)), (numeric, exact)
-    print("  gradient agrees with central finite differences")
+    print("numbax.grad(loss) agrees with central finite differences\n")
 
-    learning_rate = 0.1
+
+def main():
+    check_gradient()
     start = time.perf_counter()
-    for epoch in range(1000):
-        grads = grad_loss(params, x, y)
-        params = tree_util.tree_map(lambda p, g: p - learning_rate * g, params, grads)
-        if epoch % 100 == 0:
-            print(f"  epoch {epoch:4d}  loss {loss(params, x, y):.6f}")
-    elapsed = time.perf_counter() - start
-    print(f"  final loss {loss(params, x, y):.6f}; 1000 steps in {elapsed * 1e3:.0f} ms "
-          f"({elapsed:.3f} ms per step)")
-    prediction = forward(params, x[:3])
-    print(f"  predictions for the first three inputs: {np.round(prediction.ravel(), 3)} "
-          f"(targets {np.round(y[:3].ravel(), 3)})")
-
-    print("\nThe gradient numbax generated and handed to Numba, grad(loss)(params, x, y):\n")
-    print(grad_loss.source)
+    params, x, y = mlp.main()
+    print(f"trained in {time.perf_counter() - start:.2f} s (compiling the step included)")
+    print("\nThe training step numbax generated and handed to Numba -- its forward pass, the gradient of the loss "
+          "(`# grad of:` lines) and the update:\n")
+    print(numbax.source(mlp.step, params, x, y))
 
 
 if __name__ == "__main__":
