@@ -31,6 +31,8 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/run_grad.py
+	$(BIN)/python benchmarks/run_lax.py
+	$(BIN)/python benchmarks/run_random.py
 
 clean:
 	rm -rf $(VENV) .cache build *.egg-info

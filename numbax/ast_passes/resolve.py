@@ -29,7 +29,6 @@ _MODULES: Dict[str, Tuple[str, str]] = {
 }
 
 _CANONICAL: Optional[Dict[int, Tuple[str, str, Any]]] = None
-_SCIPY_INDEXED = False
 
 
 def _build_index() -> Dict[int, Tuple[str, str, Any]]:
@@ -55,12 +54,12 @@ def _build_index() -> Dict[int, Tuple[str, str, Any]]:
     return index
 
 
-def _add_scipy(index: Dict[int, Tuple[str, str, Any]]) -> bool:
-    """Index SciPy's stand-ins once ``scipy.special`` is imported; whether they are indexed now."""
-    pairs = _scipy_stand_ins()
-    for obj, spelling in pairs:
-        index[id(obj)] = ("from numbax import runtime as rt", spelling, obj)
-    return bool(pairs)
+def _add_late(index: Dict[int, Tuple[str, str, Any]]) -> None:
+    """Index the stand-ins of modules the user's code has imported since the index was built."""
+    for module in [m for m in _LATE if m in sys.modules and m not in _LATE_INDEXED]:
+        _LATE_INDEXED.add(module)
+        for obj, spelling in _LATE[module]():
+            index[id(obj)] = ("from numbax import runtime as rt", spelling, obj)
 
 
 def _runtime_stand_ins():
@@ -74,26 +73,33 @@ def _runtime_stand_ins():
 
 
 def _scipy_stand_ins():
-    """SciPy functions Numba cannot call, and the runtime helpers generated code calls instead.
-
-    Only once the user's code has imported ``scipy.special``: importing it here would cost every
-    first compilation a tenth of a second.
-    """
-    special = sys.modules.get("scipy.special")
-    if special is None:
-        return []
+    """SciPy functions Numba cannot call, and the runtime helpers generated code calls instead."""
+    special = sys.modules["scipy.special"]
     return [(special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
             (special.erfc, "rt.erfc"), (special.log_expit, "rt.log_expit")]
 
 
+def _random_kernels():
+    """The kernels of ``numbax.random`` that compiled code calls (``rt.random_normal``)."""
+    from numbax.random.lowering import KERNELS
+
+    return [(kernel, f"rt.{name}") for name, kernel in KERNELS.items()]
+
+
+# Modules whose functions get stand-ins only once the user's code imports them: importing them here
+# would cost every first compilation (scipy.special: a tenth of a second).
+_LATE = {"scipy.special": _scipy_stand_ins, "numbax.random": _random_kernels}
+_LATE_INDEXED: set = set()
+
+
 def canonical_reference(obj: Any) -> Optional[Tuple[str, str]]:
     """``(import line, spelling)`` for an object generated code can name, else ``None``."""
-    global _CANONICAL, _SCIPY_INDEXED
+    global _CANONICAL
     if _CANONICAL is None:
         _CANONICAL = _build_index()
     entry = _CANONICAL.get(id(obj))
-    if entry is None and not _SCIPY_INDEXED and "scipy.special" in sys.modules:
-        _SCIPY_INDEXED = _add_scipy(_CANONICAL)
+    if entry is None and len(_LATE_INDEXED) < len(_LATE):
+        _add_late(_CANONICAL)
         entry = _CANONICAL.get(id(obj))
     if entry is None or entry[2] is not obj:
         return None

@@ -25,3 +25,7 @@ from numbax.random.keys import PRNGKey, fold_in, key, key_data, split
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "exponential", "gumbel",
            "truncated_normal", "gamma", "randint", "bernoulli", "choice", "permutation", "categorical",
            "NumbaxRandomArgumentError"]
+
+from numbax.random import lowering as _lowering  # noqa: E402
+
+_lowering.attach()

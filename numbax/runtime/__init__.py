@@ -5,3 +5,13 @@ from numbax.runtime.special import *  # noqa: F401,F403
 from numbax.runtime.identity import *  # noqa: F401,F403
 from numbax.runtime.scan import *  # noqa: F401,F403
 from numbax.runtime.debug import *  # noqa: F401,F403
+
+
+def __getattr__(name: str):
+    """``rt.random_normal`` and the other ``numbax.random`` kernels, imported on first use."""
+    if name.startswith("random_"):
+        from numbax.random.lowering import KERNELS
+
+        if name in KERNELS:
+            return KERNELS[name]
+    raise AttributeError(f"module 'numbax.runtime' has no attribute {name!r}")
