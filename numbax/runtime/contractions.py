@@ -292,14 +292,8 @@ def _numpy_adjoint(spec: Spec, k: int, g, operands):
     return out
 
 
-def _present(operands) -> tuple:
-    """The operands a rule passed, without the ``None`` standing for an absent one."""
-    return tuple(op for op in operands if op is not None)
-
-
 def einsum_vjp(g, k, subscripts, *operands):
-    """Cotangent of operand ``k`` of ``np.einsum(subscripts, *operands)`` (``None`` operands ignored)."""
-    operands = _present(operands)
+    """Cotangent of operand ``k`` of ``np.einsum(subscripts, *operands)``."""
     return _numpy_adjoint(parse(subscripts, [np.ndim(op) for op in operands]), k, g, operands)
 
 
@@ -404,9 +398,8 @@ def _matmul_operator(a, b):
 @overload(einsum_vjp, prefer_literal=True)
 def _einsum_vjp(g, k, subscripts, *operands):
     text, which = static("einsum_vjp", "subscripts", subscripts), static("einsum_vjp", "k", k)
-    present = [i for i, t in enumerate(operands) if not isinstance(t, (types.NoneType, types.Omitted))]
-    return _adjoint("einsum_vjp", lambda ndims: parse(text, ndims), g, which, [operands[i] for i in present],
-                    "g, k, subscripts, *operands", [f"operands[{i}]" for i in present])
+    return _adjoint("einsum_vjp", lambda ndims: parse(text, ndims), g, which, operands,
+                    "g, k, subscripts, *operands", [f"operands[{i}]" for i in range(len(operands))])
 
 
 @overload(inner_vjp, prefer_literal=True)

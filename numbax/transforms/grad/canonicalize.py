@@ -10,7 +10,9 @@ Expects one function in A-normal form. Guarantees:
 - ``if`` tests and ``while`` tests are names;
 - ``for`` loops run over ``range(...)`` (a loop over an array's rows reads
   ``row = x[k]`` at the top of a range loop);
-- no ``x op= v`` on names (``x = x op v``), no tuple targets.
+- no ``x op= v`` on names (``x = x op v``), no tuple targets;
+- no tuple of results indexed: ``r = np.linalg.slogdet(a)`` read only as
+  ``r[1]`` becomes ``logabs = rt.slogdet_logabs(a)``, read as ``logabs``.
 
 The flags and slots cost a few scalar assignments; Numba keeps them in
 registers.
@@ -323,19 +325,62 @@ def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionD
     """
     from numbax.transforms.grad.activity import active_names
 
+    _IndexedResults(namer).visit(fdef)
     active = active_names(fdef, inputs, is_differentiable) if inputs else frozenset()
     return _Canonicalize(fdef, namer, active).run()
 
 
-def _split_results(value: gast.expr, count: int):
-    """``np.linalg.slogdet(a)`` unpacked: one call per result (``rt.slogdet_sign(a)``, ...), else None."""
+class _IndexedResults(gast.NodeTransformer):
+    """A tuple of results read only by constant indices (``r[1]``): one call per result read, in its place."""
+
+    def __init__(self, namer: Namer):
+        self.namer = namer
+        self.parts = {}  # the tuple's name -> {index: the name of that result}
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        counts = {}  # (name, "load" | "store" | an index read) -> how many
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name):
+                key = (n.id, "load" if isinstance(n.ctx, gast.Load) else "store")
+                counts[key] = counts.get(key, 0) + 1
+            elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                    isinstance(n.slice, gast.Constant) and type(n.slice.value) is int:
+                counts[n.value.id, n.slice.value] = counts.get((n.value.id, n.slice.value), 0) + 1
+        for n in gast.walk(node):
+            calls = _split_results(n.value) if isinstance(n, gast.Assign) and \
+                isinstance(n.targets[0], gast.Name) else None
+            if calls and counts.get((n.targets[0].id, "store")) == 1:
+                name = n.targets[0].id
+                uses = [i for i in range(len(calls)) if counts.get((name, i))]
+                if uses and sum(counts[name, i] for i in uses) == counts.get((name, "load")):
+                    self.parts[name] = {i: self.namer.new(calls[i].func.attr.rpartition("_")[2]) for i in uses}
+        return self.generic_visit(node) if self.parts else node
+
+    def visit_Assign(self, node: gast.Assign):
+        target = node.targets[0]
+        if not (isinstance(target, gast.Name) and target.id in self.parts):
+            return self.generic_visit(node)
+        calls = _split_results(node.value)
+        return [_assign(part, calls[i], node) for i, part in self.parts[target.id].items()]
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        if isinstance(node.value, gast.Name) and node.value.id in self.parts and isinstance(node.slice, gast.Constant):
+            return _name(self.parts[node.value.id][node.slice.value])
+        return self.generic_visit(node)
+
+
+def _split_results(value: gast.expr, count: Optional[int] = None):
+    """``np.linalg.slogdet(a)`` split: one call per result (``rt.slogdet_sign(a)``, ...), else None.
+
+    ``count``: how many results the caller unpacks (None: any number).
+    """
     from numbax.ast_passes.resolve import reference_node
     from numbax.transforms.grad.primitives import application
     from numbax.transforms.grad.rules_numpy import SPLIT_RESULTS
 
     app = application(value) if isinstance(value, gast.Call) else None
     spellings = SPLIT_RESULTS.get(app.key) if app is not None and not isinstance(app.key, tuple) else None
-    if spellings is None or len(spellings) != count:
+    if spellings is None or (count is not None and len(spellings) != count):
         return None
     return [gast.Call(func=reference_node(s), args=copy.deepcopy(value.args), keywords=copy.deepcopy(value.keywords))
             for s in spellings]
