@@ -9,7 +9,8 @@ Expects one function in A-normal form. Guarantees:
   guard the rest of the body; every ``while`` reads ``while go:``;
 - ``if`` tests and ``while`` tests are names;
 - ``for`` loops run over ``range(...)`` (a loop over an array's rows reads
-  ``row = x[k]`` at the top of a range loop);
+  ``row = x[k]`` at the top of a range loop, one over ``enumerate(...)`` or
+  ``zip(...)`` of arrays and ranges reads each part by index too);
 - no ``x op= v`` on names (``x = x op v``), no tuple targets;
 - no tuple of results indexed: ``r = np.linalg.slogdet(a)`` read only as
   ``r[1]`` becomes ``logabs = rt.slogdet_logabs(a)``, read as ``logabs``.
@@ -163,6 +164,7 @@ class _Canonicalize:
                 stmt.body, stmt.orelse = self.simple(stmt.body), self.simple(stmt.orelse)
                 out.extend(self._named_test(stmt))
             elif isinstance(stmt, gast.For):
+                stmt.iter = _inline_iterables(stmt.iter, out)
                 out.extend(self._range_loop(stmt))
             elif isinstance(stmt, gast.While):
                 out.append(self._while_true(stmt))
@@ -219,17 +221,91 @@ class _Canonicalize:
                 isinstance(stmt.target, gast.Name):
             stmt.body = body
             return [stmt]
-        if isinstance(it, gast.Name) and isinstance(stmt.target, gast.Name):
-            k = self.namer.new("k")
-            row = gast.Subscript(value=_name(it.id), slice=_name(k), ctx=gast.Load())
-            stmt.body = [_assign(stmt.target.id, row, stmt)] + body
-            stmt.target = _name(k, True)
-            stmt.iter = gast.Call(func=_name("range"), args=[gast.Call(func=_name("len"), args=[_name(it.id)],
-                                                                         keywords=[])], keywords=[])
-            return [stmt]
-        _fail(stmt, "reverse mode runs `for` loops over `range(...)` or over an array's rows",
-              "loop over `range(len(x))` and index, or over a container (unrolled at compile time).")
-        return []
+        k = self._counter(it, stmt.target) or self.namer.new("k")
+        lowered = self._indexed(it, stmt.target, _name(k), stmt)
+        if lowered is None:
+            _fail(stmt, "reverse mode runs `for` loops over `range(...)`, an array's rows, `enumerate(...)` or "
+                        "`zip(...)` of those", "loop over `range(len(x))` and index, or over a container "
+                                               "(unrolled at compile time).")
+        length, reads = lowered
+        pre = []
+        if not isinstance(length, gast.Name) and not self._is_len(length):
+            count = self.namer.new("n")
+            pre, length = [_assign(count, length, stmt)], _name(count)
+        stmt.body = reads + body
+        stmt.target = _name(k, True)
+        stmt.iter = gast.Call(func=_name("range"), args=[length], keywords=[])
+        return pre + [stmt]
+
+    @staticmethod
+    def _counter(it: gast.expr, target: gast.expr) -> Optional[str]:
+        """The name that counts ``enumerate(seq)``'s steps (``i`` in ``for i, v in ...``): the loop's index."""
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "enumerate" and \
+                len(it.args) == 1 and not it.keywords and isinstance(target, gast.Tuple) and \
+                isinstance(target.elts[0], gast.Name):
+            return target.elts[0].id
+        return None
+
+    @staticmethod
+    def _is_len(node: gast.expr) -> bool:
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "len"
+
+    def _indexed(self, it: gast.expr, target: gast.expr, k: gast.Name, origin: gast.stmt):
+        """``(trip count, statements reading target k)`` for ``for target in it``, or None if unsupported.
+
+        ``it`` is an array (its rows), ``range(...)``, ``enumerate(seq[, start])`` or ``zip(seq, ...)``,
+        nested; the trip count of a zip is the shortest of its parts'.
+        """
+        func = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
+            else None
+        if isinstance(it, gast.Name) and isinstance(target, gast.Name):
+            row = gast.Subscript(value=_name(it.id), slice=copy.deepcopy(k), ctx=gast.Load())
+            return self._len(it), [_assign(target.id, row, origin)]
+        if func == "range" and isinstance(target, gast.Name) and 1 <= len(it.args) <= 3:
+            start = it.args[0] if len(it.args) > 1 else _const(0)
+            step = it.args[2] if len(it.args) > 2 else _const(1)
+            return self._len(it), self._range_value(start, step, target.id, k, origin)
+        parts = it.args if func == "zip" else it.args[:1] if func == "enumerate" else None
+        if not parts or not isinstance(target, gast.Tuple) or \
+                len(target.elts) != (2 if func == "enumerate" else len(parts)):
+            return None
+        reads, lengths = [], []
+        if func == "enumerate":
+            count = target.elts[0]
+            if not isinstance(count, gast.Name):
+                return None
+            if count.id != k.id:
+                start = it.args[1] if len(it.args) > 1 else _const(0)
+                reads += self._range_value(start, _const(1), count.id, k, origin)
+            targets = target.elts[1:]
+        else:
+            targets = target.elts
+        for part, sub in zip(parts, targets):
+            lowered = self._indexed(part, sub, k, origin)
+            if lowered is None:
+                return None
+            lengths.append(lowered[0])
+            reads += lowered[1]
+        length = lengths[0] if len(lengths) == 1 else gast.Call(func=_name("min"), args=lengths, keywords=[])
+        return length, reads
+
+    @staticmethod
+    def _len(seq: gast.expr) -> gast.Call:
+        return gast.Call(func=_name("len"), args=[copy.deepcopy(seq)], keywords=[])
+
+    def _range_value(self, start: gast.expr, step: gast.expr, target: str, k: gast.Name,
+                     origin: gast.stmt) -> List[gast.stmt]:
+        """``target = start + k * step``, one operation per statement."""
+        steps = copy.deepcopy(k)
+        reads = []
+        if not (isinstance(step, gast.Constant) and step.value == 1):
+            offset = self.namer.temp()
+            reads.append(_assign(offset, gast.BinOp(left=copy.deepcopy(k), op=gast.Mult(), right=copy.deepcopy(step)),
+                                 origin))
+            steps = _name(offset)
+        if isinstance(start, gast.Constant) and start.value == 0:
+            return reads + [_assign(target, steps, origin)]
+        return reads + [_assign(target, gast.BinOp(left=copy.deepcopy(start), op=gast.Add(), right=steps), origin)]
 
     def _while_true(self, stmt: gast.While) -> gast.While:
         body = self.simple(stmt.body)
@@ -328,6 +404,29 @@ def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionD
     _IndexedResults(namer).visit(fdef)
     active = active_names(fdef, inputs, is_differentiable) if inputs else frozenset()
     return _Canonicalize(fdef, namer, active).run()
+
+
+_ITERABLES = ("range", "enumerate", "zip")
+
+
+def _inline_iterables(it: gast.expr, before: List[gast.stmt]) -> gast.expr:
+    """``it`` with the temporaries of A-normal form that hold its parts (``_t1 = zip(x, y)``) put back.
+
+    The assignments of those temporaries leave ``before`` (A-normal form reads each temporary once).
+    """
+    if isinstance(it, gast.Name) and it.id.startswith("_t"):
+        for i in range(len(before) - 1, -1, -1):
+            stmt = before[i]
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
+                    stmt.targets[0].id == it.id:
+                value = stmt.value
+                if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in _ITERABLES:
+                    del before[i]
+                    return _inline_iterables(value, before)
+                return it
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id in ("enumerate", "zip"):
+        it.args = [_inline_iterables(a, before) for a in it.args]
+    return it
 
 
 class _IndexedResults(gast.NodeTransformer):
