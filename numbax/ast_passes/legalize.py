@@ -28,7 +28,7 @@ line such calls need. Applying it twice changes nothing.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import gast
 import numba
@@ -99,14 +99,6 @@ METHODS = frozenset(REDUCTIONS) - {"amax", "amin", "ptp", "norm"}  # ndarray's m
 DEFAULTS = {"axis": None, "keepdims": False, "ddof": 0, "ord": None, "dtype": None, "out": None}
 
 
-def _callee(func: gast.expr) -> Optional[List[str]]:
-    parts = []
-    while isinstance(func, gast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    return [func.id] + parts[::-1] if isinstance(func, gast.Name) else None
-
-
 def _is_default(param: str, node: gast.expr) -> bool:
     value = _constant(node)
     return not isinstance(value, gast.AST) and value == DEFAULTS[param]
@@ -136,7 +128,7 @@ class _Legalizer(gast.NodeTransformer):
 
     def _reduction(self, node: gast.Call):
         """``(name, array, arguments after it, is_method)`` for a reduction call, else None."""
-        path = _callee(node.func)
+        path = legalize_arrays.callee(node.func)
         if path == ["np", "linalg", "norm"] or (path and len(path) == 2 and path[0] == "np" and path[1] in REDUCTIONS):
             return (path[-1], node.args[0], node.args[1:], False) if node.args else None
         func = node.func

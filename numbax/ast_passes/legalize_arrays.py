@@ -107,7 +107,8 @@ def _route(alias: str, name: str, route: Route, array: gast.expr, args, keywords
     bound = _bind(route.params, args, keywords)
     if bound is None:
         return None
-    given = {p: v for p, v in bound.items() if _constant(v) is _MISSING or _constant(v) != route.defaults.get(p, _MISSING)}
+    given = {p: v for p, v in bound.items()
+             if _constant(v) is _MISSING or _constant(v) != route.defaults.get(p, _MISSING)}
     if route.needs and not any(p in given for p in route.needs):
         return None
     last = max([route.params.index(p) for p in given] + [-1])
@@ -124,7 +125,8 @@ def _tensordot_axes(axes: gast.expr) -> List[gast.expr]:
     return [axes]
 
 
-def _callee(func: gast.expr) -> Optional[List[str]]:
+def callee(func: gast.expr) -> Optional[List[str]]:
+    """``['np', 'linalg', 'norm']`` for ``np.linalg.norm``: the dotted path of a called name, else None."""
     parts = []
     while isinstance(func, gast.Attribute):
         parts.append(func.attr)
@@ -175,7 +177,7 @@ def _runtime(alias: str, name: str, node: gast.Call) -> Optional[gast.Call]:
 
 def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
     """The runtime helper call that replaces ``node``, or None where it stays as it is."""
-    path = _callee(node.func)
+    path = callee(node.func)
     if path and len(path) == 2 and path[0] == alias:
         return _runtime(alias, path[1], node)
     if path and len(path) == 2 and path[0] == "np":

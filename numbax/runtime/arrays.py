@@ -160,13 +160,18 @@ def _diagonal_lines(ndim: int, first: int, second: int, rest: List[int]) -> Tupl
     return lines, index
 
 
-def _diagonal_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype) -> str:
+def _diagonal_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype, back: bool) -> str:
+    """The diagonal copied out of ``a`` into ``out``, or (``back``) the cotangent ``g`` put back on it."""
     lines, index = _diagonal_lines(ndim, first, second, rest)
-    kept = [f"i{k}" for k in range(len(rest))]
-    lines.append(f"out = np.empty({_tuple([f'n{d}' for d in rest] + ['n'])}, {numpy_type(dtype)})")
-    lines += _nest([f"n{d}" for d in rest], ["for t in range(n):", f"{INDENT}out[{_index(kept + ['t'])}] = "
-                                                                   f"a[{_index(index)}]"])
-    return _function("a, offset=0, axis1=0, axis2=1", lines + ["return out"])
+    diagonal = _index([f"i{k}" for k in range(len(rest))] + ["t"])
+    if back:
+        lines.append(f"out = np.zeros(a.shape, {numpy_type(dtype)})")
+        copy = f"out[{_index(index)}] = g[{diagonal}]"
+    else:
+        lines.append(f"out = np.empty({_tuple([f'n{d}' for d in rest] + ['n'])}, {numpy_type(dtype)})")
+        copy = f"out[{diagonal}] = a[{_index(index)}]"
+    lines += _nest([f"n{d}" for d in rest], ["for t in range(n):", INDENT + copy])
+    return _function(f"{'g, ' if back else ''}a, offset=0, axis1=0, axis2=1", lines + ["return out"])
 
 
 def _trace_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype) -> str:
@@ -181,19 +186,10 @@ def _trace_source(ndim: int, first: int, second: int, rest: List[int], dtype: np
     return _function("a, offset=0, axis1=0, axis2=1", lines + ["return out"])
 
 
-def _diagonal_grad_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype) -> str:
-    lines, index = _diagonal_lines(ndim, first, second, rest)
-    kept = [f"i{k}" for k in range(len(rest))]
-    lines.append(f"out = np.zeros(a.shape, {numpy_type(dtype)})")
-    lines += _nest([f"n{d}" for d in rest], ["for t in range(n):", f"{INDENT}out[{_index(index)}] = "
-                                                                   f"g[{_index(kept + ['t'])}]"])
-    return _function("g, a, offset=0, axis1=0, axis2=1", lines + ["return out"])
-
-
 @overload(diagonal, prefer_literal=True)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
     plan = _diagonal_plan("diagonal", a, axis1, axis2)
-    return compile_source(_diagonal_source(*plan, as_dtype(a.dtype)))
+    return compile_source(_diagonal_source(*plan, as_dtype(a.dtype), back=False))
 
 
 @overload(trace, prefer_literal=True)
@@ -205,7 +201,7 @@ def _trace(a, offset=0, axis1=0, axis2=1):
 @overload(_grad.diagonal_grad, prefer_literal=True)
 def _diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     plan = _diagonal_plan("diagonal_grad", a, axis1, axis2)
-    return compile_source(_diagonal_grad_source(*plan, _float(array_dtype("diagonal_grad", g))))
+    return compile_source(_diagonal_source(*plan, _float(array_dtype("diagonal_grad", g)), back=True))
 
 
 # ---- squeeze, atleast_1d, atleast_2d, reshape ---------------------------------------------------------
@@ -364,7 +360,7 @@ def _repeat_lines(fn: str, a, repeats, axis) -> Tuple[int, List[str]]:
     if isinstance(repeats, types.Integer):
         lines = ["if repeats < 0:\n    raise ValueError('negative dimensions are not allowed')",
                  f"src = np.empty(a.shape[{ax}] * repeats, np.intp)",
-                 f"for j in range(src.size):\n    src[j] = j // repeats"]
+                 "for j in range(src.size):\n    src[j] = j // repeats"]
     elif isinstance(repeats, types.Array) and repeats.ndim == 1 and isinstance(repeats.dtype, types.Integer):
         lines = [f"if repeats.size != a.shape[{ax}]:\n    raise ValueError('operands could not be broadcast together')",
                  "src = np.empty(np.sum(repeats), np.intp)", "j = 0",
@@ -386,7 +382,8 @@ def _repeat(a, repeats, axis=None):
     ax, lines = _repeat_lines("repeat", a, repeats, axis)
     sizes = ["src.size" if d == ax else f"a.shape[{d}]" for d in range(a.ndim)]
     lines.append(f"out = np.empty({_tuple(sizes)}, {numpy_type(as_dtype(a.dtype))})")
-    lines += _nest(sizes, [f"out[{_index(_along(a.ndim, ax, f'i{ax}'))}] = a[{_index(_along(a.ndim, ax, f'src[i{ax}]'))}]"])
+    copy = f"out[{_index(_along(a.ndim, ax, f'i{ax}'))}] = a[{_index(_along(a.ndim, ax, f'src[i{ax}]'))}]"
+    lines += _nest(sizes, [copy])
     return compile_source(_function("a, repeats, axis=None", lines + ["return out"]))
 
 

@@ -157,7 +157,7 @@ def _merge(n, size):
     return size
 
 
-def _sizes(spec: Spec, names: Sequence[str], scalars: Sequence[bool]) -> Tuple[List[str], Dict[Tuple[int, int], str]]:
+def _sizes(spec: Spec, names: Sequence[str]) -> Tuple[List[str], Dict[Tuple[int, int], str]]:
     """Lines that set ``n_<letter>``, and the index factor of each broadcastable (operand, axis)."""
     seen: Dict[str, List[Tuple[int, int]]] = {}
     for o, letters in enumerate(spec.inputs):
@@ -205,17 +205,19 @@ def contraction_source(spec: Spec, scalars: Sequence[bool], dtype: np.dtype, sig
     """``impl(signature)``: the contraction of ``spec`` over ``operands`` (their sources), a scalar when
     the output has no letters."""
     names = [f"o{i}" for i in range(len(spec.inputs))]
-    lines, factors = _sizes(spec, names, scalars)
+    lines, factors = _sizes(spec, names)
     out = spec.output
     summed = "".join(c for c in spec.letters() if c not in out)
-    product = " * ".join(_element(n, s, o, factors, sc) for o, (n, s, sc) in enumerate(zip(names, spec.inputs, scalars)))
+    product = " * ".join(_element(n, s, o, factors, scalar)
+                         for o, (n, s, scalar) in enumerate(zip(names, spec.inputs, scalars)))
     zero = f"{numpy_type(dtype)}(0)"
     if not out:
         lines += [f"s = {zero}"] + _nest("", summed, [], [f"s += {product}"], []) + ["return s"]
     else:
         shape = "".join(f"n_{c}, " for c in out)
         lines.append(f"out = np.empty(({shape}), {numpy_type(dtype)})")
-        lines += _nest(out, summed, [f"s = {zero}"], [f"s += {product}"], [f"out[{', '.join(f'i_{c}' for c in out)}] = s"])
+        store = f"out[{', '.join(f'i_{c}' for c in out)}] = s"
+        lines += _nest(out, summed, [f"s = {zero}"], [f"s += {product}"], [store])
         lines.append("return out")
     return _function(signature, operands, lines)
 
@@ -224,7 +226,7 @@ def adjoint_source(spec: Spec, k: int, scalars: Sequence[bool], g_scalar: bool, 
                    operands: Sequence[str]) -> str:
     """``impl(signature)``: the cotangent ``g`` sent back to operand ``k`` (with its shape)."""
     names = [f"o{i}" for i in range(len(spec.inputs))]
-    lines, factors = _sizes(spec, names, scalars)
+    lines, factors = _sizes(spec, names)
     own = "".join(dict.fromkeys(spec.inputs[k]))
     rest = "".join(c for c in spec.letters() if c not in own)
     terms = [_element("g", spec.output, None, {}, g_scalar)]
