@@ -284,7 +284,7 @@ RULES: Dict[str, List[Snippet]] = {
     "numpy.flip": [S("np.flip(x)", x=real(4)), S("np.flip(a, axis=1)", a=real(3, 4)),
                    S("np.flip(a, (0, -1))", a=real(2, 3, 4))],
     "numpy.roll": [S("np.roll(x, 2)", x=real(5)), S("np.roll(a, -1, axis=0)", a=real(3, 4)),
-                   S("np.roll(a, (1, -2), (0, 2))", a=real(2, 3, 4))],
+                   S("np.roll(a, -2, (0, 2))", a=real(2, 3, 4))],
     "numpy.triu": [S("np.triu(a)", a=real(4, 4)), S("np.triu(a, k=1)", a=real(3, 4))],
     "numpy.tril": [S("np.tril(a)", a=real(4, 4)), S("np.tril(a, k=-1)", a=real(3, 4))],
     "numpy.pad": [S("np.pad(x, 2)", x=real(3)),
