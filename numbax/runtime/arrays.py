@@ -126,6 +126,14 @@ def _tuple(items: Sequence[str]) -> str:
     return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
 
+def _copy(array: str, shape: str, dtype: np.dtype, near: str, far: str, back: bool) -> Tuple[str, str]:
+    """(allocation, copy) of ``out[near] = array[far]`` over a new array of ``shape``; ``back``: its adjoint,
+    ``out[far] += g[near]`` over zeros of ``array``'s shape."""
+    if back:
+        return f"out = np.zeros({array}.shape, {numpy_type(dtype)})", f"out[{far}] += g[{near}]"
+    return f"out = np.empty({shape}, {numpy_type(dtype)})", f"out[{near}] = {array}[{far}]"
+
+
 def _axis(fn: str, ndim: int, axis) -> int:
     return normalize_axes(fn, ndim, static(fn, "axis", axis), single=True)[0]
 
@@ -164,12 +172,8 @@ def _diagonal_source(ndim: int, first: int, second: int, rest: List[int], dtype:
     """The diagonal copied out of ``a`` into ``out``, or (``back``) the cotangent ``g`` put back on it."""
     lines, index = _diagonal_lines(ndim, first, second, rest)
     diagonal = _index([f"i{k}" for k in range(len(rest))] + ["t"])
-    if back:
-        lines.append(f"out = np.zeros(a.shape, {numpy_type(dtype)})")
-        copy = f"out[{_index(index)}] = g[{diagonal}]"
-    else:
-        lines.append(f"out = np.empty({_tuple([f'n{d}' for d in rest] + ['n'])}, {numpy_type(dtype)})")
-        copy = f"out[{diagonal}] = a[{_index(index)}]"
+    alloc, copy = _copy("a", _tuple([f"n{d}" for d in rest] + ["n"]), dtype, diagonal, _index(index), back)
+    lines.append(alloc)
     lines += _nest([f"n{d}" for d in rest], ["for t in range(n):", INDENT + copy])
     return _function(f"{'g, ' if back else ''}a, offset=0, axis1=0, axis2=1", lines + ["return out"])
 
@@ -260,33 +264,29 @@ def _reps(fn: str, A, reps) -> Tuple[int, List[str]]:
     return ndim, ["1"] * (ndim - len(given)) + given
 
 
-def _tile_lines(A, ndim: int, reps: List[str]) -> Tuple[List[str], List[str]]:
-    """Lines that set each axis's size ``s<d>`` of ``A`` (1 where ``A`` has fewer axes) and ``r<d>``."""
+def _tile_source(fn: str, A, reps, dtype: np.dtype, back: bool) -> str:
+    """``A`` copied to every tile of ``out``, or (``back``) every tile of the cotangent ``g`` summed into ``A``'s
+    shape; ``s<d>`` is ``A``'s size on axis ``d`` of the result (1 where ``A`` has fewer axes)."""
+    ndim, counts = _reps(fn, A, reps)
     pad = ndim - A.ndim
     lines = [f"s{d} = 1" if d < pad else f"s{d} = A.shape[{d - pad}]" for d in range(ndim)]
-    lines += [f"r{d} = {r}" for d, r in enumerate(reps)]
-    source = [f"i{d} % s{d}" for d in range(pad, ndim)]
-    return lines, source
+    lines += [f"r{d} = {r}" for d, r in enumerate(counts)]
+    tile = _index([f"i{d}" for d in range(ndim)])
+    source = _index([f"i{d} % s{d}" for d in range(pad, ndim)])
+    alloc, copy = _copy("A", _tuple([f"s{d} * r{d}" for d in range(ndim)]), dtype, tile, source, back)
+    lines.append(alloc)
+    lines += _nest([f"s{d} * r{d}" for d in range(ndim)], [copy])
+    return _function(f"{'g, ' if back else ''}A, reps", lines + ["return out"])
 
 
 @overload(tile)
 def _tile(A, reps):
-    ndim, reps_ = _reps("tile", A, reps)
-    lines, source = _tile_lines(A, ndim, reps_)
-    lines.append(f"out = np.empty({_tuple([f's{d} * r{d}' for d in range(ndim)])}, {numpy_type(as_dtype(A.dtype))})")
-    target = [f"i{d}" for d in range(ndim)]
-    lines += _nest([f"s{d} * r{d}" for d in range(ndim)], [f"out[{_index(target)}] = A[{_index(source)}]"])
-    return compile_source(_function("A, reps", lines + ["return out"]))
+    return compile_source(_tile_source("tile", A, reps, array_dtype("tile", A), back=False))
 
 
 @overload(_grad.tile_grad)
 def _tile_grad(g, A, reps):
-    ndim, reps_ = _reps("tile_grad", A, reps)
-    lines, source = _tile_lines(A, ndim, reps_)
-    lines.append(f"out = np.zeros(A.shape, {numpy_type(_float(array_dtype('tile_grad', g)))})")
-    target = [f"i{d}" for d in range(ndim)]
-    lines += _nest([f"s{d} * r{d}" for d in range(ndim)], [f"out[{_index(source)}] += g[{_index(target)}]"])
-    return compile_source(_function("g, A, reps", lines + ["return out"]))
+    return compile_source(_tile_source("tile_grad", A, reps, _float(array_dtype("tile_grad", g)), back=True))
 
 
 # ---- pad ---------------------------------------------------------------------------------------------
