@@ -134,3 +134,47 @@ def test_generated_source_imports_the_runtime_and_both_backends_agree():
     expected = keepdims_normalize(x)
     for backend in ("python", "cpu"):
         np.testing.assert_allclose(numbax.jit(keepdims_normalize, backend=backend)(x), expected, rtol=1e-14)
+
+
+def contractions(a, b, g):
+    c = np.einsum('ij, jk', a, b) + np.einsum('ij,jk->ik', a, b) + np.inner(a, b) + np.matmul(a, b)
+    d = np.tensordot(a, b) + np.tensordot(a, b, axes=1) + np.tensordot(a, b, axes=([1, 2], [0, 1]))
+    e = rt.einsum_vjp(g, 0, 'ii->', a, None, None) + rt.tensordot_vjp(g, 1, a, b, ([0], [1]))
+    return c, d, e, rt.matmul_grad_a(g, a, b), a @ b, np.einsum(a, [0, 1])
+
+
+def expected_contractions(a, b, g):
+    c = rt.einsum('ij,jk->ik', a, b) + rt.einsum('ij,jk->ik', a, b) + rt.inner(a, b) + rt.matmul(a, b)
+    d = rt.tensordot(a, b) + rt.tensordot(a, b, 1) + rt.tensordot(a, b, (1, 2), (0, 1))
+    e = rt.einsum_vjp(g, 0, 'ii->', a) + rt.tensordot_vjp(g, 1, a, b, (0,), (1,))
+    return (c, d, e, rt.matmul_vjp(g, 0, a, b), a @ b, np.einsum(a, [0, 1]))
+
+
+def test_contractions_go_to_helpers_with_literal_subscripts_and_flat_axes():
+    """An einsum's output is spelled out; tensordot's pair of axes becomes two flat tuples (Numba keeps their
+    values); a matmul adjoint the simplifier left (ndims unknown) takes the helper of any ndim; ``@`` stays."""
+    assert_golden(contractions, expected_contractions)
+
+
+def shapes(x, k):
+    a = np.diagonal(x, 1, axis1=1, axis2=2) + x.diagonal() + x.trace() + np.trace(x, axis1=0, axis2=2) + np.trace(x)
+    b = np.squeeze(x, axis=1) + x.squeeze() + np.atleast_1d(k) + np.atleast_2d(k) + np.tile(x, (2, 1))
+    c = np.pad(x, [[1, 2], [0, 1]], constant_values=0.5) + np.pad(x, 1, 'constant') + np.pad(x, 1, mode='edge')
+    d = np.repeat(x, 2, axis=1) + x.repeat(2, 0) + np.repeat(x, 2) + np.flip(x, axis=(0, 1)) + np.flip(x)
+    e = np.roll(x, -1, axis=0) + np.roll(x, k) + np.moveaxis(x, [0, 1], [1, 0]) + x.swapaxes(0, 1)
+    return a, b, c, d, e, x.T.reshape(2, -1), np.reshape(x, (6,)), x.reshape(-1), x.reshape(3, 2, order='F')
+
+
+def expected_shapes(x, k):
+    a = rt.diagonal(x, 1, 1, 2) + rt.diagonal(x) + rt.trace(x) + rt.trace(x, 0, 0, 2) + np.trace(x)
+    b = rt.squeeze(x, 1) + rt.squeeze(x) + rt.atleast_1d(k) + rt.atleast_2d(k) + rt.tile(x, (2, 1))
+    c = rt.pad(x, ((1, 2), (0, 1)), 'constant', 0.5) + rt.pad(x, 1) + rt.pad(x, 1, 'edge')
+    d = rt.repeat(x, 2, 1) + rt.repeat(x, 2, 0) + np.repeat(x, 2) + rt.flip(x, (0, 1)) + np.flip(x)
+    e = rt.roll(x, -1, 0) + np.roll(x, k) + np.moveaxis(x, (0, 1), (1, 0)) + np.swapaxes(x, 0, 1)
+    return (a, b, c, d, e, rt.reshape(x.T, (2, -1)), rt.reshape(x, (6,)), rt.reshape(x, -1),
+            x.reshape(3, 2, order='F'))
+
+
+def test_shape_functions_numba_lacks_go_to_helpers():
+    """Axis arguments Numba lacks route the call; Numba's own forms (``np.flip(x)``, ``np.trace(x)``) stay."""
+    assert_golden(shapes, expected_shapes)

@@ -1,4 +1,4 @@
-"""legalize: send the NumPy reductions Numba cannot compile to ``numbax.runtime``'s helpers.
+"""legalize: send the NumPy calls Numba cannot compile to ``numbax.runtime``'s helpers.
 
 Expects generated code after ``optimize``. Guarantees that every reduction
 left in NumPy's spelling (``np.mean(x)``, ``x.max()``, ``np.sum(x, axis=1)``)
@@ -8,8 +8,10 @@ every other reduction (``keepdims=``, ``axis=`` where Numba lacks it, ``ddof=``,
 ``np.linalg.norm`` over axes or with ``'fro'``) is a call of the runtime helper
 of the same name, with positional arguments in the helper's order. Calls with
 arguments no helper takes (``dtype=``, ``out=``, ``where=``) stay as they are.
-``imports`` names the import line such calls need. Applying it twice changes
-nothing.
+Shape functions and contractions Numba lacks (``np.einsum``, ``np.tensordot``,
+``x.diagonal()``, ``np.pad``, ``np.flip(x, axis=1)``, ``x.reshape(...)``) go
+to their helpers as ``legalize_arrays`` says. ``imports`` names the import
+line such calls need. Applying it twice changes nothing.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -26,12 +28,12 @@ nothing.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import gast
 import numba
 
-from numbax.ast_passes import resolve
+from numbax.ast_passes import legalize_arrays, resolve
 from numbax.ast_passes.naming import Namer
 
 _NUMBA = tuple(int(p) for p in numba.__version__.split(".")[:2])
@@ -97,14 +99,6 @@ METHODS = frozenset(REDUCTIONS) - {"amax", "amin", "ptp", "norm"}  # ndarray's m
 DEFAULTS = {"axis": None, "keepdims": False, "ddof": 0, "ord": None, "dtype": None, "out": None}
 
 
-def _callee(func: gast.expr) -> Optional[List[str]]:
-    parts = []
-    while isinstance(func, gast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    return [func.id] + parts[::-1] if isinstance(func, gast.Name) else None
-
-
 def _is_default(param: str, node: gast.expr) -> bool:
     value = _constant(node)
     return not isinstance(value, gast.AST) and value == DEFAULTS[param]
@@ -118,7 +112,8 @@ class _Legalizer(gast.NodeTransformer):
         self.generic_visit(node)
         target = self._reduction(node)
         if target is None:
-            return node
+            routed = legalize_arrays.rewrite(node, self.alias)
+            return node if routed is None else gast.copy_location(routed, node)
         name, array, args, method = target
         table = REDUCTIONS[name]
         bound = self._bind(table, args, node.keywords)
@@ -133,7 +128,7 @@ class _Legalizer(gast.NodeTransformer):
 
     def _reduction(self, node: gast.Call):
         """``(name, array, arguments after it, is_method)`` for a reduction call, else None."""
-        path = _callee(node.func)
+        path = legalize_arrays.callee(node.func)
         if path == ["np", "linalg", "norm"] or (path and len(path) == 2 and path[0] == "np" and path[1] in REDUCTIONS):
             return (path[-1], node.args[0], node.args[1:], False) if node.args else None
         func = node.func
@@ -182,7 +177,7 @@ def runtime_alias(module: gast.Module) -> str:
 
 
 def transform(module: gast.Module) -> gast.Module:
-    """Rewrite the reductions of ``module`` that Numba cannot compile into runtime helper calls."""
+    """Rewrite the calls of ``module`` that Numba cannot compile into runtime helper calls."""
     return _Legalizer(runtime_alias(module)).visit(module)
 
 

@@ -2,6 +2,8 @@
 from numbax.runtime.reductions import *  # noqa: F401,F403
 from numbax.runtime.grad import *  # noqa: F401,F403
 from numbax.runtime.special import *  # noqa: F401,F403
+from numbax.runtime.arrays import *  # noqa: F401,F403
+from numbax.runtime.contractions import *  # noqa: F401,F403
 from numbax.runtime.identity import *  # noqa: F401,F403
 from numbax.runtime.scan import *  # noqa: F401,F403
 from numbax.runtime.debug import *  # noqa: F401,F403

@@ -135,6 +135,15 @@ def enumerate_and_zip(x, y):
     return s
 
 
+def enumerate_zip_with_start_and_range(x, y, n):
+    s = 0.0
+    for i, (a, b) in enumerate(zip(x, y), 1):
+        s += i * a * b
+    for j, a in zip(range(2, n, 2), x):
+        s += j * a * a
+    return s
+
+
 def horner(coeffs, t):
     y = 0.0
     for c in coeffs:
@@ -195,8 +204,8 @@ CASES = [
     Case(stepped_range, lambda: (normal(1613, 8),)),
     Case(runtime_start_stop, lambda: (normal(1614, 7), 2, 6)),
     Case(huber_loop, lambda: (normal(1615, 6, scale=2.0), 1.0), argnums=(0, 1)),
-    Case(enumerate_and_zip, lambda: (normal(1616, 4), normal(1617, 4)), argnums=(0, 1),
-         xfail="reverse mode runs `for` loops over range() or an array's rows only, not enumerate() or zip()"),
+    Case(enumerate_and_zip, lambda: (normal(1616, 4), normal(1617, 4)), argnums=(0, 1)),
+    Case(enumerate_zip_with_start_and_range, lambda: (normal(1624, 5), normal(1625, 5), 9), argnums=(0, 1)),
     Case(horner, lambda: (normal(1618, 5), 0.7), argnums=(0, 1)),
     Case(running_max_selects, lambda: (normal(1619, 6),)),
     Case(array_carried_through_loop, lambda: (normal(1620, 4), 4)),

@@ -151,6 +151,8 @@ class _Infer:
         if name in ("reshape",):
             shape = app.args[1] if len(app.args) > 1 else app.keywords.get("newshape")
             return self.reshape(args[0], shape)
+        if name == "diagonal" and args and args[0]:
+            return (args[0][0], max(args[0][1] - 1, 1))
         if name in ("ravel", "flatten", "arange", "linspace", "cumsum", "cumprod", "diagonal"):
             base = args[0] if args and args[0] else ("f", 1)
             return (base[0] if name not in ("linspace",) else "f", 1)
@@ -160,6 +162,10 @@ class _Infer:
             return ("f", 2)
         if name == "eye" or name == "identity":
             return ("f", 2)
+        if name == "inner" and len(args) > 1 and args[0] and args[1]:
+            return (_promote(args[0][0], args[1][0]), max(args[0][1] + args[1][1] - 2, 0))
+        if name in ("det", "slogdet_logabs", "slogdet_sign", "trace") and args and args[0]:
+            return ("f", max(args[0][1] - 2, 0))  # over the last two axes (the first two for trace)
         if name in ("det", "slogdet_logabs", "slogdet_sign", "trace", "inner", "vdot"):
             return ("f", 0)
         if name == "solve":

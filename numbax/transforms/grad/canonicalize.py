@@ -11,8 +11,11 @@ Expects one function in A-normal form. Guarantees:
   exit early computes its test before the loop and again at the end of its
   body; others read ``while go:`` with the flags below);
 - ``for`` loops run over ``range(...)`` (a loop over an array's rows reads
-  ``row = x[k]`` at the top of a range loop);
-- no ``x op= v`` on names (``x = x op v``), no tuple targets.
+  ``row = x[k]`` at the top of a range loop, one over ``enumerate(...)`` or
+  ``zip(...)`` of arrays and ranges reads each part by index too);
+- no ``x op= v`` on names (``x = x op v``), no tuple targets;
+- no tuple of results indexed: ``r = np.linalg.slogdet(a)`` read only as
+  ``r[1]`` becomes ``logabs = rt.slogdet_logabs(a)``, read as ``logabs``.
 
 The flags and slots cost a few scalar assignments; Numba keeps them in
 registers.
@@ -144,6 +147,7 @@ class _Canonicalize(ExitLowering):
                 stmt.body, stmt.orelse = self.simple(stmt.body), self.simple(stmt.orelse)
                 out.extend(self._named_test(stmt))
             elif isinstance(stmt, gast.For):
+                stmt.iter = _inline_iterables(stmt.iter, out)
                 out.extend(self._range_loop(stmt))
             elif isinstance(stmt, gast.While):
                 out.extend(self._while(stmt))
@@ -201,17 +205,91 @@ class _Canonicalize(ExitLowering):
                 isinstance(stmt.target, gast.Name):
             stmt.body = body
             return [stmt]
-        if isinstance(it, gast.Name) and isinstance(stmt.target, gast.Name):
-            k = self.namer.new("k")
-            row = gast.Subscript(value=_name(it.id), slice=_name(k), ctx=gast.Load())
-            stmt.body = [_assign(stmt.target.id, row, stmt)] + body
-            stmt.target = _name(k, True)
-            stmt.iter = gast.Call(func=_name("range"), args=[gast.Call(func=_name("len"), args=[_name(it.id)],
-                                                                         keywords=[])], keywords=[])
-            return [stmt]
-        _fail(stmt, "reverse mode runs `for` loops over `range(...)` or over an array's rows",
-              "loop over `range(len(x))` and index, or over a container (unrolled at compile time).")
-        return []
+        k = self._counter(it, stmt.target) or self.namer.new("k")
+        lowered = self._indexed(it, stmt.target, _name(k), stmt)
+        if lowered is None:
+            _fail(stmt, "reverse mode runs `for` loops over `range(...)`, an array's rows, `enumerate(...)` or "
+                        "`zip(...)` of those", "loop over `range(len(x))` and index, or over a container "
+                                               "(unrolled at compile time).")
+        length, reads = lowered
+        pre = []
+        if not isinstance(length, gast.Name) and not self._is_len(length):
+            count = self.namer.new("n")
+            pre, length = [_assign(count, length, stmt)], _name(count)
+        stmt.body = reads + body
+        stmt.target = _name(k, True)
+        stmt.iter = gast.Call(func=_name("range"), args=[length], keywords=[])
+        return pre + [stmt]
+
+    @staticmethod
+    def _counter(it: gast.expr, target: gast.expr) -> Optional[str]:
+        """The name that counts ``enumerate(seq)``'s steps (``i`` in ``for i, v in ...``): the loop's index."""
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "enumerate" and \
+                len(it.args) == 1 and not it.keywords and isinstance(target, gast.Tuple) and \
+                isinstance(target.elts[0], gast.Name):
+            return target.elts[0].id
+        return None
+
+    @staticmethod
+    def _is_len(node: gast.expr) -> bool:
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "len"
+
+    def _indexed(self, it: gast.expr, target: gast.expr, k: gast.Name, origin: gast.stmt):
+        """``(trip count, statements reading target k)`` for ``for target in it``, or None if unsupported.
+
+        ``it`` is an array (its rows), ``range(...)``, ``enumerate(seq[, start])`` or ``zip(seq, ...)``,
+        nested; the trip count of a zip is the shortest of its parts'.
+        """
+        func = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords \
+            else None
+        if isinstance(it, gast.Name) and isinstance(target, gast.Name):
+            row = gast.Subscript(value=_name(it.id), slice=copy.deepcopy(k), ctx=gast.Load())
+            return self._len(it), [_assign(target.id, row, origin)]
+        if func == "range" and isinstance(target, gast.Name) and 1 <= len(it.args) <= 3:
+            start = it.args[0] if len(it.args) > 1 else _const(0)
+            step = it.args[2] if len(it.args) > 2 else _const(1)
+            return self._len(it), self._range_value(start, step, target.id, k, origin)
+        parts = it.args if func == "zip" else it.args[:1] if func == "enumerate" else None
+        if not parts or not isinstance(target, gast.Tuple) or \
+                len(target.elts) != (2 if func == "enumerate" else len(parts)):
+            return None
+        reads, lengths = [], []
+        if func == "enumerate":
+            count = target.elts[0]
+            if not isinstance(count, gast.Name):
+                return None
+            if count.id != k.id:
+                start = it.args[1] if len(it.args) > 1 else _const(0)
+                reads += self._range_value(start, _const(1), count.id, k, origin)
+            targets = target.elts[1:]
+        else:
+            targets = target.elts
+        for part, sub in zip(parts, targets):
+            lowered = self._indexed(part, sub, k, origin)
+            if lowered is None:
+                return None
+            lengths.append(lowered[0])
+            reads += lowered[1]
+        length = lengths[0] if len(lengths) == 1 else gast.Call(func=_name("min"), args=lengths, keywords=[])
+        return length, reads
+
+    @staticmethod
+    def _len(seq: gast.expr) -> gast.Call:
+        return gast.Call(func=_name("len"), args=[copy.deepcopy(seq)], keywords=[])
+
+    def _range_value(self, start: gast.expr, step: gast.expr, target: str, k: gast.Name,
+                     origin: gast.stmt) -> List[gast.stmt]:
+        """``target = start + k * step``, one operation per statement."""
+        steps = copy.deepcopy(k)
+        reads = []
+        if not (isinstance(step, gast.Constant) and step.value == 1):
+            offset = self.namer.temp()
+            reads.append(_assign(offset, gast.BinOp(left=copy.deepcopy(k), op=gast.Mult(), right=copy.deepcopy(step)),
+                                 origin))
+            steps = _name(offset)
+        if isinstance(start, gast.Constant) and start.value == 0:
+            return reads + [_assign(target, steps, origin)]
+        return reads + [_assign(target, gast.BinOp(left=copy.deepcopy(start), op=gast.Add(), right=steps), origin)]
 
     def _while(self, stmt: gast.While) -> List[gast.stmt]:
         body = self.simple(stmt.body)
@@ -268,19 +346,85 @@ def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionD
     """
     from numbax.transforms.grad.activity import active_names
 
+    _IndexedResults(namer).visit(fdef)
     active = active_names(fdef, inputs, is_differentiable) if inputs else frozenset()
     return _Canonicalize(fdef, namer, active).run()
 
 
-def _split_results(value: gast.expr, count: int):
-    """``np.linalg.slogdet(a)`` unpacked: one call per result (``rt.slogdet_sign(a)``, ...), else None."""
+_ITERABLES = ("range", "enumerate", "zip")
+
+
+def _inline_iterables(it: gast.expr, before: List[gast.stmt]) -> gast.expr:
+    """``it`` with the temporaries of A-normal form that hold its parts (``_t1 = zip(x, y)``) put back.
+
+    The assignments of those temporaries leave ``before`` (A-normal form reads each temporary once).
+    """
+    if isinstance(it, gast.Name) and it.id.startswith("_t"):
+        for i in range(len(before) - 1, -1, -1):
+            stmt = before[i]
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
+                    stmt.targets[0].id == it.id:
+                value = stmt.value
+                if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id in _ITERABLES:
+                    del before[i]
+                    return _inline_iterables(value, before)
+                return it
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id in ("enumerate", "zip"):
+        it.args = [_inline_iterables(a, before) for a in it.args]
+    return it
+
+
+class _IndexedResults(gast.NodeTransformer):
+    """A tuple of results read only by constant indices (``r[1]``): one call per result read, in its place."""
+
+    def __init__(self, namer: Namer):
+        self.namer = namer
+        self.parts = {}  # the tuple's name -> {index: the name of that result}
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        counts = {}  # (name, "load" | "store" | an index read) -> how many
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name):
+                key = (n.id, "load" if isinstance(n.ctx, gast.Load) else "store")
+                counts[key] = counts.get(key, 0) + 1
+            elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                    isinstance(n.slice, gast.Constant) and type(n.slice.value) is int:
+                counts[n.value.id, n.slice.value] = counts.get((n.value.id, n.slice.value), 0) + 1
+        for n in gast.walk(node):
+            calls = _split_results(n.value) if isinstance(n, gast.Assign) and \
+                isinstance(n.targets[0], gast.Name) else None
+            if calls and counts.get((n.targets[0].id, "store")) == 1:
+                name = n.targets[0].id
+                uses = [i for i in range(len(calls)) if counts.get((name, i))]
+                if uses and sum(counts[name, i] for i in uses) == counts.get((name, "load")):
+                    self.parts[name] = {i: self.namer.new(calls[i].func.attr.rpartition("_")[2]) for i in uses}
+        return self.generic_visit(node) if self.parts else node
+
+    def visit_Assign(self, node: gast.Assign):
+        target = node.targets[0]
+        if not (isinstance(target, gast.Name) and target.id in self.parts):
+            return self.generic_visit(node)
+        calls = _split_results(node.value)
+        return [_assign(part, calls[i], node) for i, part in self.parts[target.id].items()]
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        if isinstance(node.value, gast.Name) and node.value.id in self.parts and isinstance(node.slice, gast.Constant):
+            return _name(self.parts[node.value.id][node.slice.value])
+        return self.generic_visit(node)
+
+
+def _split_results(value: gast.expr, count: Optional[int] = None):
+    """``np.linalg.slogdet(a)`` split: one call per result (``rt.slogdet_sign(a)``, ...), else None.
+
+    ``count``: how many results the caller unpacks (None: any number).
+    """
     from numbax.ast_passes.resolve import reference_node
     from numbax.transforms.grad.primitives import application
     from numbax.transforms.grad.rules_numpy import SPLIT_RESULTS
 
     app = application(value) if isinstance(value, gast.Call) else None
     spellings = SPLIT_RESULTS.get(app.key) if app is not None and not isinstance(app.key, tuple) else None
-    if spellings is None or len(spellings) != count:
+    if spellings is None or (count is not None and len(spellings) != count):
         return None
     return [gast.Call(func=reference_node(s), args=copy.deepcopy(value.args), keywords=copy.deepcopy(value.keywords))
             for s in spellings]

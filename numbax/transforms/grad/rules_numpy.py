@@ -53,8 +53,8 @@ def matmul(g, ans, a, b):
 
 @defvjp(np.inner)
 def inner(g, ans, a, b):
-    d[a] = rt.matmul_grad_a(g, a, b)
-    d[b] = rt.matmul_grad_b(g, a, b)
+    d[a] = rt.inner_vjp(g, 0, a, b)
+    d[b] = rt.inner_vjp(g, 1, a, b)
 
 
 @defvjp(np.outer)
@@ -544,18 +544,19 @@ def vstack(g, ans, tup, dtype=None, casting="same_kind"):
 
 
 # ---------------------------------------------------------------------------
-# Contractions (python backend: Numba compiles neither einsum nor tensordot)
+# Contractions: the cotangent of operand k (legalize drops the None of an absent operand)
 
 @defvjp(np.einsum)
-def einsum(g, ans, subscripts, x, y=None):
-    d[x] = rt.einsum_grad(g, subscripts, 0, x) if y is None else rt.einsum_grad(g, subscripts, 0, x, y)
-    d[y] = rt.einsum_grad(g, subscripts, 1, x, y)
+def einsum(g, ans, subscripts, x, y=None, z=None):
+    d[x] = rt.einsum_vjp(g, 0, subscripts, x, y, z)
+    d[y] = rt.einsum_vjp(g, 1, subscripts, x, y, z)
+    d[z] = rt.einsum_vjp(g, 2, subscripts, x, y, z)
 
 
 @defvjp(np.tensordot)
 def tensordot(g, ans, a, b, axes=2):
-    d[a] = rt.tensordot_grad(g, a, b, axes, 0)
-    d[b] = rt.tensordot_grad(g, a, b, axes, 1)
+    d[a] = rt.tensordot_vjp(g, 0, a, b, axes)
+    d[b] = rt.tensordot_vjp(g, 1, a, b, axes)
 
 
 _METHODS.update(diagonal=np.diagonal, repeat=np.repeat)

@@ -1,0 +1,432 @@
+"""arrays: NumPy's shape functions where Numba lacks them, or lacks the arguments users pass.
+
+``diagonal`` and ``trace`` over any two axes, ``squeeze`` of named axes,
+``atleast_1d``/``atleast_2d`` of a scalar, ``tile``, ``pad`` (constant),
+``repeat``/``flip``/``roll`` along an axis, and ``reshape`` of an array that is
+not C-contiguous (a transposed one). Each helper is NumPy itself when called
+from Python; inside ``numba.njit`` code an ``overload`` writes one explicit
+loop nest for the array's ndim and the (compile-time) axes, indexing element
+by element: no slice assignment, whose broadcasting checks cost Numba more to
+compile than the whole nest. Results are new arrays where NumPy returns views
+(``diagonal``, ``flip``, ``squeeze`` of a non-contiguous array), which reads
+the same. Axes must be constants there (``legalize`` writes them as literals);
+shifts, offsets, widths and counts may be run-time values.
+
+The adjoints that generated gradients call for these functions
+(``rt.diagonal_grad``, ``rt.tile_grad``, ``rt.pad_grad``, ``rt.repeat_grad``
+along an axis) are NumPy code in ``numbax.runtime.grad``; their Numba
+implementations are registered here, beside the loop nests they mirror.
+
+    >>> import numba
+    >>> a = np.arange(6.0).reshape(2, 3)
+    >>> numba.njit(lambda a: pad(a, ((1, 0), (0, 2)), 'constant', -1.0))(a)
+    array([[-1., -1., -1., -1., -1.],
+           [ 0.,  1.,  2., -1., -1.],
+           [ 3.,  4.,  5., -1., -1.]])
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+
+from numbax.runtime import grad as _grad
+from numbax.runtime.loops import INDENT, compile_source, numpy_type
+from numbax.runtime.statics import array_dtype, normalize_axes, static
+
+__all__ = ["diagonal", "trace", "squeeze", "atleast_1d", "atleast_2d", "tile", "pad", "repeat", "flip", "roll",
+           "reshape"]
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """``np.diagonal(a, offset, axis1, axis2)``."""
+    return np.diagonal(a, offset, axis1, axis2)
+
+
+def trace(a, offset=0, axis1=0, axis2=1):
+    """``np.trace(a, offset, axis1, axis2)``."""
+    return np.trace(a, offset, axis1, axis2)
+
+
+def squeeze(a, axis=None):
+    """``np.squeeze(a, axis)``."""
+    return np.squeeze(a, axis)
+
+
+def atleast_1d(a):
+    """``np.atleast_1d(a)``."""
+    return np.atleast_1d(a)
+
+
+def atleast_2d(a):
+    """``np.atleast_2d(a)``."""
+    return np.atleast_2d(a)
+
+
+def tile(A, reps):
+    """``np.tile(A, reps)``."""
+    return np.tile(A, reps)
+
+
+def pad(array, pad_width, mode="constant", constant_values=0):
+    """``np.pad(array, pad_width, mode, constant_values=constant_values)``."""
+    return np.pad(array, pad_width, mode, constant_values=constant_values)
+
+
+def repeat(a, repeats, axis=None):
+    """``np.repeat(a, repeats, axis)``."""
+    return np.repeat(a, repeats, axis)
+
+
+def flip(m, axis=None):
+    """``np.flip(m, axis)``."""
+    return np.flip(m, axis)
+
+
+def roll(a, shift, axis=None):
+    """``np.roll(a, shift, axis)``."""
+    return np.roll(a, shift, axis)
+
+
+def reshape(a, shape):
+    """``np.reshape(a, shape)``."""
+    return np.reshape(a, shape)
+
+
+# ---- source ---------------------------------------------------------------------------------------
+
+
+def _index(items: Sequence[str]) -> str:
+    return ", ".join(items) if items else "()"
+
+
+def _lines(lines: Sequence[str]) -> List[str]:
+    return [line for text in lines for line in text.split("\n")]
+
+
+def _nest(sizes: Sequence[str], body: Sequence[str]) -> List[str]:
+    """``for i<d> in range(<size>)`` for each size, around ``body``."""
+    lines = [INDENT * d + f"for i{d} in range({n}):" for d, n in enumerate(sizes)]
+    return lines + [INDENT * len(sizes) + line for line in _lines(body)]
+
+
+def _function(signature: str, lines: Sequence[str]) -> str:
+    return "\n".join([f"def impl({signature}):"] + [INDENT + line for line in _lines(lines)])
+
+
+def _shape(ndim: int, array: str, prefix: str = "n") -> List[str]:
+    return [f"{prefix}{d} = {array}.shape[{d}]" for d in range(ndim)]
+
+
+def _tuple(items: Sequence[str]) -> str:
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
+def _copy(array: str, shape: str, dtype: np.dtype, near: str, far: str, back: bool) -> Tuple[str, str]:
+    """(allocation, copy) of ``out[near] = array[far]`` over a new array of ``shape``; ``back``: its adjoint,
+    ``out[far] += g[near]`` over zeros of ``array``'s shape."""
+    if back:
+        return f"out = np.zeros({array}.shape, {numpy_type(dtype)})", f"out[{far}] += g[{near}]"
+    return f"out = np.empty({shape}, {numpy_type(dtype)})", f"out[{near}] = {array}[{far}]"
+
+
+def _axis(fn: str, ndim: int, axis) -> int:
+    return normalize_axes(fn, ndim, static(fn, "axis", axis), single=True)[0]
+
+
+def _float(dtype: np.dtype) -> np.dtype:
+    """The dtype of a cotangent (``np.result_type(g, np.float64)`` in ``numbax.runtime.grad``)."""
+    return np.result_type(dtype, np.float64)
+
+
+# ---- diagonal, trace --------------------------------------------------------------------------------
+
+
+def _diagonal_plan(fn: str, a, axis1, axis2) -> Tuple[int, int, int, List[int]]:
+    """(ndim, axis1, axis2, the other axes): the diagonal runs along ``axis1`` and ``axis2``."""
+    array_dtype(fn, a)
+    if a.ndim < 2:
+        raise TypingError(f"numbax.runtime.{fn}: diag requires an array of at least two dimensions")
+    first = _axis(fn, a.ndim, axis1)
+    second = _axis(fn, a.ndim, axis2)
+    if first == second:
+        raise TypingError(f"numbax.runtime.{fn}: axis1 and axis2 cannot be the same")
+    return a.ndim, first, second, [d for d in range(a.ndim) if d not in (first, second)]
+
+
+def _diagonal_lines(ndim: int, first: int, second: int, rest: List[int]) -> Tuple[List[str], List[str]]:
+    """Lines that set ``n`` (the diagonal's length) and the index of ``a`` at ``(rest..., t)``."""
+    lines = _shape(ndim, "a") + ["r0 = -offset if offset < 0 else 0", "c0 = offset if offset > 0 else 0",
+                                 f"n = min(n{first} - r0, n{second} - c0)", "n = n if n > 0 else 0"]
+    index = []
+    for d in range(ndim):
+        index.append("t + r0" if d == first else "t + c0" if d == second else f"i{rest.index(d)}")
+    return lines, index
+
+
+def _diagonal_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype, back: bool) -> str:
+    """The diagonal copied out of ``a`` into ``out``, or (``back``) the cotangent ``g`` put back on it."""
+    lines, index = _diagonal_lines(ndim, first, second, rest)
+    diagonal = _index([f"i{k}" for k in range(len(rest))] + ["t"])
+    alloc, copy = _copy("a", _tuple([f"n{d}" for d in rest] + ["n"]), dtype, diagonal, _index(index), back)
+    lines.append(alloc)
+    lines += _nest([f"n{d}" for d in rest], ["for t in range(n):", INDENT + copy])
+    return _function(f"{'g, ' if back else ''}a, offset=0, axis1=0, axis2=1", lines + ["return out"])
+
+
+def _trace_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype) -> str:
+    lines, index = _diagonal_lines(ndim, first, second, rest)
+    zero = f"{numpy_type(dtype)}(0)"
+    kept = [f"i{k}" for k in range(len(rest))]
+    body = [f"s = {zero}", "for t in range(n):", f"{INDENT}s += a[{_index(index)}]"]
+    if not rest:
+        return _function("a, offset=0, axis1=0, axis2=1", lines + body + ["return s"])
+    lines.append(f"out = np.empty({_tuple([f'n{d}' for d in rest])}, {numpy_type(dtype)})")
+    lines += _nest([f"n{d}" for d in rest], body + [f"out[{_index(kept)}] = s"])
+    return _function("a, offset=0, axis1=0, axis2=1", lines + ["return out"])
+
+
+@overload(diagonal, prefer_literal=True)
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    plan = _diagonal_plan("diagonal", a, axis1, axis2)
+    return compile_source(_diagonal_source(*plan, as_dtype(a.dtype), back=False))
+
+
+@overload(trace, prefer_literal=True)
+def _trace(a, offset=0, axis1=0, axis2=1):
+    plan = _diagonal_plan("trace", a, axis1, axis2)
+    return compile_source(_trace_source(*plan, np.trace(np.ones((1, 1), as_dtype(a.dtype))).dtype))
+
+
+@overload(_grad.diagonal_grad, prefer_literal=True)
+def _diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
+    plan = _diagonal_plan("diagonal_grad", a, axis1, axis2)
+    return compile_source(_diagonal_source(*plan, _float(array_dtype("diagonal_grad", g)), back=True))
+
+
+# ---- squeeze, atleast_1d, atleast_2d, reshape ---------------------------------------------------------
+
+
+@overload(squeeze, prefer_literal=True)
+def _squeeze(a, axis=None):
+    array_dtype("squeeze", a)
+    value = static("squeeze", "axis", axis)
+    if value is None:
+        raise TypingError("numbax.runtime.squeeze: without axis, which axes go depends on the run-time shape, "
+                          "and compiled code must know the result's ndim; name them: np.squeeze(a, axis=1)")
+    axes = normalize_axes("squeeze", a.ndim, value)
+    checks = [f"if a.shape[{d}] != 1:\n    raise ValueError('cannot select an axis to squeeze out which has size "
+              f"not equal to one')" for d in axes]
+    shape = _tuple([f"a.shape[{d}]" for d in range(a.ndim) if d not in axes])
+    array = "a" if a.layout == "C" else "np.ascontiguousarray(a)"
+    return compile_source(_function("a, axis=None", checks + [f"return {array}.reshape({shape})"]))
+
+
+def _at_least(fn, ndim: int) -> None:
+    """A scalar becomes an array of ``ndim`` dimensions; arrays go to Numba's own function."""
+    @overload(fn)
+    def impl(a):
+        if isinstance(a, (types.Number, types.Boolean)):
+            shape = (1,) * ndim
+            return lambda a: np.full(shape, a)
+        numpy_fn = getattr(np, fn.__name__)
+        return lambda a: numpy_fn(a)
+
+
+_at_least(atleast_1d, 1)
+_at_least(atleast_2d, 2)
+
+
+@overload(reshape)
+def _reshape(a, shape):
+    if isinstance(a, types.Array) and a.layout == "C":
+        return lambda a, shape: a.reshape(shape)
+    return lambda a, shape: np.ascontiguousarray(a).reshape(shape)
+
+
+# ---- tile --------------------------------------------------------------------------------------------
+
+
+def _reps(fn: str, A, reps) -> Tuple[int, List[str]]:
+    """(the result's ndim, the source of each axis's repetitions), ``reps`` an int or a tuple of ints."""
+    array_dtype(fn, A)
+    if isinstance(reps, types.Integer):
+        given = ["reps"]
+    elif isinstance(reps, types.BaseTuple) and all(isinstance(t, types.Integer) for t in reps.types):
+        given = [f"reps[{i}]" for i in range(len(reps.types))]
+    else:
+        raise TypingError(f"numbax.runtime.{fn}: reps must be an integer or a tuple of integers, got {reps}")
+    ndim = max(A.ndim, len(given))
+    return ndim, ["1"] * (ndim - len(given)) + given
+
+
+def _tile_source(fn: str, A, reps, dtype: np.dtype, back: bool) -> str:
+    """``A`` copied to every tile of ``out``, or (``back``) every tile of the cotangent ``g`` summed into ``A``'s
+    shape; ``s<d>`` is ``A``'s size on axis ``d`` of the result (1 where ``A`` has fewer axes)."""
+    ndim, counts = _reps(fn, A, reps)
+    pad = ndim - A.ndim
+    lines = [f"s{d} = 1" if d < pad else f"s{d} = A.shape[{d - pad}]" for d in range(ndim)]
+    lines += [f"r{d} = {r}" for d, r in enumerate(counts)]
+    tile = _index([f"i{d}" for d in range(ndim)])
+    source = _index([f"i{d} % s{d}" for d in range(pad, ndim)])
+    alloc, copy = _copy("A", _tuple([f"s{d} * r{d}" for d in range(ndim)]), dtype, tile, source, back)
+    lines.append(alloc)
+    lines += _nest([f"s{d} * r{d}" for d in range(ndim)], [copy])
+    return _function(f"{'g, ' if back else ''}A, reps", lines + ["return out"])
+
+
+@overload(tile)
+def _tile(A, reps):
+    return compile_source(_tile_source("tile", A, reps, array_dtype("tile", A), back=False))
+
+
+@overload(_grad.tile_grad)
+def _tile_grad(g, A, reps):
+    return compile_source(_tile_source("tile_grad", A, reps, _float(array_dtype("tile_grad", g)), back=True))
+
+
+# ---- pad ---------------------------------------------------------------------------------------------
+
+
+def _is_int_tuple(t, size=None) -> bool:
+    return isinstance(t, types.BaseTuple) and all(isinstance(i, types.Integer) for i in t.types) and \
+        (size is None or len(t.types) == size)
+
+
+def _widths(fn: str, ndim: int, pad_width) -> List[Tuple[str, str]]:
+    """The source of each axis's (before, after) widths, from NumPy's forms of ``pad_width``."""
+    if isinstance(pad_width, types.Integer):
+        return [("pad_width", "pad_width")] * ndim
+    if _is_int_tuple(pad_width, 1):
+        return [("pad_width[0]", "pad_width[0]")] * ndim
+    if _is_int_tuple(pad_width, 2):
+        return [("pad_width[0]", "pad_width[1]")] * ndim
+    if isinstance(pad_width, types.BaseTuple) and all(_is_int_tuple(t) for t in pad_width.types):
+        pairs = [(f"pad_width[{i}][0]", f"pad_width[{i}][{len(t.types) - 1}]") for i, t in enumerate(pad_width.types)]
+        if len(pairs) == 1:
+            return pairs * ndim
+        if len(pairs) == ndim:
+            return pairs
+    raise TypingError(f"numbax.runtime.{fn}: pad_width must be an int, a pair, or one pair per axis "
+                      f"of the {ndim}-d array, got {pad_width}")
+
+
+def _constant_mode(fn: str, mode) -> None:
+    if static(fn, "mode", mode) != "constant":
+        raise TypingError(f"numbax.runtime.{fn}: only mode='constant' is supported in compiled code")
+
+
+@overload(pad, prefer_literal=True)
+def _pad(array, pad_width, mode="constant", constant_values=0):
+    dtype = array_dtype("pad", array)
+    _constant_mode("pad", mode)
+    if not isinstance(constant_values, (types.Number, types.Boolean, types.Omitted, int, float)):
+        raise TypingError("numbax.runtime.pad: constant_values must be one number in compiled code")
+    widths = _widths("pad", array.ndim, pad_width)
+    lines = [f"lo{d} = {lo}\nhi{d} = {hi}" for d, (lo, hi) in enumerate(widths)] + _shape(array.ndim, "array")
+    shape = _tuple([f"lo{d} + n{d} + hi{d}" for d in range(array.ndim)])
+    lines.append(f"out = np.full({shape}, constant_values, {numpy_type(dtype)})")
+    target = [f"i{d} + lo{d}" for d in range(array.ndim)]
+    lines += _nest([f"n{d}" for d in range(array.ndim)],
+                   [f"out[{_index(target)}] = array[{_index([f'i{d}' for d in range(array.ndim)])}]"])
+    return compile_source(_function("array, pad_width, mode='constant', constant_values=0", lines + ["return out"]))
+
+
+@overload(_grad.pad_grad, prefer_literal=True)
+def _pad_grad(g, array, pad_width, mode="constant"):
+    dtype = _float(array_dtype("pad_grad", g))
+    _constant_mode("pad_grad", mode)
+    array_dtype("pad_grad", array)
+    ndim = array.ndim
+    lines = [f"lo{d} = {lo}" for d, (lo, _) in enumerate(_widths("pad_grad", ndim, pad_width))]
+    lines += _shape(ndim, "array") + [f"out = np.empty(array.shape, {numpy_type(dtype)})"]
+    source = [f"i{d} + lo{d}" for d in range(ndim)]
+    lines += _nest([f"n{d}" for d in range(ndim)], [f"out[{_index([f'i{d}' for d in range(ndim)])}] = "
+                                                     f"g[{_index(source)}]"])
+    return compile_source(_function("g, array, pad_width, mode='constant'", lines + ["return out"]))
+
+
+# ---- repeat, flip, roll along axes ------------------------------------------------------------------------
+
+
+def _repeat_lines(fn: str, a, repeats, axis) -> Tuple[int, List[str]]:
+    """(the axis, lines that set ``src``: for each index along it of the result, the index in ``a``)."""
+    array_dtype(fn, a)
+    ax = _axis(fn, a.ndim, axis)
+    if isinstance(repeats, types.Integer):
+        lines = ["if repeats < 0:\n    raise ValueError('negative dimensions are not allowed')",
+                 f"src = np.empty(a.shape[{ax}] * repeats, np.intp)",
+                 "for j in range(src.size):\n    src[j] = j // repeats"]
+    elif isinstance(repeats, types.Array) and repeats.ndim == 1 and isinstance(repeats.dtype, types.Integer):
+        lines = [f"if repeats.size != a.shape[{ax}]:\n    raise ValueError('operands could not be broadcast together')",
+                 "src = np.empty(np.sum(repeats), np.intp)", "j = 0",
+                 "for k in range(repeats.size):\n    for _ in range(repeats[k]):\n        src[j] = k\n        j += 1"]
+    else:
+        raise TypingError(f"numbax.runtime.{fn}: repeats must be an integer or a 1-d integer array, got {repeats}")
+    return ax, lines
+
+
+def _along(ndim: int, ax: int, value: str) -> List[str]:
+    """An index: ``i<d>`` on each axis, ``value`` on axis ``ax``."""
+    return [value if d == ax else f"i{d}" for d in range(ndim)]
+
+
+@overload(repeat, prefer_literal=True)
+def _repeat(a, repeats, axis=None):
+    if static("repeat", "axis", axis) is None:
+        return lambda a, repeats, axis=None: np.repeat(a, repeats)
+    ax, lines = _repeat_lines("repeat", a, repeats, axis)
+    sizes = ["src.size" if d == ax else f"a.shape[{d}]" for d in range(a.ndim)]
+    lines.append(f"out = np.empty({_tuple(sizes)}, {numpy_type(as_dtype(a.dtype))})")
+    copy = f"out[{_index(_along(a.ndim, ax, f'i{ax}'))}] = a[{_index(_along(a.ndim, ax, f'src[i{ax}]'))}]"
+    lines += _nest(sizes, [copy])
+    return compile_source(_function("a, repeats, axis=None", lines + ["return out"]))
+
+
+@overload(_grad.repeat_grad, prefer_literal=True)
+def _repeat_grad(g, a, repeats, axis=None):
+    if static("repeat_grad", "axis", axis) is None:
+        raise TypingError("numbax.runtime.repeat_grad: along an axis only here")
+    ax, lines = _repeat_lines("repeat_grad", a, repeats, axis)
+    lines.append(f"out = np.zeros(a.shape, {numpy_type(_float(array_dtype('repeat_grad', g)))})")
+    lines += _nest([f"g.shape[{d}]" for d in range(a.ndim)],
+                   [f"out[{_index(_along(a.ndim, ax, f'src[i{ax}]'))}] += g[{_index(_along(a.ndim, ax, f'i{ax}'))}]"])
+    return compile_source(_function("g, a, repeats, axis=None", lines + ["return out"]))
+
+
+@overload(flip, prefer_literal=True)
+def _flip(m, axis=None):
+    dtype = array_dtype("flip", m)
+    axes = normalize_axes("flip", m.ndim, static("flip", "axis", axis))
+    source = [f"n{d} - 1 - i{d}" if d in axes else f"i{d}" for d in range(m.ndim)]
+    lines = _shape(m.ndim, "m") + [f"out = np.empty(m.shape, {numpy_type(dtype)})"]
+    lines += _nest([f"n{d}" for d in range(m.ndim)],
+                   [f"out[{_index([f'i{d}' for d in range(m.ndim)])}] = m[{_index(source)}]"])
+    return compile_source(_function("m, axis=None", lines + ["return out"]))
+
+
+@overload(roll, prefer_literal=True)
+def _roll(a, shift, axis=None):
+    dtype = array_dtype("roll", a)
+    value = static("roll", "axis", axis)
+    if value is None:
+        return lambda a, shift, axis=None: np.roll(a, shift)
+    axes = (value,) if isinstance(value, int) else value
+    axes = [normalize_axes("roll", a.ndim, d, single=True)[0] for d in axes]
+    if isinstance(shift, types.Integer):
+        shifts = ["shift"] * len(axes)
+    elif _is_int_tuple(shift, len(axes)):
+        shifts = [f"shift[{i}]" for i in range(len(axes))]
+    else:
+        raise TypingError("numbax.runtime.roll: shift must be an integer, or a tuple with one per axis")
+    lines = _shape(a.ndim, "a") + [f"k{d} = 0" for d in range(a.ndim)]
+    lines += [f"k{d} = (k{d} + {s}) % n{d} if n{d} else 0" for d, s in zip(axes, shifts)]
+    lines.append(f"out = np.empty(a.shape, {numpy_type(dtype)})")
+    target = [f"(i{d} + k{d}) % n{d}" if d in axes else f"i{d}" for d in range(a.ndim)]
+    lines += _nest([f"n{d}" for d in range(a.ndim)],
+                   [f"out[{_index(target)}] = a[{_index([f'i{d}' for d in range(a.ndim)])}]"])
+    return compile_source(_function("a, shift, axis=None", lines + ["return out"]))
