@@ -139,35 +139,28 @@ def expected_grad_rosenbrock(x):
     # grad_programs.py:34: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     _t1 = x[1:]
     _t2 = x[:-1]
-    _t3 = _t2 ** 2
-    _t4 = _t1 - _t3
-    _t5 = _t4 ** 2
-    _t6 = 100.0 * _t5
-    _t7 = x[:-1]
-    _t8 = 1.0 - _t7
-    _t9 = _t8 ** 2
-    _t10 = _t6 + _t9
-    _t11 = np.sum(_t10)
+    _t4 = _t1 - _t2 ** 2
+    _t6 = 100.0 * _t4 ** 2
+    _t8 = 1.0 - x[:-1]
+    _t10 = _t6 + _t8 ** 2
     # grad of: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     dt11 = 1.0
     dt10 = rt.unreduce(dt11, _t10, None, False)
-    dt6 = rt.unbroadcast(dt10, _t6)
-    dt9 = rt.unbroadcast(dt10, _t9)
-    dt8 = rt.unbroadcast(dt9 * 2 * _t8, _t8)
-    dt7 = rt.unbroadcast(-dt8, _t7)
+    dt8 = dt10 * 2 * _t8
+    dt7 = -dt8
     dx = rt.zeros_like(x)
     dx_view = dx[:-1]
     dx_view += dt7
-    dt5 = rt.unbroadcast(dt6 * 100.0, _t5)
-    dt4 = rt.unbroadcast(dt5 * 2 * _t4, _t4)
-    dt1 = rt.unbroadcast(dt4, _t1)
-    dt3 = rt.unbroadcast(-dt4, _t3)
-    dt2 = rt.unbroadcast(dt3 * 2 * _t2, _t2)
+    dt5 = dt10 * 100.0
+    dt4 = dt5 * 2 * _t4
+    dt3 = -dt4
+    dt2 = dt3 * 2 * _t2
     dx_view_1 = dx[:-1]
     dx_view_1 += dt2
     dx_view_2 = dx[1:]
-    dx_view_2 += dt1
-    return (_t11, dx)
+    dx_view_2 += dt4
+    return dx
+
 
 
 CASES = [

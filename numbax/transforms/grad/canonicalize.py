@@ -28,7 +28,7 @@ from typing import List, Optional, Set
 import gast
 
 from numbax.ast_passes import anno
-from numbax.ast_passes.exits import ExitLowering
+from numbax.ast_passes.exits import ExitLowering, has_exit
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxSyntaxError
 from numbax.transforms.grad import nodes
@@ -317,7 +317,7 @@ class _Canonicalize(ExitLowering):
         exit_test = body[k] if k < len(body) else None
         if not (isinstance(exit_test, gast.If) and not exit_test.orelse and len(exit_test.body) == 1 and
                 isinstance(exit_test.body[0], gast.Break)) or \
-                _has_exit(body[k + 1:], (gast.Break, gast.Continue, gast.Return)):
+                has_exit(body[k + 1:], (gast.Break, gast.Continue, gast.Return)):
             return [stmt]
         test, prefix = exit_test.test, body[:k]
         if prefix and isinstance(test, gast.Name) and prefix[-1].targets[0].id == test.id and \
