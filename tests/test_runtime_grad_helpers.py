@@ -1,5 +1,5 @@
-"""The adjoint helpers generated code calls (``rt.unbroadcast``, ``rt.chooser_weights``, the tapes' ``grow``
-and ``reserve``, ``rt.index_add``): compiled by Numba, they agree with their NumPy versions.
+"""The adjoint helpers generated code calls (``rt.unbroadcast``, ``rt.chooser_weights``, the tapes'
+``grow_rows`` and ``reserve_rows``, ``rt.index_add``): compiled by Numba, they agree with their NumPy versions.
 
 Compiling dominates, so each test compiles one function per helper signature and checks values only.
 """
@@ -43,17 +43,17 @@ def test_chooser_weights_share_ties():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.bool_, np.int64])
-def test_tapes_grow_and_reserve_keep_their_values(dtype):
-    tape = np.arange(1, 4).astype(dtype)
-    grown = numba.njit(lambda t: rt.grow(t))(tape)
-    assert grown.shape == (6,) and grown.dtype == dtype
-    np.testing.assert_array_equal(grown[:3], tape)
-    reserve = numba.njit(lambda t, n: rt.reserve(t, n))
-    assert reserve(tape, 2) is tape
-    reserved = reserve(tape, 10)
-    assert reserved.shape == (10,) and reserved.dtype == dtype
-    np.testing.assert_array_equal(reserved[:3], tape)
-    np.testing.assert_array_equal(rt.reserve(tape, 10)[:3], tape)
+def test_tapes_grow_and_reserve_rows_keep_their_values(dtype):
+    table = np.arange(6).reshape(3, 2).astype(dtype)
+    grown = numba.njit(lambda t: rt.grow_rows(t))(table)
+    assert grown.shape == (6, 2) and grown.dtype == dtype
+    np.testing.assert_array_equal(grown[:3], table)
+    reserve = numba.njit(lambda t, n: rt.reserve_rows(t, n))
+    assert reserve(table, 2) is table
+    reserved = reserve(table, 10)
+    assert reserved.shape == (10, 2) and reserved.dtype == dtype
+    np.testing.assert_array_equal(reserved[:3], table)
+    np.testing.assert_array_equal(rt.reserve_rows(table, 10)[:3], table)
 
 
 def test_index_add_accumulates_repeated_rows():

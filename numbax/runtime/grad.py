@@ -23,7 +23,7 @@ from numbax.runtime.loops import INDENT, compile_source, element_source, functio
 __all__ = ["zeros_like", "ones_like", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "var_grad", "cumsum_grad",
            "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
-           "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs", "grow", "reserve",
+           "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
            "norm_grad"]
 
 
@@ -573,49 +573,11 @@ def _norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
     return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g / ans, x, axis, keepdims) * x
 
 
-def grow(tape):
-    """A typed tape twice as long, holding ``tape``'s values (reverse mode's scalar tapes grow by doubling)."""
-    return reserve(tape, 2 * tape.shape[0])
-
-
-def reserve(tape, size):
-    """``tape`` if it holds ``size`` values, else a copy with room for them (before a ``for`` loop)."""
-    if size <= tape.shape[0]:
-        return tape
-    grown = np.empty(max(size, 2 * tape.shape[0]), tape.dtype)
-    grown[:tape.shape[0]] = tape
-    return grown
-
-
-def _regrown(tape, params: str, check: List[str], length: str):
-    """A Numba implementation of ``impl(params)``: after ``check``, ``tape`` copied by a loop into a new
-    tape of ``length`` slots.
-
-    A slice assignment would make Numba compile its broadcast error messages (seconds per process);
-    ``kind`` is the scalar type, as generated code writes it (``np.empty(16, np.float64)``), so that the
-    allocation compiles once for both.
-    """
-    body = check + [f"grown = np.empty({length}, kind)", "for i in range(tape.shape[0]):",
-                    f"{INDENT}grown[i] = tape[i]", "return grown"]
-    return compile_source(function_source(params, body), kind=as_dtype(tape.dtype).type)
-
-
-@overload(grow)
-def _grow(tape):
-    return _regrown(tape, "tape", [], "2 * tape.shape[0]")
-
-
-@overload(reserve)
-def _reserve(tape, size):
-    return _regrown(tape, "tape, size", ["if size <= tape.shape[0]:", f"{INDENT}return tape"],
-                    "max(size, 2 * tape.shape[0])")
-
-
 # ---------------------------------------------------------------------------
 # Adjoints of shape functions: selections put back in place, copies summed back
 
 __all__ += ["split_grad", "slogdet_grad", "concatenate_grad", "stack_grad", "hstack_grad", "vstack_grad", "diagonal_grad", "tile_grad",
-            "repeat_grad", "pad_grad", "einsum_grad", "tensordot_grad"]
+            "repeat_grad", "pad_grad"]
 
 
 def concatenate_grad(g, arrays, axis=0):
@@ -781,65 +743,6 @@ def pad_grad(g, array, pad_width, mode="constant"):
     return reshape_like(np.asarray(g)[index].copy(), array)
 
 
-def _einsum_specs(subscripts: str, count: int):
-    """The input specs and the output spec of an explicit or implicit einsum without ellipses."""
-    subscripts = subscripts.replace(" ", "")
-    if "." in subscripts:
-        raise NotImplementedError("numbax: no derivative of np.einsum with an ellipsis")
-    inputs, arrow, output = subscripts.partition("->")
-    specs = inputs.split(",")
-    if len(specs) != count:
-        raise ValueError(f"numbax: einsum {subscripts!r} names {len(specs)} operands, got {count}")
-    if not arrow:
-        letters = "".join(specs)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    return specs, output
-
-
-def einsum_grad(g, subscripts, k, *operands):
-    """Cotangent of operand ``k`` of ``np.einsum(subscripts, *operands)``: the transposed contraction."""
-    specs, output = _einsum_specs(subscripts, len(operands))
-    target = specs[k]
-    unique = "".join(dict.fromkeys(target))
-    others = [(s, op) for i, (s, op) in enumerate(zip(specs, operands)) if i != k]
-    elsewhere = set(output).union(*(set(s) for s, _ in others))
-    kept = "".join(c for c in unique if c in elsewhere)
-    spec = ",".join([output] + [s for s, _ in others]) + "->" + kept
-    part = np.einsum(spec, g, *(op for _, op in others))
-    sizes = dict(zip(target, np.shape(operands[k])))
-    # indices only this operand sums over come back by broadcasting
-    missing = tuple(i for i, c in enumerate(unique) if c not in kept)
-    full = np.broadcast_to(np.expand_dims(part, missing), tuple(sizes[c] for c in unique))
-    out = np.zeros(np.shape(operands[k]), dtype=np.result_type(g, np.float64))
-    if unique == target:
-        out[...] = full
-    else:  # repeated indices (a diagonal): einsum returns a writeable view of it
-        np.einsum(f"{target}->{unique}", out)[...] = full
-    return out
-
-
-def tensordot_grad(g, a, b, axes, k):
-    """Cotangent of ``a`` (``k == 0``) or ``b`` (``k == 1``) in ``np.tensordot(a, b, axes)``."""
-    na, nb = np.ndim(a), np.ndim(b)
-    if np.ndim(axes) == 0:
-        n = int(axes)
-        a_axes, b_axes = list(range(na - n, na)), list(range(n))
-    else:
-        a_axes, b_axes = axes
-        a_axes = [a_axes] if np.ndim(a_axes) == 0 else list(a_axes)
-        b_axes = [b_axes] if np.ndim(b_axes) == 0 else list(b_axes)
-    a_axes = [i % na for i in a_axes] if na else a_axes
-    b_axes = [i % nb for i in b_axes] if nb else b_axes
-    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    sa = [next(letters) for _ in range(na)]
-    sb = [next(letters) for _ in range(nb)]
-    for i, j in zip(a_axes, b_axes):
-        sb[j] = sa[i]
-    out = "".join(c for i, c in enumerate(sa) if i not in a_axes) + \
-        "".join(c for j, c in enumerate(sb) if j not in b_axes)
-    return einsum_grad(g, f"{''.join(sa)},{''.join(sb)}->{out}", k, a, b)
-
-
 def split_grad(g, ary, indices_or_sections, axis=0):
     """Cotangent of ``ary`` in ``np.split(ary, indices_or_sections, axis)``, ``g`` a list of cotangents."""
     return np.concatenate([np.asarray(p, dtype=np.float64) for p in g], axis=axis)
@@ -944,11 +847,23 @@ def reserve_rows(table, rows):
     return grown
 
 
+def _copied_rows(table, rows: str, check: List[str]):
+    """A Numba implementation: after ``check``, ``table`` copied by loops into a new table of ``rows`` rows.
+
+    A slice assignment would make Numba compile its broadcast error messages (seconds per process).
+    """
+    body = check + [f"grown = np.empty(({rows}, table.shape[1]), kind)", "for i in range(table.shape[0]):",
+                    f"{INDENT}for j in range(table.shape[1]):", f"{INDENT}{INDENT}grown[i, j] = table[i, j]",
+                    "return grown"]
+    params = "table" if rows.startswith("2 *") else "table, rows"
+    return compile_source(function_source(params, body), kind=as_dtype(table.dtype).type)
+
+
 @overload(grow_rows)
 def _grow_rows(table):
-    return grow_rows
+    return _copied_rows(table, "2 * table.shape[0]", [])
 
 
 @overload(reserve_rows)
 def _reserve_rows(table, rows):
-    return reserve_rows
+    return _copied_rows(table, "max(rows, 2 * table.shape[0])", ["if rows <= table.shape[0]:", f"{INDENT}return table"])
