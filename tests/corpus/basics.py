@@ -246,6 +246,11 @@ def float32_python_scalar(x):
     return x * 0.5 + 1.0
 
 
+def float32_compared_with_python_floats(x):
+    """NumPy 2 compares in float32: float32(0.1) > 0.1 is False."""
+    return np.sum(x > 0.1) + np.sum(x <= 0.2), x[0] >= 0.1
+
+
 def int_arithmetic(x):
     return x // 2 + x % 3 - x * x
 
@@ -551,6 +556,7 @@ CASES = [
     Case(float32_tanh, lambda: (normal(41, 3, 4, dtype=np.float32),)),
     Case(float32_const, lambda: (normal(42, 5, dtype=np.float32),)),
     Case(float32_python_scalar, lambda: (normal(43, 5, dtype=np.float32),)),
+    Case(float32_compared_with_python_floats, lambda: (np.array([0.1, 0.2, 0.05, 0.3], dtype=np.float32),)),
     Case(int_arithmetic, lambda: (integers(44, 7),)),
     Case(int_sum, lambda: (integers(45, 3, 3),)),
     Case(bool_mask_count, lambda: (normal(46, 6), normal(47, 6) > 0)),

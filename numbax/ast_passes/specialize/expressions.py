@@ -9,7 +9,7 @@ import numpy as np
 
 from numbax.ast_passes import resolve
 from numbax.ast_passes.specialize import dtypes
-from numbax.ast_passes.specialize.values import Dyn, LocalFunction, NeedStatic, Poison
+from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, NeedStatic, Poison
 
 _COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
@@ -89,6 +89,15 @@ class ExpressionsMixin:
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
         return Dyn(gast.BinOp(left=left, op=op, right=right), result)
 
+    def runtime_compare(self, op: gast.cmpop, left: Any, right: Any) -> Dyn:
+        """``left op right`` in generated code, compared in the dtype NumPy 2 compares in: a weak number
+        next to a float32 array is a float32 (``x > np.float32(0.1)``)."""
+        avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
+        common = dtypes.binop(gast.Add(), *avals)
+        left, right = (self.weak_operand(v, a, common) for v, a in zip((left, right), avals))
+        result = AVal(np.dtype(bool), common.ndim) if common is not None else None
+        return Dyn(gast.Compare(left=left, ops=[op], comparators=[right]), result)
+
     def weak_operand(self, value: Any, aval, result) -> gast.expr:
         """The operand's expression; a weak number in the dtype NumPy 2 gives ``result`` (see ``dtypes``)."""
         dtype = dtypes.weak_cast(value, aval, result)
@@ -125,6 +134,8 @@ class ExpressionsMixin:
             left, right = operands
             if isinstance(left, Dyn) != isinstance(right, Dyn):
                 return isinstance(node.ops[0], gast.IsNot)
+        if any(_is_runtime(v) for v in operands) and len(node.ops) == 1:
+            return self.runtime_compare(node.ops[0], *operands)
         if any(_is_runtime(v) for v in operands):
             return self.dyn(gast.Compare(left=self.materialize(operands[0]), ops=node.ops,
                                          comparators=[self.materialize(v) for v in operands[1:]]))

@@ -23,8 +23,10 @@ def name_node(name: str, ctx=None) -> gast.Name:
 def constant_node(value: Any) -> gast.expr:
     """A literal for a Python or NumPy scalar, keeping NumPy's dtype (``np.float32(0.5)``)."""
     if isinstance(value, np.generic) and not isinstance(value, (np.float64, np.int64, np.bool_)):
+        # float32's shortest repr round-trips in float32: np.float32(0.1), not np.float32(0.10000000149011612)
+        item = float(str(value)) if isinstance(value, np.floating) and np.isfinite(value) else value.item()
         return gast.Call(func=resolve.reference_node(f"np.{value.dtype.name}"),
-                         args=[constant_node(value.item())], keywords=[])
+                         args=[constant_node(item)], keywords=[])
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not np.isfinite(value):
