@@ -212,11 +212,22 @@ class Jitted(_CDispatcher):
         errors = backend.typing_errors() if hasattr(backend, "typing_errors") else ()
         compiled = Compiled(generated, function, errors)
         if config.read("log_compiles"):
-            reason = "first call" if not self._cache else "new argument structure, static values or dtypes"
-            print(f"numbax: compiling {function_of(self.fun).__qualname__} for {key} ({reason})", file=sys.stderr)
+            self._log_compile(key)
         self._cache[key] = compiled
         self._last = compiled
         return compiled
+
+    def _log_compile(self, key: tuple) -> None:
+        """``log_compiles``: the specialization in words, and what changed since the nearest earlier one."""
+        from numbax import cache_miss
+
+        params = self._signature.params
+        static = [params[i] for i in sorted(self._signature.static)]
+        dynamic = [p for i, p in enumerate(params) if i not in self._signature.static]
+        reason = "first call" if not self._cache else "cache miss: " + cache_miss.explain(
+            key, list(self._cache), dynamic, static)
+        print(f"numbax: compiling {function_of(self.fun).__qualname__} for {cache_miss.describe(key, static)} "
+              f"({reason})", file=sys.stderr)
 
     def _generated_cache_tag(self) -> Optional[str]:
         """What the generated source depends on besides the function and the call; None: no disk cache.

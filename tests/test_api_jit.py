@@ -153,6 +153,28 @@ def test_log_compiles(capsys):
     assert "numbax: compiling" in capsys.readouterr().err
 
 
+def power_sum(x, n):
+    return np.sum(x ** n)
+
+
+def test_log_compiles_says_why_the_cache_missed(capsys):
+    g = numbax.jit(power_sum, static_argnums=(1,))
+    with numbax.config.log_compiles():
+        g(np.ones(3), 2)
+        g(np.ones(3), 2)
+        g(np.ones(3), 3)
+        g(np.ones((2, 2)), 3)
+        with numbax.config.debug_nans():
+            g(np.ones((2, 2)), 3)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "numbax: compiling power_sum for n=2; leaves float64[1-d] (first call)",
+        "numbax: compiling power_sum for n=3; leaves float64[1-d] (cache miss: static n: 2 -> 3)",
+        "numbax: compiling power_sum for n=3; leaves float64[2-d] (cache miss: x: float64[1-d] -> float64[2-d])",
+        "numbax: compiling power_sum for n=3; leaves float64[2-d]; debug_nans (cache miss: debug_nans on)",
+    ]
+
+
 def test_unknown_backend():
     with pytest.raises(ValueError, match="unknown backend"):
         numbax.jit(lambda x: x, backend="tpu")
