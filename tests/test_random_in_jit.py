@@ -33,6 +33,16 @@ def test_samples_inside_jit_are_the_same_bits(backend):
     assert np.array_equal(numbax.jit(draws, backend=backend)(KEY, 4), draws(KEY, 4))
 
 
+def discrete_draws(key):
+    return random.bits(key, (3,), np.uint32), random.randint(key, (4,), -5, 10), random.bernoulli(key, 0.3, (5,))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_discrete_samples_inside_jit_are_the_same_bits(backend):
+    for got, want in zip(numbax.jit(discrete_draws, backend=backend)(KEY), discrete_draws(KEY)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_grad_through_a_function_that_samples(backend):
     w = np.array([1.0, -2.0, 0.5])

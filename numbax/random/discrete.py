@@ -95,11 +95,17 @@ def bits(key, shape=(), dtype=None) -> np.ndarray:
         shape: the sample's shape.
         dtype: uint8, uint16, uint32 or uint64 (default uint64, as JAX with ``jax_enable_x64``).
     """
+    shape, dtype = bits_arguments(shape, dtype)
+    return bits_kernel(as_key(key, "bits"), shape, dtype.type)
+
+
+def bits_arguments(shape, dtype):
+    """``(shape, dtype)``: ``bits``'s checked arguments."""
     shape = as_shape(shape, "bits")
     dtype = np.dtype(np.uint64 if dtype is None else dtype)
     if dtype.kind != "u":
         raise fail(f"numbax.random.bits draws unsigned integers, not {dtype}", "pass dtype=np.uint32 or np.uint64")
-    return bits_kernel(as_key(key, "bits"), shape, dtype.type)
+    return shape, dtype
 
 
 def _integer_bound(value, name: str) -> np.ndarray:
@@ -125,6 +131,13 @@ def randint(key, shape, minval, maxval, dtype=None) -> np.ndarray:
         minval, maxval: integer bounds that broadcast to ``shape``; ``maxval <= minval`` gives ``minval``.
         dtype: an integer dtype (default int64, as JAX with ``jax_enable_x64``).
     """
+    shape, dtype, sampled, bounds = randint_arguments(shape, minval, maxval, dtype)
+    return randint_kernel(as_key(key, "randint"), shape, sampled.type, *bounds).astype(dtype)
+
+
+def randint_arguments(shape, minval, maxval, dtype):
+    """``(shape, dtype, sampled dtype, (low, high, too_big))``: ``randint``'s checked arguments, as its kernel
+    takes them (dtypes narrower than 32 bits are drawn as int32, as JAX does)."""
     shape = as_shape(shape, "randint")
     dtype = np.dtype(np.int64 if dtype is None else dtype)
     if dtype.kind not in "iu":
@@ -137,9 +150,9 @@ def randint(key, shape, minval, maxval, dtype=None) -> np.ndarray:
         low = low.astype(np.int32).clip(info.min, info.max)
         high = high.astype(np.int32).clip(info.min, info.max + 1)
     too_big = high > np.iinfo(sampled).max
-    out = randint_kernel(as_key(key, "randint"), shape, sampled.type, parameter(_clip_to(low, sampled), sampled, shape),
-                         parameter(_clip_to(high, sampled), sampled, shape), parameter(too_big, np.bool_, shape))
-    return out.astype(dtype)
+    return shape, dtype, sampled, (parameter(_clip_to(low, sampled), sampled, shape),
+                                   parameter(_clip_to(high, sampled), sampled, shape),
+                                   parameter(too_big, np.bool_, shape))
 
 
 def bernoulli(key, p=0.5, shape=None) -> np.ndarray:
@@ -150,6 +163,12 @@ def bernoulli(key, p=0.5, shape=None) -> np.ndarray:
         p: probabilities (a float or an array of float32 or float64) broadcast to ``shape``.
         shape: the sample's shape; ``None`` takes ``p``'s shape.
     """
+    shape, probabilities = bernoulli_arguments(p, shape)
+    return bernoulli_kernel(as_key(key, "bernoulli"), shape, probabilities)
+
+
+def bernoulli_arguments(p, shape):
+    """``(shape, probabilities broadcast to it)``: ``bernoulli``'s checked arguments, as its kernel takes them."""
     probabilities = np.asarray(p)
     if probabilities.dtype.kind != "f":
         raise fail(f"numbax.random.bernoulli: p must be a float or float array, got {probabilities.dtype}",
@@ -157,7 +176,7 @@ def bernoulli(key, p=0.5, shape=None) -> np.ndarray:
     dtype = float_dtype(probabilities.dtype, "bernoulli")
     shape = as_shape(probabilities.shape if shape is None else shape, "bernoulli")
     check_broadcast("bernoulli", shape, probabilities)
-    return bernoulli_kernel(as_key(key, "bernoulli"), shape, parameter(probabilities, dtype, shape))
+    return shape, parameter(probabilities, dtype, shape)
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False) -> np.ndarray:

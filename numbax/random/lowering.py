@@ -5,9 +5,10 @@ a compile-time shape and dtype; the lowering checks them as the Python function
 would and emits ``rt.random_normal(key, (3, 4), np.float64)``, the same kernel
 the Python function calls, so samples are the same bits inside and outside
 ``jit``. Keys are integers: reverse mode treats every kernel as carrying no
-derivative. ``split``, ``fold_in``, ``uniform`` (with bounds known at compile
-time), ``normal``, ``exponential`` and ``gumbel`` are lowered; the other samplers
-raise an error saying to draw outside and pass the sample in.
+derivative. ``split``, ``fold_in``, ``bits``, ``normal``, ``exponential``,
+``gumbel``, and (with bounds and probabilities known at compile time) ``uniform``,
+``randint`` and ``bernoulli`` are lowered; the other samplers raise an error
+saying to draw outside and pass the sample in.
 """
 from __future__ import annotations
 
@@ -16,14 +17,16 @@ from typing import Any, Dict, List
 import numpy as np
 
 from numbax.ast_passes.specialize.values import Dyn, contains_dyn
-from numbax.random import continuous, keys
+from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import as_shape, float_dtype
-from numbax.random.threefry import fold_in_kernel, split_kernel
+from numbax.random.threefry import bits_kernel, fold_in_kernel, split_kernel
 
 # the ``rt.`` name generated code calls -> the kernel
 KERNELS = {"random_split": split_kernel, "random_fold_in": fold_in_kernel,
            "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
-           "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel}
+           "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
+           "random_bits": bits_kernel, "random_randint": discrete.randint_kernel,
+           "random_bernoulli": discrete.bernoulli_kernel}
 
 
 def _key(spec, node, value: Any, name: str) -> Any:
@@ -93,6 +96,33 @@ def lower_uniform(spec, node, args, kwargs):
     return _emit(spec, node, "random_uniform", [_key(spec, node, b["key"], "uniform"), shape, dtype, *bounds])
 
 
+def lower_bits(spec, node, args, kwargs):
+    """``bits(key, shape, dtype)`` -> ``rt.random_bits(key, shape, dtype)``."""
+    b = _bind(spec, node, "bits", ["key", "shape", "dtype"], {"shape": (), "dtype": None}, args, kwargs)
+    shape, dtype = discrete.bits_arguments(_static(spec, node, b["shape"], "shape", "bits"),
+                                           _static(spec, node, b["dtype"], "dtype", "bits"))
+    return _emit(spec, node, "random_bits", [_key(spec, node, b["key"], "bits"), shape, dtype])
+
+
+def lower_randint(spec, node, args, kwargs):
+    """``randint(key, shape, minval, maxval, dtype)`` with bounds known at compile time."""
+    b = _bind(spec, node, "randint", ["key", "shape", "minval", "maxval", "dtype"], {"dtype": None}, args, kwargs)
+    shape, dtype, sampled, bounds = discrete.randint_arguments(
+        *(_static(spec, node, b[k], k, "randint") for k in ("shape", "minval", "maxval", "dtype")))
+    if sampled != dtype:
+        spec.fail(node, f"numbax.random.randint of {dtype} inside compiled code is not supported yet",
+                  hint="draw int32 or int64 and convert with .astype().")
+    return _emit(spec, node, "random_randint", [_key(spec, node, b["key"], "randint"), shape, sampled, *bounds])
+
+
+def lower_bernoulli(spec, node, args, kwargs):
+    """``bernoulli(key, p, shape)`` with ``p`` known at compile time."""
+    b = _bind(spec, node, "bernoulli", ["key", "p", "shape"], {"p": 0.5, "shape": None}, args, kwargs)
+    shape, probabilities = discrete.bernoulli_arguments(_static(spec, node, b["p"], "p", "bernoulli"),
+                                                         _static(spec, node, b["shape"], "shape", "bernoulli"))
+    return _emit(spec, node, "random_bernoulli", [_key(spec, node, b["key"], "bernoulli"), shape, probabilities])
+
+
 def unsupported(name: str):
     def lower(spec, node, args, kwargs):
         spec.fail(node, f"numbax.random.{name} inside compiled code is not supported yet",
@@ -107,7 +137,8 @@ def attach() -> None:
 
     lowerings = {"split": lower_split, "fold_in": lower_fold_in, "uniform": lower_uniform,
                  "normal": _lower_standard("normal"), "exponential": _lower_standard("exponential"),
-                 "gumbel": _lower_standard("gumbel")}
+                 "gumbel": _lower_standard("gumbel"), "bits": lower_bits, "randint": lower_randint,
+                 "bernoulli": lower_bernoulli}
     for name in random.__all__:
         function = getattr(random, name)
         if callable(function) and not isinstance(function, type) and name not in ("PRNGKey", "key", "key_data"):
