@@ -153,12 +153,12 @@ def test_log_compiles(capsys):
     assert "numbax: compiling" in capsys.readouterr().err
 
 
-def power_sum(x, n):
+def power_total(x, n):
     return np.sum(x ** n)
 
 
 def test_log_compiles_says_why_the_cache_missed(capsys):
-    g = numbax.jit(power_sum, static_argnums=(1,))
+    g = numbax.jit(power_total, static_argnums=(1,))
     with numbax.config.log_compiles():
         g(np.ones(3), 2)
         g(np.ones(3), 2)
@@ -168,10 +168,10 @@ def test_log_compiles_says_why_the_cache_missed(capsys):
             g(np.ones((2, 2)), 3)
     lines = capsys.readouterr().err.splitlines()
     assert lines == [
-        "numbax: compiling power_sum for n=2; leaves float64[1-d] (first call)",
-        "numbax: compiling power_sum for n=3; leaves float64[1-d] (cache miss: static n: 2 -> 3)",
-        "numbax: compiling power_sum for n=3; leaves float64[2-d] (cache miss: x: float64[1-d] -> float64[2-d])",
-        "numbax: compiling power_sum for n=3; leaves float64[2-d]; debug_nans (cache miss: debug_nans on)",
+        "numbax: compiling power_total for n=2; leaves float64[1-d] (first call)",
+        "numbax: compiling power_total for n=3; leaves float64[1-d] (cache miss: static n: 2 -> 3)",
+        "numbax: compiling power_total for n=3; leaves float64[2-d] (cache miss: x: float64[1-d] -> float64[2-d])",
+        "numbax: compiling power_total for n=3; leaves float64[2-d]; debug_nans (cache miss: debug_nans on)",
     ]
 
 
