@@ -64,10 +64,10 @@ def _dump_requested(name: str) -> bool:
     return bool(wanted) and (wanted == "all" or name in wanted.split(","))
 
 
-def _render(module: gast.Module, imports: List[str], header: str, label: str):
+def _render(module: gast.Module, imports: List[str], header: str):
     body = [gast.Expr(value=gast.Constant(value=header, kind=None))]
     body += gast.parse("\n".join(imports)).body if imports else []
-    return unparse_with_origins(gast.Module(body=body + module.body, type_ignores=[]), label)
+    return unparse_with_origins(gast.Module(body=body + module.body, type_ignores=[]))
 
 
 def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable[[gast.Module], gast.Module]:
@@ -124,7 +124,7 @@ def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
 
 
 def _user_source(parsed, label: str) -> Generated:
-    text, origins = unparse_with_origins(gast.Module(body=[parsed.node], type_ignores=[]), label)
+    text, origins = unparse_with_origins(gast.Module(body=[parsed.node], type_ignores=[]))
     return Generated(source=text + "\n", name=parsed.name, line_origins=origins, constants={}, returns=None,
                      label=label)
 
@@ -170,7 +170,7 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     for name, stage in stages:
         module = stage(module)
         if _dump_requested(name):
-            print(f"# ---- numbax: after {name} ----\n{_render(module, spec.imports, header, label)[0]}",
+            print(f"# ---- numbax: after {name} ----\n{_render(module, spec.imports, header)[0]}",
                   file=sys.stderr)
         if name == after_pass:
             break
@@ -178,7 +178,7 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     constants = {k: v for k, v in spec.constants.items() if k in used}
     main = module.body[-1]
     main.args.args = [a for a in main.args.args if a.id not in spec.constants or a.id in constants]
-    source, origins = _render(module, spec.imports, header, label)
+    source, origins = _render(module, spec.imports, header)
     return Generated(source=source + "\n", name=spec.name, line_origins=origins, constants=constants,
                      returns=spec.returns, label=label, reads_avals=spec.reads_avals, module=module,
                      imports=list(spec.imports))

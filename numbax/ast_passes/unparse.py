@@ -34,11 +34,8 @@ def _copy_stmt_annos(src, dst) -> None:
 class _CommentingUnparser(ast._Unparser):
     """``ast.unparse`` plus ``# file:line: source`` comments and a map of generated lines to origins."""
 
-    def __init__(self, label: str):
+    def __init__(self):
         super().__init__()
-        # adjoint statements read ``# grad of:`` (``# vjp of:``); a jit'd function has none of its own, so
-        # those of a gradient taken inside it are a gradient's
-        self.label = "grad" if label == "jit" else label
         self.line_origins: Dict[int, Origin] = {}
         self._last: Optional[Origin] = None
 
@@ -59,7 +56,7 @@ class _CommentingUnparser(ast._Unparser):
         self._last = (origin, grad_of is not None)
         user_text = origin.line.strip()
         if grad_of is not None:
-            self.fill(f"# {self.label} of: {grad_of}")
+            self.fill(f"# grad of: {grad_of}")  # an adjoint statement, under grad, vjp or a jit'd step
             self.line_origins[line_no + 1] = origin
         elif user_text and user_text != ast.unparse(node).split("\n")[0].strip():
             self.fill(f"# {origin.short()}: {user_text}")
@@ -71,9 +68,9 @@ def unparse(node: gast.AST) -> str:
     return ast.unparse(gast.gast_to_ast(node))
 
 
-def unparse_with_origins(node: gast.AST, label: str = "grad") -> tuple:
+def unparse_with_origins(node: gast.AST) -> tuple:
     """Source text with origin comments, and ``{generated line: Origin}`` for error reports."""
-    unparser = _CommentingUnparser(label)
+    unparser = _CommentingUnparser()
     text = unparser.visit(_to_ast(node))
     return text, unparser.line_origins
 
