@@ -39,7 +39,7 @@ def _key(spec, node, value: Any, name: str) -> Any:
 def _static(spec, node, value: Any, what: str, name: str) -> Any:
     if contains_dyn(value):
         spec.fail(node, f"numbax.random.{name}'s {what} must be known at compile time inside compiled code",
-                  hint=f"pass it as a static argument, or draw outside the compiled function.")
+                  hint="pass it as a static argument, or draw outside the compiled function.")
     return value
 
 
@@ -132,8 +132,11 @@ def unsupported(name: str):
 
 
 def attach() -> None:
-    """Give each public function of ``numbax.random`` its lowering."""
+    """Give each public function of ``numbax.random`` its lowering; its kernels carry no derivative."""
     import numbax.random as random
+    from numbax.transforms.grad.rules import def_nondifferentiable
+
+    def_nondifferentiable(*KERNELS.values())
 
     lowerings = {"split": lower_split, "fold_in": lower_fold_in, "uniform": lower_uniform,
                  "normal": _lower_standard("normal"), "exponential": _lower_standard("exponential"),

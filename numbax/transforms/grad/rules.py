@@ -94,14 +94,8 @@ def def_nondifferentiable(*keys: Any) -> None:
 
 
 def lookup(key: Any) -> Any:
-    """The rule for ``key``: a ``Rule``, ``NONDIFFERENTIABLE``, or ``None`` when there is none.
-
-    ``numbax.random``'s kernels draw from integer keys: none carries a derivative.
-    """
-    rule = VJP_RULES.get(key)
-    if rule is None and getattr(getattr(key, "py_func", None), "__module__", "").startswith("numbax.random."):
-        return NONDIFFERENTIABLE
-    return rule
+    """The rule for ``key``: a ``Rule``, ``NONDIFFERENTIABLE``, or ``None`` when there is none."""
+    return VJP_RULES.get(key)
 
 
 @dataclasses.dataclass
