@@ -53,8 +53,6 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
 @lowering.lowered_by(lowering.lower_cond)
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both must return the same structure."""
-    if len(operands) == 0 and not callable(false_fun):
-        raise TypeError("cond(pred, true_fun, false_fun, *operands): true_fun and false_fun must be callable")
     return true_fun(*operands) if pred else false_fun(*operands)
 
 

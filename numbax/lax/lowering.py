@@ -28,6 +28,7 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes import anno, resolve
+from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.runtime.identity import stop_gradient as runtime_stop_gradient
 from numbax.runtime.scan import stack_buffer
@@ -136,35 +137,22 @@ def _specialize(spec, node, kind: str, args: List[Any], **shape: Any) -> Any:
     return spec.call_user(node, fdef, f"lax.{kind}", _NAMESPACE, {}, [], args, {}, key=(kind, id(node)))
 
 
-def _bind(spec, node, name: str, params: List[str], args: List[Any], kwargs: Dict[str, Any],
-          defaults: Optional[Dict[str, Any]] = None) -> List[Any]:
-    """Match a call's arguments to ``params`` as Python would, failing at the user's line."""
-    if len(args) > len(params):
-        spec.fail(node, f"lax.{name} takes {len(params)} positional arguments but {len(args)} were given")
-    bound = dict(zip(params, args))
-    for key, value in kwargs.items():
-        if key not in params or key in bound:
-            spec.fail(node, f"lax.{name} got an unexpected or repeated argument `{key}`")
-        bound[key] = value
-    for key, value in (defaults or {}).items():
-        bound.setdefault(key, value)
-    missing = [p for p in params if p not in bound]
-    if missing:
-        spec.fail(node, f"lax.{name} is missing arguments: {', '.join(missing)}")
-    return [bound[p] for p in params]
+def _bind(spec, node, name: str, args: List[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """Match a call's arguments to ``numbax.lax.<name>``'s parameters, failing at the user's line."""
+    import numbax.lax
+
+    return bind_call(spec, node, getattr(numbax.lax, name), f"lax.{name}", args, kwargs)
 
 
 def lower_fori_loop(spec, node, args, kwargs):
     """``lax.fori_loop(lower, upper, body_fun, init_val)`` -> a ``for`` loop over ``range``."""
-    lower, upper, body, init, _ = _bind(spec, node, "fori_loop", ["lower", "upper", "body_fun", "init_val", "unroll"],
-                                        args, kwargs, {"unroll": None})
-    return _specialize(spec, node, "fori_loop", [lower, upper, body, init])
+    b = _bind(spec, node, "fori_loop", args, kwargs)
+    return _specialize(spec, node, "fori_loop", [b["lower"], b["upper"], b["body_fun"], b["init_val"]])
 
 
 def lower_while_loop(spec, node, args, kwargs):
     """``lax.while_loop(cond_fun, body_fun, init_val)`` -> a ``while`` loop."""
-    return _specialize(spec, node, "while_loop",
-                       _bind(spec, node, "while_loop", ["cond_fun", "body_fun", "init_val"], args, kwargs))
+    return _specialize(spec, node, "while_loop", list(_bind(spec, node, "while_loop", args, kwargs).values()))
 
 
 def lower_cond(spec, node, args, kwargs):
@@ -199,9 +187,8 @@ def scan_length(xs: Any, length: Optional[int]) -> int:
 
 def lower_scan(spec, node, args, kwargs):
     """``lax.scan(f, init, xs, length, reverse)`` -> the first step, then a loop filling stacked outputs."""
-    f, init, xs, length, reverse, _ = _bind(
-        spec, node, "scan", ["f", "init", "xs", "length", "reverse", "unroll"], args, kwargs,
-        {"xs": None, "length": None, "reverse": False, "unroll": 1})
+    b = _bind(spec, node, "scan", args, kwargs)
+    f, init, xs, length, reverse = b["f"], b["init"], b["xs"], b["length"], b["reverse"]
     if not isinstance(reverse, bool):
         spec.fail(node, "lax.scan's `reverse` must be a Python bool known at compile time")
     has_xs = bool(tree_util.tree_leaves(xs))
@@ -218,6 +205,6 @@ def lower_select(spec, node, args, kwargs):
 
 def lower_stop_gradient(spec, node, args, kwargs):
     """``lax.stop_gradient(x)`` -> ``rt.stop_gradient`` on each leaf of ``x`` (a constant to reverse mode)."""
-    (x,) = _bind(spec, node, "stop_gradient", ["x"], args, kwargs)
+    x = _bind(spec, node, "stop_gradient", args, kwargs)["x"]
     return tree_util.tree_map(lambda leaf: spec.call_value(node, runtime_stop_gradient, [leaf], {}), x)
 

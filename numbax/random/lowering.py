@@ -16,6 +16,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.values import Dyn, contains_dyn
 from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import as_shape, float_dtype
@@ -43,16 +44,11 @@ def _static(spec, node, value: Any, what: str, name: str) -> Any:
     return value
 
 
-def _bind(spec, node, name: str, params: List[str], defaults: Dict[str, Any], args, kwargs) -> Dict[str, Any]:
-    bound = dict(defaults)
-    bound.update(zip(params, args))
-    for key, value in kwargs.items():
-        if key not in params:
-            spec.fail(node, f"numbax.random.{name} got an unexpected argument `{key}`")
-        bound[key] = value
-    if len(args) > len(params) or any(p not in bound for p in params):
-        spec.fail(node, f"numbax.random.{name} takes ({', '.join(params)})")
-    return bound
+def _bind(spec, node, name: str, args, kwargs) -> Dict[str, Any]:
+    """Match a call's arguments to ``numbax.random.<name>``'s parameters, failing at the user's line."""
+    import numbax.random
+
+    return bind_call(spec, node, getattr(numbax.random, name), f"numbax.random.{name}", args, kwargs)
 
 
 def _emit(spec, node, kernel: str, args: List[Any]) -> Any:
@@ -63,20 +59,20 @@ def _emit(spec, node, kernel: str, args: List[Any]) -> Any:
 
 def lower_split(spec, node, args, kwargs):
     """``split(key, num)`` -> ``rt.random_split(key, shape)``."""
-    b = _bind(spec, node, "split", ["key", "num"], {"num": 2}, args, kwargs)
+    b = _bind(spec, node, "split", args, kwargs)
     shape = as_shape(_static(spec, node, b["num"], "num", "split"), "split")
     return _emit(spec, node, "random_split", [_key(spec, node, b["key"], "split"), shape])
 
 
 def lower_fold_in(spec, node, args, kwargs):
     """``fold_in(key, data)`` -> ``rt.random_fold_in(key, data)``."""
-    b = _bind(spec, node, "fold_in", ["key", "data"], {}, args, kwargs)
+    b = _bind(spec, node, "fold_in", args, kwargs)
     return _emit(spec, node, "random_fold_in", [_key(spec, node, b["key"], "fold_in"), b["data"]])
 
 
 def _lower_standard(name: str):
     def lower(spec, node, args, kwargs):
-        b = _bind(spec, node, name, ["key", "shape", "dtype"], {"shape": (), "dtype": None}, args, kwargs)
+        b = _bind(spec, node, name, args, kwargs)
         shape = as_shape(_static(spec, node, b["shape"], "shape", name), name)
         dtype = float_dtype(_static(spec, node, b["dtype"], "dtype", name), name)
         return _emit(spec, node, f"random_{name}", [_key(spec, node, b["key"], name), shape, dtype])
@@ -87,8 +83,7 @@ def _lower_standard(name: str):
 
 def lower_uniform(spec, node, args, kwargs):
     """``uniform(key, shape, dtype, minval, maxval)`` with bounds known at compile time."""
-    b = _bind(spec, node, "uniform", ["key", "shape", "dtype", "minval", "maxval"],
-              {"shape": (), "dtype": None, "minval": 0.0, "maxval": 1.0}, args, kwargs)
+    b = _bind(spec, node, "uniform", args, kwargs)
     shape = as_shape(_static(spec, node, b["shape"], "shape", "uniform"), "uniform")
     dtype = float_dtype(_static(spec, node, b["dtype"], "dtype", "uniform"), "uniform")
     bounds = [np.broadcast_to(np.asarray(_static(spec, node, b[k], k, "uniform"), dtype), shape).copy()
@@ -98,7 +93,7 @@ def lower_uniform(spec, node, args, kwargs):
 
 def lower_bits(spec, node, args, kwargs):
     """``bits(key, shape, dtype)`` -> ``rt.random_bits(key, shape, dtype)``."""
-    b = _bind(spec, node, "bits", ["key", "shape", "dtype"], {"shape": (), "dtype": None}, args, kwargs)
+    b = _bind(spec, node, "bits", args, kwargs)
     shape, dtype = discrete.bits_arguments(_static(spec, node, b["shape"], "shape", "bits"),
                                            _static(spec, node, b["dtype"], "dtype", "bits"))
     return _emit(spec, node, "random_bits", [_key(spec, node, b["key"], "bits"), shape, dtype])
@@ -106,7 +101,7 @@ def lower_bits(spec, node, args, kwargs):
 
 def lower_randint(spec, node, args, kwargs):
     """``randint(key, shape, minval, maxval, dtype)`` with bounds known at compile time."""
-    b = _bind(spec, node, "randint", ["key", "shape", "minval", "maxval", "dtype"], {"dtype": None}, args, kwargs)
+    b = _bind(spec, node, "randint", args, kwargs)
     shape, dtype, sampled, bounds = discrete.randint_arguments(
         *(_static(spec, node, b[k], k, "randint") for k in ("shape", "minval", "maxval", "dtype")))
     if sampled != dtype:
@@ -117,7 +112,7 @@ def lower_randint(spec, node, args, kwargs):
 
 def lower_bernoulli(spec, node, args, kwargs):
     """``bernoulli(key, p, shape)`` with ``p`` known at compile time."""
-    b = _bind(spec, node, "bernoulli", ["key", "p", "shape"], {"p": 0.5, "shape": None}, args, kwargs)
+    b = _bind(spec, node, "bernoulli", args, kwargs)
     shape, probabilities = discrete.bernoulli_arguments(_static(spec, node, b["p"], "p", "bernoulli"),
                                                          _static(spec, node, b["shape"], "shape", "bernoulli"))
     return _emit(spec, node, "random_bernoulli", [_key(spec, node, b["key"], "bernoulli"), shape, probabilities])

@@ -40,3 +40,16 @@ def construct_transform(constructor, spec, node, args: List[Any], kwargs: Dict[s
     if any(contains_dyn(a) for a in list(args) + list(kwargs.values())):
         spec.fail(node, f"numbax.{constructor.__name__}'s arguments must be known at compile time")
     return spec.fold(node, constructor, *args, **kwargs)
+
+
+def bind_call(spec, node, function: Callable, label: str, args: List[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """Parameter -> argument for a call of ``function`` (its signature, defaults applied), failing at ``node``
+    as Python would fail the call."""
+    import inspect
+
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+    except TypeError as exc:
+        spec.fail(node, f"{label}: {exc}")
+    bound.apply_defaults()
+    return dict(bound.arguments)

@@ -93,10 +93,13 @@ class Differentiated(Jitted):
     def _package(self, out, grads):
         if not self.cotangents:
             runtime.scalar_output(out[0] if self.has_aux else out)
+        return self._arrange(out, grads)
+
+    def _arrange(self, out, grads):
+        """What the user receives from the primal output and the gradients (also while specializing a call
+        inside another compiled function, over placeholders)."""
         g = grads[0] if self.single else tuple(grads)
-        if self.cotangents:
-            return out, g
-        if self.value:
+        if self.cotangents or self.value:
             return out, g
         return (g, out[1]) if self.has_aux else g
 

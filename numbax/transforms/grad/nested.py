@@ -61,18 +61,13 @@ def _bound(transformed, spec, node, values: List[Any]):
     return bound, arguments
 
 
-def _package(transformed, spec, node, out: Any, grads: List[Any]) -> Any:
-    """What the user receives, as ``Differentiated._package`` builds it, from compile-time structure."""
+def _check_scalar(transformed, spec, node, out: Any) -> None:
+    """The scalar-output check ``Differentiated._package`` makes at run time, made on the abstract value."""
     value = out[0] if transformed.has_aux else out
-    if not transformed.cotangents:
-        ndim = value.aval.ndim if isinstance(value, Dyn) and value.aval is not None else np.ndim(value)
-        if ndim != 0:
-            spec.fail(node, f"Gradient only defined for scalar-output functions; {transformed!r} returns an "
-                      f"array of rank {ndim}", hint="use numbax.vjp for array outputs.")
-    g = grads[0] if transformed.single else tuple(grads)
-    if transformed.value:
-        return out, g
-    return (g, out[1]) if transformed.has_aux else g
+    ndim = value.aval.ndim if isinstance(value, Dyn) and value.aval is not None else np.ndim(value)
+    if ndim != 0:
+        spec.fail(node, f"Gradient only defined for scalar-output functions; {transformed!r} returns an "
+                  f"array of rank {ndim}", hint="use numbax.vjp for array outputs.")
 
 
 def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
@@ -97,5 +92,6 @@ def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> A
     if transformed.direct:  # the generated gradient returns what the user receives, and checks the output
         return result
     out, grads = result
-    return _package(transformed, spec, node, out, grads)
+    _check_scalar(transformed, spec, node, out)
+    return transformed._arrange(out, grads)
 
