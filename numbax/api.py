@@ -31,6 +31,7 @@ from numba.core.typing.typeof import Purpose, typeof
 from numbax import config, generated_cache, tree_util
 from numbax.ast_passes import pipeline
 from numbax.ast_passes.parse import function_of, source_of
+from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends import get_backend
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
@@ -328,10 +329,4 @@ def source(fun: Callable, *args, **kwargs) -> str:
     return source_for(fun, args, kwargs)
 
 
-def _jit_at_compile_time(spec, node, args, kwargs):
-    from numbax.ast_passes.specialize.compile_time import construct_transform
-
-    return construct_transform(jit, spec, node, args, kwargs)
-
-
-jit._numbax_specialize = _jit_at_compile_time
+built_at_compile_time(jit)

@@ -70,7 +70,7 @@ def _block(stmts: List[gast.stmt], kinds: Tuple[str, ...]) -> List[gast.stmt]:
                 setattr(stmt, field, _block(inner, kinds))
         out.append(stmt)
         names = _targets(stmt)
-        if names and not (isinstance(stmt.value, gast.Call) and _operation(stmt.value).startswith("rt.has_")):
+        if names:
             out.extend(_checks(stmt, names, kinds))
     return out
 

@@ -53,3 +53,10 @@ def bind_call(spec, node, function: Callable, label: str, args: List[Any], kwarg
         spec.fail(node, f"{label}: {exc}")
     bound.apply_defaults()
     return dict(bound.arguments)
+
+
+def built_at_compile_time(constructor: Callable) -> Callable:
+    """Mark a transformation's constructor (``jit``, ``grad``) so calls of it inside compiled code run now."""
+    constructor._numbax_specialize = lambda spec, node, args, kwargs: construct_transform(
+        constructor, spec, node, args, kwargs)
+    return constructor

@@ -8,6 +8,7 @@ import numpy as np
 from numbax import config, runtime, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline
+from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.transforms.grad import avals
 from numbax.transforms.grad import transform as grad_transform
 
@@ -281,14 +282,5 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)
 
 
-def _construct_at_compile_time(constructor: Callable) -> None:
-    def lower(spec, node, args, kwargs):
-        from numbax.ast_passes.specialize.compile_time import construct_transform
-
-        return construct_transform(constructor, spec, node, args, kwargs)
-
-    constructor._numbax_specialize = lower
-
-
 for _constructor in (grad, value_and_grad):
-    _construct_at_compile_time(_constructor)
+    built_at_compile_time(_constructor)
