@@ -136,29 +136,23 @@ def expected_grad_relu_sum(x):
 
 
 def expected_grad_rosenbrock(x):
-    # grad_programs.py:34: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-    _t1 = x[1:]
-    _t2 = x[:-1]
-    _t4 = _t1 - _t2 ** 2
-    _t6 = 100.0 * _t4 ** 2
-    _t8 = 1.0 - x[:-1]
-    _t10 = _t6 + _t8 ** 2
     # grad of: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     dt11 = 1.0
-    dt10 = rt.unreduce(dt11, _t10, None, False)
-    dt8 = dt10 * 2 * _t8
-    dt7 = -dt8
     dx = rt.zeros_like(x)
-    dx_view = dx[:-1]
-    dx_view += dt7
-    dt5 = dt10 * 100.0
-    dt4 = dt5 * 2 * _t4
-    dt3 = -dt4
-    dt2 = dt3 * 2 * _t2
-    dx_view_1 = dx[:-1]
-    dx_view_1 += dt2
-    dx_view_2 = dx[1:]
-    dx_view_2 += dt4
+    dt5_j = dt11 * 100.0
+    for j in range(x.shape[0] - 1):
+        # grad_programs.py:34: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+        t4_j = x[j + 1] - x[j] ** 2
+        t8_j = 1.0 - x[j]
+        # grad of: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+        dt8_j = dt11 * 2 * t8_j
+        dt7_j = -dt8_j
+        dx[j] += dt7_j
+        dt4_j = dt5_j * 2 * t4_j
+        dt3_j = -dt4_j
+        dt2_j = dt3_j * 2 * x[j]
+        dx[j] += dt2_j
+        dx[j + 1] += dt4_j
     return dx
 
 

@@ -34,6 +34,7 @@ PASSES = (
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
     ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
+    ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) to numbax.runtime helpers; last, on the final code"),
 )
 PASS_NAMES = tuple(name for name, _ in PASSES)
@@ -114,6 +115,20 @@ def _debug_checks(spec) -> Callable[[gast.Module], gast.Module]:
     return apply
 
 
+def _fuse(param_avals: Callable[[], Optional[Dict[str, tuple]]]) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        avals = param_avals()
+        if avals is not None:
+            from numbax.ast_passes.optimizations import fusion  # it reads reverse mode's analyses
+
+            module.body[-1], changed = fusion.transform(module.body[-1], avals)
+            if changed:
+                module = optimize.transform(module)
+        return module
+
+    return apply
+
+
 def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module = legalize.transform(module)
@@ -145,11 +160,13 @@ def _without_partial(fn: Callable, bound: Dict[str, Any]):
 
 
 def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: Optional[str] = None,
-        transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None) -> Generated:
+        transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None,
+        fuse: Callable[[], Optional[Dict[str, tuple]]] = lambda: None) -> Generated:
     """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree).
 
     ``transform`` (grad, ...) rewrites the main function after A-normal form; it
-    receives the function and the specialization (``Specialized``).
+    receives the function and the specialization (``Specialized``). ``fuse``, asked after optimization,
+    gives the parameters' (kind, ndim) when the transformed function's elementwise runs should be fused.
     """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
@@ -165,7 +182,7 @@ def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: 
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
               ("transform", _main_only(transform, spec)), ("debug_checks", _debug_checks(spec)),
-              ("optimize", optimize.transform),
+              ("optimize", optimize.transform), ("fuse", _fuse(fuse)),
               ("legalize", _legalize(spec)))
     for name, stage in stages:
         module = stage(module)

@@ -21,7 +21,7 @@ from numba.np.numpy_support import as_dtype
 from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
 
 __all__ = ["zeros_like", "ones_like", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
-           "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "var_grad", "cumsum_grad",
+           "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
            "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
            "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
            "norm_grad"]
@@ -273,6 +273,11 @@ def chooser_weights(a, ans, axis=None, keepdims=False):
     return mask / unreduce(count, a, axis, False)
 
 
+def tie_share(a, ans):
+    """``1 / (how many elements of a equal ans)``: each maximum's (or minimum's) share of the adjoint."""
+    return 1.0 / np.count_nonzero(np.asarray(a) == ans)
+
+
 def var_grad(g, a, axis=None, ddof=0, keepdims=False):
     """Cotangent of ``a`` in ``np.var(a, axis, ddof=ddof, keepdims=keepdims)``."""
     n = size_of(a) // size_of(np.sum(a) if axis is None else np.sum(a, axis=axis))
@@ -383,6 +388,17 @@ def _chooser_weights(a, ans, axis=None, keepdims=False):
         mask = (a == unreduce(ans, a, axis, keepdims)) * 1.0
         return mask / unreduce(np.sum(mask, axis=axis), a, axis, False)
     return along
+
+
+def _share_source(ndim: int) -> str:
+    """Source of ``tie_share``: one pass counting the elements equal to ``ans``."""
+    body = ["count = 0"] + nest(ndim, "a", [f"if {element_source(ndim, 'a')} == ans:", f"{INDENT}count += 1"])
+    return function_source("a, ans", body + ["return 1.0 / count"])
+
+
+@overload(tie_share)
+def _tie_share(a, ans):
+    return compile_source(_share_source(a.ndim))
 
 
 @overload(var_grad)

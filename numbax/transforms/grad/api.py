@@ -154,6 +154,10 @@ class Differentiated(Jitted):
             param_avals = dict(zip(names, leaf_avals))
             param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
             param_avals = {n: a for n, a in param_avals.items() if a is not None}
+            floats = [leaf.aval.dtype for i, _ in dynamic for leaf in tree_util.tree_leaves(bound[self._signature.params[i]])
+                      if leaf.aval.dtype.kind in "fc"]
+            floats += [np.asarray(v).dtype for v in spec.constants.values() if np.asarray(v).dtype.kind in "fc"]
+            holder["fuse"] = param_avals if all(d == np.float64 for d in floats) else None
             out = grad_transform.transform(fdef, grad_transform.GradSpec(wrt, seeded, cts, param_avals, self.direct,
                                                                          self.value))
             if cts:
@@ -162,7 +166,8 @@ class Differentiated(Jitted):
                 out.args.args = leaves + params[len(params) - len(cts):] + rest
             return out
 
-        generated = pipeline.run(self.fun, bound, label=self.label, after_pass=after_pass, transform=rewrite)
+        generated = pipeline.run(self.fun, bound, label=self.label, after_pass=after_pass, transform=rewrite,
+                                 fuse=lambda: holder.get("fuse"))
         if generated.returns is not None and after_pass is None:
             generated.returns = self._returns(generated.returns, bound)
         return generated

@@ -17,6 +17,7 @@ from numbax.transforms.grad.primitives import application
 
 Aval = Tuple[str, int]
 _ORDER = "bifc"
+_ELEMENTS = "[]"  # suffix: the key of what a list (a tape) holds
 
 _KEEP_NDIM = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil", "round", "around", "rint",
               "trunc", "transpose", "swapaxes", "flip", "fliplr", "flipud", "roll", "triu", "tril", "copy",
@@ -38,6 +39,29 @@ def _elementwise(key) -> bool:
 
     return isinstance(key, np.ufunc) or getattr(key, "__module__", None) == "math" or \
         key in (math.sqrt, math.exp, math.log) or key in tuple(getattr(special, n) for n in special.__all__)
+
+
+def tape_of(node: gast.expr, method: str) -> Optional[str]:
+    """The list ``t`` in ``t.append(v)`` or ``t.pop()`` (``method``), else None."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == method \
+            and isinstance(node.func.value, gast.Name) and len(node.args) == (method == "append"):
+        return node.func.value.id
+    return None
+
+
+def _dtype_kind(node: gast.expr) -> Optional[str]:
+    """The kind of a dtype spelled ``np.float64``, ``np.int64``, ... in generated code; else None (for
+    narrower floats too: a float array whose kind is known is float64)."""
+    if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and node.value.id == "np":
+        try:
+            kind = np.dtype(node.attr).kind
+        except TypeError:
+            return None
+        kind = "i" if kind == "u" else kind
+        if kind == "f" and np.dtype(node.attr) != np.float64:
+            return None  # fusion relies on every float it knows of being float64
+        return kind if kind in _ORDER else None
+    return None
 
 
 def _promote(*kinds: str) -> str:
@@ -79,6 +103,8 @@ class _Infer:
             elif isinstance(stmt, gast.If):
                 self.block(stmt.body)
                 self.block(stmt.orelse)
+            elif isinstance(stmt, gast.Expr) and tape_of(stmt.value, "append"):
+                self.set(tape_of(stmt.value, "append") + _ELEMENTS, self.expr(stmt.value.args[0]))
 
     def expr(self, node) -> Optional[Aval]:
         if isinstance(node, gast.Constant):
@@ -100,6 +126,8 @@ class _Infer:
             return ("t", 1)  # a tuple of ints: only indexing it gives a value with an aval
         if isinstance(node, gast.Attribute) and node.attr in ("strides", "dtype", "flags"):
             return None
+        if tape_of(node, "pop"):
+            return self.env.get(tape_of(node, "pop") + _ELEMENTS)
         app = application(node)
         if app is None or any((self.expr(a) or ("", 0))[0] == "t" for a in app.args):
             return None
@@ -144,6 +172,12 @@ class _Infer:
             return ("i", 0)
         if name == "float":
             return ("f", 0)
+        if name in ("unreduce", "unbroadcast") and len(args) > 1 and args[0] and args[1]:
+            return (_promote(args[0][0], "f"), args[1][1])
+        if name in ("reserve_rows", "grow_rows") and args:
+            return args[0]
+        if name == "chooser_weights" and args and args[0]:
+            return ("f", args[0][1])
         if name in _REDUCTIONS:
             return self.reduction(name, app, args)
         if name in ("dot", "matmul"):
@@ -239,15 +273,23 @@ class _Infer:
         kind = "f"
         dtype = app.keywords.get("dtype") or (app.args[1] if len(app.args) > 1 and name != "full" else None)
         if dtype is not None:
-            return None
+            kind = _dtype_kind(dtype)
+            if kind is None:
+                return None
         if isinstance(shape, gast.Tuple):
             return (kind, len(shape.elts))
         aval = self.expr(shape) if shape is not None else None
         return (kind, 1) if aval == ("i", 0) else None
 
 
+def expr_aval(node: gast.expr, env: Dict[str, Aval]) -> Optional[Aval]:
+    """The abstract value of the expression ``node`` given those of the names it reads."""
+    aval = _Infer(env).expr(node)
+    return aval if aval is not None and aval[0] in _ORDER else None
+
+
 def infer(fdef: gast.FunctionDef, params: Dict[str, Aval]) -> Dict[str, Aval]:
     """``{name: (kind, ndim)}`` for every variable of ``fdef`` whose abstract value is certain."""
     analysis = _Infer(params)
     analysis.block(fdef.body)
-    return {k: v for k, v in analysis.env.items() if v is not None and v[0] in _ORDER}
+    return {k: v for k, v in analysis.env.items() if v is not None and v[0] in _ORDER and not k.endswith(_ELEMENTS)}

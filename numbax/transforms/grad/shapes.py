@@ -24,7 +24,7 @@ from typing import Dict, Optional, Tuple
 
 import gast
 
-from numbax.transforms.grad.avals import _REDUCTIONS, _elementwise
+from numbax.transforms.grad.avals import _ELEMENTS, _REDUCTIONS, _elementwise, tape_of
 from numbax.transforms.grad.primitives import application
 
 Dim = Tuple[str, int]
@@ -84,6 +84,8 @@ def expr_shape(node: gast.expr, env: Dict[str, Optional[Shape]], avals: Dict[str
         return None if base is None else tuple(reversed(base))
     if isinstance(node, gast.BinOp):  # a @ b
         return _matmul(expr_shape(node.left, env, avals), expr_shape(node.right, env, avals))
+    if tape_of(node, "pop"):
+        return env.get(tape_of(node, "pop") + _ELEMENTS)
     app = application(node) if isinstance(node, gast.Call) else None
     return _call(app, env, avals) if app is not None else None
 
@@ -124,9 +126,18 @@ def _call(app, env, avals) -> Optional[Shape]:
         return _reduction(args[0], app)
     if name == "transpose" and len(args) == 1 and args[0] is not None:
         return tuple(reversed(args[0]))
+    if name in ("unreduce", "unbroadcast") and len(args) > 1 and _axis_none(app.args[2:3]):
+        return args[1]
+    if name == "chooser_weights" and args and _axis_none(app.args[2:3]):
+        return args[0]
     if (name in _SAME_SHAPE or _elementwise(key)) and args and not app.keywords:
         return broadcast(*args)
     return None
+
+
+def _axis_none(axis) -> bool:
+    """An ``axis`` argument (a list of at most one node) that is absent or the constant None."""
+    return not axis or isinstance(axis[0], gast.Constant) and axis[0].value is None
 
 
 def _reduction(shape: Optional[Shape], app) -> Optional[Shape]:
@@ -163,6 +174,9 @@ class _Infer:
             elif isinstance(stmt, gast.If):
                 self.block(stmt.body)
                 self.block(stmt.orelse)
+            elif isinstance(stmt, gast.Expr) and tape_of(stmt.value, "append"):
+                self.set(tape_of(stmt.value, "append") + _ELEMENTS, expr_shape(stmt.value.args[0], self.env,
+                                                                                self.avals))
 
 
 def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple] = None) -> Dict[str, Shape]:
@@ -170,4 +184,4 @@ def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple]
     ndims (each parameter's dims are its own symbols)."""
     env: Dict[str, Optional[Shape]] = {p: tuple((f"{p}.{k}", 0) for k in range(n)) for p, n in ndims.items()}
     _Infer(env, avals or {}).block(fdef.body)
-    return {k: v for k, v in env.items() if v is not None}
+    return {k: v for k, v in env.items() if v is not None and not k.endswith(_ELEMENTS)}

@@ -1,0 +1,117 @@
+"""fusion: runs of elementwise array statements over one shape become one loop nest.
+
+Numba fuses the operations of one array expression into a single loop, but
+not across statements, and reverse mode writes one statement per adjoint:
+the gradient of ``np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)``
+would make a dozen temporary arrays. This pass finds, in each block, runs of
+statements that compute elementwise over arrays of one symbolic shape
+(``shapes``), accumulate into such arrays (``dx_view += g``) or sum them
+whole, and writes each run as one loop nest with a scalar per array::
+
+    dx = rt.zeros_like(x)
+    for j in range(x.shape[0] - 1):
+        t4_j = x[j + 1] - x[j] ** 2
+        ...
+        dx[j] += dt4_j
+
+Statements of the run that take no part move before the loop when they
+commute with the fused statements before them, or after it when they commute
+with those after them (``group``); arrays read outside the loop are written
+out; a statement that can do neither ends the run. Expects the generated code
+after ``optimize``, and is applied to programs whose floating-point inputs are
+all float64, where every float array the code makes is float64 too, so that
+written-out arrays and sums can be made without knowing dtypes. Reports whether it changed anything.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Tuple
+
+import gast
+
+from numbax.ast_passes.analyses.usage import count_names
+from numbax.ast_passes.naming import Namer
+from numbax.ast_passes.optimizations.fusion import group as groups
+from numbax.ast_passes.optimizations.fusion.effects import Aliases
+from numbax.ast_passes.optimizations.fusion.loops import bounds, emit
+from numbax.transforms.grad import avals as avals_analysis
+from numbax.transforms.grad import shapes as shapes_analysis
+
+
+class Facts:
+    """What the pass knows of the whole function: abstract values, symbolic shapes, aliases, name counts."""
+
+    def __init__(self, fdef: gast.FunctionDef, param_avals: Dict[str, tuple]):
+        params = {a.id for a in fdef.args.args}
+        self.avals = avals_analysis.infer(fdef, {p: a for p, a in param_avals.items() if p in params})
+        ndims = {p: a[1] for p, a in self.avals.items() if p in params}
+        self.shapes = shapes_analysis.infer(fdef, ndims, self.avals)
+        self.aliases = Aliases(fdef, {n for n, a in self.avals.items() if a[1] == 0})
+        stores, _ = count_names(fdef)
+        self.fdef = fdef
+        self.params = params
+        self.unchanged_params = {p for p in params if stores[p] == 1}
+        self.namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
+
+    def total_loads(self, name: str) -> int:
+        """How many times the function, as it stands now, reads ``name``."""
+        return count_names(self.fdef)[1][name]
+
+    def aval(self, node: gast.expr):
+        """The (kind, ndim) of an expression, or None."""
+        return avals_analysis.expr_aval(node, self.avals)
+
+    def shape(self, node: gast.expr):
+        """The symbolic shape of an expression, or None."""
+        shape = shapes_analysis.expr_shape(node, self.shapes, self.avals)
+        if shape is None and (self.aval(node) or ("", -1))[1] == 0:
+            return ()
+        return shape
+
+
+@dataclasses.dataclass
+class Block:
+    """A list of statements and the part of it a group took."""
+
+    stmts: List[gast.stmt]
+    start: int
+    end: int
+
+
+def _block(stmts: List[gast.stmt], facts: Facts, changed: List[bool], in_loop: bool) -> List[gast.stmt]:
+    for stmt in stmts:
+        inner = in_loop or isinstance(stmt, (gast.For, gast.While))
+        for field in ("body", "orelse"):
+            if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field):
+                setattr(stmt, field, _block(getattr(stmt, field), facts, changed, inner))
+    out: List[gast.stmt] = []
+    views: Dict[str, gast.Subscript] = {}
+    i = 0
+    while i < len(stmts):
+        group = groups.Group(facts, views)
+        names_before = set(facts.namer.used)
+        end = i
+        if group.try_fuse(stmts[i]):
+            end = i + 1
+            while end < len(stmts) and (group.try_fuse(stmts[end]) or group.try_move(stmts[end])):
+                end += 1
+        extents = bounds(group) if group.worth_it() else None
+        if extents is None:  # nothing fused: the names it took are free again
+            facts.namer.used = names_before
+            end = i + 1
+            out.append(stmts[i])
+        else:
+            out += emit(group, extents, Block(stmts, i, end), in_loop)
+            changed[0] = True
+        for stmt in stmts[i:end]:
+            groups.update_views(views, stmt)
+        i = end
+    return out
+
+
+def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple]) -> Tuple[gast.FunctionDef, bool]:
+    """Fuse ``fdef``'s elementwise runs; ``param_avals`` gives each parameter's (kind, ndim)."""
+    changed = [False]
+    fdef.body = _block(fdef.body, Facts(fdef, param_avals), changed, False)
+    gast.fix_missing_locations(fdef)
+    return fdef, changed[0]

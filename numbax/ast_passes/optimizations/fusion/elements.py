@@ -1,0 +1,169 @@
+"""Per-element expressions: what an elementwise array expression computes at one index of the loop nest.
+
+At index ``j`` of a 1-D loop over the shape of ``x[1:]``, ``x[1:] - y`` is
+``x[j + 1] - y[j]``: a name of that shape is indexed, a basic slice becomes
+an offset, scalars stay as they are, a name the loop already computes is its
+scalar, and ``rt.unreduce(g, a)`` of a scalar ``g`` (the adjoint of a full
+reduction) is ``g`` itself. Any other part is hoisted out of the loop into a
+name of its own when it depends on nothing the loop computes or writes.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set
+
+import gast
+import numpy as np
+
+from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.ast_passes.tree_copy import copy_tree
+from numbax.ast_passes.optimizations.fusion.effects import loads
+from numbax.transforms.grad.nodes import assign, name
+from numbax.transforms.grad.primitives import application
+
+_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+
+
+def _offset(index: gast.expr, lower: Optional[gast.expr]) -> gast.expr:
+    if lower is None or isinstance(lower, gast.Constant) and lower.value == 0:
+        return index
+    return gast.BinOp(left=index, op=gast.Add(), right=lower)
+
+
+class Trial:
+    """One statement's attempt to join a group: its per-element expression, reads and hoisted parts."""
+
+    def __init__(self, group):
+        self.group = group
+        self.facts = group.facts
+        self.reads: Set[str] = set()      # names from before the loop, read element by element or whole
+        self.hoisted: List[gast.stmt] = []
+        self.references: Dict[str, gast.expr] = {}  # arrays of the group's shape it reads, for the loop's bounds
+
+    def element(self, node: gast.expr) -> Optional[gast.expr]:
+        """``node`` at the loop's index, or None when it is not elementwise over the group's shape."""
+        shape = self.facts.shape(node)
+        aval = self.facts.aval(node)
+        if isinstance(node, gast.Constant):
+            return node if isinstance(node.value, (int, float)) and not isinstance(node.value, bool) else None
+        if isinstance(node, gast.Name):
+            return self._name(node.id, shape, aval)
+        if shape is None or aval is None or aval[0] not in "if" or shape not in ((), self.group.shape):
+            return None
+        if not shape:
+            return self._scalar(node)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
+            return self._combine(node, [node.left, node.right],
+                                 lambda a, b: gast.BinOp(left=a, op=node.op, right=b))
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            return self._combine(node, [node.operand], lambda a: gast.UnaryOp(op=node.op, operand=a))
+        if isinstance(node, gast.Subscript):
+            return self._subscript(node)
+        app = application(node) if isinstance(node, gast.Call) else None
+        if app is not None and isinstance(app.key, np.ufunc) and not app.keywords and app.key.nin == len(app.args):
+            return self._combine(node, app.args, lambda *a: gast.Call(func=node.func, args=list(a), keywords=[]))
+        whole = app is not None and all(isinstance(a, gast.Constant) and not a.value for a in app.args[2:])
+        if whole and app.name == "rt.unreduce" and self.facts.shape(app.args[0]) == ():
+            return self.element(app.args[0])
+        if whole and app.name == "rt.chooser_weights" and self.facts.shape(app.args[1]) == ():
+            return self._ties(app.args[0], app.args[1])
+        return self._hoist(node)
+
+    def _ties(self, array: gast.expr, extreme: gast.expr) -> Optional[gast.expr]:
+        """``rt.chooser_weights(a, m)`` at the index: ``share if a[j] == m else 0.0``, ``share`` counted once."""
+        element, value = self.element(array), self.element(extreme)
+        share = self._hoist(gast.Call(func=gast.Attribute(value=name("rt"), attr="tie_share", ctx=gast.Load()),
+                                      args=[copy_tree(array), copy_tree(extreme)], keywords=[]), scalar=True)
+        if element is None or value is None or share is None:
+            return None
+        test = gast.Compare(left=element, ops=[gast.Eq()], comparators=[value])
+        return gast.IfExp(test=test, body=share, orelse=gast.Constant(value=0.0, kind=None))
+
+    def _combine(self, node, parts, build) -> Optional[gast.expr]:
+        elements = [self.element(p) for p in parts]
+        return None if any(e is None for e in elements) else build(*elements)
+
+    def target(self, identifier: str) -> Optional[gast.Subscript]:
+        """The element of the array from before the loop that ``identifier += ...`` writes, or None."""
+        self.group.written_before, written = set(), self.group.written_before
+        try:
+            node = gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+            element = self.element(node)
+        finally:
+            self.group.written_before = written
+        return element if isinstance(element, gast.Subscript) else None
+
+    def _name(self, identifier: str, shape, aval) -> Optional[gast.expr]:
+        group = self.group
+        if identifier in group.accumulators or identifier in group.written_before:
+            return None
+        if identifier in group.defined:
+            return copy_tree(group.defined[identifier])
+        if identifier in group.views and shape == group.shape:
+            return self.element(group.views[identifier])
+        if aval is None or aval[0] not in "if" or shape not in ((), group.shape):
+            return None
+        self.reads.add(identifier)
+        if not shape:
+            return name(identifier)
+        self.references.setdefault(identifier, name(identifier))
+        return gast.Subscript(value=name(identifier), slice=self.group.index_tuple(), ctx=gast.Load())
+
+    def _subscript(self, node: gast.Subscript) -> Optional[gast.expr]:
+        """A basic slice of a name from before the loop: its base at the loop's index plus the offsets."""
+        if not isinstance(node.value, gast.Name) or node.value.id in self.group.defined:
+            return self._hoist(node)
+        if node.value.id in self.group.written_before | self.group.accumulators:
+            return None
+        parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        base_aval = self.facts.aval(node.value)
+        if base_aval is None or len(parts) > base_aval[1]:
+            return None
+        index = list(self.group.index)
+        out = []
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                if part.step is not None or not index or not (
+                        part.lower is None or isinstance(part.lower, gast.Constant) and isinstance(part.lower.value, int)
+                        and part.lower.value >= 0):
+                    return self._hoist(node)
+                out.append(_offset(name(index.pop(0)), part.lower))
+            elif self.facts.aval(part) == ("i", 0) and self._independent(part):
+                out.append(part)
+            else:
+                return self._hoist(node)
+        out += [name(i) for i in index]
+        if len(out) != base_aval[1]:
+            return None
+        self.reads |= loads(node)
+        self.references.setdefault(node.value.id, node)
+        return gast.Subscript(value=node.value, slice=out[0] if len(out) == 1 else gast.Tuple(elts=out, ctx=gast.Load()),
+                              ctx=gast.Load())
+
+    def _scalar(self, node: gast.expr) -> Optional[gast.expr]:
+        """A scalar from before the loop: kept in place when cheap, else computed once before the loop."""
+        if not self._independent(node):
+            return None
+        self.reads |= loads(node)
+        if any(isinstance(n, gast.Call) for n in gast.walk(node)):
+            return self._hoist(node)
+        return node
+
+    def _independent(self, node: gast.expr) -> bool:
+        group = self.group
+        read = loads(node)
+        return is_pure(node) and not read & (set(group.defined) | group.accumulators | group.written_before)
+
+    def _hoist(self, node: gast.expr, scalar: bool = False) -> Optional[gast.expr]:
+        """``node`` computed once before the loop into a new name, read at the loop's index if it is an array
+        (``scalar``: it is not)."""
+        if not self._independent(node):
+            return None
+        app = application(node) if isinstance(node, gast.Call) else None
+        label = app.name.split(".")[-1] if app is not None else "value"
+        hoisted = self.facts.namer.new(label)
+        self.hoisted.append(assign(hoisted, node))
+        self.reads |= loads(node)
+        if scalar or self.facts.shape(node) == ():
+            return name(hoisted)
+        self.references.setdefault(hoisted, name(hoisted))
+        return gast.Subscript(value=name(hoisted), slice=self.group.index_tuple(), ctx=gast.Load())

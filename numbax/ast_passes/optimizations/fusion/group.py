@@ -1,0 +1,243 @@
+"""A group: statements of one block fused into one loop nest over one symbolic shape.
+
+Statements join in order. An elementwise statement over the group's shape
+joins the loop (``try_fuse``); a statement that commutes with the fused
+statements before it moves before the loop, one that commutes with those
+after it moves after the loop (``try_move``); anything else ends the group.
+``emit`` writes the result: the statements moved before, accumulators set to
+zero, arrays read after the loop allocated, the loop nest, and the statements
+moved after.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.optimizations.fusion.effects import Effects, statement_effects
+from numbax.ast_passes.optimizations.fusion.elements import Trial
+from numbax.ast_passes.optimizations.fusion.effects import loads
+from numbax.transforms.grad.nodes import assign, name
+from numbax.transforms.grad.primitives import application
+
+_ACCUMULATE = (gast.Add, gast.Sub)
+_ELEMENTWISE = (gast.BinOp, gast.UnaryOp)
+
+
+def _sum_operand(value: gast.expr) -> Optional[gast.expr]:
+    """``a`` in ``np.sum(a)`` or ``a.sum()`` (a sum over every element), else None."""
+    app = application(value) if isinstance(value, gast.Call) else None
+    if app is None or app.keywords or len(app.args) != 1 or app.name not in ("np.sum", ".sum()"):
+        return None
+    return app.args[0]
+
+
+def _computes(value: gast.expr) -> bool:
+    """An operation the loop computes per element (a view, a copy or a runtime helper's array is not one)."""
+    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+        return True
+    app = application(value) if isinstance(value, gast.Call) else None
+    return app is not None and (type(app.key).__name__ == "ufunc" or app.name == "rt.unreduce")
+
+
+def _view(stmt: gast.stmt) -> Optional[Tuple[str, gast.Subscript]]:
+    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
+            isinstance(stmt.value, gast.Subscript) and isinstance(stmt.value.value, gast.Name):
+        return stmt.targets[0].id, stmt.value
+    return None
+
+
+def update_views(views: Dict[str, gast.Subscript], stmt: gast.stmt) -> None:
+    """After ``stmt`` runs: forget views whose names or operands it assigns; learn the view it defines."""
+    effects = statement_effects(stmt)
+    written = effects.writes if effects is not None else None
+    for view in list(views):
+        if written is None or view in written or loads(views[view]) & written:
+            del views[view]
+    defined = _view(stmt)
+    if defined is not None and defined[0] not in loads(defined[1]):
+        views[defined[0]] = defined[1]
+
+
+class Group:
+    """The statements fused so far, and what the loop reads, defines and writes."""
+
+    def __init__(self, facts, views: Dict[str, gast.Subscript]):
+        self.facts = facts
+        self.views = dict(views)
+        self.shape: Optional[tuple] = None
+        self.index: List[str] = []
+        self.defined: Dict[str, gast.expr] = {}  # array -> its element in the loop: a scalar name or constant
+        self.accumulators: Set[str] = set()    # sums, complete only after the loop
+        self.written_before: Set[str] = set()  # arrays from before the loop that it writes, aliases included
+        self.references: Dict[str, gast.expr] = {}
+        self.reads: Set[str] = set()           # names from before the loop that it reads
+        self.read_then_defined: Set[str] = set()
+        self.body: List[gast.stmt] = []
+        self.hoisted: List[gast.stmt] = []
+        self.deferred: List[Tuple[gast.stmt, Effects]] = []
+        self.taken: List[gast.stmt] = []       # every statement the group took, in the original order
+        self.fused: List[gast.stmt] = []
+        self.arrays = 0
+
+    def index_tuple(self) -> gast.expr:
+        """The loop nest's index: ``j``, or ``(j0, j1)``."""
+        names = [name(i) for i in self.index]
+        return names[0] if len(names) == 1 else gast.Tuple(elts=names, ctx=gast.Load())
+
+    def _start(self, shape) -> bool:
+        if self.shape is not None:
+            return shape == self.shape
+        if not shape:
+            return False
+        self.shape = shape
+        labels = ["j"] if len(shape) == 1 else [f"j{k}" for k in range(len(shape))]
+        self.index = [self.facts.namer.new(label) for label in labels]
+        return True
+
+    def _conflicts(self, a: Effects, b: Effects) -> bool:
+        closure = self.facts.aliases.closure
+        a_reads, a_writes = closure(a.reads), closure(a.writes)
+        b_reads, b_writes = closure(b.reads), closure(b.writes)
+        return bool(a_writes & (b_reads | b_writes) or a_reads & b_writes)
+
+    def _effects(self) -> Effects:
+        return Effects(frozenset(self.reads),
+                       frozenset(set(self.defined) | self.accumulators | self.written_before))
+
+    def try_fuse(self, stmt: gast.stmt) -> bool:
+        """Add ``stmt`` to the loop if it is elementwise over the group's shape; whether it was."""
+        started = self.shape is None
+        fused = self._fuse(stmt)
+        if not fused and started:
+            self.shape, self.index = None, []
+        return fused
+
+    def _fuse(self, stmt: gast.stmt) -> bool:
+        facts = self.facts
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            target = stmt.targets[0].id
+            operand = _sum_operand(stmt.value)
+            if operand is not None:
+                if facts.avals.get(target) != ("f", 0) or target in self.reads | set(self.defined):
+                    return False
+                return self._join(stmt, operand, target, "sum")
+            aval = facts.avals.get(target)
+            if aval is None or aval[0] != "f" or aval[1] == 0 or target in self.accumulators or \
+                    not (_computes(stmt.value) or isinstance(stmt.value, gast.Name) and stmt.value.id in self.defined):
+                return False
+            return self._join(stmt, stmt.value, target, "define")
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) and \
+                isinstance(stmt.op, _ACCUMULATE):
+            aval = facts.avals.get(stmt.target.id)
+            if aval is None or aval[0] != "f" or aval[1] == 0:
+                return False
+            return self._join(stmt, stmt.value, stmt.target.id, "accumulate")
+        return False
+
+    def _join(self, stmt: gast.stmt, value: gast.expr, target: str, how: str) -> bool:
+        facts = self.facts
+        shape = facts.shape(gast.Name(id=target, ctx=gast.Load(), annotation=None, type_comment=None)) \
+            if how == "accumulate" else facts.shape(value)
+        if shape is None or not self._start(shape) or (how == "accumulate" and facts.shape(value) not in (shape, ())):
+            return False
+        trial = Trial(self)
+        element = trial.element(value)
+        if element is None:
+            return False
+        writes = {target}
+        target_element = None
+        if how == "accumulate" and target not in self.defined:
+            target_element = Trial(self).target(target)
+            if target_element is None:
+                return False
+            writes |= {target_element.value.id}
+            if facts.aliases.closure(writes) & facts.aliases.closure(self.reads | trial.reads):
+                return False  # elements read elsewhere in the loop would see the writes out of order
+        reads = loads(value) | ({target} if how == "accumulate" else set())
+        deferred = [d for _, d in self.deferred]
+        moved = [statement_effects(h) for h in trial.hoisted]
+        if any(self._conflicts(e, d) for e in [Effects(frozenset(reads), frozenset(writes))] + moved
+               for d in deferred):
+            return False  # it would pass a statement moved after the loop, or a part of it would
+        self.hoisted += trial.hoisted
+        self.reads |= trial.reads
+        for key, node in trial.references.items():
+            self.references.setdefault(key, node)
+        if how == "define":
+            if target in self.reads:
+                self.read_then_defined.add(target)
+            if isinstance(element, (gast.Name, gast.Constant)):  # the same value at every index: no new name
+                self.defined[target] = element
+                self._taken(stmt)
+                return True
+            scalar = facts.namer.new(f"{target}_j")
+            self.defined[target] = name(scalar)
+            new = assign(scalar, element)
+            if not loads(element) & self._varying():  # the same at every index: computed once, before the loop
+                self.hoisted.append(anno.copyanno(stmt, new))
+                self._taken(stmt)
+                return True
+        elif how == "sum":
+            self.accumulators.add(target)
+            new = gast.AugAssign(target=name(target, True), op=gast.Add(), value=element)
+        elif target_element is None:
+            if not isinstance(self.defined[target], gast.Name) or self.defined[target].id in facts.params:
+                return False
+            new = gast.AugAssign(target=name(self.defined[target].id, True), op=stmt.op, value=element)
+        else:
+            self.written_before |= facts.aliases.closure(writes)
+            target_element.ctx = gast.Store()
+            new = gast.AugAssign(target=target_element, op=stmt.op, value=element)
+        self.body.append(anno.copyanno(stmt, new))
+        self._taken(stmt)
+        return True
+
+    def _varying(self) -> Set[str]:
+        """The loop's index and the scalars its body assigns."""
+        assigned = {n.id for stmt in self.body for n in gast.walk(stmt)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        return set(self.index) | assigned | self.accumulators
+
+    def _taken(self, stmt: gast.stmt) -> None:
+        target = stmt.target.id if isinstance(stmt, gast.AugAssign) else stmt.targets[0].id
+        self.taken.append(stmt)
+        self.fused.append(stmt)
+        self.arrays += 1
+        for view in [v for v, node in self.views.items() if v == target or target in loads(node)]:
+            del self.views[view]
+
+    def try_move(self, stmt: gast.stmt) -> bool:
+        """Move ``stmt`` before the loop or after it, if it commutes with the statements it passes."""
+        effects = statement_effects(stmt)
+        if effects is None or self._elementwise_elsewhere(stmt):
+            return False
+        deferred = [d for _, d in self.deferred]
+        passed = self._effects()
+        if self._is_view(stmt):  # it reads where the array is, not what the loop writes into it
+            passed = Effects(passed.reads, frozenset(set(self.defined) | self.accumulators))
+        if not self._conflicts(effects, passed) and not any(self._conflicts(effects, d) for d in deferred):
+            self.hoisted.append(stmt)
+        else:
+            self.deferred.append((stmt, effects))
+        self.taken.append(stmt)
+        update_views(self.views, stmt)
+        return True
+
+    def _is_view(self, stmt: gast.stmt) -> bool:
+        """``v = a[i, 1:]``: basic indexing that leaves an array, a view of ``a``'s memory."""
+        view = _view(stmt)
+        if view is None or (self.facts.avals.get(view[0]) or ("", 0))[1] == 0:
+            return False
+        parts = view[1].slice.elts if isinstance(view[1].slice, gast.Tuple) else [view[1].slice]
+        return all(isinstance(p, gast.Slice) or self.facts.aval(p) == ("i", 0) for p in parts)
+
+    def _elementwise_elsewhere(self, stmt: gast.stmt) -> bool:
+        """An array computation over another shape: better the start of its own group than moved."""
+        value = getattr(stmt, "value", None)
+        return isinstance(value, _ELEMENTWISE) and (self.facts.aval(value) or ("", 0))[1] > 0
+
+    def worth_it(self) -> bool:
+        """At least two array statements share the loop."""
+        return self.arrays >= 2

@@ -1,0 +1,96 @@
+"""Write a group out: what runs before the loop nest, the nest itself, and what runs after it."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import gast
+
+from numbax.ast_passes.tree_copy import copy_tree
+from numbax.transforms.grad.nodes import assign, name
+
+
+def _attribute_shape(node: gast.expr, axis: int) -> gast.expr:
+    shape = gast.Attribute(value=node, attr="shape", ctx=gast.Load())
+    return gast.Subscript(value=shape, slice=gast.Constant(value=axis, kind=None), ctx=gast.Load())
+
+
+def _plus(node: gast.expr, offset: int) -> gast.expr:
+    if not offset:
+        return node
+    op = gast.Add() if offset > 0 else gast.Sub()
+    return gast.BinOp(left=node, op=op, right=gast.Constant(value=abs(offset), kind=None))
+
+
+def bounds(group) -> Optional[List[gast.expr]]:
+    """The extent of each axis of the group's shape: from a parameter's shape where the symbol names one
+    (``x.shape[0] - 1``), else from an array the loop reads; None when neither is at hand."""
+    out = []
+    for axis, (symbol, offset) in enumerate(group.shape):
+        param, _, param_axis = symbol.rpartition(".")
+        if param in group.facts.unchanged_params:
+            out.append(_plus(_attribute_shape(name(param), int(param_axis)), offset))
+        elif group.references:
+            out.append(_attribute_shape(copy_tree(next(iter(group.references.values()))), axis))
+        else:
+            return None
+    return out
+
+
+def _loads(stmts: List[gast.stmt], array: str) -> int:
+    """How many times the statements read ``array`` (``array += g`` counts as a read)."""
+    count = 0
+    for stmt in stmts:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and node.id == array and not isinstance(node.ctx, gast.Store):
+                count += 1
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and node.target.id == array:
+                count += 1
+    return count
+
+
+def _read_after(group, array: str, block, in_loop: bool) -> bool:
+    """Whether a statement may read the value the loop gives ``array``: one after the group, one moved
+    after the loop, one outside this block, or, in a loop, one earlier in the block in the next iteration."""
+    start, end = block.start, block.end
+    if _loads(block.stmts[end:] + [stmt for stmt, _ in group.deferred], array):
+        return True
+    if group.facts.total_loads(array) > _loads(block.stmts, array):
+        return True
+    if in_loop:
+        for stmt in block.stmts[:start]:
+            if _loads([stmt], array):
+                return True
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
+                    stmt.targets[0].id == array:
+                return False
+    return False
+
+
+def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stmt]:
+    """The group's statements, fused: moved-before, setup, the loop nest (over ``extents``), moved-after.
+
+    ``block`` holds the statements around the group (``stmts``, and the group's ``start`` and ``end``);
+    ``in_loop``: whether the block runs in a loop.
+    """
+    facts = group.facts
+    setup: List[gast.stmt] = [assign(acc, gast.Constant(value=0.0, kind=None)) for acc in sorted(group.accumulators)]
+    stores: List[gast.stmt] = []
+    after: List[gast.stmt] = []
+    for array, scalar in group.defined.items():
+        if not _read_after(group, array, block, in_loop):
+            continue
+        out = facts.namer.new(array) if array in group.read_then_defined else array
+        shape = extents[0] if len(extents) == 1 else gast.Tuple(elts=[copy_tree(e) for e in extents], ctx=gast.Load())
+        empty = gast.Call(func=gast.Attribute(value=name("np"), attr="empty", ctx=gast.Load()),
+                          args=[copy_tree(shape)], keywords=[])
+        setup.append(assign(out, empty))
+        stores.append(assign(gast.Subscript(value=name(out), slice=group.index_tuple(), ctx=gast.Store()),
+                             copy_tree(scalar)))
+        if out != array:
+            after.append(assign(array, name(out)))
+    body: List[gast.stmt] = group.body + stores
+    for index, extent in reversed(list(zip(group.index, extents))):
+        body = [gast.For(target=name(index, True),
+                         iter=gast.Call(func=name("range"), args=[copy_tree(extent)], keywords=[]),
+                         body=body, orelse=[], type_comment=None)]
+    return group.hoisted + setup + body + after + [stmt for stmt, _ in group.deferred]
