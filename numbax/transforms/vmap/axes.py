@@ -134,6 +134,9 @@ def check_call(params: Sequence[str], pairs: List[Tuple[Any, Optional[int]]], ar
     for path, (leaf, axis) in zip(paths, pairs):
         if axis is None:
             continue
+        if not isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)):
+            raise TypeError(f"Argument {leaf!r} of type {type(leaf)} is not an array or a number: vmap cannot map "
+                            "it (pass it with in_axes=None, or mark it static)")
         shape = np.shape(leaf)
         check_rank(axis, len(shape), shape)
         position = path[1]

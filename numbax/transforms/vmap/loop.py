@@ -121,9 +121,10 @@ def _check_outputs(spec, node, pairs) -> None:
                       hint="return arrays, numbers, or containers of them.")
 
 
-def _check_unbatched(spec, node, start: int, mapped: Sequence[Dyn], outputs, out_pairs) -> None:
+def _check_unbatched(spec, node, start: int, mapped: Sequence[Dyn], first: Any, out_pairs) -> None:
     """JAX's error for ``out_axes=None`` on an output that depends on a mapped input."""
-    unbatched = [(path, leaf) for (path, leaf), (_, axis) in zip(outputs, out_pairs)
+    paths = tree_util.tree_flatten_with_path(first, is_leaf=_is_dyn)[0]
+    unbatched = [(path, leaf) for (path, leaf), (_, axis) in zip(paths, out_pairs)
                  if axis is None and isinstance(leaf, Dyn)]
     if not unbatched:
         return
@@ -131,7 +132,7 @@ def _check_unbatched(spec, node, start: int, mapped: Sequence[Dyn], outputs, out
     tainted = dependence.tainted_after(spec.block[start:], {leaf.name for leaf in mapped}, helpers)
     for path, leaf in unbatched:
         if {n.id for n in gast.walk(leaf.node) if isinstance(n, gast.Name)} & tainted:
-            fail(spec, node, ValueError(f"at vmap out_axes{tree_util.keystr(tuple(path))}, got axis spec None "
+            fail(spec, node, ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec None "
                                         "but output was batched on axis 0"))
 
 
@@ -167,13 +168,17 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     except ValueError as exc:
         fail(spec, node, exc)
     _check_outputs(spec, node, out_pairs)
-    _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], outputs, out_pairs)
+    _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], first, out_pairs)
 
     buffers: List[Optional[str]] = []
     for (path, leaf), (_, axis) in zip(outputs, out_pairs):
         if axis is None:
             buffers.append(None)
             continue
+        if isinstance(leaf, Dyn):  # the first example's output, named for what it is
+            first = spec.namer.new(leaf_name("first", path))
+            spec.emit_assign(first, leaf)
+            leaf = Dyn(name_node(first), leaf.aval)
         buffer = spec.namer.new(leaf_name("out", path))
         spec.emit_assign(buffer, spec.call_value(node, stack_buffer, [leaf, batch], {}))
         _store(spec, buffer, 0, leaf)
