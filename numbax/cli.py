@@ -212,9 +212,15 @@ def generate(ns: argparse.Namespace) -> str:
     args = tuple(parse_spec(spec) for spec in ns.args)
     kwargs = _parse_kwargs(ns.kwargs)
     _check_call(target.fun, args, kwargs)
-    return api.source_for(target.fun, args, kwargs, transform=transform,
-                          static_argnums=static_argnums, static_argnames=static_argnames,
-                          after_pass=after_pass, **_vmap_axes(ns, transform))
+    axes = _vmap_axes(ns, transform)
+    try:
+        return api.source_for(target.fun, args, kwargs, transform=transform,
+                              static_argnums=static_argnums, static_argnames=static_argnames,
+                              after_pass=after_pass, **axes)
+    except (ValueError, TypeError) as exc:  # JAX's errors for axes that do not fit the specs
+        if not axes or isinstance(exc, NumbaxError):
+            raise
+        raise CliError(" ".join(str(exc).split())) from None
 
 
 def _vmap_axes(ns: argparse.Namespace, transform: str) -> Dict[str, Any]:
