@@ -125,6 +125,9 @@ def test_static_arguments_through_jit():
     g = numbax.vmap(numbax.jit(power, static_argnums=1), in_axes=(0, None), backend="python")
     np.testing.assert_allclose(g(YS, 4), YS ** 4)
     assert g.static_argnums == (1,)
+    h = numbax.vmap(power, static_argnames="n", backend="python")  # static arguments are never mapped
+    np.testing.assert_allclose(h(YS, 2), YS ** 2)
+    np.testing.assert_allclose(h(YS, n=3), YS ** 3)
 
 
 def step(w, xs, ys, lr):
@@ -166,6 +169,16 @@ def test_debug_print_prints_once_per_example_in_order(backend, capsys):
     out = numbax.vmap(printing, backend=backend)(np.arange(3.0))
     np.testing.assert_allclose(out, [0.0, 2.0, 4.0])
     assert capsys.readouterr().out.splitlines() == ["x = 0.0", "x = 1.0", "x = 2.0"]
+
+
+def only_prints(x, scale):
+    debug.print("x * scale = {:.1f}", x * scale)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_function_run_for_its_effects_runs_once_per_example(backend, capsys):
+    assert numbax.vmap(only_prints, in_axes=(0, None), backend=backend)(np.arange(3.0), 2.0) is None
+    assert capsys.readouterr().out.splitlines() == ["x * scale = 0.0", "x * scale = 2.0", "x * scale = 4.0"]
 
 
 def draw(k):

@@ -20,7 +20,7 @@ from numbax import config, generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline
 from numbax.ast_passes.naming import Namer
-from numbax.ast_passes.parse import ParsedFunction, function_of, source_of
+from numbax.ast_passes.parse import ParsedFunction, function_of
 from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
 
@@ -73,14 +73,16 @@ class Vmapped(Jitted):
 
     def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, tuple], ...]:
         """JAX's checks of this call, and the axis of each dynamic leaf (in parameter order) as the key part."""
-        batching = self.batching
-        arg_axes = axes.positional_axes(batching.in_axes, len(args))
-        kwarg_axes = dict.fromkeys(kwargs, 0)
+        batching, params = self.batching, self._signature.params
+        static = {params[i] for i in self._signature.static}
+        arg_axes = tuple(None if i < len(params) and params[i] in static else axis
+                         for i, axis in enumerate(axes.positional_axes(batching.in_axes, len(args))))
+        kwarg_axes = {k: None if k in static else 0 for k in kwargs}  # static arguments are never mapped
         pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs)
-        axes.check_call(self._signature.params, pairs, args, kwargs, batching.axis_size)
-        by_param = {**dict(zip(self._signature.params, arg_axes)), **kwarg_axes}
+        axes.check_call(params, pairs, args, kwargs, batching.axis_size)
+        by_param = {**dict(zip(params, arg_axes)), **kwarg_axes}
         values = self._signature.bind(args, kwargs)
-        flat = tuple(axis for i, (param, value) in enumerate(zip(self._signature.params, values))
+        flat = tuple(axis for i, (param, value) in enumerate(zip(params, values))
                      if i not in self._signature.static
                      for _, axis in axes.broadcast_prefix("vmap in_axes", by_param.get(param), value))
         return (("in_axes", flat),)
@@ -118,7 +120,7 @@ class Vmapped(Jitted):
         node = gast.parse(textwrap.dedent(f"""\
             def vmap_{user.__name__.replace("<lambda>", "lambda_")}({params}):
                 return {callee}({arguments})""")).body[0]
-        node.lineno = source_of(user)[1]
+        node.lineno = user.__code__.co_firstlineno  # the header names the user's function and line
         axes_of = dict(zip(signature.params, per_param))
         call = BoundAxes(self.batching, tuple(axes_of[p] for p in positional), {k: axes_of[k] for k in keyword})
         return ParsedFunction(fn=user, node=node, filename=user.__code__.co_filename, globals={callee: call},
@@ -132,6 +134,7 @@ class Vmapped(Jitted):
             return None
 
     def _numbax_fingerprint(self) -> tuple:
+        """What code generated for a call of this mapping depends on (also inside another function)."""
         return self.batching._numbax_fingerprint() + (self.static_argnums,)
 
     # -- composition ---------------------------------------------------------------

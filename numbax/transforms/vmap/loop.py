@@ -147,18 +147,54 @@ def _stacked_aval(leaf: Any) -> Optional[AVal]:
     return None if aval is None else AVal(aval.dtype, aval.ndim + 1)
 
 
-def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
-         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
-    """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree)."""
+def _arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+               kwarg_axes: Dict[str, Any]) -> Tuple[List[Tuple[Any, Optional[int]]], Any]:
+    """Each leaf of the call's arguments with its axis (mapped ones as checked run-time values), and the
+    structure of ``(args, kwargs)``."""
     args, kwargs = _pinned(spec, list(args)), _pinned(spec, dict(kwargs))
     try:
         pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=_is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
     leaves = [(leaf, None) if axis is None else (_mapped_leaf(spec, node, leaf, axis), axis) for leaf, axis in pairs]
+    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=_is_dyn)
+
+
+def _buffers(spec, node, outputs, out_pairs, batch: Any) -> List[Optional[str]]:
+    """For each batched output leaf, a buffer holding the first example's value; None for unbatched ones."""
+    buffers: List[Optional[str]] = []
+    for (path, leaf), (_, axis) in zip(outputs, out_pairs):
+        if axis is None:
+            buffers.append(None)
+            continue
+        if isinstance(leaf, Dyn):  # the first example's output, named for what it is
+            name = spec.namer.new(leaf_name("first", path))
+            spec.emit_assign(name, leaf)
+            leaf = Dyn(name_node(name), leaf.aval)
+        buffer = spec.namer.new(leaf_name("out", path))
+        spec.emit_assign(buffer, spec.call_value(node, stack_buffer, [leaf, batch], {}))
+        _store(spec, buffer, 0, leaf)
+        buffers.append(buffer)
+    return buffers
+
+
+def _result(spec, node, leaf: Any, axis: Optional[int], buffer: Optional[str]) -> Any:
+    """One output leaf of the call: the stacked buffer, its batch axis moved to ``axis``."""
+    if buffer is None:
+        return leaf
+    if axis == 0:
+        return Dyn(name_node(buffer), _stacked_aval(leaf))
+    moved = spec.call_value(node, np.moveaxis, [Dyn(name_node(buffer)), 0, axis], {})
+    return Dyn(moved.node, _stacked_aval(leaf))
+
+
+def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
+    """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree)."""
+    leaves, structure = _arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
-    batch = _batch(spec, node, mapped, axis_size, bool(pairs))
-    examples = _Examples(spec, leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=_is_dyn))
+    batch = _batch(spec, node, mapped, axis_size, bool(leaves))
+    examples = _Examples(spec, leaves, structure)
 
     start = len(spec.block)
     first = spec.call_value(node, fun, *examples.at(0))
@@ -170,31 +206,10 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     _check_outputs(spec, node, out_pairs)
     _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], first, out_pairs)
 
-    buffers: List[Optional[str]] = []
-    for (path, leaf), (_, axis) in zip(outputs, out_pairs):
-        if axis is None:
-            buffers.append(None)
-            continue
-        if isinstance(leaf, Dyn):  # the first example's output, named for what it is
-            first = spec.namer.new(leaf_name("first", path))
-            spec.emit_assign(first, leaf)
-            leaf = Dyn(name_node(first), leaf.aval)
-        buffer = spec.namer.new(leaf_name("out", path))
-        spec.emit_assign(buffer, spec.call_value(node, stack_buffer, [leaf, batch], {}))
-        _store(spec, buffer, 0, leaf)
-        buffers.append(buffer)
-    if any(buffers):
-        _loop(spec, node, fun, examples, batch, buffers)
-
-    results = []
-    for (path, leaf), (_, axis), buffer in zip(outputs, out_pairs, buffers):
-        if buffer is None:
-            results.append(leaf)
-        elif axis == 0:
-            results.append(Dyn(name_node(buffer), _stacked_aval(leaf)))
-        else:
-            moved = spec.call_value(node, np.moveaxis, [Dyn(name_node(buffer)), 0, axis], {})
-            results.append(Dyn(moved.node, _stacked_aval(leaf)))
+    buffers = _buffers(spec, node, outputs, out_pairs, batch)
+    _loop(spec, node, fun, examples, batch, buffers)  # also with nothing to stack: the function's effects
+    results = [_result(spec, node, leaf, axis, buffer)
+               for (_, leaf), (_, axis), buffer in zip(outputs, out_pairs, buffers)]
     return tree_util.tree_unflatten(out_treedef, results)
 
 
