@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
 import sys
 
 import jax
@@ -235,3 +236,38 @@ def test_lower_source_and_numbax_source():
     assert text == numbax.source(f, W, XS, YS)
     assert "def vmap_loss(w, x, y):" in text and "for i in range(1, batch):" in text
     compile(text, "<generated>", "exec")
+
+
+_CHILD = """
+import sys
+import numpy as np
+import numbax
+from numbax.ast_passes import pipeline
+
+sys.path.insert(0, sys.argv[1])
+import user_module
+
+runs = []
+real = pipeline.run
+pipeline.run = lambda *a, **k: runs.append(1) or real(*a, **k)
+out = numbax.vmap(user_module.f, in_axes=(0, None))(np.ones((3, 2)), 2.0)
+print(out.sum(), len(runs))
+"""
+
+
+def _run_child(tmp_path, source):
+    (tmp_path / "user_module.py").write_text(source)
+    env = dict(os.environ, NUMBAX_CACHE_DIR=str(tmp_path / "numbax"), NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    value, passes = proc.stdout.split()
+    return float(value), int(passes)
+
+
+def test_a_new_process_reuses_the_generated_batched_source(tmp_path):
+    module = "import numpy as np\n\n\ndef f(x, s):\n    return np.sum(x) * s\n"
+    assert _run_child(tmp_path, module) == (12.0, 1)
+    assert _run_child(tmp_path, module) == (12.0, 0)  # no passes: the batched source came from disk
+    assert _run_child(tmp_path, module.replace("* s", "+ s")) == (12.0, 1)

@@ -319,11 +319,6 @@ def transpose(g, ans, a, axes=None):
     d[a] = np.transpose(g) if axes is None else np.transpose(g, rt.inverse_axes(axes))
 
 
-@defvjp(np.moveaxis)
-def moveaxis(g, ans, a, source, destination):
-    d[a] = np.moveaxis(g, destination, source)
-
-
 @defvjp(np.swapaxes)
 def swapaxes(g, ans, a, axis1, axis2):
     d[a] = np.swapaxes(g, axis1, axis2)
