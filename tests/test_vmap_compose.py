@@ -87,6 +87,17 @@ def test_grad_through_a_loop_with_out_axes_1():
     np.testing.assert_allclose(g, want, rtol=1e-12)
 
 
+def closure_loss(p, xs):
+    """JAX's idiom: the vmapped function closes over the differentiated parameter."""
+    return numbax.vmap(lambda x: np.sum(np.tanh(x * p) ** 2))(xs).sum()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grad_of_a_vmapped_closure_over_the_parameter(backend):
+    want = jax.grad(lambda p: jax.vmap(lambda x: jnp.sum(jnp.tanh(x * p) ** 2))(XS).sum())(W)
+    np.testing.assert_allclose(numbax.grad(closure_loss, backend=backend)(W, XS), want, rtol=1e-12)
+
+
 def pairwise(a, b):
     return np.sum((a - b) ** 2)
 

@@ -28,7 +28,8 @@ from numbax.ast_passes.unparse import unparse_with_origins
 PASSES = (
     ("parse", "read the function's source into a tree tagged with the user's lines"),
     ("fence", "reject unsupported constructs at the user's line before any rewriting"),
-    ("specialize", "fold static values, flatten pytrees, unroll loops over containers"),
+    ("specialize", "fold static values, flatten pytrees, unroll loops over containers; vmap and lax calls "
+                   "become loops"),
     ("inline", "replace calls of user functions by their specialized bodies"),
     ("anf", "one operation per statement, the form every transformation reads and writes"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),

@@ -1,10 +1,10 @@
 """``vmap(f, ...)`` as a compile-time value: what a call of it inside compiled code lowers to.
 
 ``numbax.vmap`` written inside a compiled function builds a ``Batching`` while
-specializing (its function may be a local one or a lambda); so does calling a
-``numbax.vmap`` object made outside. Calling it there applies JAX's rules to
-the call's arguments (``in_axes`` for the positional ones, axis 0 for keyword
-arguments) and emits the batched loop (``numbax.transforms.vmap.loop``).
+specializing (its function may be a local one or a lambda); a ``numbax.vmap``
+object made outside holds one. Calling it inside compiled code applies JAX's
+rules to the call's arguments (``in_axes`` for the positional ones, axis 0 for
+keyword arguments) and emits the batched loop (``numbax.transforms.vmap.loop``).
 """
 from __future__ import annotations
 
