@@ -4,8 +4,10 @@ from numbax.api import jit, source
 from numbax.devices import device_get, device_put, devices, local_device_count
 from numbax.transforms.coverage import coverage
 from numbax.transforms.grad import grad, value_and_grad, vjp
+from numbax.transforms.vmap import vmap
 from numbax.errors import (
     NumbaxDifferentiationError,
+    NumbaxBatchingError,
     NumbaxError,
     NumbaxInternalError,
     NumbaxRecursionError,
@@ -19,9 +21,9 @@ from numbax.errors import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "jit", "grad", "value_and_grad", "vjp", "coverage", "source", "config", "tree_util", "devices",
+    "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

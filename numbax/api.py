@@ -37,7 +37,7 @@ from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
 
-TRANSFORMS = ("jit", "grad", "value_and_grad")
+TRANSFORMS = ("jit", "grad", "value_and_grad", "vmap")
 
 _LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
 _FAST_LOCK = threading.Lock()
@@ -117,11 +117,16 @@ class Jitted(_CDispatcher):
         # passed either way and none is static: only then can a call's types be matched there. Parameters
         # without a default get ``_UNSET``, which matches no signature, so a call that leaves one out reaches
         # the Python path, which reports it as Python would.
-        self._folds = self._signature.foldable()
+        self._folds = self._folds_arguments()
         self._flat = tree_util.tree_structure([0] * self._nparams)  # one leaf per parameter
         defaults = self._signature.defaults(_UNSET) if self._folds else ()
         _CDispatcher.__init__(self, default_type_manager.get_pointer(), self._nparams, self._folds,
                               tuple(self._signature.params), defaults, True, False, False)
+
+    def _folds_arguments(self) -> bool:
+        """Whether Numba's C dispatch may fold keyword arguments and defaults into positional ones (then, and
+        only then, can it serve calls from its table of signatures)."""
+        return self._signature.foldable()
 
     def __reduce__(self):
         state = {k: v for k, v in self.__dict__.items() if k not in ("_fast_entries", "_fast_codes", "__code__")}
@@ -158,13 +163,14 @@ class Jitted(_CDispatcher):
     def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
         """Run the compiled specialization for these arguments, compiling it first if needed."""
         values = self._signature.bind(args, kwargs)
+        form = self._call_form(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
-        key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs)
+        key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs) + form
         try:
             compiled = self._cache[key]
         except KeyError:
-            compiled = self._compile(key, values, leaves, treedef, statics)
+            compiled = self._compile(key, values, leaves, treedef, statics, form)
         except TypeError:
             self._signature.check_hashable(statics)
             raise
@@ -196,7 +202,13 @@ class Jitted(_CDispatcher):
 
     # -- compiling -------------------------------------------------------------
 
-    def _compile(self, key, values, leaves, treedef, statics) -> Compiled:
+    def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> tuple:
+        """What the way a call passes its arguments decides besides their values, as ``(name, value)`` pairs:
+        part of the cache key, and keyword arguments of ``_run_pipeline``. Nothing for ``jit``; ``vmap`` maps
+        positional and keyword arguments differently."""
+        return ()
+
+    def _compile(self, key, values, leaves, treedef, statics, form: tuple = ()) -> Compiled:
         self._signature.check_hashable(statics)
         bound = self._signature.placeholders(values, leaves, treedef)
         cache_dir = config.read("cache_dir")
@@ -204,7 +216,7 @@ class Jitted(_CDispatcher):
         disk_key = generated_cache.key_for(self.fun, tag, key) if tag else None
         generated = generated_cache.load(cache_dir, disk_key, pipeline.Generated) if disk_key else None
         if generated is None:
-            generated = self._run_pipeline(bound)
+            generated = self._run_pipeline(bound, **dict(form))
             if disk_key:
                 generated_cache.store(cache_dir, disk_key, generated)
         backend = get_backend(self.backend)
@@ -251,11 +263,12 @@ class Jitted(_CDispatcher):
     def generate(self, args: tuple, kwargs: Dict[str, Any], after_pass: Optional[str] = None):
         """Run the middle end for a call with these arguments; the ``pipeline.Generated`` result."""
         values = self._signature.bind(args, kwargs)
+        form = self._call_form(args, kwargs)
         statics, dynamic = self._signature.split(values)
         self._signature.check_hashable(statics)
         leaves, treedef = tree_util.tree_flatten(dynamic)
         bound = self._signature.placeholders(values, leaves, treedef)
-        return self._run_pipeline(bound, after_pass)
+        return self._run_pipeline(bound, after_pass, **dict(form))
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
         """The middle end for one specialization; transformations other than jit override this."""
@@ -303,8 +316,9 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
 
 
 def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
-               static_argnames=(), after_pass: Optional[str] = None) -> str:
-    """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given)."""
+               static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0) -> str:
+    """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
+    ``in_axes`` and ``out_axes`` are ``vmap``'s."""
     if transform not in TRANSFORMS:
         raise ValueError(f"unknown transform {transform!r}; transforms: {', '.join(TRANSFORMS)}")
     inner = getattr(fun, "_numbax_fun", fun)
@@ -312,12 +326,18 @@ def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", stat
         jitted = fun
     elif transform == "jit":
         jitted = Jitted(inner, static_argnums, static_argnames, backend="python")
+    elif transform == "vmap":
+        from numbax.transforms.vmap.api import vmap
+
+        jitted = vmap(inner, in_axes, out_axes, static_argnums=static_argnums, static_argnames=static_argnames,
+                      backend="python")
     else:
         from numbax.transforms.grad import api as grad_api
 
         make = grad_api.grad if transform == "grad" else grad_api.value_and_grad
         jitted = make(inner, static_argnums=static_argnums, static_argnames=static_argnames, backend="python")
     return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
+
 
 def source(fun: Callable, *args, **kwargs) -> str:
     """The generated source of ``fun`` for a call with these arguments (nothing is compiled or run).

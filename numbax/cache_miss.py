@@ -1,7 +1,8 @@
 """Why a compiled function compiles again: the parts of a specialization key that differ from the last one.
 
 A key is ``(argument structure, static values, leaf types, debug_nans, debug_infs)``
-(``Jitted._compiled_call``). ``log_compiles`` prints the key in words and, for
+followed by the ``(name, value)`` pairs of the call's form (``vmap``'s ``in_axes``;
+``Jitted._compiled_call``). ``log_compiles`` prints the key in words and, for
 a later compilation, what changed since the nearest earlier one.
 
     >>> import numpy as np
@@ -25,8 +26,9 @@ def describe_leaf(leaf: Any) -> str:
 
 def describe(key: tuple, static_names: Sequence[str]) -> str:
     """The key in words: static values by name, then each leaf's type."""
-    treedef, statics, leaves, nans, infs = key
+    treedef, statics, leaves, nans, infs = key[:5]
     parts = [f"{name}={value!r}" for name, value in zip(static_names, statics)]
+    parts += [f"{name}={value!r}" for name, value in key[5:]]
     parts.append("leaves " + ", ".join(describe_leaf(leaf) for leaf in leaves) if leaves else "no array leaves")
     parts += [flag for flag, on in (("debug_nans", nans), ("debug_infs", infs)) if on]
     return "; ".join(parts)
@@ -53,6 +55,9 @@ def explain(key: tuple, earlier: List[tuple], leaf_names: Sequence[str], static_
         for flag, a, b in (("debug_nans", old[3], key[3]), ("debug_infs", old[4], key[4])):
             if a != b:
                 out.append(f"{flag} {'on' if b else 'off'}")
+        for (name, a), (_, b) in zip(old[5:], key[5:]):
+            if a != b:
+                out.append(f"{name}: {a!r} -> {b!r}")
         return out or ["nothing numbax keys on (another thread compiled it meanwhile)"]
 
     return "; ".join(min((differences(old) for old in earlier), key=len))

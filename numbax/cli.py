@@ -1,6 +1,7 @@
 """cli: the ``numbax`` command: ``show`` prints the code numbax generates, ``export`` writes it to a file.
 
     numbax show model.py:loss --args '[(f64[10,20], f64[20])]' f64[5,10] --pass anf
+    numbax show model.py:loss --args '[(f64[10,20], f64[20])]' f64[32,5,10] --transform vmap --in-axes '(None, 0)'
     numbax export model.py:loss --args '[(f64[10,20], f64[20])]' f64[5,10] -o loss_jit.py
 
 Every user error ends the command with status 2 and one line on stderr that
@@ -11,6 +12,7 @@ multi-line message: the user's line and a caret). No traceback is shown unless
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import dataclasses
 import difflib
@@ -134,6 +136,10 @@ def _add_target_arguments(parser: argparse.ArgumentParser, required: bool) -> No
     parser.add_argument("--static-argnames", nargs="*", metavar="NAME",
                         help="names of static arguments (default: the decorator's)")
     parser.add_argument("--transform", default="jit", help="the transformation (default: jit)")
+    parser.add_argument("--in-axes", default="0", metavar="AXES",
+                        help="with --transform vmap: in_axes as a Python literal, e.g. '(None, 0)' (default: 0)")
+    parser.add_argument("--out-axes", default="0", metavar="AXES",
+                        help="with --transform vmap: out_axes as a Python literal (default: 0)")
     parser.add_argument("--pass", dest="after_pass", metavar="NAME",
                         help="show the code right after this pass instead of the final code")
     parser.add_argument("--traceback", action="store_true",
@@ -206,9 +212,32 @@ def generate(ns: argparse.Namespace) -> str:
     args = tuple(parse_spec(spec) for spec in ns.args)
     kwargs = _parse_kwargs(ns.kwargs)
     _check_call(target.fun, args, kwargs)
-    return api.source_for(target.fun, args, kwargs, transform=transform,
-                          static_argnums=static_argnums, static_argnames=static_argnames,
-                          after_pass=after_pass)
+    axes = _vmap_axes(ns, transform)
+    try:
+        return api.source_for(target.fun, args, kwargs, transform=transform,
+                              static_argnums=static_argnums, static_argnames=static_argnames,
+                              after_pass=after_pass, **axes)
+    except (ValueError, TypeError) as exc:  # JAX's errors for axes that do not fit the specs
+        if not axes or isinstance(exc, NumbaxError):
+            raise
+        raise CliError(" ".join(str(exc).split())) from None
+
+
+def _vmap_axes(ns: argparse.Namespace, transform: str) -> Dict[str, Any]:
+    """``--in-axes`` and ``--out-axes`` as Python values (only ``--transform vmap`` reads them)."""
+    given = {"in_axes": ns.in_axes, "out_axes": ns.out_axes}
+    if transform != "vmap":
+        if any(text != "0" for text in given.values()):
+            raise CliError("--in-axes and --out-axes go with --transform vmap")
+        return {}
+    axes = {}
+    for name, text in given.items():
+        try:
+            axes[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            raise CliError(f"--{name.replace('_', '-')} expects a Python literal such as 0 or '(None, 0)', "
+                           f"got {text!r}") from None
+    return axes
 
 
 def _check_name(kind: str, name: str, valid: Sequence[str]) -> str:

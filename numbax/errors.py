@@ -58,3 +58,8 @@ class NumbaxDifferentiationError(NumbaxError, TypeError):
 
 class NumbaxInternalError(NumbaxError):
     """A bug in numbax itself: generated code broke an invariant. Please report it."""
+
+
+class NumbaxBatchingError(NumbaxError, ValueError):
+    """``vmap``'s axes do not fit the arguments or the outputs of a call inside compiled code (JAX raises
+    ``ValueError`` there)."""

@@ -12,8 +12,9 @@ depends on:
   and the config options the passes may read;
 - the function's source text and, recursively, what each free name of it
   denotes: modules by name, NumPy, math and builtin callables by their
-  qualified names, numbers, strings and containers of them by value, and user
-  functions (the ones inlined) by their own source text and free names;
+  qualified names, numbers, strings and containers of them by value, user
+  functions (the ones inlined) by their own source text and free names, and
+  transformations (``grad(f)``, ``vmap(f)``) by their options and function;
 - the specialization key: static argument values (fingerprinted the same
   way), the argument structure, and each leaf's type, dtype and ndim.
 
@@ -126,6 +127,9 @@ def value(v: Any, seen: Optional[set] = None) -> tuple:
         if v.__name__.split(".")[0] in _SAFE_PACKAGES:
             return ("module", v.__name__)
         raise Uncacheable(v.__name__)
+    fingerprint = getattr(v, "_numbax_fingerprint", None)
+    if fingerprint is not None:  # a transformation (grad, vmap): what it is of, and its options
+        return ("transformation", value(fingerprint(), seen))
     v = getattr(v, "_numbax_fun", v)
     if isinstance(v, functools.partial):
         return ("partial", value(v.func, seen), value(v.args, seen), value(v.keywords, seen))

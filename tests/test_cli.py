@@ -111,6 +111,32 @@ def test_show_keyword_arguments(capsys):
     assert_is_source_of(out, "scaled")
 
 
+def test_show_the_batched_source_of_vmap(capsys):
+    status, out, err = run(capsys, "show", f"{MODULE}:predict", "--args", "[(f64[3,4], f64[4])]", "f64[5,3]",
+                           "--transform", "vmap", "--in-axes", "(None, 0)")
+    assert status == 0, err
+    assert_is_source_of(out, "def vmap_predict(params_0_0, params_0_1, inputs):")
+    assert "batch = rt.batch_size(inputs.shape[0])" in out and "for i in range(1, batch):" in out
+
+
+def test_show_vmap_with_keyword_only_arguments_and_out_axes(capsys):
+    status, out, err = run(capsys, "show", f"{MODULE}:scaled", "--args", "f64[5,3]", "--kwargs", "factor=f64[5]",
+                           "--transform", "vmap", "--out-axes", "-1")
+    assert status == 0, err
+    assert "factor_2 = factor[i]" in out and "np.moveaxis(out, 0, -1)" in out
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (("--in-axes", "1"), "--in-axes and --out-axes go with --transform vmap"),
+    (("--transform", "vmap", "--in-axes", "(0"), "--in-axes expects a Python literal"),
+    (("--transform", "vmap", "--out-axes", "x"), "--out-axes expects a Python literal"),
+    (("--transform", "vmap", "--in-axes", "(0, 1)"), "vmap was requested to map its argument along axis 1"),
+    (("--transform", "vmap", "--in-axes", "0.5"), "vmap in_axes must be an int, None, or a tuple"),
+])
+def test_vmap_axes_on_the_command_line_are_checked(capsys, argv, fragment):
+    assert_user_error(*run(capsys, "show", f"{MODULE}:add", "--args", "f64[3]", "f64[3]", *argv), fragment)
+
+
 @pytest.mark.parametrize("name", pipeline.PASS_NAMES)
 def test_show_after_each_pass(capsys, name):
     status, out, err = run(capsys, "show", f"{MODULE}:add", "--args", "f64[3]", "f64[3]",

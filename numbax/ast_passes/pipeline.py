@@ -11,12 +11,12 @@ import functools
 import inspect
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import gast
 
 from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize
-from numbax.ast_passes.parse import parse_function
+from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
 from numbax.ast_passes.unparse import unparse_with_origins
@@ -28,7 +28,8 @@ from numbax.ast_passes.unparse import unparse_with_origins
 PASSES = (
     ("parse", "read the function's source into a tree tagged with the user's lines"),
     ("fence", "reject unsupported constructs at the user's line before any rewriting"),
-    ("specialize", "fold static values, flatten pytrees, unroll loops over containers"),
+    ("specialize", "fold static values, flatten pytrees, unroll loops over containers; vmap and lax calls "
+                   "become loops"),
     ("inline", "replace calls of user functions by their specialized bodies"),
     ("anf", "one operation per statement, the form every transformation reads and writes"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
@@ -159,25 +160,32 @@ def _without_partial(fn: Callable, bound: Dict[str, Any]):
     return fn, {**dict(zip(params, positional)), **bound}
 
 
-def run(fn: Callable, bound: Dict[str, Any], *, label: str = "jit", after_pass: Optional[str] = None,
+def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: str = "jit",
+        after_pass: Optional[str] = None,
         transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None,
         fuse: Callable[[], Optional[Dict[str, tuple]]] = lambda: None) -> Generated:
     """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree).
 
-    ``transform`` (grad, ...) rewrites the main function after A-normal form; it
-    receives the function and the specialization (``Specialized``). ``fuse``, asked after optimization,
-    gives the parameters' (kind, ndim) when the transformed function's elementwise runs should be fused.
+    ``fn`` is a user function, or a ``ParsedFunction`` that numbax wrote itself
+    (``vmap``'s wrapper around the user's function). ``transform`` (grad, ...)
+    rewrites the main function after A-normal form; it receives the function
+    and the specialization (``Specialized``). ``fuse``, asked after optimization,
+    gives the parameters' (kind, ndim) when the transformed function's
+    elementwise runs should be fused.
     """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
-    fn, bound = _without_partial(fn, bound)
-    parsed = parse_function(fn)
+    if isinstance(fn, ParsedFunction):
+        parsed, key = fn, id(fn.node)  # not the user function's code: the wrapper calls it
+    else:
+        fn, bound = _without_partial(fn, bound)
+        parsed, key = parse_function(fn), fn.__code__
     if after_pass == "parse":
         return _user_source(parsed, label)
     fence.check(parsed.node)
     if after_pass == "fence":
         return _user_source(parsed, label)
-    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=fn.__code__)
+    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=key)
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),

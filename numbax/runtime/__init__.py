@@ -6,6 +6,7 @@ from numbax.runtime.arrays import *  # noqa: F401,F403
 from numbax.runtime.contractions import *  # noqa: F401,F403
 from numbax.runtime.identity import *  # noqa: F401,F403
 from numbax.runtime.scan import *  # noqa: F401,F403
+from numbax.runtime.batching import *  # noqa: F401,F403
 from numbax.runtime.debug import *  # noqa: F401,F403
 
 

@@ -1,4 +1,4 @@
-"""``stack_buffer`` for ``lax.scan``: the uninitialised array that stacks one output leaf per step."""
+"""``stack_buffer`` for ``lax.scan`` and ``vmap``: the uninitialised array that stacks one output leaf per step."""
 from __future__ import annotations
 
 import numpy as np

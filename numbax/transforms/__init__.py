@@ -1,1 +1,1 @@
-"""The transformations: grad (reverse mode); jvp, vmap and control flow follow."""
+"""The transformations: grad (reverse mode) and vmap (batching); jvp and control flow follow."""

@@ -118,6 +118,11 @@ class Differentiated(Jitted):
         return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}:" \
                f"direct={self.direct}:value={self.value}"
 
+    def _numbax_fingerprint(self) -> tuple:
+        """What code generated for a call of this gradient depends on (the disk cache of a caller's code)."""
+        return (self.label, self.fun, self.argnums, self.single, self.has_aux, self.allow_int, self.value,
+                self.static_argnums)
+
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function: the gradient is generated there (``nested``)."""
         from numbax.transforms.grad import nested
@@ -196,12 +201,16 @@ def _as_tuple(x) -> tuple:
 
 def _unwrap(fun: Callable, static_argnums, static_argnames):
     """The user function under ``jit`` (its static arguments kept); ``grad`` of ``grad`` is not built yet."""
-    if isinstance(fun, Differentiated):
-        from numbax.errors import NumbaxDifferentiationError
+    from numbax.errors import NumbaxDifferentiationError
 
+    if isinstance(fun, Differentiated):
         raise NumbaxDifferentiationError(
             f"differentiating {fun!r} again (higher-order derivatives) is not supported yet",
             hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
+    if isinstance(fun, Jitted) and type(fun) is not Jitted:
+        raise NumbaxDifferentiationError(
+            f"differentiating {fun!r} directly is not supported yet",
+            hint="differentiate a function that calls it, as in grad(lambda x: vf(x).sum()).")
     if isinstance(fun, Jitted):
         static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
         static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))

@@ -1,0 +1,232 @@
+"""The loop a ``vmap`` call becomes while specializing: one example per iteration, outputs stacked.
+
+For ``vmap(f, in_axes=(0, None))(x, y)`` the specializer emits, at the call::
+
+    batch = rt.batch_size(x.shape[0])
+    <f specialized for x[0], y>                    # the first example gives the output shapes
+    out = rt.stack_buffer(first, batch)
+    out[0] = first
+    for i in range(1, batch):
+        <f specialized for x[i], y>
+        out[i] = result
+
+and the call's value is ``out`` (``np.moveaxis(out, 0, k)`` for ``out_axes=k``,
+the first example's output for ``out_axes=None``). ``f`` is called like any
+user function, so ``inline`` places its body in the loop, and ``grad``, a
+nested ``vmap`` or ``numbax.random`` inside it need nothing of their own: what
+follows sees an ordinary loop of core-subset code.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import gast
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes.naming import leaf_name
+from numbax.ast_passes.specialize.materialize import name_node
+from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
+from numbax.errors import NumbaxBatchingError
+from numbax.runtime.batching import EMPTY, batch_size
+from numbax.runtime.scan import stack_buffer
+from numbax.transforms.vmap import axes, dependence
+
+_INDEX = AVal(np.dtype(np.int64), 0)
+
+
+def _is_dyn(x: Any) -> bool:
+    return isinstance(x, Dyn)
+
+
+def fail(spec, node, error: Exception) -> None:
+    """Re-raise JAX's ``ValueError`` (or ``TypeError``) about ``vmap`` at the user's line."""
+    if isinstance(error, TypeError):
+        spec.fail(node, str(error))
+    raise NumbaxBatchingError(str(error), spec.origin(node)) from None
+
+
+def _pinned(spec, value: Any) -> Any:
+    """Run-time leaves that are expressions are computed once, before the loop."""
+    return tree_util.tree_map(lambda v: spec.snapshot(v) if isinstance(v, Dyn) and v.name is None else v, value,
+                              is_leaf=_is_dyn)
+
+
+def _mapped_leaf(spec, node, leaf: Any, axis: int) -> Dyn:
+    """A mapped leaf as a run-time value, its axis checked against its rank where that is known."""
+    if isinstance(leaf, np.ndarray):
+        leaf = Dyn(spec.materialize(leaf), AVal.of(leaf))
+    elif not isinstance(leaf, Dyn):
+        if not is_static_scalar(leaf):
+            spec.fail(node, f"vmap cannot map over a {type(leaf).__name__}",
+                      hint="map over arrays; pass other values with in_axes=None.")
+        leaf = Dyn(spec.materialize(leaf), AVal.of(leaf))
+    if leaf.aval is not None:
+        try:
+            axes.check_rank(axis, leaf.aval.ndim)
+        except ValueError as exc:
+            fail(spec, node, exc)
+    return leaf
+
+
+def _normal(axis: int, leaf: Dyn) -> int:
+    """``axis`` counted from the front when the rank is known (``x.shape[1]`` reads better than ``[-1]``)."""
+    return axis % leaf.aval.ndim if leaf.aval is not None and axis < 0 else axis
+
+
+def _take(spec, leaf: Dyn, axis: int, index: Any) -> Dyn:
+    """``leaf`` at ``index`` along ``axis``: ``x[i]``, ``x[:, i]``, ``x[..., i]``."""
+    if axis >= 0:
+        where = (slice(None),) * axis + (index,)
+    else:
+        where = (Ellipsis, index) + (slice(None),) * (-axis - 1)
+    where = where[0] if len(where) == 1 else where
+    aval = AVal(leaf.aval.dtype, leaf.aval.ndim - 1) if leaf.aval is not None else None
+    return Dyn(gast.Subscript(value=leaf.expr(), slice=spec.materialize_index(where), ctx=gast.Load()), aval)
+
+
+def _batch(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], has_arguments: bool) -> Any:
+    """The batch size: ``axis_size`` alone, or ``rt.batch_size`` of the mapped axes' lengths (checked equal)."""
+    if not mapped:
+        if axis_size is None:
+            fail(spec, node, axes.no_mapped_axis(has_arguments))
+        if axis_size < 1:
+            fail(spec, node, ValueError(EMPTY))
+        return axis_size
+    sizes = [Dyn(gast.Subscript(value=gast.Attribute(value=leaf.expr(), attr="shape", ctx=gast.Load()),
+                                slice=gast.Constant(value=_normal(axis, leaf), kind=None), ctx=gast.Load()),
+                 _INDEX) for leaf, axis in mapped]
+    sizes += [axis_size] if axis_size is not None else []
+    name = spec.namer.new("batch")
+    spec.emit_assign(name, spec.call_value(node, batch_size, sizes, {}))
+    return Dyn(name_node(name), _INDEX)
+
+
+class _Examples:
+    """The arguments of one example: mapped leaves indexed, the others as they are."""
+
+    def __init__(self, spec, leaves: List[Tuple[Any, Optional[int]]], treedef):
+        self.spec, self.leaves, self.treedef = spec, leaves, treedef
+
+    def at(self, index: Any) -> Tuple[list, dict]:
+        taken = [leaf if axis is None else _take(self.spec, leaf, axis, index) for leaf, axis in self.leaves]
+        args, kwargs = tree_util.tree_unflatten(self.treedef, taken)
+        return list(args), kwargs
+
+
+def _check_outputs(spec, node, pairs) -> None:
+    for leaf, _ in pairs:
+        if not (isinstance(leaf, (Dyn, np.ndarray)) or is_static_scalar(leaf)):
+            spec.fail(node, f"a vmapped function cannot return a {type(leaf).__name__}",
+                      hint="return arrays, numbers, or containers of them.")
+
+
+def _check_unbatched(spec, node, start: int, mapped: Sequence[Dyn], first: Any, out_pairs) -> None:
+    """JAX's error for ``out_axes=None`` on an output that depends on a mapped input."""
+    paths = tree_util.tree_flatten_with_path(first, is_leaf=_is_dyn)[0]
+    unbatched = [(path, leaf) for (path, leaf), (_, axis) in zip(paths, out_pairs)
+                 if axis is None and isinstance(leaf, Dyn)]
+    if not unbatched:
+        return
+    helpers = {h.name: h for h in spec.builder.helpers}
+    tainted = dependence.tainted_after(spec.block[start:], {leaf.name for leaf in mapped}, helpers)
+    for path, leaf in unbatched:
+        if {n.id for n in gast.walk(leaf.node) if isinstance(n, gast.Name)} & tainted:
+            fail(spec, node, ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec None "
+                                        "but output was batched on axis 0"))
+
+
+def _store(spec, buffer: str, index: Any, value: Any) -> None:
+    spec.emit(gast.Assign(targets=[gast.Subscript(value=name_node(buffer), slice=spec.materialize(index),
+                                                  ctx=gast.Store())],
+                          value=spec.materialize(value), type_comment=None))
+
+
+def _stacked_aval(leaf: Any) -> Optional[AVal]:
+    aval = leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf)
+    return None if aval is None else AVal(aval.dtype, aval.ndim + 1)
+
+
+def _arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+               kwarg_axes: Dict[str, Any]) -> Tuple[List[Tuple[Any, Optional[int]]], Any]:
+    """Each leaf of the call's arguments with its axis (mapped ones as checked run-time values), and the
+    structure of ``(args, kwargs)``."""
+    args, kwargs = _pinned(spec, list(args)), _pinned(spec, dict(kwargs))
+    try:
+        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=_is_dyn)
+    except ValueError as exc:
+        fail(spec, node, exc)
+    leaves = [(leaf, None) if axis is None else (_mapped_leaf(spec, node, leaf, axis), axis) for leaf, axis in pairs]
+    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=_is_dyn)
+
+
+def _buffers(spec, node, outputs, out_pairs, batch: Any) -> List[Optional[str]]:
+    """For each batched output leaf, a buffer holding the first example's value; None for unbatched ones."""
+    buffers: List[Optional[str]] = []
+    for (path, leaf), (_, axis) in zip(outputs, out_pairs):
+        if axis is None:
+            buffers.append(None)
+            continue
+        if isinstance(leaf, Dyn):  # the first example's output, named for what it is
+            name = spec.namer.new(leaf_name("first", path))
+            spec.emit_assign(name, leaf)
+            leaf = Dyn(name_node(name), leaf.aval)
+        buffer = spec.namer.new(leaf_name("out", path))
+        spec.emit_assign(buffer, spec.call_value(node, stack_buffer, [leaf, batch], {}))
+        _store(spec, buffer, 0, leaf)
+        buffers.append(buffer)
+    return buffers
+
+
+def _result(spec, node, leaf: Any, axis: Optional[int], buffer: Optional[str]) -> Any:
+    """One output leaf of the call: the stacked buffer, its batch axis moved to ``axis``."""
+    if buffer is None:
+        return leaf
+    if axis == 0:
+        return Dyn(name_node(buffer), _stacked_aval(leaf))
+    moved = spec.call_value(node, np.moveaxis, [Dyn(name_node(buffer)), 0, axis], {})
+    return Dyn(moved.node, _stacked_aval(leaf))
+
+
+def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
+    """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree)."""
+    leaves, structure = _arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
+    mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
+    batch = _batch(spec, node, mapped, axis_size, bool(leaves))
+    examples = _Examples(spec, leaves, structure)
+
+    start = len(spec.block)
+    first = spec.call_value(node, fun, *examples.at(0))
+    outputs, out_treedef = spec.leaves_with_paths(first)
+    try:
+        out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=_is_dyn)
+    except ValueError as exc:
+        fail(spec, node, exc)
+    _check_outputs(spec, node, out_pairs)
+    _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], first, out_pairs)
+
+    buffers = _buffers(spec, node, outputs, out_pairs, batch)
+    _loop(spec, node, fun, examples, batch, buffers)  # also with nothing to stack: the function's effects
+    results = [_result(spec, node, leaf, axis, buffer)
+               for (_, leaf), (_, axis), buffer in zip(outputs, out_pairs, buffers)]
+    return tree_util.tree_unflatten(out_treedef, results)
+
+
+def _loop(spec, node, fun, examples: _Examples, batch: Any, buffers: List[Optional[str]]) -> None:
+    """``for i in range(1, batch):`` the example at ``i``, each batched output stored at ``i``."""
+    index = spec.namer.new("i")
+    saved, spec.block = spec.block, []
+    spec.runtime_depth += 1
+    try:
+        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), _INDEX)))
+        for (_, leaf), buffer in zip(spec.leaves_with_paths(result)[0], buffers):
+            if buffer is not None:
+                _store(spec, buffer, Dyn(name_node(index), _INDEX), leaf)
+        body = spec.block
+    finally:
+        spec.block = saved
+        spec.runtime_depth -= 1
+    trips = gast.Call(func=name_node("range"), args=[gast.Constant(value=1, kind=None), spec.materialize(batch)],
+                      keywords=[])
+    spec.emit(gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None))
