@@ -50,18 +50,14 @@ def expected_grad_euler(y0, k, n):
         # grad_programs.py:13: y = y + 0.1 * (-k * y)
         y = y + 0.1 * (_t1 * y)
         trips = trips + 1
-    y_1 = y
-    trips_1 = trips
     # grad of: return np.sum(y)
     dt4 = 1.0
-    dy = rt.unreduce(dt4, y_1, None, False)
+    dy = rt.unreduce(dt4, y, None, False)
     # grad of: for i in range(n):
     dt1 = 0.0
-    for step in range(trips_1):
+    for step in range(trips):
         # grad of: y = y + 0.1 * (-k * y)
-        dy_out_2 = dy
-        dy = dy_out_2
-        dt2 = dy_out_2 * 0.1
+        dt2 = dy * 0.1
         y_2 = y_tape.pop()
         dt1 = dt1 + np.sum(dt2 * y_2)
         dy = dy + dt2 * _t1
@@ -95,12 +91,11 @@ def expected_grad_newton_sqrt(a, tol):
         go = _t4
         trips = trips + 1
         row = row + 1
-    trips_1 = trips
     # grad of: return x
     dx = 1.0
     # grad of: while np.abs(x * x - a) > tol:
     da = 0.0
-    for step in range(trips_1):
+    for step in range(trips):
         row = row - 1
         x_1 = tape[row, 0]
         # grad_programs.py:20: x = 0.5 * (x + a / x)

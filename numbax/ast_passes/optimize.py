@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import gast
 
-from numbax.ast_passes.optimizations import copy_propagation, dead_code, fold_temporaries
+from numbax.ast_passes.optimizations import copy_propagation, dead_code, fold_temporaries, local_copies
 
 OPTIMIZATIONS = (
     copy_propagation,  # parameter and leaf copies left by specialize and inline
+    local_copies,      # copies of names assigned more than once (adjoints updated in loops), within a block
     dead_code,         # values nothing reads, often the other side of a propagated copy
     fold_temporaries,  # A-normal form's temporaries back into the expressions people wrote
 )
