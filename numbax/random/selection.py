@@ -1,0 +1,248 @@
+"""selection: permutations, choices and categorical draws, JAX's bit for bit.
+
+Numba kernels draw the random indices; plain NumPy gathers with them. The functions that gather
+(``take``, ``permute``, ``draw_choice``, ``draw_categorical``) are written in the NumPy that numbax
+compiles and marked ``specialized_from_source``: outside ``jit`` they run as Python, inside it numbax
+compiles their source at the call. Both paths share them, and a gathered array carries the
+derivative that indexing it has.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+from numbax.ast_passes.specialize.compile_time import specialized_from_source
+from numbax.random import elementwise as ew
+from numbax.random.arguments import Shape, as_key, as_shape, check_broadcast, fail, inexact_dtype
+from numbax.random.continuous import gumbel_kernel, unit
+from numbax.random.discrete import randint_kernel
+from numbax.random.threefry import bits_kernel, split_kernel
+
+__all__ = ["permutation", "choice", "categorical"]
+
+
+@njit(cache=True, inline="always")
+def _rounds(size):
+    """How many rounds of sorting by random 32-bit keys JAX's shuffle of ``size`` elements takes."""
+    return int(math.ceil(3 * math.log(max(1, size)) / math.log(2.0 ** 32 - 1)))
+
+
+@njit(cache=True)
+def permutation_kernel(key, n):
+    """``jax.random.permutation(key, n)``: sort ``arange(n)`` by random 32-bit keys, in as many rounds as JAX."""
+    order = np.arange(np.int64(n))
+    for _ in range(_rounds(n)):
+        keys = split_kernel(key, (2,))
+        key = keys[0]
+        order = order[np.argsort(bits_kernel(keys[1], (order.size,), np.uint32), kind="mergesort")]
+    return order
+
+
+@njit(cache=True)
+def shuffle_kernel(key, shape, axis):
+    """Where each element of ``jax.random.permutation(key, x, axis, independent=True)`` comes from, as flat
+    indices into ``x`` (of ``shape``): every slice along ``axis`` sorted by its own random 32-bit keys."""
+    n, outer, inner = shape[axis], 1, 1
+    for d in range(len(shape)):
+        if d < axis:
+            outer *= shape[d]
+        elif d > axis:
+            inner *= shape[d]
+    source = np.arange(outer * n * inner).reshape((outer, n, inner))
+    for _ in range(_rounds(source.size)):
+        keys = split_kernel(key, (2,))
+        key = keys[0]
+        sort_keys = bits_kernel(keys[1], shape, np.uint32).reshape((outer, n, inner))
+        for o in range(outer):
+            for i in range(inner):
+                source[o, :, i] = source[o, :, i][np.argsort(sort_keys[o, :, i], kind="mergesort")]
+    return source.reshape(shape)
+
+
+@njit(cache=True, inline="always")
+def _draw_count(shape, n, replace):
+    """How many entries a choice of ``shape`` draws from ``n``, checked as ``check_choice_counts`` checks."""
+    draws = np.empty(shape, np.bool_).size
+    if draws > 0 and n <= 0:
+        raise ValueError("numbax.random.choice: a must be positive unless no samples are taken")
+    if not replace and draws > n:
+        raise ValueError("numbax.random.choice: cannot take more samples than there are entries without replacement")
+    return draws
+
+
+@njit(cache=True)
+def choice_kernel(key, shape, n, replace):
+    """Which of ``n`` entries ``jax.random.choice(key, n, shape, replace)`` draws: int64 indices of ``shape``.
+
+    With replacement, ``randint(key, shape, 0, n)``; without, the first of a permutation of ``n``.
+    """
+    draws = _draw_count(shape, n, replace)
+    if replace:
+        return randint_kernel(key, shape, np.int64, np.zeros((), np.int64), np.full((), n, np.int64),
+                              np.zeros((), np.bool_))
+    return np.ascontiguousarray(permutation_kernel(key, n)[:draws]).reshape(shape)
+
+
+@njit(cache=True)
+def weighted_choice_kernel(key, shape, n, replace, p, dtype):
+    """Which of ``n`` entries ``jax.random.choice(key, n, shape, replace, p)`` draws, by the weights ``p``.
+
+    With replacement, where ``1 - u`` of the total weight falls among the cumulative weights; without,
+    the largest ``gumbel + log(p)``. ``dtype`` is the float type of the draws.
+    """
+    draws = _draw_count(shape, n, replace)
+    weights = np.asarray(p).astype(dtype).reshape(-1)
+    if weights.size != n:
+        raise ValueError("numbax.random.choice: p must hold one weight per entry of a")
+    zero, one = dtype(0), dtype(1)
+    if replace:
+        cumulative = np.cumsum(weights)
+        out = np.empty(shape, np.int64)
+        flat = out.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = np.searchsorted(cumulative, cumulative[-1] * (one - unit(key, i, zero)))
+        return out
+    noise = gumbel_kernel(key, (n,), dtype)
+    for i in range(n):
+        noise[i] = -(noise[i] + ew.log(weights[i]))
+    return np.ascontiguousarray(np.argsort(noise, kind="mergesort")[:draws]).reshape(shape)
+
+
+@specialized_from_source
+def take(x, index, axis):
+    """``np.take(x, index, axis)`` for a 1-D ``index``: ``x``'s entries along ``axis``, in ``index``'s order."""
+    if axis == 0:
+        return x[index]
+    return np.ascontiguousarray(np.moveaxis(np.moveaxis(x, axis, 0)[index], 0, axis))
+
+
+@specialized_from_source
+def permute(key, x, axis, independent):
+    """``jax.random.permutation(key, x, axis, independent)`` of an array ``x``, ``axis`` in ``[0, x.ndim)``."""
+    if independent and x.ndim > 1:
+        return np.ravel(x)[np.ravel(shuffle_kernel(key, x.shape, axis))].reshape(x.shape)
+    return take(x, permutation_kernel(key, x.shape[axis]), axis)
+
+
+@specialized_from_source
+def draw_choice(key, a, shape, replace, p, dtype, axis, from_range):
+    """``jax.random.choice`` past its checks: of ``range(a)`` where ``from_range``, else of the array ``a``
+    along ``axis`` (in ``[0, a.ndim)``); ``p`` the weights or None, ``dtype`` the float type drawn with them."""
+    if from_range:
+        n = a
+    else:
+        n = a.shape[axis]
+    if p is None:
+        index = choice_kernel(key, shape, n, replace)
+    else:
+        index = weighted_choice_kernel(key, shape, n, replace, p, dtype)
+    if from_range:
+        return index
+    if math.prod(shape) == 0:
+        return np.zeros(shape, a.dtype)  # JAX's: the draw shape, not the gathered one
+    return take(a, np.ravel(index), axis).reshape(a.shape[:axis] + shape + a.shape[axis + 1:])
+
+
+@specialized_from_source
+def draw_categorical(key, logits, axis, shape, dtype):
+    """``jax.random.categorical`` past its checks: ``axis`` negative, ``shape`` the sample's (its trailing
+    dimensions the batch shape, ``logits.shape`` without ``axis``), or None for the batch shape."""
+    if shape is None:
+        noise_shape = logits.shape
+    else:
+        position = len(shape) + axis + 1
+        noise_shape = shape[:position] + (logits.shape[axis],) + shape[position:]
+    return np.argmax(gumbel_kernel(key, noise_shape, dtype) + logits.astype(dtype), axis=axis)
+
+
+def permutation_of_range(ndim: int, dtype: np.dtype, x) -> bool:
+    """Whether ``permutation``'s ``x`` is an int ``n`` (permute ``arange(n)``) rather than an array."""
+    if ndim:
+        return False
+    if not np.issubdtype(dtype, np.integer):
+        raise fail(f"numbax.random.permutation: x must be an integer or an array with at least one axis, got {x!r}")
+    return True
+
+
+def check_choice_counts(n: int, shape: Shape, replace: bool, p_shape: Optional[Shape]) -> None:
+    """A choice of ``shape`` from ``n`` entries, weighted by a ``p`` of ``p_shape`` (None: unweighted), must be
+    possible. The kernels check again where ``n`` or ``p`` is known only when they run."""
+    draws = math.prod(shape)
+    if draws == 0:
+        return
+    if n <= 0:
+        raise fail("numbax.random.choice: a must be positive unless no samples are taken")
+    if not replace and draws > n:
+        raise fail(f"numbax.random.choice: cannot take {draws} samples from {n} without replacement",
+                   "draw fewer samples, or pass replace=True")
+    if p_shape is not None and p_shape != (n,):
+        raise fail(f"numbax.random.choice: p has shape {p_shape}, not ({n},) as a.shape[axis]")
+
+
+def categorical_arguments(logits_shape: Optional[Shape], ndim: int, axis: int, shape):
+    """``(axis, shape)``: ``axis`` made negative, and ``shape`` checked against the batch shape (``logits_shape``
+    without ``axis``, where it is known now; None when only its length is)."""
+    axis = axis % ndim - ndim
+    if shape is None:
+        return axis, None
+    shape = as_shape(shape, "categorical")
+    batch_shape = (1,) * (ndim - 1) if logits_shape is None else logits_shape[:axis] + logits_shape[axis:][1:]
+    check_broadcast("categorical", shape, batch_shape)
+    return axis, shape
+
+
+def permutation(key, x, axis: int = 0, independent: bool = False) -> np.ndarray:
+    """A random permutation of ``arange(x)``, or of ``x``'s entries along ``axis``: ``jax.random.permutation``.
+
+    Args:
+        key: a key.
+        x: an int ``n`` (permute ``arange(n)``) or an array.
+        axis: the axis to permute.
+        independent: permute each slice along ``axis`` independently.
+    """
+    key, array = as_key(key, "permutation"), np.asarray(x)
+    if permutation_of_range(array.ndim, array.dtype, x):
+        return permutation_kernel(key, int(x))
+    return permute(key, array, axis % array.ndim, bool(independent))
+
+
+def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.ndarray:
+    """A random sample of ``a`` (or ``arange(a)``), optionally weighted or without replacement: ``jax.random.choice``.
+
+    Args:
+        key: a key.
+        a: an int ``n`` or an array to sample along ``axis``.
+        shape: the number of draws, as a shape.
+        replace: draw with replacement.
+        p: probabilities of the entries (``None``: uniform).
+        axis: the axis of ``a`` to draw along.
+    """
+    key, shape, array = as_key(key, "choice"), as_shape(shape, "choice"), np.asarray(a)
+    from_range = array.ndim == 0
+    axis = 0 if from_range else axis % array.ndim
+    weights = None if p is None else np.asarray(p)
+    check_choice_counts(int(a) if from_range else array.shape[axis], shape, bool(replace),
+                        None if p is None else weights.shape)
+    dtype = None if p is None else inexact_dtype(weights.dtype, "choice").type
+    return draw_choice(key, int(a) if from_range else array, shape, bool(replace), weights, dtype, axis, from_range)
+
+
+def categorical(key, logits, axis: int = -1, shape=None) -> np.ndarray:
+    """Indices drawn with probabilities ``softmax(logits)`` along ``axis``: ``jax.random.categorical``.
+
+    The Gumbel-max trick: the index of the largest ``logits + gumbel noise``.
+
+    Args:
+        key: a key.
+        logits: unnormalised log-probabilities, float32 or float64.
+        axis: the axis of categories.
+        shape: the sample's shape, ending with the batch shape (``logits.shape`` without ``axis``);
+            ``None`` means the batch shape.
+    """
+    logits = np.asarray(logits)
+    axis, shape = categorical_arguments(logits.shape, logits.ndim, axis, shape)
+    return draw_categorical(as_key(key, "categorical"), logits, axis, shape,
+                            inexact_dtype(logits.dtype, "categorical").type)
