@@ -97,17 +97,24 @@ def exponential_kernel(key, shape, dtype):
     return out
 
 
-@njit(cache=True)
-def gumbel_kernel(key, shape, dtype):
-    """``jax.random.gumbel`` (mode ``"low"``, JAX's default): ``-log(-log(u))`` for ``u`` in ``[tiny, 1)``."""
-    out, flat = _uniform_between(key, shape, ew.tiny(dtype(0)), dtype(1))
+@njit(cache=True, inline="always")
+def standard_gumbel(key, shape, zero):
+    """``jax.random.gumbel`` in ``zero``'s type (mode ``"low"``, JAX's default): ``-log(-log(u))`` for ``u`` in
+    ``[tiny, 1)``."""
+    out, flat = _uniform_between(key, shape, ew.tiny(zero), ew.as_type_of(1.0, zero))
     for i in range(flat.size):
         flat[i] = -ew.log(-ew.log(flat[i]))
     return out
 
 
+@njit(cache=True)
+def gumbel_kernel(key, shape, dtype):
+    """``jax.random.gumbel`` for a real ``dtype``."""
+    return standard_gumbel(key, shape, dtype(0))
+
+
 @njit(cache=True, inline="always")
-def _broadcast_flat(value, shape, dtype):
+def broadcast_flat(value, shape, dtype):
     """A parameter in ``dtype``, flattened, and its index step over a flat sample of ``shape``: 0 for one value.
 
     Raises ``ValueError`` where the parameter does not broadcast to exactly ``shape``.
@@ -125,7 +132,7 @@ def truncated_normal_kernel(key, shape, dtype, lower, upper):
     A uniform draw between ``erf(lower / sqrt(2))`` and ``erf(upper / sqrt(2))``, mapped back by
     ``sqrt(2) * erf_inv`` and clipped into the open interval.
     """
-    (lows, low_step), (highs, high_step) = _broadcast_flat(lower, shape, dtype), _broadcast_flat(upper, shape, dtype)
+    (lows, low_step), (highs, high_step) = broadcast_flat(lower, shape, dtype), broadcast_flat(upper, shape, dtype)
     sqrt2 = dtype(math.sqrt(2.0))
     inverse_sqrt2 = dtype(1) / sqrt2  # XLA turns x / sqrt2 into x * (1 / sqrt2)
     erf_lows, erf_highs = np.empty_like(lows), np.empty_like(highs)
@@ -182,7 +189,7 @@ def gamma_kernel(key, shape, dtype, a):
 
     Raises ``ValueError`` for ``a <= 0``, where JAX's rejection loop would never end.
     """
-    alphas, step = _broadcast_flat(a, shape, dtype)
+    alphas, step = broadcast_flat(a, shape, dtype)
     for i in range(alphas.size):
         if not alphas[i] > 0:
             raise ValueError("numbax.random.gamma: the shape parameter a must be positive")
@@ -263,7 +270,12 @@ def gamma(key, a, shape=None, dtype=None) -> np.ndarray:
     dtype = float_dtype(dtype, "gamma")
     shape = sample_shape("gamma", shape, np.shape(a))
     alpha = np.asarray(a, dtype)
+    check_gamma_parameter(alpha)
+    return gamma_kernel(as_key(key, "gamma"), shape, dtype.type, alpha)
+
+
+def check_gamma_parameter(alpha: np.ndarray) -> None:
+    """``gamma``'s ``a`` must be positive (the kernel checks again where ``a`` is known only when it runs)."""
     if not np.all(alpha > 0):
         raise fail("numbax.random.gamma: the shape parameter a must be positive",
                    "a <= 0 would make JAX's rejection loop run forever")
-    return gamma_kernel(as_key(key, "gamma"), shape, dtype.type, alpha)

@@ -12,12 +12,14 @@ import math
 from typing import Optional
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
 from numbax.random import elementwise as ew
 from numbax.random.arguments import Shape, as_key, as_shape, check_broadcast, fail, inexact_dtype
-from numbax.random.continuous import gumbel_kernel, unit
+from numbax.random.continuous import gumbel_kernel, standard_gumbel, unit
 from numbax.random.discrete import randint_kernel
 from numbax.random.threefry import bits_kernel, split_kernel
 
@@ -86,26 +88,41 @@ def choice_kernel(key, shape, n, replace):
     return np.ascontiguousarray(permutation_kernel(key, n)[:draws]).reshape(shape)
 
 
+def as_inexact(values):
+    """``values`` as an array of the float type drawn with them: their own, float64 for integers and booleans."""
+    array = np.asarray(values)
+    return array.astype(inexact_dtype(array.dtype, "choice"))
+
+
+@overload(as_inexact)
+def _as_inexact_typed(values):
+    """Numba: the float type chosen while typing, by the same rule."""
+    if not isinstance(values, types.Array):
+        return None
+    dtype = inexact_dtype(as_dtype(values.dtype), "choice").type
+    return lambda values: values.astype(dtype)
+
+
 @njit(cache=True)
-def weighted_choice_kernel(key, shape, n, replace, p, dtype):
+def weighted_choice_kernel(key, shape, n, replace, p):
     """Which of ``n`` entries ``jax.random.choice(key, n, shape, replace, p)`` draws, by the weights ``p``.
 
     With replacement, where ``1 - u`` of the total weight falls among the cumulative weights; without,
-    the largest ``gumbel + log(p)``. ``dtype`` is the float type of the draws.
+    the largest ``gumbel + log(p)``. The draws are in the float type of the weights (``as_inexact``).
     """
     draws = _draw_count(shape, n, replace)
-    weights = np.asarray(p).astype(dtype).reshape(-1)
+    weights = as_inexact(p).reshape(-1)
     if weights.size != n:
         raise ValueError("numbax.random.choice: p must hold one weight per entry of a")
-    zero, one = dtype(0), dtype(1)
+    zero = np.zeros(1, weights.dtype)[0]
     if replace:
         cumulative = np.cumsum(weights)
         out = np.empty(shape, np.int64)
         flat = out.reshape(-1)
         for i in range(flat.size):
-            flat[i] = np.searchsorted(cumulative, cumulative[-1] * (one - unit(key, i, zero)))
+            flat[i] = np.searchsorted(cumulative, cumulative[-1] * (ew.as_type_of(1.0, zero) - unit(key, i, zero)))
         return out
-    noise = gumbel_kernel(key, (n,), dtype)
+    noise = standard_gumbel(key, (n,), zero)
     for i in range(n):
         noise[i] = -(noise[i] + ew.log(weights[i]))
     return np.ascontiguousarray(np.argsort(noise, kind="mergesort")[:draws]).reshape(shape)
@@ -128,9 +145,9 @@ def permute(key, x, axis, independent):
 
 
 @specialized_from_source
-def draw_choice(key, a, shape, replace, p, dtype, axis, from_range):
+def draw_choice(key, a, shape, replace, p, axis, from_range):
     """``jax.random.choice`` past its checks: of ``range(a)`` where ``from_range``, else of the array ``a``
-    along ``axis`` (in ``[0, a.ndim)``); ``p`` the weights or None, ``dtype`` the float type drawn with them."""
+    along ``axis`` (in ``[0, a.ndim)``), by the weights ``p`` (None: uniformly)."""
     if from_range:
         n = a
     else:
@@ -138,7 +155,7 @@ def draw_choice(key, a, shape, replace, p, dtype, axis, from_range):
     if p is None:
         index = choice_kernel(key, shape, n, replace)
     else:
-        index = weighted_choice_kernel(key, shape, n, replace, p, dtype)
+        index = weighted_choice_kernel(key, shape, n, replace, p)
     if from_range:
         return index
     if math.prod(shape) == 0:
@@ -155,15 +172,18 @@ def draw_categorical(key, logits, axis, shape, dtype):
     else:
         position = len(shape) + axis + 1
         noise_shape = shape[:position] + (logits.shape[axis],) + shape[position:]
-    return np.argmax(gumbel_kernel(key, noise_shape, dtype) + logits.astype(dtype), axis=axis)
+    if logits.dtype != dtype:  # integer logits, which carry no derivative
+        logits = logits.astype(dtype)
+    return np.argmax(gumbel_kernel(key, noise_shape, dtype) + logits, axis=axis)
 
 
-def permutation_of_range(ndim: int, dtype: np.dtype, x) -> bool:
+def permutation_of_range(ndim: int, dtype: np.dtype) -> bool:
     """Whether ``permutation``'s ``x`` is an int ``n`` (permute ``arange(n)``) rather than an array."""
     if ndim:
         return False
     if not np.issubdtype(dtype, np.integer):
-        raise fail(f"numbax.random.permutation: x must be an integer or an array with at least one axis, got {x!r}")
+        raise fail(f"numbax.random.permutation: x must be an integer or an array with at least one axis, got a "
+                   f"{dtype} scalar")
     return True
 
 
@@ -185,6 +205,8 @@ def check_choice_counts(n: int, shape: Shape, replace: bool, p_shape: Optional[S
 def categorical_arguments(logits_shape: Optional[Shape], ndim: int, axis: int, shape):
     """``(axis, shape)``: ``axis`` made negative, and ``shape`` checked against the batch shape (``logits_shape``
     without ``axis``, where it is known now; None when only its length is)."""
+    if ndim == 0:
+        raise fail("numbax.random.categorical: logits must have at least one axis, the categories'")
     axis = axis % ndim - ndim
     if shape is None:
         return axis, None
@@ -204,7 +226,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False) -> np.ndarray:
         independent: permute each slice along ``axis`` independently.
     """
     key, array = as_key(key, "permutation"), np.asarray(x)
-    if permutation_of_range(array.ndim, array.dtype, x):
+    if permutation_of_range(array.ndim, array.dtype):
         return permutation_kernel(key, int(x))
     return permute(key, array, axis % array.ndim, bool(independent))
 
@@ -226,8 +248,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.
     weights = None if p is None else np.asarray(p)
     check_choice_counts(int(a) if from_range else array.shape[axis], shape, bool(replace),
                         None if p is None else weights.shape)
-    dtype = None if p is None else inexact_dtype(weights.dtype, "choice").type
-    return draw_choice(key, int(a) if from_range else array, shape, bool(replace), weights, dtype, axis, from_range)
+    return draw_choice(key, int(a) if from_range else array, shape, bool(replace), weights, axis, from_range)
 
 
 def categorical(key, logits, axis: int = -1, shape=None) -> np.ndarray:
