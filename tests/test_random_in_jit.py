@@ -84,10 +84,11 @@ LOWER, UPPER = np.array([-1.0, 0.0, 0.5]), np.array([[1.0], [2.0]])
 ALPHA = np.array([0.1, 1.0, 4.0, 50.0])
 
 
-def permutations(key, x, big, n, ints):
+def permutations(key, x, big, n, x32, ints):
     return (random.permutation(key, 7), random.permutation(key, n), random.permutation(key, x),
             random.permutation(key, x, 1), random.permutation(key, x, 1, True), random.permutation(key, x, -2, True),
-            random.permutation(key, big, 1, True), random.permutation(key, ints, 0, True))
+            random.permutation(key, big, 1, True), random.permutation(key, x32, 1),
+            random.permutation(key, ints, 0, True))
 
 
 def choices(key, x, n, p, p32):
@@ -99,9 +100,9 @@ def choices(key, x, n, p, p32):
 
 
 def categoricals(key, logits, logits32):
-    return (random.categorical(key, logits), random.categorical(key, logits, 0), random.categorical(key, logits, 0, (5, 6)),
-            random.categorical(key, logits, 1, (2, 4)), random.categorical(key, logits32),
-            random.categorical(key, logits32, -1, (3, 4)))
+    return (random.categorical(key, logits), random.categorical(key, logits, 0),
+            random.categorical(key, logits, 0, (5, 6)), random.categorical(key, logits, 1, (2, 4)),
+            random.categorical(key, logits32), random.categorical(key, logits32, -1, (3, 4)))
 
 
 def truncated_normals(key, lower, upper):
@@ -115,9 +116,10 @@ def gammas(key, a):
             random.gamma(key, 0.3, (), np.float32))
 
 
-SAMPLERS = {"permutation": (permutations, (X, BIG, 10, X.astype(np.int32))), "choice": (choices, (X, 6, P, P.astype(np.float32))),
-            "categorical": (categoricals, (LOGITS, LOGITS.astype(np.float32))), "truncated_normal": (truncated_normals, (LOWER, UPPER)),
-            "gamma": (gammas, (ALPHA,))}
+SAMPLERS = {"permutation": (permutations, (X, BIG, 10, X.astype(np.float32), X.astype(np.int32))),
+            "choice": (choices, (X, 6, P, P.astype(np.float32))),
+            "categorical": (categoricals, (LOGITS, LOGITS.astype(np.float32))),
+            "truncated_normal": (truncated_normals, (LOWER, UPPER)), "gamma": (gammas, (ALPHA,))}
 
 
 def with_jax(fn):
@@ -162,9 +164,9 @@ def test_samplers_inside_jit_match_eager_and_jax(name, backend, seed):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_run_time_sizes_reuse_one_compilation(backend):
     """``permutation(key, n)`` and ``choice(key, n, ...)`` of a run-time ``n``: other sizes, the same code."""
-    fn, (x, big, _, ints) = SAMPLERS["permutation"]
+    fn, (x, big, _, x32, ints) = SAMPLERS["permutation"]
     for n in (1, 2000):
-        got = compiled(fn, backend)(KEY, x, big, n, ints)[1]
+        got = compiled(fn, backend)(KEY, x, big, n, x32, ints)[1]
         assert_same_bits(got, random.permutation(KEY, n))
         assert_same_bits(got, jax.random.permutation(KEY, n))
 
@@ -191,19 +193,20 @@ def permutation_loss(x, key):
 
 
 def choice_loss(x, p, key):
-    return (np.sum(random.choice(key, x, (2, 2), axis=1) ** 2) + np.sum(random.choice(key, x, (2,), False, p, axis=1)) +
-            np.sum(W * random.choice(key, x[1], (2, 3), True, p)))
+    return (np.sum(random.choice(key, x, (2, 2), axis=1) ** 2) + np.sum(random.choice(key, x, (2,), False, p, axis=1))
+            + np.sum(W * random.choice(key, x[1], (2, 3), True, p)))
 
 
 def categorical_loss(logits, key):
     return np.sum(logits ** 2) + np.sum(random.categorical(key, logits) * 1.0)
 
 
-GRAD_CASES = {"truncated_normal": (truncated_normal_loss, (np.array([-1.0, 0.0, 0.5]), np.array([[1.0], [2.0]])), (0, 1)),
+NORMALS = np.random.default_rng(1).normal(size=(3, 2, 3))
+GRAD_CASES = {"truncated_normal": (truncated_normal_loss, (LOWER, UPPER), (0, 1)),
               "gamma": (gamma_loss, (np.array([0.3, 4.0]),), 0),
-              "permutation": (permutation_loss, (np.random.default_rng(1).normal(size=(2, 3)),), 0),
-              "choice": (choice_loss, (np.random.default_rng(2).normal(size=(2, 3)), np.array([0.2, 0.5, 0.3])), (0, 1)),
-              "categorical": (categorical_loss, (np.random.default_rng(3).normal(size=(2, 3)),), 0)}
+              "permutation": (permutation_loss, (NORMALS[0],), 0),
+              "choice": (choice_loss, (NORMALS[1], np.array([0.2, 0.5, 0.3])), (0, 1)),
+              "categorical": (categorical_loss, (NORMALS[2],), 0)}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -242,10 +245,10 @@ def too_many_without_replacement(key, n):
 
 
 def test_axes_and_replace_must_be_static():
-    with pytest.raises(numbax.NumbaxSpecializationError, match="permutation's axis must be known at compile time"):
+    with pytest.raises(numbax.NumbaxSpecializationError, match="axis must be known at compile time"):
         numbax.jit(permuted_along)(KEY, X, 1)
     assert_same_bits(numbax.jit(permuted_along, static_argnums=(2,))(KEY, X, 1), random.permutation(KEY, X, 1))
-    with pytest.raises(numbax.NumbaxSpecializationError, match="choice's replace must be known at compile time"):
+    with pytest.raises(numbax.NumbaxSpecializationError, match="replace must be known at compile time"):
         numbax.jit(chosen, backend="python")(KEY, X, False)
 
 

@@ -31,22 +31,22 @@ from numbax.random.derivatives import gamma_vjp_kernel, truncated_normal_vjp_ker
 from numbax.random.selection import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
 from numbax.random.threefry import bits_kernel, fold_in_kernel, split_kernel
 
-# the ``rt.`` name generated code calls -> the kernel
-KERNELS = {"random_split": split_kernel, "random_fold_in": fold_in_kernel,
-           "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
-           "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
-           "random_bits": bits_kernel, "random_randint": discrete.randint_kernel,
-           "random_bernoulli": discrete.bernoulli_kernel, "random_permutation": permutation_kernel,
-           "random_shuffle": shuffle_kernel, "random_choice": choice_kernel,
-           "random_weighted_choice": weighted_choice_kernel,
-           "random_truncated_normal": continuous.truncated_normal_kernel, "random_gamma": continuous.gamma_kernel,
-           "random_truncated_normal_vjp": truncated_normal_vjp_kernel, "random_gamma_vjp": gamma_vjp_kernel}
-# kernels whose samples depend on nothing differentiable (their rules: derivatives.py)
-NONDIFFERENTIABLE = [kernel for name, kernel in KERNELS.items()
-                     if name not in ("random_truncated_normal", "random_gamma") and not name.endswith("_vjp")]
+# the ``rt.`` name generated code calls -> the kernel. Draws from a key alone, and random integers, carry
+# no derivative; the arrays that ``permutation`` and ``choice`` gather from keep theirs through indexing.
+DRAWS = {"random_split": split_kernel, "random_fold_in": fold_in_kernel, "random_bits": bits_kernel,
+         "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
+         "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
+         "random_randint": discrete.randint_kernel, "random_bernoulli": discrete.bernoulli_kernel,
+         "random_permutation": permutation_kernel, "random_shuffle": shuffle_kernel,
+         "random_choice": choice_kernel, "random_weighted_choice": weighted_choice_kernel}
+# samples that depend on run-time parameters (their rules: derivatives.py), and the kernels of those rules
+KERNELS = {**DRAWS, "random_truncated_normal": continuous.truncated_normal_kernel,
+           "random_gamma": continuous.gamma_kernel, "random_truncated_normal_vjp": truncated_normal_vjp_kernel,
+           "random_gamma_vjp": gamma_vjp_kernel}
 
 
 def key_of(spec, node, value: Any, name: str) -> Any:
+    """The key argument: a run-time ``uint32`` array of one dimension, where its abstract value is known."""
     aval = value.aval if isinstance(value, Dyn) else None
     if not isinstance(value, Dyn) or (aval is not None and (aval.ndim != 1 or aval.dtype != np.uint32)):
         spec.fail(node, f"numbax.random.{name} needs a key (a uint32 array of shape (2,)) as its first argument")
@@ -54,6 +54,7 @@ def key_of(spec, node, value: Any, name: str) -> Any:
 
 
 def static(spec, node, value: Any, what: str, name: str) -> Any:
+    """An argument that must be known at compile time (a shape, a dtype, an axis, ``replace``)."""
     if contains_dyn(value):
         spec.fail(node, f"numbax.random.{name}'s {what} must be known at compile time inside compiled code",
                   hint="pass it as a static argument, or draw outside the compiled function.")
@@ -83,9 +84,12 @@ def emit(spec, node, kernel: str, args: List[Any], dtype=None, ndim: Optional[in
 
 def array_info(spec, node, value: Any, what: str, name: str) -> Tuple[int, np.dtype]:
     """``(ndim, dtype)`` of an argument known now or of a run-time value whose abstract value numbax knows."""
-    if not isinstance(value, Dyn):
+    if not contains_dyn(value):
         array = np.asarray(value)
         return array.ndim, array.dtype
+    if not isinstance(value, Dyn):
+        spec.fail(node, f"numbax.random.{name}'s {what} must be an array or a number, not a container of run-time "
+                  "values", hint="stack them into one array first.")
     if value.aval is None:
         spec.fail(node, f"numbax.random.{name} inside compiled code needs the number of dimensions of its {what}, "
                   "and numbax does not know this value's", hint=f"pass {what} in as an argument of the compiled "
@@ -182,12 +186,19 @@ def _lower_gamma(spec, node, b):
     return emit(spec, node, "random_gamma", [key_of(spec, node, b["key"], "gamma"), shape, dtype, b["a"]], dtype, ndim)
 
 
+# parameters that take arrays: a list or tuple known at compile time becomes one, as in the Python functions
+_ARRAYS = ("x", "a", "p", "logits", "lower", "upper")
+
+
 def _lowering(name: str, lower):
-    """The ``_numbax_specialize`` hook of ``numbax.random.<name>``: arguments bound by its signature, and its
-    argument errors raised at the user's call."""
+    """The ``_numbax_specialize`` hook of ``numbax.random.<name>``: arguments bound by its signature (lists made
+    arrays), and its argument errors raised at the user's call."""
     def specialize(spec, node, args, kwargs):
+        bound = _bind(spec, node, name, args, kwargs)
+        bound.update({k: np.asarray(v) for k, v in bound.items()
+                      if k in _ARRAYS and isinstance(v, (list, tuple)) and not contains_dyn(v)})
         try:
-            return lower(spec, node, _bind(spec, node, name, args, kwargs))
+            return lower(spec, node, bound)
         except NumbaxRandomArgumentError as error:
             raise NumbaxRandomArgumentError(error.message, spec.origin(node), error.hint) from None
 
@@ -206,7 +217,7 @@ def attach() -> None:
     from numbax.random import lowering_selection
     from numbax.transforms.grad.rules import def_nondifferentiable
 
-    def_nondifferentiable(*NONDIFFERENTIABLE)
+    def_nondifferentiable(*DRAWS.values())
     lowerings = {"split": _lower_split, "fold_in": _lower_fold_in, "uniform": _lower_uniform,
                  "normal": _standard("normal"), "exponential": _standard("exponential"),
                  "gumbel": _standard("gumbel"), "bits": _lower_bits, "randint": _lower_randint,
