@@ -183,8 +183,9 @@ def truncated_normal_loss(lower, upper, key):
 
 
 def gamma_loss(a, key):
-    k1, k2 = random.split(key)
-    return np.sum(W[:, :2] * random.gamma(k1, a, (2, 2))) + np.sum(np.log(random.gamma(k2, a)))
+    k1, k2, k3 = random.split(key, 3)
+    return (np.sum(W[:, :2] * random.gamma(k1, a, (2, 2))) + np.sum(np.log(random.gamma(k2, a))) +
+            np.sum(random.gamma(k3, a, (3, 2), np.float32)))
 
 
 def permutation_loss(x, key):
@@ -264,6 +265,15 @@ def test_argument_errors_inside_jit_point_at_the_users_line(backend):
     assert f"{__file__}:" in str(info.value)
     with pytest.raises(ValueError, match="more samples than there are entries"):
         numbax.jit(too_many_without_replacement, backend=backend)(KEY, 3)
+
+
+def uniform_from(low, key):
+    return np.sum(random.uniform(key, (3,), minval=low))
+
+
+def test_a_parameter_without_a_derivative_rule_must_be_static_rather_than_give_zero():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="minval must be known at compile time"):
+        numbax.grad(uniform_from, backend="python")(0.5, KEY)
 
 
 def new_key(seed):

@@ -28,7 +28,7 @@ from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
 from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import NumbaxRandomArgumentError, as_shape, float_dtype, sample_shape
 from numbax.random.derivatives import gamma_vjp_kernel, truncated_normal_vjp_kernel
-from numbax.random.selection import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
+from numbax.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
 from numbax.random.threefry import bits_kernel, fold_in_kernel, split_kernel
 
 # the ``rt.`` name generated code calls -> the kernel. Draws from a key alone, and random integers, carry
