@@ -162,8 +162,8 @@ def test_samplers_inside_jit_match_eager_and_jax(name, backend, seed):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_run_time_sizes_reuse_one_compilation(backend):
-    """``permutation(key, n)`` and ``choice(key, n, ...)`` of a run-time ``n``: other sizes, the same code."""
+def test_permutation_of_a_run_time_int(backend):
+    """``permutation(key, n)`` of a run-time ``n``: other sizes (one and two sorting rounds), the same code."""
     fn, (x, big, _, x32, ints) = SAMPLERS["permutation"]
     for n in (1, 2000):
         got = compiled(fn, backend)(KEY, x, big, n, x32, ints)[1]
