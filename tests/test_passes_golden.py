@@ -95,6 +95,24 @@ def test_specialize_reads_ndim_from_abstract_values():
     assert as_text(specialized(by_ndim, {"x": leaf(F64_1D)})) == code_of(expected_by_ndim)
 
 
+def by_flags(x, scale, shift):
+    if scale and x.ndim > 1:
+        x = x * 2.0
+    if shift or x.ndim == 0:
+        return x + 1.0
+    return x
+
+
+def expected_by_flags(x):
+    x = x * 2.0
+    return x
+
+
+def test_specialize_folds_boolean_operators_of_known_operands():
+    out = specialized(by_flags, {"x": leaf(), "scale": True, "shift": False})
+    assert as_text(out) == code_of(expected_by_flags)
+
+
 def accumulate(x, n):
     s = 0.0
     for i in range(n):

@@ -1,11 +1,18 @@
 """numbax.random inside jit and grad: the same bits as outside, keys without derivatives, clear limits."""
 from __future__ import annotations
 
+import functools
+import types
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import numbax
 from numbax import random
+
+jax.config.update("jax_enable_x64", True)
 
 BACKENDS = ("python", "cpu")
 KEY = random.PRNGKey(7)
@@ -52,20 +59,227 @@ def test_grad_through_a_function_that_samples(backend):
                                rtol=1e-12)
 
 
-def shuffled(key, x):
-    return random.permutation(key, x)
-
-
 def sized_at_run_time(key, n):
     return random.normal(key, (n,))
-
-
-def test_samplers_not_lowered_yet_say_what_to_do():
-    with pytest.raises(numbax.NumbaxSpecializationError, match="permutation inside compiled code"):
-        numbax.jit(shuffled)(KEY, np.arange(3.0))
 
 
 def test_shapes_must_be_static():
     with pytest.raises(numbax.NumbaxSpecializationError, match="shape must be known at compile time"):
         numbax.jit(sized_at_run_time)(KEY, 3)
     assert numbax.jit(sized_at_run_time, static_argnums=(1,))(KEY, 3).shape == (3,)
+
+
+# ---- permutation, choice, categorical, truncated_normal, gamma: the same bits as eager and as JAX ----------
+#
+# Each function below draws in many argument forms; numbax compiles it once per backend, and the draws are
+# compared with the same function run eagerly and run with ``jax.random`` (and ``jax.numpy``) in place of
+# ``numbax.random`` (and ``numpy``). Keys are run-time arguments, so other seeds need no new compilation.
+
+SEEDS = [7, 2 ** 40 + 3, 0]
+X = np.arange(20.0).reshape(5, 4)
+BIG = np.arange(2000.0).reshape(40, 50)  # 2000 elements: two sorting rounds in JAX's shuffle
+P = np.array([0.1, 0.0, 0.3, 0.15, 0.45])
+LOGITS = np.random.default_rng(0).normal(size=(4, 6))
+LOWER, UPPER = np.array([-1.0, 0.0, 0.5]), np.array([[1.0], [2.0]])
+ALPHA = np.array([0.1, 1.0, 4.0, 50.0])
+
+
+def permutations(key, x, big, n, x32, ints):
+    return (random.permutation(key, 7), random.permutation(key, n), random.permutation(key, x),
+            random.permutation(key, x, 1), random.permutation(key, x, 1, True), random.permutation(key, x, -2, True),
+            random.permutation(key, big, 1, True), random.permutation(key, x32, 1),
+            random.permutation(key, ints, 0, True))
+
+
+def choices(key, x, n, p, p32):
+    return (random.choice(key, 5, (3,)), random.choice(key, n, (2, 2), False), random.choice(key, x, (2,), axis=1),
+            random.choice(key, x, (2, 2), False, axis=1), random.choice(key, 5, (3,), True, p),
+            random.choice(key, 5, (4,), False, p), random.choice(key, x, (2, 3), True, p32),
+            random.choice(key, x, (3,), False, p32, axis=0), random.choice(key, x, (0,)),
+            random.choice(key, 4, (2,), True, np.array([1, 0, 2, 3])))
+
+
+def categoricals(key, logits, logits32):
+    return (random.categorical(key, logits), random.categorical(key, logits, 0),
+            random.categorical(key, logits, 0, (5, 6)), random.categorical(key, logits, 1, (2, 4)),
+            random.categorical(key, logits32), random.categorical(key, logits32, -1, (3, 4)))
+
+
+def truncated_normals(key, lower, upper):
+    return (random.truncated_normal(key, lower, upper), random.truncated_normal(key, lower, upper, None, np.float32),
+            random.truncated_normal(key, -1.5, 0.7, (3, 5), np.float32), random.truncated_normal(key, -1.5, 0.7, (7,)),
+            random.truncated_normal(key, lower, 2.5, (4, 3)), random.truncated_normal(key, -3.0, upper[0, 0]))
+
+
+def gammas(key, a):
+    return (random.gamma(key, a), random.gamma(key, a, (2, 4), np.float32), random.gamma(key, 2.5, (3,)),
+            random.gamma(key, 0.3, (), np.float32))
+
+
+SAMPLERS = {"permutation": (permutations, (X, BIG, 10, X.astype(np.float32), X.astype(np.int32))),
+            "choice": (choices, (X, 6, P, P.astype(np.float32))),
+            "categorical": (categoricals, (LOGITS, LOGITS.astype(np.float32))),
+            "truncated_normal": (truncated_normals, (LOWER, UPPER)), "gamma": (gammas, (ALPHA,))}
+
+
+def with_jax(fn):
+    """``fn`` reading ``jax.random`` and ``jax.numpy`` where it reads ``numbax.random`` and ``numpy``: the oracle."""
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "random": jax.random, "np": jnp}, fn.__name__,
+                              fn.__defaults__)
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(fn, backend, transform=numbax.jit, **options):
+    """One compiled function per backend for the whole module (each Numba compilation costs about 0.5 s)."""
+    return transform(fn, backend=backend, **options)
+
+
+@functools.lru_cache(maxsize=None)
+def eager_and_jax(name, seed):
+    fn, args = SAMPLERS[name]
+    key = random.PRNGKey(seed)
+    return fn(key, *args), with_jax(fn)(key, *args)
+
+
+def assert_same_bits(ours, theirs):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, (ours.shape, ours.dtype, theirs.shape,
+                                                                      theirs.dtype)
+    np.testing.assert_array_equal(ours.reshape(-1).view(np.uint8), theirs.reshape(-1).view(np.uint8))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(SAMPLERS))
+def test_samplers_inside_jit_match_eager_and_jax(name, backend, seed):
+    fn, args = SAMPLERS[name]
+    got = compiled(fn, backend)(random.PRNGKey(seed), *args)
+    eager, oracle = eager_and_jax(name, seed)
+    assert len(got) == len(eager) == len(oracle)
+    for ours, theirs, jax_draw in zip(got, eager, oracle):
+        assert_same_bits(ours, theirs)
+        assert_same_bits(ours, jax_draw)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_permutation_of_a_run_time_int(backend):
+    """``permutation(key, n)`` of a run-time ``n``: other sizes (one and two sorting rounds), the same code."""
+    fn, (x, big, _, x32, ints) = SAMPLERS["permutation"]
+    for n in (1, 2000):
+        got = compiled(fn, backend)(KEY, x, big, n, x32, ints)[1]
+        assert_same_bits(got, random.permutation(KEY, n))
+        assert_same_bits(got, jax.random.permutation(KEY, n))
+
+
+# ---- inside grad: keys carry no derivative, parameters and gathered arrays do, as in JAX -------------------
+
+W = np.arange(1.0, 7.0).reshape(2, 3)
+
+
+def truncated_normal_loss(lower, upper, key):
+    k1, k2 = random.split(key)
+    return (np.sum(W * random.truncated_normal(k1, lower, upper, (2, 3))) +
+            np.sum(random.truncated_normal(k2, lower, upper, None, np.float32) ** 2))
+
+
+def gamma_loss(a, key):
+    k1, k2, k3 = random.split(key, 3)
+    return (np.sum(W[:, :2] * random.gamma(k1, a, (2, 2))) + np.sum(np.log(random.gamma(k2, a))) +
+            np.sum(random.gamma(k3, a, (3, 2), np.float32)))
+
+
+def permutation_loss(x, key):
+    return (np.sum(W * random.permutation(key, x, 1)) + np.sum(W * random.permutation(key, x, 0, True) ** 2) +
+            np.sum(random.permutation(key, x[0]) * W[1]))
+
+
+def choice_loss(x, p, key):
+    return (np.sum(random.choice(key, x, (2, 2), axis=1) ** 2) + np.sum(random.choice(key, x, (2,), False, p, axis=1))
+            + np.sum(W * random.choice(key, x[1], (2, 3), True, p)))
+
+
+def categorical_loss(logits, key):
+    return np.sum(logits ** 2) + np.sum(random.categorical(key, logits) * 1.0)
+
+
+NORMALS = np.random.default_rng(1).normal(size=(3, 2, 3))
+GRAD_CASES = {"truncated_normal": (truncated_normal_loss, (LOWER, UPPER), (0, 1)),
+              "gamma": (gamma_loss, (np.array([0.3, 4.0]),), 0),
+              "permutation": (permutation_loss, (NORMALS[0],), 0),
+              "choice": (choice_loss, (NORMALS[1], np.array([0.2, 0.5, 0.3])), (0, 1)),
+              "categorical": (categorical_loss, (NORMALS[2],), 0)}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(GRAD_CASES))
+def test_grad_through_samplers_matches_jax(name, backend):
+    loss, args, argnums = GRAD_CASES[name]
+    for seed in SEEDS[:2]:
+        key = random.PRNGKey(seed)
+        got = compiled(loss, backend, numbax.grad, argnums=argnums)(*args, key)
+        want = jax.grad(with_jax(loss), argnums=argnums)(*args, key)
+        for ours, theirs in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-6, atol=1e-12)
+
+
+# ---- what must be known at compile time, and errors at the user's line -------------------------------------
+
+
+def permuted_along(key, x, axis):
+    return random.permutation(key, x, axis)
+
+
+def chosen(key, x, replace):
+    return random.choice(key, x, (2,), replace)
+
+
+def drawn_from_a_sorted_array(key, x):
+    return random.permutation(key, np.sort(x))
+
+
+def gamma_of_a_negative_shape(key):
+    return random.gamma(key, -1.0, (2,))
+
+
+def too_many_without_replacement(key, n):
+    return random.choice(key, n, (4,), False)
+
+
+def test_axes_and_replace_must_be_static():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="axis must be known at compile time"):
+        numbax.jit(permuted_along)(KEY, X, 1)
+    assert_same_bits(numbax.jit(permuted_along, static_argnums=(2,))(KEY, X, 1), random.permutation(KEY, X, 1))
+    with pytest.raises(numbax.NumbaxSpecializationError, match="replace must be known at compile time"):
+        numbax.jit(chosen, backend="python")(KEY, X, False)
+
+
+def test_an_array_of_unknown_ndim_is_a_clear_error():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="needs the number of dimensions of its x"):
+        numbax.jit(drawn_from_a_sorted_array, backend="python")(KEY, X[0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_argument_errors_inside_jit_point_at_the_users_line(backend):
+    with pytest.raises(random.NumbaxRandomArgumentError, match="must be positive") as info:
+        numbax.jit(gamma_of_a_negative_shape, backend=backend)(KEY)
+    assert f"{__file__}:" in str(info.value)
+    with pytest.raises(ValueError, match="more samples than there are entries"):
+        numbax.jit(too_many_without_replacement, backend=backend)(KEY, 3)
+
+
+def uniform_from(low, key):
+    return np.sum(random.uniform(key, (3,), minval=low))
+
+
+def test_a_parameter_without_a_derivative_rule_must_be_static_rather_than_give_zero():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="minval must be known at compile time"):
+        numbax.grad(uniform_from, backend="python")(0.5, KEY)
+
+
+def new_key(seed):
+    return random.PRNGKey(seed)
+
+
+def test_keys_are_made_outside():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="PRNGKey inside compiled code"):
+        numbax.jit(new_key)(3)

@@ -12,15 +12,23 @@ Bit-identity holds against JAX on the same machine: XLA's CPU code fuses multipl
 
 Design: every sampler is a Python function that checks its arguments and calls a Numba kernel
 ``*_kernel(key, shape, dtype, ...)`` with a static shape tuple and a NumPy scalar type. Kernels
-compile lazily on first use (``njit(cache=True)``), so importing numbax compiles nothing, and
-they are the functions that ``numbax.jit``-generated code will call directly. Keys are integer
-data: they have no derivative, and samples depend on parameters such as ``minval`` only through
-the arithmetic after the draw.
+compile lazily on first use (``njit(cache=True)``), so importing numbax compiles nothing.
+``permutation``, ``choice`` and ``categorical`` draw random indices with kernels and gather with
+them in plain NumPy (``selection.py``), functions that numbax also compiles from their source.
+
+Inside ``jit`` and ``grad`` every sampler is lowered (``lowering.py``) to the same kernels and
+gathers, so samples are the same bits in both places; shapes, dtypes, axes and ``replace`` must
+be known at compile time, and ``truncated_normal``'s bounds, ``gamma``'s ``a`` and the arrays
+drawn from may be run-time values. Keys are integer data and carry no derivative; ``uniform``'s
+bounds act only through the arithmetic after the draw, ``truncated_normal``'s bounds and
+``gamma``'s ``a`` have JAX's derivatives (``derivatives.py``), and a permuted or chosen array has
+the derivative its indexing has.
 """
 from numbax.random.arguments import NumbaxRandomArgumentError
 from numbax.random.continuous import exponential, gamma, gumbel, normal, truncated_normal, uniform
-from numbax.random.discrete import bernoulli, bits, categorical, choice, permutation, randint
+from numbax.random.discrete import bernoulli, bits, randint
 from numbax.random.keys import PRNGKey, fold_in, key, key_data, split
+from numbax.random.selection import categorical, choice, permutation
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "exponential", "gumbel",
            "truncated_normal", "gamma", "randint", "bernoulli", "choice", "permutation", "categorical",

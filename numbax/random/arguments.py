@@ -66,16 +66,41 @@ def float_dtype(dtype, name: str) -> np.dtype:
     return resolved
 
 
-def check_broadcast(name: str, shape: Shape, *parameters: np.ndarray) -> None:
-    """Parameters must broadcast to exactly ``shape``, as JAX requires."""
+def inexact_dtype(dtype, name: str) -> np.dtype:
+    """The float dtype to draw with a parameter of ``dtype``: its own, float64 for integers and booleans."""
+    return float_dtype(dtype if np.dtype(dtype).kind == "f" else None, name)
+
+
+def check_broadcast(name: str, shape: Shape, *parameter_shapes: Shape) -> None:
+    """Parameters of ``parameter_shapes`` must broadcast to exactly ``shape``, as JAX requires."""
     try:
-        result = np.broadcast_shapes(shape, *(np.shape(p) for p in parameters))
+        result = np.broadcast_shapes(shape, *parameter_shapes)
     except ValueError:
         result = None
     if result != shape:
-        shapes = ", ".join(str(np.shape(p)) for p in parameters)
+        shapes = ", ".join(str(s) for s in parameter_shapes)
         raise fail(f"numbax.random.{name}: parameter shapes {shapes} do not broadcast to shape {shape}",
                    "pass a shape that the parameters broadcast to, or shape=None to take theirs")
+
+
+def sample_shape(name: str, shape, *parameter_shapes: Optional[Shape]) -> Optional[Shape]:
+    """The shape of a sample with parameters: ``shape``, which they must broadcast to, or theirs for ``None``.
+
+    A parameter shape of ``None`` is known only when the kernel runs, which then checks it (and, for
+    ``shape=None``, broadcasts it: the result is ``None`` too).
+    """
+    known = [s for s in parameter_shapes if s is not None]
+    if shape is None:
+        if len(known) < len(parameter_shapes):
+            return None
+        try:
+            shape = np.broadcast_shapes(*known)
+        except ValueError:
+            raise fail(f"numbax.random.{name}: parameter shapes {', '.join(map(str, known))} do not broadcast "
+                       "together") from None
+    shape = as_shape(shape, name)
+    check_broadcast(name, shape, *known)
+    return shape
 
 
 def parameter(value, dtype: np.dtype, shape: Shape) -> np.ndarray:

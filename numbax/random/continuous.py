@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from numbax.random import elementwise as ew
-from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter
+from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter, sample_shape
 from numbax.random.threefry import hash_index, split_kernel
 
 __all__ = ["uniform", "normal", "exponential", "gumbel", "truncated_normal", "gamma"]
@@ -97,35 +97,57 @@ def exponential_kernel(key, shape, dtype):
     return out
 
 
-@njit(cache=True)
-def gumbel_kernel(key, shape, dtype):
-    """``jax.random.gumbel`` (mode ``"low"``, JAX's default): ``-log(-log(u))`` for ``u`` in ``[tiny, 1)``."""
-    out, flat = _uniform_between(key, shape, ew.tiny(dtype(0)), dtype(1))
+@njit(cache=True, inline="always")
+def standard_gumbel(key, shape, zero):
+    """``jax.random.gumbel`` in ``zero``'s type (mode ``"low"``, JAX's default): ``-log(-log(u))`` for ``u`` in
+    ``[tiny, 1)``."""
+    out, flat = _uniform_between(key, shape, ew.tiny(zero), ew.as_type_of(1.0, zero))
     for i in range(flat.size):
         flat[i] = -ew.log(-ew.log(flat[i]))
     return out
 
 
 @njit(cache=True)
+def gumbel_kernel(key, shape, dtype):
+    """``jax.random.gumbel`` for a real ``dtype``."""
+    return standard_gumbel(key, shape, dtype(0))
+
+
+@njit(cache=True, inline="always")
+def broadcast_flat(value, shape, dtype):
+    """A parameter in ``dtype``, flattened, and its index step over a flat sample of ``shape``: 0 for one value.
+
+    Raises ``ValueError`` where the parameter does not broadcast to exactly ``shape``.
+    """
+    array = np.asarray(value).astype(dtype)
+    if array.ndim == 0:
+        return array.reshape(1), 0
+    return np.ascontiguousarray(np.broadcast_to(array, shape)).reshape(-1), 1
+
+
+@njit(cache=True)
 def truncated_normal_kernel(key, shape, dtype, lower, upper):
-    """``jax.random.truncated_normal``: ``lower``, ``upper`` arrays of ``dtype``, both 0-d or both of ``shape``.
+    """``jax.random.truncated_normal``: ``lower``, ``upper`` numbers or arrays broadcasting to ``shape``.
 
     A uniform draw between ``erf(lower / sqrt(2))`` and ``erf(upper / sqrt(2))``, mapped back by
     ``sqrt(2) * erf_inv`` and clipped into the open interval.
     """
+    (lows, low_step), (highs, high_step) = broadcast_flat(lower, shape, dtype), broadcast_flat(upper, shape, dtype)
     sqrt2 = dtype(math.sqrt(2.0))
     inverse_sqrt2 = dtype(1) / sqrt2  # XLA turns x / sqrt2 into x * (1 / sqrt2)
-    erf_lower, erf_upper = np.empty_like(lower), np.empty_like(upper)
-    lows, highs = lower.reshape(-1), upper.reshape(-1)
-    erf_lows, erf_highs = erf_lower.reshape(-1), erf_upper.reshape(-1)
+    erf_lows, erf_highs = np.empty_like(lows), np.empty_like(highs)
     for i in range(lows.size):
-        erf_lows[i], erf_highs[i] = ew.erf(lows[i] * inverse_sqrt2), ew.erf(highs[i] * inverse_sqrt2)
-    out = uniform_kernel(key, shape, dtype, erf_lower, erf_upper)
+        erf_lows[i] = ew.erf(lows[i] * inverse_sqrt2)
+    for i in range(highs.size):
+        erf_highs[i] = ew.erf(highs[i] * inverse_sqrt2)
+    out = np.empty(shape, dtype)
     flat = out.reshape(-1)
-    step = int(lows.size > 1)
+    zero = dtype(0)
     for i in range(flat.size):
-        sample = max(np.nextafter(lows[i * step], dtype(np.inf)), sqrt2 * ew.erf_inv(flat[i]))
-        flat[i] = min(np.nextafter(highs[i * step], dtype(-np.inf)), sample)
+        flat[i] = _scaled(unit(key, i, zero), erf_lows[i * low_step], erf_highs[i * high_step])
+    for i in range(flat.size):
+        sample = max(np.nextafter(lows[i * low_step], dtype(np.inf)), sqrt2 * ew.erf_inv(flat[i]))
+        flat[i] = min(np.nextafter(highs[i * high_step], dtype(-np.inf)), sample)
     return out
 
 
@@ -162,13 +184,20 @@ def _gamma_one(key, alpha):
 
 
 @njit(cache=True)
-def gamma_kernel(key, alpha):
-    """``jax.random.gamma`` for an array ``alpha`` (of the sample dtype and shape): one key per element."""
-    out = np.empty_like(alpha)
-    flat, alphas = out.reshape(-1), alpha.reshape(-1)
+def gamma_kernel(key, shape, dtype, a):
+    """``jax.random.gamma``: ``a`` a number or an array broadcasting to ``shape``; one key per element.
+
+    Raises ``ValueError`` for ``a <= 0``, where JAX's rejection loop would never end.
+    """
+    alphas, step = broadcast_flat(a, shape, dtype)
+    for i in range(alphas.size):
+        if not alphas[i] > 0:
+            raise ValueError("numbax.random.gamma: the shape parameter a must be positive")
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
     keys = split_kernel(key, (flat.size,))
     for i in range(flat.size):
-        flat[i] = _gamma_one(keys[i], alphas[i])
+        flat[i] = _gamma_one(keys[i], alphas[i * step])
     return out
 
 
@@ -185,7 +214,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0) -> np.ndarray:
         An array of ``shape`` and ``dtype`` (0-d for ``shape=()``).
     """
     shape, dtype = as_shape(shape, "uniform"), float_dtype(dtype, "uniform")
-    check_broadcast("uniform", shape, minval, maxval)
+    check_broadcast("uniform", shape, np.shape(minval), np.shape(maxval))
     return uniform_kernel(as_key(key, "uniform"), shape, dtype.type, parameter(minval, dtype, shape),
                           parameter(maxval, dtype, shape))
 
@@ -224,13 +253,9 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None) -> np.ndarray:
         dtype: float32 or float64 (default float64).
     """
     dtype = float_dtype(dtype, "truncated_normal")
-    if shape is None:
-        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
-    shape = as_shape(shape, "truncated_normal")
-    check_broadcast("truncated_normal", shape, lower, upper)
-    bounds = np.broadcast_arrays(np.asarray(lower, dtype), np.asarray(upper, dtype))
-    return truncated_normal_kernel(as_key(key, "truncated_normal"), shape, dtype.type,
-                                   *(parameter(bound, dtype, shape) for bound in bounds))
+    shape = sample_shape("truncated_normal", shape, np.shape(lower), np.shape(upper))
+    return truncated_normal_kernel(as_key(key, "truncated_normal"), shape, dtype.type, np.asarray(lower, dtype),
+                                   np.asarray(upper, dtype))
 
 
 def gamma(key, a, shape=None, dtype=None) -> np.ndarray:
@@ -243,10 +268,14 @@ def gamma(key, a, shape=None, dtype=None) -> np.ndarray:
         dtype: float32 or float64 (default float64).
     """
     dtype = float_dtype(dtype, "gamma")
-    shape = as_shape(np.shape(a) if shape is None else shape, "gamma")
-    check_broadcast("gamma", shape, a)
-    alpha = np.broadcast_to(np.asarray(a, dtype), shape).copy()
+    shape = sample_shape("gamma", shape, np.shape(a))
+    alpha = np.asarray(a, dtype)
+    check_gamma_parameter(alpha)
+    return gamma_kernel(as_key(key, "gamma"), shape, dtype.type, alpha)
+
+
+def check_gamma_parameter(alpha: np.ndarray) -> None:
+    """``gamma``'s ``a`` must be positive (the kernel checks again where ``a`` is known only when it runs)."""
     if not np.all(alpha > 0):
         raise fail("numbax.random.gamma: the shape parameter a must be positive",
                    "a <= 0 would make JAX's rejection loop run forever")
-    return gamma_kernel(as_key(key, "gamma"), alpha)

@@ -1,16 +1,14 @@
-"""discrete: random bits, integers, coin flips, permutations, choices and categorical draws, JAX's bit for bit."""
+"""discrete: random bits, integers and coin flips, JAX's bit for bit."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit
 
 from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter
-from numbax.random.continuous import gumbel_kernel, uniform_kernel, unit
+from numbax.random.continuous import unit
 from numbax.random.threefry import bits_kernel, hash_index, split_kernel
 
-__all__ = ["bits", "randint", "bernoulli", "permutation", "choice", "categorical"]
+__all__ = ["bits", "randint", "bernoulli"]
 
 _UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -74,19 +72,6 @@ def bernoulli_kernel(key, shape, p):
     return out
 
 
-@njit(cache=True)
-def permutation_kernel(key, n):
-    """``jax.random.permutation(key, n)``: sort ``arange(n)`` by random 32-bit keys, in as many rounds as JAX."""
-    order = np.arange(n)
-    rounds = int(math.ceil(3 * math.log(max(1, n)) / math.log(2.0 ** 32 - 1)))
-    for _ in range(rounds):
-        keys = split_kernel(key, (2,))
-        key = keys[0]
-        sort_keys = bits_kernel(keys[1], (n,), np.uint32)
-        order = order[np.argsort(sort_keys, kind="mergesort")]
-    return order
-
-
 def bits(key, shape=(), dtype=None) -> np.ndarray:
     """Uniform random bits as unsigned integers: ``jax.random.bits``.
 
@@ -143,7 +128,7 @@ def randint_arguments(shape, minval, maxval, dtype):
     if dtype.kind not in "iu":
         raise fail(f"numbax.random.randint draws integers, not {dtype}", "draw integers, then convert with .astype()")
     low, high = _integer_bound(minval, "minval"), _integer_bound(maxval, "maxval")
-    check_broadcast("randint", shape, low, high)
+    check_broadcast("randint", shape, low.shape, high.shape)
     sampled = dtype
     if dtype.itemsize < 4:
         info, sampled = np.iinfo(dtype), np.dtype(np.int32)
@@ -175,105 +160,5 @@ def bernoulli_arguments(p, shape):
                    "pass p as a float, e.g. p=0.5")
     dtype = float_dtype(probabilities.dtype, "bernoulli")
     shape = as_shape(probabilities.shape if shape is None else shape, "bernoulli")
-    check_broadcast("bernoulli", shape, probabilities)
+    check_broadcast("bernoulli", shape, probabilities.shape)
     return shape, parameter(probabilities, dtype, shape)
-
-
-def permutation(key, x, axis: int = 0, independent: bool = False) -> np.ndarray:
-    """A random permutation of ``arange(x)``, or of ``x``'s entries along ``axis``: ``jax.random.permutation``.
-
-    Args:
-        key: a key.
-        x: an int ``n`` (permute ``arange(n)``) or an array.
-        axis: the axis to permute.
-        independent: permute each slice along ``axis`` independently.
-    """
-    key = as_key(key, "permutation")
-    if np.ndim(x) == 0:
-        if not np.issubdtype(np.asarray(x).dtype, np.integer):
-            raise fail(f"numbax.random.permutation: x must be an integer or an array with at least one axis, got {x!r}")
-        return permutation_kernel(key, int(x))
-    array = np.asarray(x)
-    axis = axis % array.ndim
-    if not independent or array.ndim == 1:
-        return np.take(array, permutation_kernel(key, array.shape[axis]), axis)
-    rounds = int(math.ceil(3 * math.log(max(1, array.size)) / math.log(2.0 ** 32 - 1)))
-    for _ in range(rounds):
-        key, subkey = split_kernel(key, (2,))
-        order = np.argsort(bits_kernel(subkey, array.shape, np.uint32), axis, kind="stable")
-        array = np.take_along_axis(array, order, axis)
-    return array
-
-
-def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.ndarray:
-    """A random sample of ``a`` (or ``arange(a)``), optionally weighted or without replacement: ``jax.random.choice``.
-
-    Args:
-        key: a key.
-        a: an int ``n`` or an array to sample along ``axis``.
-        shape: the number of draws, as a shape.
-        replace: draw with replacement.
-        p: probabilities of the entries (``None``: uniform).
-        axis: the axis of ``a`` to draw along.
-    """
-    key, shape = as_key(key, "choice"), as_shape(shape, "choice")
-    array = np.asarray(a)
-    axis = axis % array.ndim if array.ndim else 0
-    n_inputs = int(a) if array.ndim == 0 else array.shape[axis]
-    n_draws = math.prod(shape)
-    if n_draws == 0:
-        return np.zeros(shape, array.dtype)
-    if n_inputs <= 0:
-        raise fail("numbax.random.choice: a must be positive unless no samples are taken")
-    if not replace and n_draws > n_inputs:
-        raise fail(f"numbax.random.choice: cannot take {n_draws} samples from {n_inputs} without replacement",
-                   "draw fewer samples, or pass replace=True")
-    if p is None:
-        if replace:
-            index = randint(key, shape, 0, n_inputs)
-        else:
-            index = permutation_kernel(key, n_inputs)[:n_draws]
-    else:
-        weights = np.asarray(p)
-        weights = weights.astype(np.float64) if weights.dtype.kind != "f" else weights
-        if weights.shape != (n_inputs,):
-            raise fail(f"numbax.random.choice: p has shape {weights.shape}, not ({n_inputs},) as a.shape[axis]")
-        if replace:
-            cumulative = np.cumsum(weights)
-            zero, one = np.zeros((), weights.dtype), np.ones((), weights.dtype)
-            draws = cumulative[-1] * (one - uniform_kernel(key, shape, weights.dtype.type, zero, one))
-            index = np.searchsorted(cumulative, draws).astype(np.int64)
-        else:
-            with np.errstate(divide="ignore"):
-                noise = gumbel_kernel(key, (n_inputs,), weights.dtype.type) + np.log(weights)
-            index = np.argsort(-noise, kind="stable")[:n_draws]
-    if array.ndim == 0:
-        return np.reshape(index, shape)
-    return np.take(array, np.reshape(index, -1), axis).reshape(array.shape[:axis] + shape + array.shape[axis + 1:])
-
-
-def categorical(key, logits, axis: int = -1, shape=None) -> np.ndarray:
-    """Indices drawn with probabilities ``softmax(logits)`` along ``axis``: ``jax.random.categorical``.
-
-    The Gumbel-max trick: the index of the largest ``logits + gumbel noise``.
-
-    Args:
-        key: a key.
-        logits: unnormalised log-probabilities, float32 or float64.
-        axis: the axis of categories.
-        shape: the sample's shape, ending with the batch shape (``logits.shape`` without ``axis``);
-            ``None`` means the batch shape.
-    """
-    key = as_key(key, "categorical")
-    logits = np.asarray(logits)
-    dtype = float_dtype(logits.dtype if logits.dtype.kind == "f" else None, "categorical")
-    logits = logits.astype(dtype)
-    axis = axis % logits.ndim - logits.ndim
-    batch_shape = logits.shape[:logits.ndim + axis] + logits.shape[logits.ndim + axis + 1:]
-    shape = batch_shape if shape is None else as_shape(shape, "categorical")
-    check_broadcast("categorical", shape, np.empty(batch_shape))
-    prefix = shape[:len(shape) - len(batch_shape)]
-    noise_shape = list(shape[len(prefix):])
-    noise_shape.insert(axis % logits.ndim, logits.shape[axis])
-    noise = gumbel_kernel(key, (*prefix, *noise_shape), dtype.type)
-    return np.argmax(noise + logits.reshape((1,) * len(prefix) + logits.shape), axis=axis)

@@ -4,40 +4,57 @@ While a function is specialized, ``normal(key, (3, 4))`` has a run-time key and
 a compile-time shape and dtype; the lowering checks them as the Python function
 would and emits ``rt.random_normal(key, (3, 4), np.float64)``, the same kernel
 the Python function calls, so samples are the same bits inside and outside
-``jit``. Keys are integers: reverse mode treats every kernel as carrying no
-derivative. ``split``, ``fold_in``, ``bits``, ``normal``, ``exponential``,
-``gumbel``, and (with bounds and probabilities known at compile time) ``uniform``,
-``randint`` and ``bernoulli`` are lowered; the other samplers raise an error
-saying to draw outside and pass the sample in.
+``jit``. Every sampler is lowered. Shapes, dtypes, axes and ``replace`` must be
+known at compile time; ``uniform``'s bounds, ``randint``'s and ``bernoulli``'s
+parameters too. ``truncated_normal``'s bounds, ``gamma``'s ``a``, and the
+arrays that ``permutation``, ``choice`` and ``categorical`` draw from may be
+run-time values: the kernels broadcast parameters themselves, and the gathers
+by random indices (``selection.py``) are compiled from their source.
+
+Derivatives: keys are integers, so the kernels that draw from a key alone carry
+none; ``truncated_normal`` and ``gamma`` have rules for their parameters
+(``derivatives.py``), and a permuted or chosen array has the derivative its
+indexing has. The sample's abstract value (dtype, ndim) is known to the code
+that uses it.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from numbax.ast_passes.specialize.compile_time import bind_call
-from numbax.ast_passes.specialize.values import Dyn, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
 from numbax.random import continuous, discrete, keys
-from numbax.random.arguments import as_shape, float_dtype
+from numbax.random.arguments import NumbaxRandomArgumentError, as_shape, float_dtype, sample_shape
+from numbax.random.derivatives import gamma_vjp_kernel, truncated_normal_vjp_kernel
+from numbax.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
 from numbax.random.threefry import bits_kernel, fold_in_kernel, split_kernel
 
-# the ``rt.`` name generated code calls -> the kernel
-KERNELS = {"random_split": split_kernel, "random_fold_in": fold_in_kernel,
-           "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
-           "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
-           "random_bits": bits_kernel, "random_randint": discrete.randint_kernel,
-           "random_bernoulli": discrete.bernoulli_kernel}
+# the ``rt.`` name generated code calls -> the kernel. Draws from a key alone, and random integers, carry
+# no derivative; the arrays that ``permutation`` and ``choice`` gather from keep theirs through indexing.
+DRAWS = {"random_split": split_kernel, "random_fold_in": fold_in_kernel, "random_bits": bits_kernel,
+         "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
+         "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
+         "random_randint": discrete.randint_kernel, "random_bernoulli": discrete.bernoulli_kernel,
+         "random_permutation": permutation_kernel, "random_shuffle": shuffle_kernel,
+         "random_choice": choice_kernel, "random_weighted_choice": weighted_choice_kernel}
+# samples that depend on run-time parameters (their rules: derivatives.py), and the kernels of those rules
+KERNELS = {**DRAWS, "random_truncated_normal": continuous.truncated_normal_kernel,
+           "random_gamma": continuous.gamma_kernel, "random_truncated_normal_vjp": truncated_normal_vjp_kernel,
+           "random_gamma_vjp": gamma_vjp_kernel}
 
 
-def _key(spec, node, value: Any, name: str) -> Any:
+def key_of(spec, node, value: Any, name: str) -> Any:
+    """The key argument: a run-time ``uint32`` array of one dimension, where its abstract value is known."""
     aval = value.aval if isinstance(value, Dyn) else None
     if not isinstance(value, Dyn) or (aval is not None and (aval.ndim != 1 or aval.dtype != np.uint32)):
         spec.fail(node, f"numbax.random.{name} needs a key (a uint32 array of shape (2,)) as its first argument")
     return value
 
 
-def _static(spec, node, value: Any, what: str, name: str) -> Any:
+def static(spec, node, value: Any, what: str, name: str) -> Any:
+    """An argument that must be known at compile time (a shape, a dtype, an axis, ``replace``)."""
     if contains_dyn(value):
         spec.fail(node, f"numbax.random.{name}'s {what} must be known at compile time inside compiled code",
                   hint="pass it as a static argument, or draw outside the compiled function.")
@@ -51,94 +68,161 @@ def _bind(spec, node, name: str, args, kwargs) -> Dict[str, Any]:
     return bind_call(spec, node, getattr(numbax.random, name), f"numbax.random.{name}", args, kwargs)
 
 
-def _emit(spec, node, kernel: str, args: List[Any]) -> Any:
+def typed(value: Any, dtype, ndim: Optional[int]) -> Any:
+    """A sample with its abstract value: ``x.ndim`` and ``x.dtype`` of it fold, and arithmetic promotes as NumPy's."""
+    if not isinstance(value, Dyn) or ndim is None:
+        return value
+    return Dyn(value.node, AVal(np.dtype(dtype), ndim))
+
+
+def emit(spec, node, kernel: str, args: List[Any], dtype=None, ndim: Optional[int] = None) -> Any:
+    """A call of the kernel ``rt.<kernel>``, its result of ``dtype`` and ``ndim`` where given."""
     from numbax import runtime
 
-    return spec.call_value(node, getattr(runtime, kernel), args, {})
+    return typed(spec.call_value(node, getattr(runtime, kernel), args, {}), dtype, ndim)
 
 
-def lower_split(spec, node, args, kwargs):
+def array_info(spec, node, value: Any, what: str, name: str) -> Tuple[int, np.dtype]:
+    """``(ndim, dtype)`` of an argument known now or of a run-time value whose abstract value numbax knows."""
+    if not contains_dyn(value):
+        array = np.asarray(value)
+        return array.ndim, array.dtype
+    if not isinstance(value, Dyn):
+        spec.fail(node, f"numbax.random.{name}'s {what} must be an array or a number, not a container of run-time "
+                  "values", hint="stack them into one array first.")
+    if value.aval is None:
+        spec.fail(node, f"numbax.random.{name} inside compiled code needs the number of dimensions of its {what}, "
+                  "and numbax does not know this value's", hint=f"pass {what} in as an argument of the compiled "
+                  "function, or draw outside it.")
+    spec.builder.reads_avals = True
+    return value.aval.ndim, value.aval.dtype
+
+
+def _lower_split(spec, node, b):
     """``split(key, num)`` -> ``rt.random_split(key, shape)``."""
-    b = _bind(spec, node, "split", args, kwargs)
-    shape = as_shape(_static(spec, node, b["num"], "num", "split"), "split")
-    return _emit(spec, node, "random_split", [_key(spec, node, b["key"], "split"), shape])
+    shape = as_shape(static(spec, node, b["num"], "num", "split"), "split")
+    return emit(spec, node, "random_split", [key_of(spec, node, b["key"], "split"), shape], np.uint32, len(shape) + 1)
 
 
-def lower_fold_in(spec, node, args, kwargs):
+def _lower_fold_in(spec, node, b):
     """``fold_in(key, data)`` -> ``rt.random_fold_in(key, data)``."""
-    b = _bind(spec, node, "fold_in", args, kwargs)
-    return _emit(spec, node, "random_fold_in", [_key(spec, node, b["key"], "fold_in"), b["data"]])
+    return emit(spec, node, "random_fold_in", [key_of(spec, node, b["key"], "fold_in"), b["data"]], np.uint32, 1)
 
 
-def _lower_standard(name: str):
-    def lower(spec, node, args, kwargs):
-        b = _bind(spec, node, name, args, kwargs)
-        shape = as_shape(_static(spec, node, b["shape"], "shape", name), name)
-        dtype = float_dtype(_static(spec, node, b["dtype"], "dtype", name), name)
-        return _emit(spec, node, f"random_{name}", [_key(spec, node, b["key"], name), shape, dtype])
+def _standard(name: str):
+    def lower(spec, node, b):
+        shape = as_shape(static(spec, node, b["shape"], "shape", name), name)
+        dtype = float_dtype(static(spec, node, b["dtype"], "dtype", name), name)
+        return emit(spec, node, f"random_{name}", [key_of(spec, node, b["key"], name), shape, dtype], dtype, len(shape))
 
     lower.__doc__ = f"``{name}(key, shape, dtype)`` -> ``rt.random_{name}(key, shape, dtype)``."
     return lower
 
 
-def lower_uniform(spec, node, args, kwargs):
+def _lower_uniform(spec, node, b):
     """``uniform(key, shape, dtype, minval, maxval)`` with bounds known at compile time."""
-    b = _bind(spec, node, "uniform", args, kwargs)
-    shape = as_shape(_static(spec, node, b["shape"], "shape", "uniform"), "uniform")
-    dtype = float_dtype(_static(spec, node, b["dtype"], "dtype", "uniform"), "uniform")
-    bounds = [np.broadcast_to(np.asarray(_static(spec, node, b[k], k, "uniform"), dtype), shape).copy()
+    shape = as_shape(static(spec, node, b["shape"], "shape", "uniform"), "uniform")
+    dtype = float_dtype(static(spec, node, b["dtype"], "dtype", "uniform"), "uniform")
+    bounds = [np.broadcast_to(np.asarray(static(spec, node, b[k], k, "uniform"), dtype), shape).copy()
               for k in ("minval", "maxval")]
-    return _emit(spec, node, "random_uniform", [_key(spec, node, b["key"], "uniform"), shape, dtype, *bounds])
+    return emit(spec, node, "random_uniform", [key_of(spec, node, b["key"], "uniform"), shape, dtype, *bounds],
+                dtype, len(shape))
 
 
-def lower_bits(spec, node, args, kwargs):
+def _lower_bits(spec, node, b):
     """``bits(key, shape, dtype)`` -> ``rt.random_bits(key, shape, dtype)``."""
-    b = _bind(spec, node, "bits", args, kwargs)
-    shape, dtype = discrete.bits_arguments(_static(spec, node, b["shape"], "shape", "bits"),
-                                           _static(spec, node, b["dtype"], "dtype", "bits"))
-    return _emit(spec, node, "random_bits", [_key(spec, node, b["key"], "bits"), shape, dtype])
+    shape, dtype = discrete.bits_arguments(static(spec, node, b["shape"], "shape", "bits"),
+                                           static(spec, node, b["dtype"], "dtype", "bits"))
+    return emit(spec, node, "random_bits", [key_of(spec, node, b["key"], "bits"), shape, dtype], dtype, len(shape))
 
 
-def lower_randint(spec, node, args, kwargs):
+def _lower_randint(spec, node, b):
     """``randint(key, shape, minval, maxval, dtype)`` with bounds known at compile time."""
-    b = _bind(spec, node, "randint", args, kwargs)
     shape, dtype, sampled, bounds = discrete.randint_arguments(
-        *(_static(spec, node, b[k], k, "randint") for k in ("shape", "minval", "maxval", "dtype")))
+        *(static(spec, node, b[k], k, "randint") for k in ("shape", "minval", "maxval", "dtype")))
     if sampled != dtype:
         spec.fail(node, f"numbax.random.randint of {dtype} inside compiled code is not supported yet",
                   hint="draw int32 or int64 and convert with .astype().")
-    return _emit(spec, node, "random_randint", [_key(spec, node, b["key"], "randint"), shape, sampled, *bounds])
+    return emit(spec, node, "random_randint", [key_of(spec, node, b["key"], "randint"), shape, sampled, *bounds],
+                sampled, len(shape))
 
 
-def lower_bernoulli(spec, node, args, kwargs):
+def _lower_bernoulli(spec, node, b):
     """``bernoulli(key, p, shape)`` with ``p`` known at compile time."""
-    b = _bind(spec, node, "bernoulli", args, kwargs)
-    shape, probabilities = discrete.bernoulli_arguments(_static(spec, node, b["p"], "p", "bernoulli"),
-                                                         _static(spec, node, b["shape"], "shape", "bernoulli"))
-    return _emit(spec, node, "random_bernoulli", [_key(spec, node, b["key"], "bernoulli"), shape, probabilities])
+    shape, probabilities = discrete.bernoulli_arguments(static(spec, node, b["p"], "p", "bernoulli"),
+                                                         static(spec, node, b["shape"], "shape", "bernoulli"))
+    return emit(spec, node, "random_bernoulli", [key_of(spec, node, b["key"], "bernoulli"), shape, probabilities],
+                np.bool_, len(shape))
 
 
-def unsupported(name: str):
-    def lower(spec, node, args, kwargs):
-        spec.fail(node, f"numbax.random.{name} inside compiled code is not supported yet",
-                  hint=f"draw with numbax.random.{name} outside and pass the sample in, or use normal/uniform.")
+def _shape_and_ndim(spec, node, name: str, shape, parameters: List[Any]):
+    """A sample's shape, where run-time parameters may leave it to be computed at run time, and its ndim."""
+    shape = sample_shape(name, static(spec, node, shape, "shape", name),
+                         *(None if isinstance(p, Dyn) else np.shape(p) for p in parameters))
+    if shape is not None:
+        return shape, len(shape)
+    shapes = [spec.call_value(node, np.shape, [p], {}) if isinstance(p, Dyn) else np.shape(p) for p in parameters]
+    ndims = [p.aval.ndim if isinstance(p, Dyn) and p.aval is not None else np.ndim(p) for p in parameters]
+    known = all(not isinstance(p, Dyn) or p.aval is not None for p in parameters)
+    return spec.call_value(node, np.broadcast_shapes, shapes, {}), max(ndims) if known else None
 
-    return lower
+
+def _lower_truncated_normal(spec, node, b):
+    """``truncated_normal(key, lower, upper, shape, dtype)`` -> ``rt.random_truncated_normal(key, shape, dtype,
+    lower, upper)``; the bounds may be run-time values, with derivatives."""
+    dtype = float_dtype(static(spec, node, b["dtype"], "dtype", "truncated_normal"), "truncated_normal")
+    shape, ndim = _shape_and_ndim(spec, node, "truncated_normal", b["shape"], [b["lower"], b["upper"]])
+    return emit(spec, node, "random_truncated_normal", [key_of(spec, node, b["key"], "truncated_normal"), shape, dtype,
+                                                         b["lower"], b["upper"]], dtype, ndim)
+
+
+def _lower_gamma(spec, node, b):
+    """``gamma(key, a, shape, dtype)`` -> ``rt.random_gamma(key, shape, dtype, a)``; ``a`` may be a run-time value,
+    with a derivative."""
+    dtype = float_dtype(static(spec, node, b["dtype"], "dtype", "gamma"), "gamma")
+    shape, ndim = _shape_and_ndim(spec, node, "gamma", b["shape"], [b["a"]])
+    if not isinstance(b["a"], Dyn):
+        continuous.check_gamma_parameter(np.asarray(b["a"], dtype))
+    return emit(spec, node, "random_gamma", [key_of(spec, node, b["key"], "gamma"), shape, dtype, b["a"]], dtype, ndim)
+
+
+# parameters that take arrays: a list or tuple known at compile time becomes one, as in the Python functions
+_ARRAYS = ("x", "a", "p", "logits", "lower", "upper")
+
+
+def _lowering(name: str, lower):
+    """The ``_numbax_specialize`` hook of ``numbax.random.<name>``: arguments bound by its signature (lists made
+    arrays), and its argument errors raised at the user's call."""
+    def specialize(spec, node, args, kwargs):
+        bound = _bind(spec, node, name, args, kwargs)
+        bound.update({k: np.asarray(v) for k, v in bound.items()
+                      if k in _ARRAYS and isinstance(v, (list, tuple)) and not contains_dyn(v)})
+        try:
+            return lower(spec, node, bound)
+        except NumbaxRandomArgumentError as error:
+            raise NumbaxRandomArgumentError(error.message, spec.origin(node), error.hint) from None
+
+    specialize.__doc__ = lower.__doc__
+    return specialize
+
+
+def _not_in_compiled_code(spec, node, args, kwargs):
+    spec.fail(node, "numbax.random.PRNGKey inside compiled code is not supported",
+              hint="make the key outside and pass it in; split or fold_in it inside.")
 
 
 def attach() -> None:
-    """Give each public function of ``numbax.random`` its lowering; its kernels carry no derivative."""
+    """Give each public function of ``numbax.random`` its lowering; register which kernels carry no derivative."""
     import numbax.random as random
+    from numbax.random import lowering_selection
     from numbax.transforms.grad.rules import def_nondifferentiable
 
-    def_nondifferentiable(*KERNELS.values())
-
-    lowerings = {"split": lower_split, "fold_in": lower_fold_in, "uniform": lower_uniform,
-                 "normal": _lower_standard("normal"), "exponential": _lower_standard("exponential"),
-                 "gumbel": _lower_standard("gumbel"), "bits": lower_bits, "randint": lower_randint,
-                 "bernoulli": lower_bernoulli}
-    for name in random.__all__:
-        function = getattr(random, name)
-        if callable(function) and not isinstance(function, type) and name not in ("PRNGKey", "key", "key_data"):
-            function._numbax_specialize = lowerings.get(name) or unsupported(name)
-    keys.PRNGKey._numbax_specialize = unsupported("PRNGKey")
+    def_nondifferentiable(*DRAWS.values())
+    lowerings = {"split": _lower_split, "fold_in": _lower_fold_in, "uniform": _lower_uniform,
+                 "normal": _standard("normal"), "exponential": _standard("exponential"),
+                 "gumbel": _standard("gumbel"), "bits": _lower_bits, "randint": _lower_randint,
+                 "bernoulli": _lower_bernoulli, "truncated_normal": _lower_truncated_normal, "gamma": _lower_gamma,
+                 **lowering_selection.LOWERINGS}
+    for name, lower in lowerings.items():
+        getattr(random, name)._numbax_specialize = _lowering(name, lower)
+    keys.PRNGKey._numbax_specialize = _not_in_compiled_code

@@ -5,7 +5,8 @@ structure is known while specializing, so the map itself runs now: the
 container is flattened in Python and ``f`` is specialized for each leaf, its
 calls landing in the generated code in leaf order. ``numbax.grad(loss)`` written
 inside a compiled function builds the transformation now; calling it then
-specializes the gradient in place (``numbax.transforms.grad.nested``).
+specializes the gradient in place (``numbax.transforms.grad.nested``). Functions
+marked ``specialized_from_source`` are compiled instead, from their source.
 """
 from __future__ import annotations
 
@@ -60,3 +61,13 @@ def built_at_compile_time(constructor: Callable) -> Callable:
     constructor._numbax_specialize = lambda spec, node, args, kwargs: construct_transform(
         constructor, spec, node, args, kwargs)
     return constructor
+
+
+def specialized_from_source(function: Callable) -> Callable:
+    """Mark a function of numbax's own, written in the NumPy numbax compiles, so that a call of it inside
+    compiled code specializes its source as a user function's would (numbax otherwise calls its own
+    functions as opaque objects). Outside compiled code it runs as the Python it is: one implementation
+    for both (``numbax.random``'s gathers by random indices)."""
+    function._numbax_specialize = lambda spec, node, args, kwargs: spec.call_python_function(
+        node, function, args, kwargs)
+    return function

@@ -124,6 +124,8 @@ class ExpressionsMixin:
                     return value
                 continue
             values.append(value)
+        if not values:
+            return value  # every operand known, none deciding: Python's value is the last
         if len(values) == 1:
             return values[0]
         return self.dyn(gast.BoolOp(op=node.op, values=[self.materialize(v) for v in values]))
