@@ -430,3 +430,12 @@ def test_identical_functions_in_two_files_keep_their_own_origins(tmp_path):
     for fn, name in zip(functions, ("first_copy", "second_copy")):
         assert f"{name}.py" in numbax.source(fn, np.ones(2))
         assert f"{name}.py" in numbax.jit(fn).lower_source(np.ones(2))
+
+
+def _made_inside(n):
+    return np.ones(n, np.float32) * 0.5 + np.zeros((n, 2), np.float32).sum(axis=1)
+
+
+def test_numpy_results_made_inside_keep_numpys_dtypes():
+    out = numbax.jit(_made_inside)(3)
+    assert out.dtype == np.float32 and np.array_equal(out, _made_inside(3))

@@ -98,7 +98,9 @@ class CallsMixin:
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
-        return self.emit_call(node, callee, args, kwargs)
+        call = self.emit_call(node, callee, args, kwargs)
+        call.aval = dtypes.numpy_call(func, args, kwargs)
+        return call
 
     def call_sum(self, node, items, start=0) -> Any:
         """Builtin ``sum`` of a list or tuple: ``start + items[0] + items[1] + ...``, as Python adds them."""

@@ -72,8 +72,12 @@ def _result_dtype(fn, avals: Sequence[AVal]) -> Optional[np.dtype]:
 def _result(fn, avals, ndim: int) -> Optional[AVal]:
     if any(a is None for a in avals) or any(a.weak and a.dtype.kind not in _WEAK_PROBES for a in avals):
         return None
-    if all(a.weak for a in avals):
-        return None  # Python numbers only: Python's own arithmetic, nothing to keep
+    if all(a.weak for a in avals):  # Python numbers only: Python's own arithmetic, and a Python number
+        try:
+            kind = np.asarray(fn(*[_WEAK_PROBES[a.dtype.kind] for a in avals])).dtype.kind
+        except Exception:  # noqa: BLE001 - Python's error on a probe only means "unknown"
+            return None
+        return AVal(_NUMBA_DEFAULTS[kind], 0, weak=True) if kind in _NUMBA_DEFAULTS and ndim == 0 else None
     dtype = _result_dtype(fn, tuple(AVal(a.dtype, min(a.ndim, 1), a.weak) for a in avals))
     return None if dtype is None else AVal(dtype, ndim)
 
@@ -148,3 +152,54 @@ def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optio
     if not isinstance(value, Dyn) and aval.dtype.kind in "bi" and result.dtype.kind in "fc" and result.ndim:
         return None  # Numba keeps a float array's type next to an integer literal
     return result.dtype
+
+
+# NumPy functions whose result's rank depends on run-time values, not on the operands' ranks.
+_VALUE_DEPENDENT = {"squeeze", "nonzero", "argwhere", "flatnonzero", "where", "extract", "compress"}
+_PROBE_EXTENT = 2  # every dim of a probe array: square, so products and broadcasts line up
+_PROBE_INT = 3     # static integers above this are clamped (shapes), so probing allocates nothing big
+
+
+def _probe_argument(value: Any):
+    """A small stand-in for an argument: arrays of the run-time value's dtype and rank, clamped integers."""
+    if isinstance(value, Dyn):
+        aval = value.aval
+        if aval is None:
+            raise LookupError
+        if aval.weak:  # a Python number: one of its kind, as weak as the run-time one
+            return _PROBE_EXTENT if aval.dtype.kind == "i" else _WEAK_PROBES[aval.dtype.kind]
+        return np.ones((_PROBE_EXTENT,) * aval.ndim, aval.dtype) if aval.ndim else \
+            aval.dtype.type(_PROBE_EXTENT if aval.dtype.kind in "iu" else 1)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_probe_argument(v) for v in value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return min(int(value), _PROBE_INT)
+    if isinstance(value, np.ndarray):
+        return np.ones((_PROBE_EXTENT,) * value.ndim, value.dtype)
+    return value
+
+
+def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
+    """The abstract value of a call of a NumPy function left to run time, by calling it on small probes.
+
+    Only NumPy's own functions are probed (not ``np.random``), and not those whose result's rank
+    depends on the values; a probe that raises, or a result that is not one array, gives None.
+    """
+    module = getattr(func, "__module__", None) or ""
+    name = getattr(func, "__name__", "")
+    if not module.startswith("numpy") or module.startswith("numpy.random") or name in _VALUE_DEPENDENT:
+        return None
+    try:
+        probe_args = [_probe_argument(a) for a in args]
+        probe_kwargs = {k: _probe_argument(v) for k, v in kwargs.items()}
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = func(*probe_args, **probe_kwargs)
+    except Exception:  # noqa: BLE001 - NumPy's error on a probe only means "unknown"
+        return None
+    if isinstance(out, np.ndarray):
+        return AVal(out.dtype, out.ndim)
+    if isinstance(out, np.generic):
+        return AVal(out.dtype, 0)
+    return None
+
