@@ -2,7 +2,6 @@
 import collections
 import functools
 import os
-import subprocess
 import sys
 import threading
 
@@ -12,6 +11,10 @@ import pytest
 import numbax
 import numbax.call_signature
 from numbax import generated_cache
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from fixtures.fresh_process import run_child  # noqa: E402
 
 
 @numbax.jit(static_argnums=(1,))
@@ -366,31 +369,8 @@ def test_generated_cache_entry_round_trips(tmp_path):
     assert generated_cache.load(str(tmp_path), "k", type(generated)) is None
 
 
-_CHILD = """
-import sys
-import numpy as np
-import numbax
-from numbax.ast_passes import pipeline
-
-sys.path.insert(0, sys.argv[1])
-import user_module
-
-runs = []
-real = pipeline.run
-pipeline.run = lambda *a, **k: runs.append(1) or real(*a, **k)
-print(numbax.jit(user_module.f)(np.ones(2), (np.ones(2), 2.0))[0], len(runs))
-"""
-
-
 def _run_child(tmp_path, source):
-    (tmp_path / "user_module.py").write_text(source)
-    env = dict(os.environ, NUMBAX_CACHE_DIR=str(tmp_path / "numbax"), NUMBA_CACHE_DIR=str(tmp_path / "numba"),
-               PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    value, passes = proc.stdout.split()
-    return float(value), int(passes)
+    return run_child(tmp_path, source, "numbax.jit(user_module.f)(np.ones(2), (np.ones(2), 2.0))[0]")
 
 
 def test_a_new_process_reuses_generated_source_until_the_source_changes(tmp_path):

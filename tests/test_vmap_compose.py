@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 
 import jax
@@ -22,6 +21,7 @@ from numbax import debug, generated_cache, random
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from fixtures.fresh_process import run_child  # noqa: E402
 from grad_corpus.oracles import to_jax  # noqa: E402  (also turns on jax_enable_x64)
 
 BACKENDS = ("python", "cpu")
@@ -249,32 +249,8 @@ def test_lower_source_and_numbax_source():
     compile(text, "<generated>", "exec")
 
 
-_CHILD = """
-import sys
-import numpy as np
-import numbax
-from numbax.ast_passes import pipeline
-
-sys.path.insert(0, sys.argv[1])
-import user_module
-
-runs = []
-real = pipeline.run
-pipeline.run = lambda *a, **k: runs.append(1) or real(*a, **k)
-out = numbax.vmap(user_module.f, in_axes=(0, None))(np.ones((3, 2)), 2.0)
-print(out.sum(), len(runs))
-"""
-
-
 def _run_child(tmp_path, source):
-    (tmp_path / "user_module.py").write_text(source)
-    env = dict(os.environ, NUMBAX_CACHE_DIR=str(tmp_path / "numbax"), NUMBA_CACHE_DIR=str(tmp_path / "numba"),
-               PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    value, passes = proc.stdout.split()
-    return float(value), int(passes)
+    return run_child(tmp_path, source, "numbax.vmap(user_module.f, in_axes=(0, None))(np.ones((3, 2)), 2.0).sum()")
 
 
 def test_a_new_process_reuses_the_generated_batched_source(tmp_path):
