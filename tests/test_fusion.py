@@ -136,6 +136,17 @@ SNIPPETS = {
             s = np.sum(e)
             return tape.pop(), s, z
         """, {"x": ("f", 1)}, (np.linspace(0.0, 1.0, 4),)),
+    # a scalar read after the loop and a second loop read the first loop's z: computed again, not kept
+    "recompute": ("""
+        def f(x, k):
+            z = x - 1.0
+            e = z * z
+            r = z[k] * 2.0
+            s = np.sum(e)
+            w = s * x + z
+            t = w * 2.0
+            return t, r + s
+        """, {"x": ("f", 1), "k": ("i", 0)}, (np.linspace(0.0, 3.0, 6), 4)),
 }
 
 
@@ -220,3 +231,10 @@ def test_fused_gradients_match_jax(backend):
     np.testing.assert_allclose(g, jg, rtol=1e-12)
     np.testing.assert_allclose(numbax.grad(_smooth, backend=backend)(w, xs), jax.grad(jax_smooth)(w, xs),
                                rtol=1e-12, atol=1e-14)
+
+
+def test_cheap_elements_are_computed_again_rather_than_kept():
+    source, avals, _ = SNIPPETS["recompute"]
+    text = unparse(_fuse(source, avals)[0])
+    assert "z = np.empty" not in text and "e = np.empty" not in text  # neither is written out
+    assert "r = (x[k] - 1.0) * 2.0" in text

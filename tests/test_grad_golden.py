@@ -31,7 +31,7 @@ def expected_grad_predict_loss(w, x, y):
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0
     dt3 = rt.unreduce(dt4, _t3, None, False) * (1 / _t3.size)
-    dt2 = rt.unbroadcast(dt3 * 2 * _t2, _t2)
+    dt2 = dt3 * 2 * _t2
     dpred = rt.unbroadcast(dt2, pred)
     # grad of: pred = np.tanh(x @ w)
     dt1 = dpred * (1.0 - pred * pred)

@@ -8,7 +8,10 @@ first dim of parameter ``x`` (lengths are never negative, so ``x[1:]`` and
 hold on every path are kept; a name it cannot work out is absent. Rules:
 elementwise operations broadcast (a scalar keeps the array's shape, equal
 shapes stay), basic slicing with constant bounds, reductions over everything
-or one constant axis, ``@``/``np.dot`` and ``.T``.
+or one constant axis, ``@``/``np.dot`` and ``.T``. A value assigned once,
+outside loops, whose shape the rules cannot work out (``a + b`` of unrelated
+shapes) gets symbols of its own, ``"v.0"``, so what is computed from it
+elementwise is known to share its shape.
 
 ``expr_shape`` applies the same rules to an expression, which is how a rule's
 ``rt.unbroadcast(g * x2, x1)`` becomes ``g * x2`` when both shapes agree::
@@ -20,10 +23,11 @@ or one constant axis, ``@``/``np.dot`` and ``.T``.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.usage import count_names
 from numbax.transforms.grad.avals import _ELEMENTS, _REDUCTIONS, _elementwise, tape_of
 from numbax.transforms.grad.primitives import application
 
@@ -79,6 +83,11 @@ def expr_shape(node: gast.expr, env: Dict[str, Optional[Shape]], avals: Dict[str
         return expr_shape(node.operand, env, avals)
     if isinstance(node, gast.Subscript):
         return _subscript(node, env, avals)
+    if isinstance(node, gast.Attribute) and node.attr in ("size", "ndim"):
+        return _SCALAR
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) and node.value.attr == "shape" \
+            and not isinstance(node.slice, (gast.Slice, gast.Tuple)):
+        return _SCALAR
     if isinstance(node, gast.Attribute) and node.attr == "T":
         base = expr_shape(node.value, env, avals)
         return None if base is None else tuple(reversed(base))
@@ -153,9 +162,11 @@ def _reduction(shape: Optional[Shape], app) -> Optional[Shape]:
 
 
 class _Infer:
-    def __init__(self, env: Dict[str, Optional[Shape]], avals: Dict[str, tuple]):
+    def __init__(self, env: Dict[str, Optional[Shape]], avals: Dict[str, tuple], fresh: Set[str]):
         self.env = env
         self.avals = avals
+        self.fresh = fresh  # names assigned once: an unknown shape of theirs gets symbols of its own
+        self.depth = 0
 
     def set(self, name: str, shape: Optional[Shape]) -> None:
         self.env[name] = shape if self.env.get(name, shape) == shape else None
@@ -163,14 +174,21 @@ class _Infer:
     def block(self, stmts) -> None:
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-                self.set(stmt.targets[0].id, expr_shape(stmt.value, self.env, self.avals))
+                name = stmt.targets[0].id
+                shape = expr_shape(stmt.value, self.env, self.avals)
+                ndim = (self.avals.get(name) or ("", 0))[1]
+                if shape is None and name in self.fresh and not self.depth and ndim:
+                    shape = tuple((f"{name}.{k}", 0) for k in range(ndim))  # its own, as a parameter's
+                self.set(name, shape)
             elif isinstance(stmt, (gast.For, gast.While)):
                 if isinstance(stmt, gast.For):
                     self.set(stmt.target.id, _SCALAR)
                 before = None
+                self.depth += 1
                 while before != self.env:  # to a fixpoint: shapes only ever become unknown
                     before = dict(self.env)
                     self.block(stmt.body)
+                self.depth -= 1
             elif isinstance(stmt, gast.If):
                 self.block(stmt.body)
                 self.block(stmt.orelse)
@@ -181,7 +199,10 @@ class _Infer:
 
 def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple] = None) -> Dict[str, Shape]:
     """``{name: shape}`` for the variables of ``fdef`` whose symbolic shape is certain, from the parameters'
-    ndims (each parameter's dims are its own symbols)."""
+    ndims (each parameter's dims are its own symbols, and so are those of a value assigned once, outside
+    loops, whose shape the rules cannot work out: ``a + b`` of unrelated shapes)."""
     env: Dict[str, Optional[Shape]] = {p: tuple((f"{p}.{k}", 0) for k in range(n)) for p, n in ndims.items()}
-    _Infer(env, avals or {}).block(fdef.body)
+    stores, _ = count_names(fdef)
+    fresh = {n for n, count in stores.items() if count == 1 and n not in ndims}
+    _Infer(env, avals or {}, fresh).block(fdef.body)
     return {k: v for k, v in env.items() if v is not None and not k.endswith(_ELEMENTS)}

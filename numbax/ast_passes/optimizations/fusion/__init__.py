@@ -33,7 +33,8 @@ from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations.fusion import group as groups
 from numbax.ast_passes.optimizations.fusion.effects import Aliases
-from numbax.ast_passes.optimizations.fusion.loops import bounds, emit
+from numbax.ast_passes.optimizations.fusion.loops import bounds, emit, worth_fusing
+from numbax.ast_passes.optimizations.fusion.recompute import Recomputable, drop_unread
 from numbax.transforms.grad import avals as avals_analysis
 from numbax.transforms.grad import shapes as shapes_analysis
 
@@ -52,6 +53,7 @@ class Facts:
         self.params = params
         self.unchanged_params = {p for p in params if stores[p] == 1}
         self.namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
+        self.written_out: List[Tuple[str, gast.stmt, gast.stmt]] = []  # (array, allocation, store)
 
     def total_loads(self, name: str) -> int:
         """How many times the function, as it stands now, reads ``name``."""
@@ -86,22 +88,28 @@ def _block(stmts: List[gast.stmt], facts: Facts, changed: List[bool], in_loop: b
                 setattr(stmt, field, _block(getattr(stmt, field), facts, changed, inner))
     out: List[gast.stmt] = []
     views: Dict[str, gast.Subscript] = {}
+    again = Recomputable(facts.aliases)
     i = 0
     while i < len(stmts):
-        group = groups.Group(facts, views)
+        group = groups.Group(facts, views, again.elements)
         names_before = set(facts.namer.used)
         end = i
         if group.try_fuse(stmts[i]):
             end = i + 1
             while end < len(stmts) and (group.try_fuse(stmts[end]) or group.try_move(stmts[end])):
                 end += 1
-        extents = bounds(group) if group.worth_it() else None
+        extents = bounds(group) if group.worth_it() and worth_fusing(group, Block(stmts, i, end), in_loop) \
+            else None
         if extents is None:  # nothing fused: the names it took are free again
             facts.namer.used = names_before
             end = i + 1
             out.append(stmts[i])
+            again.after([stmts[i]])
         else:
             out += emit(group, extents, Block(stmts, i, end), in_loop)
+            again.after(group.taken)
+            again.record(group)
+            again.after([stmt for stmt, _ in group.deferred])
             changed[0] = True
         for stmt in stmts[i:end]:
             groups.update_views(views, stmt)
@@ -112,6 +120,8 @@ def _block(stmts: List[gast.stmt], facts: Facts, changed: List[bool], in_loop: b
 def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple]) -> Tuple[gast.FunctionDef, bool]:
     """Fuse ``fdef``'s elementwise runs; ``param_avals`` gives each parameter's (kind, ndim)."""
     changed = [False]
-    fdef.body = _block(fdef.body, Facts(fdef, param_avals), changed, False)
+    facts = Facts(fdef, param_avals)
+    fdef.body = _block(fdef.body, facts, changed, False)
+    drop_unread(fdef, facts.written_out)
     gast.fix_missing_locations(fdef)
     return fdef, changed[0]

@@ -16,7 +16,8 @@ import numpy as np
 
 from numbax.ast_passes.optimizations.purity import is_pure
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.ast_passes.optimizations.fusion.effects import loads
+from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
+from numbax.ast_passes.optimizations.fusion.recompute import at
 from numbax.transforms.grad.nodes import assign, name
 from numbax.transforms.grad.primitives import application
 
@@ -98,6 +99,9 @@ class Trial:
             return None
         if identifier in group.defined:
             return copy_tree(group.defined[identifier])
+        again = self._computed_again(identifier, shape)
+        if again is not None:
+            return again
         if identifier in group.views and shape == group.shape:
             return self.element(group.views[identifier])
         if aval is None or aval[0] not in "if" or shape not in ((), group.shape):
@@ -107,6 +111,20 @@ class Trial:
             return name(identifier)
         self.references.setdefault(identifier, name(identifier))
         return gast.Subscript(value=name(identifier), slice=self.group.index_tuple(), ctx=gast.Load())
+
+    def _computed_again(self, identifier: str, shape) -> Optional[gast.expr]:
+        """An element of an array an earlier loop of the block computed, computed again (``recompute``)."""
+        group = self.group
+        element = group.recomputable.get(identifier)
+        if element is None or shape != group.shape or element.shape != group.shape:
+            return None
+        written = set()
+        for stmt in group.taken:
+            written |= set(statement_effects(stmt).writes)
+        if element.reads & self.facts.aliases.closure(written):
+            return None
+        self.reads |= element.reads
+        return at(element, [name(i) for i in group.index])
 
     def _subscript(self, node: gast.Subscript) -> Optional[gast.expr]:
         """A basic slice of a name from before the loop: its base at the loop's index plus the offsets."""
@@ -141,12 +159,30 @@ class Trial:
 
     def _scalar(self, node: gast.expr) -> Optional[gast.expr]:
         """A scalar from before the loop: kept in place when cheap, else computed once before the loop."""
+        node = self._sized_by_reference(node)
         if not self._independent(node):
             return None
         self.reads |= loads(node)
         if any(isinstance(n, gast.Call) for n in gast.walk(node)):
             return self._hoist(node)
         return node
+
+    def _sized_by_reference(self, node: gast.expr) -> gast.expr:
+        """``v.size`` of an array the loop computes read off an array from before the loop of its shape."""
+        references = {**self.group.references, **self.references}
+        if not references:
+            return node
+        reference = next(iter(references.values()))
+
+        class Swap(gast.NodeTransformer):
+            def visit_Attribute(inner, attribute):
+                value = attribute.value
+                if attribute.attr in ("size", "shape") and isinstance(value, gast.Name) and \
+                        value.id in self.group.defined and self.facts.shape(value) == self.group.shape:
+                    return gast.Attribute(value=copy_tree(reference), attr=attribute.attr, ctx=gast.Load())
+                return inner.generic_visit(attribute)
+
+        return Swap().visit(copy_tree(node))
 
     def _independent(self, node: gast.expr) -> bool:
         group = self.group

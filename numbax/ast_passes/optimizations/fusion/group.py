@@ -35,8 +35,10 @@ def _sum_operand(value: gast.expr) -> Optional[gast.expr]:
 
 def _computes(value: gast.expr) -> bool:
     """An operation the loop computes per element (a view, a copy or a runtime helper's array is not one)."""
-    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-        return True
+    if isinstance(value, gast.BinOp):
+        return isinstance(value.op, (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow))  # not ``@``
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, (gast.USub, gast.UAdd))
     app = application(value) if isinstance(value, gast.Call) else None
     return app is not None and (type(app.key).__name__ == "ufunc" or app.name == "rt.unreduce")
 
@@ -63,9 +65,10 @@ def update_views(views: Dict[str, gast.Subscript], stmt: gast.stmt) -> None:
 class Group:
     """The statements fused so far, and what the loop reads, defines and writes."""
 
-    def __init__(self, facts, views: Dict[str, gast.Subscript]):
+    def __init__(self, facts, views: Dict[str, gast.Subscript], recomputable=None):
         self.facts = facts
         self.views = dict(views)
+        self.recomputable = dict(recomputable or {})  # array -> an earlier loop's ``recompute.Element``
         self.shape: Optional[tuple] = None
         self.index: List[str] = []
         self.defined: Dict[str, gast.expr] = {}  # array -> its element in the loop: a scalar name or constant

@@ -5,6 +5,7 @@ from typing import List, Optional
 
 import gast
 
+from numbax.ast_passes.optimizations.fusion.recompute import scalar_reads
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.transforms.grad.nodes import assign, name
 
@@ -66,6 +67,19 @@ def _read_after(group, array: str, block, in_loop: bool) -> bool:
     return False
 
 
+def worth_fusing(group, block, in_loop: bool) -> bool:
+    """Whether at least two statements of the loop's body do work that is kept: an accumulation, or a
+    value another statement of the body reads or code after the loop does (one alone Numba fuses as well)."""
+    body_reads = [n.id for stmt in group.body for n in gast.walk(stmt)
+                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    kept = sum(1 for stmt in group.body if isinstance(stmt, gast.AugAssign))
+    for array, element in group.defined.items():
+        if isinstance(element, gast.Name) and any(isinstance(stmt, gast.Assign) and stmt.targets[0].id == element.id
+                                                  for stmt in group.body):
+            kept += element.id in body_reads or _read_after(group, array, block, in_loop)
+    return kept >= 2
+
+
 def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stmt]:
     """The group's statements, fused: moved-before, setup, the loop nest (over ``extents``), moved-after.
 
@@ -73,6 +87,9 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
     ``in_loop``: whether the block runs in a loop.
     """
     facts = group.facts
+    deferred = [stmt for stmt, _ in group.deferred]
+    for k, stmt in enumerate(deferred):
+        scalar_reads(group, stmt, deferred[:k])
     setup: List[gast.stmt] = [assign(acc, gast.Constant(value=0.0, kind=None)) for acc in sorted(group.accumulators)]
     stores: List[gast.stmt] = []
     after: List[gast.stmt] = []
@@ -86,6 +103,7 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
         setup.append(assign(out, empty))
         stores.append(assign(gast.Subscript(value=name(out), slice=group.index_tuple(), ctx=gast.Store()),
                              copy_tree(scalar)))
+        facts.written_out.append((out, setup[-1], stores[-1]))
         if out != array:
             after.append(assign(array, name(out)))
     body: List[gast.stmt] = group.body + stores
@@ -93,4 +111,4 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
         body = [gast.For(target=name(index, True),
                          iter=gast.Call(func=name("range"), args=[copy_tree(extent)], keywords=[]),
                          body=body, orelse=[], type_comment=None)]
-    return group.hoisted + setup + body + after + [stmt for stmt, _ in group.deferred]
+    return group.hoisted + setup + body + after + deferred
