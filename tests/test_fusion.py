@@ -136,6 +136,16 @@ SNIPPETS = {
             s = np.sum(e)
             return tape.pop(), s, z
         """, {"x": ("f", 1)}, (np.linspace(0.0, 1.0, 4),)),
+    # an array updated in the loop; a name summed twice
+    "updates": ("""
+        def f(x, g):
+            a = x * 0.0 + g
+            a += x * 2.0
+            s = np.sum(a)
+            s = np.sum(a * x)
+            b = a * g
+            return a, b, s, g
+        """, {"x": ("f", 1), "g": ("f", 0)}, (np.linspace(0.5, 2.0, 5), 3.0)),
     # a scalar read after the loop and a second loop read the first loop's z: computed again, not kept
     "recompute": ("""
         def f(x, k):

@@ -73,6 +73,7 @@ class Group:
         self.index: List[str] = []
         self.defined: Dict[str, gast.expr] = {}  # array -> its element in the loop: a scalar name or constant
         self.accumulators: Set[str] = set()    # sums, complete only after the loop
+        self.scalars: Set[str] = set()         # the names the group made for elements
         self.written_before: Set[str] = set()  # arrays from before the loop that it writes, aliases included
         self.references: Dict[str, gast.expr] = {}
         self.reads: Set[str] = set()           # names from before the loop that it reads
@@ -123,7 +124,8 @@ class Group:
             target = stmt.targets[0].id
             operand = _sum_operand(stmt.value)
             if operand is not None:
-                if facts.avals.get(target) != ("f", 0) or target in self.reads | set(self.defined):
+                if facts.avals.get(target) != ("f", 0) or target in self.reads | set(self.defined) | \
+                        self.accumulators:
                     return False
                 return self._join(stmt, operand, target, "sum")
             aval = facts.avals.get(target)
@@ -176,6 +178,7 @@ class Group:
                 self._taken(stmt)
                 return True
             scalar = facts.namer.new(f"{target}_j")
+            self.scalars.add(scalar)
             self.defined[target] = name(scalar)
             new = assign(scalar, element)
             if not loads(element) & self._varying():  # the same at every index: computed once, before the loop
@@ -186,8 +189,8 @@ class Group:
             self.accumulators.add(target)
             new = gast.AugAssign(target=name(target, True), op=gast.Add(), value=element)
         elif target_element is None:
-            if not isinstance(self.defined[target], gast.Name) or self.defined[target].id in facts.params:
-                return False
+            if not isinstance(self.defined[target], gast.Name) or self.defined[target].id not in self.scalars:
+                return False  # its element is a name from before the loop: never updated in place
             new = gast.AugAssign(target=name(self.defined[target].id, True), op=stmt.op, value=element)
         else:
             self.written_before |= facts.aliases.closure(writes)
