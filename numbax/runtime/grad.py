@@ -816,7 +816,7 @@ _reverse_cumsum_jit = _jit_reverse_cumsum()
 # Helpers of reverse mode's generated code that returns what the user receives
 
 
-__all__ += ["scalar_output", "grow_rows", "reserve_rows"]  # noqa: F405
+__all__ += ["scalar_output", "grow_rows", "reserve_rows", "save_row"]  # noqa: F405
 
 
 _NOT_SCALAR = ("Gradient only defined for scalar-output functions. Output had shape: {}.\nFor the derivative of a "
@@ -883,3 +883,23 @@ def _grow_rows(table):
 @overload(reserve_rows)
 def _reserve_rows(table, rows):
     return _copied_rows(table, "max(rows, 2 * table.shape[0])", ["if rows <= table.shape[0]:", f"{INDENT}return table"])
+
+
+_ROW_LENGTH = "a saved array's length changed between iterations of a loop"
+
+
+def save_row(table, row, values):
+    """Copy the 1-D array ``values`` into row ``row`` of ``table`` (a loop's tape of arrays of one length)."""
+    if values.shape[0] != table.shape[1]:
+        raise ValueError(_ROW_LENGTH)
+    np.copyto(table[row], values)
+
+
+@overload(save_row)
+def _save_row(table, row, values):
+    def impl(table, row, values):  # element by element: a slice assignment compiles broadcast errors
+        if values.shape[0] != table.shape[1]:
+            raise ValueError(_ROW_LENGTH)
+        for k in range(values.shape[0]):
+            table[row, k] = values[k]
+    return impl

@@ -80,3 +80,31 @@ def check(fdef: gast.FunctionDef, active: Set[str]) -> None:
             f"(`{name} = {defined}`{where}); reverse mode cannot follow writes through views or aliases",
             anno.getanno(stmt, anno.Key.ORIGIN),
             hint=f"write into the original array directly, or copy first: `{name} = np.copy({defined})`.")
+
+
+def unwritten(fdef: gast.FunctionDef) -> Set[str]:
+    """The names whose arrays nothing writes into, directly or through a possible alias.
+
+    A copy of such a value (a row of a loop's tape) reads the same as the value
+    itself, whenever it is read. Writes are subscript stores, and, to be safe,
+    any name a bare call statement reads (``x.sort()``, ``np.copyto(x, y)``).
+    """
+    links: Dict[str, Set[str]] = {}
+    for name, defs in _definitions(fdef).items():
+        for d in defs:
+            if _may_alias(d.value):
+                for other in {n.id for n in gast.walk(d.value) if isinstance(n, gast.Name)}:
+                    links.setdefault(name, set()).add(other)
+                    links.setdefault(other, set()).add(name)
+    written = {base(target) for _, target in _writes(fdef)}
+    written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.Expr)
+                for n in gast.walk(node.value) if isinstance(n, gast.Name)}
+    written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.keyword) and node.arg == "out"
+                for n in gast.walk(node.value) if isinstance(n, gast.Name)}
+    todo = list(written)
+    while todo:
+        for other in links.get(todo.pop(), ()):
+            if other not in written:
+                written.add(other)
+                todo.append(other)
+    return set(_definitions(fdef)) - written

@@ -49,6 +49,15 @@ def tape_of(node: gast.expr, method: str) -> Optional[str]:
     return None
 
 
+def row_store(node: gast.expr) -> Optional[str]:
+    """The row table ``t`` in ``rt.save_row(t, row, v)`` (reverse mode saving an array in a loop), else None."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "save_row" \
+            and isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and len(node.args) == 3 \
+            and isinstance(node.args[0], gast.Name):
+        return node.args[0].id
+    return None
+
+
 def _dtype_kind(node: gast.expr) -> Optional[str]:
     """The kind of a dtype spelled ``np.float64``, ``np.int64``, ... in generated code; else None (for
     narrower floats too: a float array whose kind is known is float64)."""

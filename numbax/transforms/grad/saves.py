@@ -8,9 +8,14 @@ go into one 2-D table per loop (and kind): a column per saved value, a row
 per iteration, one row counter that the forward sweep advances at the end of
 each iteration and the backward sweep steps back at the start of each. A
 ``for`` loop reserves its rows before it starts; a ``while`` loop doubles its
-table when it is full. Other values (arrays) go on lists that the forward
-sweep appends to and the backward sweep pops from. In-place updates of
-arrays are undone during the backward sweep, so references stay exact.
+table when it is full. In a float64 program, a 1-D float array whose length
+is the same in every iteration (a parameter's dim, ``row_widths``) and that
+nothing writes into gets a table of its own, a row per iteration: the
+forward sweep copies it in (``rt.save_row(t5_rows, row, _t5)``), the backward
+sweep reads the row as a view (``t5 = t5_rows[row]``) and never writes into
+it. Other values (arrays) go on lists that the forward sweep appends to and
+the backward sweep pops from. In-place updates of arrays are undone during
+the backward sweep, so references stay exact.
 """
 from __future__ import annotations
 
@@ -21,7 +26,9 @@ from typing import Dict, List, Set, Tuple
 import gast
 
 from numbax.ast_passes.naming import Namer
+from numbax.transforms.grad.avals import row_store
 from numbax.transforms.grad.nodes import assign as _assign
+from numbax.transforms.grad.nodes import loads as _loads
 from numbax.transforms.grad.nodes import name as _name
 from numbax.transforms.grad.nodes import rt_call as _rt
 
@@ -39,6 +46,36 @@ class _Cell:
     row: str
 
 
+@dataclasses.dataclass(frozen=True)
+class _Row:
+    """Where a 1-D array of one length saved in a loop lives: one row per iteration of a table of its own."""
+
+    table: str
+    row: str
+
+
+def row_widths(shapes: Dict[str, tuple], avals: Dict[str, tuple], params: Dict[str, int],
+               unwritten: Set[str]) -> Dict[str, gast.expr]:
+    """The names that may be saved in row tables, each with its length written as an expression that holds
+    at the top of the function: 1-D float arrays that nothing writes into, whose symbolic shape is a dim of a
+    parameter (``logits.shape[1]``) plus an offset; ``params`` gives each parameter's ndim."""
+    out: Dict[str, gast.expr] = {}
+    for name, shape in shapes.items():
+        if avals.get(name) != ("f", 1) or name not in unwritten or len(shape) != 1:
+            continue
+        (symbol, offset), = shape
+        param, _, axis = symbol.rpartition(".")
+        if param not in params or not axis.isdigit() or int(axis) >= params[param]:
+            continue
+        dims = gast.Attribute(value=_name(param), attr="shape", ctx=gast.Load())
+        width = gast.Subscript(value=dims, slice=gast.Constant(value=int(axis), kind=None), ctx=gast.Load())
+        if offset:
+            op = gast.Add() if offset > 0 else gast.Sub()
+            width = gast.BinOp(left=width, op=op, right=gast.Constant(value=abs(offset), kind=None))
+        out[name] = width
+    return out
+
+
 class Saves:
     """Where each needed value lives; the statements that keep it, before and after each statement."""
 
@@ -54,6 +91,8 @@ class Saves:
         self.before: Dict[int, List[gast.stmt]] = {}
         self.after: Dict[int, List[gast.stmt]] = {}
         self.tapes: List[str] = []  # list tapes (arrays, values of unknown type)
+        self.row_widths: Dict[str, gast.expr] = {}  # name -> its length, for the arrays saved in row tables
+        self.row_tables: Dict[str, Tuple[int, gast.expr]] = {}  # row table -> (id(its loop), row length)
         self._saved: Dict[Tuple, Tuple[str, object]] = {}
         self.pops: List[gast.stmt] = []
 
@@ -87,14 +126,16 @@ class Saves:
         """Where a value saved in a loop goes: a column of the loop's table for a scalar of known kind,
         else a list tape of its own."""
         aval = self.avals.get(value.id) if isinstance(value, gast.Name) else None
+        if isinstance(value, gast.Name) and value.id in self.row_widths:
+            loop = self._numbered(key)
+            table = self.namer.new(f"{base}_rows")
+            self.row_tables[table] = (id(loop), self.row_widths[value.id])
+            return _Row(table, self.rows[id(loop)])
         if aval is None or aval[1] != 0 or aval[0] not in _DTYPES:
             tape = self.namer.new(f"{base}_tape")
             self.tapes.append(tape)
             return tape
-        loop = self.loop_of[key]
-        if id(loop) not in self.rows:
-            self.rows[id(loop)] = self.namer.new("row")
-            self.loops[id(loop)] = loop
+        loop = self._numbered(key)
         table = self.tables.get((id(loop), aval[0]))
         if table is None:
             table = self.tables[(id(loop), aval[0])] = self.namer.new(_TABLE_NAMES[aval[0]])
@@ -102,21 +143,35 @@ class Saves:
         self.widths[table] += 1
         return _Cell(table, self.widths[table] - 1, self.rows[id(loop)])
 
+    def _numbered(self, key) -> gast.stmt:
+        """The innermost loop around statement ``key``, given a row counter if it has none yet."""
+        loop = self.loop_of[key]
+        if id(loop) not in self.rows:
+            self.rows[id(loop)] = self.namer.new("row")
+            self.loops[id(loop)] = loop
+        return loop
+
     @staticmethod
     def _push(slot, value: gast.expr) -> gast.stmt:
-        """``tape.append(v)``, or a store into the current row of the loop's table."""
+        """``tape.append(v)``, a copy into the current row of a row table, or a store into a cell."""
         if isinstance(slot, str):
             return gast.Expr(value=_call_method(slot, "append", [value]))
+        if isinstance(slot, _Row):
+            return gast.Expr(value=_rt("save_row", _name(slot.table), _name(slot.row), value))
         return _assign(_cell(slot, gast.Store()), value)
 
     @staticmethod
     def _pop(slot, saved: str) -> gast.stmt:
+        """``v = tape.pop()``, a view of the current row of a row table, or a read of a cell."""
         if isinstance(slot, str):
             return _assign(saved, _call_method(slot, "pop", []))
+        if isinstance(slot, _Row):
+            return _assign(saved, gast.Subscript(value=_name(slot.table), slice=_name(slot.row), ctx=gast.Load()))
         return _assign(saved, _cell(slot, gast.Load()))
 
     def _tables_of(self, loop) -> List[str]:
-        return [t for (loop_id, _), t in self.tables.items() if loop_id == id(loop)]
+        return [t for (loop_id, _), t in self.tables.items() if loop_id == id(loop)] + \
+            [t for t, (loop_id, _) in self.row_tables.items() if loop_id == id(loop)]
 
     def enter(self, loop) -> List[gast.stmt]:
         """Before a ``for`` loop: make its tables hold one row per iteration more (the trip count is known)."""
@@ -180,30 +235,59 @@ class Saves:
     def initial(self) -> List[gast.stmt]:
         """The tapes, at the top of the function: ``tape = []``, and each loop's tables and row counter."""
         out = [_assign(tape, gast.List(elts=[], ctx=gast.Load())) for tape in self.tapes]
-        for (loop_id, kind), table in self.tables.items():
+        made = [(table, loop_id, gast.Constant(value=self.widths[table], kind=None), _DTYPES[kind])
+                for (loop_id, kind), table in self.tables.items()]
+        made += [(table, loop_id, copy.deepcopy(width), "float64")
+                 for table, (loop_id, width) in self.row_tables.items()]
+        for table, loop_id, width, dtype in made:
             rows = 0 if isinstance(self.loops[loop_id], gast.For) else 16  # a for loop reserves its own
-            shape = gast.Tuple(elts=[gast.Constant(value=rows, kind=None),
-                                     gast.Constant(value=self.widths[table], kind=None)], ctx=gast.Load())
-            dtype = gast.Attribute(value=_name("np"), attr=_DTYPES[kind], ctx=gast.Load())
+            shape = gast.Tuple(elts=[gast.Constant(value=rows, kind=None), width], ctx=gast.Load())
+            kind = gast.Attribute(value=_name("np"), attr=dtype, ctx=gast.Load())
             empty = gast.Call(func=gast.Attribute(value=_name("np"), attr="empty", ctx=gast.Load()),
-                              args=[shape, dtype], keywords=[])
+                              args=[shape, kind], keywords=[])
             out.append(_assign(table, empty))
         return out + [_assign(row, gast.Constant(value=0, kind=None)) for row in self.rows.values()]
 
     def drop_unread(self, body: List[gast.stmt]) -> List[gast.stmt]:
-        """``body`` without the list tapes whose popped values nothing reads (a rule wanted only a shape,
-        which it found elsewhere)."""
+        """``body`` without the list tapes and row tables whose read values nothing reads (a rule wanted
+        only a shape, which it found elsewhere)."""
         loads: Dict[str, int] = {}
-        pops: Dict[str, List[str]] = {}
+        reads: Dict[str, List[str]] = {}
         for node in gast.walk(gast.Module(body=body, type_ignores=[])):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 loads[node.id] = loads.get(node.id, 0) + 1
-            tape = _tape_call(node.value, "pop") if isinstance(node, gast.Assign) else None
+            tape = self._read_of(node.value) if isinstance(node, gast.Assign) else None
             if tape is not None:
-                pops.setdefault(tape, []).append(node.targets[0].id)
-        unread = {t for t in self.tapes if not any(loads.get(v) for v in pops.get(t, []))}
+                reads.setdefault(tape, []).append(node.targets[0].id)
+        unread = {t for t in list(self.tapes) + list(self.row_tables)
+                  if not any(loads.get(v) for v in reads.get(t, []))}
         self.tapes = [t for t in self.tapes if t not in unread]
-        return _without(body, unread) if unread else body
+        self.row_tables = {t: v for t, v in self.row_tables.items() if t not in unread}
+        return self._without(body, unread) if unread else body
+
+    def _read_of(self, value: gast.expr):
+        """The list tape or row table that ``value`` reads (``tape.pop()``, ``t5_rows[row]``), else None."""
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and \
+                value.value.id in self.row_tables:
+            return value.value.id
+        return _tape_call(value, "pop")
+
+    def _without(self, stmts: List[gast.stmt], tapes: Set[str]) -> List[gast.stmt]:
+        """``stmts`` (recursively) without the statements that make, grow, save into or read ``tapes``."""
+        out = []
+        for stmt in stmts:
+            if isinstance(stmt, gast.Assign) and (
+                    isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in tapes or
+                    self._read_of(stmt.value) in tapes) or \
+                    isinstance(stmt, gast.Expr) and _tape_call(stmt.value, "append") in tapes or \
+                    isinstance(stmt, gast.Expr) and row_store(stmt.value) in tapes or \
+                    isinstance(stmt, gast.If) and _loads(stmt.test) & tapes:  # a while loop's table full
+                continue
+            for field in ("body", "orelse"):
+                if getattr(stmt, field, None):
+                    setattr(stmt, field, self._without(getattr(stmt, field), tapes) or [gast.Pass()])
+            out.append(stmt)
+        return out
 
 
 def _tape_call(value: gast.expr, method: str):
@@ -212,22 +296,6 @@ def _tape_call(value: gast.expr, method: str):
             isinstance(value.func.value, gast.Name):
         return value.func.value.id
     return None
-
-
-def _without(stmts: List[gast.stmt], tapes: Set[str]) -> List[gast.stmt]:
-    """``stmts`` (recursively) without the statements that make, push onto or pop from ``tapes``."""
-    out = []
-    for stmt in stmts:
-        if isinstance(stmt, gast.Assign) and (
-                isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in tapes or
-                _tape_call(stmt.value, "pop") in tapes) or \
-                isinstance(stmt, gast.Expr) and _tape_call(stmt.value, "append") in tapes:
-            continue
-        for field in ("body", "orelse"):
-            if getattr(stmt, field, None):
-                setattr(stmt, field, _without(getattr(stmt, field), tapes) or [gast.Pass()])
-        out.append(stmt)
-    return out
 
 
 def _cell(slot: _Cell, ctx) -> gast.Subscript:

@@ -28,7 +28,7 @@ from typing import Dict, Optional, Set, Tuple
 import gast
 
 from numbax.ast_passes.analyses.usage import count_names
-from numbax.transforms.grad.avals import _ELEMENTS, _REDUCTIONS, _elementwise, tape_of
+from numbax.transforms.grad.avals import _ELEMENTS, _REDUCTIONS, _elementwise, row_store, tape_of
 from numbax.transforms.grad.primitives import application
 
 Dim = Tuple[str, int]
@@ -81,6 +81,9 @@ def expr_shape(node: gast.expr, env: Dict[str, Optional[Shape]], avals: Dict[str
         return broadcast(*(expr_shape(p, env, avals) for p in parts))
     if isinstance(node, gast.UnaryOp):
         return expr_shape(node.operand, env, avals)
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+            node.value.id + _ELEMENTS in env and isinstance(node.slice, gast.Name):
+        return env[node.value.id + _ELEMENTS]  # a row of a row table (``t5_rows[row]``)
     if isinstance(node, gast.Subscript):
         return _subscript(node, env, avals)
     if isinstance(node, gast.Attribute) and node.attr in ("size", "ndim"):
@@ -192,6 +195,8 @@ class _Infer:
             elif isinstance(stmt, gast.If):
                 self.block(stmt.body)
                 self.block(stmt.orelse)
+            elif isinstance(stmt, gast.Expr) and row_store(stmt.value):
+                self.set(row_store(stmt.value) + _ELEMENTS, expr_shape(stmt.value.args[2], self.env, self.avals))
             elif isinstance(stmt, gast.Expr) and tape_of(stmt.value, "append"):
                 self.set(tape_of(stmt.value, "append") + _ELEMENTS, expr_shape(stmt.value.args[0], self.env,
                                                                                 self.avals))
@@ -200,9 +205,10 @@ class _Infer:
 def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple] = None) -> Dict[str, Shape]:
     """``{name: shape}`` for the variables of ``fdef`` whose symbolic shape is certain, from the parameters'
     ndims (each parameter's dims are its own symbols, and so are those of a value assigned once, outside
-    loops, whose shape the rules cannot work out: ``a + b`` of unrelated shapes)."""
+    loops, whose shape the rules cannot work out: ``a + b`` of unrelated shapes); and under ``"t[]"`` the
+    shape of every element of a tape or row table ``t``, so that ``t5_rows[row]`` has one."""
     env: Dict[str, Optional[Shape]] = {p: tuple((f"{p}.{k}", 0) for k in range(n)) for p, n in ndims.items()}
     stores, _ = count_names(fdef)
     fresh = {n for n, count in stores.items() if count == 1 and n not in ndims}
     _Infer(env, avals or {}, fresh).block(fdef.body)
-    return {k: v for k, v in env.items() if v is not None and not k.endswith(_ELEMENTS)}
+    return {k: v for k, v in env.items() if v is not None}

@@ -37,7 +37,7 @@ from numbax.transforms.grad.avals import infer as infer_avals
 from numbax.transforms.grad.primitives import is_differentiable
 from numbax.transforms.grad.recompute import readonly_names
 from numbax.transforms.grad.shapes import infer as infer_shapes
-from numbax.transforms.grad.saves import Saves
+from numbax.transforms.grad.saves import Saves, row_widths
 
 
 @dataclasses.dataclass
@@ -50,6 +50,7 @@ class GradSpec:
     param_avals: Optional[Dict[str, tuple]] = None  # parameter -> (kind, ndim)
     direct: bool = False  # return the user's result: the adjoints (after the value with ``value``)
     value: bool = False
+    float64: bool = False  # every float input is float64: arrays saved in loops may go in float64 row tables
 
 
 def _all_names(fdef: gast.FunctionDef) -> Set[str]:
@@ -179,7 +180,10 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
     params = adjoint.params = {a.id for a in fdef.args.args}
-    adjoint.shapes = infer_shapes(fdef, {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}, avals)
+    ndims = {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}
+    adjoint.shapes = infer_shapes(fdef, ndims, avals)
+    if spec.float64:  # the row tables are float64
+        saves.row_widths = row_widths(adjoint.shapes, avals, ndims, aliasing.unwritten(fdef))
     entry = gast.Pass()
     depth[id(entry)] = 0
     blocks[id(entry)] = ([entry], 0)

@@ -14,6 +14,7 @@ from typing import Dict, FrozenSet, Iterable, Optional, Set
 import gast
 
 from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.transforms.grad.avals import row_store
 from numbax.transforms.grad.nodes import base
 from numbax.transforms.grad.nodes import loads as _loads
 from numbax.transforms.grad.primitives import application
@@ -85,7 +86,7 @@ class Aliases:
 
 
 def statement_effects(stmt: gast.stmt) -> Optional[Effects]:
-    """The effects of an assignment or a tape operation; None for anything else (control flow, effects)."""
+    """The effects of an assignment, a tape operation or a row save; None for anything else (control flow, effects)."""
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
         if isinstance(target, (gast.Name, gast.Tuple)) and all(
@@ -107,6 +108,9 @@ def statement_effects(stmt: gast.stmt) -> Optional[Effects]:
                        frozenset({base(stmt.target)}))
     if isinstance(stmt, gast.Expr):
         tape = _tape_operation(stmt.value)
+        table = row_store(stmt.value)
+        if table is not None and all(is_pure(a) for a in stmt.value.args):  # a copy into a row of ``table``
+            return Effects(frozenset(loads(stmt.value)), frozenset({table}))
         if tape is None:
             return None
         return Effects(frozenset(loads(stmt.value)), frozenset(tape))
