@@ -40,27 +40,37 @@ def expected_grad_predict_loss(w, x, y):
 
 
 def expected_grad_euler(y0, k, n):
-    y_tape = []
+    y_rows = np.empty((0, y0.shape[0]), np.float64)
+    row = 0
     y = y0
     # grad_programs.py:13: y = y + 0.1 * (-k * y)
     _t1 = -k
+    y_rows = rt.reserve_rows(y_rows, row + len(range(n)))
     trips = 0
     for i in range(n):
-        y_tape.append(y)
+        rt.save_row(y_rows, row, y)
         # grad_programs.py:13: y = y + 0.1 * (-k * y)
         y = y + 0.1 * (_t1 * y)
         trips = trips + 1
+        row = row + 1
     # grad of: return np.sum(y)
     dt4 = 1.0
     dy = rt.unreduce(dt4, y, None, False)
     # grad of: for i in range(n):
     dt1 = 0.0
     for step in range(trips):
-        # grad of: y = y + 0.1 * (-k * y)
-        dt2 = dy * 0.1
-        y_2 = y_tape.pop()
+        row = row - 1
+        y_2 = y_rows[row]
+        dt2 = np.empty(y0.shape[0])
+        dy_1 = np.empty(y0.shape[0])
+        for j in range(y0.shape[0]):
+            # grad of: y = y + 0.1 * (-k * y)
+            dt2_j = dy[j] * 0.1
+            dy_j = dy[j] + dt2_j * _t1
+            dt2[j] = dt2_j
+            dy_1[j] = dy_j
+        dy = dy_1
         dt1 = dt1 + np.sum(dt2 * y_2)
-        dy = dy + dt2 * _t1
     dk = -dt1
     # grad of: y = y0
     dy0 = dy
