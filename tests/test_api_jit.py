@@ -419,3 +419,17 @@ def _made_inside(n):
 def test_numpy_results_made_inside_keep_numpys_dtypes():
     out = numbax.jit(_made_inside)(3)
     assert out.dtype == np.float32 and np.array_equal(out, _made_inside(3))
+
+
+def _float32_steps(x, n):
+    h = x
+    for i in range(n):
+        h = np.tanh(h * x + 0.1 * i)  # i is a Python int: NumPy 2 keeps float32
+    return h
+
+
+def test_a_range_loop_variable_is_a_python_int():
+    x = np.linspace(0.0, 1.0, 4).astype(np.float32)
+    out = numbax.jit(_float32_steps)(x, 3)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, _float32_steps(x, 3), rtol=1e-6)

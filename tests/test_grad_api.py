@@ -119,3 +119,16 @@ def test_coverage_lists_the_rules():
     for name in ("numpy.tanh", "operator.mul", "operator.matmul", "numpy.linalg.solve", "numpy.sum", "operator.lt"):
         assert table[name]["grad"] is True
     assert "numpy.fft.fft" not in table
+
+
+def _float32_sum_of_squares(x, n):
+    total = 0.0
+    for _ in range(n):
+        total = total + np.sum(x * x)  # numbax writes np.float32(total): a cast the derivative passes through
+    return total
+
+
+def test_float_casts_carry_the_derivative():
+    x = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    g = numbax.grad(_float32_sum_of_squares, backend="python")(x, 3)
+    np.testing.assert_allclose(g, 6.0 * x, rtol=1e-6)

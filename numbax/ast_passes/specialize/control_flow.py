@@ -1,13 +1,14 @@
 """Statements during specialization: compile-time branches and loops vanish, run-time ones stay."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import gast
+import numpy as np
 
 from numbax.ast_passes import anno, exits
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import (Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
+from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
                                                  is_static_scalar)
 from numbax.ast_passes.tree_copy import copy_tree
 
@@ -33,6 +34,19 @@ def _same(a: Any, b: Any) -> bool:
 
 def _materializable(value: Any) -> bool:
     return is_static_scalar(value) or (isinstance(value, (list, tuple, dict)) and contains_dyn(value))
+
+
+def _item_aval(iterable) -> Optional[AVal]:
+    """The abstract value of what a run-time loop iterates over: a Python int over a ``range``
+    (weak, as NumPy 2 treats it), a row of an array of known rank."""
+    node = iterable.node if isinstance(iterable, Dyn) else None
+    if isinstance(iterable, range) or (isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and
+                                       node.func.id == "range"):
+        return AVal(np.dtype(np.int64), 0, weak=True)
+    aval = iterable.aval if isinstance(iterable, Dyn) else None
+    if aval is not None and aval.ndim >= 1 and not aval.weak:
+        return AVal(aval.dtype, aval.ndim - 1)
+    return None
 
 
 class ControlFlowMixin:
@@ -257,7 +271,7 @@ class ControlFlowMixin:
         if not names:
             self.fail(node.target, "loop targets must be names")
         iter_node = self.materialize(iterable)
-        body, env = self.loop_body(node.body, bound=names)
+        body, env = self.loop_body(node.body, bound=names, aval=_item_aval(iterable) if len(names) == 1 else None)
         self.emit(gast.For(target=copy_tree(node.target), iter=iter_node, body=body, orelse=[],
                            type_comment=None))
         self.env = env
@@ -292,12 +306,15 @@ class ControlFlowMixin:
             if name in self.env and _materializable(self.env[name]):
                 self.materialize_name(name)
 
-    def loop_body(self, stmts, bound: List[str]):
-        """Specialize a run-time loop body; the environment must be the same at both ends."""
+    def loop_body(self, stmts, bound: List[str], aval: Optional[AVal] = None):
+        """Specialize a run-time loop body; the environment must be the same at both ends.
+
+        ``bound`` are the loop's targets; ``aval``, the abstract value of a single target, where known.
+        """
         self.prepare_loop(stmts)
         entry = dict(self.env)
         for name in bound:
-            entry[name] = Dyn(name_node(name))
+            entry[name] = Dyn(name_node(name), aval)
         saved = (self.block, self.env, self.terminated)
         self.block, self.env, self.terminated = [], dict(entry), False
         self.runtime_depth += 1

@@ -68,7 +68,7 @@ def negative(g, ans, x):
     d[x] = -g
 
 
-@defvjp(gast.UAdd, np.positive, np.copy, np.asarray, np.array, np.ascontiguousarray, float)
+@defvjp(gast.UAdd, np.positive, np.copy, np.asarray, np.array, np.ascontiguousarray, float, np.float64, np.float32)
 def identity(g, ans, x):
     d[x] = g
 
@@ -377,7 +377,7 @@ def_nondifferentiable(
     np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.arange, np.linspace, np.eye,
     np.identity, np.full, np.full_like, gast.Not, gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq,
     gast.Is, gast.IsNot, gast.In, gast.NotIn, gast.And, gast.Or, gast.Invert, gast.BitAnd, gast.BitOr, gast.BitXor,
-    gast.LShift, gast.RShift, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.float64, np.float32,
+    gast.LShift, gast.RShift, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.int64, np.int32, math.isnan, math.isinf, math.isfinite)
 
 
