@@ -27,6 +27,7 @@ import gast
 
 from numbax.ast_passes.naming import Namer
 from numbax.transforms.grad.avals import row_store
+from numbax.transforms.grad.shapes import dim_length
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import loads as _loads
 from numbax.transforms.grad.nodes import name as _name
@@ -63,16 +64,9 @@ def row_widths(shapes: Dict[str, tuple], avals: Dict[str, tuple], params: Dict[s
     for name, shape in shapes.items():
         if avals.get(name) != ("f", 1) or name not in unwritten or len(shape) != 1:
             continue
-        (symbol, offset), = shape
-        param, _, axis = symbol.rpartition(".")
-        if param not in params or not axis.isdigit() or int(axis) >= params[param]:
-            continue
-        dims = gast.Attribute(value=_name(param), attr="shape", ctx=gast.Load())
-        width = gast.Subscript(value=dims, slice=gast.Constant(value=int(axis), kind=None), ctx=gast.Load())
-        if offset:
-            op = gast.Add() if offset > 0 else gast.Sub()
-            width = gast.BinOp(left=width, op=op, right=gast.Constant(value=abs(offset), kind=None))
-        out[name] = width
+        width = dim_length(shape[0], params)
+        if width is not None:
+            out[name] = width
     return out
 
 

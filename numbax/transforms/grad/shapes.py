@@ -38,6 +38,31 @@ _SAME_SHAPE = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil
                "maximum", "minimum", "fmax", "fmin", "power", "where", "copy_of", "zeros_like", "ones_like"}
 
 
+def dim_length(dim: Dim, params) -> Optional[gast.expr]:
+    """``dim`` written as code, ``x.shape[0] - 1``, when its symbol is a dim of one of ``params`` (names
+    whose values do not change); else None."""
+    symbol, offset = dim
+    param, _, axis = symbol.rpartition(".")
+    if param not in params or not axis.isdigit():
+        return None
+    return plus(axis_length(gast.Name(id=param, ctx=gast.Load(), annotation=None, type_comment=None), int(axis)),
+                offset)
+
+
+def axis_length(array: gast.expr, axis: int) -> gast.expr:
+    """``array.shape[axis]``."""
+    shape = gast.Attribute(value=array, attr="shape", ctx=gast.Load())
+    return gast.Subscript(value=shape, slice=gast.Constant(value=axis, kind=None), ctx=gast.Load())
+
+
+def plus(node: gast.expr, offset: int) -> gast.expr:
+    """``node + offset`` (``node - 1`` for -1; ``node`` itself for 0)."""
+    if not offset:
+        return node
+    op = gast.Add() if offset > 0 else gast.Sub()
+    return gast.BinOp(left=node, op=op, right=gast.Constant(value=abs(offset), kind=None))
+
+
 def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
     """The shape of an elementwise result: scalars take the array's shape; unequal arrays: unknown."""
     arrays = [s for s in shapes if s != _SCALAR]

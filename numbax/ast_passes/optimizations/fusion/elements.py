@@ -39,6 +39,12 @@ class Trial:
         self.reads: Set[str] = set()      # names from before the loop, read element by element or whole
         self.hoisted: List[gast.stmt] = []
         self.references: Dict[str, gast.expr] = {}  # arrays of the group's shape it reads, for the loop's bounds
+        self.writing = False  # translating the target of ``+=``: the arrays the loop writes may be named
+
+    @property
+    def _unreadable(self) -> Set[str]:
+        """Names the loop cannot read element by element: sums not complete yet, arrays it writes into."""
+        return self.group.accumulators if self.writing else self.group.accumulators | self.group.written_before
 
     def element(self, node: gast.expr) -> Optional[gast.expr]:
         """``node`` at the loop's index, or None when it is not elementwise over the group's shape."""
@@ -85,17 +91,13 @@ class Trial:
 
     def target(self, identifier: str) -> Optional[gast.Subscript]:
         """The element of the array from before the loop that ``identifier += ...`` writes, or None."""
-        self.group.written_before, written = set(), self.group.written_before
-        try:
-            node = gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
-            element = self.element(node)
-        finally:
-            self.group.written_before = written
+        self.writing = True
+        element = self.element(gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None))
         return element if isinstance(element, gast.Subscript) else None
 
     def _name(self, identifier: str, shape, aval) -> Optional[gast.expr]:
         group = self.group
-        if identifier in group.accumulators or identifier in group.written_before:
+        if identifier in self._unreadable:
             return None
         if identifier in group.defined:
             return copy_tree(group.defined[identifier])
@@ -130,7 +132,7 @@ class Trial:
         """A basic slice of a name from before the loop: its base at the loop's index plus the offsets."""
         if not isinstance(node.value, gast.Name) or node.value.id in self.group.defined:
             return self._hoist(node)
-        if node.value.id in self.group.written_before | self.group.accumulators:
+        if node.value.id in self._unreadable:
             return None
         parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
         base_aval = self.facts.aval(node.value)

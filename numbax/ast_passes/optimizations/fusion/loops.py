@@ -5,48 +5,30 @@ from typing import List, Optional
 
 import gast
 
+from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.recompute import scalar_reads
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.transforms.grad.nodes import assign, name
-
-
-def _attribute_shape(node: gast.expr, axis: int) -> gast.expr:
-    shape = gast.Attribute(value=node, attr="shape", ctx=gast.Load())
-    return gast.Subscript(value=shape, slice=gast.Constant(value=axis, kind=None), ctx=gast.Load())
-
-
-def _plus(node: gast.expr, offset: int) -> gast.expr:
-    if not offset:
-        return node
-    op = gast.Add() if offset > 0 else gast.Sub()
-    return gast.BinOp(left=node, op=op, right=gast.Constant(value=abs(offset), kind=None))
+from numbax.transforms.grad.shapes import axis_length, dim_length
 
 
 def bounds(group) -> Optional[List[gast.expr]]:
     """The extent of each axis of the group's shape: from a parameter's shape where the symbol names one
     (``x.shape[0] - 1``), else from an array the loop reads; None when neither is at hand."""
     out = []
-    for axis, (symbol, offset) in enumerate(group.shape):
-        param, _, param_axis = symbol.rpartition(".")
-        if param in group.facts.unchanged_params:
-            out.append(_plus(_attribute_shape(name(param), int(param_axis)), offset))
-        elif group.references:
-            out.append(_attribute_shape(copy_tree(next(iter(group.references.values()))), axis))
-        else:
+    for axis, dim in enumerate(group.shape):
+        length = dim_length(dim, group.facts.unchanged_params)
+        if length is None and group.references:
+            length = axis_length(copy_tree(next(iter(group.references.values()))), axis)
+        if length is None:
             return None
+        out.append(length)
     return out
 
 
 def _loads(stmts: List[gast.stmt], array: str) -> int:
     """How many times the statements read ``array`` (``array += g`` counts as a read)."""
-    count = 0
-    for stmt in stmts:
-        for node in gast.walk(stmt):
-            if isinstance(node, gast.Name) and node.id == array and not isinstance(node.ctx, gast.Store):
-                count += 1
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and node.target.id == array:
-                count += 1
-    return count
+    return count_in(stmts)[1][array]
 
 
 def _read_after(group, array: str, block, in_loop: bool) -> bool:

@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
 from numbax.ast_passes.tree_copy import copy_tree
 
@@ -121,10 +122,9 @@ def scalar_reads(group, stmt: gast.stmt, earlier: List[gast.stmt]) -> None:
 def drop_unread(fdef: gast.FunctionDef, written_out: List[Tuple[str, gast.stmt, gast.stmt]]) -> None:
     """Remove the written-out arrays (their allocation and their store) that nothing reads any more."""
     doomed = set()
+    loads = count_in([fdef])[1]
     for array, allocation, store in written_out:
-        reads = [n for n in gast.walk(fdef) if isinstance(n, gast.Name) and n.id == array and
-                 isinstance(n.ctx, gast.Load)]
-        if len(reads) == 1:  # the store's own ``array[j] = ...``
+        if loads[array] == 1:  # the store's own ``array[j] = ...``
             doomed |= {id(allocation), id(store)}
     if doomed:
         _remove(fdef, doomed)
