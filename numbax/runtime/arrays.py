@@ -138,11 +138,6 @@ def _axis(fn: str, ndim: int, axis) -> int:
     return normalize_axes(fn, ndim, static(fn, "axis", axis), single=True)[0]
 
 
-def _float(dtype: np.dtype) -> np.dtype:
-    """The dtype of a cotangent (``np.result_type(g, np.float64)`` in ``numbax.runtime.grad``)."""
-    return np.result_type(dtype, np.float64)
-
-
 # ---- diagonal, trace --------------------------------------------------------------------------------
 
 
@@ -205,7 +200,7 @@ def _trace(a, offset=0, axis1=0, axis2=1):
 @overload(_grad.diagonal_grad, prefer_literal=True)
 def _diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     plan = _diagonal_plan("diagonal_grad", a, axis1, axis2)
-    return compile_source(_diagonal_source(*plan, _float(array_dtype("diagonal_grad", g)), back=True))
+    return compile_source(_diagonal_source(*plan, _grad.cotangent_dtype(array_dtype("diagonal_grad", g)), back=True))
 
 
 # ---- squeeze, atleast_1d, atleast_2d, reshape ---------------------------------------------------------
@@ -286,7 +281,7 @@ def _tile(A, reps):
 
 @overload(_grad.tile_grad)
 def _tile_grad(g, A, reps):
-    return compile_source(_tile_source("tile_grad", A, reps, _float(array_dtype("tile_grad", g)), back=True))
+    return compile_source(_tile_source("tile_grad", A, reps, _grad.cotangent_dtype(array_dtype("tile_grad", g)), back=True))
 
 
 # ---- pad ---------------------------------------------------------------------------------------------
@@ -338,7 +333,7 @@ def _pad(array, pad_width, mode="constant", constant_values=0):
 
 @overload(_grad.pad_grad, prefer_literal=True)
 def _pad_grad(g, array, pad_width, mode="constant"):
-    dtype = _float(array_dtype("pad_grad", g))
+    dtype = _grad.cotangent_dtype(array_dtype("pad_grad", g))
     _constant_mode("pad_grad", mode)
     array_dtype("pad_grad", array)
     ndim = array.ndim
@@ -392,7 +387,7 @@ def _repeat_grad(g, a, repeats, axis=None):
     if static("repeat_grad", "axis", axis) is None:
         raise TypingError("numbax.runtime.repeat_grad: along an axis only here")
     ax, lines = _repeat_lines("repeat_grad", a, repeats, axis)
-    lines.append(f"out = np.zeros(a.shape, {numpy_type(_float(array_dtype('repeat_grad', g)))})")
+    lines.append(f"out = np.zeros(a.shape, {numpy_type(_grad.cotangent_dtype(array_dtype('repeat_grad', g)))})")
     lines += _nest([f"g.shape[{d}]" for d in range(a.ndim)],
                    [f"out[{_index(_along(a.ndim, ax, f'src[i{ax}]'))}] += g[{_index(_along(a.ndim, ax, f'i{ax}'))}]"])
     return compile_source(_function("g, a, repeats, axis=None", lines + ["return out"]))

@@ -20,27 +20,48 @@ from numba.np.numpy_support import as_dtype
 
 from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
 
-__all__ = ["zeros_like", "ones_like", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
+__all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
            "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
            "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
            "norm_grad"]
 
 
+def cotangent_dtype(dtype) -> np.dtype:
+    """The dtype reverse mode computes a cotangent of ``dtype`` in: at least float64 (complex128 for
+    complex), so that Numba, which widens a float32 array meeting a Python float, types each adjoint once.
+    Gradients go back to their primal's dtype at the end (``primal_dtype``), as JAX returns them."""
+    return np.result_type(dtype, np.float64)
+
+
 def zeros_like(x):
-    """A zero of ``x``'s type: an array of its shape and dtype, or a scalar zero."""
+    """A zero cotangent for ``x``: an array of its shape in ``cotangent_dtype``, or a scalar zero."""
     if isinstance(x, np.ndarray):
-        return np.zeros_like(x)
+        return np.zeros(x.shape, cotangent_dtype(x.dtype))
     if isinstance(x, (list, tuple)):  # the results of np.split, np.linalg.slogdet, indexed
         return [zeros_like(v) for v in x]
-    return type(x)(0) if isinstance(x, (float, np.floating)) else 0.0
+    return 0.0
 
 
 def ones_like(x):
-    """A one of ``x``'s type (the seed of a gradient)."""
+    """A one of ``x``'s shape in ``cotangent_dtype`` (the seed of a gradient)."""
     if isinstance(x, np.ndarray):
-        return np.ones_like(x, dtype=np.result_type(x.dtype, np.float32))
-    return type(x)(1) if isinstance(x, (float, np.floating)) else 1.0
+        return np.ones(x.shape, cotangent_dtype(x.dtype))
+    return 1.0
+
+
+def widen(g):
+    """A cotangent the caller passes (``vjp``), in ``cotangent_dtype``."""
+    if isinstance(g, np.ndarray):
+        return g.astype(cotangent_dtype(g.dtype), copy=False)
+    return complex(g) if np.iscomplexobj(g) else float(g)
+
+
+def primal_dtype(g, x):
+    """The gradient ``g`` in its primal ``x``'s dtype (a float32 parameter gets a float32 gradient)."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(g).astype(x.dtype, copy=False)
+    return np.asarray(x).dtype.type(g)
 
 
 def copy_of(x):
@@ -95,14 +116,20 @@ def _is_scalar(t) -> bool:
     return isinstance(t, (types.Number, types.Boolean))
 
 
+def _cotangent_type(t):
+    return types.complex128 if isinstance(t, types.Complex) else types.float64
+
+
 @overload(zeros_like)
 def _zeros_like(x):
     if isinstance(x, types.Array):
-        return lambda x: np.zeros(x.shape, x.dtype)
+        dtype = _cotangent_type(x.dtype)
+        return lambda x: np.zeros(x.shape, dtype)
     if _is_scalar(x):
         return lambda x: 0.0
     if isinstance(x, types.List) and isinstance(x.dtype, types.Array):
-        return lambda x: [np.zeros(v.shape, v.dtype) for v in x]
+        dtype = _cotangent_type(x.dtype.dtype)
+        return lambda x: [np.zeros(v.shape, dtype) for v in x]
     if isinstance(x, types.BaseTuple):
         raise TypingError("numbax: on cpu a tuple result (np.linalg.slogdet(a)[1]) cannot be indexed in a "
                           "differentiated function; unpack it: sign, logdet = np.linalg.slogdet(a)")
@@ -111,13 +138,35 @@ def _zeros_like(x):
 
 @overload(ones_like)
 def _ones_like(x):
-    if isinstance(x, types.Array) and isinstance(x.dtype, types.Float):
-        return lambda x: np.ones(x.shape, x.dtype)
     if isinstance(x, types.Array):
-        return lambda x: np.ones(x.shape, np.float64)
+        dtype = _cotangent_type(x.dtype)
+        return lambda x: np.ones(x.shape, dtype)
     if _is_scalar(x):
         return lambda x: 1.0
     raise TypingError(f"numbax: no one for a value of type {x}")
+
+
+@overload(widen)
+def _widen(g):
+    if isinstance(g, types.Array):
+        dtype = _cotangent_type(g.dtype)
+        return lambda g: g.astype(dtype)
+    if isinstance(g, types.Complex):
+        return lambda g: complex(g)
+    return lambda g: float(g)
+
+
+@overload(primal_dtype)
+def _primal_dtype(g, x):
+    if isinstance(x, types.Array):
+        if isinstance(g, types.Array) and g.dtype == x.dtype:
+            return lambda g, x: g
+        dtype = x.dtype
+        if isinstance(g, types.Array):
+            return lambda g, x: g.astype(dtype)
+        return lambda g, x: np.full(x.shape, g, dtype)
+    cast = as_dtype(x).type
+    return lambda g, x: cast(g)
 
 
 @overload(copy_of)

@@ -163,8 +163,9 @@ class Differentiated(Jitted):
                       if leaf.aval.dtype.kind in "fc"]
             floats += [np.asarray(v).dtype for v in spec.constants.values() if np.asarray(v).dtype.kind in "fc"]
             holder["fuse"] = param_avals if all(d == np.float64 for d in floats) else None
+            narrow = any(np.result_type(d, np.float64) != d for d in floats)
             grad_spec = grad_transform.GradSpec(wrt, seeded, cts, param_avals, self.direct, self.value,
-                                                float64=holder["fuse"] is not None)
+                                                float64=holder["fuse"] is not None, narrow=narrow)
             out = grad_transform.transform(fdef, grad_spec)
             if cts:
                 params = out.args.args

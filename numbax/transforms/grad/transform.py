@@ -51,6 +51,7 @@ class GradSpec:
     direct: bool = False  # return the user's result: the adjoints (after the value with ``value``)
     value: bool = False
     float64: bool = False  # every float input is float64: arrays saved in loops may go in float64 row tables
+    narrow: bool = False  # a float input narrower than float64: cotangents come in widened, gradients go out cast
 
 
 def _all_names(fdef: gast.FunctionDef) -> Set[str]:
@@ -200,6 +201,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
             continue
         if spec.cotangents:
             seed = _name(spec.cotangents[position])
+            seed = _rt("widen", seed) if spec.narrow else seed
         elif avals.get(out.id) == ("f", 0):
             seed = gast.Constant(value=1.0, kind=None)
         elif unchecked:
@@ -211,9 +213,12 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     results: List[gast.expr] = []
     for param in spec.wrt:
         if param in adjoint.state:
-            results.append(_name(adjoint.adj(param)))
+            result = _name(adjoint.adj(param))
         else:
-            results.append(adjoint.zero(param, adjoint.need(param, entry)))
+            result = adjoint.zero(param, adjoint.need(param, entry))
+        if spec.narrow:  # computed in float64 (``rt.cotangent_dtype``), returned in the parameter's dtype
+            result = _rt("primal_dtype", result, adjoint.need(param, entry))
+        results.append(result)
     forward = _Forward(saves, adjoint.counters).block(body)
     results = results if spec.direct and not spec.value else outputs + results
     returned = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
