@@ -40,12 +40,11 @@ def expected_grad_predict_loss(w, x, y):
 
 
 def expected_grad_euler(y0, k, n):
-    y_rows = np.empty((0, y0.shape[0]), np.float64)
     row = 0
     y = y0
     # grad_programs.py:13: y = y + 0.1 * (-k * y)
     _t1 = -k
-    y_rows = rt.reserve_rows(y_rows, row + len(range(n)))
+    y_rows = np.empty((len(range(n)), y0.shape[0]), np.float64)
     trips = 0
     for i in range(n):
         rt.save_row(y_rows, row, y)

@@ -142,11 +142,16 @@ def nest(ndim: int, array: str, inner: Sequence[str]) -> List[str]:
     return lines + [INDENT * ndim + line for line in inner]
 
 
-def _sweep_lines(plan: Plan, array: str, sweep: Sweep) -> List[str]:
+def _sweep_lines(plan: Plan, array: str, sweep: Sweep, scalar: bool) -> List[str]:
     slot, inner = plan.slot(), plan.inner
-    lines = [f"{acc.name}_ = np.full(m, {acc.init}, {acc.dtype})" for acc in sweep.accumulators]
-    loads = [f"{name} = {name}_[{slot}]" for name in [acc.name for acc in sweep.accumulators] + list(sweep.reads)]
-    stores = [f"{acc.name}_[{slot}] = {acc.name}" for acc in sweep.accumulators]
+    if scalar:  # one slot: accumulate in locals, no per-slot arrays to allocate
+        lines = [f"{acc.name} = {acc.dtype}({acc.init})" for acc in sweep.accumulators]
+        lines += [f"{name} = {name}_" for name in sweep.reads]
+        loads, stores = [], []
+    else:
+        lines = [f"{acc.name}_ = np.full(m, {acc.init}, {acc.dtype})" for acc in sweep.accumulators]
+        loads = [f"{name} = {name}_[{slot}]" for name in [acc.name for acc in sweep.accumulators] + list(sweep.reads)]
+        stores = [f"{acc.name}_[{slot}] = {acc.name}" for acc in sweep.accumulators]
     for d in range(plan.ndim):
         if d == inner:
             lines += [INDENT * d + line for line in loads]
@@ -159,10 +164,12 @@ def _sweep_lines(plan: Plan, array: str, sweep: Sweep) -> List[str]:
     lines += [INDENT * plan.ndim + line for line in body]
     if inner < plan.ndim:
         lines += [INDENT * inner + line for line in stores]
-    return lines
+    return lines + [f"{acc.name}_ = {acc.name}" for acc in sweep.accumulators] if scalar else lines
 
 
-def _map_lines(step: Map) -> List[str]:
+def _map_lines(step: Map, scalar: bool) -> List[str]:
+    if scalar:
+        return [f"{name} = {name}_" for name in step.reads] + [f"{step.target}_ = {step.dtype}({step.value})"]
     return [f"{step.target}_ = np.empty(m, {step.dtype})", "for j in range(m):"] + \
         [f"{INDENT}{name} = {name}_[j]" for name in step.reads] + [f"{INDENT}{step.target}_[j] = {step.value}"]
 
@@ -177,18 +184,20 @@ def reduction_source(plan: Plan, signature: str, steps: Sequence[Union[Sweep, Ma
 
     ``steps`` are sweeps, maps and scalar statements (a string each); the last must leave the flat
     array ``result_``. ``count`` holds the number of elements reduced into each slot, ``m`` the
-    number of slots.
+    number of slots. A reduction to one scalar keeps each ``name_`` as a scalar instead: no arrays are
+    allocated, which is most of the time of a reduction of a short row.
     """
+    scalar = not plan.kept and not plan.keepdims
     body = _shape_lines(plan.ndim, "a") + [f"count = {' * '.join(f'n{d}' for d in plan.axes) or '1'}",
                                            f"m = {plan.slots()}"]
     for step in steps:
         if isinstance(step, Sweep):
-            body += _sweep_lines(plan, "a", step)
+            body += _sweep_lines(plan, "a", step, scalar)
         elif isinstance(step, Map):
-            body += _map_lines(step)
+            body += _map_lines(step, scalar)
         else:
             body += step.splitlines()
-    return function_source(signature, body + [f"return {plan.shaped('result_')}"])
+    return function_source(signature, body + [f"return {'result_' if scalar else plan.shaped('result_')}"])
 
 
 def scan_source(ndim: int, axis: Optional[int], signature: str, op: str, out: str) -> str:

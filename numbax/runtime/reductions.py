@@ -20,9 +20,10 @@ accumulate in float64 and round once.
 """
 from __future__ import annotations
 
-from typing import Callable, Tuple, Union
+from typing import Callable, Optional, Tuple, Union
 
 import numpy as np
+from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
@@ -30,7 +31,7 @@ from numba.np.numpy_support import as_dtype
 from numbax.runtime.loops import Accumulator, Map, Plan, Sweep, compile_source, numpy_type, reduction_source, \
     scan_source
 from numbax.runtime.norms import norm
-from numbax.runtime.statics import array_dtype, make_plan, normalize_axes, numpy_result, static
+from numbax.runtime.statics import array_dtype, make_plan, normalize_axes, numpy_result, static, static_value
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "ptp", "argmax", "argmin",
            "any", "all", "cumsum", "cumprod", "norm"]
@@ -152,19 +153,30 @@ def _moments(name: str, numpy_fn: Callable, root: bool):
     return build
 
 
-def _better(dtype: np.dtype, largest: bool, best: str) -> str:
-    """The test that ``v`` replaces ``best``; NaN wins and stays, as in NumPy."""
-    test = f"v {'>' if largest else '<'} {best}"
-    return f"{test} or v != v" if dtype.kind == "f" else test
+def _select(dtype: np.dtype, largest: bool, best: str) -> Tuple[str, ...]:
+    """The update that keeps the extremum in ``best``, without a branch (so a short row is fast); a float
+    input also records whether it met a NaN, which wins in NumPy."""
+    keep = (f"{best} = v if v {'>' if largest else '<'} {best} else {best}",)
+    return keep + ("nan |= v != v",) if dtype.kind == "f" else keep
+
+
+def _nan_flag(dtype: np.dtype) -> Tuple[Accumulator, ...]:
+    return (Accumulator("nan", "np.bool_", "False"),) if dtype.kind == "f" else ()
+
+
+def _unless_nan(dtype: np.dtype, value: str) -> Tuple[str, Tuple[str, ...]]:
+    """``value``, or NaN where the slot met one: the source and the accumulators it reads."""
+    return (f"np.nan if nan else {value}", ("nan",)) if dtype.kind == "f" else (value, ())
 
 
 def _extremum(name: str, largest: bool):
     def build(plan: Plan, dtype: np.dtype) -> str:
         _ordered(name, dtype)
-        sweep = Sweep((Accumulator("s", numpy_type(dtype), _bound(dtype, upper=not largest)),),
-                      (f"if {_better(dtype, largest, 's')}:", "    s = v"))
+        sweep = Sweep((Accumulator("s", numpy_type(dtype), _bound(dtype, upper=not largest)),) + _nan_flag(dtype),
+                      _select(dtype, largest, "s"))
+        value, reads = _unless_nan(dtype, "s")
         return reduction_source(plan, STANDARD, [_nonempty("maximum" if largest else "minimum"), sweep,
-                                                 "result_ = s_"])
+                                                 Map("result", numpy_type(dtype), value, ("s",) + reads)])
 
     return build
 
@@ -173,10 +185,11 @@ def _ptp(plan: Plan, dtype: np.dtype) -> str:
     out = numpy_result("ptp", np.ptp, dtype)
     _ordered("ptp", dtype)
     sweep = Sweep((Accumulator("hi", numpy_type(dtype), _bound(dtype, upper=False)),
-                   Accumulator("lo", numpy_type(dtype), _bound(dtype, upper=True))),
-                  (f"if {_better(dtype, True, 'hi')}:", "    hi = v", f"if {_better(dtype, False, 'lo')}:", "    lo = v"))
+                   Accumulator("lo", numpy_type(dtype), _bound(dtype, upper=True))) + _nan_flag(dtype),
+                  _select(dtype, True, "hi") + _select(dtype, False, "lo")[:1])
+    value, reads = _unless_nan(dtype, "hi - lo")
     return reduction_source(plan, STANDARD, [_nonempty("maximum"), sweep,
-                                             Map("result", numpy_type(out), "hi - lo", ("hi", "lo"))])
+                                             Map("result", numpy_type(out), value, ("hi", "lo") + reads)])
 
 
 def _position(name: str, largest: bool):
@@ -205,12 +218,23 @@ def _truth(every: bool):
 # ---- registration -------------------------------------------------------------------------------
 
 
-def _register_reduction(helper: Callable, build: Callable, single: bool = False) -> None:
-    """Give ``helper(a, axis=None, keepdims=False)`` a Numba implementation built for each plan."""
+def _whole(axis, keepdims) -> bool:
+    """A reduction of the whole array to a scalar, spelled with the defaults."""
+    return static_value(axis) is None and static_value(keepdims) is False
+
+
+def _register_reduction(helper: Callable, build: Callable, single: bool = False,
+                        numpy_fn: Optional[Callable] = None) -> None:
+    """Give ``helper(a, axis=None, keepdims=False)`` a Numba implementation built for each plan; with
+    ``numpy_fn``, a whole reduction of a scalar or a complex array is Numba's own (``legalize`` sends
+    every ``np.max(x)`` here)."""
     name = helper.__name__
 
     @overload(helper, prefer_literal=True)
     def typer(a, axis=None, keepdims=False):
+        if numpy_fn is not None and _whole(axis, keepdims) and \
+                not (isinstance(a, types.Array) and not isinstance(a.dtype, types.Complex)):
+            return lambda a, axis=None, keepdims=False: numpy_fn(a)
         return compile_source(build(make_plan(name, a, axis, keepdims, single), as_dtype(a.dtype)))
 
 
@@ -240,8 +264,8 @@ _register_reduction(prod, _fold("prod", "1", "s *= v", np.prod))
 _register_reduction(mean, _mean)
 _register_moments(var, _moments("var", np.var, root=False))
 _register_moments(std, _moments("std", np.std, root=True))
-_register_reduction(max, _extremum("max", largest=True))
-_register_reduction(min, _extremum("min", largest=False))
+_register_reduction(max, _extremum("max", largest=True), numpy_fn=np.max)
+_register_reduction(min, _extremum("min", largest=False), numpy_fn=np.min)
 _register_reduction(ptp, _ptp)
 _register_reduction(argmax, _position("argmax", largest=True), single=True)
 _register_reduction(argmin, _position("argmin", largest=False), single=True)

@@ -81,6 +81,7 @@ class Saves:
         self.tables: Dict[Tuple[int, str], str] = {}  # (id(loop), kind) -> its 2-D tape
         self.widths: Dict[str, int] = {}  # table -> number of columns
         self.loops: Dict[int, gast.stmt] = {}  # id(loop) -> loop, for the loops with tables
+        self.outermost: Set[int] = set()  # ids of the loops no loop encloses: each runs at most once a call
         self.single_assignment = single_assignment
         self.before: Dict[int, List[gast.stmt]] = {}
         self.after: Dict[int, List[gast.stmt]] = {}
@@ -168,15 +169,46 @@ class Saves:
             [t for t, (loop_id, _) in self.row_tables.items() if loop_id == id(loop)]
 
     def enter(self, loop) -> List[gast.stmt]:
-        """Before a ``for`` loop: make its tables hold one row per iteration more (the trip count is known)."""
+        """Before a ``for`` loop: make its tables hold one row per iteration more (the trip count is known).
+
+        The tables of a loop that no loop encloses are empty when it starts: they are made here, at
+        their size, instead of grown (a helper less for Numba to compile).
+        """
         if not isinstance(loop, gast.For):
             return []
         out = []
         for table in self._tables_of(loop):
             trips = gast.Call(func=_name("len"), args=[copy.deepcopy(loop.iter)], keywords=[])
+            if id(loop) in self.outermost:
+                out.append(_assign(table, self._allocation(table, trips, remade=True)))
+                continue
             wanted = gast.BinOp(left=_name(self.rows[id(loop)]), op=gast.Add(), right=trips)
             out.append(_assign(table, _rt("reserve_rows", _name(table), wanted)))
         return out
+
+    def _allocation(self, table: str, rows: gast.expr, remade: bool = False) -> gast.Call:
+        """``np.empty((rows, width), dtype)`` for ``table``; ``remade``: where its loop starts, the table
+        made at the top already there."""
+        if table in self.row_tables:
+            width, dtype = copy.deepcopy(self.row_tables[table][1]), "float64"
+            if remade and not self._made_late(table):  # its names change: the width the first table has
+                width = gast.Subscript(value=gast.Attribute(value=_name(table), attr="shape", ctx=gast.Load()),
+                                       slice=gast.Constant(value=1, kind=None), ctx=gast.Load())
+        else:
+            kind = next(k for (_, k), t in self.tables.items() if t == table)
+            width, dtype = gast.Constant(value=self.widths[table], kind=None), _DTYPES[kind]
+        shape = gast.Tuple(elts=[rows, width], ctx=gast.Load())
+        return gast.Call(func=gast.Attribute(value=_name("np"), attr="empty", ctx=gast.Load()),
+                         args=[shape, gast.Attribute(value=_name("np"), attr=dtype, ctx=gast.Load())], keywords=[])
+
+    def _made_late(self, table: str) -> bool:
+        """Whether ``table`` is made only where its loop starts: a loop no loop encloses, and for a row
+        table, a width of names assigned once (it means the same there as at the top)."""
+        loop_id = self._loop_of_table(table)
+        if not (isinstance(self.loops[loop_id], gast.For) and loop_id in self.outermost):
+            return False
+        return table not in self.row_tables or \
+            all(n in self.single_assignment for n in _loads(self.row_tables[table][1]))
 
     def begin_iteration(self, loop) -> List[gast.stmt]:
         """At the top of a ``while`` loop's body: room for this iteration's row, doubling the tables if full."""
@@ -229,18 +261,17 @@ class Saves:
     def initial(self) -> List[gast.stmt]:
         """The tapes, at the top of the function: ``tape = []``, and each loop's tables and row counter."""
         out = [_assign(tape, gast.List(elts=[], ctx=gast.Load())) for tape in self.tapes]
-        made = [(table, loop_id, gast.Constant(value=self.widths[table], kind=None), _DTYPES[kind])
-                for (loop_id, kind), table in self.tables.items()]
-        made += [(table, loop_id, copy.deepcopy(width), "float64")
-                 for table, (loop_id, width) in self.row_tables.items()]
-        for table, loop_id, width, dtype in made:
-            rows = 0 if isinstance(self.loops[loop_id], gast.For) else 16  # a for loop reserves its own
-            shape = gast.Tuple(elts=[gast.Constant(value=rows, kind=None), width], ctx=gast.Load())
-            kind = gast.Attribute(value=_name("np"), attr=dtype, ctx=gast.Load())
-            empty = gast.Call(func=gast.Attribute(value=_name("np"), attr="empty", ctx=gast.Load()),
-                              args=[shape, kind], keywords=[])
-            out.append(_assign(table, empty))
+        for table in [t for (_, t) in self.tables.items()] + list(self.row_tables):
+            if self._made_late(table):
+                continue  # made where its loop starts (``enter``)
+            rows = 0 if isinstance(self.loops[self._loop_of_table(table)], gast.For) else 16  # a for loop reserves
+            out.append(_assign(table, self._allocation(table, gast.Constant(value=rows, kind=None))))
         return out + [_assign(row, gast.Constant(value=0, kind=None)) for row in self.rows.values()]
+
+    def _loop_of_table(self, table: str) -> int:
+        if table in self.row_tables:
+            return self.row_tables[table][0]
+        return next(loop_id for (loop_id, _), t in self.tables.items() if t == table)
 
     def drop_unread(self, body: List[gast.stmt]) -> List[gast.stmt]:
         """``body`` without the list tapes and row tables whose read values nothing reads (a rule wanted

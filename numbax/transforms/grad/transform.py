@@ -178,6 +178,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     avals = infer_avals(fdef, dict(spec.param_avals or {}))
     saves = Saves(namer, single, avals)
     saves.loop_of = _innermost_loops(fdef, position)
+    saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and depth.get(id(n)) == 0}
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
     params = adjoint.params = {a.id for a in fdef.args.args}
