@@ -16,6 +16,10 @@ cached code, importing the module each was defined in: for ``np.sum`` that is
 constants of its environment, never the module's globals (object mode does), so
 while loading, an environment of a Numba module not yet imported gets its
 constants and the module's name without the import.
+
+Code that calls BLAS or LAPACK would import ``scipy.linalg`` on its first call
+(about 100 ms) for Numba to find their functions; ``scipy_blas`` loads the two
+modules that hold them without the package.
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
 from numbax.backends.module_cache import module_for
+from numbax.backends.numba_cpu import scipy_blas
 
 _DISPATCHERS: Dict[Tuple, Callable] = {}
 
@@ -95,6 +100,8 @@ def compile_function(source: str, name: str, cache_dir: str, parallel: bool = Fa
     not tell these options apart, so each combination gets a module file of its own.
     """
     variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath}"
+    if scipy_blas.uses_blas(source):
+        scipy_blas.preload()
     module = module_for(source, name, cache_dir, variant)
     key = (module.__name__, parallel, fastmath)
     dispatcher = _DISPATCHERS.get(key)
