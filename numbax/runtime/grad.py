@@ -120,11 +120,17 @@ def _cotangent_type(t):
     return types.complex128 if isinstance(t, types.Complex) else types.float64
 
 
+def _zeros_source(ndim: int) -> str:
+    """Source of ``impl(x)``: a new array of ``x``'s shape, zeroed by a loop nest (Numba compiles
+    ``np.zeros`` in about a tenth of a second for each ndim; the loops in a third of that)."""
+    body = ["out = np.empty(x.shape, dtype)"] + nest(ndim, "out", [f"{element_source(ndim, 'out')} = 0"])
+    return function_source("x", body + ["return out"])
+
+
 @overload(zeros_like)
 def _zeros_like(x):
     if isinstance(x, types.Array):
-        dtype = _cotangent_type(x.dtype)
-        return lambda x: np.zeros(x.shape, dtype)
+        return compile_source(_zeros_source(x.ndim), dtype=_cotangent_type(x.dtype))
     if _is_scalar(x):
         return lambda x: 0.0
     if isinstance(x, types.List) and isinstance(x.dtype, types.Array):
