@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 from numbax import tree_util
 from numbax.ast_passes.pipeline import Generated
 from numbax.errors import NumbaxTypingError
+from numbax.runtime.grad import ShapesDiffer
 
 
 class Compiled:
@@ -23,12 +24,15 @@ class Compiled:
         self.flat_tuple = self.treedef.num_leaves > 1 and self.treedef == tree_util.tree_structure(
             (0,) * self.treedef.num_leaves)
         self.path = path
+        self.general: Optional[Callable[[], "Compiled"]] = None  # the specialization without assumed dims
 
     def __call__(self, leaves: List[Any]) -> Any:
         try:
             out = self.function(*leaves, *self.constants)
         except self.typing_errors as exc:
             raise self.typing_error(exc) from None
+        except ShapesDiffer:  # dims the code took as equal are not: the general code runs instead
+            return self.general()(leaves)
         if self.single:
             return out
         if self.treedef.num_leaves == 0:

@@ -24,17 +24,23 @@ from fixtures import grad_programs  # noqa: E402
 
 
 def expected_grad_predict_loss(w, x, y):
-    pred = np.tanh(x @ w)
-    # grad_programs.py:7: return np.mean((pred - y) ** 2)
-    _t2 = pred - y
-    _t3 = _t2 ** 2
+    rt.assume_equal(x.shape[1], w.shape[0])
+    rt.assume_equal(y.shape[0], x.shape[0])
+    value = x @ w
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0
-    dt3 = rt.unreduce(dt4, _t3, None, False) * (1 / _t3.size)
-    dt2 = dt3 * 2 * _t2
-    dpred = rt.unbroadcast(dt2, pred)
-    # grad of: pred = np.tanh(x @ w)
-    dt1 = dpred * (1.0 - pred * pred)
+    dt3_j = dt4 * (1 / value.size)
+    dt1 = np.empty(x.shape[0])
+    for j in range(x.shape[0]):
+        # grad_programs.py:6: pred = np.tanh(x @ w)
+        pred_j = np.tanh(value[j])
+        # grad_programs.py:7: return np.mean((pred - y) ** 2)
+        t2_j = pred_j - y[j]
+        # grad of: return np.mean((pred - y) ** 2)
+        dpred_j = dt3_j * 2 * t2_j
+        # grad of: pred = np.tanh(x @ w)
+        dt1_j = dpred_j * (1.0 - pred_j * pred_j)
+        dt1[j] = dt1_j
     dw = dt1 @ x
     return dw
 

@@ -52,6 +52,8 @@ class Generated:
     returns: Optional[ReturnSpec]
     label: str
     reads_avals: bool = False
+    # the code starts with a check of dims it takes as equal; where it fails, ``general`` code must run
+    assumes_shapes: bool = False
     # the tree ``source`` was written from, origins kept (for a gradient generated inside another function)
     module: Optional[gast.Module] = dataclasses.field(default=None, compare=False, repr=False)
     imports: List[str] = dataclasses.field(default_factory=list)
@@ -116,13 +118,14 @@ def _debug_checks(spec) -> Callable[[gast.Module], gast.Module]:
     return apply
 
 
-def _fuse(param_avals: Callable[[], Optional[Dict[str, tuple]]]) -> Callable[[gast.Module], gast.Module]:
+def _fuse(shapes: Callable[[], Optional[tuple]]) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
-        avals = param_avals()
-        if avals is not None:
+        given = shapes()
+        if given is not None:
             from numbax.ast_passes.optimizations import fusion  # it reads reverse mode's analyses
 
-            module.body[-1], changed = fusion.transform(module.body[-1], avals)
+            param_avals, same = given
+            module.body[-1], changed = fusion.transform(module.body[-1], param_avals, same)
             if changed:
                 module = optimize.transform(module)
         return module
@@ -163,14 +166,15 @@ def _without_partial(fn: Callable, bound: Dict[str, Any]):
 def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: str = "jit",
         after_pass: Optional[str] = None,
         transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None,
-        fuse: Callable[[], Optional[Dict[str, tuple]]] = lambda: None) -> Generated:
+        fuse: Callable[[], Optional[tuple]] = lambda: None) -> Generated:
     """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree).
 
     ``fn`` is a user function, or a ``ParsedFunction`` that numbax wrote itself
     (``vmap``'s wrapper around the user's function). ``transform`` (grad, ...)
     rewrites the main function after A-normal form; it receives the function
     and the specialization (``Specialized``). ``fuse``, asked after optimization,
-    gives the parameters' (kind, ndim) when the transformed function's
+    gives the parameters' (kind, ndim) and the dims the transformation took as
+    equal (``shapes.assumed_equal``) when the transformed function's
     elementwise runs should be fused.
     """
     if after_pass is not None and after_pass not in PASS_NAMES:

@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype
 
 from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
 
-__all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
+__all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
            "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
            "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
@@ -48,6 +48,18 @@ def ones_like(x):
     if isinstance(x, np.ndarray):
         return np.ones(x.shape, cotangent_dtype(x.dtype))
     return 1.0
+
+
+class ShapesDiffer(Exception):
+    """Raised by generated code whose entry check of parameters' dims fails (``shapes.assumed_equal``):
+    numbax catches it and runs the code it generates without taking those dims as equal."""
+
+
+def assume_equal(n, m):
+    """Raise ``ShapesDiffer`` unless the lengths ``n`` and ``m`` are equal (generated code checks the dims it
+    takes as equal first)."""
+    if n != m:
+        raise ShapesDiffer()
 
 
 def widen(g):
@@ -150,6 +162,14 @@ def _ones_like(x):
     if _is_scalar(x):
         return lambda x: 1.0
     raise TypingError(f"numbax: no one for a value of type {x}")
+
+
+@overload(assume_equal)
+def _assume_equal(n, m):
+    def impl(n, m):
+        if n != m:
+            raise ShapesDiffer()
+    return impl
 
 
 @overload(widen)

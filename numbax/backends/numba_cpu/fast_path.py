@@ -36,4 +36,5 @@ def entry_for(function: Any, leaves: List[Any]) -> Optional[Tuple[Tuple[int, ...
 def eligible(compiled: Any) -> bool:
     """Whether a compiled specialization returns what the user gets, with nothing to add or rebuild."""
     generated = compiled.generated
-    return not generated.constants and not generated.reads_avals and (compiled.single or compiled.flat_tuple)
+    return not generated.constants and not generated.reads_avals and not generated.assumes_shapes and \
+        (compiled.single or compiled.flat_tuple)

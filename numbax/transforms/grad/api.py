@@ -74,14 +74,18 @@ class Differentiated(Jitted):
         """Numba's C dispatch has no compiled signature for this call: bind, check, compile, package."""
         if config.state.disable_jit and self.backend != "python":
             return self._twin()(*args, **kwargs)
-        values = self._signature.bind(args, kwargs)
-        _check_inputs(values, self.argnums, self.allow_int)
         if self.direct:
             return self._compiled_call(args, kwargs)
         out, grads = self._compiled_call(args, kwargs)
         if self.allow_int:
+            values = self._signature.bind(args, kwargs)
             grads = [tree_util.tree_map(_float0_if_int, values[i], g) for i, g in zip(self.argnums, grads)]
         return self._package(out, grads)
+
+    def _compile(self, key, values, leaves, treedef, statics, form: tuple = ()):
+        """Inputs are checked once per specialization: the cache key holds every leaf's dtype."""
+        _check_inputs(values, self.argnums, self.allow_int)
+        return super()._compile(key, values, leaves, treedef, statics, form)
 
     def _twin(self) -> "Differentiated":
         """The same transformation on the python backend: what runs under ``disable_jit``."""
@@ -134,7 +138,9 @@ class Differentiated(Jitted):
         if self.direct:
             super()._offer_fast_path(compiled, treedef, leaves)
 
-    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, general: bool = False):
+        """Reverse mode's pipeline for one specialization. Unless ``general``, the code may take dims of the
+        parameters that it combines as equal, after checking them (``GradSpec.assume_shapes``)."""
         dynamic = [(i, p) for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         counts = {i: len(tree_util.tree_leaves(bound[p])) for i, p in dynamic}
         offsets, total = {}, 0
@@ -165,8 +171,10 @@ class Differentiated(Jitted):
             holder["fuse"] = param_avals if all(d == np.float64 for d in floats) else None
             narrow = any(np.result_type(d, np.float64) != d for d in floats)
             grad_spec = grad_transform.GradSpec(wrt, seeded, cts, param_avals, self.direct, self.value,
-                                                float64=holder["fuse"] is not None, narrow=narrow)
+                                                float64=holder["fuse"] is not None, narrow=narrow,
+                                                assume_shapes=not general)
             out = grad_transform.transform(fdef, grad_spec)
+            holder["same"] = grad_spec.same
             if cts:
                 params = out.args.args
                 leaves, rest = params[:total], params[total:len(params) - len(cts)]
@@ -174,7 +182,9 @@ class Differentiated(Jitted):
             return out
 
         generated = pipeline.run(self.fun, bound, label=self.label, after_pass=after_pass, transform=rewrite,
-                                 fuse=lambda: holder.get("fuse"))
+                                 fuse=lambda: None if holder.get("fuse") is None else (holder["fuse"],
+                                                                                       holder["same"]))
+        generated.assumes_shapes = bool(holder.get("same"))
         if generated.returns is not None and after_pass is None:
             generated.returns = self._returns(generated.returns, bound)
         return generated

@@ -80,7 +80,7 @@ def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> A
     except TypeError as exc:
         spec.fail(node, f"calling {transformed!r}: {exc}")
     bound, arguments = _bound(transformed, spec, node, values)
-    generated = transformed._run_pipeline(bound, after_pass="fuse")
+    generated = transformed._run_pipeline(bound, after_pass="fuse", general=True)  # no entry check to fall back from
     returns = transformed._returns(generated.returns, bound)
     fdef = copy_tree(generated.module.body[-1])
     fdef.name = spec.builder.function_names.new(fdef.name)

@@ -23,7 +23,7 @@ elementwise is known to share its shape.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
@@ -64,13 +64,29 @@ def plus(node: gast.expr, offset: int) -> gast.expr:
 
 
 def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
-    """The shape of an elementwise result: scalars take the array's shape; unequal arrays: unknown."""
+    """The shape of an elementwise result, NumPy's rules from the right: scalars and missing leading axes take
+    the other operands' dims, equal dims stay; two different dims are unknown (one may be a length 1), unless
+    ``assumed_equal`` is collecting and may take them as equal."""
     arrays = [s for s in shapes if s != _SCALAR]
     if None in arrays:
         return None
     if not arrays:
         return _SCALAR
-    return arrays[0] if all(s == arrays[0] for s in arrays) else None
+    out = list(max(arrays, key=len))
+    for shape in arrays:
+        for k in range(1, len(shape) + 1):
+            if shape[-k] != out[-k] and not _assume(shape[-k], out[-k]):
+                return None
+    return tuple(out)
+
+
+def _assume(a: Dim, b: Dim) -> bool:
+    """Whether ``a`` and ``b`` may be taken as equal: both whole dims of parameters (a guard at the entry
+    will check them) while ``assumed_equal`` collects; the pair is recorded."""
+    if _COLLECTING is None or a[1] or b[1] or not (a[0] in _COLLECTING.symbols and b[0] in _COLLECTING.symbols):
+        return False
+    _COLLECTING.pairs.add(tuple(sorted((a[0], b[0]))))
+    return True
 
 
 def _slice(dim: Dim, part: gast.Slice) -> Optional[Dim]:
@@ -150,7 +166,8 @@ def _subscript(node: gast.Subscript, env, avals) -> Optional[Shape]:
 def _matmul(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:
     if a is None or b is None or not a or not b or len(a) > 2 or len(b) > 2:
         return None
-    return a[:-1] + b[1:]  # the inner dims agree, or the product raised
+    _assume(a[-1], b[0])  # they agree, or the product raised: what follows may take them as equal
+    return a[:-1] + b[1:]
 
 
 def _call(app, env, avals) -> Optional[Shape]:
@@ -227,13 +244,81 @@ class _Infer:
                                                                                 self.avals))
 
 
-def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple] = None) -> Dict[str, Shape]:
+def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple] = None,
+          same: Dict[str, str] = None) -> Dict[str, Shape]:
     """``{name: shape}`` for the variables of ``fdef`` whose symbolic shape is certain, from the parameters'
     ndims (each parameter's dims are its own symbols, and so are those of a value assigned once, outside
     loops, whose shape the rules cannot work out: ``a + b`` of unrelated shapes); and under ``"t[]"`` the
-    shape of every element of a tape or row table ``t``, so that ``t5_rows[row]`` has one."""
-    env: Dict[str, Optional[Shape]] = {p: tuple((f"{p}.{k}", 0) for k in range(n)) for p, n in ndims.items()}
+    shape of every element of a tape or row table ``t``, so that ``t5_rows[row]`` has one. ``same`` maps
+    parameters' dims to the one that stands for them (``assumed_equal``)."""
+    same = same or {}
+    env: Dict[str, Optional[Shape]] = {p: tuple((same.get(f"{p}.{k}", f"{p}.{k}"), 0) for k in range(n))
+                                       for p, n in ndims.items()}
     stores, _ = count_names(fdef)
     fresh = {n for n, count in stores.items() if count == 1 and n not in ndims}
     _Infer(env, avals or {}, fresh).block(fdef.body)
     return {k: v for k, v in env.items() if v is not None}
+
+
+class _Collecting:
+    """What ``assumed_equal`` gathers: the symbols it may equate, and the pairs it did."""
+
+    def __init__(self, symbols: Set[str]):
+        self.symbols = symbols
+        self.pairs: Set[Tuple[str, str]] = set()
+
+
+_COLLECTING: Optional[_Collecting] = None
+
+
+def assumed_equal(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple],
+                  unchanged: Set[str]) -> Dict[str, str]:
+    """Dims of the parameters ``unchanged`` (never reassigned) that the code takes as equal where it combines
+    them: ``a + b`` of arrays (where NumPy would also broadcast a length 1) and the inner dims of ``a @ b``.
+    Returns each such dim's stand-in (the first, by name, of those equal to it), for ``infer``'s ``same``.
+
+    Code generated with these shapes is right only when the dims are equal: ``guard`` writes the check
+    that must run first.
+    """
+    global _COLLECTING
+    symbols = {f"{p}.{k}" for p, n in ndims.items() if p in unchanged for k in range(n)}
+    same: Dict[str, str] = {}
+    while True:
+        _COLLECTING = _Collecting(symbols)
+        try:
+            infer(fdef, ndims, avals, same)
+        finally:
+            pairs, _COLLECTING = _COLLECTING.pairs, None
+        merged = _classes(pairs, same)
+        if merged == same:
+            return same
+        same = merged
+
+
+def _classes(pairs: Set[Tuple[str, str]], same: Dict[str, str]) -> Dict[str, str]:
+    """``same`` with ``pairs`` joined in: every dim of a class maps to the class's first symbol."""
+    parent = dict(same)
+
+    def root(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = sorted((root(a), root(b)))
+        if ra != rb:
+            parent[rb] = ra
+    return {x: root(x) for x in set(parent) | {x for pair in pairs for x in pair} if root(x) != x}
+
+
+def guard(same: Dict[str, str]) -> List[gast.stmt]:
+    """``rt.assume_equal(x.shape[1], w.shape[0])`` for each dim ``same`` equates: the checks that must run
+    before code that takes them as equal (each raises ``rt.ShapesDiffer`` where they are not)."""
+    out = []
+    for symbol, stand_in in sorted(same.items()):
+        lengths = [dim_length((s, 0), {s.rpartition(".")[0]}) for s in (symbol, stand_in)]
+        call = gast.Call(func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
+                                                             type_comment=None), attr="assume_equal",
+                                             ctx=gast.Load()), args=lengths, keywords=[])
+        out.append(gast.Expr(value=call))
+    return out

@@ -36,6 +36,7 @@ from numbax.transforms.grad.nodes import rt_call as _rt
 from numbax.transforms.grad.avals import infer as infer_avals
 from numbax.transforms.grad.primitives import is_differentiable
 from numbax.transforms.grad.recompute import readonly_names
+from numbax.transforms.grad.shapes import assumed_equal, guard
 from numbax.transforms.grad.shapes import infer as infer_shapes
 from numbax.transforms.grad.saves import Saves, row_widths
 
@@ -52,6 +53,8 @@ class GradSpec:
     value: bool = False
     float64: bool = False  # every float input is float64: arrays saved in loops may go in float64 row tables
     narrow: bool = False  # a float input narrower than float64: cotangents come in widened, gradients go out cast
+    assume_shapes: bool = False  # take parameters' dims that the code combines as equal, checked at the entry
+    same: Dict[str, str] = dataclasses.field(default_factory=dict)  # out: the dims taken as equal
 
 
 def _all_names(fdef: gast.FunctionDef) -> Set[str]:
@@ -183,7 +186,9 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     adjoint.readonly = readonly_names(fdef, single)
     params = adjoint.params = {a.id for a in fdef.args.args}
     ndims = {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}
-    adjoint.shapes = infer_shapes(fdef, ndims, avals)
+    if spec.assume_shapes:
+        spec.same = assumed_equal(fdef, ndims, avals, {p for p in params if counts.get(p) == 1})
+    adjoint.shapes = infer_shapes(fdef, ndims, avals, spec.same)
     if spec.float64:  # the row tables are float64
         saves.row_widths = row_widths(adjoint.shapes, avals, ndims, aliasing.unwritten(fdef))
     entry = gast.Pass()
@@ -225,6 +230,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     returned = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
     fdef.body = saves.drop_unread(saves.initial() + saves.before.get(id(entry), []) + forward + seeds + backward +
                                   [gast.Return(value=returned)])
+    fdef.body = guard(spec.same) + fdef.body  # where one fails, numbax runs code generated without them
     gast.fix_missing_locations(fdef)
     if spec.cotangents:
         fdef.args.args = fdef.args.args + [_name(c, False) for c in spec.cotangents]

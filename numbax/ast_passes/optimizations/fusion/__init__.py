@@ -42,11 +42,11 @@ from numbax.transforms.grad import shapes as shapes_analysis
 class Facts:
     """What the pass knows of the whole function: abstract values, symbolic shapes, aliases, name counts."""
 
-    def __init__(self, fdef: gast.FunctionDef, param_avals: Dict[str, tuple]):
+    def __init__(self, fdef: gast.FunctionDef, param_avals: Dict[str, tuple], same: Dict[str, str]):
         params = {a.id for a in fdef.args.args}
         self.avals = avals_analysis.infer(fdef, {p: a for p, a in param_avals.items() if p in params})
         ndims = {p: a[1] for p, a in self.avals.items() if p in params}
-        self.shapes = shapes_analysis.infer(fdef, ndims, self.avals)
+        self.shapes = shapes_analysis.infer(fdef, ndims, self.avals, same)
         self.aliases = Aliases(fdef, {n for n, a in self.avals.items() if a[1] == 0})
         stores, _ = count_names(fdef)
         self.fdef = fdef
@@ -117,10 +117,12 @@ def _block(stmts: List[gast.stmt], facts: Facts, changed: List[bool], in_loop: b
     return out
 
 
-def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple]) -> Tuple[gast.FunctionDef, bool]:
-    """Fuse ``fdef``'s elementwise runs; ``param_avals`` gives each parameter's (kind, ndim)."""
+def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple],
+              same: Dict[str, str] = None) -> Tuple[gast.FunctionDef, bool]:
+    """Fuse ``fdef``'s elementwise runs; ``param_avals`` gives each parameter's (kind, ndim), ``same`` the dims
+    of parameters that the function checks are equal before it runs (``shapes.assumed_equal``)."""
     changed = [False]
-    facts = Facts(fdef, param_avals)
+    facts = Facts(fdef, param_avals, same or {})
     fdef.body = _block(fdef.body, facts, changed, False)
     drop_unread(fdef, facts.written_out)
     gast.fix_missing_locations(fdef)

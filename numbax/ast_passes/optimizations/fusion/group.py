@@ -33,6 +33,14 @@ def _sum_operand(value: gast.expr) -> Optional[gast.expr]:
     return app.args[0]
 
 
+def _unbroadcast_operands(value: gast.expr) -> Optional[Tuple[gast.expr, gast.expr]]:
+    """``(g, x)`` in ``rt.unbroadcast(g, x)``, else None."""
+    app = application(value) if isinstance(value, gast.Call) else None
+    if app is None or app.keywords or len(app.args) != 2 or app.name != "rt.unbroadcast":
+        return None
+    return app.args[0], app.args[1]
+
+
 def _computes(value: gast.expr) -> bool:
     """An operation the loop computes per element (a view, a copy or a runtime helper's array is not one)."""
     if isinstance(value, gast.BinOp):
@@ -73,6 +81,7 @@ class Group:
         self.index: List[str] = []
         self.defined: Dict[str, gast.expr] = {}  # array -> its element in the loop: a scalar name or constant
         self.accumulators: Set[str] = set()    # sums, complete only after the loop
+        self.partials: Dict[str, int] = {}     # accumulated arrays (sums over leading axes) -> first axis kept
         self.scalars: Set[str] = set()         # the names the group made for elements
         self.written_before: Set[str] = set()  # arrays from before the loop that it writes, aliases included
         self.references: Dict[str, gast.expr] = {}
@@ -128,6 +137,9 @@ class Group:
                         self.accumulators:
                     return False
                 return self._join(stmt, operand, target, "sum")
+            partial = self._partial(target, stmt.value)
+            if partial is not None:
+                return self._join(stmt, partial, target, "partial")
             aval = facts.avals.get(target)
             if aval is None or aval[0] != "f" or aval[1] == 0 or target in self.accumulators or \
                     not (_computes(stmt.value) or isinstance(stmt.value, gast.Name) and stmt.value.id in self.defined):
@@ -140,6 +152,19 @@ class Group:
                 return False
             return self._join(stmt, stmt.value, stmt.target.id, "accumulate")
         return False
+
+    def _partial(self, target: str, value: gast.expr) -> Optional[gast.expr]:
+        """``g`` of ``target = rt.unbroadcast(g, x)`` where ``x``'s shape is the last dims of ``g``'s (a bias's
+        gradient: ``g`` summed over its leading axes), for a new float array ``target``; else None."""
+        operands = _unbroadcast_operands(value)
+        aval = self.facts.avals.get(target)
+        if operands is None or aval is None or aval[0] != "f" or aval[1] == 0 or \
+                target in self.reads | set(self.defined) | self.accumulators:
+            return None
+        full, kept = self.facts.shape(operands[0]), self.facts.shape(operands[1])
+        if not full or not kept or len(kept) >= len(full) or full[len(full) - len(kept):] != kept:
+            return None
+        return operands[0]
 
     def _join(self, stmt: gast.stmt, value: gast.expr, target: str, how: str) -> bool:
         facts = self.facts
@@ -188,6 +213,14 @@ class Group:
         elif how == "sum":
             self.accumulators.add(target)
             new = gast.AugAssign(target=name(target, True), op=gast.Add(), value=element)
+        elif how == "partial":
+            first = len(self.shape) - facts.avals[target][1]
+            self.accumulators.add(target)
+            self.partials[target] = first
+            kept = [name(i) for i in self.index[first:]]
+            slot = kept[0] if len(kept) == 1 else gast.Tuple(elts=kept, ctx=gast.Load())
+            new = gast.AugAssign(target=gast.Subscript(value=name(target), slice=slot, ctx=gast.Store()),
+                                 op=gast.Add(), value=element)
         elif target_element is None:
             if not isinstance(self.defined[target], gast.Name) or self.defined[target].id not in self.scalars:
                 return False  # its element is a name from before the loop: never updated in place

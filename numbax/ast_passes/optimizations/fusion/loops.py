@@ -62,6 +62,13 @@ def worth_fusing(group, block, in_loop: bool) -> bool:
     return kept >= 2
 
 
+def _zeros(extents: List[gast.expr]) -> gast.Call:
+    """``np.zeros(n)`` or ``np.zeros((n0, n1))``."""
+    shape = copy_tree(extents[0]) if len(extents) == 1 else \
+        gast.Tuple(elts=[copy_tree(e) for e in extents], ctx=gast.Load())
+    return gast.Call(func=gast.Attribute(value=name("np"), attr="zeros", ctx=gast.Load()), args=[shape], keywords=[])
+
+
 def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stmt]:
     """The group's statements, fused: moved-before, setup, the loop nest (over ``extents``), moved-after.
 
@@ -72,7 +79,8 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
     deferred = [stmt for stmt, _ in group.deferred]
     for k, stmt in enumerate(deferred):
         scalar_reads(group, stmt, deferred[:k])
-    setup: List[gast.stmt] = [assign(acc, gast.Constant(value=0.0, kind=None)) for acc in sorted(group.accumulators)]
+    setup: List[gast.stmt] = [assign(acc, _zeros(extents[group.partials[acc]:]) if acc in group.partials else
+                                     gast.Constant(value=0.0, kind=None)) for acc in sorted(group.accumulators)]
     stores: List[gast.stmt] = []
     after: List[gast.stmt] = []
     for array, scalar in group.defined.items():
