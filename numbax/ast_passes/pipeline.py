@@ -82,14 +82,6 @@ def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable
 
 def _main_only(transform, spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
-        if transform is not None and spec.nested_transforms:
-            from numbax.errors import NumbaxDifferentiationError
-
-            label, origin = spec.nested_transforms[0]
-            raise NumbaxDifferentiationError(
-                f"differentiating a function that itself calls numbax.{label} (a higher-order derivative) "
-                "is not supported yet", origin,
-                hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
         if transform is not None:
             module.body[-1] = transform(module.body[-1], spec)
             if _RUNTIME_IMPORT not in spec.imports:
@@ -185,7 +177,8 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     fence.check(parsed.node)
     if after_pass == "fence":
         return _user_source(parsed, label)
-    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=key)
+    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=key,
+                               differentiated=transform is not None)
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),

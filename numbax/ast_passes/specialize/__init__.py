@@ -42,9 +42,14 @@ from numbax.ast_passes.specialize.specializer import Specializer
 
 
 def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound: Dict[str, Any],
-                        closure: Dict[str, Any] = None, key: Any = None) -> Specialized:
-    """Specialize ``fdef`` to ``bound`` (parameter -> static value or pytree of ``Dyn`` placeholders)."""
+                        closure: Dict[str, Any] = None, key: Any = None, differentiated: bool = False) -> Specialized:
+    """Specialize ``fdef`` to ``bound`` (parameter -> static value or pytree of ``Dyn`` placeholders).
+
+    ``differentiated``: a transformation will rewrite the result (a gradient generated at a call inside
+    it is then left unfused, for that transformation to read).
+    """
     builder = ModuleBuilder()
+    builder.differentiated = differentiated
     spec = Specializer(builder, fdef, resolve.Namespace(closure or {}, globals_), key=key)
     spec.materialize_outputs = True
     spec.is_entry = True

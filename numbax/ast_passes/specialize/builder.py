@@ -24,6 +24,7 @@ class ModuleBuilder:
         self.reads_avals = False
         # (label, origin) of each transformation called inside (``grad`` in a jit'd step)
         self.nested_transforms: List[Tuple[str, Any]] = []
+        self.differentiated = False  # a transformation rewrites what is specialized here (``grad`` of it)
         self.parsed: Dict[Any, Tuple[gast.FunctionDef, Any]] = {}  # user function -> (tree, namespace)
         # id(tree) -> (the tree, kept alive so that its id stays its own; names in it; names it assigns)
         self.names_of: Dict[int, Tuple[gast.FunctionDef, Set[str], FrozenSet[str]]] = {}

@@ -71,6 +71,9 @@ class Adjoint:
         self.readonly: Set[str] = set()  # arrays nothing writes into (``recompute.readonly_names``)
         self.shapes: Dict[str, tuple] = {}  # symbolic shapes (``shapes.infer``)
         self.params: Set[str] = set()
+        # the code made is to be differentiated again: slices of adjoints updated as ``dy[1:] += g``, not
+        # through a view (``dy_view = dy[1:]``), which reverse mode cannot follow
+        self.higher_order = False
 
     # ---- names and accumulation
     def adj(self, name: str) -> str:
@@ -388,7 +391,7 @@ class Adjoint:
         d = self.adj(y)
         if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
             out.append(self._mark(gast.Expr(value=_rt("index_add", _name(d), index, g)), stmt))
-        elif self._selects_array(stmt, value.slice):
+        elif self._selects_array(stmt, value.slice) and not self.higher_order:
             if id(stmt) not in self.views:  # a loop body's sweep is generated until its adjoints settle
                 self.views[id(stmt)] = self.namer.new(d + "_view")
             view = self.views[id(stmt)]

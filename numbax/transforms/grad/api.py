@@ -134,7 +134,9 @@ class Differentiated(Jitted):
         if self.direct:
             super()._offer_fast_path(compiled, treedef, leaves)
 
-    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, higher_order: bool = False):
+        """The middle end for one specialization; ``higher_order``: the result is to be differentiated again
+        (a gradient generated inside a function that ``grad`` transforms)."""
         dynamic = [(i, p) for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         counts = {i: len(tree_util.tree_leaves(bound[p])) for i, p in dynamic}
         offsets, total = {}, 0
@@ -165,7 +167,8 @@ class Differentiated(Jitted):
             holder["fuse"] = param_avals if all(d == np.float64 for d in floats) else None
             narrow = any(np.result_type(d, np.float64) != d for d in floats)
             grad_spec = grad_transform.GradSpec(wrt, seeded, cts, param_avals, self.direct, self.value,
-                                                float64=holder["fuse"] is not None, narrow=narrow)
+                                                float64=holder["fuse"] is not None, narrow=narrow,
+                                                higher_order=higher_order)
             out = grad_transform.transform(fdef, grad_spec)
             if cts:
                 params = out.args.args

@@ -7,9 +7,10 @@ the reverse-mode pipeline up to optimization, and adds the resulting
 function to the step's module as a helper; ``inline`` then places it in the
 step, so one Numba function computes both.
 
-Differentiating such a function again (a higher-order derivative) is refused
-with a ``NumbaxDifferentiationError``: reverse mode does not yet read its own
-tapes.
+When the calling function is itself differentiated (a higher-order
+derivative), the gradient is generated up to optimization only, unfused and
+without writes through views (``GradSpec.higher_order``), so that the outer
+reverse mode can read it; ``higher_order.check`` refuses what it still cannot.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from numbax import tree_util
 from numbax.ast_passes.specialize.builder import Helper
 from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.transforms.grad import higher_order as higher_order_checks
 
 
 def _abstract(spec, node, leaf: Any, what: str) -> AVal:
@@ -80,9 +82,13 @@ def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> A
     except TypeError as exc:
         spec.fail(node, f"calling {transformed!r}: {exc}")
     bound, arguments = _bound(transformed, spec, node, values)
-    generated = transformed._run_pipeline(bound, after_pass="fuse")
+    higher_order = spec.builder.differentiated
+    generated = transformed._run_pipeline(bound, after_pass="optimize" if higher_order else "fuse",
+                                          higher_order=higher_order)
     returns = transformed._returns(generated.returns, bound)
     fdef = copy_tree(generated.module.body[-1])
+    if higher_order:
+        higher_order_checks.check(fdef, transformed.label, spec.origin(node))
     fdef.name = spec.builder.function_names.new(fdef.name)
     spec.builder.helpers.append(fdef)
     spec.builder.imports.update(generated.imports)
