@@ -5,9 +5,9 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from numbax import config, runtime, tree_util
+from numbax import config, generated_cache, runtime, tree_util
 from numbax.api import Jitted
-from numbax.ast_passes import pipeline
+from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.transforms.grad import avals
 from numbax.transforms.grad import transform as grad_transform
@@ -55,7 +55,9 @@ class Differentiated(Jitted):
     def __init__(self, fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False,
                  value: bool = False, static_argnums=(), static_argnames=(), backend: str = "cpu",
                  cotangents: bool = False):
-        super().__init__(fun, static_argnums, static_argnames, backend)
+        # ``grad(grad(f))``: the transformation differentiated, called from a wrapper with f's parameters
+        self.of: Optional["Differentiated"] = fun if isinstance(fun, Differentiated) else None
+        super().__init__(fun.fun if self.of is not None else fun, static_argnums, static_argnames, backend)
         self.argnums = _normalize_argnums(argnums, self._nparams, fun)
         self.single = isinstance(argnums, int)
         overlap = set(self.argnums) & set(self.static_argnums)
@@ -87,7 +89,7 @@ class Differentiated(Jitted):
         """The same transformation on the python backend: what runs under ``disable_jit``."""
         if self._python_twin is None:
             argnums = self.argnums[0] if self.single else self.argnums
-            self._python_twin = type(self)(self.fun, argnums, self.has_aux, self.allow_int, self.value,
+            self._python_twin = type(self)(self._target(), argnums, self.has_aux, self.allow_int, self.value,
                                            self.static_argnums, self.static_argnames, "python", self.cotangents)
         return self._python_twin
 
@@ -110,18 +112,30 @@ class Differentiated(Jitted):
         names = tuple(sorted(set(self.static_argnames) | set(_as_tuple(static_argnames))))
         backend = self.backend if backend == "cpu" else backend
         argnums = self.argnums[0] if self.single else self.argnums
-        return type(self)(self.fun, argnums, self.has_aux, self.allow_int, self.value, nums, names, backend,
+        return type(self)(self._target(), argnums, self.has_aux, self.allow_int, self.value, nums, names, backend,
                           self.cotangents)
 
+    def _target(self) -> Callable:
+        """What this transformation differentiates: the user's function, or the transformation of it."""
+        return self.fun if self.of is None else self.of
+
     def _generated_cache_tag(self) -> Optional[str]:
-        """Generated gradients are kept on disk too, keyed by what changes them."""
+        """Generated gradients are kept on disk too, keyed by what changes them (and by what ``grad`` of
+        ``grad`` differentiates; None, no disk cache, if that has no fingerprint)."""
+        of = ""
+        if self.of is not None:
+            try:
+                of = ":of=" + repr(generated_cache.value(self.of._numbax_fingerprint()))
+            except generated_cache.Uncacheable:
+                return None
         return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}:" \
-               f"direct={self.direct}:value={self.value}"
+               f"direct={self.direct}:value={self.value}{of}"
 
     def _numbax_fingerprint(self) -> tuple:
         """What code generated for a call of this gradient depends on (the disk cache of a caller's code)."""
+        of = () if self.of is None else (self.of._numbax_fingerprint(),)
         return (self.label, self.fun, self.argnums, self.single, self.has_aux, self.allow_int, self.value,
-                self.static_argnums)
+                self.static_argnums) + of
 
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function: the gradient is generated there (``nested``)."""
@@ -176,11 +190,19 @@ class Differentiated(Jitted):
                 out.args.args = leaves + params[len(params) - len(cts):] + rest
             return out
 
-        generated = pipeline.run(self.fun, bound, label=self.label, after_pass=after_pass, transform=rewrite,
+        generated = pipeline.run(self._source(), bound, label=self.label, after_pass=after_pass, transform=rewrite,
                                  fuse=lambda: holder.get("fuse"))
         if generated.returns is not None and after_pass is None:
             generated.returns = self._returns(generated.returns, bound)
         return generated
+
+    def _source(self):
+        """The function the pipeline reads: the user's, or for ``grad`` of ``grad`` one that calls the inner
+        transformation (whose gradient is then generated at that call, ``nested``)."""
+        if self.of is None:
+            return self.fun
+        kinds = [p.kind for p in self._signature.signature.parameters.values()]
+        return wrapper.calling(self.fun, self.of.label, self._signature.params, kinds, "differentiated", self.of)
 
     def _returns(self, primal, bound):
         """The structure of what the generated function returns: the user's result (``direct``), else
@@ -197,7 +219,8 @@ class Differentiated(Jitted):
         return ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)))
 
     def __repr__(self) -> str:
-        return f"<numbax.{self.label} of {self.fun.__qualname__}>"
+        inner = self.fun.__qualname__ if self.of is None else repr(self.of)[len("<numbax."):-1]
+        return f"<numbax.{self.label} of {inner}>"
 
 
 def _as_tuple(x) -> tuple:
@@ -205,17 +228,21 @@ def _as_tuple(x) -> tuple:
 
 
 def _unwrap(fun: Callable, static_argnums, static_argnames):
-    """The user function under ``jit`` (its static arguments kept); ``grad`` of ``grad`` is not built yet."""
+    """The user function under ``jit``, or the gradient under ``grad`` of ``grad`` (static arguments kept)."""
     from numbax.errors import NumbaxDifferentiationError
 
-    if isinstance(fun, Differentiated):
-        raise NumbaxDifferentiationError(
-            f"differentiating {fun!r} again (higher-order derivatives) is not supported yet",
-            hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
-    if isinstance(fun, Jitted) and type(fun) is not Jitted:
+    if isinstance(fun, Jitted) and not isinstance(fun, Differentiated) and type(fun) is not Jitted:
         raise NumbaxDifferentiationError(
             f"differentiating {fun!r} directly is not supported yet",
             hint="differentiate a function that calls it, as in grad(lambda x: vf(x).sum()).")
+    if isinstance(fun, Differentiated) and fun.cotangents:
+        raise NumbaxDifferentiationError(
+            f"differentiating {fun!r} directly is not supported",
+            hint="differentiate a function that calls numbax.vjp and its pullback.")
+    if isinstance(fun, Differentiated):
+        static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
+        static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
+        return fun, static_argnums, static_argnames
     if isinstance(fun, Jitted):
         static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
         static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
