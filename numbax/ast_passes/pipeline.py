@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import gast
 
-from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize
+from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize, resolve
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -171,7 +171,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
         parsed, key = fn, id(fn.node)  # not the user function's code: the wrapper calls it
     else:
         fn, bound = _without_partial(fn, bound)
-        parsed, key = parse_function(fn), fn.__code__
+        parsed, key = parse_function(fn), resolve.function_key(fn)
     if after_pass == "parse":
         return _user_source(parsed, label)
     fence.check(parsed.node)

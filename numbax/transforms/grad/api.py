@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
+import gast
 import numpy as np
 
 from numbax import config, generated_cache, runtime, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline, wrapper
+from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.transforms.grad import avals
 from numbax.transforms.grad import transform as grad_transform
@@ -166,7 +168,8 @@ class Differentiated(Jitted):
             seeded = list(range(width)) if self.cotangents else [0]
             if self.has_aux:
                 seeded = [0]
-            cts = [f"ct_{k}" for k in range(len(seeded))] if self.cotangents else None
+            taken = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))  # a vjp inlined here has its own
+            cts = [taken.new(f"ct_{k}") for k in range(len(seeded))] if self.cotangents else None
             holder["wrt"] = wrt
             fdef.name = f"{self.label}_{fdef.name}"
             spec.name = fdef.name
@@ -295,6 +298,19 @@ class _VJPFunction:
                              f"got {treedef}")
         return self.transformed.pull(self.primals, leaves)
 
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        """Called inside compiled code (made there by ``numbax.vjp``, or passed in): the vjp is generated at
+        the call (``nested``), the primals placeholders or constants."""
+        from numbax.transforms.grad import nested
+
+        if len(args) != 1 or kwargs:
+            spec.fail(node, "a vjp function takes one argument, the cotangent of the output")
+        leaves, treedef = tree_util.tree_flatten(args[0])
+        if treedef != self.out_treedef:
+            spec.fail(node, f"the cotangent must have the structure of the output ({self.out_treedef}), "
+                      f"got {treedef}")
+        return nested.lower(self.transformed, spec, node, list(self.primals), {}, leaves)
+
 
 class _VJP(Differentiated):
     def pull(self, primals: tuple, cotangent_leaves):
@@ -312,6 +328,12 @@ class _VJP(Differentiated):
         return tuple(grads)
 
 
+def vjp_transformation(fun: Callable, nprimals: int, has_aux: bool, backend: str = "cpu") -> "_VJP":
+    """The transformation a ``vjp`` pullback calls: ``fun`` differentiated in all ``nprimals`` arguments."""
+    inner, _, _ = _unwrap(fun, (), ())
+    return _VJP(inner, tuple(range(nprimals)), has_aux, True, False, (), (), backend, cotangents=True)
+
+
 def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     """``(out, vjp_fun)``: the output of ``fun(*primals)`` and its pullback, as in JAX.
 
@@ -319,8 +341,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     the result is ``(out, vjp_fun, aux)``.
     """
     inner, _, _ = _unwrap(fun, (), ())
-    transformed = _VJP(inner, tuple(range(len(primals))), has_aux, True, False, (), (), backend,
-                       cotangents=True)
+    transformed = vjp_transformation(fun, len(primals), has_aux, backend)
     jitted = Jitted(inner, backend=backend)
     out = jitted(*primals)
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
@@ -330,3 +351,12 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
 
 for _constructor in (grad, value_and_grad):
     built_at_compile_time(_constructor)
+
+
+def _lower_vjp(spec, node, args, kwargs):
+    from numbax.transforms.grad import nested
+
+    return nested.lower_vjp(spec, node, args, kwargs)
+
+
+vjp._numbax_specialize = _lower_vjp  # ``numbax.vjp(f, *primals)`` inside compiled code

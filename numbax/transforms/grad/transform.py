@@ -166,7 +166,7 @@ def _prepare(fdef: gast.FunctionDef) -> gast.FunctionDef:
 def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = None) -> gast.FunctionDef:
     """The reverse-mode function of ``fdef``; see the module docstring."""
     namer = namer or Namer()
-    namer.reserve(_all_names(fdef) | {"rt", "np", "math"})
+    namer.reserve(_all_names(fdef) | set(spec.cotangents or ()) | {"rt", "np", "math"})
     fdef = _prepare(fdef)
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
     ret = fdef.body[-1]
