@@ -91,6 +91,18 @@ def test_third_order(backend):
     assert_close(got, jax.grad(jax.grad(jax.grad(to_jax(sin_cube))))(0.7))
 
 
+def newton_sqrt(a, tol):  # the README's example
+    x = a
+    while np.abs(x * x - a) > tol:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_second_derivative_through_a_data_dependent_while_loop(backend):
+    assert numbax.grad(numbax.grad(newton_sqrt), backend=backend)(2.0, 1e-12) == pytest.approx(-0.25 * 2.0 ** -1.5)
+
+
 def two_arguments(x, y):
     return x ** 3 * y + np.exp(x * y)
 
