@@ -261,6 +261,18 @@ def test_grad_of_a_function_calling_vjp(backend):
     assert_close(numbax.grad(pulled_back, backend=backend)(X4), jax.grad(jax_pulled_back)(X4))
 
 
+def pull_after_reassigning(x):
+    out, pull = numbax.vjp(vector_fn, x)
+    x = x * 3.0
+    (g,) = pull(V4)
+    return g + x + out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_pullback_keeps_the_primals_it_was_made_with(backend):
+    assert_close(numbax.jit(pull_after_reassigning, backend=backend)(X4), pull_after_reassigning(X4))
+
+
 @pytest.mark.parametrize("order", [2, 3])
 def test_check_grads_in_reverse_mode(order):
     test_util.check_grads(tanh_loss, (X4, Y4), order, modes=("rev",))

@@ -142,7 +142,6 @@ def is_user_function(obj: Any) -> bool:
     return not module.split(".")[0] in ("numpy", "scipy", "numba", "math", "builtins", "numbax")
 
 
-
 def function_key(fn: types.FunctionType) -> tuple:
     """What tells specializations of user functions apart (and finds recursion): the code and the closure
     cells, so that two closures of one ``def`` over different values are two functions."""

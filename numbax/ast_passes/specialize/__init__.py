@@ -65,5 +65,4 @@ def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound:
         main.args.args.append(gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None))
     module = gast.Module(body=builder.helpers + [main], type_ignores=[])
     return Specialized(module=module, name=fdef.name, imports=sorted(builder.imports),
-                       constants=dict(constants), returns=spec.returns, reads_avals=builder.reads_avals,
-                       nested_transforms=tuple(builder.nested_transforms))
+                       constants=dict(constants), returns=spec.returns, reads_avals=builder.reads_avals)

@@ -96,7 +96,6 @@ def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any], cota
     fdef.name = spec.builder.function_names.new(fdef.name)
     spec.builder.helpers.append(fdef)
     spec.builder.imports.update(generated.imports)
-    spec.builder.nested_transforms.append((transformed.label, spec.origin(node)))
     constants = list(generated.constants.values())
     result = spec.call_helper(Helper(node=fdef, arguments=arguments + list(cotangents) + constants,
                                      returns=returns))
@@ -130,5 +129,6 @@ def lower_vjp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     out = spec.call_value(node, fun, primals, {})
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
     transformed = api.vjp_transformation(fun, len(primals), has_aux)
-    pullback = api._VJPFunction(transformed, tuple(primals), tree_util.tree_structure(primal_out))
+    held = tuple(spec.snapshot(p) for p in primals)  # the pullback reads them later: pinned now
+    pullback = api._VJPFunction(transformed, held, tree_util.tree_structure(primal_out))
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)
