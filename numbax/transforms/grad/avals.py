@@ -38,7 +38,7 @@ def _elementwise(key) -> bool:
     from numbax.runtime import special
 
     return isinstance(key, np.ufunc) or getattr(key, "__module__", None) == "math" or \
-        key in (math.sqrt, math.exp, math.log) or key in tuple(getattr(special, n) for n in special.__all__)
+        key in (math.sqrt, math.exp, math.log) or key in tuple(getattr(special, n) for n in special.ELEMENTWISE)
 
 
 def tape_of(node: gast.expr, method: str) -> Optional[str]:
