@@ -19,7 +19,7 @@ made::
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import gast
 
@@ -48,24 +48,31 @@ def _list_tape(node: gast.expr) -> bool:
         node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)
 
 
+def _own_expressions(stmt: gast.stmt) -> List[gast.AST]:
+    """The parts of ``stmt`` outside its nested blocks: a loop's iterable or test, a branch's test."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return [stmt.test]
+    if isinstance(stmt, gast.For):
+        return [stmt.iter]
+    return [stmt]
+
+
 def _problem(stmt: gast.stmt) -> Optional[tuple]:
     """(what the outer reverse mode cannot follow, the way around it) for one statement, or None."""
-    value = getattr(stmt, "value", None)
-    if value is None or isinstance(stmt, (gast.Return, gast.AugAssign)):
-        return None
-    if _list_tape(value):
-        return ("a loop whose gradient keeps arrays on a list tape (arrays other than float64 ones of one "
-                "length, saved in each iteration)", "use float64 arrays whose length stays the same in the loop")
-    helper = _runtime_call(value)
-    if helper is None:
-        return None
-    if isinstance(stmt, gast.Expr) and helper in _IN_PLACE:
-        return (f"rt.{helper}, which updates an array in place", "index with slices or integers, not with "
-                "integer arrays or masks")
-    app = application(value)
-    if app is not None and lookup(app.key) is None:
-        return (f"rt.{helper}, which has no derivative rule yet", "see numbax.coverage() for the functions whose "
-                "gradients can be differentiated")
+    if isinstance(stmt, gast.Expr) and _runtime_call(stmt.value) in _IN_PLACE:
+        return (f"rt.{_runtime_call(stmt.value)}, which updates an array in place", "index with slices or "
+                "integers, not with integer arrays or masks")
+    calls = [n for part in _own_expressions(stmt) for n in gast.walk(part) if isinstance(n, gast.Call)]
+    for call in calls:
+        if _list_tape(call):
+            return ("a loop whose gradient keeps arrays on a list tape (arrays other than float64 ones of one "
+                    "length, saved in each iteration)", "use float64 arrays whose length stays the same in the "
+                    "loop")
+        helper = _runtime_call(call)
+        app = application(call) if helper else None
+        if app is not None and lookup(app.key) is None:
+            return (f"rt.{helper}, which has no derivative rule yet", "see numbax.coverage() for the functions "
+                    "whose gradients can be differentiated")
     return None
 
 

@@ -45,7 +45,8 @@ def identity(g, ans, x):
     d[x] = g
 
 
-def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.clip_mask)
+def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.clip_mask,
+                      rt.inverse_axes)
 
 
 @defvjp(rt.reserve_rows)
@@ -56,3 +57,46 @@ def reserve_rows(g, ans, table, rows):
 @defvjp(rt.grow_rows)
 def grow_rows(g, ans, table):
     d[table] = g[:table.shape[0]]
+
+
+# Adjoints of shape operations and reductions: linear in the cotangent, whose adjoint is the operation itself
+
+@defvjp(rt.cumsum_grad)
+def cumsum_grad(g, ans, cotangent, a, axis=None):
+    d[cotangent] = np.cumsum(g) if axis is None else np.cumsum(g, axis)
+
+
+@defvjp(rt.trace_grad)
+def trace_grad(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
+    d[cotangent] = np.trace(g, offset, axis1, axis2)
+
+
+@defvjp(rt.diag_grad)
+def diag_grad(g, ans, cotangent, v, k=0):
+    d[cotangent] = np.diag(g, k)
+
+
+@defvjp(rt.diagonal_grad)
+def diagonal_grad(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
+    d[cotangent] = np.diagonal(g, offset, axis1, axis2)
+
+
+@defvjp(rt.tile_grad)
+def tile_grad(g, ans, cotangent, A, reps):
+    d[cotangent] = np.tile(g, reps)
+
+
+@defvjp(rt.repeat_grad)
+def repeat_grad(g, ans, cotangent, a, repeats, axis=None):
+    d[cotangent] = np.repeat(g, repeats) if axis is None else np.repeat(g, repeats, axis)
+
+
+@defvjp(rt.solve_grad_a)
+def solve_grad_a(g, ans, gb, x):
+    d[gb] = -(g @ x)
+    d[x] = -(g.T @ gb)
+
+
+@defvjp(rt.pad_grad)
+def pad_grad(g, ans, cotangent, array, pad_width, mode="constant"):
+    d[cotangent] = np.pad(g, pad_width)  # rt.pad_grad takes constant mode only
