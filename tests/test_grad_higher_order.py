@@ -121,6 +121,20 @@ def test_value_and_grad_compose_either_way(backend):
     assert_close(numbax.jit(numbax.grad(numbax.grad(sin_cube)), backend=backend)(0.7), d2)
 
 
+def squared_slopes(xs):
+    return np.sum(numbax.vmap(numbax.grad(sin_cube))(xs) ** 2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vmap_composes_with_higher_order(backend):
+    xs = np.array([0.1, 0.7, -0.3])
+    fj = to_jax(sin_cube)
+    assert_close(numbax.vmap(numbax.grad(numbax.grad(sin_cube)), backend=backend)(xs),
+                 jax.vmap(jax.grad(jax.grad(fj)))(xs))
+    assert_close(numbax.grad(squared_slopes, backend=backend)(xs),
+                 jax.grad(lambda xs: jnp.sum(jax.vmap(jax.grad(fj))(xs) ** 2))(xs))
+
+
 # ---- arrays: Hessian-vector products -------------------------------------------------------------
 
 def tanh_loss(x, y):  # as in test_test_util.py
