@@ -100,3 +100,14 @@ def solve_grad_a(g, ans, gb, x):
 @defvjp(rt.pad_grad)
 def pad_grad(g, ans, cotangent, array, pad_width, mode="constant"):
     d[cotangent] = np.pad(g, pad_width)  # rt.pad_grad takes constant mode only
+
+
+@defvjp(rt.var_grad)
+def var_grad(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
+    """``cotangent`` spread over ``a`` times ``2 (a - mean) / (n - ddof)``: bilinear; the mean is a projection."""
+    spread = g * rt.unreduce(cotangent, a, axis, keepdims) * (
+        2.0 * rt.size_of(cotangent) / (rt.size_of(a) - ddof * rt.size_of(cotangent)))
+    weighted = g * rt.var_grad(rt.ones_like(cotangent), a, axis, ddof, keepdims)
+    d[cotangent] = rt.unbroadcast(weighted, cotangent) if axis is None else np.sum(weighted, axis=axis,
+                                                                                    keepdims=keepdims)
+    d[a] = spread - rt.unreduce(np.mean(spread) if axis is None else np.mean(spread, axis=axis), a, axis, False)
