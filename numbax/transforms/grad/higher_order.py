@@ -50,6 +50,8 @@ def _list_tape(node: gast.expr) -> bool:
 
 def _own_expressions(stmt: gast.stmt) -> List[gast.AST]:
     """The parts of ``stmt`` outside its nested blocks: a loop's iterable or test, a branch's test."""
+    if isinstance(stmt, gast.FunctionDef):
+        return []
     if isinstance(stmt, (gast.If, gast.While)):
         return [stmt.test]
     if isinstance(stmt, gast.For):
