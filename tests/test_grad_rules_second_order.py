@@ -31,7 +31,6 @@ SECOND_ORDER_REFUSED = {
     "numpy.inner": "rt.inner_vjp", "numpy.tensordot": "rt.tensordot_vjp", "numpy.einsum": "rt.einsum_vjp",
     "numpy.concatenate": "rt.concatenate_grad", "numpy.stack": "rt.stack_grad", "numpy.hstack": "rt.hstack_grad",
     "numpy.vstack": "rt.vstack_grad", "numpy.split": "rt.split_grad",
-    "numpy.argsort": "rt.index_add",  # x[np.argsort(x)]: an integer-array index
 }
 
 # rules whose gradients call rules_runtime's helpers (rt.unbroadcast, rt.unreduce with and without axes,
@@ -39,7 +38,7 @@ SECOND_ORDER_REFUSED = {
 RUNTIME = ("operator.add", "operator.mul", "operator.truediv", "operator.pow", "operator.matmul", "numpy.sum",
            "numpy.mean", "numpy.max", "numpy.reshape", "numpy.dot", "numpy.broadcast_to", "numpy.cumsum",
            "numpy.trace", "numpy.diag", "numpy.diagonal", "numpy.tile", "numpy.repeat", "numpy.pad",
-           "numpy.linalg.solve", "scipy.special.logsumexp", "numpy.var", "numpy.std")
+           "numpy.linalg.solve", "scipy.special.logsumexp", "numpy.var", "numpy.std", "numpy.argsort")
 CHECKED = [(name, k, snippet) for name, k, snippet in SNIPPETS if k == 0 or name in RUNTIME]
 CPU = [(name, k, snippet) for name, k, snippet in SNIPPETS if k == 0 and name in RUNTIME]
 

@@ -377,7 +377,8 @@ class Adjoint:
     def getitem(self, stmt: gast.stmt, value: gast.Subscript, g: gast.expr) -> List[gast.stmt]:
         """``dy[index] += g`` for ``x = y[index]``.
 
-        An integer-array or mask index goes through ``rt.index_add`` (repeated indices accumulate). Where a
+        An integer-array or mask index goes through ``rt.index_add`` (repeated indices accumulate; in code to be
+        differentiated again, ``dy = rt.index_added(dy, index, g)``, which reverse mode can read). Where a
         basic index selects an array, ``g`` is added in place into a view of ``dy`` (``dy_view = dy[1:]``,
         ``dy_view += g``): a slice assignment would make Numba compile its broadcast error messages, seconds
         per process. A single element is updated as written.
@@ -389,7 +390,9 @@ class Adjoint:
         out = self.owned(y, primal, stmt)
         index = self._index(value.slice, stmt)
         d = self.adj(y)
-        if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
+        if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0) and self.higher_order:
+            out.append(self._mark(_assign(_name(d, True), _rt("index_added", _name(d), index, g)), stmt))
+        elif isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
             out.append(self._mark(gast.Expr(value=_rt("index_add", _name(d), index, g)), stmt))
         elif self._selects_array(stmt, value.slice) and not self.higher_order:
             if id(stmt) not in self.views:  # a loop body's sweep is generated until its adjoints settle

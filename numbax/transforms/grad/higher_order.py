@@ -2,13 +2,14 @@
 
 A ``numbax.grad`` called inside a function that is itself differentiated is
 generated at the call (``nested``) and becomes part of that function, whose
-reverse mode then reads the inner gradient's adjoint code. That code is the
-core subset again, with three exceptions that the outer reverse mode cannot
-follow: arrays saved on list tapes in loops (``tape.append(v)``, ``tape.pop()``),
-helpers that update an array in place (``rt.index_add(dx, idx, g)`` for an
-integer-array index) and helpers without a derivative rule of their own.
-``check`` refuses them at the user's call, before any wrong derivative can be
-made::
+reverse mode then reads the inner gradient's adjoint code. Generated for that
+(``GradSpec.higher_order``), the code is the core subset again -- slices of
+adjoints updated by subscript assignment, integer-array indices by
+``rt.index_added``, rows saved by assignment -- with two exceptions that the
+outer reverse mode cannot follow: arrays saved on list tapes in loops
+(``tape.append(v)``, ``tape.pop()``) and helpers without a derivative rule of
+their own. ``check`` refuses them at the user's call, before any wrong
+derivative can be made::
 
     def loss(w):                   # float32 arrays saved in a loop go on a list tape
         for _ in range(3):
@@ -29,7 +30,6 @@ from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad.primitives import application
 from numbax.transforms.grad.rules import lookup
 
-_IN_PLACE = ("index_add", "save_row")
 _HINT = ("differentiate once and take finite differences of numbax.grad for this second derivative, or write "
          "the inner function without it ({})")
 
@@ -61,9 +61,6 @@ def _own_expressions(stmt: gast.stmt) -> List[gast.AST]:
 
 def _problem(stmt: gast.stmt) -> Optional[tuple]:
     """(what the outer reverse mode cannot follow, the way around it) for one statement, or None."""
-    if isinstance(stmt, gast.Expr) and _runtime_call(stmt.value) in _IN_PLACE:
-        return (f"rt.{_runtime_call(stmt.value)}, which updates an array in place", "index with slices or "
-                "integers, not with integer arrays or masks")
     calls = [n for part in _own_expressions(stmt) for n in gast.walk(part) if isinstance(n, gast.Call)]
     for call in calls:
         if _list_tape(call):

@@ -111,3 +111,9 @@ def var_grad(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
     d[cotangent] = rt.unbroadcast(weighted, cotangent) if axis is None else np.sum(weighted, axis=axis,
                                                                                     keepdims=keepdims)
     d[a] = spread - rt.unreduce(np.mean(spread) if axis is None else np.mean(spread, axis=axis), a, axis, False)
+
+
+@defvjp(rt.index_added)
+def index_added(g, ans, a, index, values):
+    d[a] = g
+    d[values] = rt.unbroadcast(g[index], values)
