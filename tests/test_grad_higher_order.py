@@ -294,6 +294,38 @@ def test_grad_of_a_function_calling_vjp(backend):
     assert_close(numbax.grad(pulled_back, backend=backend)(X4), jax.grad(jax_pulled_back)(X4))
 
 
+def two_outputs(x, y):
+    return x * y, np.sum(np.sin(x))
+
+
+def with_aux(x):
+    return np.tanh(x) * 2.0, np.sum(x)
+
+
+def pullbacks_of_pytrees(x, y):
+    (a, b), pull = numbax.vjp(two_outputs, x, y)
+    gx, gy = pull((a, 1.5))
+    out, pull_aux, aux = numbax.vjp(with_aux, x, has_aux=True)
+    (g,) = pull_aux(out)
+    return np.sum(gx * gy) + b + aux + np.sum(g)
+
+
+def jax_pullbacks_of_pytrees(x, y):
+    (a, b), pull = jax.vjp(to_jax(two_outputs), x, y)
+    gx, gy = pull((a, 1.5))
+    out, pull_aux, aux = jax.vjp(to_jax(with_aux), x, has_aux=True)
+    (g,) = pull_aux(out)
+    return jnp.sum(gx * gy) + b + aux + jnp.sum(g)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vjp_of_tuple_outputs_and_has_aux_inside_jit_and_grad(backend):
+    x, y = X4[:3], Y4[:3]
+    assert_close(numbax.jit(pullbacks_of_pytrees, backend=backend)(x, y), jax_pullbacks_of_pytrees(x, y))
+    assert_close(numbax.grad(pullbacks_of_pytrees, argnums=(0, 1), backend=backend)(x, y),
+                 jax.grad(jax_pullbacks_of_pytrees, argnums=(0, 1))(x, y))
+
+
 def pull_after_reassigning(x):
     out, pull = numbax.vjp(vector_fn, x)
     x = x * 3.0
