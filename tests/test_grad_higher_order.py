@@ -206,6 +206,14 @@ def test_grad_of_a_function_calling_value_and_grad(backend):
     assert_close(numbax.grad(value_times_slope, backend=backend)(X4), jax.grad(jax_value_times_slope)(X4))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float32_hessian_vector_product_is_float32(backend):
+    x, v = X4.astype(np.float32), V4.astype(np.float32)
+    got = numbax.grad(lambda x: numbax.grad(tanh_loss_x)(x) @ v, backend=backend)(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, jax_hvp(tanh_loss_x, X4, V4), rtol=1e-5, atol=1e-5)
+
+
 def rows_loop(x):  # a float64 array of one length saved in a loop: a row table in the inner gradient
     h = x
     total = 0.0

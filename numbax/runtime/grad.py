@@ -20,8 +20,8 @@ from numba.np.numpy_support import as_dtype
 
 from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
 
-__all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "copy_of", "unbroadcast", "unreduce", "index_add", "index_added",
-           "size_of",
+__all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "copy_of", "unbroadcast", "unreduce",
+           "index_add", "index_added", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
            "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
            "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",

@@ -40,13 +40,18 @@ def matmul_grad_b(g, ans, cotangent, a, b):
     d[a] = rt.matmul_grad_a(cotangent, a, g)
 
 
-@defvjp(rt.scalar_output, rt.copy_of)
+@defvjp(rt.scalar_output, rt.copy_of, rt.widen)
 def identity(g, ans, x):
     d[x] = g
 
 
+@defvjp(rt.primal_dtype)
+def primal_dtype(g, ans, cotangent, x):
+    d[cotangent] = g
+
+
 def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.clip_mask,
-                      rt.inverse_axes)
+                      rt.inverse_axes, rt.cotangent_dtype)
 
 
 @defvjp(rt.reserve_rows)
