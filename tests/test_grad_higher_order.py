@@ -359,14 +359,19 @@ def float32_loop(w):  # float32 arrays saved in a loop go on a list tape
     return np.sum(w)
 
 
-def norm(x):  # rt.norm_grad has no rule of its own
-    return np.linalg.norm(x)
+def running_product(x):  # rt.cumprod_grad has no rule of its own
+    return np.sum(np.cumprod(x))
+
+
+def max_norm(x):  # rt.norm_grad's rule covers ord None, 1, 2 and "fro"
+    return np.linalg.norm(x, ord=np.inf)
 
 
 @pytest.mark.parametrize("fn, x, what", [
     (float32_loop, np.ones(4, np.float32), "list tape"),
-    (norm, X4, "rt.norm_grad, which has no derivative rule"),
-], ids=["list_tape", "no_rule"])
+    (running_product, X4, "rt.cumprod_grad, which has no derivative rule"),
+    (max_norm, X4, "rt.norm_grad with this ord, which its derivative rule does not cover"),
+], ids=["list_tape", "no_rule", "partial_rule"])
 def test_what_the_outer_reverse_mode_cannot_read_is_refused_at_the_inner_call(fn, x, what):
     def outer(x):
         return np.sum(numbax.grad(fn)(x) * x)

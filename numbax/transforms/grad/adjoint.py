@@ -20,7 +20,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import primitives, recompute, shapes
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, bind_arguments, instantiate, lookup
+from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import base as _base
@@ -308,24 +308,9 @@ class Adjoint:
             else:
                 mapping[param] = arg
         substitute = _Rename(mapping)
-        out = [self._mark(substitute.visit(t), stmt) for t in temps]
-
-        class Fold(gast.NodeTransformer):
-            """``e if axis is None else f`` decided where ``axis`` is a constant or a tuple."""
-
-            def visit_IfExp(self, node):
-                self.generic_visit(node)
-                test = node.test
-                if isinstance(test, gast.Compare) and len(test.ops) == 1 and \
-                        isinstance(test.ops[0], (gast.Is, gast.IsNot)) and \
-                        isinstance(test.comparators[0], gast.Constant) and test.comparators[0].value is None and \
-                        isinstance(test.left, (gast.Constant, gast.Tuple, gast.List)):
-                    none = isinstance(test.left, gast.Constant) and test.left.value is None
-                    return node.body if none == isinstance(test.ops[0], gast.Is) else node.orelse
-                return node
-
+        out = [self._mark(FoldTests().visit(substitute.visit(t)), stmt) for t in temps]
         for param, expr in contributions:
-            value = Fold().visit(_Simplify({}).visit(substitute.visit(expr)))
+            value = FoldTests().visit(_Simplify({}).visit(substitute.visit(expr)))
             arg = bound[param]
             if isinstance(arg, gast.Name):
                 out.append(self.accumulate(arg.id, value, stmt))

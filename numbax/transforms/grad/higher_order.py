@@ -8,7 +8,7 @@ adjoints updated by subscript assignment, integer-array indices by
 ``rt.index_added``, rows saved by assignment -- with two exceptions that the
 outer reverse mode cannot follow: arrays saved on list tapes in loops
 (``tape.append(v)``, ``tape.pop()``) and helpers without a derivative rule of
-their own. ``check`` refuses them at the user's call, before any wrong
+their own (or with one for some of their arguments only: the norms' ``ord``). ``check`` refuses them at the user's call, before any wrong
 derivative can be made::
 
     def loss(w):                   # float32 arrays saved in a loop go on a list tape
@@ -30,6 +30,8 @@ from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad.primitives import application
 from numbax.transforms.grad.rules import lookup
 
+# helper -> (position, name, values of one argument that its rule in rules_runtime covers)
+_PARTIAL_RULES = {"norm_grad": (3, "ord", (None, 1, 2, "fro"))}
 _HINT = ("differentiate once and take finite differences of numbax.grad for this second derivative, or write "
          "the inner function without it ({})")
 
@@ -46,6 +48,12 @@ def _list_tape(node: gast.expr) -> bool:
     """``tape.append(v)`` or ``tape.pop()``."""
     return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
         node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)
+
+
+def _covered(app, position: int, name: str, values: tuple) -> bool:
+    """Whether the call passes one of ``values`` (as a constant, or by default) for parameter ``name``."""
+    arg = app.keywords.get(name, app.args[position] if len(app.args) > position else None)
+    return arg is None or isinstance(arg, gast.Constant) and arg.value in values
 
 
 def _own_expressions(stmt: gast.stmt) -> List[gast.AST]:
@@ -69,6 +77,9 @@ def _problem(stmt: gast.stmt) -> Optional[tuple]:
                     "loop")
         helper = _runtime_call(call)
         app = application(call) if helper else None
+        if helper in _PARTIAL_RULES and not _covered(app, *_PARTIAL_RULES[helper]):
+            return (f"rt.{helper} with this {_PARTIAL_RULES[helper][1]}, which its derivative rule does not cover",
+                    f"use {_PARTIAL_RULES[helper][1]} in {_PARTIAL_RULES[helper][2]}")
         if app is not None and lookup(app.key) is None:
             return (f"rt.{helper}, which has no derivative rule yet", "see numbax.coverage() for the functions "
                     "whose gradients can be differentiated")

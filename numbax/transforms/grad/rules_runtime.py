@@ -3,10 +3,12 @@
 A gradient generated at a ``numbax.grad`` call inside a differentiated function
 becomes part of that function (``nested``), so the outer reverse mode meets the
 helpers of the inner one's adjoint code. Each is linear in its cotangent
-argument, and each cotangent it receives has the shape of the result it undoes,
+argument (the adjoints of products and of ``var`` and ``norm`` depend on a primal
+too), and each cotangent it receives has the shape of the result it undoes,
 which broadcasting made at least as large as the operand (``rt.unbroadcast(g, x)``
 only ever sums ``g`` down to ``x``). The parameter that NumPy's rules call ``g``
-is ``cotangent`` here: ``g`` is the template's own cotangent.
+is ``cotangent`` here: ``g`` is the template's own cotangent. A helper without a
+rule here is refused by ``higher_order.check`` at the user's call.
 """
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 from numbax import runtime as rt
@@ -122,3 +124,14 @@ def var_grad(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
 def index_added(g, ans, a, index, values):
     d[a] = g
     d[values] = rt.unbroadcast(g[index], values)
+
+
+@defvjp(rt.norm_grad)
+def norm_grad(g, ans, cotangent, norm, x, ord=None, axis=None, keepdims=False):
+    """The 2-norm's (and Frobenius') ``x * cotangent / norm``, and the 1-norm's ``sign(x) * cotangent``;
+    ``higher_order.check`` refuses the others (the inf-norms' ties)."""
+    along = g * x if ord in (None, 2, "fro") else g * np.sign(x)
+    summed = rt.unbroadcast(along, cotangent) if axis is None else np.sum(along, axis=axis, keepdims=keepdims)
+    d[cotangent] = summed / norm if ord in (None, 2, "fro") else summed
+    d[norm] = -summed * cotangent / (norm * norm) if ord in (None, 2, "fro") else rt.zeros_like(norm)
+    d[x] = g * rt.unreduce(cotangent / norm, x, axis, keepdims) if ord in (None, 2, "fro") else rt.zeros_like(x)
