@@ -308,9 +308,10 @@ class Adjoint:
             else:
                 mapping[param] = arg
         substitute = _Rename(mapping)
-        out = [self._mark(FoldTests().visit(substitute.visit(t)), stmt) for t in temps]
+        fold = FoldTests(names_hold_values=True)
+        out = [self._mark(fold.visit(substitute.visit(t)), stmt) for t in temps]
         for param, expr in contributions:
-            value = FoldTests().visit(_Simplify({}).visit(substitute.visit(expr)))
+            value = fold.visit(_Simplify({}).visit(substitute.visit(expr)))
             arg = bound[param]
             if isinstance(arg, gast.Name):
                 out.append(self.accumulate(arg.id, value, stmt))

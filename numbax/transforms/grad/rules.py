@@ -128,7 +128,11 @@ def bind_arguments(template: Template, args: List[gast.expr], keywords: Dict[str
 
 class FoldTests(gast.NodeTransformer):
     """A rule's ``a if p is None else b`` (or ``p == 1``, ``p in (None, 2)``) decided where ``p`` is a constant,
-    or a tuple or list (never None)."""
+    or a tuple or list (never None); with ``names_hold_values``, also where ``p`` is a variable of generated
+    code, which holds an array or a number (None is always written as the constant)."""
+
+    def __init__(self, names_hold_values: bool = False):
+        self.names_hold_values = names_hold_values
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
@@ -136,7 +140,8 @@ class FoldTests(gast.NodeTransformer):
         if not (isinstance(test, gast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARISONS):
             return node
         op, left, right = type(test.ops[0]), _constant(test.left), _constant(test.comparators[0])
-        if op in (gast.Is, gast.IsNot) and right is None and isinstance(test.left, (gast.Tuple, gast.List)):
+        never_none = (gast.Tuple, gast.List, gast.Name) if self.names_hold_values else (gast.Tuple, gast.List)
+        if op in (gast.Is, gast.IsNot) and right is None and isinstance(test.left, never_none):
             left = ()  # a sequence, whatever it holds, is not None
         if left is _UNKNOWN or right is _UNKNOWN:
             return node
@@ -160,6 +165,7 @@ def _constant(node: gast.expr) -> Any:
 
 class _Substitute(FoldTests):
     def __init__(self, mapping: Dict[str, gast.expr]):
+        super().__init__()
         self.mapping = mapping
 
     def visit_Name(self, node):

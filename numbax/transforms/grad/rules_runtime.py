@@ -135,3 +135,34 @@ def norm_grad(g, ans, cotangent, norm, x, ord=None, axis=None, keepdims=False):
     d[cotangent] = summed / norm if ord in (None, 2, "fro") else summed
     d[norm] = -summed * cotangent / (norm * norm) if ord in (None, 2, "fro") else rt.zeros_like(norm)
     d[x] = g * rt.unreduce(cotangent / norm, x, axis, keepdims) if ord in (None, 2, "fro") else rt.zeros_like(x)
+
+
+# Adjoints of contractions with respect to operand ``k``: multilinear in the cotangent and the other operands,
+# whose own adjoints are the contraction with ``g`` in place of operand ``k``, and the adjoint of another operand
+
+@defvjp(rt.inner_vjp)
+def inner_vjp(g, ans, cotangent, k, a, b):
+    d[cotangent] = np.inner(g, b) if k == 0 else np.inner(a, g)
+    d[a] = rt.zeros_like(a) if k == 0 else rt.inner_vjp(cotangent, 0, a, g)
+    d[b] = rt.inner_vjp(cotangent, 1, g, b) if k == 0 else rt.zeros_like(b)
+
+
+@defvjp(rt.tensordot_vjp)
+def tensordot_vjp(g, ans, cotangent, k, a, b, axes=2):
+    d[cotangent] = np.tensordot(g, b, axes) if k == 0 else np.tensordot(a, g, axes)
+    d[a] = rt.zeros_like(a) if k == 0 else rt.tensordot_vjp(cotangent, 0, a, g, axes)
+    d[b] = rt.tensordot_vjp(cotangent, 1, g, b, axes) if k == 0 else rt.zeros_like(b)
+
+
+@defvjp(rt.einsum_vjp)
+def einsum_vjp(g, ans, cotangent, k, subscripts, x, y=None, z=None):
+    d[cotangent] = (np.einsum(subscripts, g) if y is None else np.einsum(subscripts, g, y) if z is None else
+                    np.einsum(subscripts, g, y, z)) if k == 0 else (
+                    np.einsum(subscripts, x, g) if z is None else np.einsum(subscripts, x, g, z)) if k == 1 else \
+        np.einsum(subscripts, x, y, g)
+    d[x] = rt.zeros_like(x) if k == 0 else rt.einsum_vjp(cotangent, 0, subscripts, x, g, z) if k == 1 else \
+        rt.einsum_vjp(cotangent, 0, subscripts, x, y, g)
+    d[y] = rt.einsum_vjp(cotangent, 1, subscripts, g, y, z) if k == 0 else rt.zeros_like(y) if k == 1 else \
+        rt.einsum_vjp(cotangent, 1, subscripts, x, y, g)
+    d[z] = rt.einsum_vjp(cotangent, 2, subscripts, g, y, z) if k == 0 else \
+        rt.einsum_vjp(cotangent, 2, subscripts, x, g, z) if k == 1 else rt.zeros_like(z)
