@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Union
 import numpy as np
 
 import numbax
+from numbax.ast_passes.specialize.compile_time import specialized_from_source
 from numbax.tree_util import tree_map, tree_reduce
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
@@ -312,10 +313,7 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
             rev_msg = f"VJP of {err_msg}" if err_msg else "VJP"
             _check_vjp(f, partial(vjp, f), args, err_msg=rev_msg)
             if order > 1:
-                def f_vjp(*args):
-                    out_primal, vjp_fun = numbax.vjp(f, *args)
-                    return vjp_fun(out_primal)
-                _check_grads(f_vjp, args, order - 1, rev_msg)
+                _check_grads(_packed_vjp(f), (args,), order - 1, rev_msg)
 
         if "lin" in modes:
             lin_msg = f"LIN of {err_msg}" if err_msg else "LIN"
@@ -324,6 +322,19 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
                 _check_grads(partial(_jvp_from_lin, f), (args, args), order - 1, lin_msg)
 
     _check_grads(f, args, order)
+
+
+def _packed_vjp(f: Callable) -> Callable:
+    """JAX's ``f_vjp(*args) = vjp_fun(out_primal)``, taking ``args`` as one tuple.
+
+    numbax compiles functions with fixed parameters, so the checks of order ``n - 1`` run on a function of
+    one argument, the tuple of ``f``'s arguments. The leaves, and the random directions drawn for them, are
+    those of ``f_vjp(*args)``, so the checks are JAX's.
+    """
+    def f_vjp(args):
+        out_primal, vjp_fun = numbax.vjp(f, *args)
+        return vjp_fun(out_primal)
+    return specialized_from_source(f_vjp)  # a call of it in compiled code (order 3) reads its source
 
 
 def _jvp_from_lin(f: Callable, primals, tangents):

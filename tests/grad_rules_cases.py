@@ -302,7 +302,8 @@ RULES: Dict[str, List[Snippet]] = {
     # ---- scipy.special ----------------------------------------------------------------------
     "scipy.special.logsumexp": [S("scipy.special.logsumexp(x)", x=real(3, 4)),
                                 S("scipy.special.logsumexp(x, axis=1)", x=real(3, 4)),
-                                S("scipy.special.logsumexp(x, axis=0, keepdims=True)", x=real(3, 4))],
+                                S("scipy.special.logsumexp(x, axis=0, keepdims=True)", x=real(3, 4)),
+                                S("x - scipy.special.logsumexp(x)", x=real(4))],  # log-softmax
     "scipy.special.expit": [S("scipy.special.expit(x)", x=real(3, 4))],
     "scipy.special.erf": [S("scipy.special.erf(x)", x=real(3, 4))],
 }

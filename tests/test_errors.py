@@ -62,7 +62,8 @@ def uses_del(x):
 
 
 def uses_starred(x):
-    return np.maximum(*x)
+    first, *rest = x
+    return first
 
 
 def uses_import(x):
@@ -78,7 +79,7 @@ def uses_import(x):
     (uses_class, "class A", "class definitions"),
     (uses_async, "async def", "`async def`"),
     (uses_del, "del y", "`del` statements"),
-    (uses_starred, "*x", "starred expressions"),
+    (uses_starred, "*rest", "starred expressions"),
     (uses_import, "import math", "`import` statements"),
 ])
 def test_fence_names_construct_and_line(fn, text, construct):
@@ -88,6 +89,21 @@ def test_fence_names_construct_and_line(fn, text, construct):
     assert err.origin.filename == __file__
     assert f"{__file__}:{err.origin.lineno}" in str(err)
     assert "^" in str(err) and "Instead:" in str(err)
+
+
+def unpacks_an_array(x):
+    return np.maximum(*x)
+
+
+def unpacks_a_tuple(x):
+    pair = (x, 2.0 * x)
+    return np.maximum(*pair)
+
+
+def test_unpacking_in_a_call_takes_tuples_not_run_time_arrays():
+    assert np.allclose(numbax.jit(unpacks_a_tuple)(np.array([-1.0, 2.0])), [-1.0, 4.0])
+    err = _raises(numbax.NumbaxSpecializationError, unpacks_an_array, np.ones(2))
+    assert err.origin.lineno == _line_of(unpacks_an_array, "*x") and "unpacks tuples and lists" in str(err)
 
 
 def recursive(x, n):

@@ -109,9 +109,9 @@ def test_a_call_without_a_rule_names_the_function_and_the_line():
     assert "np.fft.fft" in text and "grad_api_programs.py:19" in text and "numbax.coverage()" in text
 
 
-def test_higher_order_is_a_clear_error():
-    with pytest.raises(numbax.NumbaxDifferentiationError, match="not supported yet"):
-        numbax.grad(numbax.grad(p.energy))
+def test_grad_of_grad_of_an_array_valued_gradient_is_jaxs_error():
+    with pytest.raises(TypeError, match="scalar-output"):
+        numbax.grad(numbax.grad(p.energy))(np.ones((2, 3)), np.ones((3, 2)))
 
 
 def test_coverage_lists_the_rules():

@@ -203,7 +203,5 @@ def test_check_grads_numbax_vjp_order_1():
     test_util.check_grads(tanh_loss, (X, Y), 1, modes=("rev",))
 
 
-@pytest.mark.xfail(strict=True, reason="numbax.vjp of check_grads' f_vjp(*args), a function that calls numbax.vjp: "
-                                       "*args parameters and vjp of vjp are not supported yet")
 def test_check_grads_numbax_vjp_order_2():
     test_util.check_grads(tanh_loss, (X, Y), 2, modes=("rev",))

@@ -39,7 +39,8 @@ UNSUPPORTED = {
     gast.SetComp: ("set comprehensions", "use a list comprehension or an array."),
     gast.DictComp: ("dict comprehensions", "build the dict with a literal or a loop over a list."),
     gast.GeneratorExp: ("generator expressions", "use a list comprehension or a loop."),
-    gast.Starred: ("starred expressions (`*args`)", "pass the elements one by one, or pass the tuple itself."),
+    gast.Starred: ("starred expressions (`*args`) outside a call's arguments",
+                   "unpack with `*` only in a call (`f(*xs)`); index the tuple otherwise."),
 }
 
 
@@ -59,9 +60,11 @@ def _check_signature(fn: gast.FunctionDef) -> None:
 def check(fn: gast.FunctionDef) -> gast.FunctionDef:
     """Raise ``NumbaxSyntaxError`` at the first construct outside the compiled subset; return ``fn``."""
     _check_signature(fn)
+    unpacked = {id(a) for node in gast.walk(fn) if isinstance(node, gast.Call) for a in node.args
+                if isinstance(a, gast.Starred)}
     for node in gast.walk(fn):
         entry = UNSUPPORTED.get(type(node))
-        if entry is not None:
+        if entry is not None and id(node) not in unpacked:  # ``f(*xs)``: specialize unpacks a known container
             _fail(node, *entry)
         if isinstance(node, gast.FunctionDef) and node is not fn:
             if node.decorator_list:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import gast
 
-from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize
+from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize, resolve
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -84,14 +84,6 @@ def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable
 
 def _main_only(transform, spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
-        if transform is not None and spec.nested_transforms:
-            from numbax.errors import NumbaxDifferentiationError
-
-            label, origin = spec.nested_transforms[0]
-            raise NumbaxDifferentiationError(
-                f"differentiating a function that itself calls numbax.{label} (a higher-order derivative) "
-                "is not supported yet", origin,
-                hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
         if transform is not None:
             module.body[-1] = transform(module.body[-1], spec)
             if _RUNTIME_IMPORT not in spec.imports:
@@ -183,13 +175,14 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
         parsed, key = fn, id(fn.node)  # not the user function's code: the wrapper calls it
     else:
         fn, bound = _without_partial(fn, bound)
-        parsed, key = parse_function(fn), fn.__code__
+        parsed, key = parse_function(fn), resolve.function_key(fn)
     if after_pass == "parse":
         return _user_source(parsed, label)
     fence.check(parsed.node)
     if after_pass == "fence":
         return _user_source(parsed, label)
-    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=key)
+    spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=key,
+                               differentiated=transform is not None)
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),

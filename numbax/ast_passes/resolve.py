@@ -141,3 +141,8 @@ def is_user_function(obj: Any) -> bool:
     module = getattr(obj, "__module__", "") or ""
     return not module.split(".")[0] in ("numpy", "scipy", "numba", "math", "builtins", "numbax")
 
+
+def function_key(fn: types.FunctionType) -> tuple:
+    """What tells specializations of user functions apart (and finds recursion): the code and the closure
+    cells, so that two closures of one ``def`` over different values are two functions."""
+    return (fn.__code__,) + tuple(id(cell) for cell in fn.__closure__ or ())

@@ -20,7 +20,8 @@ from numba.np.numpy_support import as_dtype
 
 from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
 
-__all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal", "copy_of", "unbroadcast", "unreduce", "index_add", "size_of",
+__all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",
+           "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
            "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
            "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
@@ -118,6 +119,13 @@ def unreduce(g, a, axis=None, keepdims=False):
 def index_add(a, index, g):
     """``a[index] += g`` with repeated integer indices accumulating (``np.add.at``); in place."""
     np.add.at(a, index, g)
+
+
+def index_added(a, index, g):
+    """``index_add`` into a copy of ``a``, returned: the form reverse mode differentiates again."""
+    out = a.copy()
+    index_add(out, index, g)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -296,6 +304,15 @@ def _index_add(a, index, g):
     def basic(a, index, g):
         a[index] += g
     return basic
+
+
+@overload(index_added)
+def _index_added(a, index, g):
+    def impl(a, index, g):
+        out = a.copy()
+        index_add(out, index, g)
+        return out
+    return impl
 
 
 

@@ -12,6 +12,7 @@ from numba import types, vectorize
 from numba.extending import overload
 
 __all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp"]
+ELEMENTWISE = ("expit", "erf", "erfc", "log_expit")  # the rest reduce
 
 
 def _special():

@@ -42,9 +42,14 @@ from numbax.ast_passes.specialize.specializer import Specializer
 
 
 def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound: Dict[str, Any],
-                        closure: Dict[str, Any] = None, key: Any = None) -> Specialized:
-    """Specialize ``fdef`` to ``bound`` (parameter -> static value or pytree of ``Dyn`` placeholders)."""
+                        closure: Dict[str, Any] = None, key: Any = None, differentiated: bool = False) -> Specialized:
+    """Specialize ``fdef`` to ``bound`` (parameter -> static value or pytree of ``Dyn`` placeholders).
+
+    ``differentiated``: a transformation will rewrite the result (a gradient generated at a call inside
+    it is then left unfused, for that transformation to read).
+    """
     builder = ModuleBuilder()
+    builder.differentiated = differentiated
     spec = Specializer(builder, fdef, resolve.Namespace(closure or {}, globals_), key=key)
     spec.materialize_outputs = True
     spec.is_entry = True
@@ -60,5 +65,4 @@ def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound:
         main.args.args.append(gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None))
     module = gast.Module(body=builder.helpers + [main], type_ignores=[])
     return Specialized(module=module, name=fdef.name, imports=sorted(builder.imports),
-                       constants=dict(constants), returns=spec.returns, reads_avals=builder.reads_avals,
-                       nested_transforms=tuple(builder.nested_transforms))
+                       constants=dict(constants), returns=spec.returns, reads_avals=builder.reads_avals)

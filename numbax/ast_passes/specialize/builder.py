@@ -22,8 +22,7 @@ class ModuleBuilder:
         self.stack: List[int] = []
         self.static_attempts = 0
         self.reads_avals = False
-        # (label, origin) of each transformation called inside (``grad`` in a jit'd step)
-        self.nested_transforms: List[Tuple[str, Any]] = []
+        self.differentiated = False  # a transformation rewrites what is specialized here (``grad`` of it)
         self.parsed: Dict[Any, Tuple[gast.FunctionDef, Any]] = {}  # user function -> (tree, namespace)
         # id(tree) -> (the tree, kept alive so that its id stays its own; names in it; names it assigns)
         self.names_of: Dict[int, Tuple[gast.FunctionDef, Set[str], FrozenSet[str]]] = {}
@@ -75,4 +74,3 @@ class Specialized:
     constants: Dict[str, Any]
     returns: Optional[ReturnSpec]
     reads_avals: bool = False
-    nested_transforms: Tuple[Tuple[str, Any], ...] = ()

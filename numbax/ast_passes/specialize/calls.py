@@ -37,11 +37,25 @@ class CallsMixin:
 
     def eval_Call(self, node):
         func = self.eval(node.func)
-        args = [self.eval(a) for a in node.args]
+        args = []
+        for arg in node.args:
+            if isinstance(arg, gast.Starred):
+                args.extend(self.unpacked(arg))
+            else:
+                args.append(self.eval(arg))
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         if None in kwargs:
             self.fail(node, "`**` unpacking in calls is not supported")
         return self.call_value(node, func, args, kwargs)
+
+    def unpacked(self, node: gast.Starred) -> list:
+        """The elements ``f(*xs)`` passes: ``xs`` must be a container whose length is known when compiling."""
+        value = self.eval(node.value)
+        if not isinstance(value, (tuple, list)):
+            self.fail(node, "`*` in a call unpacks tuples and lists (whose lengths are known when compiling), "
+                      f"not a {'run-time array or number' if isinstance(value, Dyn) else type(value).__name__}",
+                      hint="pass the elements one by one, or pass the tuple itself.")
+        return list(value)
 
     def call_value(self, node, func: Any, args: List[Any], kwargs: Dict[str, Any]) -> Any:
         """Call the compile-time value ``func`` on evaluated arguments, at the user's ``node``.
@@ -150,7 +164,7 @@ class CallsMixin:
         """Specialize a user function for these arguments and call the result."""
         fdef, namespace = self.builder.parsed.get(func) or self._parse(func)
         return self.call_user(node, fdef, func.__name__, namespace, {}, list(func.__defaults__ or ()),
-                              args, kwargs, key=func.__code__)
+                              args, kwargs, key=resolve.function_key(func))
 
     def _parse(self, func: types.FunctionType):
         """Parse and fence a user function once per compilation (specializing never changes the tree)."""

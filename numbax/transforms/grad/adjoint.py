@@ -20,7 +20,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import primitives, recompute, shapes
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, bind_arguments, instantiate, lookup
+from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import base as _base
@@ -71,6 +71,9 @@ class Adjoint:
         self.readonly: Set[str] = set()  # arrays nothing writes into (``recompute.readonly_names``)
         self.shapes: Dict[str, tuple] = {}  # symbolic shapes (``shapes.infer``)
         self.params: Set[str] = set()
+        # the code made is to be differentiated again: slices of adjoints updated as ``dy[1:] += g``, not
+        # through a view (``dy_view = dy[1:]``), which reverse mode cannot follow
+        self.higher_order = False
 
     # ---- names and accumulation
     def adj(self, name: str) -> str:
@@ -305,24 +308,10 @@ class Adjoint:
             else:
                 mapping[param] = arg
         substitute = _Rename(mapping)
-        out = [self._mark(substitute.visit(t), stmt) for t in temps]
-
-        class Fold(gast.NodeTransformer):
-            """``e if axis is None else f`` decided where ``axis`` is a constant or a tuple."""
-
-            def visit_IfExp(self, node):
-                self.generic_visit(node)
-                test = node.test
-                if isinstance(test, gast.Compare) and len(test.ops) == 1 and \
-                        isinstance(test.ops[0], (gast.Is, gast.IsNot)) and \
-                        isinstance(test.comparators[0], gast.Constant) and test.comparators[0].value is None and \
-                        isinstance(test.left, (gast.Constant, gast.Tuple, gast.List)):
-                    none = isinstance(test.left, gast.Constant) and test.left.value is None
-                    return node.body if none == isinstance(test.ops[0], gast.Is) else node.orelse
-                return node
-
+        fold = FoldTests(names_hold_values=True)
+        out = [self._mark(fold.visit(substitute.visit(t)), stmt) for t in temps]
         for param, expr in contributions:
-            value = Fold().visit(_Simplify({}).visit(substitute.visit(expr)))
+            value = fold.visit(_Simplify({}).visit(substitute.visit(expr)))
             arg = bound[param]
             if isinstance(arg, gast.Name):
                 out.append(self.accumulate(arg.id, value, stmt))
@@ -374,7 +363,8 @@ class Adjoint:
     def getitem(self, stmt: gast.stmt, value: gast.Subscript, g: gast.expr) -> List[gast.stmt]:
         """``dy[index] += g`` for ``x = y[index]``.
 
-        An integer-array or mask index goes through ``rt.index_add`` (repeated indices accumulate). Where a
+        An integer-array or mask index goes through ``rt.index_add`` (repeated indices accumulate; in code to be
+        differentiated again, ``dy = rt.index_added(dy, index, g)``, which reverse mode can read). Where a
         basic index selects an array, ``g`` is added in place into a view of ``dy`` (``dy_view = dy[1:]``,
         ``dy_view += g``): a slice assignment would make Numba compile its broadcast error messages, seconds
         per process. A single element is updated as written.
@@ -386,9 +376,11 @@ class Adjoint:
         out = self.owned(y, primal, stmt)
         index = self._index(value.slice, stmt)
         d = self.adj(y)
-        if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
+        if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0) and self.higher_order:
+            out.append(self._mark(_assign(_name(d, True), _rt("index_added", _name(d), index, g)), stmt))
+        elif isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
             out.append(self._mark(gast.Expr(value=_rt("index_add", _name(d), index, g)), stmt))
-        elif self._selects_array(stmt, value.slice):
+        elif self._selects_array(stmt, value.slice) and not self.higher_order:
             if id(stmt) not in self.views:  # a loop body's sweep is generated until its adjoints settle
                 self.views[id(stmt)] = self.namer.new(d + "_view")
             view = self.views[id(stmt)]

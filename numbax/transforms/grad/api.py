@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
+import gast
 import numpy as np
 
-from numbax import config, runtime, tree_util
+from numbax import config, generated_cache, runtime, tree_util
 from numbax.api import Jitted
-from numbax.ast_passes import pipeline
+from numbax.ast_passes import pipeline, wrapper
+from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.transforms.grad import avals
 from numbax.transforms.grad import transform as grad_transform
@@ -55,7 +57,9 @@ class Differentiated(Jitted):
     def __init__(self, fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False,
                  value: bool = False, static_argnums=(), static_argnames=(), backend: str = "cpu",
                  cotangents: bool = False):
-        super().__init__(fun, static_argnums, static_argnames, backend)
+        # ``grad(grad(f))``: the transformation differentiated, called from a wrapper with f's parameters
+        self.of: Optional["Differentiated"] = fun if isinstance(fun, Differentiated) else None
+        super().__init__(fun.fun if self.of is not None else fun, static_argnums, static_argnames, backend)
         self.argnums = _normalize_argnums(argnums, self._nparams, fun)
         self.single = isinstance(argnums, int)
         overlap = set(self.argnums) & set(self.static_argnums)
@@ -91,7 +95,7 @@ class Differentiated(Jitted):
         """The same transformation on the python backend: what runs under ``disable_jit``."""
         if self._python_twin is None:
             argnums = self.argnums[0] if self.single else self.argnums
-            self._python_twin = type(self)(self.fun, argnums, self.has_aux, self.allow_int, self.value,
+            self._python_twin = type(self)(self._target(), argnums, self.has_aux, self.allow_int, self.value,
                                            self.static_argnums, self.static_argnames, "python", self.cotangents)
         return self._python_twin
 
@@ -114,18 +118,30 @@ class Differentiated(Jitted):
         names = tuple(sorted(set(self.static_argnames) | set(_as_tuple(static_argnames))))
         backend = self.backend if backend == "cpu" else backend
         argnums = self.argnums[0] if self.single else self.argnums
-        return type(self)(self.fun, argnums, self.has_aux, self.allow_int, self.value, nums, names, backend,
+        return type(self)(self._target(), argnums, self.has_aux, self.allow_int, self.value, nums, names, backend,
                           self.cotangents)
 
+    def _target(self) -> Callable:
+        """What this transformation differentiates: the user's function, or the transformation of it."""
+        return self.fun if self.of is None else self.of
+
     def _generated_cache_tag(self) -> Optional[str]:
-        """Generated gradients are kept on disk too, keyed by what changes them."""
+        """Generated gradients are kept on disk too, keyed by what changes them (and by what ``grad`` of
+        ``grad`` differentiates; None, no disk cache, if that has no fingerprint)."""
+        of = ""
+        if self.of is not None:
+            try:
+                of = ":of=" + repr(generated_cache.value(self.of._numbax_fingerprint()))
+            except generated_cache.Uncacheable:
+                return None
         return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}:" \
-               f"direct={self.direct}:value={self.value}"
+               f"direct={self.direct}:value={self.value}{of}"
 
     def _numbax_fingerprint(self) -> tuple:
         """What code generated for a call of this gradient depends on (the disk cache of a caller's code)."""
+        of = () if self.of is None else (self.of._numbax_fingerprint(),)
         return (self.label, self.fun, self.argnums, self.single, self.has_aux, self.allow_int, self.value,
-                self.static_argnums)
+                self.static_argnums) + of
 
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function: the gradient is generated there (``nested``)."""
@@ -138,9 +154,12 @@ class Differentiated(Jitted):
         if self.direct:
             super()._offer_fast_path(compiled, treedef, leaves)
 
-    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, general: bool = False):
-        """Reverse mode's pipeline for one specialization. Unless ``general``, the code may take dims of the
-        parameters that it combines as equal, after checking them (``GradSpec.assume_shapes``)."""
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, higher_order: bool = False,
+                      general: bool = False):
+        """The middle end for one specialization; ``higher_order``: the result is to be differentiated again
+        (a gradient generated inside a function that ``grad`` transforms). Unless ``general`` (or
+        ``higher_order``), the code may take dims of the parameters that it combines as equal, after checking
+        them (``GradSpec.assume_shapes``)."""
         dynamic = [(i, p) for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         counts = {i: len(tree_util.tree_leaves(bound[p])) for i, p in dynamic}
         offsets, total = {}, 0
@@ -156,7 +175,8 @@ class Differentiated(Jitted):
             seeded = list(range(width)) if self.cotangents else [0]
             if self.has_aux:
                 seeded = [0]
-            cts = [f"ct_{k}" for k in range(len(seeded))] if self.cotangents else None
+            taken = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))  # a vjp inlined here has its own
+            cts = [taken.new(f"ct_{k}") for k in range(len(seeded))] if self.cotangents else None
             holder["wrt"] = wrt
             fdef.name = f"{self.label}_{fdef.name}"
             spec.name = fdef.name
@@ -172,7 +192,8 @@ class Differentiated(Jitted):
             narrow = any(np.result_type(d, np.float64) != d for d in floats)
             grad_spec = grad_transform.GradSpec(wrt, seeded, cts, param_avals, self.direct, self.value,
                                                 float64=holder["fuse"] is not None, narrow=narrow,
-                                                assume_shapes=not general)
+                                                higher_order=higher_order,
+                                                assume_shapes=not (general or higher_order))
             out = grad_transform.transform(fdef, grad_spec)
             holder["same"] = grad_spec.same
             if cts:
@@ -181,13 +202,21 @@ class Differentiated(Jitted):
                 out.args.args = leaves + params[len(params) - len(cts):] + rest
             return out
 
-        generated = pipeline.run(self.fun, bound, label=self.label, after_pass=after_pass, transform=rewrite,
+        generated = pipeline.run(self._source(), bound, label=self.label, after_pass=after_pass, transform=rewrite,
                                  fuse=lambda: None if holder.get("fuse") is None else (holder["fuse"],
                                                                                        holder["same"]))
         generated.assumes_shapes = bool(holder.get("same"))
         if generated.returns is not None and after_pass is None:
             generated.returns = self._returns(generated.returns, bound)
         return generated
+
+    def _source(self):
+        """The function the pipeline reads: the user's, or for ``grad`` of ``grad`` one that calls the inner
+        transformation (whose gradient is then generated at that call, ``nested``)."""
+        if self.of is None:
+            return self.fun
+        kinds = [p.kind for p in self._signature.signature.parameters.values()]
+        return wrapper.calling(self.fun, self.of.label, self._signature.params, kinds, "differentiated", self.of)
 
     def _returns(self, primal, bound):
         """The structure of what the generated function returns: the user's result (``direct``), else
@@ -204,7 +233,8 @@ class Differentiated(Jitted):
         return ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)))
 
     def __repr__(self) -> str:
-        return f"<numbax.{self.label} of {self.fun.__qualname__}>"
+        inner = self.fun.__qualname__ if self.of is None else repr(self.of)[len("<numbax."):-1]
+        return f"<numbax.{self.label} of {inner}>"
 
 
 def _as_tuple(x) -> tuple:
@@ -212,17 +242,21 @@ def _as_tuple(x) -> tuple:
 
 
 def _unwrap(fun: Callable, static_argnums, static_argnames):
-    """The user function under ``jit`` (its static arguments kept); ``grad`` of ``grad`` is not built yet."""
+    """The user function under ``jit``, or the gradient under ``grad`` of ``grad`` (static arguments kept)."""
     from numbax.errors import NumbaxDifferentiationError
 
-    if isinstance(fun, Differentiated):
-        raise NumbaxDifferentiationError(
-            f"differentiating {fun!r} again (higher-order derivatives) is not supported yet",
-            hint="differentiate once; for second derivatives use finite differences of numbax.grad for now.")
-    if isinstance(fun, Jitted) and type(fun) is not Jitted:
+    if isinstance(fun, Jitted) and not isinstance(fun, Differentiated) and type(fun) is not Jitted:
         raise NumbaxDifferentiationError(
             f"differentiating {fun!r} directly is not supported yet",
             hint="differentiate a function that calls it, as in grad(lambda x: vf(x).sum()).")
+    if isinstance(fun, Differentiated) and fun.cotangents:
+        raise NumbaxDifferentiationError(
+            f"differentiating {fun!r} directly is not supported",
+            hint="differentiate a function that calls numbax.vjp and its pullback.")
+    if isinstance(fun, Differentiated):
+        static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
+        static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
+        return fun, static_argnums, static_argnames
     if isinstance(fun, Jitted):
         static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
         static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
@@ -275,6 +309,19 @@ class _VJPFunction:
                              f"got {treedef}")
         return self.transformed.pull(self.primals, leaves)
 
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        """Called inside compiled code (made there by ``numbax.vjp``, or passed in): the vjp is generated at
+        the call (``nested``), the primals placeholders or constants."""
+        from numbax.transforms.grad import nested
+
+        if len(args) != 1 or kwargs:
+            spec.fail(node, "a vjp function takes one argument, the cotangent of the output")
+        leaves, treedef = tree_util.tree_flatten(args[0])
+        if treedef != self.out_treedef:
+            spec.fail(node, f"the cotangent must have the structure of the output ({self.out_treedef}), "
+                      f"got {treedef}")
+        return nested.lower(self.transformed, spec, node, list(self.primals), {}, leaves)
+
 
 class _VJP(Differentiated):
     def pull(self, primals: tuple, cotangent_leaves):
@@ -292,6 +339,12 @@ class _VJP(Differentiated):
         return tuple(grads)
 
 
+def vjp_transformation(fun: Callable, nprimals: int, has_aux: bool, backend: str = "cpu") -> "_VJP":
+    """The transformation a ``vjp`` pullback calls: ``fun`` differentiated in all ``nprimals`` arguments."""
+    inner, _, _ = _unwrap(fun, (), ())
+    return _VJP(inner, tuple(range(nprimals)), has_aux, True, False, (), (), backend, cotangents=True)
+
+
 def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     """``(out, vjp_fun)``: the output of ``fun(*primals)`` and its pullback, as in JAX.
 
@@ -299,8 +352,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     the result is ``(out, vjp_fun, aux)``.
     """
     inner, _, _ = _unwrap(fun, (), ())
-    transformed = _VJP(inner, tuple(range(len(primals))), has_aux, True, False, (), (), backend,
-                       cotangents=True)
+    transformed = vjp_transformation(fun, len(primals), has_aux, backend)
     jitted = Jitted(inner, backend=backend)
     out = jitted(*primals)
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
@@ -310,3 +362,12 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
 
 for _constructor in (grad, value_and_grad):
     built_at_compile_time(_constructor)
+
+
+def _lower_vjp(spec, node, args, kwargs):
+    from numbax.transforms.grad import nested
+
+    return nested.lower_vjp(spec, node, args, kwargs)
+
+
+vjp._numbax_specialize = _lower_vjp  # ``numbax.vjp(f, *primals)`` inside compiled code

@@ -38,7 +38,7 @@ def _elementwise(key) -> bool:
     from numbax.runtime import special
 
     return isinstance(key, np.ufunc) or getattr(key, "__module__", None) == "math" or \
-        key in (math.sqrt, math.exp, math.log) or key in tuple(getattr(special, n) for n in special.__all__)
+        key in (math.sqrt, math.exp, math.log) or key in tuple(getattr(special, n) for n in special.ELEMENTWISE)
 
 
 def tape_of(node: gast.expr, method: str) -> Optional[str]:
@@ -183,7 +183,7 @@ class _Infer:
             return ("f", 0)
         if name in ("unreduce", "unbroadcast") and len(args) > 1 and args[0] and args[1]:
             return (_promote(args[0][0], "f"), args[1][1])
-        if name in ("reserve_rows", "grow_rows") and args:
+        if name in ("reserve_rows", "grow_rows", "index_added") and args:
             return args[0]
         if name == "chooser_weights" and args and args[0]:
             return ("f", args[0][1])

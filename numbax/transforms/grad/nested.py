@@ -1,15 +1,19 @@
-"""``grad`` called inside another compiled function: the gradient is generated there, at the call.
+"""``grad`` (or ``vjp``) called inside another compiled function: the gradient is generated there, at the call.
 
 A jit-compiled training step that calls ``grad(loss)(params, x, y)`` is the
 common case. While the step is specialized, the call specializes the gradient
 for the abstract values the step passes (dtype and ndim of each leaf), runs
 the reverse-mode pipeline up to optimization, and adds the resulting
 function to the step's module as a helper; ``inline`` then places it in the
-step, so one Numba function computes both.
+step, so one Numba function computes both. ``numbax.vjp(f, *primals)`` there
+inlines ``f`` for the output and returns the pullback as a compile-time value;
+calling it generates the vjp in the same way, with the cotangent's leaves as
+extra arguments.
 
-Differentiating such a function again (a higher-order derivative) is refused
-with a ``NumbaxDifferentiationError``: reverse mode does not yet read its own
-tapes.
+When the calling function is itself differentiated (a higher-order
+derivative), the gradient is generated up to optimization only, unfused and
+without writes through views (``GradSpec.higher_order``), so that the outer
+reverse mode can read it; ``higher_order.check`` refuses what it still cannot.
 """
 from __future__ import annotations
 
@@ -19,8 +23,9 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes.specialize.builder import Helper
-from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, contains_dyn
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.transforms.grad import higher_order as higher_order_checks
 
 
 def _abstract(spec, node, leaf: Any, what: str) -> AVal:
@@ -70,28 +75,60 @@ def _check_scalar(transformed, spec, node, out: Any) -> None:
                   f"array of rank {ndim}", hint="use numbax.vjp for array outputs.")
 
 
-def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
-    """Specialize a call of ``transformed`` (a ``Differentiated``) inside the function ``spec`` compiles."""
-    if transformed.cotangents:
-        spec.fail(node, "numbax.vjp cannot be called inside a compiled function yet",
-                  hint="call numbax.grad or numbax.value_and_grad there, or vjp outside.")
+def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any], cotangents: List[Any] = ()) -> Any:
+    """Specialize a call of ``transformed`` (a ``Differentiated``) inside the function ``spec`` compiles.
+
+    For ``vjp`` (``transformed.cotangents``), ``args`` are the primals and ``cotangents`` the leaves of the
+    cotangent the pullback is called with; the result is the pullback's, one cotangent per primal.
+    """
     try:
         values = transformed._signature.bind(tuple(args), dict(kwargs))
     except TypeError as exc:
         spec.fail(node, f"calling {transformed!r}: {exc}")
     bound, arguments = _bound(transformed, spec, node, values)
-    generated = transformed._run_pipeline(bound, after_pass="fuse", general=True)  # no entry check to fall back from
+    higher_order = spec.builder.differentiated
+    generated = transformed._run_pipeline(bound, after_pass="optimize" if higher_order else "fuse",
+                                          higher_order=higher_order, general=True)  # no entry check to fall back from
     returns = transformed._returns(generated.returns, bound)
     fdef = copy_tree(generated.module.body[-1])
+    if higher_order:
+        higher_order_checks.check(fdef, transformed.label, spec.origin(node))
     fdef.name = spec.builder.function_names.new(fdef.name)
     spec.builder.helpers.append(fdef)
     spec.builder.imports.update(generated.imports)
-    spec.builder.nested_transforms.append((transformed.label, spec.origin(node)))
     constants = list(generated.constants.values())
-    result = spec.call_helper(Helper(node=fdef, arguments=arguments + constants, returns=returns))
+    result = spec.call_helper(Helper(node=fdef, arguments=arguments + list(cotangents) + constants,
+                                     returns=returns))
     if transformed.direct:  # the generated gradient returns what the user receives, and checks the output
         return result
     out, grads = result
+    if transformed.cotangents:
+        return tuple(grads)
     _check_scalar(transformed, spec, node, out)
     return transformed._arrange(out, grads)
 
+
+def lower_vjp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    """``numbax.vjp(f, *primals)`` inside compiled code: ``f``'s output now, and the pullback as a
+    compile-time value whose call specializes the vjp there (``_VJPFunction._numbax_specialize``)."""
+    from numbax.transforms.grad import api
+
+    if not args:
+        spec.fail(node, "numbax.vjp takes the function to differentiate and its primals")
+    unknown = set(kwargs) - {"has_aux", "backend"}
+    if unknown:
+        spec.fail(node, f"numbax.vjp got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    has_aux = kwargs.get("has_aux", False)
+    if not isinstance(has_aux, bool):
+        spec.fail(node, "numbax.vjp's has_aux must be True or False, known at compile time")
+    fun, primals = args[0], list(args[1:])
+    if isinstance(fun, LocalFunction):
+        spec.fail(node, "numbax.vjp of a function defined inside a compiled function",
+                  hint="define the function at module level (numbax reads its source), and call numbax.vjp of "
+                  "it here.")
+    out = spec.call_value(node, fun, primals, {})
+    primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
+    transformed = api.vjp_transformation(fun, len(primals), has_aux)
+    held = tuple(spec.snapshot(p) for p in primals)  # the pullback reads them later: pinned now
+    pullback = api._VJPFunction(transformed, held, tree_util.tree_structure(primal_out))
+    return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 import gast
 import numpy as np
 
-from numbax.transforms.grad import rules_numpy  # noqa: F401  (registers the rules)
+from numbax.transforms.grad import rules_numpy, rules_runtime  # noqa: F401  (registers the rules)
 from numbax.transforms.grad.rules import NONDIFFERENTIABLE, lookup
 from numbax.transforms.grad.rules_numpy import method_key
 

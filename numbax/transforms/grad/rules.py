@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import operator
 import inspect
 import textwrap
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -125,23 +126,51 @@ def bind_arguments(template: Template, args: List[gast.expr], keywords: Dict[str
     return bound
 
 
-class _Substitute(gast.NodeTransformer):
+class FoldTests(gast.NodeTransformer):
+    """A rule's ``a if p is None else b`` (or ``p == 1``, ``p in (None, 2)``) decided where ``p`` is a constant,
+    or a tuple or list (never None); with ``names_hold_values``, also where ``p`` is a variable of generated
+    code, which holds an array or a number (None is always written as the constant)."""
+
+    def __init__(self, names_hold_values: bool = False):
+        self.names_hold_values = names_hold_values
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        test = node.test
+        if not (isinstance(test, gast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARISONS):
+            return node
+        op, left, right = type(test.ops[0]), _constant(test.left), _constant(test.comparators[0])
+        never_none = (gast.Tuple, gast.List, gast.Name) if self.names_hold_values else (gast.Tuple, gast.List)
+        if op in (gast.Is, gast.IsNot) and right is None and isinstance(test.left, never_none):
+            left = ()  # a sequence, whatever it holds, is not None
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return node
+        return node.body if _COMPARISONS[op](left, right) else node.orelse
+
+
+_UNKNOWN = object()
+_COMPARISONS = {gast.Is: operator.is_, gast.IsNot: operator.is_not, gast.Eq: operator.eq, gast.NotEq: operator.ne,
+                gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
+
+
+def _constant(node: gast.expr) -> Any:
+    """The value of a constant or a tuple of constants, else ``_UNKNOWN``."""
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.Tuple):
+        values = tuple(_constant(e) for e in node.elts)
+        return _UNKNOWN if any(v is _UNKNOWN for v in values) else values
+    return _UNKNOWN
+
+
+class _Substitute(FoldTests):
     def __init__(self, mapping: Dict[str, gast.expr]):
+        super().__init__()
         self.mapping = mapping
 
     def visit_Name(self, node):
         if node.id in self.mapping and isinstance(node.ctx, gast.Load):
             return copy.deepcopy(self.mapping[node.id])
-        return node
-
-    def visit_IfExp(self, node):
-        """``a if p is None else b`` with ``p`` bound to a constant picks its branch now."""
-        self.generic_visit(node)
-        test = node.test
-        if isinstance(test, gast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (gast.Is, gast.IsNot)) \
-                and isinstance(test.left, gast.Constant) and isinstance(test.comparators[0], gast.Constant):
-            same = test.left.value is test.comparators[0].value
-            return node.body if same == isinstance(test.ops[0], gast.Is) else node.orelse
         return node
 
 

@@ -90,6 +90,7 @@ class Saves:
         self.row_tables: Dict[str, Tuple[int, gast.expr]] = {}  # row table -> (id(its loop), row length)
         self._saved: Dict[Tuple, Tuple[str, object]] = {}
         self.pops: List[gast.stmt] = []
+        self.higher_order = False  # the code made is to be differentiated again: rows saved by assignment
 
     def need_value(self, value: gast.expr, base: str, key, when: str, depth: int, ident=None,
                    popped: Set[str] = frozenset()) -> str:
@@ -146,11 +147,16 @@ class Saves:
             self.loops[id(loop)] = loop
         return loop
 
-    @staticmethod
-    def _push(slot, value: gast.expr) -> gast.stmt:
-        """``tape.append(v)``, a copy into the current row of a row table, or a store into a cell."""
+    def _push(self, slot, value: gast.expr) -> gast.stmt:
+        """``tape.append(v)``, a copy into the current row of a row table, or a store into a cell.
+
+        Code that reverse mode will read again (``higher_order``) stores a row as an assignment
+        (``t5_rows[row] = _t5``), which reverse mode differentiates, instead of ``rt.save_row``.
+        """
         if isinstance(slot, str):
             return gast.Expr(value=_call_method(slot, "append", [value]))
+        if isinstance(slot, _Row) and self.higher_order:
+            return _assign(gast.Subscript(value=_name(slot.table), slice=_name(slot.row), ctx=gast.Store()), value)
         if isinstance(slot, _Row):
             return gast.Expr(value=_rt("save_row", _name(slot.table), _name(slot.row), value))
         return _assign(_cell(slot, gast.Store()), value)

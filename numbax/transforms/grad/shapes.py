@@ -184,6 +184,8 @@ def _call(app, env, avals) -> Optional[Shape]:
         return args[1]
     if name == "chooser_weights" and args and _axis_none(app.args[2:3]):
         return args[0]
+    if name == "index_added" and args:
+        return args[0]
     if (name in _SAME_SHAPE or _elementwise(key)) and args and not app.keywords:
         return broadcast(*args)
     return None

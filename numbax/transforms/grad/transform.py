@@ -53,6 +53,7 @@ class GradSpec:
     value: bool = False
     float64: bool = False  # every float input is float64: arrays saved in loops may go in float64 row tables
     narrow: bool = False  # a float input narrower than float64: cotangents come in widened, gradients go out cast
+    higher_order: bool = False  # the result is to be differentiated again (``nested``): no writes through views
     assume_shapes: bool = False  # take parameters' dims that the code combines as equal, checked at the entry
     same: Dict[str, str] = dataclasses.field(default_factory=dict)  # out: the dims taken as equal
 
@@ -168,7 +169,7 @@ def _prepare(fdef: gast.FunctionDef) -> gast.FunctionDef:
 def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = None) -> gast.FunctionDef:
     """The reverse-mode function of ``fdef``; see the module docstring."""
     namer = namer or Namer()
-    namer.reserve(_all_names(fdef) | {"rt", "np", "math"})
+    namer.reserve(_all_names(fdef) | set(spec.cotangents or ()) | {"rt", "np", "math"})
     fdef = _prepare(fdef)
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
     ret = fdef.body[-1]
@@ -180,10 +181,12 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
     avals = infer_avals(fdef, dict(spec.param_avals or {}))
     saves = Saves(namer, single, avals)
+    saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
     saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and depth.get(id(n)) == 0}
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
+    adjoint.higher_order = spec.higher_order
     params = adjoint.params = {a.id for a in fdef.args.args}
     ndims = {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}
     if spec.assume_shapes:

@@ -11,15 +11,11 @@ function is inlined.
 from __future__ import annotations
 
 import functools
-import textwrap
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
-
-import gast
 
 from numbax import config, generated_cache, tree_util
 from numbax.api import Jitted
-from numbax.ast_passes import pipeline
-from numbax.ast_passes.naming import Namer
+from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import ParsedFunction, function_of
 from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
@@ -113,18 +109,9 @@ class Vmapped(Jitted):
         kinds = [p.kind for p in signature.signature.parameters.values()]
         positional = [p for p, kind in zip(signature.params, kinds) if kind is not kind.KEYWORD_ONLY]
         keyword = [p for p, kind in zip(signature.params, kinds) if kind is kind.KEYWORD_ONLY]
-        callee = Namer(signature.params).new("batched")
-        user = function_of(self.fun)
-        params = ", ".join(positional + (["*"] + keyword if keyword else []))
-        arguments = ", ".join(positional + [f"{k}={k}" for k in keyword])
-        node = gast.parse(textwrap.dedent(f"""\
-            def vmap_{user.__name__.replace("<lambda>", "lambda_")}({params}):
-                return {callee}({arguments})""")).body[0]
-        node.lineno = user.__code__.co_firstlineno  # the header names the user's function and line
         axes_of = dict(zip(signature.params, per_param))
         call = BoundAxes(self.batching, tuple(axes_of[p] for p in positional), {k: axes_of[k] for k in keyword})
-        return ParsedFunction(fn=user, node=node, filename=user.__code__.co_filename, globals={callee: call},
-                              closure={})
+        return wrapper.calling(self.fun, "vmap", signature.params, kinds, "batched", call)
 
     def _generated_cache_tag(self) -> Optional[str]:
         """The mapping and what is mapped, fingerprinted; None (no disk cache) if that cannot be."""

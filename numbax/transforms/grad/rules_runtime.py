@@ -1,0 +1,168 @@
+"""Reverse-mode rules for the runtime helpers that adjoint code calls: what a second derivative reads.
+
+A gradient generated at a ``numbax.grad`` call inside a differentiated function
+becomes part of that function (``nested``), so the outer reverse mode meets the
+helpers of the inner one's adjoint code. Each is linear in its cotangent
+argument (the adjoints of products and of ``var`` and ``norm`` depend on a primal
+too), and each cotangent it receives has the shape of the result it undoes,
+which broadcasting made at least as large as the operand (``rt.unbroadcast(g, x)``
+only ever sums ``g`` down to ``x``). The parameter that NumPy's rules call ``g``
+is ``cotangent`` here: ``g`` is the template's own cotangent. A helper without a
+rule here is refused by ``higher_order.check`` at the user's call.
+"""
+# flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
+from numbax import runtime as rt
+from numbax.transforms.grad.rules import def_nondifferentiable, defvjp
+
+
+@defvjp(rt.unbroadcast)
+def unbroadcast(g, ans, cotangent, x):
+    d[cotangent] = rt.unreduce(g, cotangent, None, False)
+
+
+@defvjp(rt.unreduce)
+def unreduce(g, ans, cotangent, a, axis=None, keepdims=False):
+    d[cotangent] = rt.unbroadcast(g, cotangent) if axis is None else np.sum(g, axis=axis, keepdims=keepdims)
+
+
+@defvjp(rt.reshape_like)
+def reshape_like(g, ans, cotangent, a):
+    d[cotangent] = rt.reshape_like(g, cotangent)
+
+
+@defvjp(rt.matmul_grad_a)
+def matmul_grad_a(g, ans, cotangent, a, b):
+    d[cotangent] = g @ b
+    d[b] = rt.matmul_grad_b(cotangent, g, b)
+
+
+@defvjp(rt.matmul_grad_b)
+def matmul_grad_b(g, ans, cotangent, a, b):
+    d[cotangent] = a @ g
+    d[a] = rt.matmul_grad_a(cotangent, a, g)
+
+
+@defvjp(rt.scalar_output, rt.copy_of, rt.widen)
+def identity(g, ans, x):
+    d[x] = g
+
+
+@defvjp(rt.primal_dtype)
+def primal_dtype(g, ans, cotangent, x):
+    d[cotangent] = g
+
+
+def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.clip_mask,
+                      rt.inverse_axes, rt.cotangent_dtype)
+
+
+@defvjp(rt.reserve_rows)
+def reserve_rows(g, ans, table, rows):
+    d[table] = g[:table.shape[0]]
+
+
+@defvjp(rt.grow_rows)
+def grow_rows(g, ans, table):
+    d[table] = g[:table.shape[0]]
+
+
+# Adjoints of shape operations and reductions: linear in the cotangent, whose adjoint is the operation itself
+
+@defvjp(rt.cumsum_grad)
+def cumsum_grad(g, ans, cotangent, a, axis=None):
+    d[cotangent] = np.cumsum(g) if axis is None else np.cumsum(g, axis)
+
+
+@defvjp(rt.trace_grad)
+def trace_grad(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
+    d[cotangent] = np.trace(g, offset, axis1, axis2)
+
+
+@defvjp(rt.diag_grad)
+def diag_grad(g, ans, cotangent, v, k=0):
+    d[cotangent] = np.diag(g, k)
+
+
+@defvjp(rt.diagonal_grad)
+def diagonal_grad(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
+    d[cotangent] = np.diagonal(g, offset, axis1, axis2)
+
+
+@defvjp(rt.tile_grad)
+def tile_grad(g, ans, cotangent, A, reps):
+    d[cotangent] = np.tile(g, reps)
+
+
+@defvjp(rt.repeat_grad)
+def repeat_grad(g, ans, cotangent, a, repeats, axis=None):
+    d[cotangent] = np.repeat(g, repeats) if axis is None else np.repeat(g, repeats, axis)
+
+
+@defvjp(rt.solve_grad_a)
+def solve_grad_a(g, ans, gb, x):
+    d[gb] = -(g @ x)
+    d[x] = -(g.T @ gb)
+
+
+@defvjp(rt.pad_grad)
+def pad_grad(g, ans, cotangent, array, pad_width, mode="constant"):
+    d[cotangent] = np.pad(g, pad_width)  # rt.pad_grad takes constant mode only
+
+
+@defvjp(rt.var_grad)
+def var_grad(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
+    """``cotangent`` spread over ``a`` times ``2 (a - mean) / (n - ddof)``: bilinear; the mean is a projection."""
+    spread = g * rt.unreduce(cotangent, a, axis, keepdims) * (
+        2.0 * rt.size_of(cotangent) / (rt.size_of(a) - ddof * rt.size_of(cotangent)))
+    weighted = g * rt.var_grad(rt.ones_like(cotangent), a, axis, ddof, keepdims)
+    d[cotangent] = rt.unbroadcast(weighted, cotangent) if axis is None else np.sum(weighted, axis=axis,
+                                                                                    keepdims=keepdims)
+    d[a] = spread - rt.unreduce(np.mean(spread) if axis is None else np.mean(spread, axis=axis), a, axis, False)
+
+
+@defvjp(rt.index_added)
+def index_added(g, ans, a, index, values):
+    d[a] = g
+    d[values] = rt.unbroadcast(g[index], values)
+
+
+@defvjp(rt.norm_grad)
+def norm_grad(g, ans, cotangent, norm, x, ord=None, axis=None, keepdims=False):
+    """The 2-norm's (and Frobenius') ``x * cotangent / norm``, and the 1-norm's ``sign(x) * cotangent``;
+    ``higher_order.check`` refuses the others (the inf-norms' ties)."""
+    along = g * x if ord in (None, 2, "fro") else g * np.sign(x)
+    summed = rt.unbroadcast(along, cotangent) if axis is None else np.sum(along, axis=axis, keepdims=keepdims)
+    d[cotangent] = summed / norm if ord in (None, 2, "fro") else summed
+    d[norm] = -summed * cotangent / (norm * norm) if ord in (None, 2, "fro") else rt.zeros_like(norm)
+    d[x] = g * rt.unreduce(cotangent / norm, x, axis, keepdims) if ord in (None, 2, "fro") else rt.zeros_like(x)
+
+
+# Adjoints of contractions with respect to operand ``k``: multilinear in the cotangent and the other operands,
+# whose own adjoints are the contraction with ``g`` in place of operand ``k``, and the adjoint of another operand
+
+@defvjp(rt.inner_vjp)
+def inner_vjp(g, ans, cotangent, k, a, b):
+    d[cotangent] = np.inner(g, b) if k == 0 else np.inner(a, g)
+    d[a] = rt.zeros_like(a) if k == 0 else rt.inner_vjp(cotangent, 0, a, g)
+    d[b] = rt.inner_vjp(cotangent, 1, g, b) if k == 0 else rt.zeros_like(b)
+
+
+@defvjp(rt.tensordot_vjp)
+def tensordot_vjp(g, ans, cotangent, k, a, b, axes=2):
+    d[cotangent] = np.tensordot(g, b, axes) if k == 0 else np.tensordot(a, g, axes)
+    d[a] = rt.zeros_like(a) if k == 0 else rt.tensordot_vjp(cotangent, 0, a, g, axes)
+    d[b] = rt.tensordot_vjp(cotangent, 1, g, b, axes) if k == 0 else rt.zeros_like(b)
+
+
+@defvjp(rt.einsum_vjp)
+def einsum_vjp(g, ans, cotangent, k, subscripts, x, y=None, z=None):
+    d[cotangent] = (np.einsum(subscripts, g) if y is None else np.einsum(subscripts, g, y) if z is None else
+                    np.einsum(subscripts, g, y, z)) if k == 0 else (
+                    np.einsum(subscripts, x, g) if z is None else np.einsum(subscripts, x, g, z)) if k == 1 else \
+        np.einsum(subscripts, x, y, g)
+    d[x] = rt.zeros_like(x) if k == 0 else rt.einsum_vjp(cotangent, 0, subscripts, x, g, z) if k == 1 else \
+        rt.einsum_vjp(cotangent, 0, subscripts, x, y, g)
+    d[y] = rt.einsum_vjp(cotangent, 1, subscripts, g, y, z) if k == 0 else rt.zeros_like(y) if k == 1 else \
+        rt.einsum_vjp(cotangent, 1, subscripts, x, y, g)
+    d[z] = rt.einsum_vjp(cotangent, 2, subscripts, g, y, z) if k == 0 else \
+        rt.einsum_vjp(cotangent, 2, subscripts, x, g, z) if k == 1 else rt.zeros_like(z)
