@@ -12,12 +12,18 @@ The header of generated code names the user's function and line.
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Callable
+from typing import Any, Callable, List, Tuple
 
 import gast
 
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.parse import ParsedFunction, function_of
+
+
+def by_kind(params, kinds) -> Tuple[List[str], List[str]]:
+    """The parameters passed by position, and the keyword-only ones (``kinds``: ``inspect.Parameter`` kinds)."""
+    positional = [p for p, kind in zip(params, kinds) if kind is not kind.KEYWORD_ONLY]
+    return positional, [p for p, kind in zip(params, kinds) if kind is kind.KEYWORD_ONLY]
 
 
 def calling(fun: Callable, prefix: str, params, kinds, callee: str, target: Any) -> ParsedFunction:
@@ -27,8 +33,7 @@ def calling(fun: Callable, prefix: str, params, kinds, callee: str, target: Any)
     parameters are passed by name, every other one by position. ``callee`` is made distinct from them.
     """
     user = function_of(fun)
-    positional = [p for p, kind in zip(params, kinds) if kind is not kind.KEYWORD_ONLY]
-    keyword = [p for p, kind in zip(params, kinds) if kind is kind.KEYWORD_ONLY]
+    positional, keyword = by_kind(params, kinds)
     callee = Namer(params).new(callee)
     header = ", ".join(positional + (["*"] + keyword if keyword else []))
     arguments = ", ".join(positional + [f"{k}={k}" for k in keyword])

@@ -15,7 +15,7 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.cpython.unsafe.tuple import tuple_setitem
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
@@ -56,6 +56,7 @@ class ShapesDiffer(Exception):
     numbax catches it and runs the code it generates without taking those dims as equal."""
 
 
+@register_jitable
 def assume_equal(n, m):
     """Raise ``ShapesDiffer`` unless the lengths ``n`` and ``m`` are equal (generated code checks the dims it
     takes as equal first)."""
@@ -121,6 +122,7 @@ def index_add(a, index, g):
     np.add.at(a, index, g)
 
 
+@register_jitable
 def index_added(a, index, g):
     """``index_add`` into a copy of ``a``, returned: the form reverse mode differentiates again."""
     out = a.copy()
@@ -170,14 +172,6 @@ def _ones_like(x):
     if _is_scalar(x):
         return lambda x: 1.0
     raise TypingError(f"numbax: no one for a value of type {x}")
-
-
-@overload(assume_equal)
-def _assume_equal(n, m):
-    def impl(n, m):
-        if n != m:
-            raise ShapesDiffer()
-    return impl
 
 
 @overload(widen)
@@ -304,15 +298,6 @@ def _index_add(a, index, g):
     def basic(a, index, g):
         a[index] += g
     return basic
-
-
-@overload(index_added)
-def _index_added(a, index, g):
-    def impl(a, index, g):
-        out = a.copy()
-        index_add(out, index, g)
-        return out
-    return impl
 
 
 

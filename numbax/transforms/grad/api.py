@@ -253,14 +253,10 @@ def _unwrap(fun: Callable, static_argnums, static_argnames):
         raise NumbaxDifferentiationError(
             f"differentiating {fun!r} directly is not supported",
             hint="differentiate a function that calls numbax.vjp and its pullback.")
-    if isinstance(fun, Differentiated):
-        static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
-        static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
-        return fun, static_argnums, static_argnames
     if isinstance(fun, Jitted):
         static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
         static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
-        return fun.fun, static_argnums, static_argnames
+        return (fun if isinstance(fun, Differentiated) else fun.fun), static_argnums, static_argnames
     return fun, static_argnums, static_argnames
 
 

@@ -8,8 +8,9 @@ adjoints updated by subscript assignment, integer-array indices by
 ``rt.index_added``, rows saved by assignment -- with two exceptions that the
 outer reverse mode cannot follow: arrays saved on list tapes in loops
 (``tape.append(v)``, ``tape.pop()``) and helpers without a derivative rule of
-their own (or with one for some of their arguments only: the norms' ``ord``). ``check`` refuses them at the user's call, before any wrong
-derivative can be made::
+their own (or with one for some of their arguments only: the norms' ``ord``).
+``check`` refuses them at the user's call, before any wrong derivative can
+be made::
 
     def loss(w):                   # float32 arrays saved in a loop go on a list tape
         for _ in range(3):
@@ -27,6 +28,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.origin import Origin
 from numbax.errors import NumbaxDifferentiationError
+from numbax.transforms.grad.avals import tape_of
 from numbax.transforms.grad.primitives import application
 from numbax.transforms.grad.rules import lookup
 
@@ -42,12 +44,6 @@ def _runtime_call(node: gast.expr) -> Optional[str]:
             isinstance(node.func.value, gast.Name) and node.func.value.id == "rt":
         return node.func.attr
     return None
-
-
-def _list_tape(node: gast.expr) -> bool:
-    """``tape.append(v)`` or ``tape.pop()``."""
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-        node.func.attr in ("append", "pop") and isinstance(node.func.value, gast.Name)
 
 
 def _covered(app, position: int, name: str, values: tuple) -> bool:
@@ -71,7 +67,7 @@ def _problem(stmt: gast.stmt) -> Optional[tuple]:
     """(what the outer reverse mode cannot follow, the way around it) for one statement, or None."""
     calls = [n for part in _own_expressions(stmt) for n in gast.walk(part) if isinstance(n, gast.Call)]
     for call in calls:
-        if _list_tape(call):
+        if tape_of(call, "append") or tape_of(call, "pop"):
             return ("a loop whose gradient keeps arrays on a list tape (arrays other than float64 ones of one "
                     "length, saved in each iteration)", "use float64 arrays whose length stays the same in the "
                     "loop")

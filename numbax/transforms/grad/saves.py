@@ -201,8 +201,7 @@ class Saves:
                 width = gast.Subscript(value=gast.Attribute(value=_name(table), attr="shape", ctx=gast.Load()),
                                        slice=gast.Constant(value=1, kind=None), ctx=gast.Load())
         else:
-            kind = next(k for (_, k), t in self.tables.items() if t == table)
-            width, dtype = gast.Constant(value=self.widths[table], kind=None), _DTYPES[kind]
+            width, dtype = gast.Constant(value=self.widths[table], kind=None), _DTYPES[self._key_of(table)[1]]
         shape = gast.Tuple(elts=[rows, width], ctx=gast.Load())
         return gast.Call(func=gast.Attribute(value=_name("np"), attr="empty", ctx=gast.Load()),
                          args=[shape, gast.Attribute(value=_name("np"), attr=dtype, ctx=gast.Load())], keywords=[])
@@ -267,7 +266,7 @@ class Saves:
     def initial(self) -> List[gast.stmt]:
         """The tapes, at the top of the function: ``tape = []``, and each loop's tables and row counter."""
         out = [_assign(tape, gast.List(elts=[], ctx=gast.Load())) for tape in self.tapes]
-        for table in [t for (_, t) in self.tables.items()] + list(self.row_tables):
+        for table in list(self.tables.values()) + list(self.row_tables):
             if self._made_late(table):
                 continue  # made where its loop starts (``enter``)
             rows = 0 if isinstance(self.loops[self._loop_of_table(table)], gast.For) else 16  # a for loop reserves
@@ -275,9 +274,11 @@ class Saves:
         return out + [_assign(row, gast.Constant(value=0, kind=None)) for row in self.rows.values()]
 
     def _loop_of_table(self, table: str) -> int:
-        if table in self.row_tables:
-            return self.row_tables[table][0]
-        return next(loop_id for (loop_id, _), t in self.tables.items() if t == table)
+        return self.row_tables[table][0] if table in self.row_tables else self._key_of(table)[0]
+
+    def _key_of(self, table: str) -> Tuple[int, str]:
+        """``(id(loop), kind)`` of a table of scalars."""
+        return next(key for key, t in self.tables.items() if t == table)
 
     def drop_unread(self, body: List[gast.stmt]) -> List[gast.stmt]:
         """``body`` without the list tapes and row tables whose read values nothing reads (a rule wanted

@@ -183,7 +183,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     saves = Saves(namer, single, avals)
     saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
-    saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and depth.get(id(n)) == 0}
+    saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and not depth.get(id(n))}
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
     adjoint.higher_order = spec.higher_order

@@ -107,8 +107,7 @@ class Vmapped(Jitted):
             leaves, treedef = tree_util.tree_flatten(bound[param])
             per_param.append(tree_util.tree_unflatten(treedef, [next(flat) for _ in leaves]))
         kinds = [p.kind for p in signature.signature.parameters.values()]
-        positional = [p for p, kind in zip(signature.params, kinds) if kind is not kind.KEYWORD_ONLY]
-        keyword = [p for p, kind in zip(signature.params, kinds) if kind is kind.KEYWORD_ONLY]
+        positional, keyword = wrapper.by_kind(signature.params, kinds)
         axes_of = dict(zip(signature.params, per_param))
         call = BoundAxes(self.batching, tuple(axes_of[p] for p in positional), {k: axes_of[k] for k in keyword})
         return wrapper.calling(self.fun, "vmap", signature.params, kinds, "batched", call)
