@@ -455,7 +455,27 @@ def versions() -> str:
         pass
     settings = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "XLA_FLAGS")
     blas = ", ".join(f"{k}={os.environ[k]}" for k in settings if k in os.environ)
-    return ", ".join(out + threads + ([blas] if blas else []))
+    return ", ".join(out + threads + blas_kernels() + ([blas] if blas else []) + pinned())
+
+
+def blas_kernels() -> list:
+    """Which OpenBLAS kernel each loaded BLAS runs (threadpoolctl), e.g. 'OpenBLAS kernel SkylakeX'."""
+    try:
+        import scipy.linalg  # noqa: F401  (loads SciPy's OpenBLAS beside NumPy's)
+        import threadpoolctl
+    except ImportError:
+        return ["BLAS kernel unknown (threadpoolctl not installed)"]
+    kernels = sorted({f"{info['internal_api']} kernel {info.get('architecture')}"
+                      for info in threadpoolctl.threadpool_info() if info.get("user_api") == "blas"})
+    return kernels
+
+
+def pinned() -> list:
+    """The CPUs the process may run on, when fewer than the machine has."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if allowed is None or len(allowed) == os.cpu_count():
+        return []
+    return [f"pinned to CPU {','.join(map(str, sorted(allowed)))}"]
 
 
 def working_tree() -> str:
@@ -618,10 +638,27 @@ def fmt_sci(value) -> str:
 
 
 def thread_env(n: int) -> dict:
+    """Settings for n threads in every library; the machine's OpenBLAS overrides are left out (see ``restart``)."""
     return {"OPENBLAS_NUM_THREADS": str(n), "OMP_NUM_THREADS": str(n), "MKL_NUM_THREADS": str(n),
             "NUMBA_NUM_THREADS": str(n),
             "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen={'false' if n == 1 else 'true'} "
                          f"intra_op_parallelism_threads={n}"}
+
+
+def restart(threads: int) -> None:
+    """Run this script again with ``threads`` threads everywhere; the children inherit the settings.
+
+    The libraries read their settings when they load, hence the new process. XLA's flags did not hold it to
+    one thread (its matrix products ran on both cores), so one thread is also enforced by pinning the
+    process to one CPU. Some machines set OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for older OpenBLAS builds;
+    they make a current one run slower kernels than the processor has, so they are left out here (both
+    together) and the header names the kernel that ran.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    env.update(NUMBAX_BENCH_THREADS=str(threads), **thread_env(threads))
+    if threads == 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
 
 
 def main(argv=None) -> int:
@@ -649,9 +686,7 @@ def main(argv=None) -> int:
         return 0
 
     if args.threads and os.environ.get("NUMBAX_BENCH_THREADS") != str(args.threads):
-        # The libraries read these when they load: start again with them set (the children inherit them).
-        env = dict(os.environ, NUMBAX_BENCH_THREADS=str(args.threads), **thread_env(args.threads))
-        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
+        restart(args.threads)
 
     args.repeat = 3 if args.quick else 7
     args.proc_repeats = 1 if args.quick else 3

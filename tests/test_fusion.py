@@ -62,7 +62,7 @@ def f(x):
         a_j = x[j + 1] - x[j] ** 2
         b_j = 1.0 - x[j]
         d[j] += -2.0 * b_j
-        s += a_j * a_j
+        s = rt.add_unordered(s, a_j * a_j)
         d[j + 1] += 200.0 * a_j
     return (d, s)
 """

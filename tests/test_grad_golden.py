@@ -33,7 +33,7 @@ def expected_grad_predict_loss(w, x, y):
     dt1 = np.empty(x.shape[0])
     for j in range(x.shape[0]):
         # grad_programs.py:6: pred = np.tanh(x @ w)
-        pred_j = np.tanh(value[j])
+        pred_j = rt.tanh(value[j])
         # grad_programs.py:7: return np.mean((pred - y) ** 2)
         t2_j = pred_j - y[j]
         # grad of: return np.mean((pred - y) ** 2)

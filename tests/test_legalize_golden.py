@@ -112,6 +112,21 @@ def test_whole_array_extrema_go_to_the_helper():
     assert_golden(extrema, expected_extrema)
 
 
+def vectorized(x, out):
+    np.exp(x, out=out)
+    return np.exp(x) + np.tanh(x - 1.0) + np.exp(x, dtype=np.float64) + np.sinh(x)
+
+
+def expected_vectorized(x, out):
+    np.exp(x, out=out)
+    return rt.exp(x) + rt.tanh(x - 1.0) + np.exp(x, dtype=np.float64) + np.sinh(x)
+
+
+def test_exp_and_tanh_go_to_the_vectorizing_helpers():
+    """Numba calls the C library per element; ``out=`` and ``dtype=`` stay NumPy's."""
+    assert_golden(vectorized, expected_vectorized)
+
+
 def test_arguments_at_their_defaults_are_dropped_where_numba_rejects_them():
     assert_golden(defaults, expected_defaults)
 

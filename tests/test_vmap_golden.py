@@ -27,7 +27,7 @@ def expected_vmap_predict(w, b, x):
     batch = rt.batch_size(x.shape[0])
     x_1 = x[0]
     # vmap_programs.py:6: h = np.tanh(x @ w + b)
-    h = np.tanh(x_1 @ w + b)
+    h = rt.tanh(x_1 @ w + b)
     # vmap_programs.py:7: return h, np.sum(h ** 2)
     first_1 = np.sum(h ** 2)
     out_0 = rt.stack_buffer(h, batch)
@@ -37,7 +37,7 @@ def expected_vmap_predict(w, b, x):
     for i in range(1, batch):
         x_2 = x[i]
         # vmap_programs.py:6: h = np.tanh(x @ w + b)
-        h_1 = np.tanh(x_2 @ w + b)
+        h_1 = rt.tanh(x_2 @ w + b)
         # vmap_programs.py:7: return h, np.sum(h ** 2)
         _t14 = np.sum(h_1 ** 2)
         out_0[i] = h_1

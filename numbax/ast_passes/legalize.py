@@ -10,7 +10,9 @@ of the same name, with positional arguments in the helper's order. Calls with
 arguments no helper takes (``dtype=``, ``out=``, ``where=``) stay as they are.
 Shape functions and contractions Numba lacks (``np.einsum``, ``np.tensordot``,
 ``x.diagonal()``, ``np.pad``, ``np.flip(x, axis=1)``, ``x.reshape(...)``) go
-to their helpers as ``legalize_arrays`` says. ``imports`` names the import
+to their helpers as ``legalize_arrays`` says. ``np.exp(x)`` and ``np.tanh(x)``,
+which Numba compiles as a C library call per element, become the helpers of
+``numbax.runtime.vector_math``, which vectorize. ``imports`` names the import
 line such calls need. Applying it twice changes nothing.
 
     >>> import gast
@@ -98,6 +100,8 @@ REDUCTIONS: Dict[str, Reduction] = {
     "cumprod": _SCAN,
     "norm": Reduction(("ord", "axis", "keepdims"), ("ord", "axis", "keepdims"), {"ord": _numeric_order}),
 }
+# NumPy functions of one array whose helper (``numbax.runtime.vector_math``) vectorizes where Numba calls libm
+VECTORIZED = frozenset({"exp", "tanh"})
 METHODS = frozenset(REDUCTIONS) - {"amax", "amin", "ptp", "norm"}  # ndarray's methods of the same name
 DEFAULTS = {"axis": None, "keepdims": False, "ddof": 0, "ord": None, "dtype": None, "out": None}
 
@@ -107,12 +111,22 @@ def _is_default(param: str, node: gast.expr) -> bool:
     return not isinstance(value, gast.AST) and value == DEFAULTS[param]
 
 
+def _vectorized(node: gast.Call) -> bool:
+    """``np.exp(x)``, ``np.tanh(x)``: one positional argument, no ``out=`` or ``dtype=``."""
+    path = legalize_arrays.callee(node.func)
+    return bool(path) and len(path) == 2 and path[0] == "np" and path[1] in VECTORIZED and \
+        len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], gast.Starred)
+
+
 class _Legalizer(gast.NodeTransformer):
     def __init__(self, alias: str):
         self.alias = alias
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
+        if _vectorized(node):
+            return gast.copy_location(gast.Call(func=resolve.reference_node(f"{self.alias}.{node.func.attr}"),
+                                                args=node.args, keywords=[]), node)
         target = self._reduction(node)
         if target is None:
             routed = legalize_arrays.rewrite(node, self.alias)

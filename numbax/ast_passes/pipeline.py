@@ -36,7 +36,8 @@ PASSES = (
     ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
-    ("legalize", "reductions Numba lacks (axis=, keepdims=) to numbax.runtime helpers; last, on the final code"),
+    ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers; last, on the "
+                 "final code"),
 )
 PASS_NAMES = tuple(name for name, _ in PASSES)
 

@@ -5,6 +5,7 @@ from typing import List, Optional
 
 import gast
 
+from numbax.ast_passes import resolve
 from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.recompute import scalar_reads
 from numbax.ast_passes.tree_copy import copy_tree
@@ -69,6 +70,17 @@ def _zeros(extents: List[gast.expr]) -> gast.Call:
     return gast.Call(func=gast.Attribute(value=name("np"), attr="zeros", ctx=gast.Load()), args=[shape], keywords=[])
 
 
+def _unordered(group, stmt: gast.stmt) -> gast.stmt:
+    """A scalar sum's step ``total += x`` as ``total = rt.add_unordered(total, x)``: a sum of array elements
+    in no promised order, which LLVM may then vectorize with a partial sum per lane."""
+    if not (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and isinstance(stmt.target, gast.Name)
+            and stmt.target.id in group.accumulators and stmt.target.id not in group.partials):
+        return stmt
+    step = gast.Call(func=resolve.reference_node("rt.add_unordered"),
+                     args=[name(stmt.target.id), stmt.value], keywords=[])
+    return gast.copy_location(assign(stmt.target.id, step), stmt)
+
+
 def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stmt]:
     """The group's statements, fused: moved-before, setup, the loop nest (over ``extents``), moved-after.
 
@@ -96,7 +108,7 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
         facts.written_out.append((out, setup[-1], stores[-1]))
         if out != array:
             after.append(assign(array, name(out)))
-    body: List[gast.stmt] = group.body + stores
+    body: List[gast.stmt] = [_unordered(group, stmt) for stmt in group.body] + stores
     for index, extent in reversed(list(zip(group.index, extents))):
         body = [gast.For(target=name(index, True),
                          iter=gast.Call(func=name("range"), args=[copy_tree(extent)], keywords=[]),
