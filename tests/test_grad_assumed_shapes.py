@@ -7,6 +7,8 @@ one differs (a bias of length 1) raises ``rt.ShapesDiffer`` at the check, and nu
 generates without the assumption. Gradients are compared with JAX's on both backends, for both kinds
 of call, in either order.
 """
+import re
+
 import jax
 import jax.numpy as jnp
 import numba
@@ -64,7 +66,7 @@ def test_the_source_checks_the_dims_and_fuses_the_bias_gradients():
     source = numbax.grad(two_layers).lower_source(_params(5, rng), rng.normal(size=(4, 3)), rng.normal(size=(4, 2)))
     assert "rt.assume_equal(params_0_1.shape[0], params_0_0.shape[1])" in source
     assert "dparams_0_1 = np.zeros(params_0_0.shape[1])" in source
-    assert "dparams_0_1[j1_1] += dt" in source
+    assert re.search(r"dparams_0_1\[j1_\d\] \+= dt", source)
     assert "rt.unbroadcast" not in source
 
 

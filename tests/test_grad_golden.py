@@ -26,14 +26,14 @@ from fixtures import grad_programs  # noqa: E402
 def expected_grad_predict_loss(w, x, y):
     rt.assume_equal(x.shape[1], w.shape[0])
     rt.assume_equal(y.shape[0], x.shape[0])
-    value = x @ w
+    product = x @ w
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0
-    dt3_j = dt4 * (1 / value.size)
+    dt3_j = dt4 * (1 / product.size)
     dt1 = np.empty(x.shape[0])
     for j in range(x.shape[0]):
         # grad_programs.py:6: pred = np.tanh(x @ w)
-        pred_j = rt.tanh(value[j])
+        pred_j = rt.tanh(product[j])
         # grad_programs.py:7: return np.mean((pred - y) ** 2)
         t2_j = pred_j - y[j]
         # grad of: return np.mean((pred - y) ** 2)
@@ -50,14 +50,18 @@ def expected_grad_euler(y0, k, n):
     y = y0
     # grad_programs.py:13: y = y + 0.1 * (-k * y)
     _t1 = -k
-    y_rows = np.empty((len(range(n)), y0.shape[0]), np.float64)
+    y_rows = np.empty((len(range(n)), y0.shape[0]))
     trips = 0
     for i in range(n):
         rt.save_row(y_rows, row, y)
-        # grad_programs.py:13: y = y + 0.1 * (-k * y)
-        y = y + 0.1 * (_t1 * y)
         trips = trips + 1
         row = row + 1
+        y_1 = np.empty(y0.shape[0])
+        for j in range(y0.shape[0]):
+            # grad_programs.py:13: y = y + 0.1 * (-k * y)
+            y_j = y[j] + 0.1 * (_t1 * y[j])
+            y_1[j] = y_j
+        y = y_1
     # grad of: return np.sum(y)
     dt4 = 1.0
     dy = rt.unreduce(dt4, y, None, False)
@@ -68,12 +72,12 @@ def expected_grad_euler(y0, k, n):
         y_2 = y_rows[row]
         dt2 = np.empty(y0.shape[0])
         dy_1 = np.empty(y0.shape[0])
-        for j in range(y0.shape[0]):
+        for j_1 in range(y0.shape[0]):
             # grad of: y = y + 0.1 * (-k * y)
-            dt2_j = dy[j] * 0.1
-            dy_j = dy[j] + dt2_j * _t1
-            dt2[j] = dt2_j
-            dy_1[j] = dy_j
+            dt2_j = dy[j_1] * 0.1
+            dy_j = dy[j_1] + dt2_j * _t1
+            dt2[j_1] = dt2_j
+            dy_1[j_1] = dy_j
         dy = dy_1
         dt1 = dt1 + np.sum(dt2 * y_2)
     dk = -dt1
@@ -83,7 +87,7 @@ def expected_grad_euler(y0, k, n):
 
 
 def expected_grad_newton_sqrt(a, tol):
-    tape = np.empty((16, 1), np.float64)
+    tape = np.empty((16, 1))
     row = 0
     x = a
     # grad_programs.py:19: while np.abs(x * x - a) > tol:

@@ -71,7 +71,7 @@ def _jax_written_into(w, n):
 
 
 _W = np.linspace(-0.9, 0.8, 7)
-_ROWS = ("rt.save_row(", "_rows = np.empty((", ", w.shape[0]), np.float64)")
+_ROWS = ("rt.save_row(", "_rows = np.empty((", ", w.shape[0]))")
 _LIST = (".append(", ".pop()")
 CASES = {  # name -> (function, JAX's, arguments, what the source holds, what it does not)
     "for": (rows_for, rows_for, (_W, 5), _ROWS, _LIST),

@@ -18,7 +18,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
-from numbax.runtime.loops import INDENT, compile_source, element_source, function_source, nest
+from numbax.runtime.loops import INDENT, compile_source, element_source, empty_like_source, function_source, nest
 
 __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",
            "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "size_of",
@@ -142,17 +142,19 @@ def _cotangent_type(t):
     return types.complex128 if isinstance(t, types.Complex) else types.float64
 
 
-def _zeros_source(ndim: int) -> str:
+def _zeros_source(ndim: int, float64: bool) -> str:
     """Source of ``impl(x)``: a new array of ``x``'s shape, zeroed by a loop nest (Numba compiles
     ``np.zeros`` in about a tenth of a second for each ndim; the loops in a third of that)."""
-    body = ["out = np.empty(x.shape, dtype)"] + nest(ndim, "out", [f"{element_source(ndim, 'out')} = 0"])
+    zero = nest(ndim, "out", [f"{element_source(ndim, 'out')} = 0"])
+    body = [f"out = {empty_like_source(ndim, 'x', float64)}"] + zero
     return function_source("x", body + ["return out"])
 
 
 @overload(zeros_like)
 def _zeros_like(x):
     if isinstance(x, types.Array):
-        return compile_source(_zeros_source(x.ndim), dtype=_cotangent_type(x.dtype))
+        dtype = _cotangent_type(x.dtype)
+        return compile_source(_zeros_source(x.ndim, dtype == types.float64), dtype=dtype)
     if _is_scalar(x):
         return lambda x: 0.0
     if isinstance(x, types.List) and isinstance(x.dtype, types.Array):

@@ -136,6 +136,14 @@ def element_source(ndim: int, array: str, shifted: Optional[int] = None) -> str:
     return f"{array}[{', '.join(index)}]" if ndim else f"{array}[()]"
 
 
+def empty_like_source(ndim: int, array: str, float64: bool) -> str:
+    """``np.empty`` of ``array``'s shape as generated code writes it for float64 (``np.empty(n)``,
+    ``np.empty((n0, n1))``: the same Numba specializations), else in ``dtype``."""
+    if not float64:
+        return f"np.empty({array}.shape, dtype)"
+    return f"np.empty({array}.shape[0])" if ndim == 1 else f"np.empty({array}.shape)"
+
+
 def nest(ndim: int, array: str, inner: Sequence[str]) -> List[str]:
     """``inner`` inside ``for i0 in range(array.shape[0]):``, ``for i1 ...``: once per element of ``array``."""
     lines = [INDENT * d + f"for i{d} in range({array}.shape[{d}]):" for d in range(ndim)]

@@ -31,6 +31,7 @@ from numba.np.numpy_support import as_dtype
 from numbax.runtime.loops import Accumulator, Map, Plan, Sweep, compile_source, numpy_type, reduction_source, \
     scan_source
 from numbax.runtime.norms import norm
+from numbax.runtime.vector_math import add_unordered, maximum, minimum
 from numbax.runtime.statics import array_dtype, make_plan, normalize_axes, numpy_result, static, static_value
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "ptp", "argmax", "argmin",
@@ -133,7 +134,7 @@ def _fold(name: str, init: str, step: str, numpy_fn: Callable):
 def _mean(plan: Plan, dtype: np.dtype) -> str:
     out = numpy_result("mean", np.mean, dtype)
     acc = np.promote_types(out, np.float64)
-    sweep = Sweep((Accumulator("s", numpy_type(acc), "0"),), ("s += v",))
+    sweep = Sweep((Accumulator("s", numpy_type(acc), "0"),), ("s = add_unordered(s, v)",))
     return reduction_source(plan, STANDARD, [sweep, _DIVISOR, _result("s / n", ("s",), acc, out)])
 
 
@@ -154,29 +155,20 @@ def _moments(name: str, numpy_fn: Callable, root: bool):
 
 
 def _select(dtype: np.dtype, largest: bool, best: str) -> Tuple[str, ...]:
-    """The update that keeps the extremum in ``best``, without a branch (so a short row is fast); a float
-    input also records whether it met a NaN, which wins in NumPy."""
-    keep = (f"{best} = v if v {'>' if largest else '<'} {best} else {best}",)
-    return keep + ("nan |= v != v",) if dtype.kind == "f" else keep
-
-
-def _nan_flag(dtype: np.dtype) -> Tuple[Accumulator, ...]:
-    return (Accumulator("nan", "np.bool_", "False"),) if dtype.kind == "f" else ()
-
-
-def _unless_nan(dtype: np.dtype, value: str) -> Tuple[str, Tuple[str, ...]]:
-    """``value``, or NaN where the slot met one: the source and the accumulators it reads."""
-    return (f"np.nan if nan else {value}", ("nan",)) if dtype.kind == "f" else (value, ())
+    """The update that keeps the extremum in ``best`` without a branch (so a short row is fast): for floats
+    LLVM's ``maximum``/``minimum``, which a loop vectorizes and where a NaN wins, as in NumPy."""
+    if dtype.kind == "f":
+        return (f"{best} = {'maximum' if largest else 'minimum'}({best}, v)",)
+    return (f"{best} = v if v {'>' if largest else '<'} {best} else {best}",)
 
 
 def _extremum(name: str, largest: bool):
     def build(plan: Plan, dtype: np.dtype) -> str:
         _ordered(name, dtype)
-        sweep = Sweep((Accumulator("s", numpy_type(dtype), _bound(dtype, upper=not largest)),) + _nan_flag(dtype),
+        sweep = Sweep((Accumulator("s", numpy_type(dtype), _bound(dtype, upper=not largest)),),
                       _select(dtype, largest, "s"))
-        value, reads = _unless_nan(dtype, "s")
         return reduction_source(plan, STANDARD, [_nonempty("maximum" if largest else "minimum"), sweep,
-                                                 Map("result", numpy_type(dtype), value, ("s",) + reads)])
+                                                 Map("result", numpy_type(dtype), "s", ("s",))])
 
     return build
 
@@ -185,11 +177,10 @@ def _ptp(plan: Plan, dtype: np.dtype) -> str:
     out = numpy_result("ptp", np.ptp, dtype)
     _ordered("ptp", dtype)
     sweep = Sweep((Accumulator("hi", numpy_type(dtype), _bound(dtype, upper=False)),
-                   Accumulator("lo", numpy_type(dtype), _bound(dtype, upper=True))) + _nan_flag(dtype),
-                  _select(dtype, True, "hi") + _select(dtype, False, "lo")[:1])
-    value, reads = _unless_nan(dtype, "hi - lo")
+                   Accumulator("lo", numpy_type(dtype), _bound(dtype, upper=True))),
+                  _select(dtype, True, "hi") + _select(dtype, False, "lo"))
     return reduction_source(plan, STANDARD, [_nonempty("maximum"), sweep,
-                                             Map("result", numpy_type(out), value, ("hi", "lo") + reads)])
+                                             Map("result", numpy_type(out), "hi - lo", ("hi", "lo"))])
 
 
 def _position(name: str, largest: bool):
@@ -223,6 +214,9 @@ def _whole(axis, keepdims) -> bool:
     return static_value(axis) is None and static_value(keepdims) is False
 
 
+_STEPS = {"maximum": maximum, "minimum": minimum, "add_unordered": add_unordered}  # what the kernels' steps call
+
+
 def _register_reduction(helper: Callable, build: Callable, single: bool = False,
                         numpy_fn: Optional[Callable] = None) -> None:
     """Give ``helper(a, axis=None, keepdims=False)`` a Numba implementation built for each plan; with
@@ -235,7 +229,7 @@ def _register_reduction(helper: Callable, build: Callable, single: bool = False,
         if numpy_fn is not None and _whole(axis, keepdims) and \
                 not (isinstance(a, types.Array) and not isinstance(a.dtype, types.Complex)):
             return lambda a, axis=None, keepdims=False: numpy_fn(a)
-        return compile_source(build(make_plan(name, a, axis, keepdims, single), as_dtype(a.dtype)))
+        return compile_source(build(make_plan(name, a, axis, keepdims, single), as_dtype(a.dtype)), **_STEPS)
 
 
 def _register_moments(helper: Callable, build: Callable) -> None:
@@ -259,7 +253,7 @@ def _register_scan(helper: Callable, op: str, numpy_fn: Callable) -> None:
         return compile_source(scan_source(a.ndim, axis, "a, axis=None", op, out))
 
 
-_register_reduction(sum, _fold("sum", "0", "s += v", np.sum))
+_register_reduction(sum, _fold("sum", "0", "s = add_unordered(s, v)", np.sum))
 _register_reduction(prod, _fold("prod", "1", "s *= v", np.prod))
 _register_reduction(mean, _mean)
 _register_moments(var, _moments("var", np.var, root=False))

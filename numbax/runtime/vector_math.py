@@ -34,6 +34,8 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
+from numbax.runtime.loops import compile_source, element_source, empty_like_source, function_source, nest
+
 __all__ = ["exp", "tanh", "add_unordered"]
 
 _F64 = ir.DoubleType()
@@ -140,6 +142,28 @@ _exp_scalar = _scalar_intrinsic(_exp_ir)
 _tanh_scalar = _scalar_intrinsic(_tanh_ir)
 
 
+def _extremum_intrinsic(llvm_name: str):
+    """``llvm.maximum``/``llvm.minimum`` of two floats of one type: NaN wins, -0.0 is below 0.0, and a loop
+    reducing with it vectorizes (a compare-and-select does not, without fast-math flags)."""
+    @intrinsic
+    def extremum(typingctx, a, b):
+        if not (isinstance(a, types.Float) and a == b):
+            return None
+
+        def codegen(context, builder, signature, args):
+            kind = args[0].type
+            fn = builder.module.declare_intrinsic(llvm_name, [kind], ir.FunctionType(kind, [kind, kind]))
+            return builder.call(fn, args)
+
+        return a(a, b), codegen
+
+    return extremum
+
+
+maximum = _extremum_intrinsic("llvm.maximum")
+minimum = _extremum_intrinsic("llvm.minimum")
+
+
 @intrinsic
 def _add_reassociable(typingctx, total, x):
     if not (isinstance(total, types.Float) and total == x):
@@ -154,6 +178,14 @@ def _add_reassociable(typingctx, total, x):
 # ---- in compiled code ------------------------------------------------------------------------
 
 
+def _map_source(ndim: int, float64: bool) -> str:
+    """Source of ``impl(x)``: ``scalar`` of each element, by a loop nest (no reshape for Numba to compile)."""
+    allocate = f"out = {empty_like_source(ndim, 'x', float64)}"
+    element_out, element_in = element_source(ndim, "out"), element_source(ndim, "x")
+    body = [allocate] + nest(ndim, "out", [f"{element_out} = scalar(dtype({element_in}))"])
+    return function_source("x", body + ["return out"])
+
+
 def _register(helper, numpy_fn, scalar) -> None:
     @overload(helper)
     def impl(x):
@@ -164,17 +196,7 @@ def _register(helper, numpy_fn, scalar) -> None:
         if not (isinstance(x, types.Array) and isinstance(x.dtype, (types.Float, types.Integer)) and x.ndim > 0):
             return lambda x: numpy_fn(x)
         dtype = x.dtype if isinstance(x.dtype, types.Float) else types.float64
-        contiguous = x.layout == "C"
-
-        def array(x):
-            out = np.empty(x.shape, dtype)
-            flat = out.reshape(out.size)
-            values = (x if contiguous else np.ascontiguousarray(x)).reshape(out.size)
-            for i in range(flat.size):
-                flat[i] = scalar(dtype(values[i]))
-            return out
-
-        return array
+        return compile_source(_map_source(x.ndim, dtype == types.float64), scalar=scalar, dtype=dtype)
 
 
 _register(exp, np.exp, _exp_scalar)

@@ -27,7 +27,7 @@ from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.purity import is_pure
 
 
-def _stored(stmts: List[gast.stmt]) -> Set[str]:
+def stored_in(stmts: List[gast.stmt]) -> Set[str]:
     """Names assigned, or updated through a subscript, anywhere in ``stmts``."""
     out: Set[str] = set()
     for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
@@ -45,7 +45,7 @@ def _stored(stmts: List[gast.stmt]) -> Set[str]:
 
 
 def _hoist_loop(loop, stores) -> Tuple[List[gast.stmt], bool]:
-    changed_names = _stored(loop.body)
+    changed_names = stored_in(loop.body)
     if isinstance(loop, gast.For):
         changed_names |= {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
     hoisted: List[gast.stmt] = []

@@ -193,7 +193,7 @@ class Saves:
         return out
 
     def _allocation(self, table: str, rows: gast.expr, remade: bool = False) -> gast.Call:
-        """``np.empty((rows, width), dtype)`` for ``table``; ``remade``: where its loop starts, the table
+        """``np.empty((rows, width), dtype)`` for ``table`` (no dtype for float64); ``remade``: where its loop starts, the table
         made at the top already there."""
         if table in self.row_tables:
             width, dtype = copy.deepcopy(self.row_tables[table][1]), "float64"
@@ -203,8 +203,10 @@ class Saves:
         else:
             width, dtype = gast.Constant(value=self.widths[table], kind=None), _DTYPES[self._key_of(table)[1]]
         shape = gast.Tuple(elts=[rows, width], ctx=gast.Load())
+        # float64 as np.empty's default: one Numba specialization with the code's other float64 arrays
+        dtypes = [] if dtype == "float64" else [gast.Attribute(value=_name("np"), attr=dtype, ctx=gast.Load())]
         return gast.Call(func=gast.Attribute(value=_name("np"), attr="empty", ctx=gast.Load()),
-                         args=[shape, gast.Attribute(value=_name("np"), attr=dtype, ctx=gast.Load())], keywords=[])
+                         args=[shape] + dtypes, keywords=[])
 
     def _made_late(self, table: str) -> bool:
         """Whether ``table`` is made only where its loop starts: a loop no loop encloses, and for a row

@@ -31,6 +31,7 @@ import gast
 
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import Namer
+from numbax.ast_passes.optimizations.fusion import buffers, direct_rows
 from numbax.ast_passes.optimizations.fusion import group as groups
 from numbax.ast_passes.optimizations.fusion.effects import Aliases
 from numbax.ast_passes.optimizations.fusion.loops import bounds, emit, worth_fusing
@@ -98,7 +99,7 @@ def _block(stmts: List[gast.stmt], facts: Facts, changed: List[bool], in_loop: b
             end = i + 1
             while end < len(stmts) and (group.try_fuse(stmts[end]) or group.try_move(stmts[end])):
                 end += 1
-        extents = bounds(group) if group.worth_it() and worth_fusing(group, Block(stmts, i, end), in_loop) \
+        extents = bounds(group) if worth_fusing(group, Block(stmts, i, end), in_loop) \
             else None
         if extents is None:  # nothing fused: the names it took are free again
             facts.namer.used = names_before
@@ -125,5 +126,7 @@ def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple],
     facts = Facts(fdef, param_avals, same or {})
     fdef.body = _block(fdef.body, facts, changed, False)
     drop_unread(fdef, facts.written_out)
+    changed[0] |= direct_rows.write_rows(fdef, facts.unchanged_params)
+    changed[0] |= buffers.reuse(fdef, facts)
     gast.fix_missing_locations(fdef)
     return fdef, changed[0]

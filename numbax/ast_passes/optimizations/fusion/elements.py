@@ -1,7 +1,8 @@
 """Per-element expressions: what an elementwise array expression computes at one index of the loop nest.
 
 At index ``j`` of a 1-D loop over the shape of ``x[1:]``, ``x[1:] - y`` is
-``x[j + 1] - y[j]``: a name of that shape is indexed, a basic slice becomes
+``x[j + 1] - y[j]``: a name of that shape is indexed, a name whose shape is the
+last dims of it (a bias) is indexed by the last indices, a basic slice becomes
 an offset, scalars stay as they are, a name the loop already computes is its
 scalar, and ``rt.unreduce(g, a)`` of a scalar ``g`` (the adjoint of a full
 reduction) is ``g`` itself. Any other part is hoisted out of the loop into a
@@ -106,11 +107,16 @@ class Trial:
             return again
         if identifier in group.views and shape == group.shape:
             return self.element(group.views[identifier])
-        if aval is None or aval[0] not in "if" or shape not in ((), group.shape):
+        trailing = shape is not None and 0 < len(shape) < len(group.shape) and group.shape[-len(shape):] == shape
+        if aval is None or aval[0] not in "if" or (shape not in ((), group.shape) and not trailing):
             return None
         self.reads.add(identifier)
         if not shape:
             return name(identifier)
+        if trailing:  # broadcast along the leading axes (a bias): read at the last indices
+            kept = [name(i) for i in group.index[-len(shape):]]
+            return gast.Subscript(value=name(identifier), slice=kept[0] if len(kept) == 1 else
+                                  gast.Tuple(elts=kept, ctx=gast.Load()), ctx=gast.Load())
         self.references.setdefault(identifier, name(identifier))
         return gast.Subscript(value=name(identifier), slice=self.group.index_tuple(), ctx=gast.Load())
 
@@ -197,7 +203,8 @@ class Trial:
         if not self._independent(node):
             return None
         app = application(node) if isinstance(node, gast.Call) else None
-        label = app.name.split(".")[-1] if app is not None else "value"
+        product = isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult)
+        label = app.name.split(".")[-1] if app is not None else "product" if product else "value"
         hoisted = self.facts.namer.new(label)
         self.hoisted.append(assign(hoisted, node))
         self.reads |= loads(node)

@@ -92,7 +92,6 @@ class Group:
         self.deferred: List[Tuple[gast.stmt, Effects]] = []
         self.taken: List[gast.stmt] = []       # every statement the group took, in the original order
         self.fused: List[gast.stmt] = []
-        self.arrays = 0
 
     def index_tuple(self) -> gast.expr:
         """The loop nest's index: ``j``, or ``(j0, j1)``."""
@@ -243,7 +242,6 @@ class Group:
         target = stmt.target.id if isinstance(stmt, gast.AugAssign) else stmt.targets[0].id
         self.taken.append(stmt)
         self.fused.append(stmt)
-        self.arrays += 1
         for view in [v for v, node in self.views.items() if v == target or target in loads(node)]:
             del self.views[view]
 
@@ -277,6 +275,3 @@ class Group:
         value = getattr(stmt, "value", None)
         return isinstance(value, _ELEMENTWISE) and (self.facts.aval(value) or ("", 0))[1] > 0
 
-    def worth_it(self) -> bool:
-        """At least two array statements share the loop."""
-        return self.arrays >= 2

@@ -5,11 +5,10 @@ from typing import List, Optional
 
 import gast
 
-from numbax.ast_passes import resolve
 from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.recompute import scalar_reads
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.transforms.grad.nodes import assign, name
+from numbax.transforms.grad.nodes import assign, name, rt_call
 from numbax.transforms.grad.shapes import axis_length, dim_length
 
 
@@ -50,17 +49,26 @@ def _read_after(group, array: str, block, in_loop: bool) -> bool:
     return False
 
 
+def _operations(node: gast.expr) -> int:
+    """The arithmetic operations and calls in an element's expression (its subscripts not counted)."""
+    if isinstance(node, gast.Subscript):
+        return 0
+    own = isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Call))
+    return own + sum(_operations(child) for child in gast.iter_child_nodes(node) if isinstance(child, gast.expr))
+
+
 def worth_fusing(group, block, in_loop: bool) -> bool:
-    """Whether at least two statements of the loop's body do work that is kept: an accumulation, or a
-    value another statement of the body reads or code after the loop does (one alone Numba fuses as well)."""
+    """Whether the loop does more than one array operation whose result is kept: at least two statements of
+    its body that accumulate or make a value another statement of the body or code after the loop reads, or
+    one such statement of two operations or more (``np.tanh(x @ w + b)``, which Numba would compile as an
+    array expression, and whose ``np.tanh`` is then no ufunc to fuse). One operation alone Numba does as well."""
     body_reads = [n.id for stmt in group.body for n in gast.walk(stmt)
                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
-    kept = sum(1 for stmt in group.body if isinstance(stmt, gast.AugAssign))
+    kept = [stmt for stmt in group.body if isinstance(stmt, gast.AugAssign)]
     for array, element in group.defined.items():
-        if isinstance(element, gast.Name) and any(isinstance(stmt, gast.Assign) and stmt.targets[0].id == element.id
-                                                  for stmt in group.body):
-            kept += element.id in body_reads or _read_after(group, array, block, in_loop)
-    return kept >= 2
+        if isinstance(element, gast.Name) and (element.id in body_reads or _read_after(group, array, block, in_loop)):
+            kept += [stmt for stmt in group.body if isinstance(stmt, gast.Assign) and stmt.targets[0].id == element.id]
+    return len(kept) >= 2 or (len(kept) == 1 and _operations(kept[0].value) >= 2)
 
 
 def _zeros(extents: List[gast.expr]) -> gast.Call:
@@ -76,8 +84,7 @@ def _unordered(group, stmt: gast.stmt) -> gast.stmt:
     if not (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and isinstance(stmt.target, gast.Name)
             and stmt.target.id in group.accumulators and stmt.target.id not in group.partials):
         return stmt
-    step = gast.Call(func=resolve.reference_node("rt.add_unordered"),
-                     args=[name(stmt.target.id), stmt.value], keywords=[])
+    step = rt_call("add_unordered", name(stmt.target.id), stmt.value)
     return gast.copy_location(assign(stmt.target.id, step), stmt)
 
 
