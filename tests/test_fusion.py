@@ -157,6 +157,32 @@ SNIPPETS = {
             t = w * 2.0
             return t, r + s
         """, {"x": ("f", 1), "k": ("i", 0)}, (np.linspace(0.0, 3.0, 6), 4)),
+    # one-hot cotangents (an index's adjoint) become elementwise: a negative index wraps, -= subtracts
+    "one_hot": ("""
+        def f(x, k, g):
+            d = rt.zeros_like(x)
+            d[k] += g
+            d -= x * g
+            s = np.sum(d * x)
+            return d * 2.0, s
+        """, {"x": ("f", 1), "k": ("i", 0), "g": ("f", 0)}, (np.linspace(0.5, 2.0, 5), -2, 3.0)),
+    # another name for the array sees the update: no element of its own
+    "one_hot_alias": ("""
+        def f(x, k, g):
+            d = rt.zeros_like(x)
+            e = d
+            d[k] += g
+            h = e * 2.0 + d
+            return h
+        """, {"x": ("f", 1), "k": ("i", 0), "g": ("f", 0)}, (np.linspace(0.5, 2.0, 4), 1, 3.0)),
+    "one_hot_matrix": ("""
+        def f(w, i, k, g):
+            d = rt.zeros_like(w)
+            d[i, k] -= g
+            d[i, k] += g * 3.0
+            e = d + w * g
+            return e * e
+        """, {"w": ("f", 2), "i": ("i", 0), "k": ("i", 0), "g": ("f", 0)}, (np.arange(6.0).reshape(2, 3), 1, 2, 0.5)),
 }
 
 
@@ -169,6 +195,13 @@ def test_fused_means_the_same(name):
     expected, got = _run(original, *args), _run(fused, *args)
     for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else (got,)):
         np.testing.assert_allclose(g, e, rtol=1e-14, atol=0)
+
+
+def test_a_one_hot_cotangent_is_no_array():
+    source, avals, _ = SNIPPETS["one_hot"]
+    text = unparse(_fuse(source, avals)[0])
+    assert "k_at = k % x.shape[0]" in text and "g if j == k_at else 0.0" in text
+    assert "rt.zeros_like" not in text
 
 
 def test_read_after_write_keeps_its_own_loop():

@@ -18,11 +18,19 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.optimizations.fusion.effects import Effects, statement_effects
 from numbax.ast_passes.optimizations.fusion.elements import Trial
 from numbax.ast_passes.optimizations.fusion.effects import loads
+from numbax.ast_passes.tree_copy import copy_tree
 from numbax.transforms.grad.nodes import assign, name
+from numbax.transforms.grad.shapes import dim_length
 from numbax.transforms.grad.primitives import application
 
 _ACCUMULATE = (gast.Add, gast.Sub)
 _ELEMENTWISE = (gast.BinOp, gast.UnaryOp)
+
+
+def _zeros_of(value: gast.expr) -> bool:
+    """``rt.zeros_like(x)``: a cotangent that starts at zero."""
+    app = application(value) if isinstance(value, gast.Call) else None
+    return app is not None and app.name == "rt.zeros_like" and len(app.args) == 1 and not app.keywords
 
 
 def _sum_operand(value: gast.expr) -> Optional[gast.expr]:
@@ -139,6 +147,8 @@ class Group:
             partial = self._partial(target, stmt.value)
             if partial is not None:
                 return self._join(stmt, partial, target, "partial")
+            if _zeros_of(stmt.value):
+                return self._zeros(stmt, target)
             aval = facts.avals.get(target)
             if aval is None or aval[0] != "f" or aval[1] == 0 or target in self.accumulators or \
                     not (_computes(stmt.value) or isinstance(stmt.value, gast.Name) and stmt.value.id in self.defined):
@@ -150,7 +160,61 @@ class Group:
             if aval is None or aval[0] != "f" or aval[1] == 0:
                 return False
             return self._join(stmt, stmt.value, stmt.target.id, "accumulate")
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript) and \
+                isinstance(stmt.op, _ACCUMULATE):
+            return self._scatter(stmt)
         return False
+
+    def _zeros(self, stmt: gast.Assign, target: str) -> bool:
+        """``a = rt.zeros_like(x)``: ``a``'s element is 0.0, no array made (unless code after the loop reads it)."""
+        aval, shape = self.facts.avals.get(target), self.facts.shape(stmt.value)
+        if aval is None or aval[0] != "f" or not shape or target in self.accumulators or not self._start(shape):
+            return False
+        if target in self.reads:
+            self.read_then_defined.add(target)
+        self.defined[target] = gast.Constant(value=0.0, kind=None)
+        self._taken(stmt)
+        return True
+
+    def _scatter(self, stmt: gast.AugAssign) -> bool:
+        """``a[k] += v`` (scalar ints ``k``, scalar ``v``) into an array the loop defines: at the loop's index
+        ``a`` gains ``v if j == k else 0.0``, ``k`` wrapped once before the loop as NumPy wraps a negative
+        index (a cross-entropy's one-hot cotangent, with no array zeroed and written per row)."""
+        facts, target = self.facts, stmt.target
+        array = target.value.id if isinstance(target.value, gast.Name) else None
+        parts = target.slice.elts if isinstance(target.slice, gast.Tuple) else [target.slice]
+        if array not in self.defined or facts.aliases.closure({array}) != {array} or len(parts) != len(self.shape) \
+                or facts.shape(stmt.value) != () or \
+                not all(isinstance(p, gast.Name) and facts.aval(p) == ("i", 0) for p in parts):
+            return False
+        extents = [dim_length(dim, facts.unchanged_params) for dim in self.shape]
+        trial = Trial(self)
+        value = trial.element(stmt.value)
+        reads = loads(stmt.value) | {p.id for p in parts}
+        if value is None or any(e is None for e in extents) or \
+                any(self._conflicts(Effects(frozenset(reads), frozenset({array})), d) for _, d in self.deferred):
+            return False
+        tests = []
+        for part, extent, index in zip(parts, extents, self.index):
+            wrapped = facts.namer.new(f"{part.id}_at")
+            trial.hoisted.append(assign(wrapped, gast.BinOp(left=name(part.id), op=gast.Mod(), right=extent)))
+            tests.append(gast.Compare(left=name(index), ops=[gast.Eq()], comparators=[name(wrapped)]))
+        test = tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.And(), values=tests)
+        before = self.defined[array]
+        if isinstance(before, gast.Constant) and before.value == 0.0:  # the first: ``v`` or ``-v`` at k
+            signed = value if isinstance(stmt.op, gast.Add) else gast.UnaryOp(op=gast.USub(), operand=value)
+            element = gast.IfExp(test=test, body=signed, orelse=gast.Constant(value=0.0, kind=None))
+        else:
+            hit = gast.IfExp(test=test, body=value, orelse=gast.Constant(value=0.0, kind=None))
+            element = gast.BinOp(left=copy_tree(before), op=stmt.op, right=hit)
+        self.hoisted += trial.hoisted
+        self.reads |= reads
+        scalar = facts.namer.new(f"{array}_j")
+        self.scalars.add(scalar)
+        self.defined[array] = name(scalar)
+        self.body.append(anno.copyanno(stmt, assign(scalar, element)))
+        self._taken(stmt)
+        return True
 
     def _partial(self, target: str, value: gast.expr) -> Optional[gast.expr]:
         """``g`` of ``target = rt.unbroadcast(g, x)`` where ``x``'s shape is the last dims of ``g``'s (a bias's
@@ -239,7 +303,8 @@ class Group:
         return set(self.index) | assigned | self.accumulators
 
     def _taken(self, stmt: gast.stmt) -> None:
-        target = stmt.target.id if isinstance(stmt, gast.AugAssign) else stmt.targets[0].id
+        written = stmt.target if isinstance(stmt, gast.AugAssign) else stmt.targets[0]
+        target = written.value.id if isinstance(written, gast.Subscript) else written.id
         self.taken.append(stmt)
         self.fused.append(stmt)
         for view in [v for v, node in self.views.items() if v == target or target in loads(node)]:
