@@ -41,7 +41,7 @@ def f(x, n):
         for j in range(x.shape[1]):
             out[j] = g[j] + row[j]
         g = out
-        total = total + g[0] * g[1]
+        total = total + np.sum(g * row)
     return total
 """
 
@@ -59,7 +59,7 @@ def f(x, n):
         for j in range(x.shape[1]):
             out[j] = g[j] + row[j]
         g = out
-        total = total + g[0] * g[1]
+        total = total + np.sum(g * row)
     return total
 """
 
@@ -108,7 +108,7 @@ def f(x, n):
     for i in range(n):
         a = np.zeros(x.shape[1])
         a[0] = 1.0 * i
-        total = total + np.sum(a)
+        total = total + np.sum(a.T)
     return total
 """,
     "a shape the loop changes": """

@@ -67,10 +67,10 @@ def expected_grad_euler(y0, k, n):
     dy = rt.unreduce(dt4, y, None, False)
     # grad of: for i in range(n):
     dt1 = 0.0
+    dt2 = np.empty(y0.shape[0])
     for step in range(trips):
         row = row - 1
         y_2 = y_rows[row]
-        dt2 = np.empty(y0.shape[0])
         dy_1 = np.empty(y0.shape[0])
         for j_1 in range(y0.shape[0]):
             # grad of: y = y + 0.1 * (-k * y)

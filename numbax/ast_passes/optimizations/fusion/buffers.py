@@ -18,9 +18,9 @@ the top level of a loop body, with a shape known before the loop (``s`` reads no
 assigns; ``x``'s dims are dims of unchanged parameters). It is made once when every name that may
 hold the array (``a``, and the names assigned from such a name) is
 
-- used only to read one element (as many indices as dims and no slice, so never a view), to
-  write through a subscript or in place, to read its shape, to be copied by ``rt.save_row``, or
-  to be assigned to another name;
+- used only to read one element (as many indices as dims and no slice, so never a view), as an
+  operand of arithmetic (whose result is a new array), to write through a subscript or in place,
+  to read its shape, to be copied by ``rt.save_row``, or to be assigned to another name;
 - assigned at the top level of the body before anything in the body reads it, so no iteration
   reads an array of the one before;
 - not read outside the loop.
@@ -86,6 +86,8 @@ def _safe_load(node: gast.Name, parent: gast.AST, ndim: int) -> Optional[Set[str
                     for p in parts)
         return set() if plain and len(parts) == ndim else None
     if isinstance(parent, gast.Attribute) and parent.attr in _SHAPE_ATTRIBUTES:
+        return set()
+    if isinstance(parent, (gast.BinOp, gast.UnaryOp, gast.Compare)):  # arithmetic makes a new array
         return set()
     if isinstance(parent, gast.Assign) and parent.value is node and len(parent.targets) == 1 and \
             isinstance(parent.targets[0], gast.Name):
