@@ -31,7 +31,7 @@ import gast
 
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import Namer
-from numbax.ast_passes.optimizations.fusion import buffers, direct_rows
+from numbax.ast_passes.optimizations.fusion import buffers, direct_rows, shared_scalars
 from numbax.ast_passes.optimizations.fusion import group as groups
 from numbax.ast_passes.optimizations.fusion.effects import Aliases
 from numbax.ast_passes.optimizations.fusion.loops import bounds, emit, worth_fusing
@@ -128,5 +128,6 @@ def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple],
     drop_unread(fdef, facts.written_out)
     changed[0] |= direct_rows.write_rows(fdef, facts.unchanged_params)
     changed[0] |= buffers.reuse(fdef, facts)
+    changed[0] |= shared_scalars.share(fdef, facts)
     gast.fix_missing_locations(fdef)
     return fdef, changed[0]
