@@ -33,7 +33,8 @@ def _fuse(source: str, avals):
     return fdef, changed
 
 
-def _run(fdef, *args):
+def run_tree(fdef, *args):
+    """Run a function's tree by Python on NumPy (array arguments copied), as the tests of passes do."""
     namespace = {"np": np, "rt": rt}
     exec(compile(unparse(gast.Module(body=[fdef], type_ignores=[])), "<fused>", "exec"), namespace)
     return namespace[fdef.name](*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
@@ -192,7 +193,7 @@ def test_fused_means_the_same(name):
     original = gast.parse(textwrap.dedent(source)).body[0]
     fused, changed = _fuse(source, avals)
     assert changed, unparse(fused)
-    expected, got = _run(original, *args), _run(fused, *args)
+    expected, got = run_tree(original, *args), run_tree(fused, *args)
     for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else (got,)):
         np.testing.assert_allclose(g, e, rtol=1e-14, atol=0)
 
@@ -215,7 +216,7 @@ def test_read_after_write_keeps_its_own_loop():
 def test_ties_share_the_adjoint():
     source, avals, args = SNIPPETS["ties"]
     fused, _ = _fuse(source, avals)
-    np.testing.assert_allclose(_run(fused, *args), [0.0, 1.0, 1.0, 0.0])
+    np.testing.assert_allclose(run_tree(fused, *args), [0.0, 1.0, 1.0, 0.0])
 
 
 def test_float32_programs_are_not_fused():

@@ -8,10 +8,10 @@ import gast
 import numpy as np
 import pytest
 
-from numbax import runtime as rt
 from numbax.ast_passes.optimizations import fusion
 from numbax.ast_passes.optimizations.fusion import buffers
 from numbax.ast_passes.unparse import unparse
+from test_fusion import run_tree
 
 AVALS = {"x": ("f", 2), "n": ("i", 0)}
 
@@ -22,12 +22,6 @@ def _reused(source: str):
     changed = buffers.reuse(fdef, facts)
     gast.fix_missing_locations(fdef)
     return fdef, changed
-
-
-def _run(fdef, *args):
-    namespace = {"np": np, "rt": rt}
-    exec(compile(unparse(gast.Module(body=[fdef], type_ignores=[])), "<reused>", "exec"), namespace)
-    return namespace[fdef.name](*args)
 
 
 REUSED = """
@@ -66,11 +60,11 @@ def f(x, n):
 
 def test_arrays_made_per_iteration_are_made_once():
     x = np.arange(12.0).reshape(4, 3)
-    original = _run(gast.parse(textwrap.dedent(REUSED)).body[0], x, 3)
+    original = run_tree(gast.parse(textwrap.dedent(REUSED)).body[0], x, 3)
     fdef, changed = _reused(REUSED)
     assert changed
     assert unparse(fdef).strip() == textwrap.dedent(REUSED_GOLDEN).strip()
-    assert _run(fdef, x, 3) == original
+    assert run_tree(fdef, x, 3) == original
 
 
 REFUSED = {

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import numbax
-from numbax import runtime as rt
 from numbax.ast_passes.optimizations import fusion
 from numbax.ast_passes.optimizations.fusion import shared_scalars
 from numbax.ast_passes.unparse import unparse
+from test_fusion import run_tree
 
 AVALS = {"x": ("f", 0), "v": ("f", 1), "n": ("i", 0)}
 
@@ -20,12 +20,6 @@ def _shared(source: str):
     fdef = gast.parse(textwrap.dedent(source)).body[0]
     changed = shared_scalars.share(fdef, fusion.Facts(fdef, AVALS, {}))
     return fdef, changed
-
-
-def _run(fdef, *args):
-    namespace = {"np": np, "rt": rt}
-    exec(compile(unparse(gast.Module(body=[fdef], type_ignores=[])), "<shared>", "exec"), namespace)
-    return namespace[fdef.name](*args)
 
 
 SHARED = """
@@ -61,11 +55,11 @@ def f(x, v, n):
 
 def test_scalar_calls_are_computed_once_while_their_operands_stand():
     v = np.linspace(0.0, 1.0, 3)
-    original = _run(gast.parse(textwrap.dedent(SHARED)).body[0], 0.3, v, 2)
+    original = run_tree(gast.parse(textwrap.dedent(SHARED)).body[0], 0.3, v, 2)
     fdef, changed = _shared(SHARED)
     assert changed
     assert unparse(fdef).strip() == textwrap.dedent(SHARED_GOLDEN).strip()
-    assert _run(fdef, 0.3, v, 2) == pytest.approx(original, rel=1e-15)
+    assert run_tree(fdef, 0.3, v, 2) == pytest.approx(original, rel=1e-15)
 
 
 def test_a_loop_that_changes_an_operand_computes_it_anew():
