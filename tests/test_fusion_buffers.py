@@ -105,6 +105,16 @@ def f(x, n):
         total = total + np.sum(a.T)
     return total
 """,
+    "a shape held in a name (its ndim unknown: a[i] may be a row)": """
+def f(x, n):
+    shape = x.shape
+    keep = x[0]
+    for i in range(n):
+        a = np.zeros(shape)
+        a[0, 0] = 1.0 * i
+        keep = a[0] if i == 0 else keep
+    return keep[0]
+""",
     "a shape the loop changes": """
 def f(x, n):
     total = 0.0

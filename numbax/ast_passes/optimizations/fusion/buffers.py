@@ -64,6 +64,8 @@ def _candidate(stmt: gast.stmt, loop: gast.stmt, facts) -> Optional[Tuple[str, L
         if {n.id for n in gast.walk(size) if isinstance(n, gast.Name)} & changed:
             return None
         extents = list(size.elts) if isinstance(size, gast.Tuple) else [size]
+        if any(facts.aval(e) != ("i", 0) for e in extents):  # a shape held in a name: its ndim is unknown
+            return None
     return stmt.targets[0].id, extents, _MAKERS[app.name]
 
 
