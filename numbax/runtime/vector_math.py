@@ -1,4 +1,4 @@
-"""vector_math: ``exp`` and ``tanh`` that LLVM vectorizes, and the addition of fused sums.
+"""vector_math: ``exp`` and ``tanh`` that LLVM vectorizes, and the steps of vectorized reductions.
 
 Numba compiles ``np.exp`` and ``np.tanh`` of a float to a call of the C library per
 element, which no loop around it can vectorize: 2.9 ns an ``exp`` and 8 ns a ``tanh``
@@ -16,7 +16,9 @@ NaN, infinities, signed zeros, overflow and subnormal results as NumPy does
 ``add_unordered(total, x)`` is ``total + x`` that LLVM may reassociate: a fused loop's
 sum (``np.sum``'s, or a broadcast's adjoint) accumulates with it, so the loop
 vectorizes with partial sums in each lane, as NumPy's own pairwise ``np.sum`` does
-not add in order either. A sum the user writes as a loop keeps its order.
+not add in order either. A sum the user writes as a loop keeps its order. ``maximum`` and
+``minimum`` (LLVM's, a NaN wins) are the steps of ``rt.max``/``rt.min``, which vectorize for the same
+reason where a compare-and-select does not.
 
 From Python each function is NumPy's (the ``python`` backend agrees with NumPy
 bit for bit); in compiled code, arrays of other dtypes (complex) go to Numba's own.
