@@ -4,8 +4,9 @@ A gradient generated at a ``numbax.grad`` call inside a differentiated function
 becomes part of that function (``nested``), so the outer reverse mode meets the
 helpers of the inner one's adjoint code. Each is linear in its cotangent
 argument (the adjoints of products and of ``var`` and ``norm`` depend on a primal
-too), and each cotangent it receives has the shape of the result it undoes,
-which broadcasting made at least as large as the operand (``rt.unbroadcast(g, x)``
+too; ``rt.dsinc``, sinc's derivative, is a function of the primal alone), and
+each cotangent it receives has the shape of the result it undoes, which
+broadcasting made at least as large as the operand (``rt.unbroadcast(g, x)``
 only ever sums ``g`` down to ``x``). The parameter that NumPy's rules call ``g``
 is ``cotangent`` here: ``g`` is the template's own cotangent. A helper without a
 rule here is refused by ``higher_order.check`` at the user's call.
@@ -52,6 +53,11 @@ def primal_dtype(g, ans, cotangent, x):
     d[cotangent] = g
 
 
+@defvjp(rt.dsinc)
+def dsinc(g, ans, x):
+    d[x] = g * rt.d2sinc(x)
+
+
 def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.clip_mask,
                       rt.inverse_axes, rt.cotangent_dtype)
 
@@ -96,6 +102,29 @@ def tile_grad(g, ans, cotangent, A, reps):
 @defvjp(rt.repeat_grad)
 def repeat_grad(g, ans, cotangent, a, repeats, axis=None):
     d[cotangent] = np.repeat(g, repeats) if axis is None else np.repeat(g, repeats, axis)
+
+
+# Adjoints of sequences of arrays: the cotangent split into a tuple, and a list of cotangents joined; the
+# template's ``g`` is then a list, one cotangent per element, and a split's adjoint is the join, and back
+
+@defvjp(rt.concatenate_grad, rt.stack_grad)
+def concatenate_grad(g, ans, cotangent, arrays, axis=0):
+    d[cotangent] = rt.sequence_join(g, cotangent, axis)
+
+
+@defvjp(rt.hstack_grad)
+def hstack_grad(g, ans, cotangent, tup):
+    d[cotangent] = rt.sequence_join(g, cotangent, 0 if cotangent.ndim == 1 else 1)
+
+
+@defvjp(rt.vstack_grad)
+def vstack_grad(g, ans, cotangent, tup):
+    d[cotangent] = rt.sequence_join(g, cotangent, 0)
+
+
+@defvjp(rt.split_grad)
+def split_grad(g, ans, cotangent, ary, indices_or_sections, axis=0):
+    d[cotangent] = np.split(g, indices_or_sections, axis)
 
 
 @defvjp(rt.solve_grad_a)
