@@ -79,6 +79,16 @@ def cumsum_grad(g, ans, cotangent, a, axis=None):
     d[cotangent] = np.cumsum(g) if axis is None else np.cumsum(g, axis)
 
 
+@defvjp(rt.cumprod_grad)
+def cumprod_grad(g, ans, cotangent, a, prods, axis=None):
+    """``rt.cumprod_grad`` is ``cotangent * prods`` summed from the end, over ``a``: bilinear in ``cotangent``
+    and the products ``prods``, whose adjoints are forward sums of ``g / a``."""
+    spread = np.cumsum(g / a) if axis is None else np.cumsum(g / a, axis)
+    d[cotangent] = spread * prods
+    d[prods] = spread * cotangent
+    d[a] = -g * ans / a
+
+
 @defvjp(rt.trace_grad)
 def trace_grad(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
     d[cotangent] = np.trace(g, offset, axis1, axis2)
@@ -125,6 +135,20 @@ def vstack_grad(g, ans, cotangent, tup):
 @defvjp(rt.split_grad)
 def split_grad(g, ans, cotangent, ary, indices_or_sections, axis=0):
     d[cotangent] = np.split(g, indices_or_sections, axis)
+
+
+@defvjp(rt.cholesky_grad)
+def cholesky_grad(g, ans, cotangent, L):
+    """``rt.cholesky_grad`` is ``sym(inv(L).T @ low(L.T @ cotangent) @ inv(L))``, ``low`` the lower triangle
+    with its diagonal halved: ``low`` and ``sym`` are their own adjoints, and ``inv`` and the products chain."""
+    phi = L.T @ cotangent
+    low = np.tril(phi) - 0.5 * np.diag(np.diag(phi))
+    inv = np.linalg.inv(L)
+    sym = 0.5 * (g + g.T)
+    back = inv @ sym @ inv.T
+    dphi = np.tril(back) - 0.5 * np.diag(np.diag(back))
+    d[cotangent] = L @ dphi
+    d[L] = cotangent @ dphi.T - inv.T @ (low + low.T) @ inv @ sym @ inv.T
 
 
 @defvjp(rt.solve_grad_a)
