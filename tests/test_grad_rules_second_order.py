@@ -25,19 +25,17 @@ from grad_corpus import oracles  # noqa: E402
 from test_grad_rules import SNIPPETS, _fn, _inputs  # noqa: E402
 
 # rule -> what its gradient uses that reverse mode cannot differentiate yet
-SECOND_ORDER_REFUSED = {
-    "numpy.sinc": "rt.dsinc", "numpy.cumprod": "rt.cumprod_grad", "numpy.linalg.cholesky": "rt.cholesky_grad",
-    "numpy.concatenate": "rt.concatenate_grad", "numpy.stack": "rt.stack_grad", "numpy.hstack": "rt.hstack_grad",
-    "numpy.vstack": "rt.vstack_grad", "numpy.split": "rt.split_grad",
-}
+SECOND_ORDER_REFUSED = {}
 
 # rules whose gradients call rules_runtime's helpers (rt.unbroadcast, rt.unreduce with and without axes,
-# rt.reshape_like, rt.matmul_grad_a/b, rt.cumsum_grad, ...): every snippet
+# rt.reshape_like, rt.matmul_grad_a/b, rt.cumsum_grad, rt.dsinc, rt.concatenate_grad, ...): every snippet
 RUNTIME = ("operator.add", "operator.mul", "operator.truediv", "operator.pow", "operator.matmul", "numpy.sum",
            "numpy.mean", "numpy.max", "numpy.reshape", "numpy.dot", "numpy.broadcast_to", "numpy.cumsum",
            "numpy.trace", "numpy.diag", "numpy.diagonal", "numpy.tile", "numpy.repeat", "numpy.pad",
            "numpy.linalg.solve", "scipy.special.logsumexp", "numpy.var", "numpy.std", "numpy.argsort",
-           "numpy.linalg.norm", "numpy.inner", "numpy.tensordot", "numpy.einsum")
+           "numpy.linalg.norm", "numpy.inner", "numpy.tensordot", "numpy.einsum", "numpy.sinc", "numpy.concatenate",
+           "numpy.stack", "numpy.hstack", "numpy.vstack", "numpy.split", "numpy.cumprod",
+           "numpy.linalg.cholesky")
 CHECKED = [(name, k, snippet) for name, k, snippet in SNIPPETS if k == 0 or name in RUNTIME]
 CPU = [(name, k, snippet) for name, k, snippet in SNIPPETS if k == 0 and name in RUNTIME]
 

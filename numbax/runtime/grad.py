@@ -23,7 +23,7 @@ from numbax.runtime.loops import INDENT, compile_source, element_source, empty_l
 __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",
            "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
-           "clip_mask", "dsinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
+           "clip_mask", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
            "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
            "norm_grad"]
 
@@ -39,7 +39,7 @@ def zeros_like(x):
     """A zero cotangent for ``x``: an array of its shape in ``cotangent_dtype``, or a scalar zero."""
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, cotangent_dtype(x.dtype))
-    if isinstance(x, (list, tuple)):  # the results of np.split, np.linalg.slogdet, indexed
+    if isinstance(x, (list, tuple)):  # the results of np.split, np.linalg.slogdet, rt.concatenate_grad, indexed
         return [zeros_like(v) for v in x]
     return 0.0
 
@@ -158,6 +158,9 @@ def _zeros_like(x):
     if _is_scalar(x):
         return lambda x: 0.0
     if isinstance(x, types.List) and isinstance(x.dtype, types.Array):
+        dtype = _cotangent_type(x.dtype.dtype)
+        return lambda x: [np.zeros(v.shape, dtype) for v in x]
+    if isinstance(x, types.UniTuple) and isinstance(x.dtype, types.Array):  # a tuple of cotangents, indexed
         dtype = _cotangent_type(x.dtype.dtype)
         return lambda x: [np.zeros(v.shape, dtype) for v in x]
     if isinstance(x, types.BaseTuple):
@@ -385,6 +388,12 @@ def dsinc(x):
     return np.where(x == 0.0, 0.0, (np.cos(px) - np.sinc(x)) / safe)
 
 
+def d2sinc(x):
+    """The second derivative of ``np.sinc``: ``-pi**2 sinc(x) - 2 dsinc(x) / x``, ``-pi**2 / 3`` at 0."""
+    safe = np.where(x == 0.0, 1.0, x)
+    return np.where(x == 0.0, -np.pi ** 2 / 3.0, -np.pi ** 2 * np.sinc(x) - 2.0 * dsinc(x) / safe)
+
+
 def inverse_axes(axes):
     """The permutation that undoes ``np.transpose(a, axes)``."""
     return tuple(int(i) for i in np.argsort(axes))
@@ -525,12 +534,37 @@ def _dsinc(x):
 
     def array(x):
         out = np.zeros(x.shape)
-        flat = x.reshape(-1) if x.flags.c_contiguous else x.copy().reshape(-1)
+        flat = np.ascontiguousarray(x).reshape(-1)
         res = out.reshape(-1)
         for i in range(flat.size):
             v = flat[i]
             if v != 0.0:
                 res[i] = (np.cos(np.pi * v) - np.sin(np.pi * v) / (np.pi * v)) / v
+        return out
+    return array
+
+
+@register_jitable
+def _d2sinc_at(v):
+    """``d2sinc`` of one float (for Numba)."""
+    if v == 0.0:
+        return -np.pi ** 2 / 3.0
+    px = np.pi * v
+    s = np.sin(px) / px
+    return -np.pi ** 2 * s - 2.0 * (np.cos(px) - s) / (v * v)
+
+
+@overload(d2sinc)
+def _d2sinc(x):
+    if _is_scalar(x):
+        return lambda x: _d2sinc_at(x)
+
+    def array(x):
+        out = np.empty(x.shape)
+        flat = np.ascontiguousarray(x).reshape(-1)
+        res = out.reshape(-1)
+        for i in range(flat.size):
+            res[i] = _d2sinc_at(flat[i])
         return out
     return array
 
@@ -672,7 +706,7 @@ def _norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
 # Adjoints of shape functions: selections put back in place, copies summed back
 
 __all__ += ["split_grad", "slogdet_grad", "concatenate_grad", "stack_grad", "hstack_grad", "vstack_grad", "diagonal_grad", "tile_grad",
-            "repeat_grad", "pad_grad"]
+            "repeat_grad", "pad_grad", "sequence_join"]
 
 
 def concatenate_grad(g, arrays, axis=0):
@@ -843,23 +877,46 @@ def split_grad(g, ary, indices_or_sections, axis=0):
     return np.concatenate([np.asarray(p, dtype=np.float64) for p in g], axis=axis)
 
 
-@overload(split_grad)
-def _split_grad(g, ary, indices_or_sections, axis=0):
-    if not (isinstance(g, types.List) and isinstance(g.dtype, types.Array)):
-        raise TypingError("numbax: the adjoint of np.split needs a list of arrays")
+def sequence_join(g, like, axis=0):
+    """The arrays of the list ``g`` laid one after another along ``axis`` into an array of ``like``'s shape.
 
-    def impl(g, ary, indices_or_sections, axis=0):
-        ax = axis if axis >= 0 else axis + ary.ndim
-        out = np.zeros(ary.shape)
-        pre, _, post = _around_jit(ary.shape, ax)
-        out3 = out.reshape((pre, ary.shape[ax], post))
+    The adjoint of ``concatenate_grad``, ``stack_grad``, ``hstack_grad`` and ``vstack_grad`` (each element
+    fills as many indices along ``axis`` as its size gives: a stacked one, one); ``axis=None`` joins the
+    flattened elements, as ``np.concatenate`` does.
+    """
+    shape = np.shape(like)
+    if axis is None:
+        return np.reshape(np.concatenate([np.ravel(p) for p in g]), shape)
+    pre, _, post = _around(shape, axis % len(shape))
+    return np.reshape(np.concatenate([np.reshape(p, (pre, -1, post)) for p in g], axis=1), shape)
+
+
+@overload(sequence_join)
+def _sequence_join(g, like, axis=0):
+    if not (isinstance(g, (types.List, types.UniTuple)) and isinstance(g.dtype, types.Array)):
+        raise TypingError("numbax: the adjoint of a sequence of arrays needs a list of arrays on cpu")
+    if isinstance(axis, types.NoneType):
+        raise TypingError("numbax: the adjoint of np.concatenate(axis=None) is not available on cpu")
+
+    def impl(g, like, axis=0):
+        ax = axis if axis >= 0 else axis + like.ndim
+        out = np.zeros(like.shape)
+        pre, _, post = _around_jit(like.shape, ax)
+        out3 = out.reshape((pre, like.shape[ax], post))
         o = 0
         for p in g:
-            c = p.shape[ax]
+            c = p.size // (pre * post) if pre * post else 0
             out3[:, o:o + c, :] = np.ascontiguousarray(p).reshape((pre, c, post))
             o += c
         return out
     return impl
+
+
+@overload(split_grad)
+def _split_grad(g, ary, indices_or_sections, axis=0):
+    if not (isinstance(g, types.List) and isinstance(g.dtype, types.Array)):
+        raise TypingError("numbax: the adjoint of np.split needs a list of arrays")
+    return lambda g, ary, indices_or_sections, axis=0: sequence_join(g, ary, axis)
 
 
 def slogdet_grad(g, a):

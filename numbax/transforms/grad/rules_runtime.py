@@ -4,8 +4,9 @@ A gradient generated at a ``numbax.grad`` call inside a differentiated function
 becomes part of that function (``nested``), so the outer reverse mode meets the
 helpers of the inner one's adjoint code. Each is linear in its cotangent
 argument (the adjoints of products and of ``var`` and ``norm`` depend on a primal
-too), and each cotangent it receives has the shape of the result it undoes,
-which broadcasting made at least as large as the operand (``rt.unbroadcast(g, x)``
+too; ``rt.dsinc``, sinc's derivative, is a function of the primal alone), and
+each cotangent it receives has the shape of the result it undoes, which
+broadcasting made at least as large as the operand (``rt.unbroadcast(g, x)``
 only ever sums ``g`` down to ``x``). The parameter that NumPy's rules call ``g``
 is ``cotangent`` here: ``g`` is the template's own cotangent. A helper without a
 rule here is refused by ``higher_order.check`` at the user's call.
@@ -52,6 +53,11 @@ def primal_dtype(g, ans, cotangent, x):
     d[cotangent] = g
 
 
+@defvjp(rt.dsinc)
+def dsinc(g, ans, x):
+    d[x] = g * rt.d2sinc(x)
+
+
 def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.clip_mask,
                       rt.inverse_axes, rt.cotangent_dtype)
 
@@ -71,6 +77,16 @@ def grow_rows(g, ans, table):
 @defvjp(rt.cumsum_grad)
 def cumsum_grad(g, ans, cotangent, a, axis=None):
     d[cotangent] = np.cumsum(g) if axis is None else np.cumsum(g, axis)
+
+
+@defvjp(rt.cumprod_grad)
+def cumprod_grad(g, ans, cotangent, a, prods, axis=None):
+    """``rt.cumprod_grad`` is ``cotangent * prods`` summed from the end, over ``a``: bilinear in ``cotangent``
+    and the products ``prods``, whose adjoints are forward sums of ``g / a``."""
+    spread = np.cumsum(g / a) if axis is None else np.cumsum(g / a, axis)
+    d[cotangent] = spread * prods
+    d[prods] = spread * cotangent
+    d[a] = -g * ans / a
 
 
 @defvjp(rt.trace_grad)
@@ -96,6 +112,43 @@ def tile_grad(g, ans, cotangent, A, reps):
 @defvjp(rt.repeat_grad)
 def repeat_grad(g, ans, cotangent, a, repeats, axis=None):
     d[cotangent] = np.repeat(g, repeats) if axis is None else np.repeat(g, repeats, axis)
+
+
+# Adjoints of sequences of arrays: the cotangent split into a tuple, and a list of cotangents joined; the
+# template's ``g`` is then a list, one cotangent per element, and a split's adjoint is the join, and back
+
+@defvjp(rt.concatenate_grad, rt.stack_grad)
+def concatenate_grad(g, ans, cotangent, arrays, axis=0):
+    d[cotangent] = rt.sequence_join(g, cotangent, axis)
+
+
+@defvjp(rt.hstack_grad)
+def hstack_grad(g, ans, cotangent, tup):
+    d[cotangent] = rt.sequence_join(g, cotangent, 0 if cotangent.ndim == 1 else 1)
+
+
+@defvjp(rt.vstack_grad)
+def vstack_grad(g, ans, cotangent, tup):
+    d[cotangent] = rt.sequence_join(g, cotangent, 0)
+
+
+@defvjp(rt.split_grad)
+def split_grad(g, ans, cotangent, ary, indices_or_sections, axis=0):
+    d[cotangent] = np.split(g, indices_or_sections, axis)
+
+
+@defvjp(rt.cholesky_grad)
+def cholesky_grad(g, ans, cotangent, L):
+    """``rt.cholesky_grad`` is ``sym(inv(L).T @ low(L.T @ cotangent) @ inv(L))``, ``low`` the lower triangle
+    with its diagonal halved: ``low`` and ``sym`` are their own adjoints, and ``inv`` and the products chain."""
+    phi = L.T @ cotangent
+    low = np.tril(phi) - 0.5 * np.diag(np.diag(phi))
+    inv = np.linalg.inv(L)
+    sym = 0.5 * (g + g.T)
+    back = inv @ sym @ inv.T
+    dphi = np.tril(back) - 0.5 * np.diag(np.diag(back))
+    d[cotangent] = L @ dphi
+    d[L] = cotangent @ dphi.T - inv.T @ (low + low.T) @ inv @ sym @ inv.T
 
 
 @defvjp(rt.solve_grad_a)
