@@ -176,6 +176,19 @@ def test_hessian_vector_product(fn, backend):
     assert_close(got, fd_grad(lambda x: numbax.grad(fn, backend="python")(x) @ V4, (X4,)), **FD_TOL)
 
 
+def sin_of_running_sums(a):
+    return np.sum(np.sin(np.cumsum(a, axis=1)) * np.cumprod(a, axis=0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hessian_vector_product_through_scans_along_an_axis(backend):
+    """A scan along an axis keeps its operand's ndim (the inner gradient's loops took it as 1-D)."""
+    a = np.random.default_rng(5).uniform(0.5, 1.5, size=(3, 4))
+    v = np.random.default_rng(6).normal(size=(3, 4))
+    got = numbax.grad(lambda a: np.sum(numbax.grad(sin_of_running_sums)(a) * v), backend=backend)(a)
+    assert_close(got, jax.grad(lambda a: jnp.vdot(jax.grad(to_jax(sin_of_running_sums))(a), v))(a))
+
+
 def mlp_curvature(w1, b1, w2):
     g1, g2, g3 = numbax.grad(mlp_loss, argnums=(0, 1, 2))(w1, b1, w2, XS, YS)
     return np.sum(g1 * DW1) + np.sum(g2 * DB1) + np.sum(g3 * DW2)

@@ -77,6 +77,12 @@ def _promote(*kinds: str) -> str:
     return max(kinds, key=_ORDER.index)
 
 
+def _given_axis(app) -> bool:
+    """Whether a call (``np.cumsum(a, 1)``, ``rt.cumsum(a, axis=0)``) names an axis, which keeps the ndim."""
+    axis = app.args[1] if len(app.args) > 1 else app.keywords.get("axis")
+    return axis is not None and not (isinstance(axis, gast.Constant) and axis.value is None)
+
+
 def of_value(value) -> Optional[Aval]:
     """The abstract value of a concrete Python or NumPy value."""
     try:
@@ -196,6 +202,8 @@ class _Infer:
             return self.reshape(args[0], shape)
         if name == "diagonal" and args and args[0]:
             return (args[0][0], max(args[0][1] - 1, 1))
+        if name in ("cumsum", "cumprod") and args and args[0] and _given_axis(app):
+            return (args[0][0], args[0][1])  # along an axis: the shape of the operand
         if name in ("ravel", "flatten", "arange", "linspace", "cumsum", "cumprod", "diagonal"):
             base = args[0] if args and args[0] else ("f", 1)
             return (base[0] if name not in ("linspace",) else "f", 1)
