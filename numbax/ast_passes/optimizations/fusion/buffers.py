@@ -33,7 +33,7 @@ import gast
 
 from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.hoist_invariants import stored_in
-from numbax.ast_passes.tree_copy import copy_tree
+from numbax.ast_passes.optimizations.fusion.loops import allocation, loop_nest
 from numbax.transforms.grad.nodes import assign, name
 from numbax.transforms.grad.primitives import application
 from numbax.transforms.grad.shapes import dim_length
@@ -59,9 +59,7 @@ def _candidate(stmt: gast.stmt, loop: gast.stmt, facts) -> Optional[Tuple[str, L
             return None
     else:
         size = app.args[0]
-        changed = stored_in(loop.body) | {n.id for n in gast.walk(getattr(loop, "target", gast.Pass()))
-                                          if isinstance(n, gast.Name)}
-        if {n.id for n in gast.walk(size) if isinstance(n, gast.Name)} & changed:
+        if {n.id for n in gast.walk(size) if isinstance(n, gast.Name)} & stored_in([loop]):  # target too
             return None
         extents = list(size.elts) if isinstance(size, gast.Tuple) else [size]
         if any(facts.aval(e) != ("i", 0) for e in extents):  # a shape held in a name: its ndim is unknown
@@ -135,23 +133,13 @@ def _reusable(fdef: gast.FunctionDef, loop: gast.stmt, target: str, ndim: int) -
     return all(everywhere[h] == inside[h] for h in holders)
 
 
-def _empty(extents: List[gast.expr]) -> gast.Call:
-    shape = copy_tree(extents[0]) if len(extents) == 1 else \
-        gast.Tuple(elts=[copy_tree(e) for e in extents], ctx=gast.Load())
-    return gast.Call(func=gast.Attribute(value=name("np"), attr="empty", ctx=gast.Load()), args=[shape], keywords=[])
-
-
 def _fill_zeros(buffer: str, extents: List[gast.expr], namer) -> gast.stmt:
     """A loop nest writing 0.0 into every element (``a.fill(0.0)`` is a slice assignment in Numba: slower
     by half a row of work, and one more function to compile)."""
     index = [namer.new("k") for _ in extents]
     slot = name(index[0]) if len(index) == 1 else gast.Tuple(elts=[name(k) for k in index], ctx=gast.Load())
-    body: List[gast.stmt] = [assign(gast.Subscript(value=name(buffer), slice=slot, ctx=gast.Store()),
-                                    gast.Constant(value=0.0, kind=None))]
-    for k, extent in reversed(list(zip(index, extents))):
-        body = [gast.For(target=name(k, True), iter=gast.Call(func=name("range"), args=[copy_tree(extent)],
-                                                               keywords=[]), body=body, orelse=[], type_comment=None)]
-    return body[0]
+    zero = assign(gast.Subscript(value=name(buffer), slice=slot, ctx=gast.Store()), gast.Constant(value=0.0, kind=None))
+    return loop_nest(index, extents, [zero])
 
 
 def _loop(fdef: gast.FunctionDef, loop: gast.stmt, facts) -> List[gast.stmt]:
@@ -166,10 +154,10 @@ def _loop(fdef: gast.FunctionDef, loop: gast.stmt, facts) -> List[gast.stmt]:
         target, extents, zeroed = found
         alone = count_in(loop.body)[0][target] == 1
         if alone and not zeroed:
-            before.append(gast.copy_location(assign(target, _empty(extents)), stmt))
+            before.append(gast.copy_location(assign(target, allocation("empty", extents)), stmt))
             continue
         buffer = target if alone else facts.namer.new(f"{target}_zeros" if zeroed else f"{target}_buffer")
-        before.append(gast.copy_location(assign(buffer, _empty(extents)), stmt))
+        before.append(gast.copy_location(assign(buffer, allocation("empty", extents)), stmt))
         if zeroed:
             body.append(gast.copy_location(_fill_zeros(buffer, extents, facts.namer), stmt))
         if not alone:

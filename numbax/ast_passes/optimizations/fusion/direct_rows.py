@@ -18,6 +18,7 @@ from typing import Dict, List, Optional
 import gast
 
 from numbax.ast_passes.analyses.usage import count_in
+from numbax.ast_passes.optimizations.fusion.recompute import remove_statements
 from numbax.ast_passes.unparse import unparse
 from numbax.transforms.grad.nodes import name
 from numbax.transforms.grad.primitives import application
@@ -97,21 +98,12 @@ def _block(stmts: List[gast.stmt], fdef, widths, unchanged, doomed: List[str]) -
     return out
 
 
-def _drop_allocations(node, doomed) -> None:
-    for field in ("body", "orelse"):
-        stmts = getattr(node, field, None)
-        if isinstance(stmts, list):
-            kept = [s for s in stmts if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                                             and s.targets[0].id in doomed)]
-            setattr(node, field, kept)
-            for s in kept:
-                _drop_allocations(s, doomed)
-
-
 def write_rows(fdef: gast.FunctionDef, unchanged) -> bool:
     """Store the rows that ``fdef``'s fused loops compute only for a tape in the tape; whether any.
     ``unchanged``: the parameters assigned nowhere."""
     doomed: List[str] = []
     fdef.body = _block(fdef.body, fdef, _widths(fdef), unchanged, doomed)
-    _drop_allocations(fdef, set(doomed))
+    allocations = {id(n) for n in gast.walk(fdef) if isinstance(n, gast.Assign) and
+                   isinstance(n.targets[0], gast.Name) and n.targets[0].id in doomed}
+    remove_statements(fdef, allocations)
     return bool(doomed)

@@ -71,11 +71,19 @@ def worth_fusing(group, block, in_loop: bool) -> bool:
     return len(kept) >= 2 or (len(kept) == 1 and _operations(kept[0].value) >= 2)
 
 
-def _zeros(extents: List[gast.expr]) -> gast.Call:
-    """``np.zeros(n)`` or ``np.zeros((n0, n1))``."""
+def allocation(maker: str, extents: List[gast.expr]) -> gast.Call:
+    """``np.<maker>(n)`` or ``np.<maker>((n0, n1))`` (``empty``, ``zeros``) of float64 over ``extents``."""
     shape = copy_tree(extents[0]) if len(extents) == 1 else \
         gast.Tuple(elts=[copy_tree(e) for e in extents], ctx=gast.Load())
-    return gast.Call(func=gast.Attribute(value=name("np"), attr="zeros", ctx=gast.Load()), args=[shape], keywords=[])
+    return gast.Call(func=gast.Attribute(value=name("np"), attr=maker, ctx=gast.Load()), args=[shape], keywords=[])
+
+
+def loop_nest(index: List[str], extents: List[gast.expr], body: List[gast.stmt]) -> gast.For:
+    """``for index[0] in range(extents[0]): for index[1] ...: body``."""
+    for i, extent in reversed(list(zip(index, extents))):
+        body = [gast.For(target=name(i, True), iter=gast.Call(func=name("range"), args=[copy_tree(extent)],
+                                                               keywords=[]), body=body, orelse=[], type_comment=None)]
+    return body[0]
 
 
 def _unordered(group, stmt: gast.stmt) -> gast.stmt:
@@ -98,7 +106,7 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
     deferred = [stmt for stmt, _ in group.deferred]
     for k, stmt in enumerate(deferred):
         scalar_reads(group, stmt, deferred[:k])
-    setup: List[gast.stmt] = [assign(acc, _zeros(extents[group.partials[acc]:]) if acc in group.partials else
+    setup: List[gast.stmt] = [assign(acc, allocation("zeros", extents[group.partials[acc]:]) if acc in group.partials else
                                      gast.Constant(value=0.0, kind=None)) for acc in sorted(group.accumulators)]
     stores: List[gast.stmt] = []
     after: List[gast.stmt] = []
@@ -106,18 +114,11 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
         if not _read_after(group, array, block, in_loop):
             continue
         out = facts.namer.new(array) if array in group.read_then_defined else array
-        shape = extents[0] if len(extents) == 1 else gast.Tuple(elts=[copy_tree(e) for e in extents], ctx=gast.Load())
-        empty = gast.Call(func=gast.Attribute(value=name("np"), attr="empty", ctx=gast.Load()),
-                          args=[copy_tree(shape)], keywords=[])
-        setup.append(assign(out, empty))
+        setup.append(assign(out, allocation("empty", extents)))
         stores.append(assign(gast.Subscript(value=name(out), slice=group.index_tuple(), ctx=gast.Store()),
                              copy_tree(scalar)))
         facts.written_out.append((out, setup[-1], stores[-1]))
         if out != array:
             after.append(assign(array, name(out)))
-    body: List[gast.stmt] = [_unordered(group, stmt) for stmt in group.body] + stores
-    for index, extent in reversed(list(zip(group.index, extents))):
-        body = [gast.For(target=name(index, True),
-                         iter=gast.Call(func=name("range"), args=[copy_tree(extent)], keywords=[]),
-                         body=body, orelse=[], type_comment=None)]
-    return group.hoisted + setup + body + after + deferred
+    nest = loop_nest(group.index, extents, [_unordered(group, stmt) for stmt in group.body] + stores)
+    return group.hoisted + setup + [nest] + after + deferred

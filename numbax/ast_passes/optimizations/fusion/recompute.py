@@ -127,13 +127,14 @@ def drop_unread(fdef: gast.FunctionDef, written_out: List[Tuple[str, gast.stmt, 
         if loads[array] == 1:  # the store's own ``array[j] = ...``
             doomed |= {id(allocation), id(store)}
     if doomed:
-        _remove(fdef, doomed)
+        remove_statements(fdef, doomed)
 
 
-def _remove(node, doomed: Set[int]) -> None:
+def remove_statements(node, doomed: Set[int]) -> None:
+    """Remove the statements whose ``id`` is in ``doomed`` from ``node``'s blocks, at any depth."""
     for field in ("body", "orelse"):
         stmts = getattr(node, field, None)
         if isinstance(stmts, list):
             setattr(node, field, [s for s in stmts if id(s) not in doomed])
             for stmt in getattr(node, field):
-                _remove(stmt, doomed)
+                remove_statements(stmt, doomed)

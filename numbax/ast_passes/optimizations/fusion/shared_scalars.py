@@ -55,8 +55,7 @@ def _block(stmts: List[gast.stmt], available: Available, facts) -> bool:
     changed = False
     for stmt in stmts:
         changed |= _replace_in(stmt, available, facts)
-        stored = stored_in([stmt]) | {n.id for n in gast.walk(getattr(stmt, "target", gast.Pass()))
-                                      if isinstance(n, gast.Name)}
+        stored = stored_in([stmt])  # a loop's target included
         for field in _BLOCKS:
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner:
