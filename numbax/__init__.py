@@ -8,6 +8,8 @@ from numbax.transforms.vmap import vmap
 from numbax.errors import (
     NumbaxDifferentiationError,
     NumbaxBatchingError,
+    NumbaxCacheError,
+    NumbaxCacheWarning,
     NumbaxError,
     NumbaxInternalError,
     NumbaxRecursionError,
@@ -23,7 +25,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

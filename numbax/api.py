@@ -28,7 +28,7 @@ from numba.core.dispatcher import OmittedArg
 from numba.core.typeconv.rules import default_type_manager
 from numba.core.typing.typeof import Purpose, typeof
 
-from numbax import config, generated_cache, tree_util
+from numbax import cache_files, config, generated_cache, tree_util
 from numbax.ast_passes import pipeline
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
@@ -211,9 +211,9 @@ class Jitted(_CDispatcher):
     def _compile(self, key, values, leaves, treedef, statics, form: tuple = ()) -> Compiled:
         self._signature.check_hashable(statics)
         bound = self._signature.placeholders(values, leaves, treedef)
-        cache_dir = config.read("cache_dir")
+        cache_dir = cache_files.directory(config.read("cache_dir"))
         tag = self._generated_cache_tag()
-        disk_key = generated_cache.key_for(self.fun, tag, key) if tag else None
+        disk_key = generated_cache.key_for(self.fun, tag, key) if tag and cache_dir else None
         generated = generated_cache.load(cache_dir, disk_key, pipeline.Generated) if disk_key else None
         if generated is None:
             generated = self._run_pipeline(bound, **dict(form))

@@ -63,3 +63,17 @@ class NumbaxInternalError(NumbaxError):
 class NumbaxBatchingError(NumbaxError, ValueError):
     """``vmap``'s axes do not fit the arguments or the outputs of a call inside compiled code (JAX raises
     ``ValueError`` there)."""
+
+
+class NumbaxCacheError(NumbaxError):
+    """The cache directory could run someone else's code in this process (another user owns it, others may
+    write it, or a symbolic link leads out of it), so numbax refuses to use it."""
+
+
+class NumbaxWarning(UserWarning):
+    """Base class of the warnings numbax gives."""
+
+
+class NumbaxCacheWarning(NumbaxWarning):
+    """The cache directory cannot be used (read-only, not a directory, not creatable): compiled code is kept
+    in memory for this process only."""

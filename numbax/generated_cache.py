@@ -25,7 +25,9 @@ specialization that captured constant arrays or whose output structure does
 not survive pickling, and every specialization while ``NUMBAX_DUMP`` asks to
 see the passes' output. Editing the function, a function it calls, a value it
 reads or numbax itself changes the key: a stale entry is never found, only
-left behind.
+left behind. Each entry is sealed with its key and the sha256 of its pickle
+(``numbax.cache_files``), so a damaged or swapped one is a miss, compiled again
+and replaced, and it is read only from a cache directory that is the user's own.
 """
 from __future__ import annotations
 
@@ -36,13 +38,12 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 import types
 from typing import Any, Dict, Optional
 
 import numpy as np
 
-from numbax import tree_util
+from numbax import cache_files, tree_util
 
 FORMAT = 1
 _SAFE_PACKAGES = frozenset({"numpy", "math", "cmath", "numbax"})
@@ -209,8 +210,9 @@ def key_for(fn: Any, tag: str, key: Any) -> Optional[str]:
 # The entries.
 
 
-def _path(cache_dir: str, key: str) -> str:
-    return os.path.join(cache_dir, "generated", f"{key}.pkl")
+def _path(cache_dir: str, key: str) -> Optional[str]:
+    folder = cache_files.subdirectory(cache_dir, "generated")
+    return None if folder is None else os.path.join(folder, f"{key}.pkl")
 
 
 def _record(generated: Any) -> Optional[Dict[str, Any]]:
@@ -242,21 +244,23 @@ def _generated(record: Dict[str, Any], generated_type: type) -> Any:
 
 
 def load(cache_dir: str, key: str, generated_type: type) -> Optional[Any]:
-    """The ``Generated`` stored under ``key``, or None (missing, unreadable or of another layout)."""
-    try:
-        with open(_path(cache_dir, key), "rb") as handle:
-            record = pickle.load(handle)
-        if set(record) != {f.name for f in dataclasses.fields(generated_type)}:
-            return None
-        return _generated(record, generated_type)
-    except Exception:  # a missing, truncated or foreign file is a miss, never an error
+    """The ``Generated`` stored under ``key``, or None (missing, damaged, written for another key, of another
+    layout)."""
+    path = _path(cache_dir, key)
+    payload = None if path is None else cache_files.read_sealed(path)
+    if payload is None:
         return None
+    record = pickle.loads(payload)
+    if set(record) != {f.name for f in dataclasses.fields(generated_type)}:
+        return None
+    return _generated(record, generated_type)
 
 
 def store(cache_dir: str, key: str, generated: Any) -> None:
     """Keep ``generated`` under ``key`` if it survives the round trip exactly (else keep nothing)."""
     record = _record(generated)
-    if record is None:
+    path = _path(cache_dir, key)
+    if record is None or path is None:
         return
     try:
         data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
@@ -265,12 +269,4 @@ def store(cache_dir: str, key: str, generated: Any) -> None:
             return
     except Exception:  # an unpicklable output structure or static return value, or one without ==
         return
-    folder = os.path.dirname(_path(cache_dir, key))
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, _path(cache_dir, key))
-    except OSError:  # a read-only or full cache directory costs the next process the passes, nothing more
-        pass
+    cache_files.write_sealed(path, data)

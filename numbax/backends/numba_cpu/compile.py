@@ -20,19 +20,28 @@ constants and the module's name without the import.
 Code that calls BLAS or LAPACK would import ``scipy.linalg`` on its first call
 (about 100 ms) for Numba to find their functions; ``scipy_blas`` loads the two
 modules that hold them without the package.
+
+Numba's index and data files are sealed like numbax's own entries
+(``numbax.cache_files``): a damaged, swapped or foreign one reads as missing,
+so the function compiles again and the files are replaced; the folder that
+holds them is checked as the cache directory is.
 """
 from __future__ import annotations
 
 import contextlib
+import io
+import os
+import pickle
 import sys
-from typing import Callable, Dict, Iterator, Tuple
+from typing import Callable, Dict, Iterator, Optional, Tuple
 
 from numba.core import config as numba_config
 from numba.core import entrypoints, environment
-from numba.core.caching import FunctionCache
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
+from numbax import cache_files
 from numbax.backends.module_cache import module_for
 from numbax.backends.numba_cpu import scipy_blas
 
@@ -62,8 +71,44 @@ def _environments_without_imports() -> Iterator[None]:
         environment._rebuild_env = rebuild
 
 
+class _SealedCacheFile(IndexDataCacheFile):
+    """Numba's index and data files, each sealed with its name and sha256, read without following a link."""
+
+    def _load_index(self):
+        payload = cache_files.read_sealed(self._index_path)
+        if payload is None:
+            return {}
+        stream = io.BytesIO(payload)
+        if pickle.load(stream) != self._version:  # another Numba's classes may not unpickle: stop before them
+            return {}
+        stamp, overloads = pickle.loads(stream.read())
+        return overloads if stamp == self._source_stamp else {}
+
+    def _save_index(self, overloads):
+        version = pickle.dumps(self._version, protocol=-1)
+        cache_files.write_sealed(self._index_path, version + self._dump((self._source_stamp, overloads)))
+
+    def _load_data(self, name):
+        payload = cache_files.read_sealed(self._data_path(name))
+        return None if payload is None else pickle.loads(payload)
+
+    def _save_data(self, name, data):
+        cache_files.write_sealed(self._data_path(name), self._dump(data))
+
+
 class _LoadFirstCache(FunctionCache):
-    """Numba's ``FunctionCache``, loading without the refresh that only compiling needs."""
+    """Numba's ``FunctionCache``, loading without the refresh that only compiling needs, from sealed files in a
+    checked folder (caching is off where that folder cannot hold files)."""
+
+    def __init__(self, py_func):
+        root = os.path.dirname(py_func.__code__.co_filename)
+        if not numba_config.CACHE_DIR:  # made owner-only before Numba's locator makes it with the umask's mode
+            cache_files.subdirectory(root, "__pycache__")
+        super().__init__(py_func)
+        self._cache_file = _SealedCacheFile(self._cache_path, self._impl.filename_base,
+                                            self._impl.locator.get_source_stamp())
+        if _checked_folder(root, self._cache_path) is None:
+            self.disable()
 
     def load_overload(self, sig, target_context):
         rtsys.initialize(target_context)  # the runtime that loaded code links against
@@ -72,6 +117,13 @@ class _LoadFirstCache(FunctionCache):
         if result is None:  # Numba compiles next: let its extensions register first
             entrypoints.init_all()
         return result
+
+
+def _checked_folder(root: str, path: str) -> Optional[str]:
+    """Numba's cache folder, checked as a subfolder of the module's (no link) or as a directory of its own."""
+    if os.path.dirname(path) == root:
+        return cache_files.subdirectory(root, os.path.basename(path))
+    return cache_files.directory(path)
 
 
 class NumbaxDispatcher(CPUDispatcher):
@@ -91,13 +143,14 @@ def prepare() -> None:
     cpu_target.target_context  # noqa: B018 - created on first access
 
 
-def compile_function(source: str, name: str, cache_dir: str, parallel: bool = False,
+def compile_function(source: str, name: str, cache_dir: Optional[str], parallel: bool = False,
                      fastmath: bool = False) -> Callable:
     """A Numba dispatcher for the generated function (shared by identical sources and options).
 
     Floating-point division by zero gives ``inf``/``nan`` as in NumPy and JAX (Numba's
     ``error_model="numpy"``), not Python's ``ZeroDivisionError``. Numba's disk cache does
-    not tell these options apart, so each combination gets a module file of its own.
+    not tell these options apart, so each combination gets a module file of its own. Without a cache
+    directory (``None``), or one that refuses the module file, nothing is cached on disk.
     """
     variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath}"
     if scipy_blas.uses_blas(source):
@@ -112,7 +165,8 @@ def compile_function(source: str, name: str, cache_dir: str, parallel: bool = Fa
         dispatcher = NumbaxDispatcher(function, targetoptions={"nopython": True, "boundscheck": None,
                                                                "error_model": "numpy", "parallel": parallel,
                                                                "fastmath": fastmath})
-        dispatcher.enable_caching()
+        if getattr(module, "__file__", None):
+            dispatcher.enable_caching()
         _DISPATCHERS[key] = dispatcher
     return dispatcher
 
