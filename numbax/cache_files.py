@@ -67,12 +67,15 @@ def _checked(path: str, follow: bool) -> Optional[str]:
 
 def _check(path: str, follow: bool) -> Optional[str]:
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # the parents as any program makes them (~/.cache)
+    except OSError as exc:
+        return _unusable(path, f"it cannot be created ({exc})")
+    try:
         os.mkdir(path, 0o700)
-    except FileExistsError:
+    except FileExistsError:  # a folder already, or what the checks below find
         pass
     except OSError as exc:
-        return _unusable(path, f"it cannot be created ({exc.strerror})")
+        return _unusable(path, f"it cannot be created ({exc})")
     try:
         info = os.stat(path) if follow else os.lstat(path)
     except OSError as exc:

@@ -6,8 +6,9 @@ the same cached machine code) in every process, and a changed program never
 finds a stale one. The module is executed from the text numbax generated (or
 read from a verified cache entry), never from whatever the file holds: a file
 whose content differs (truncated, damaged, swapped, a symbolic link) is
-replaced before anything uses it, and an intact one is never rewritten, since
-Numba's cache checks the file's modification time. Without a usable cache
+replaced before anything uses it, and an intact one is left alone (Numba
+stamps its cache with the file: its content, or in older versions its
+modification time). Without a usable cache
 directory the module lives in memory only (``linecache`` keeps its lines for
 tracebacks).
 """
