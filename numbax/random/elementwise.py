@@ -12,7 +12,9 @@ feeding an ``fadd`` or ``fsub`` becomes one ``fma``; the disassembly shows ``vfm
 That needs a CPU with FMA instructions, as every x86-64 since 2013 has. Where XLA calls the C
 library (float64 ``log``, ``erf``, ``pow``; float32 ``pow``), so does Numba; where XLA starts
 ``rsqrt`` (which it also substitutes for ``c / sqrt(x)``) from the CPU's estimate (``rsqrtss``,
-AVX-512's ``vrsqrt14pd``), so does numbax.
+AVX-512's ``vrsqrt14pd``), so does numbax; float64 ``rsqrt`` without AVX-512 is ``1 / sqrt(x)``
+in both. An estimate's bits are the CPU's, so ``rsqrt`` (and ``gamma``, which calls it) agrees
+with XLA to the bit on the CPU both run on, and within a few ulp across CPUs (see the README).
 
 Each public function takes a float32 or float64 scalar and picks its version from the type,
 in Python and inside Numba-compiled code alike:
@@ -361,7 +363,9 @@ def _rsqrt_estimate(typingctx, x):
     def codegen(context, builder, signature, args):
         scalar = args[0].type
         if not (_X86 if single else _AVX512):
-            return builder.fdiv(ir.Constant(scalar, 1.0), builder.sqrt(args[0]))
+            sqrt = cgutils.get_or_insert_function(builder.module, ir.FunctionType(scalar, [scalar]),
+                                                  f"llvm.sqrt.{scalar.intrinsic_name}")
+            return builder.fdiv(ir.Constant(scalar, 1.0), builder.call(sqrt, [args[0]]))
         vector = ir.VectorType(scalar, 4 if single else 2)
         lane = ir.Constant(ir.IntType(32), 0)
         packed = builder.insert_element(ir.Constant(vector, ir.Undefined), args[0], lane)
@@ -396,7 +400,7 @@ def _rsqrt_f32(x):
 @njit(cache=True)
 def _rsqrt_f64(x):
     y = _rsqrt_estimate(x)
-    if not _MIN_NORMAL_F64 <= x < np.inf:
+    if not _AVX512 or not _MIN_NORMAL_F64 <= x < np.inf:  # without AVX-512, XLA divides: nothing to refine
         return y
     return _newton_rsqrt(x, _newton_rsqrt(x, y, -0.5, -1.0), -0.5, -1.0)
 
