@@ -7,8 +7,10 @@ JAX's bit for bit (JAX 0.10.2 on the CPU, ``jax_threefry_partitionable`` on, its
 float32 and float64; where JAX's default depends on ``jax_enable_x64`` (``float``, ``int``, the
 width of ``bits``, large and negative seeds) numbax takes the 64-bit choice, as NumPy would, and
 the default float dtype is float64. float32 samples equal JAX's in its 32-bit mode as well.
-Bit-identity holds against JAX on the same machine: XLA's CPU code fuses multiply-adds and, for
-``gamma``, starts from the CPU's ``rsqrt`` estimate, and numbax does the same (x86-64 with FMA).
+XLA's CPU code fuses multiply-adds, and numbax does the same (x86-64 with FMA), so this holds on
+every such CPU, except for ``gamma``: it starts from the CPU's ``rsqrt`` estimate, as numbax does,
+so its samples equal JAX's on the machine JAX runs on and are within a few ulp on others (the
+README's "Random numbers and JAX" states the bounds).
 
 Design: every sampler is a Python function that checks its arguments and calls a Numba kernel
 ``*_kernel(key, shape, dtype, ...)`` with a static shape tuple and a NumPy scalar type. Kernels

@@ -106,7 +106,7 @@ class _LoadFirstCache(FunctionCache):
             cache_files.subdirectory(root, "__pycache__")
         super().__init__(py_func)
         self._cache_file = _SealedCacheFile(self._cache_path, self._impl.filename_base,
-                                            self._impl.locator.get_source_stamp())
+                                            self._cache_file._source_stamp)
         if _checked_folder(root, self._cache_path) is None:
             self.disable()
 
