@@ -25,7 +25,8 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError", "NumbaxError",
+    "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

@@ -162,7 +162,8 @@ def test_a_directory_of_another_user_is_refused(tmp_path, use_cache):
     folder.mkdir(mode=0o700)
     os.chown(folder, 12345, -1)
     use_cache(folder)
-    with pytest.raises(numbax.NumbaxCacheError, match=re.escape(f"{folder} belongs to another user (uid 12345")) as info:
+    message = re.escape(f"{folder} belongs to another user (uid 12345")
+    with pytest.raises(numbax.NumbaxCacheError, match=message) as info:
         numbax.jit(_f)(X)
     assert "NUMBAX_CACHE_DIR" in str(info.value)
     assert os.listdir(folder) == []
