@@ -118,3 +118,63 @@ def shifted_when_positive_twin(x):
 @pytest.mark.parametrize("x", [X, -X])
 def test_a_branch_with_an_identity_adjoint_compiles(x):
     check(shifted_when_positive, shifted_when_positive_twin, x)
+
+
+# ---- a loop over a slice of an active array
+
+
+def over_a_slice(x):
+    s = 0.0
+    for v in x[1:]:
+        s = s + v * v
+    return s
+
+
+def over_a_reversed_stride(x):
+    s = 0.0
+    for v in x[::-2]:
+        s = s * 0.5 + np.sin(v)
+    return s
+
+
+def over_zipped_slices(x):
+    s = 0.0
+    for a, b in zip(x[1:], x[:-1]):
+        s = s + a * b
+    return s
+
+
+def over_enumerated_slice(x):
+    s = 0.0
+    for i, v in enumerate(x[::2]):
+        s = s + (i + 1.0) * v ** 3
+    return s
+
+
+def over_rows_of_a_slice(x):
+    m = np.outer(x, x)
+    s = 0.0
+    for row in m[1:, ::2]:
+        s = s + np.sum(row * row)
+    return s
+
+
+LOOP_CASES = [
+    (over_a_slice, lambda x: sum(v * v for v in x[1:])),
+    (over_a_reversed_stride, lambda x: _fold(lambda s, v: s * 0.5 + jnp.sin(v), x[::-2])),
+    (over_zipped_slices, lambda x: sum(a * b for a, b in zip(x[1:], x[:-1]))),
+    (over_enumerated_slice, lambda x: sum((i + 1.0) * v ** 3 for i, v in enumerate(x[::2]))),
+    (over_rows_of_a_slice, lambda x: sum(jnp.sum(r * r) for r in jnp.outer(x, x)[1:, ::2])),
+]
+
+
+def _fold(step, xs):
+    s = 0.0
+    for v in xs:
+        s = step(s, v)
+    return s
+
+
+@pytest.mark.parametrize("f, twin", LOOP_CASES, ids=[c[0].__name__ for c in LOOP_CASES])
+def test_a_loop_over_a_slice_of_an_active_array_runs(f, twin):
+    check(f, twin, X)
