@@ -178,3 +178,147 @@ def _fold(step, xs):
 @pytest.mark.parametrize("f, twin", LOOP_CASES, ids=[c[0].__name__ for c in LOOP_CASES])
 def test_a_loop_over_a_slice_of_an_active_array_runs(f, twin):
     check(f, twin, X)
+
+
+# ---- arrays built from scalars and from lists of arrays
+
+
+def array_of_a_scalar(s):
+    a = np.array([[s, s], [s, s]])
+    return np.sum(a * a)
+
+
+def array_of_scalars(s):
+    a = np.asarray([s, 2.0 * s, np.sin(s)])
+    return np.sum(a * a * np.array([1.0, 2.0, 3.0]))
+
+
+def array_of_rows(x):
+    a = np.array([x, x * x])
+    return np.sum(np.sin(a) * np.array([[1.0], [2.0]]))
+
+
+def nested_lists_of_elements(x):
+    a = np.array([[x[0], x[1]], [x[2], x[3] * x[0]]])
+    return np.sum(a @ a)
+
+
+def stack_of_a_list(x):
+    a = np.stack([x, np.cos(x), 2.0 * x])
+    return np.sum(a[1:] ** 2) + np.sum(a[0])
+
+
+BUILT_CASES = [
+    (array_of_a_scalar, lambda s: jnp.sum(jnp.array([[s, s], [s, s]]) ** 2), S),
+    (array_of_scalars, lambda s: jnp.sum(jnp.asarray([s, 2.0 * s, jnp.sin(s)]) ** 2 * jnp.array([1.0, 2.0, 3.0])),
+     S),
+    (array_of_rows, lambda x: jnp.sum(jnp.sin(jnp.array([x, x * x])) * jnp.array([[1.0], [2.0]])), X),
+    (nested_lists_of_elements, lambda x: jnp.sum(jnp.array([[x[0], x[1]], [x[2], x[3] * x[0]]]) @
+                                                 jnp.array([[x[0], x[1]], [x[2], x[3] * x[0]]])), X),
+    (stack_of_a_list, lambda x: jnp.sum(jnp.stack([x, jnp.cos(x), 2.0 * x])[1:] ** 2) + jnp.sum(x), X),
+]
+
+
+def backend_for(f):
+    """``python`` for the calls Numba does not compile (``np.array`` of a list of arrays, ``np.linspace``
+    with ``endpoint``): the code generated is the same, run on NumPy."""
+    return "python" if f in (array_of_rows, linspace_to_without_endpoint) else "cpu"
+
+
+@pytest.mark.parametrize("f, twin, x", BUILT_CASES, ids=[c[0].__name__ for c in BUILT_CASES])
+def test_an_array_built_from_active_values_carries_their_derivative(f, twin, x):
+    got = check(f, twin, x, backend=backend_for(f))
+    if f is array_of_a_scalar:
+        assert got == pytest.approx(8 * S)
+
+
+# ---- constructors whose values come from their arguments
+
+
+def linspace_from(a):
+    return np.sum(np.linspace(a, 3.4, 5) ** 2)
+
+
+def linspace_to_without_endpoint(b):
+    return np.sum(np.sin(np.linspace(0.2, b, 4, endpoint=False)))
+
+
+def full_of(s):
+    return np.sum(np.full((2, 3), s) * np.arange(6.0).reshape(2, 3))
+
+
+def full_like_of(s):
+    return np.sum(np.full_like(X, s) ** 3)
+
+
+CONSTRUCTOR_CASES = [
+    (linspace_from, lambda a: jnp.sum(jnp.linspace(a, 3.4, 5) ** 2)),
+    (linspace_to_without_endpoint, lambda b: jnp.sum(jnp.sin(jnp.linspace(0.2, b, 4, endpoint=False)))),
+    (full_of, lambda s: jnp.sum(jnp.full((2, 3), s) * jnp.arange(6.0).reshape(2, 3))),
+    (full_like_of, lambda s: jnp.sum(jnp.full_like(jnp.asarray(X), s) ** 3)),
+]
+
+
+@pytest.mark.parametrize("f, twin", CONSTRUCTOR_CASES, ids=[c[0].__name__ for c in CONSTRUCTOR_CASES])
+def test_a_constructor_differentiates_in_the_values_it_is_given(f, twin):
+    got = check(f, twin, S, backend=backend_for(f))
+    assert got != 0.0
+
+
+def arange_from(a):
+    return np.sum(np.arange(a, 3.0, 0.5) ** 2)
+
+
+def test_arange_of_a_differentiated_start_is_refused():
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="arange") as info:
+        numbax.grad(arange_from)(S)
+    assert f"test_grad_trust.py:{arange_from.__code__.co_firstlineno + 1}" in str(info.value)
+
+
+# ---- in-place methods
+
+
+def sorted_in_place(x):
+    y = x * 1.0
+    y.sort()
+    return 2 * y[0] + y[2]
+
+
+def rows_sorted_in_place(x):
+    y = np.reshape(x, (2, 2)) * 2.0 - x[0]
+    y.sort()
+    return np.sum(y * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def sorted_by_function(x):
+    return np.sum(np.sort(x) * np.array([1.0, -2.0, 3.0, 0.5]))
+
+
+def filled_in_place(x):
+    y = x * 2.0
+    y.fill(0.5)
+    return np.sum(y * x)
+
+
+def filled_with_an_active_value(x):
+    y = np.zeros(3)
+    y.fill(x[1] * x[2])
+    return np.sum(y * y) + x[0]
+
+
+INPLACE_CASES = [
+    (sorted_in_place, lambda x: 2 * jnp.sort(x)[0] + jnp.sort(x)[2]),
+    (rows_sorted_in_place, lambda x: jnp.sum(jnp.sort(jnp.reshape(x, (2, 2)) * 2.0 - x[0]) *
+                                             jnp.array([[1.0, 2.0], [3.0, 4.0]]))),
+    (sorted_by_function, lambda x: jnp.sum(jnp.sort(x) * jnp.array([1.0, -2.0, 3.0, 0.5]))),
+    (filled_in_place, lambda x: jnp.sum(0.5 * x)),
+    (filled_with_an_active_value, lambda x: 3 * (x[1] * x[2]) ** 2 + x[0]),
+]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "python"])
+@pytest.mark.parametrize("f, twin", INPLACE_CASES, ids=[c[0].__name__ for c in INPLACE_CASES])
+def test_an_in_place_method_is_differentiated_as_it_runs(f, twin, backend):
+    got = check(f, twin, X, backend=backend)
+    if f is sorted_in_place:
+        np.testing.assert_allclose(got, [0.0, 2.0, 0.0, 1.0])

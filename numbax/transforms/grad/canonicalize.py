@@ -31,7 +31,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.exits import ExitLowering, has_exit
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxSyntaxError
-from numbax.transforms.grad import nodes
+from numbax.transforms.grad import inplace, nodes
 from numbax.transforms.grad.nodes import loads as _loads
 from numbax.transforms.grad.nodes import name as _name
 from numbax.transforms.grad.primitives import is_differentiable
@@ -360,6 +360,7 @@ def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionD
     """
     from numbax.transforms.grad.activity import active_names
 
+    inplace.transform(fdef, namer)
     _IndexedResults(namer).visit(fdef)
     active = active_names(fdef, inputs, is_differentiable) if inputs else frozenset()
     return _Canonicalize(fdef, namer, active).run()
