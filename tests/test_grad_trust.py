@@ -120,6 +120,17 @@ def test_a_branch_with_an_identity_adjoint_compiles(x):
     check(shifted_when_positive, shifted_when_positive_twin, x)
 
 
+def either(x):
+    s = x[0] * 2.0
+    t = s or x[1]
+    return t * t
+
+
+def test_or_of_active_values_is_differentiated_as_the_branch_it_takes():
+    check(either, lambda x: (x[0] * 2.0) ** 2, X)
+    check(either, lambda x: x[1] ** 2, np.array([0.0, -0.7, 1.1, 0.5]))
+
+
 # ---- a loop over a slice of an active array
 
 
@@ -322,3 +333,118 @@ def test_an_in_place_method_is_differentiated_as_it_runs(f, twin, backend):
     got = check(f, twin, X, backend=backend)
     if f is sorted_in_place:
         np.testing.assert_allclose(got, [0.0, 2.0, 0.0, 1.0])
+
+
+# ---- what reverse mode has no rule for is refused at the user's line
+
+
+def copied_into(x):
+    y = np.zeros(4)
+    np.copyto(y, x)
+    return np.sum(y * y)
+
+
+def added_out(x):
+    y = np.zeros(4)
+    z = np.add(x, 1.0, out=y)
+    return np.sum(y * z)
+
+
+def partitioned_in_place(x):
+    y = x * 1.0
+    y.partition(1)
+    return y[0]
+
+
+@pytest.mark.parametrize("f, line, what", [
+    (copied_into, 2, "for its effect"),
+    (added_out, 2, "`out=`"),
+    (partitioned_in_place, 2, "for its effect"),
+])
+def test_an_operation_without_a_rule_is_refused_at_its_line(f, line, what):
+    with pytest.raises(numbax.NumbaxDifferentiationError, match=what) as info:
+        numbax.grad(f, backend="python")(X)
+    assert f"test_grad_trust.py:{f.__code__.co_firstlineno + line}" in str(info.value)
+
+
+# Functions of the environment and of files, which specialization's dtype probes would call.
+_NOT_SWEPT = {"test", "info", "show_config", "show_runtime", "save", "savez", "savez_compressed", "savetxt",
+              "load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "memmap", "lookfor", "source",
+              "set_printoptions", "printoptions", "setbufsize", "seterr", "seterrcall", "get_include"}
+
+
+def _without_rules():
+    """``(spelling, callable)`` of every NumPy function that numbax resolves and has no reverse-mode rule for."""
+    from numbax.transforms.grad.rules import VJP_RULES
+
+    out = []
+    for spelling, module in (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft)):
+        for attr in sorted(dir(module)):
+            obj = getattr(module, attr)
+            if attr.startswith("_") or attr in _NOT_SWEPT or isinstance(obj, type) or not callable(obj):
+                continue
+            if obj not in VJP_RULES:
+                out.append((f"{spelling}.{attr}", obj))
+    return out
+
+
+def _calling(fn):
+    def f(x):
+        y = fn(x)
+        return np.sum(y)
+    return f
+
+
+WITHOUT_RULES = _without_rules()
+
+
+def test_the_sweep_covers_numpy():
+    names = {n for n, _ in WITHOUT_RULES}
+    assert len(names) > 200 and {"np.arange", "np.vsplit", "np.linalg.svd", "np.fft.fft"} <= names
+
+
+@pytest.mark.parametrize("spelling, fn", WITHOUT_RULES, ids=[n for n, _ in WITHOUT_RULES])
+def test_every_numpy_function_without_a_rule_is_refused_on_an_active_operand(spelling, fn):
+    f = _calling(fn)
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="no derivative rule") as info:
+        numbax.source(numbax.grad(f, backend="python"), X)
+    assert f"test_grad_trust.py:{_calling.__code__.co_firstlineno + 2}" in str(info.value)
+
+
+def _methods_without_rules():
+    from numbax.transforms.grad.primitives import _NONDIFF_ATTRIBUTES
+    from numbax.transforms.grad.rules import VJP_RULES
+    from numbax.transforms.grad.rules_numpy import method_key
+
+    return [a for a in sorted(dir(np.ndarray)) if not a.startswith("_") and method_key(a) not in VJP_RULES
+            and a not in _NONDIFF_ATTRIBUTES]
+
+
+def _user_function(tmp_path, name, body):
+    """A function ``f(x)`` with ``body`` in a file of its own (numbax reads the user's source)."""
+    import importlib.util
+
+    path = tmp_path / f"user_{name}.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n" + "".join(f"    {line}\n" for line in body))
+    spec = importlib.util.spec_from_file_location(f"user_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f, path.name
+
+
+_MUTATING = {"partition", "put", "resize", "setfield", "setflags", "byteswap"}  # sort and fill have rules
+
+
+@pytest.mark.parametrize("method", _methods_without_rules())
+def test_every_array_method_without_a_rule_is_refused_on_an_active_array(tmp_path, method):
+    call = "()" if callable(getattr(np.ndarray, method)) else ""
+    f, filename = _user_function(tmp_path, method, [f"y = x.{method}{call}", "return np.sum(y)"])
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="no derivative rule") as info:
+        numbax.source(numbax.grad(f, backend="python"), X)
+    assert f"{filename}:5" in str(info.value)
+    if method in _MUTATING:  # as a statement, for its effect on the array
+        f, filename = _user_function(tmp_path, method + "_effect", ["y = x * 1.0", f"y.{method}()",
+                                                                    "return np.sum(y)"])
+        with pytest.raises(numbax.NumbaxDifferentiationError, match="for its effect") as info:
+            numbax.source(numbax.grad(f, backend="python"), X)
+        assert f"{filename}:6" in str(info.value)
