@@ -448,3 +448,31 @@ def test_every_array_method_without_a_rule_is_refused_on_an_active_array(tmp_pat
         with pytest.raises(numbax.NumbaxDifferentiationError, match="for its effect") as info:
             numbax.source(numbax.grad(f, backend="python"), X)
         assert f"{filename}:6" in str(info.value)
+
+
+def padded_with_an_active_value(x):
+    c = x[0] * 1.0
+    return np.sum(np.pad(x, 1, constant_values=c) ** 2)
+
+
+def test_an_active_argument_a_rule_says_nothing_of_is_refused():
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="no derivative in its argument `constant_values`") \
+            as info:
+        numbax.grad(padded_with_an_active_value, backend="python")(X)
+    assert f"test_grad_trust.py:{padded_with_an_active_value.__code__.co_firstlineno + 2}" in str(info.value)
+
+
+def full_like_of_the_input(x):
+    return np.sum(np.full_like(x, 2.0) * x * x)
+
+
+def where_of_a_float_condition(x):
+    return np.sum(np.where(x - 0.4, x * x, 3.0 * x))
+
+
+@pytest.mark.parametrize("f, twin", [
+    (full_like_of_the_input, lambda x: jnp.sum(jnp.full_like(x, 2.0) * x * x)),
+    (where_of_a_float_condition, lambda x: jnp.sum(jnp.where(x - 0.4, x * x, 3.0 * x))),
+])
+def test_an_argument_a_rule_declares_without_derivative_carries_none(f, twin):
+    check(f, twin, X, backend="python")

@@ -20,7 +20,8 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import primitives, recompute, shapes
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup
+from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup, \
+    undifferentiated
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import base as _base
@@ -278,6 +279,12 @@ class Adjoint:
                                              hint="call it with NumPy's own argument names.") from None
 
         wanted = {p for p, arg in bound.items() if _loads(arg) & self.active}
+        unknown = undifferentiated(app.key, template, wanted)
+        if unknown:
+            raise NumbaxDifferentiationError(
+                f"numbax's rule for {app.name} has no derivative in its argument `{unknown[0]}`, which is "
+                f"differentiated here", anno.getanno(stmt, anno.Key.ORIGIN),
+                hint=f"compute `{unknown[0]}` outside the differentiated function, or pass a constant.")
         for p in wanted:
             if not (isinstance(bound[p], gast.Name) or _elements(bound[p], self.active) is not None):
                 raise NumbaxDifferentiationError(

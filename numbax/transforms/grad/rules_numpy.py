@@ -252,6 +252,7 @@ def clip(g, ans, a, a_min, a_max):
 
 @defvjp(np.where)
 def where(g, ans, condition, x, y):
+    d[condition] = None
     d[x] = rt.unbroadcast(np.where(condition, g, 0.0), x)
     d[y] = rt.unbroadcast(np.where(condition, 0.0, g), y)
 
@@ -430,6 +431,7 @@ def full(g, ans, shape, fill_value, dtype=None, order="C"):
 
 @defvjp(np.full_like)
 def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    d[a] = None
     d[fill_value] = rt.unbroadcast(g, fill_value)
 
 
