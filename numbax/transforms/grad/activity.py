@@ -62,8 +62,8 @@ class _Activity:
             self.written_out(stmt, stmt.value)
             return
         _refuse(stmt, "this statement calls a function for its effect on a differentiated value, which "
-                      "reverse mode has no rule for", "compute a new array instead (`y = np.sort(y)` for "
-                                                       "`y.sort()`), or write into it by indexing: `y[i] = v`.")
+                      "reverse mode has no rule for", "compute a new array instead, or write into it by indexing "
+                                                       "(`y[:] = x` for `np.copyto(y, x)`).")
 
     def written_out(self, stmt: gast.stmt, value: gast.expr) -> None:
         """Refuse a call with an active operand that also writes its result through ``out=``."""
