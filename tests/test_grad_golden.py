@@ -133,8 +133,6 @@ def expected_grad_relu_sum(x):
     s = np.sum(x)
     # grad_programs.py:26: if s > 0:
     _t1 = s > 0
-    if _t1:
-        pass
     # grad of: return out
     dout = 1.0
     # grad of: if s > 0:

@@ -1,7 +1,9 @@
 """dead_code: remove assignments whose names are never read and whose values have no effect.
 
 Expects any function; guarantees no pure assignment to a never-read name, no
-self-assignment ``x = x``, and no ``pass`` beside other statements. Reports whether it changed anything.
+self-assignment ``x = x``, no ``pass`` beside other statements, and no empty block: an ``if`` on a pure
+test left with nothing to do is removed, any other emptied block holds ``pass``. Reports whether it changed
+anything.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -39,6 +41,12 @@ def _dead(stmt: gast.stmt, loads) -> bool:
     return False
 
 
+def _idle_branch(stmt: gast.stmt) -> bool:
+    """``if t: pass`` with no ``else`` and a test without effects: it does nothing."""
+    return isinstance(stmt, gast.If) and not stmt.orelse and all(isinstance(s, gast.Pass) for s in stmt.body) \
+        and is_pure(stmt.test)
+
+
 def _sweep(stmts: List[gast.stmt], loads) -> Tuple[List[gast.stmt], bool]:
     out, changed = [], False
     for stmt in stmts:
@@ -47,10 +55,14 @@ def _sweep(stmts: List[gast.stmt], loads) -> Tuple[List[gast.stmt], bool]:
             continue
         for field in ("body", "orelse"):
             block = getattr(stmt, field, None)
-            if isinstance(block, list) and block:
+            if isinstance(block, list):
                 new, sub = _sweep(block, loads)
-                setattr(stmt, field, new or ([gast.Pass()] if field == "body" else []))
-                changed |= sub
+                new = new or ([gast.Pass()] if field == "body" else [])
+                setattr(stmt, field, new)
+                changed |= sub or len(new) != len(block)
+        if _idle_branch(stmt):
+            changed = True
+            continue
         out.append(stmt)
     return out, changed
 

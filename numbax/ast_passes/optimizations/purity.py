@@ -6,8 +6,8 @@ import gast
 _PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "complex", "round", "zip",
                   "enumerate", "tuple"}
 _IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
-_MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "append", "pop",
-                     "index_add", "save_row"}
+_MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "setfield", "byteswap",
+                     "tofile", "dump", "append", "pop", "index_add", "save_row"}
 _EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal"}  # runtime helpers called for what they do
 
 
@@ -31,7 +31,9 @@ def is_pure(expr: gast.expr) -> bool:
                 return False
             if len(path) == 1 and path[0] not in _PURE_BUILTINS:
                 return False
-            if path[0] in ("np", "math", "cmath") and not _IMPURE_NUMPY.intersection(path[1:]):
+            if path[0] in ("np", "math", "cmath"):
+                if _IMPURE_NUMPY.intersection(path[1:]):
+                    return False
                 continue
             if len(path) > 1 and (path[-1] in _MUTATING_METHODS or path[-1] in _EFFECTS):
                 return False

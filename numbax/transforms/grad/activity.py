@@ -1,11 +1,19 @@
 """activity: which variables carry a derivative of the differentiated inputs.
 
-A variable is active when some assignment gives it a value computed by a
-differentiable operation from an active operand (or stores an active value
-into it, ``x[i] = v``). Comparisons, shapes, indices and calls with no
-derivative give inactive values. Loops are iterated to a fixpoint. The result
-is per name, hence conservative: an adjoint that is always zero at run time
-is pruned later by the adjoint generator, which only propagates nonzero ones.
+A variable is active when some assignment gives it a value computed from an
+active operand (or stores an active value into it, ``x[i] = v``). Only the
+operations verified to carry no derivative give inactive values: comparisons,
+shape and dtype attributes, and the primitives registered as
+non-differentiable (``def_nondifferentiable``); any other operation of an
+active operand gives an active value, which the adjoint generator then
+differentiates by its rule or refuses at the user's line. What no rule can
+follow is refused here, where it is met: a statement that calls a function
+for its effect on an active value (``np.copyto(y, x)``, an in-place method
+other than those ``inplace`` rewrites), a result written through ``out=``,
+and an active value stored anywhere but into a name or a subscript. Loops are
+iterated to a fixpoint. The result is per name, hence conservative: an adjoint
+that is always zero at run time is pruned later by the adjoint generator,
+which only propagates nonzero ones.
 """
 from __future__ import annotations
 
@@ -13,6 +21,8 @@ from typing import Callable, Iterable, List, Set
 
 import gast
 
+from numbax.ast_passes import anno
+from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad.nodes import base as _base
 from numbax.transforms.grad.nodes import loads as _names
 
@@ -32,6 +42,8 @@ class _Activity:
             elif isinstance(stmt, gast.AugAssign):
                 if _names(stmt.value) & self.active:
                     self.mark(_base(stmt.target))
+            elif isinstance(stmt, gast.Expr):
+                self.effect(stmt)
             elif isinstance(stmt, gast.If):
                 self.block(stmt.body)
                 self.block(stmt.orelse)
@@ -41,8 +53,29 @@ class _Activity:
                     size = len(self.active)
                     self.block(stmt.body)
 
+    def effect(self, stmt: gast.Expr) -> None:
+        """A call made for its effect: refused when it reads an active value, unless it is verified to carry
+        no derivative (``numbax.debug.print``), since it may change that value where no adjoint follows."""
+        if not _names(stmt.value) & self.active or isinstance(stmt.value, gast.Constant):
+            return
+        if isinstance(stmt.value, gast.Call) and not self.differentiable(stmt.value):
+            self.written_out(stmt, stmt.value)
+            return
+        _refuse(stmt, "this statement calls a function for its effect on a differentiated value, which "
+                      "reverse mode has no rule for", "compute a new array instead, or write into it by indexing "
+                                                       "(`y[:] = x` for `np.copyto(y, x)`).")
+
+    def written_out(self, stmt: gast.stmt, value: gast.expr) -> None:
+        """Refuse a call with an active operand that also writes its result through ``out=``."""
+        out = next((k.value for k in getattr(value, "keywords", ()) if k.arg == "out"), None)
+        if out is not None and not (isinstance(out, gast.Constant) and out.value is None) and \
+                _names(value) & self.active:
+            _refuse(stmt, "`out=` writes a differentiated result into an existing array, which reverse mode "
+                          "cannot follow", "assign the result instead: `y = f(x)`, or `y[...] = f(x)`.")
+
     def assign(self, stmt: gast.Assign) -> None:
         target, value = stmt.targets[0], stmt.value
+        self.written_out(stmt, value)
         if isinstance(target, gast.Tuple):
             values = value.elts if isinstance(value, gast.Tuple) else [value] * len(target.elts)
             for t, v in zip(target.elts, values):
@@ -53,6 +86,9 @@ class _Activity:
                 self.mark(_base(target))
             return
         if not isinstance(target, gast.Name):
+            if _names(value) & self.active:
+                _refuse(stmt, "reverse mode stores a differentiated value only into a name or a subscript",
+                        "assign it to a name, or write it by indexing.")
             return
         if isinstance(value, gast.Name):
             active = value.id in self.active
@@ -62,6 +98,10 @@ class _Activity:
             active = bool(_names(value) & self.active) and self.differentiable(value)
         if active:
             self.mark(target.id)
+
+
+def _refuse(stmt: gast.stmt, message: str, hint: str) -> None:
+    raise NumbaxDifferentiationError(message, anno.getanno(stmt, anno.Key.ORIGIN), hint=hint)
 
 
 def active_names(fdef: gast.FunctionDef, inputs: Iterable[str], differentiable: Callable[[gast.expr], bool]) -> Set[str]:

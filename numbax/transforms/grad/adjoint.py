@@ -20,7 +20,8 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import primitives, recompute, shapes
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup
+from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup, \
+    undifferentiated
 from numbax.transforms.grad.rules_numpy import LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import base as _base
@@ -277,12 +278,18 @@ class Adjoint:
                                              anno.getanno(stmt, anno.Key.ORIGIN),
                                              hint="call it with NumPy's own argument names.") from None
 
-        def active_elements(seq: gast.expr) -> List[Tuple[int, gast.Name]]:
-            """``(index, name)`` of each active name in a sequence argument (``np.concatenate((a, b))``)."""
-            return [(i, e) for i, e in enumerate(seq.elts) if isinstance(e, gast.Name) and e.id in self.active]
-
-        wanted = {p for p, arg in bound.items() if isinstance(arg, gast.Name) and arg.id in self.active
-                  or isinstance(arg, (gast.Tuple, gast.List)) and active_elements(arg)}
+        wanted = {p for p, arg in bound.items() if _loads(arg) & self.active}
+        unknown = undifferentiated(app.key, template, wanted)
+        if unknown:
+            raise NumbaxDifferentiationError(
+                f"numbax's rule for {app.name} has no derivative in its argument `{unknown[0]}`, which is "
+                f"differentiated here", anno.getanno(stmt, anno.Key.ORIGIN),
+                hint=f"compute `{unknown[0]}` outside the differentiated function, or pass a constant.")
+        for p in wanted:
+            if not (isinstance(bound[p], gast.Name) or _elements(bound[p], self.active) is not None):
+                raise NumbaxDifferentiationError(
+                    f"numbax cannot differentiate {app.name} through this form of its argument `{p}`",
+                    anno.getanno(stmt, anno.Key.ORIGIN), hint="pass a variable, or a list or tuple of variables.")
         identity = {p: _name(p) for p in template.params}
         identity.update(g=_name("g"), ans=_name("ans"))
         temps, contributions = instantiate(template, identity, lambda base: self.namer.new(base))
@@ -303,8 +310,7 @@ class Adjoint:
             if isinstance(arg, gast.Name) and param in used:
                 mapping[param] = self.need(arg.id, stmt)
             elif isinstance(arg, (gast.Tuple, gast.List)) and param in used:
-                mapping[param] = gast.Tuple(elts=[self.need(e.id, stmt) if isinstance(e, gast.Name) else e
-                                                  for e in arg.elts], ctx=gast.Load())
+                mapping[param] = _Rename({n: self.need(n, stmt) for n in _loads(arg)}).visit(copy.deepcopy(arg))
             else:
                 mapping[param] = arg
         substitute = _Rename(mapping)
@@ -316,11 +322,14 @@ class Adjoint:
             if isinstance(arg, gast.Name):
                 out.append(self.accumulate(arg.id, value, stmt))
                 continue
-            # A sequence of arrays (``np.concatenate((a, b))``): the rule gives a tuple of cotangents.
+            # A sequence (``np.concatenate((a, b))``, ``np.array([[s, t], [u, v]])``): the rule's cotangent is
+            # indexed as the sequence is, one constant index per level of nesting.
             parts = self.namer.new(f"_d{param}")
             out.append(self._mark(_assign(_name(parts, True), value), stmt))
-            for i, elt in active_elements(arg):
-                part = gast.Subscript(value=_name(parts), slice=gast.Constant(value=i, kind=None), ctx=gast.Load())
+            for path, elt in _elements(arg, self.active):
+                part: gast.expr = _name(parts)
+                for i in path:
+                    part = gast.Subscript(value=part, slice=gast.Constant(value=i, kind=None), ctx=gast.Load())
                 out.append(self.accumulate(elt.id, part, stmt))
         return out
 
@@ -511,6 +520,22 @@ class Adjoint:
             self.counters[id(stmt)] = self.namer.new("trips")
             self.saves.avals[self.counters[id(stmt)]] = ("i", 0)  # taped in a table in nested loops
         return self.counters[id(stmt)]
+
+
+def _elements(arg: gast.expr, active: Set[str], path: Tuple[int, ...] = ()):
+    """``[(path, name)]`` of the active names in a (nested) list or tuple argument, each with its indices;
+    None if an active value sits there in another form (an expression the rule cannot index back to)."""
+    if isinstance(arg, gast.Name):
+        return [(path, arg)] if arg.id in active else []
+    if isinstance(arg, (gast.Tuple, gast.List)):
+        out = []
+        for i, elt in enumerate(arg.elts):
+            inner = _elements(elt, active, path + (i,))
+            if inner is None:
+                return None
+            out += inner
+        return out
+    return None if _loads(arg) & active else []
 
 
 def _assigns(stmt: gast.stmt, name: str) -> bool:

@@ -8,7 +8,8 @@ import numpy as np
 
 from numbax import config, generated_cache, runtime, tree_util
 from numbax.api import Jitted
-from numbax.ast_passes import pipeline, wrapper
+from numbax.errors import NumbaxDifferentiationError
+from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.transforms.grad import avals
@@ -31,6 +32,14 @@ def _normalize_argnums(argnums: Union[int, Sequence[int]], nparams: int, fun: Ca
                              f"{nparams}.")
         out.append(int(i) % nparams)
     return tuple(out)
+
+
+def _no_output(fdef: gast.FunctionDef, returns) -> None:
+    """JAX's TypeError for ``grad`` of a function whose output holds no value (``None``), at its ``def``."""
+    output = None if returns is None else tree_util.tree_unflatten(returns.treedef, list(returns.statics))
+    raise NumbaxDifferentiationError(
+        f"Gradient only defined for scalar-output functions. Output was {output!r}.",
+        anno.getanno(fdef, anno.Key.ORIGIN), hint="return the scalar to differentiate.")
 
 
 def _float0_if_int(primal, cotangent):
@@ -172,6 +181,8 @@ class Differentiated(Jitted):
             names = [a.id for a in fdef.args.args]
             wrt = [n for i in self.argnums for n in names[offsets[i]:offsets[i] + counts[i]]]
             width = spec.returns.num_dynamic if spec.returns else 0
+            if not width and not self.cotangents:
+                _no_output(fdef, spec.returns)
             seeded = list(range(width)) if self.cotangents else [0]
             if self.has_aux:
                 seeded = [0]

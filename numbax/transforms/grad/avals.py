@@ -195,7 +195,7 @@ class _Infer:
             return ("f", args[0][1])
         if name in _REDUCTIONS:
             return self.reduction(name, app, args)
-        if name in ("dot", "matmul"):
+        if name in ("dot", "matmul") and len(args) == 2:
             return self.operator(gast.MatMult, args)
         if name in ("reshape",):
             shape = app.args[1] if len(app.args) > 1 else app.keywords.get("newshape")

@@ -31,7 +31,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.exits import ExitLowering, has_exit
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxSyntaxError
-from numbax.transforms.grad import nodes
+from numbax.transforms.grad import inplace, nodes
 from numbax.transforms.grad.nodes import loads as _loads
 from numbax.transforms.grad.nodes import name as _name
 from numbax.transforms.grad.primitives import is_differentiable
@@ -205,6 +205,8 @@ class _Canonicalize(ExitLowering):
                 isinstance(stmt.target, gast.Name):
             stmt.body = body
             return [stmt]
+        pre: List[gast.stmt] = []
+        it = self._evaluated_once(it, pre, stmt)
         k = self._counter(it, stmt.target) or self.namer.new("k")
         lowered = self._indexed(it, stmt.target, _name(k), stmt)
         if lowered is None:
@@ -212,14 +214,26 @@ class _Canonicalize(ExitLowering):
                         "`zip(...)` of those", "loop over `range(len(x))` and index, or over a container "
                                                "(unrolled at compile time).")
         length, reads = lowered
-        pre = []
         if not isinstance(length, gast.Name) and not self._is_len(length):
             count = self.namer.new("n")
-            pre, length = [_assign(count, length, stmt)], _name(count)
+            pre.append(_assign(count, length, stmt))
+            length = _name(count)
         stmt.body = reads + body
         stmt.target = _name(k, True)
         stmt.iter = gast.Call(func=_name("range"), args=[length], keywords=[])
         return pre + [stmt]
+
+    def _evaluated_once(self, it: gast.expr, pre: List[gast.stmt], origin: gast.stmt) -> gast.expr:
+        """``it`` with each subscript it iterates over (``x[1:]``, ``x[::-2]``, also inside ``zip`` and
+        ``enumerate``) assigned to a name before the loop, as Python evaluates it once: its rows are then read
+        by index like any array's."""
+        if isinstance(it, gast.Subscript):
+            temp = self.namer.temp()
+            pre.append(_assign(temp, it, origin))
+            return _name(temp)
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id in ("enumerate", "zip"):
+            it.args = [self._evaluated_once(a, pre, origin) for a in it.args]
+        return it
 
     @staticmethod
     def _counter(it: gast.expr, target: gast.expr) -> Optional[str]:
@@ -346,6 +360,7 @@ def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionD
     """
     from numbax.transforms.grad.activity import active_names
 
+    inplace.transform(fdef, namer)
     _IndexedResults(namer).visit(fdef)
     active = active_names(fdef, inputs, is_differentiable) if inputs else frozenset()
     return _Canonicalize(fdef, namer, active).run()

@@ -92,8 +92,11 @@ def application(value: gast.expr) -> Optional[Application]:
 
 
 def is_differentiable(value: gast.expr) -> bool:
-    """Whether ``value`` can carry a derivative from its operands (unknown calls count as yes)."""
-    if isinstance(value, (gast.Compare, gast.BoolOp, gast.Constant)):
+    """Whether ``value`` may carry a derivative from its operands: False only for what is verified to carry
+    none (comparisons, constants, shape and dtype attributes, primitives registered as non-differentiable);
+    an unknown call, method or construct counts as yes, to be refused where no rule differentiates it. A
+    ``BoolOp`` counts as yes: ``a or b`` is one of its operands."""
+    if isinstance(value, (gast.Compare, gast.Constant)):
         return False
     if isinstance(value, gast.Attribute) and value.attr in _NONDIFF_ATTRIBUTES:
         return False

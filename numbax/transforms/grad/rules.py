@@ -9,7 +9,10 @@ A rule is a short Python function used as a template, in Tangent's style::
 ``g`` is the cotangent of the result, ``ans`` the result itself, and the other
 parameters are the primitive's own, matched to a call's arguments by name and
 position with the primitive's defaults. ``d[x] = e`` adds ``e`` to the adjoint
-of whatever the call passed as ``x``; plain assignments introduce temporaries.
+of whatever the call passed as ``x``; ``d[x] = None`` states that no derivative
+flows to ``x`` (``np.where``'s condition); plain assignments introduce
+temporaries. A differentiated value passed as a parameter the rule says neither
+of is refused (``undifferentiated``).
 Families of primitives get their rules from one helper (``def_nondifferentiable``,
 ``def_linear_in``). Templates are parsed once, on first use.
 """
@@ -44,6 +47,8 @@ class Template:
     defaults: Dict[str, gast.expr]
     body: List[gast.stmt]
     name: str
+    differentiated: frozenset = frozenset()  # the parameters with a ``d[x] = e`` line
+    no_derivative: frozenset = frozenset()   # the parameters with ``d[x] = None``
 
 
 class Rule:
@@ -74,7 +79,28 @@ def _parse_template(fn: Callable) -> Template:
     for stmt in body:
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
             raise ValueError(f"rule {fn.__name__}: only `d[x] = ...` and `name = ...` statements are allowed")
-    return Template(params=params, defaults=defaults, body=body, name=fn.__name__)
+    lines = {stmt.targets[0].slice.id: stmt.value for stmt in body if _is_adjoint_line(stmt)}
+    none = frozenset(p for p, value in lines.items() if isinstance(value, gast.Constant) and value.value is None)
+    body = [stmt for stmt in body if not (_is_adjoint_line(stmt) and stmt.targets[0].slice.id in none)]
+    return Template(params=params, defaults=defaults, body=body, name=fn.__name__,
+                    differentiated=frozenset(lines) - none, no_derivative=none)
+
+
+def _is_adjoint_line(stmt: gast.Assign) -> bool:
+    """``d[x] = ...``."""
+    target = stmt.targets[0]
+    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and target.value.id == "d" \
+        and isinstance(target.slice, gast.Name)
+
+
+def undifferentiated(key: Any, template: Template, active_params) -> List[str]:
+    """The parameters among ``active_params`` (given differentiated values) that the rule of ``key`` says
+    nothing of: neither ``d[x] = e`` nor ``d[x] = None``. The rules of numbax's runtime helpers are left
+    out: reverse mode writes their calls itself, and a parameter of theirs without a line is a value
+    passed for its shape (``rt.unbroadcast(g, x)``)."""
+    if getattr(key, "__module__", "").startswith("numbax.runtime"):
+        return []
+    return sorted(p for p in active_params if p not in template.differentiated | template.no_derivative)
 
 
 def defvjp(*keys: Any) -> Callable[[Callable], Callable]:

@@ -252,6 +252,7 @@ def clip(g, ans, a, a_min, a_max):
 
 @defvjp(np.where)
 def where(g, ans, condition, x, y):
+    d[condition] = None
     d[x] = rt.unbroadcast(np.where(condition, g, 0.0), x)
     d[y] = rt.unbroadcast(np.where(condition, 0.0, g), y)
 
@@ -374,8 +375,7 @@ def_nondifferentiable(
     np.searchsorted, np.count_nonzero, np.any, np.all, np.isnan, np.isinf, np.isfinite, np.isclose, np.allclose,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.equal, np.not_equal, np.less,
     np.less_equal, np.greater, np.greater_equal, np.shape, np.ndim, np.size, len, int, bool, range,
-    np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.arange, np.linspace, np.eye,
-    np.identity, np.full, np.full_like, gast.Not, gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq,
+    np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity, gast.Not, gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq,
     gast.Is, gast.IsNot, gast.In, gast.NotIn, gast.And, gast.Or, gast.Invert, gast.BitAnd, gast.BitOr, gast.BitXor,
     gast.LShift, gast.RShift, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.int64, np.int32, math.isnan, math.isinf, math.isfinite)
@@ -413,6 +413,31 @@ def _register_methods():
 
 
 _register_methods()
+
+
+# Constructors whose values come from their arguments (``np.arange`` has no rule: its length would too)
+
+@defvjp(np.linspace)
+def linspace(g, ans, start, stop, num=50, endpoint=True):
+    w = rt.linspace_weights(num, endpoint)
+    d[start] = np.sum(g * (1.0 - w))
+    d[stop] = np.sum(g * w)
+
+
+@defvjp(np.full)
+def full(g, ans, shape, fill_value, dtype=None, order="C"):
+    d[fill_value] = rt.unbroadcast(g, fill_value)
+
+
+@defvjp(np.full_like)
+def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    d[a] = None
+    d[fill_value] = rt.unbroadcast(g, fill_value)
+
+
+@defvjp(np.sort)
+def sort(g, ans, a, axis=-1):
+    d[a] = rt.sort_grad(g, a, axis)
 
 
 @defvjp(np.diag)

@@ -80,7 +80,7 @@ class Aliases:
     def closure(self, names: Iterable[str]) -> Set[str]:
         """``names`` and every name that may share memory with one of them."""
         roots = {self._find(n) for n in names}
-        out = set(names)
+        out = set(names) | roots  # a class's root is a member that ``parent`` may hold no entry for
         out.update(n for n in self.parent if self._find(n) in roots)
         return out
 
