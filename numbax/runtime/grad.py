@@ -381,9 +381,10 @@ def _integer(x) -> bool:
 def power_exponent(x2):
     """The exponent of ``x1 ** x2``'s derivative ``x2 * x1 ** power_exponent(x2)``: ``x2 - 1``, and 1 where an
     integer ``x2`` is 0, so that ``x1 ** 0`` has derivative 0 at ``x1 == 0`` too (JAX's ``integer_pow``; a
-    float 0.0 gives JAX's NaN there)."""
+    float 0.0 gives JAX's NaN there). A float scalar comes back as ``np.float64``, so that ``0.0 ** -0.5`` is
+    NumPy's infinity (as in compiled code), not Python's ZeroDivisionError."""
     if not _integer(x2):
-        return x2 - 1
+        return x2 - 1 if isinstance(x2, np.ndarray) else np.float64(x2 - 1)
     return np.where(x2 == 0, 1, x2 - 1) if isinstance(x2, np.ndarray) else (1 if x2 == 0 else x2 - 1)
 
 

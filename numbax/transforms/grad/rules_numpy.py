@@ -41,9 +41,9 @@ def divide(g, ans, x1, x2):
 
 @defvjp(gast.Pow, np.power, math.pow)
 def power(g, ans, x1, x2):
-    """JAX's conventions at ``x1 == 0``: ``x1 ** 0`` for an integer 0 has derivative 0, a negative power the
-    infinity ``np.power`` gives (no ZeroDivisionError), and the exponent's derivative is 0 there."""
-    d[x1] = rt.unbroadcast(g * x2 * np.power(x1, rt.power_exponent(x2)), x1)
+    """JAX's conventions at ``x1 == 0``: ``x1 ** 0`` for an integer 0 has derivative 0, and the exponent's
+    derivative is 0 there (``log`` of 1 in place of 0)."""
+    d[x1] = rt.unbroadcast(g * x2 * x1 ** rt.power_exponent(x2), x1)
     d[x2] = rt.unbroadcast(g * ans * np.log(x1 * (x1 != 0) + (x1 == 0)), x2)
 
 
