@@ -11,6 +11,7 @@ from numbax.errors import (
     NumbaxError,
     NumbaxInternalError,
     NumbaxRecursionError,
+    NumbaxShapeError,
     NumbaxSourceError,
     NumbaxSpecializationError,
     NumbaxStaticArgumentError,
@@ -24,7 +25,8 @@ __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
     "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
-    "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
+    "NumbaxShapeError", "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError",
+    "NumbaxTypingError",
 ]
 
 _SUBMODULES = ("lax", "numpy", "debug", "random")

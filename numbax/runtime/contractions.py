@@ -41,7 +41,7 @@ from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import static
 
 __all__ = ["einsum", "inner", "tensordot", "matmul", "einsum_vjp", "inner_vjp", "tensordot_vjp", "matmul_vjp",
-           "explicit_subscripts"]
+           "explicit_subscripts", "ContractionShapeError", "check_contraction"]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -237,6 +237,74 @@ def adjoint_source(spec: Spec, k: int, scalars: Sequence[bool], g_scalar: bool, 
     lines += _nest(own, rest, [f"s = {zero}"], [f"s += {' * '.join(terms)}"], [f"{target} += s"])
     lines.append("return out")
     return _function(signature, operands, lines)
+
+
+# ---- checking operands' sizes --------------------------------------------------------------------
+
+
+class ContractionShapeError(TypeError):
+    """The operands of a contraction do not fit: JAX's ``dot_general`` raises TypeError there (numbax reports it
+    as ``NumbaxShapeError`` at the user's line)."""
+
+
+_MISFIT = " requires contracting dimensions to have the same size, got shapes "
+
+
+def _mismatch(spec: Spec, exact: str, shapes) -> bool:
+    """Whether two axes with one letter differ in size (by 1 against another size only outside ``exact``)."""
+    sizes: Dict[str, int] = {}
+    for letters, shape in zip(spec.inputs, shapes):
+        for c, n in zip(letters, shape):
+            seen = sizes.setdefault(c, n)
+            if seen != n and (c in exact or 1 not in (seen, n)):
+                return True
+            sizes[c] = seen if n == 1 else n
+    return False
+
+
+def check_contraction(message, subscripts, exact, *operands):
+    """Raise ``ContractionShapeError(message + ...)`` unless ``operands`` fit the explicit ``subscripts``:
+    every letter one size, where letters outside ``exact`` (the batch axes of ``matmul``, einsum's) may
+    broadcast a size of 1."""
+    spec = parse(subscripts, [np.ndim(op) for op in operands])
+    shapes = [np.shape(op) for op in operands]
+    if _mismatch(spec, exact, shapes):
+        raise ContractionShapeError(message + _MISFIT + " and ".join(str(tuple(s)) for s in shapes))
+
+
+@register_jitable
+def _shape_text(shape) -> str:
+    """``str(shape)`` for a tuple of ints, as Numba can write it."""
+    text = "("
+    for k in range(len(shape)):
+        text += (", " if k else "") + str(shape[k])
+    return text + ("," if len(shape) == 1 else "") + ")"
+
+
+def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
+    """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated."""
+    seen: Dict[str, Tuple[int, int]] = {}
+    tests = []
+    for o, letters in enumerate(spec.inputs):
+        for d, c in enumerate(letters):
+            if c not in seen:
+                seen[c] = (o, d)
+                continue
+            a, b = f"operands[{seen[c][0]}].shape[{seen[c][1]}]", f"operands[{o}].shape[{d}]"
+            tests.append(f"{a} != {b}" if c in exact else f"{a} != {b} and {a} != 1 and {b} != 1")
+    shapes = " + ' and ' + ".join("'()'" if scalar else f"shape_text(operands[{i}].shape)"
+                                  for i, scalar in enumerate(scalars))
+    body = [f"if {' or '.join(f'({t})' for t in tests)}:", f"{INDENT}raise ContractionShapeError(message + "
+            f"{_MISFIT!r} + {shapes})"] if tests else []
+    return "\n".join(["def impl(message, subscripts, exact, *operands):"] + [INDENT + line for line in body + ["return None"]])
+
+
+@overload(check_contraction, prefer_literal=True)
+def _check_contraction(message, subscripts, exact, *operands):
+    text, letters = static("check_contraction", "subscripts", subscripts), static("check_contraction", "exact", exact)
+    spec, scalars, _ = _typed("check_contraction", lambda ndims: parse(text, ndims), operands)
+    return compile_source(_check_source(spec, letters, scalars), shape_text=_shape_text,
+                          ContractionShapeError=ContractionShapeError)
 
 
 # ---- NumPy, and the adjoints in NumPy ------------------------------------------------------------

@@ -520,6 +520,8 @@ def _tie_share(a, ans):
 
 @overload(var_grad)
 def _var_grad(g, a, axis=None, ddof=0, keepdims=False):
+    if _is_scalar(a):  # the variance of one number is 0 whatever the number
+        return lambda g, a, axis=None, ddof=0, keepdims=False: g * 0.0
     if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
         def whole(g, a, axis=None, ddof=0, keepdims=False):
             return unreduce(g, a, axis, keepdims) * 2.0 * (a - np.mean(a)) / (a.size - ddof)
