@@ -31,6 +31,7 @@ import dataclasses
 import operator
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import numba
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
@@ -269,20 +270,17 @@ def check_contraction(message, subscripts, exact, *operands):
     spec = parse(subscripts, [np.ndim(op) for op in operands])
     shapes = [np.shape(op) for op in operands]
     if _mismatch(spec, exact, shapes):
-        raise ContractionShapeError(message + _MISFIT + " and ".join(str(tuple(s)) for s in shapes))
+        _misfit(message, *shapes)
 
 
-@register_jitable
-def _shape_text(shape) -> str:
-    """``str(shape)`` for a tuple of ints, as Numba can write it."""
-    text = "("
-    for k in range(len(shape)):
-        text += (", " if k else "") + str(shape[k])
-    return text + ("," if len(shape) == 1 else "") + ")"
+def _misfit(message: str, *shapes) -> None:
+    raise ContractionShapeError(message + _MISFIT + " and ".join(str(tuple(s)) for s in shapes))
 
 
 def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
-    """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated."""
+    """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated, and
+    the error raised in object mode (an exception with a message made at run time does not survive Numba's
+    cache once JAX is imported)."""
     seen: Dict[str, Tuple[int, int]] = {}
     tests = []
     for o, letters in enumerate(spec.inputs):
@@ -292,19 +290,20 @@ def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
                 continue
             a, b = f"operands[{seen[c][0]}].shape[{seen[c][1]}]", f"operands[{o}].shape[{d}]"
             tests.append(f"{a} != {b}" if c in exact else f"{a} != {b} and {a} != 1 and {b} != 1")
-    shapes = " + ' and ' + ".join("'()'" if scalar else f"shape_text(operands[{i}].shape)"
-                                  for i, scalar in enumerate(scalars))
-    body = [f"if {' or '.join(f'({t})' for t in tests)}:", f"{INDENT}raise ContractionShapeError(message + "
-            f"{_MISFIT!r} + {shapes})"] if tests else []
-    return "\n".join(["def impl(message, subscripts, exact, *operands):"] + [INDENT + line for line in body + ["return None"]])
+    shapes = ["()" if scalar else f"operands[{i}].shape" for i, scalar in enumerate(scalars)]
+    body = [f"if {' or '.join(f'({t})' for t in tests)}:",
+            INDENT + ", ".join(f"s{i}" for i in range(len(shapes))) + ", = " + ", ".join(shapes) + ",",
+            f"{INDENT}with numba.objmode():",
+            f"{INDENT * 2}misfit(message, {', '.join(f's{i}' for i in range(len(shapes)))})"] if tests else []
+    return "\n".join(["def impl(message, subscripts, exact, *operands):"] +
+                     [INDENT + line for line in body + ["return None"]])
 
 
 @overload(check_contraction, prefer_literal=True)
 def _check_contraction(message, subscripts, exact, *operands):
     text, letters = static("check_contraction", "subscripts", subscripts), static("check_contraction", "exact", exact)
     spec, scalars, _ = _typed("check_contraction", lambda ndims: parse(text, ndims), operands)
-    return compile_source(_check_source(spec, letters, scalars), shape_text=_shape_text,
-                          ContractionShapeError=ContractionShapeError)
+    return compile_source(_check_source(spec, letters, scalars), misfit=_misfit, numba=numba)
 
 
 # ---- NumPy, and the adjoints in NumPy ------------------------------------------------------------
