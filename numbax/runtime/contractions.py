@@ -458,17 +458,17 @@ def _matmul(a, b):
 
 @overload(operator.matmul)
 def _matmul_operator(a, b):
-    """``a @ b`` where an operand has more than two dimensions (Numba's own ``@`` takes one or two), or where
-    the dtypes differ or are not floats (a float32 operand meeting a float64 cotangent): Numba's own ``@`` on
-    both made the dtype they promote to."""
+    """``a @ b`` where an operand has more than two dimensions (Numba's own ``@`` takes one or two) or is not
+    of floats (the loop nest), or of two float dtypes (a float32 operand meeting a float64 cotangent: Numba's
+    own ``@`` on both made the dtype they promote to)."""
     if not (isinstance(a, types.Array) and isinstance(b, types.Array) and min(a.ndim, b.ndim)):
         return None
-    if max(a.ndim, b.ndim) > 2:
+    floats = all(isinstance(t.dtype, (types.Float, types.Complex)) for t in (a, b))
+    if max(a.ndim, b.ndim) > 2 or not floats:  # integers: the loop nest keeps NumPy's integer result
         return _primal("matmul", lambda n: matmul_spec(*n), (a, b), "a, b", ["a", "b"])
-    dtype = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype), np.float32)
-    if as_dtype(a.dtype) == as_dtype(b.dtype) == dtype:
+    if a.dtype == b.dtype:
         return None  # Numba's own
-    kind = dtype.type
+    kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
     return lambda a, b: a.astype(kind) @ b.astype(kind)
 
 
