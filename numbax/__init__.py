@@ -13,6 +13,7 @@ from numbax.errors import (
     NumbaxError,
     NumbaxInternalError,
     NumbaxRecursionError,
+    NumbaxShapeError,
     NumbaxSourceError,
     NumbaxSpecializationError,
     NumbaxStaticArgumentError,
@@ -26,7 +27,7 @@ __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError", "NumbaxError",
-    "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
+    "NumbaxInternalError", "NumbaxRecursionError", "NumbaxShapeError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

@@ -29,7 +29,7 @@ from numba.core.typeconv.rules import default_type_manager
 from numba.core.typing.typeof import Purpose, typeof
 
 from numbax import cache_files, config, generated_cache, tree_util
-from numbax.ast_passes import pipeline
+from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends import get_backend
@@ -91,6 +91,7 @@ class Jitted(_CDispatcher):
                  parallel: bool = False, fastmath: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
+        fun = wrapper.around_primitive(fun)
         source_of(function_of(fun))
         functools.update_wrapper(self, fun)
         self.fun = fun

@@ -6,7 +6,8 @@ from typing import Any, Callable, List, Optional
 
 from numbax import tree_util
 from numbax.ast_passes.pipeline import Generated
-from numbax.errors import NumbaxTypingError
+from numbax.errors import NumbaxShapeError, NumbaxTypingError
+from numbax.runtime.contractions import ContractionShapeError
 from numbax.runtime.grad import ShapesDiffer
 
 
@@ -33,6 +34,8 @@ class Compiled:
             raise self.typing_error(exc) from None
         except ShapesDiffer:  # dims the code took as equal are not: the general code runs instead
             return self.general()(leaves)
+        except ContractionShapeError as exc:  # its message starts at the user's line
+            raise NumbaxShapeError(str(exc)) from None
         if self.single:
             return out
         if self.treedef.num_leaves == 0:

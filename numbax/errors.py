@@ -56,6 +56,10 @@ class NumbaxDifferentiationError(NumbaxError, TypeError):
     """A construct or a call that reverse or forward mode cannot differentiate."""
 
 
+class NumbaxShapeError(NumbaxError, TypeError):
+    """The operands of a contraction (``np.dot``, ``@``, ``np.einsum``, ...) do not fit; JAX raises TypeError."""
+
+
 class NumbaxInternalError(NumbaxError):
     """A bug in numbax itself: generated code broke an invariant. Please report it."""
 

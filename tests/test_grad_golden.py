@@ -26,6 +26,7 @@ from fixtures import grad_programs  # noqa: E402
 def expected_grad_predict_loss(w, x, y):
     rt.assume_equal(x.shape[1], w.shape[0])
     rt.assume_equal(y.shape[0], x.shape[0])
+    rt.check_contraction('grad_programs.py:6: @', 'ij,j->i', 'j', x, w)
     product = x @ w
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0

@@ -7,14 +7,21 @@ calls an object that specializes its own calls inside compiled code::
     def grad_f(x, *, scale):
         return differentiated(x, scale=scale)
 
-The header of generated code names the user's function and line.
+The header of generated code names the user's function and line. A NumPy function
+given to a transformation itself (``grad(np.var)``, as JAX users write
+``grad(jnp.var)``) gets a Python function of its required parameters that
+calls it (``around_primitive``), whose source numbax reads like the user's.
 """
 from __future__ import annotations
 
+import inspect
+import linecache
 import textwrap
-from typing import Any, Callable, List, Tuple
+import types
+from typing import Any, Callable, Dict, List, Tuple
 
 import gast
+import numpy as np
 
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.parse import ParsedFunction, function_of
@@ -43,3 +50,41 @@ def calling(fun: Callable, prefix: str, params, kinds, callee: str, target: Any)
     node.lineno = user.__code__.co_firstlineno  # the header names the user's function and line
     return ParsedFunction(fn=user, node=node, filename=user.__code__.co_filename, globals={callee: target},
                           closure={})
+
+
+_AROUND: Dict[int, Tuple[Callable, Callable]] = {}  # id(NumPy function) -> (it, its Python function)
+
+
+def _required(fn: Callable) -> List[str]:
+    """The parameters of a NumPy function (or ufunc) that a call must pass, by position."""
+    if isinstance(fn, np.ufunc):
+        return [f"x{i + 1}" for i in range(fn.nin)] if fn.nin > 1 else ["x"]
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is p.empty and
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def around_primitive(fn: Callable) -> Callable:
+    """``fn``, or for a NumPy function or ufunc ``def var(a): return var_(a)`` (``var_`` bound to ``np.var``),
+    with its source in ``linecache`` so that numbax reads it as the user's (the same function each time)."""
+    if isinstance(fn, types.FunctionType) or not (isinstance(fn, np.ufunc) or
+                                                   getattr(fn, "__module__", "").startswith("numpy")):
+        return fn
+    params = _required(fn)
+    name = getattr(fn, "__name__", "")
+    if not params or not name.isidentifier():
+        return fn
+    cached = _AROUND.get(id(fn))
+    if cached is not None and cached[0] is fn:
+        return cached[1]
+    header = ", ".join(params)
+    source = f"def {name}({header}):\n    return {name}_({header})\n"
+    filename = f"<numbax: around numpy.{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {f"{name}_": fn}
+    exec(compile(source, filename, "exec"), namespace)
+    _AROUND[id(fn)] = (fn, namespace[name])
+    return namespace[name]

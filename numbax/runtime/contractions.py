@@ -31,6 +31,7 @@ import dataclasses
 import operator
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import numba
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
@@ -41,7 +42,7 @@ from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import static
 
 __all__ = ["einsum", "inner", "tensordot", "matmul", "einsum_vjp", "inner_vjp", "tensordot_vjp", "matmul_vjp",
-           "explicit_subscripts"]
+           "explicit_subscripts", "ContractionShapeError", "check_contraction"]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -239,6 +240,72 @@ def adjoint_source(spec: Spec, k: int, scalars: Sequence[bool], g_scalar: bool, 
     return _function(signature, operands, lines)
 
 
+# ---- checking operands' sizes --------------------------------------------------------------------
+
+
+class ContractionShapeError(TypeError):
+    """The operands of a contraction do not fit: JAX's ``dot_general`` raises TypeError there (numbax reports it
+    as ``NumbaxShapeError`` at the user's line)."""
+
+
+_MISFIT = " requires contracting dimensions to have the same size, got shapes "
+
+
+def _mismatch(spec: Spec, exact: str, shapes) -> bool:
+    """Whether two axes with one letter differ in size (by 1 against another size only outside ``exact``)."""
+    sizes: Dict[str, int] = {}
+    for letters, shape in zip(spec.inputs, shapes):
+        for c, n in zip(letters, shape):
+            seen = sizes.setdefault(c, n)
+            if seen != n and (c in exact or 1 not in (seen, n)):
+                return True
+            sizes[c] = seen if n == 1 else n
+    return False
+
+
+def check_contraction(message, subscripts, exact, *operands):
+    """Raise ``ContractionShapeError(message + ...)`` unless ``operands`` fit the explicit ``subscripts``:
+    every letter one size, where letters outside ``exact`` (the batch axes of ``matmul``, einsum's) may
+    broadcast a size of 1."""
+    spec = parse(subscripts, [np.ndim(op) for op in operands])
+    shapes = [np.shape(op) for op in operands]
+    if _mismatch(spec, exact, shapes):
+        _misfit(message, *shapes)
+
+
+def _misfit(message: str, *shapes) -> None:
+    raise ContractionShapeError(message + _MISFIT + " and ".join(str(tuple(s)) for s in shapes))
+
+
+def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
+    """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated, and
+    the error raised in object mode (an exception with a message made at run time does not survive Numba's
+    cache once JAX is imported)."""
+    seen: Dict[str, Tuple[int, int]] = {}
+    tests = []
+    for o, letters in enumerate(spec.inputs):
+        for d, c in enumerate(letters):
+            if c not in seen:
+                seen[c] = (o, d)
+                continue
+            a, b = f"operands[{seen[c][0]}].shape[{seen[c][1]}]", f"operands[{o}].shape[{d}]"
+            tests.append(f"{a} != {b}" if c in exact else f"{a} != {b} and {a} != 1 and {b} != 1")
+    shapes = ["()" if scalar else f"operands[{i}].shape" for i, scalar in enumerate(scalars)]
+    body = [f"if {' or '.join(f'({t})' for t in tests)}:",
+            INDENT + ", ".join(f"s{i}" for i in range(len(shapes))) + ", = " + ", ".join(shapes) + ",",
+            f"{INDENT}with numba.objmode():",
+            f"{INDENT * 2}misfit(message, {', '.join(f's{i}' for i in range(len(shapes)))})"] if tests else []
+    return "\n".join(["def impl(message, subscripts, exact, *operands):"] +
+                     [INDENT + line for line in body + ["return None"]])
+
+
+@overload(check_contraction, prefer_literal=True)
+def _check_contraction(message, subscripts, exact, *operands):
+    text, letters = static("check_contraction", "subscripts", subscripts), static("check_contraction", "exact", exact)
+    spec, scalars, _ = _typed("check_contraction", lambda ndims: parse(text, ndims), operands)
+    return compile_source(_check_source(spec, letters, scalars), misfit=_misfit, numba=numba)
+
+
 # ---- NumPy, and the adjoints in NumPy ------------------------------------------------------------
 
 
@@ -391,10 +458,18 @@ def _matmul(a, b):
 
 @overload(operator.matmul)
 def _matmul_operator(a, b):
-    """``a @ b`` where an operand has more than two dimensions (Numba's own ``@`` takes one or two)."""
-    if isinstance(a, types.Array) and isinstance(b, types.Array) and max(a.ndim, b.ndim) > 2 and min(a.ndim, b.ndim):
+    """``a @ b`` where an operand has more than two dimensions (Numba's own ``@`` takes one or two) or is not
+    of floats (the loop nest), or of two float dtypes (a float32 operand meeting a float64 cotangent: Numba's
+    own ``@`` on both made the dtype they promote to)."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array) and min(a.ndim, b.ndim)):
+        return None
+    floats = all(isinstance(t.dtype, (types.Float, types.Complex)) for t in (a, b))
+    if max(a.ndim, b.ndim) > 2 or not floats:  # integers: the loop nest keeps NumPy's integer result
         return _primal("matmul", lambda n: matmul_spec(*n), (a, b), "a, b", ["a", "b"])
-    return None
+    if a.dtype == b.dtype:
+        return None  # Numba's own
+    kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
+    return lambda a, b: a.astype(kind) @ b.astype(kind)
 
 
 @overload(einsum_vjp, prefer_literal=True)

@@ -23,9 +23,10 @@ from numbax.runtime.loops import INDENT, compile_source, element_source, empty_l
 __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",
            "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
-           "clip_mask", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad", "solve_grad_a", "trace_grad",
+           "power_exponent", "sort_ranks", "median_weights", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
+           "solve_grad_a", "trace_grad",
            "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
-           "norm_grad"]
+           "norm_grad", "abs_slope"]
 
 
 def cotangent_dtype(dtype) -> np.dtype:
@@ -374,11 +375,39 @@ def cumsum_grad(g, a, axis=None):
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
 
 
-def clip_mask(a, a_min, a_max):
-    """1 where ``np.clip`` passes ``a`` through, 0 where it clips."""
-    lower = True if a_min is None else a >= a_min
-    upper = True if a_max is None else a <= a_max
-    return (lower & upper) * 1.0
+def _integer(x) -> bool:
+    return np.result_type(x).kind in "iub"
+
+
+def power_exponent(x2):
+    """The exponent of ``x1 ** x2``'s derivative ``x2 * x1 ** power_exponent(x2)``: ``x2 - 1``, and 1 where an
+    integer ``x2`` is 0, so that ``x1 ** 0`` has derivative 0 at ``x1 == 0`` too (JAX's ``integer_pow``; a
+    float 0.0 gives JAX's NaN there). A float scalar comes back as ``np.float64``, so that ``0.0 ** -0.5`` is
+    NumPy's infinity (as in compiled code), not Python's ZeroDivisionError."""
+    if not _integer(x2):
+        return x2 - 1 if isinstance(x2, np.ndarray) else np.float64(x2 - 1)
+    return np.where(x2 == 0, 1, x2 - 1) if isinstance(x2, np.ndarray) else (1 if x2 == 0 else x2 - 1)
+
+
+_ONE_AXIS = "numbax: the derivative of np.{} supports {}; sort or take the median along one axis of a 1-D slice"
+
+
+def sort_ranks(a):
+    """Where each element of the 1-D ``a`` lands in ``np.sort(a)``, ties in order (a stable sort, as JAX's):
+    the adjoint of the sort gathers the cotangent there."""
+    if np.ndim(a) != 1:
+        raise ValueError(_ONE_AXIS.format("sort", "1-D arrays"))
+    return np.argsort(np.argsort(a, kind="mergesort"), kind="mergesort")
+
+
+def median_weights(a, axis=None):
+    """The share of each element of ``a`` in ``np.median(a)``: JAX's midpoint of the two middle elements of a
+    stable sort (one element with weight 1 where ``a.size`` is odd)."""
+    if axis is not None:
+        raise ValueError(_ONE_AXIS.format("median", "axis=None"))
+    ranks = sort_ranks(np.ravel(a))
+    n = ranks.size
+    return np.reshape(0.5 * (ranks == (n - 1) // 2) + 0.5 * (ranks == n // 2), np.shape(a))
 
 
 def dsinc(x):
@@ -491,6 +520,8 @@ def _tie_share(a, ans):
 
 @overload(var_grad)
 def _var_grad(g, a, axis=None, ddof=0, keepdims=False):
+    if _is_scalar(a):  # the variance of one number is 0 whatever the number
+        return lambda g, a, axis=None, ddof=0, keepdims=False: g * 0.0
     if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
         def whole(g, a, axis=None, ddof=0, keepdims=False):
             return unreduce(g, a, axis, keepdims) * 2.0 * (a - np.mean(a)) / (a.size - ddof)
@@ -512,15 +543,32 @@ def _cumsum_grad(g, a, axis=None):
     return lambda g, a, axis=None: _reverse_cumsum_jit(g, axis if axis >= 0 else axis + a.ndim).reshape(a.shape)
 
 
-@overload(clip_mask)
-def _clip_mask(a, a_min, a_max):
-    lo_none = isinstance(a_min, (types.NoneType, types.Omitted))
-    hi_none = isinstance(a_max, (types.NoneType, types.Omitted))
-    if lo_none:
-        return lambda a, a_min, a_max: (a <= a_max) * 1.0
-    if hi_none:
-        return lambda a, a_min, a_max: (a >= a_min) * 1.0
-    return lambda a, a_min, a_max: ((a >= a_min) & (a <= a_max)) * 1.0
+@overload(power_exponent)
+def _power_exponent(x2):
+    if isinstance(x2, types.Array) and isinstance(x2.dtype, (types.Integer, types.Boolean)):
+        return lambda x2: np.where(x2 == 0, 1, x2 - 1)
+    if isinstance(x2, (types.Integer, types.Boolean)):
+        return lambda x2: 1 if x2 == 0 else x2 - 1
+    return lambda x2: x2 - 1
+
+
+@overload(sort_ranks)
+def _sort_ranks(a):
+    if not (isinstance(a, types.Array) and a.ndim == 1):
+        raise TypingError(_ONE_AXIS.format("sort", "1-D arrays"))
+    return lambda a: np.argsort(np.argsort(a, kind="mergesort"), kind="mergesort")
+
+
+@overload(median_weights)
+def _median_weights(a, axis=None):
+    if not (axis is None or isinstance(axis, (types.NoneType, types.Omitted))) or not isinstance(a, types.Array):
+        raise TypingError(_ONE_AXIS.format("median", "axis=None"))
+
+    def impl(a, axis=None):
+        ranks = sort_ranks(np.ascontiguousarray(a).reshape(-1))
+        n = ranks.size
+        return (0.5 * (ranks == (n - 1) // 2) + 0.5 * (ranks == n // 2)).reshape(a.shape)
+    return impl
 
 
 @overload(dsinc)
@@ -678,28 +726,53 @@ def _slogdet_logabs(a):
     return lambda a: np.linalg.slogdet(a)[1]
 
 
+@register_jitable
+def abs_slope(x):
+    """The derivative of ``np.abs`` at real ``x``: ``np.sign(x)``, and 1 at 0 (JAX's ``select(x >= 0, 1, -1)``)."""
+    return np.sign(x) + (x == 0)
+
+
 def norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
     """Cotangent of ``x`` in ``np.linalg.norm(x, ord, axis, keepdims)`` for the 2-norm, Frobenius, 1 and inf."""
     if ord in (None, 2, "fro") and (ord != 2 or axis is not None or np.ndim(x) == 1):
         return unreduce(g / ans, x, axis, keepdims) * x
     if ord == 1 and (axis is not None or np.ndim(x) == 1):
-        return unreduce(g, x, axis, keepdims) * np.sign(x)
+        return unreduce(g, x, axis, keepdims) * abs_slope(x)
     if ord in (np.inf, -np.inf) and (axis is not None or np.ndim(x) == 1):
-        target = unreduce(ans, x, axis, keepdims)
-        hits = (np.abs(x) == target) * 1.0
-        count = np.sum(hits) if axis is None else np.sum(hits, axis=axis, keepdims=True)
-        return unreduce(g, x, axis, keepdims) * np.sign(x) * hits / count
+        return _inf_norm_grad(g, ans, x, axis, keepdims)
     raise NotImplementedError(f"numbax: no derivative of np.linalg.norm with ord={ord!r} over a matrix")
+
+
+@register_jitable
+def _inf_norm_grad(g, ans, x, axis, keepdims):
+    """The inf-norms' cotangent: shared equally by the elements whose magnitude is the norm."""
+    hits = (np.abs(x) == unreduce(ans, x, axis, keepdims)) * 1.0
+    count = np.sum(hits) if axis is None else unreduce(np.sum(hits, axis=axis), x, axis, False)
+    return unreduce(g, x, axis, keepdims) * abs_slope(x) * hits / count
+
+
+def _is_none(t) -> bool:
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
 
 
 @overload(norm_grad)
 def _norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
-    if isinstance(ord, types.IntegerLiteral) and ord.literal_value == 1 and isinstance(x, types.Array) and \
-            (x.ndim == 1 or not isinstance(axis, (types.NoneType, types.Omitted))):
-        return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g, x, axis, keepdims) * np.sign(x)
-    if not (ord is None or isinstance(ord, (types.NoneType, types.Omitted))):
-        raise TypingError("numbax: on cpu the derivative of np.linalg.norm supports ord=None only")
-    return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g / ans, x, axis, keepdims) * x
+    """The cases of ``norm_grad``, told apart by type: ``ord`` is a literal integer or string, or a float that
+    must be an infinity; Numba's norm takes a matrix only without ``axis``."""
+    vector = isinstance(x, types.Array) and (x.ndim == 1 or not _is_none(axis))
+    literal = getattr(ord, "literal_value", None)
+    if _is_none(ord) or literal == "fro" and not vector or literal == 2 and vector:
+        return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g / ans, x, axis, keepdims) * x
+    if literal == 1 and vector:
+        return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g, x, axis, keepdims) * abs_slope(x)
+    if isinstance(ord, types.Float) and vector:
+        def infinite(g, ans, x, ord=None, axis=None, keepdims=False):
+            if ord != np.inf and ord != -np.inf:
+                raise NotImplementedError("numbax: no derivative of np.linalg.norm with this ord")
+            return _inf_norm_grad(g, ans, x, axis, keepdims)
+        return infinite
+    raise TypingError(f"numbax: no derivative of np.linalg.norm with ord={literal if literal is not None else ord} "
+                      f"over {'a vector' if vector else 'a matrix'} on cpu")
 
 
 # ---------------------------------------------------------------------------

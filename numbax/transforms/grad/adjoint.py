@@ -614,6 +614,8 @@ class _Simplify(gast.NodeTransformer):
             return gast.Attribute(value=args[0], attr="size", ctx=gast.Load())
         if func.attr in ("matmul_grad_a", "matmul_grad_b"):
             return self._matmul(func.attr[-1], *args) or node
+        if func.attr == "power_exponent" and isinstance(args[0], gast.Constant) and type(args[0].value) is int:
+            return gast.Constant(value=1 if args[0].value == 0 else args[0].value - 1, kind=None)
         return node
 
     def _same_shape(self, a: gast.expr, b: gast.expr) -> bool:

@@ -341,8 +341,11 @@ class _VJP(Differentiated):
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(key, values, leaves, treedef, statics)
-        out, grads = compiled(list(leaves) + [np.asarray(c) if isinstance(c, np.ndarray) else c
-                                              for c in cotangent_leaves])
+        cotangents = [np.asarray(c) if isinstance(c, np.ndarray) else c for c in cotangent_leaves]
+        out_tree = tree_util.tree_unflatten(compiled.treedef, [0] * compiled.treedef.num_leaves)[0]
+        if len(cotangents) > 1 and len(tree_util.tree_leaves(out_tree)) == 1:
+            cotangents = [cotangents]  # one result that is a list of arrays (np.split's): its cotangent a list
+        out, grads = compiled(list(leaves) + cotangents)
         return tuple(grads)
 
 

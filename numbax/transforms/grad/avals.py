@@ -23,9 +23,9 @@ _KEEP_NDIM = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil"
               "trunc", "transpose", "swapaxes", "flip", "fliplr", "flipud", "roll", "triu", "tril", "copy",
               "asarray", "array", "ascontiguousarray", "clip", "sort", "T", "zeros_like", "ones_like",
               "empty_like", "full_like", "inv", "cholesky", "maximum", "minimum", "fmax", "fmin", "where",
-              "square", "power", "mod", "remainder", "copy_of"}
+              "square", "power", "mod", "remainder", "copy_of", "abs_slope", "power_exponent"}
 _REDUCTIONS = {"sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "argmax", "argmin", "any", "all",
-               "norm", "logsumexp", "ptp", "count_nonzero", "median"}
+               "norm", "logsumexp", "ptp", "count_nonzero", "median", "nanmax", "nanmin"}
 _INT_RESULT = {"argmax", "argmin", "count_nonzero", "len", "int"}
 _BOOL_RESULT = {"any", "all", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "equal",
                 "not_equal", "less", "less_equal", "greater", "greater_equal", "bool"}

@@ -41,8 +41,10 @@ def divide(g, ans, x1, x2):
 
 @defvjp(gast.Pow, np.power, math.pow)
 def power(g, ans, x1, x2):
-    d[x1] = rt.unbroadcast(g * x2 * x1 ** (x2 - 1), x1)
-    d[x2] = rt.unbroadcast(g * ans * np.log(x1), x2)
+    """JAX's conventions at ``x1 == 0``: ``x1 ** 0`` for an integer 0 has derivative 0, and the exponent's
+    derivative is 0 there (``log`` of 1 in place of 0)."""
+    d[x1] = rt.unbroadcast(g * x2 * x1 ** rt.power_exponent(x2), x1)
+    d[x2] = rt.unbroadcast(g * ans * np.log(x1 * (x1 != 0) + (x1 == 0)), x2)
 
 
 @defvjp(gast.MatMult, np.matmul, np.dot)
@@ -194,7 +196,7 @@ def arctanh(g, ans, x):
 
 @defvjp(np.abs, np.absolute, np.fabs, abs, math.fabs)
 def absolute(g, ans, x):
-    d[x] = g * np.sign(x)
+    d[x] = g * rt.abs_slope(x)
 
 
 @defvjp(np.sinc)
@@ -231,23 +233,57 @@ def logaddexp2(g, ans, x1, x2):
     d[x2] = rt.unbroadcast(g * np.exp2(x2 - ans), x2)
 
 
-@defvjp(np.maximum, np.fmax, max)
+@defvjp(np.maximum)
 def maximum(g, ans, x1, x2):
+    """Ties share the cotangent equally (JAX's and autograd's convention)."""
     d[x1] = rt.unbroadcast(g * ((x1 > x2) + 0.5 * (x1 == x2)), x1)
     d[x2] = rt.unbroadcast(g * ((x2 > x1) + 0.5 * (x1 == x2)), x2)
 
 
-@defvjp(np.minimum, np.fmin, min)
+@defvjp(np.minimum)
 def minimum(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g * ((x1 < x2) + 0.5 * (x1 == x2)), x1)
     d[x2] = rt.unbroadcast(g * ((x2 < x1) + 0.5 * (x1 == x2)), x2)
 
 
+@defvjp(np.fmax)
+def fmax(g, ans, x1, x2):
+    """``x1`` where it is larger or ``x2`` is NaN, else ``x2`` (ties too), as JAX's ``where``."""
+    first = g * ((x1 > x2) | np.isnan(x2))
+    d[x1] = rt.unbroadcast(first, x1)
+    d[x2] = rt.unbroadcast(g - first, x2)
+
+
+@defvjp(np.fmin)
+def fmin(g, ans, x1, x2):
+    first = g * ((x1 < x2) | np.isnan(x2))
+    d[x1] = rt.unbroadcast(first, x1)
+    d[x2] = rt.unbroadcast(g - first, x2)
+
+
+@defvjp(max)
+def builtin_max(g, ans, x1, x2):
+    """Python's ``max(x1, x2)`` is ``x2`` only where ``x2 > x1``: a tie is the first argument's."""
+    second = g * (x2 > x1)
+    d[x1] = g - second
+    d[x2] = second
+
+
+@defvjp(min)
+def builtin_min(g, ans, x1, x2):
+    second = g * (x2 < x1)
+    d[x1] = g - second
+    d[x2] = second
+
+
 @defvjp(np.clip)
 def clip(g, ans, a, a_min, a_max):
-    d[a] = g * rt.clip_mask(a, a_min, a_max)
-    d[a_min] = rt.unbroadcast(g * (a < a_min), a_min)
-    d[a_max] = rt.unbroadcast(g * (a > a_max), a_max)
+    """``np.minimum(a_max, np.maximum(a_min, a))``, as JAX clips: a tie at a bound shares the cotangent."""
+    low = a if a_min is None else np.maximum(a, a_min)
+    through = g if a_max is None else g * ((low < a_max) + 0.5 * (low == a_max))
+    d[a] = rt.unbroadcast(through if a_min is None else through * ((a > a_min) + 0.5 * (a == a_min)), a)
+    d[a_min] = rt.unbroadcast(through * ((a_min > a) + 0.5 * (a == a_min)), a_min)
+    d[a_max] = rt.unbroadcast(g * ((a_max < low) + 0.5 * (low == a_max)), a_max)
 
 
 @defvjp(np.where)
@@ -276,9 +312,28 @@ def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     d[a] = rt.unreduce(g * ans, a, axis, keepdims) / a
 
 
-@defvjp(np.max, np.amax, np.min, np.amin)
+@defvjp(np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin)
 def max_(g, ans, a, axis=None, out=None, keepdims=False):
+    """Ties share the cotangent equally (JAX's ``_reduce_chooser_jvp_rule``); NaNs that nanmax skips get none."""
     d[a] = rt.unreduce(g, a, axis, keepdims) * rt.chooser_weights(a, ans, axis, keepdims)
+
+
+@defvjp(np.ptp)
+def ptp(g, ans, a, axis=None, out=None, keepdims=False):
+    """``np.max(a) - np.min(a)``, each with its ties sharing."""
+    spread = rt.unreduce(g, a, axis, keepdims)
+    top = rt.chooser_weights(a, np.max(a, axis=axis, keepdims=keepdims), axis, keepdims)
+    d[a] = spread * (top - rt.chooser_weights(a, np.min(a, axis=axis, keepdims=keepdims), axis, keepdims))
+
+
+@defvjp(np.median)
+def median(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[a] = g * rt.median_weights(a, axis)
+
+
+@defvjp(np.sort)
+def sort(g, ans, a, axis=-1, kind=None, order=None):
+    d[a] = g[rt.sort_ranks(a)]
 
 
 @defvjp(np.var)

@@ -43,8 +43,9 @@ def matmul_grad_b(g, ans, cotangent, a, b):
     d[a] = rt.matmul_grad_a(cotangent, a, g)
 
 
-@defvjp(rt.scalar_output, rt.copy_of, rt.widen)
+@defvjp(rt.scalar_output, rt.copy_of, rt.widen, rt.power_exponent)
 def identity(g, ans, x):
+    """(``rt.power_exponent`` is ``x - 1`` where ``x`` is a float, the only exponent with a derivative.)"""
     d[x] = g
 
 
@@ -58,8 +59,9 @@ def dsinc(g, ans, x):
     d[x] = g * rt.d2sinc(x)
 
 
-def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.clip_mask,
-                      rt.inverse_axes, rt.cotangent_dtype)
+def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.abs_slope,
+                      rt.sort_ranks, rt.median_weights, rt.inverse_axes, rt.cotangent_dtype,
+                      rt.check_contraction)
 
 
 @defvjp(rt.reserve_rows)
@@ -181,9 +183,9 @@ def index_added(g, ans, a, index, values):
 
 @defvjp(rt.norm_grad)
 def norm_grad(g, ans, cotangent, norm, x, ord=None, axis=None, keepdims=False):
-    """The 2-norm's (and Frobenius') ``x * cotangent / norm``, and the 1-norm's ``sign(x) * cotangent``;
+    """The 2-norm's (and Frobenius') ``x * cotangent / norm``, and the 1-norm's ``abs_slope(x) * cotangent``;
     ``higher_order.check`` refuses the others (the inf-norms' ties)."""
-    along = g * x if ord in (None, 2, "fro") else g * np.sign(x)
+    along = g * x if ord in (None, 2, "fro") else g * rt.abs_slope(x)
     summed = rt.unbroadcast(along, cotangent) if axis is None else np.sum(along, axis=axis, keepdims=keepdims)
     d[cotangent] = summed / norm if ord in (None, 2, "fro") else summed
     d[norm] = -summed * cotangent / (norm * norm) if ord in (None, 2, "fro") else rt.zeros_like(norm)

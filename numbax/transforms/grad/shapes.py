@@ -35,7 +35,8 @@ Dim = Tuple[str, int]
 Shape = Tuple[Dim, ...]
 _SCALAR: Shape = ()
 _SAME_SHAPE = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil", "square", "copy", "clip",
-               "maximum", "minimum", "fmax", "fmin", "power", "where", "copy_of", "zeros_like", "ones_like"}
+               "maximum", "minimum", "fmax", "fmin", "power", "where", "copy_of", "zeros_like", "ones_like",
+               "abs_slope", "power_exponent"}
 
 
 def dim_length(dim: Dim, params) -> Optional[gast.expr]:

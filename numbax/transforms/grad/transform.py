@@ -27,7 +27,7 @@ import gast
 
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations import copy_propagation, dead_code, hoist_invariants
-from numbax.transforms.grad import aliasing, canonicalize
+from numbax.transforms.grad import aliasing, canonicalize, contraction_checks
 from numbax.transforms.grad.activity import active_names
 from numbax.transforms.grad.adjoint import Adjoint
 from numbax.transforms.grad.nodes import assign as _assign
@@ -172,6 +172,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     namer.reserve(_all_names(fdef) | set(spec.cotangents or ()) | {"rt", "np", "math"})
     fdef = _prepare(fdef)
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
+    fdef = contraction_checks.transform(fdef, infer_avals(fdef, dict(spec.param_avals or {})))
     ret = fdef.body[-1]
     body = fdef.body[:-1]
     outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
