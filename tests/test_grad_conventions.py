@@ -259,8 +259,17 @@ def median_rows(x):
     return np.sum(np.median(x, axis=0))
 
 
-@pytest.mark.parametrize("fn, helper", [(sort_rows, "sort_ranks"), (median_rows, "median")])
-def test_sort_and_median_over_an_axis_are_refused(fn, helper):
+@pytest.mark.parametrize("backend", ["cpu", "python"])
+def test_sort_of_rows_is_jax_to_second_order(backend):
+    x = np.array([[1.0, -2.0, 1.0], [0.5, 3.0, -1.0]])
+    v = np.array([[0.3, -0.2, 0.7], [1.1, 0.4, -0.6]])
+    _assert_jax(numbax.grad(sort_rows, backend=backend)(x), jax.grad(to_jax(sort_rows))(x), "sort_rows")
+    hvp = jax.grad(lambda y: jnp.sum(jax.grad(to_jax(sort_rows))(y) * v))(x)
+    _assert_jax(numbax.grad(_hvp(sort_rows, v), backend=backend)(x), hvp, "sort_rows second order")
+
+
+@pytest.mark.parametrize("fn, helper", [(median_rows, "median")])
+def test_median_over_an_axis_is_refused(fn, helper):
     x = np.arange(6.0).reshape(2, 3)
     with pytest.raises(numbax.NumbaxTypingError, match=helper) as info:  # on cpu, when typing
         numbax.grad(fn)(x)

@@ -331,11 +331,6 @@ def median(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False
     d[a] = g * rt.median_weights(a, axis)
 
 
-@defvjp(np.sort)
-def sort(g, ans, a, axis=-1, kind=None, order=None):
-    d[a] = g[rt.sort_ranks(a)]
-
-
 @defvjp(np.var)
 def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     d[a] = rt.var_grad(g, a, axis, ddof, keepdims)

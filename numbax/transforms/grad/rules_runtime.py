@@ -54,6 +54,17 @@ def primal_dtype(g, ans, cotangent, x):
     d[cotangent] = g
 
 
+@defvjp(rt.sort_grad)
+def sort_grad(g, ans, cotangent, a, axis=-1):
+    """Linear in the cotangent; the permutation is piecewise constant in ``a``."""
+    d[cotangent] = rt.sort_gather(g, a)
+
+
+@defvjp(rt.sort_gather)
+def sort_gather(g, ans, cotangent, a):
+    d[cotangent] = rt.sort_grad(g, a)
+
+
 @defvjp(rt.dsinc)
 def dsinc(g, ans, x):
     d[x] = g * rt.d2sinc(x)
