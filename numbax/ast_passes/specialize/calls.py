@@ -136,7 +136,19 @@ class CallsMixin:
         args = self.promoted_operands(func, args, aval)
         call = self.emit_call(node, callee, args, kwargs)
         call.aval = aval
-        return call
+        return self.in_numpys_dtype(func, call)
+
+    def in_numpys_dtype(self, func, call: Dyn) -> Dyn:
+        """A reduction's result in NumPy's dtype where Numba accumulates in another (``np.sum`` of float32 is
+        float32 in NumPy, float64 in Numba; of uint8, uint64 and int64): cast unless it is a widest dtype."""
+        aval = call.aval
+        if func not in dtypes.ACCUMULATING or aval is None or aval.dtype in dtypes.WIDEST:
+            return call
+        if aval.ndim == 0:
+            return Dyn(gast.Call(func=self.materializer.reference(aval.dtype.type), args=[call.node], keywords=[]),
+                       aval)
+        astype = gast.Attribute(value=call.node, attr="astype", ctx=gast.Load())
+        return Dyn(gast.Call(func=astype, args=[self.materializer.reference(aval.dtype.type)], keywords=[]), aval)
 
     def promoted_operands(self, func, args: List[Any], result) -> List[Any]:
         """The arguments of a function that NumPy computes in its result's dtype (``np.clip``, ``np.where``),
@@ -149,8 +161,10 @@ class CallsMixin:
     def operand_in(self, value: Any, result) -> Any:
         """``value`` spelled in ``result``'s dtype where NumPy computes it there but Numba would not."""
         aval = dtypes.aval_of(value)
-        if aval is None or aval.weak:
-            return Dyn(self.weak_operand(value, aval, result), result)
+        if aval is None:
+            return value
+        if aval.weak and not isinstance(value, Dyn):
+            return result.dtype.type(value)
         if aval.dtype == result.dtype:
             return value
         if isinstance(value, np.ndarray):

@@ -40,6 +40,10 @@ ORDERING_UFUNCS = frozenset({np.greater, np.greater_equal, np.less, np.less_equa
 # NumPy functions that compute these operands (by position) in the result's dtype, which Numba does not:
 # it keeps the array's dtype in ``np.clip`` and types a Python number as int64 or float64 in ``np.where``
 PROMOTED = {np.clip: (0, 1, 2), np.where: (1, 2)}
+# reductions that Numba accumulates in int64, float64 or complex128 whatever the operand's dtype
+ACCUMULATING = frozenset({np.sum, np.prod, np.mean, np.cumsum, np.cumprod, np.var, np.std, np.nansum, np.nanprod,
+                          np.nanmean})
+WIDEST = frozenset(np.dtype(t) for t in (np.bool_, np.int64, np.float64, np.complex128))
 UNARY = {gast.UAdd: operator.pos, gast.USub: operator.neg, gast.Not: operator.not_, gast.Invert: operator.invert}
 # A weak Python number of each kind, as NumPy 2 sees it in a promotion.
 _WEAK_PROBES = {"b": True, "i": 1, "f": 1.0, "c": 1.0j}
