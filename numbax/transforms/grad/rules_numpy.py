@@ -194,7 +194,33 @@ def arctanh(g, ans, x):
 
 @defvjp(np.abs, np.absolute, np.fabs, abs, math.fabs)
 def absolute(g, ans, x):
-    d[x] = g * np.sign(x)
+    d[x] = np.conj(g * np.sign(x))
+
+
+# ---------------------------------------------------------------------------
+# Complex numbers, in JAX's convention: a holomorphic function's cotangent is ``g * f'(z)`` (the rules
+# above), and a real function of ``z`` sends back the conjugate of its derivative along the real axis
+# (``np.abs``, ``np.var``, ``np.linalg.norm``); ``np.conj`` is dropped where the operand is real.
+
+
+@defvjp(np.real, ("method", "real"))
+def real(g, ans, val):
+    d[val] = g
+
+
+@defvjp(np.imag, ("method", "imag"))
+def imag(g, ans, val):
+    d[val] = -1j * g
+
+
+@defvjp(np.conj, np.conjugate, ("method", "conj"), ("method", "conjugate"))
+def conj(g, ans, x):
+    d[x] = np.conj(g)
+
+
+@defvjp(np.angle)
+def angle(g, ans, z, deg=False):
+    d[z] = -1j * g / z
 
 
 @defvjp(np.sinc)
@@ -282,12 +308,12 @@ def max_(g, ans, a, axis=None, out=None, keepdims=False):
 
 @defvjp(np.var)
 def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    d[a] = rt.var_grad(g, a, axis, ddof, keepdims)
+    d[a] = np.conj(rt.var_grad(g, a, axis, ddof, keepdims))
 
 
 @defvjp(np.std)
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    d[a] = rt.var_grad(g / (2.0 * ans), a, axis, ddof, keepdims)
+    d[a] = np.conj(rt.var_grad(g / (2.0 * ans), a, axis, ddof, keepdims))
 
 
 @defvjp(np.cumsum)
@@ -297,7 +323,7 @@ def cumsum(g, ans, a, axis=None, dtype=None, out=None):
 
 @defvjp(np.linalg.norm)
 def norm(g, ans, x, ord=None, axis=None, keepdims=False):
-    d[x] = rt.norm_grad(g, ans, x, ord, axis, keepdims)
+    d[x] = np.conj(rt.norm_grad(g, ans, x, ord, axis, keepdims))
 
 
 @defvjp(np.trace)
