@@ -21,7 +21,7 @@ from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import primitives, recompute, shapes
 from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup
-from numbax.transforms.grad.rules_numpy import LIST_RESULTS
+from numbax.transforms.grad.rules_numpy import COMPLEX_VERIFIED, LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import base as _base
 from numbax.transforms.grad.nodes import loads as _loads
@@ -307,6 +307,12 @@ class Adjoint:
         contributions = [(p, e) for p, e in contributions if p in wanted]
         param_avals = {p: self._aval_of(arg) for p, arg in bound.items()}
         param_avals["ans"] = self.avals.get(x)
+        if app.key not in COMPLEX_VERIFIED and any(a and a[0] == "c" for a in param_avals.values()):
+            raise NumbaxDifferentiationError(
+                f"numbax has no derivative of {app.name} for complex numbers checked against JAX's convention",
+                anno.getanno(stmt, anno.Key.ORIGIN),
+                hint="differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or "
+                     "compute this value outside the differentiated function.")
         param_shapes = {p: shapes.expr_shape(arg, self.shapes, self.avals) for p, arg in bound.items()}
         param_shapes["ans"] = param_shapes["g"] = self.shapes.get(x)  # an adjoint has its primal's shape
         simplify = _Simplify(param_avals, param_shapes)

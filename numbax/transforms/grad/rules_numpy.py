@@ -604,3 +604,24 @@ def split(g, ans, ary, indices_or_sections, axis=0):
 @defvjp(np.linalg.slogdet)
 def slogdet(g, ans, a):
     d[a] = rt.slogdet_grad(g, a)
+
+
+# ---------------------------------------------------------------------------
+# The rules checked against JAX for complex operands (tests/test_grad_complex.py): reverse mode refuses
+# any other primitive that meets a complex value, rather than give a number in another convention.
+
+COMPLEX_VERIFIED = frozenset({
+    gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.MatMult, gast.USub, gast.UAdd,
+    np.add, np.subtract, np.multiply, np.divide, np.true_divide, np.power, np.matmul, np.dot, np.inner,
+    np.negative, np.positive, np.copy, np.asarray, np.array, np.ascontiguousarray,
+    np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.square, np.reciprocal,
+    np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
+    np.arctanh, np.abs, np.absolute, abs, np.real, np.imag, np.conj, np.angle,
+    np.sum, np.mean, np.prod, np.var, np.std, np.cumsum, np.cumprod, np.linalg.norm, np.where,
+    np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.triu, np.tril, np.diag,
+    np.diagonal, np.flip, np.roll, np.tile, np.pad, np.concatenate, np.stack, np.hstack, np.vstack, np.einsum,
+    np.tensordot, np.linalg.inv, np.linalg.solve,
+    *(method_key(name) for name in ("real", "imag", "conj", "conjugate", "sum", "mean", "prod", "var", "std",
+                                    "cumsum", "cumprod", "dot", "reshape", "ravel", "flatten", "transpose", "T",
+                                    "swapaxes", "copy")),
+})
