@@ -71,6 +71,10 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     "np.sort": _names("axis kind"),
     "np.tril": _names("k"),
     "np.triu": _names("k"),
+    "np.diag": _names("k"),
+    "np.round": _names("decimals"),
+    "np.around": _names("decimals"),
+    "np.searchsorted": _names("side"),
     **{f"np.{name}": _names("rtol atol equal_nan") for name in ("allclose", "isclose")},
     "np.array_equal": _names("equal_nan"),
     "np.random.normal": _names("loc scale size"),
@@ -92,6 +96,10 @@ METHODS: Dict[str, FrozenSet[str]] = {
     "astype": _names("dtype"),
     "argsort": _names("axis kind"),
     "take": _names("indices"),
+    "clip": _names("min max"),
+    "round": _names("decimals"),
+    "transpose": _names("axes"),
+    "sort": _names("axis kind"),
 }
 
 
@@ -118,7 +126,8 @@ def refused(func: Any, kwargs: Dict[str, Any]) -> Optional[str]:
     if isinstance(func, np.ufunc):
         return next((k for k in kwargs if k != "out"), None)
     reference = resolve.canonical_reference(func)
-    if reference is None or not reference[1].startswith(("np.", "rt.")) or isinstance(func, type):
+    scipy = (getattr(func, "__module__", None) or "").startswith("scipy")
+    if reference is None or not (reference[1].startswith("np.") or scipy) or isinstance(func, type):
         return None
     signature = _signature(func)
     parameters = signature.parameters if signature is not None else {}
