@@ -38,6 +38,10 @@ DTYPES: Dict[str, np.dtype] = {
 }
 
 
+# the most elements one example array may have (examples are allocated; what is generated reads only dtype and ndim)
+MAX_ELEMENTS = 1 << 24
+
+
 class ArgSpecError(ValueError):
     """An argument spec that does not describe a value; the message is one line naming the bad part."""
 
@@ -189,7 +193,12 @@ class _Evaluator(ast.NodeVisitor):
     def shape(self, node: ast.AST) -> Tuple[int, ...]:
         """The shape in the brackets of ``dtype[...]``."""
         dims = node.elts if isinstance(node, ast.Tuple) else [node]
-        return tuple(self.dimension(dim) for dim in dims)
+        shape = tuple(self.dimension(dim) for dim in dims)
+        if math.prod(shape) > MAX_ELEMENTS:
+            raise self.fail(node, f"shape {{part}} has {math.prod(shape):,} elements, more than the "
+                                  f"{MAX_ELEMENTS:,} an example may have; the generated code depends on the "
+                                  "dtype and the number of dims only, so give a small shape (e.g. f64[2,3])")
+        return shape
 
     def dimension(self, node: ast.AST) -> int:
         """One dimension, which must be a literal non-negative integer."""

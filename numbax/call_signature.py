@@ -9,7 +9,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.devices import is_device_array
 from numbax.ast_passes.specialize.values import AVal, Dyn
-from numbax.errors import NumbaxError, NumbaxStaticArgumentError
+from numbax.errors import NumbaxDtypeError, NumbaxError, NumbaxStaticArgumentError
 
 _LEAF_TYPES = (np.ndarray, float, int, bool, complex, np.generic)
 
@@ -96,6 +96,7 @@ class CallSignature:
                         f"argument `{param}` is a GPU device array; numbax compiles for the CPU only so far "
                         "(the GPU code generator is not built yet)",
                         hint="bring it back with numbax.device_get(x) first.")
+                check_dtype(param, leaf)
                 if not isinstance(leaf, _LEAF_TYPES):
                     raise NumbaxError(
                         f"argument `{param}` holds a {type(leaf).__name__}, which compiled code cannot take",
@@ -104,6 +105,22 @@ class CallSignature:
         dyn_trees = tree_util.tree_unflatten(treedef, [Dyn(None, AVal.of(l)) for l in leaves])
         it = iter(dyn_trees)
         return {p: (values[i] if i in self.static else next(it)) for i, p in enumerate(self.params)}
+
+
+# dtype kinds Numba compiles: bool, integers, floats (not float16) and complex numbers
+_COMPILED_KINDS = frozenset("biufc")
+
+
+def check_dtype(param: str, leaf: Any) -> None:
+    """Refuse an argument whose dtype compiled code cannot represent (float16, object, strings, dates)."""
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is None or not isinstance(leaf, (np.ndarray, np.generic)):
+        return
+    if dtype.kind not in _COMPILED_KINDS or dtype == np.float16:
+        hint = ("convert it first: x.astype(np.float32)" if dtype == np.float16 else
+                "pass a numeric array (x.astype(np.float64)); object and string arrays have no compiled form")
+        raise NumbaxDtypeError(f"argument `{param}` has dtype {dtype}, which compiled code cannot represent",
+                               hint=hint)
 
 
 def leaf_key(leaves: List[Any]) -> tuple:

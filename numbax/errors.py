@@ -48,6 +48,11 @@ class NumbaxTypingError(NumbaxError, TypeError):
     """Numba could not type the generated code; reported against the user's line."""
 
 
+class NumbaxDtypeError(NumbaxError, TypeError):
+    """A dtype compiled code cannot represent (float16, object, strings) or an operation it has no rule for
+    on a dtype (``>`` on complex numbers)."""
+
+
 class NumbaxStaticArgumentError(NumbaxError, ValueError):
     """A static argument cannot serve as a compilation cache key (it is not hashable)."""
 

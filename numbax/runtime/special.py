@@ -9,7 +9,10 @@ import math
 
 import numpy as np
 from numba import types, vectorize
+from numba.core.errors import TypingError
 from numba.extending import overload
+
+from numbax.runtime import reductions as _reductions
 
 __all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp"]
 ELEMENTWISE = ("expit", "erf", "erfc", "log_expit")  # the rest reduce
@@ -88,28 +91,27 @@ for _fn, _scalar in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erf
     _elementwise(_fn, _scalar)
 
 
-@overload(logsumexp)
+@overload(logsumexp, prefer_literal=True)
 def _logsumexp(a, axis=None, keepdims=False):
+    """Over the whole array (a number), or over ``axis`` with ``keepdims`` through the reduction helpers,
+    which take any axes and keep the dims where asked (the largest value is kept as a size-1 dim to
+    shift by, and summed away where ``keepdims`` is False)."""
     if isinstance(a, (types.Number,)):
         return lambda a, axis=None, keepdims=False: a
-    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
-        def whole(a, axis=None, keepdims=False):
+    whole = axis is None or isinstance(axis, (types.NoneType, types.Omitted))
+    kept = isinstance(keepdims, types.BooleanLiteral) and keepdims.literal_value
+    if whole and not kept:
+        def entire(a, axis=None, keepdims=False):
             m = np.max(a)
             if not np.isfinite(m):
                 m = 0.0
             return m + np.log(np.sum(np.exp(a - m)))
-        return whole
-    if a.ndim == 2 and not (isinstance(keepdims, types.BooleanLiteral) and keepdims.literal_value):
-        def rows(a, axis=None, keepdims=False):
-            ax = axis if axis >= 0 else axis + 2
-            n = a.shape[1 - ax]
-            out = np.empty(n)
-            for i in range(n):
-                v = a[i, :] if ax == 1 else a[:, i]
-                m = np.max(v)
-                if not np.isfinite(m):
-                    m = 0.0
-                out[i] = m + np.log(np.sum(np.exp(v - m)))
-            return out
-        return rows
-    return None
+        return entire
+    if not isinstance(keepdims, (types.BooleanLiteral, types.Omitted)) and keepdims is not False:
+        raise TypingError("logsumexp: keepdims must be True or False when compiling")
+
+    def over_axis(a, axis=None, keepdims=False):
+        m = _reductions.max(a, axis, True)
+        m = np.where(np.isfinite(m), m, np.zeros_like(m))
+        return np.log(_reductions.sum(np.exp(a - m), axis, keepdims)) + _reductions.sum(m, axis, keepdims)
+    return over_axis

@@ -10,9 +10,9 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import resolve
-from numbax.ast_passes.specialize import dtypes
+from numbax.ast_passes.specialize import dtypes, keywords
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import Dyn, LocalFunction, Partial, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Partial, contains_dyn
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -23,8 +23,18 @@ _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex,
 _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
 # Conversions that Numba applies to numbers only.
 _NUMBER_TYPES = {float, int, bool, complex}
+# NumPy functions that wrap or call Python callables at run time
+_PYTHON_CALLABLES = {np.frompyfunc, np.vectorize, np.apply_along_axis, np.apply_over_axes, np.piecewise}
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
              "sort", "reverse"}
+
+
+def callee_name(func: Any) -> str:
+    """How the user would spell a NumPy or SciPy callable (``np.linalg.norm``), for messages."""
+    reference = resolve.canonical_reference(func)
+    if reference is None:
+        return getattr(func, "__qualname__", repr(func))
+    return reference[1].replace("rt.", "scipy.special.")
 
 
 def _is_pytree_type(func: Any) -> bool:
@@ -67,6 +77,11 @@ class CallsMixin:
         if lowering is not None:
             return lowering(self, node, args, kwargs)
         if isinstance(func, Dyn):
+            if not isinstance(func.node, gast.Attribute):
+                self.fail(node, "calling a value computed at run time (the result of a call, or a variable "
+                          "holding one) is not supported",
+                          hint="call a function known when compiling: a NumPy function or a Python function.")
+            self.check_method_keywords(node, func, kwargs)
             return self.emit_call(node, func.expr(), args, kwargs)
         while isinstance(func, (functools.partial, Partial)):
             func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
@@ -103,18 +118,66 @@ class CallsMixin:
             func = np.abs  # Numba's abs() takes scalars only; np.abs takes both
         if func in _NUMBER_TYPES and len(args) == 1 and not kwargs:
             args = [self.scalar_of(args[0])]
-        if isinstance(func, np.ufunc) and not kwargs:
-            return self.call_ufunc(node, func, args)
+        if func in _PYTHON_CALLABLES:
+            self.fail(node, f"`{callee_name(func)}` calls Python functions element by element, which compiled "
+                      "code cannot do", hint="write the loop over the elements, or call a NumPy ufunc or a "
+                      "Python function of numbers that numbax compiles.")
         try:
             callee = self.materializer.reference(func)
         except Exception:
             self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
+        self.check_keywords(node, func, kwargs)
+        if isinstance(func, np.ufunc):
+            return self.call_ufunc(node, func, args, kwargs.get("out"))
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
+        aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
+        args = self.promoted_operands(func, args, aval)
         call = self.emit_call(node, callee, args, kwargs)
-        call.aval = dtypes.numpy_call(func, args, kwargs)
-        return call
+        call.aval = aval
+        return self.in_numpys_dtype(func, call)
+
+    def in_numpys_dtype(self, func, call: Dyn) -> Dyn:
+        """A reduction's result in NumPy's dtype where Numba accumulates in another (``np.sum`` of float32 is
+        float32 in NumPy, float64 in Numba; of uint8, uint64 and int64): cast unless it is a widest dtype.
+        Not in code a transformation differentiates, which has no rule for ``astype`` (reverse mode computes
+        in float64 and returns gradients in their parameters' dtypes)."""
+        aval = call.aval
+        if func not in dtypes.ACCUMULATING or aval is None or aval.dtype in dtypes.WIDEST or \
+                self.builder.differentiated:
+            return call
+        if aval.ndim == 0:
+            return Dyn(gast.Call(func=self.materializer.reference(aval.dtype.type), args=[call.node], keywords=[]),
+                       aval)
+        astype = gast.Attribute(value=call.node, attr="astype", ctx=gast.Load())
+        return Dyn(gast.Call(func=astype, args=[self.materializer.reference(aval.dtype.type)], keywords=[]), aval)
+
+    def promoted_operands(self, func, args: List[Any], result) -> List[Any]:
+        """The arguments of a function that NumPy computes in its result's dtype (``np.clip``, ``np.where``),
+        each in that dtype: Numba keeps the first array's dtype or widens a weak number (see ``dtypes``)."""
+        positions = dtypes.PROMOTED.get(func, ())
+        if result is None or not positions:
+            return args
+        return [self.operand_in(a, result) if i in positions else a for i, a in enumerate(args)]
+
+    def operand_in(self, value: Any, result) -> Any:
+        """``value`` spelled in ``result``'s dtype where NumPy computes it there but Numba would not."""
+        aval = dtypes.aval_of(value)
+        if aval is None:
+            return value
+        if aval.weak and not isinstance(value, Dyn):
+            return result.dtype.type(value)
+        if aval.dtype == result.dtype or self.builder.differentiated:  # no rule for ``astype`` (see above)
+            return value
+        if isinstance(value, np.ndarray):
+            return value.astype(result.dtype)
+        if aval.ndim == 0:
+            return Dyn(gast.Call(func=self.materializer.reference(result.dtype.type), args=[self.materialize(value)],
+                                 keywords=[]), AVal(result.dtype, 0))
+        astype = gast.Attribute(value=self.materialize(value), attr="astype", ctx=gast.Load())
+        return Dyn(gast.Call(func=astype, args=[self.materializer.reference(result.dtype.type)], keywords=[]),
+                   AVal(result.dtype, aval.ndim))
 
     def call_sum(self, node, items, start=0) -> Any:
         """Builtin ``sum`` of a list or tuple: ``start + items[0] + items[1] + ...``, as Python adds them."""
@@ -132,13 +195,54 @@ class CallsMixin:
         item = gast.Call(func=gast.Attribute(value=value.expr(), attr="item", ctx=gast.Load()), args=[], keywords=[])
         return Dyn(item, aval)
 
-    def call_ufunc(self, node, func: np.ufunc, args) -> Dyn:
-        """A NumPy ufunc: its abstract value inferred, weak numbers kept weak (see ``dtypes``)."""
+    def check_keywords(self, node, func, kwargs: Dict[str, Any]) -> None:
+        """Refuse, at the user's line, a keyword of a NumPy or SciPy call that numbax does not implement."""
+        keyword = keywords.refused(func, kwargs)
+        if keyword is not None:
+            self.fail(node, keywords.message(callee_name(func), keyword), hint=keywords.HINT)
+
+    def check_method_keywords(self, node, method: Dyn, kwargs: Dict[str, Any]) -> None:
+        """Refuse a keyword of an array method (``x.sum(out=y)``) that numbax does not implement."""
+        if kwargs and isinstance(method.node, gast.Attribute):
+            keyword = keywords.refused_method(method.node.attr, kwargs)
+            if keyword is not None:
+                self.fail(node, keywords.message(f".{method.node.attr}()", keyword), hint=keywords.HINT)
+
+    def call_ufunc(self, node, func: np.ufunc, args, out: Any = None) -> Dyn:
+        """A NumPy ufunc: its abstract value inferred, weak numbers kept weak (see ``dtypes``).
+
+        ``out``, given by keyword or as the argument after the operands, receives the result
+        (``out[...] = np.add(x1, x2)``) and is what the call returns, as in NumPy.
+        """
+        if len(args) == func.nin + 1 and out is None:
+            args, out = args[:-1], args[-1]
+        if isinstance(out, tuple) and len(out) == 1:
+            out = out[0]
+        if len(args) != func.nin or (out is not None and func.nout != 1):
+            self.fail(node, f"`np.{func.__name__}` takes {func.nin} operands"
+                      f"{' and `out=`' if func.nout == 1 else ''}, got {len(args)}" + (" and `out=`" * (out is not None)))
         avals = [dtypes.aval_of(a) for a in args]
-        result = dtypes.ufunc_call(func, avals)
+        result = self.representable(node, dtypes.ufunc_call(func, avals), f"`np.{func.__name__}`")
+        if func in dtypes.ORDERING_UFUNCS and any(a is not None and a.dtype.kind == "c" for a in avals):
+            self.refuse_dtype(node, f"`np.{func.__name__}` of complex numbers",
+                              "compare np.real(z) or np.abs(z) instead (NumPy's lexicographic order of "
+                              "complex numbers is not compiled)")
         call = gast.Call(func=self.materializer.reference(func),
                          args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])
-        return Dyn(call, result)
+        return Dyn(call, result) if out is None else self.store_out(node, func, Dyn(call, result), out)
+
+    def store_out(self, node, func: np.ufunc, result: Dyn, out: Any) -> Dyn:
+        """``out[...] = result`` for a ufunc's ``out=`` array, refused where NumPy's casting refuses it."""
+        if not isinstance(out, Dyn) or (out.aval is not None and out.aval.ndim == 0):
+            self.fail(node, f"`out=` of `np.{func.__name__}` must be an array of the compiled function",
+                      hint="pass an array (np.empty_like(x)), or assign the result instead.")
+        if result.aval is not None and out.aval is not None and not np.can_cast(result.aval.dtype, out.aval.dtype, "same_kind"):
+            self.fail(node, f"`np.{func.__name__}` gives {result.aval.dtype}, which `out=` of dtype "
+                      f"{out.aval.dtype} cannot hold (NumPy's casting='same_kind')",
+                      hint="pass an `out=` array of the result's dtype.")
+        target = gast.Subscript(value=out.expr(), slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())
+        self.emit(gast.Assign(targets=[target], value=result.expr()))
+        return Dyn(out.expr(), out.aval)
 
     @staticmethod
     def _is_math(func: Any) -> bool:

@@ -34,6 +34,16 @@ BINOPS = {
     gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.LShift: operator.lshift,
     gast.RShift: operator.rshift,
 }
+ORDERINGS = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
+ORDERING_UFUNCS = frozenset({np.greater, np.greater_equal, np.less, np.less_equal, np.maximum, np.minimum,
+                             np.fmax, np.fmin})
+# NumPy functions that compute these operands (by position) in the result's dtype, which Numba does not:
+# it keeps the array's dtype in ``np.clip`` and types a Python number as int64 or float64 in ``np.where``
+PROMOTED = {np.clip: (0, 1, 2), np.where: (1, 2)}
+# reductions that Numba accumulates in int64, float64 or complex128 whatever the operand's dtype
+ACCUMULATING = frozenset({np.sum, np.prod, np.mean, np.cumsum, np.cumprod, np.var, np.std, np.nansum, np.nanprod,
+                          np.nanmean})
+WIDEST = frozenset(np.dtype(t) for t in (np.bool_, np.int64, np.float64, np.complex128))
 UNARY = {gast.UAdd: operator.pos, gast.USub: operator.neg, gast.Not: operator.not_, gast.Invert: operator.invert}
 # A weak Python number of each kind, as NumPy 2 sees it in a promotion.
 _WEAK_PROBES = {"b": True, "i": 1, "f": 1.0, "c": 1.0j}
@@ -80,6 +90,14 @@ def _result(fn, avals, ndim: int) -> Optional[AVal]:
         return AVal(_NUMBA_DEFAULTS[kind], 0, weak=True) if kind in _NUMBA_DEFAULTS and ndim == 0 else None
     dtype = _result_dtype(fn, tuple(AVal(a.dtype, min(a.ndim, 1), a.weak) for a in avals))
     return None if dtype is None else AVal(dtype, ndim)
+
+
+def operator_symbol(op: gast.operator) -> str:
+    """``*`` for ``gast.Mult``: how the user wrote an operator, for messages."""
+    symbols = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//", gast.Mod: "%",
+               gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
+               gast.LShift: "<<", gast.RShift: ">>"}
+    return symbols.get(type(op), type(op).__name__)
 
 
 def _matmul_ndim(a: int, b: int) -> int:
@@ -187,7 +205,8 @@ def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
     """
     module = getattr(func, "__module__", None) or ""
     name = getattr(func, "__name__", "")
-    if not module.startswith("numpy") or module.startswith("numpy.random") or name in _VALUE_DEPENDENT:
+    value_dependent = name in _VALUE_DEPENDENT and not (name == "where" and len(args) == 3)  # where(c, x, y)
+    if not module.startswith("numpy") or module.startswith("numpy.random") or value_dependent:
         return None
     try:
         probe_args = [_probe_argument(a) for a in args]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, List
+from typing import Any, List, Optional
 
 import gast
 import numpy as np
@@ -79,24 +79,42 @@ class ExpressionsMixin:
     def binop(self, node: gast.expr, op: gast.operator, left: Any, right: Any) -> Any:
         """``left op right``: folded when both are known, else generated."""
         if _is_runtime(left) or _is_runtime(right):
-            return self.runtime_binop(op, left, right)
+            return self.runtime_binop(node, op, left, right)
         return self.fold(node, dtypes.BINOPS[type(op)], left, right)
 
-    def runtime_binop(self, op: gast.operator, left: Any, right: Any) -> Dyn:
+    def runtime_binop(self, node: gast.expr, op: gast.operator, left: Any, right: Any) -> Dyn:
         """``left op right`` in generated code, its abstract value inferred and weak numbers kept weak."""
         avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
-        result = dtypes.binop(op, *avals)
+        result = self.representable(node, dtypes.binop(op, *avals), f"`{dtypes.operator_symbol(op)}`")
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
         return Dyn(gast.BinOp(left=left, op=op, right=right), result)
 
-    def runtime_compare(self, op: gast.cmpop, left: Any, right: Any) -> Dyn:
+    def runtime_compare(self, node: gast.expr, op: gast.cmpop, left: Any, right: Any) -> Dyn:
         """``left op right`` in generated code, compared in the dtype NumPy 2 compares in: a weak number
-        next to a float32 array is a float32 (``x > np.float32(0.1)``)."""
+        next to a float32 array is a float32 (``x > np.float32(0.1)``). Complex numbers have no order here."""
         avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
         common = dtypes.binop(gast.Add(), *avals)
+        if common is not None and common.dtype.kind == "c" and type(op) in dtypes.ORDERINGS:
+            self.refuse_dtype(node, f"`{dtypes.ORDERINGS[type(op)]}` on complex numbers",
+                              "compare np.real(z) or np.abs(z) instead (NumPy's lexicographic order of "
+                              "complex numbers is not compiled)")
         left, right = (self.weak_operand(v, a, common) for v, a in zip((left, right), avals))
         result = AVal(np.dtype(bool), common.ndim) if common is not None else None
         return Dyn(gast.Compare(left=left, ops=[op], comparators=[right]), result)
+
+    def refuse_dtype(self, node: gast.expr, what: str, hint: str):
+        """Raise a ``NumbaxDtypeError`` at the user's ``node``."""
+        from numbax.errors import NumbaxDtypeError
+
+        raise NumbaxDtypeError(f"{what} cannot be compiled", self.origin(node), hint=hint)
+
+    def representable(self, node: gast.expr, result: Optional[AVal], what: str) -> Optional[AVal]:
+        """``result``, the abstract value NumPy gives ``what``; refused where Numba has no such dtype
+        (float16: NumPy's ``np.sqrt`` of a bool or uint8 array)."""
+        if result is not None and result.dtype == np.float16:
+            self.refuse_dtype(node, f"{what} gives float16 in NumPy, which",
+                              "convert the operands first, e.g. x.astype(np.float32), to compute in float32")
+        return result
 
     def weak_operand(self, value: Any, aval, result) -> gast.expr:
         """The operand's expression; a weak number in the dtype NumPy 2 gives ``result`` (see ``dtypes``)."""
@@ -137,7 +155,7 @@ class ExpressionsMixin:
             if isinstance(left, Dyn) != isinstance(right, Dyn):
                 return isinstance(node.ops[0], gast.IsNot)
         if any(_is_runtime(v) for v in operands) and len(node.ops) == 1:
-            return self.runtime_compare(node.ops[0], *operands)
+            return self.runtime_compare(node, node.ops[0], *operands)
         if any(_is_runtime(v) for v in operands):
             return self.dyn(gast.Compare(left=self.materialize(operands[0]), ops=node.ops,
                                          comparators=[self.materialize(v) for v in operands[1:]]))

@@ -22,15 +22,18 @@ from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import primitives, recompute, shapes
 from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup, \
     undifferentiated
-from numbax.transforms.grad.rules_numpy import LIST_RESULTS
+from numbax.transforms.grad.rules_numpy import COMPLEX_VERIFIED, LIST_RESULTS
 from numbax.transforms.grad.nodes import assign as _assign
 from numbax.transforms.grad.nodes import base as _base
 from numbax.transforms.grad.nodes import loads as _loads
+from numbax.transforms.grad.nodes import module_call
 from numbax.transforms.grad.nodes import name as _name
 from numbax.transforms.grad.nodes import rt_call as _rt
 from numbax.transforms.grad.saves import Saves, popped_name
 
-_ALIASING = {"unbroadcast", "unreduce", "reshape_like", "transpose", "swapaxes", "broadcast_to"}
+_ALIASING = {"unbroadcast", "unreduce", "reshape_like", "transpose", "swapaxes", "broadcast_to", "real",
+             "match_kind"}
+_REAL_KINDS = frozenset("bif")
 
 State = Dict[str, bool]  # live adjoints: name -> owned
 
@@ -56,6 +59,8 @@ class Adjoint:
                  avals: Optional[Dict[str, tuple]] = None):
         self.namer = namer
         self.avals = avals or {}
+        # complex values anywhere: adjoints cross between complex and real variables (``_in_kind``)
+        self.complex = any(aval and aval[0] == "c" for aval in self.avals.values())
         self.blocks = blocks
         self.popped: List[Set[str]] = [set()]
         self.position = position
@@ -87,12 +92,25 @@ class Adjoint:
     def accumulate(self, name: str, value: gast.expr, origin: gast.stmt) -> gast.stmt:
         """``dname = value`` if its adjoint is zero, else ``dname = dname + value``."""
         d = self.adj(name)
+        value = self._in_kind(name, value, origin)
         if name in self.state:
             value = gast.BinOp(left=_name(d), op=gast.Add(), right=value)
             self.state[name] = True
         else:
             self.state[name] = _fresh(value)
         return self._mark(_assign(_name(d, True), value), origin)
+
+    def _in_kind(self, name: str, value: gast.expr, origin: gast.stmt) -> gast.expr:
+        """A contribution to ``name``'s adjoint in ``name``'s kind, JAX's convention where complex and real
+        values meet: the adjoint of a real variable is real (the real part of a complex cotangent, as from
+        ``x + 1j * x``), that of a complex variable complex (``np.real(z)`` sends a real one back)."""
+        if not self.complex:
+            return value
+        kind = (self.avals.get(name) or (None,))[0]
+        if kind in _REAL_KINDS:
+            return module_call("np", "real", value)
+        like = gast.Constant(value=0j, kind=None) if kind == "c" else self.need(name, origin)
+        return _rt("match_kind", value, like)
 
     @staticmethod
     def _mark(stmt: gast.stmt, origin: gast.stmt) -> gast.stmt:
@@ -296,6 +314,12 @@ class Adjoint:
         contributions = [(p, e) for p, e in contributions if p in wanted]
         param_avals = {p: self._aval_of(arg) for p, arg in bound.items()}
         param_avals["ans"] = self.avals.get(x)
+        if app.key not in COMPLEX_VERIFIED and any(a and a[0] == "c" for a in param_avals.values()):
+            raise NumbaxDifferentiationError(
+                f"numbax has no derivative of {app.name} for complex numbers checked against JAX's convention",
+                anno.getanno(stmt, anno.Key.ORIGIN),
+                hint="differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or "
+                     "compute this value outside the differentiated function.")
         param_shapes = {p: shapes.expr_shape(arg, self.shapes, self.avals) for p, arg in bound.items()}
         param_shapes["ans"] = param_shapes["g"] = self.shapes.get(x)  # an adjoint has its primal's shape
         simplify = _Simplify(param_avals, param_shapes)
@@ -594,6 +618,8 @@ class _Simplify(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
+        if self._conjugate_of_reals(node):
+            return node.args[0]
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt"):
             return node
         args = node.args
@@ -617,6 +643,16 @@ class _Simplify(gast.NodeTransformer):
         if func.attr == "power_exponent" and isinstance(args[0], gast.Constant) and type(args[0].value) is int:
             return gast.Constant(value=1 if args[0].value == 0 else args[0].value - 1, kind=None)
         return node
+
+    def _conjugate_of_reals(self, node: gast.Call) -> bool:
+        """``np.conj(e)`` where every name of the rule in ``e`` is known to be real (``g`` has ``ans``'s kind)."""
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and func.attr == "conj" and isinstance(func.value, gast.Name)
+                and func.value.id == "np" and len(node.args) == 1):
+            return False
+        names = _loads(node.args[0]) - {"np", "rt", "math"}
+        kinds = [(self.avals.get("ans" if n == "g" else n) or (None,))[0] for n in names]
+        return bool(self.avals) and all(kind is not None and kind != "c" for kind in kinds)
 
     def _same_shape(self, a: gast.expr, b: gast.expr) -> bool:
         shape = shapes.expr_shape(a, self.shapes, self.avals)

@@ -271,8 +271,15 @@ def _unwrap(fun: Callable, static_argnums, static_argnames):
     return fun, static_argnums, static_argnames
 
 
+def _refuse_holomorphic(holomorphic: bool) -> None:
+    if holomorphic:
+        raise NotImplementedError(
+            "numbax does not implement holomorphic=True: grad of a real-valued function of complex inputs "
+            "follows JAX's convention without it; for a complex output, use numbax.vjp with a complex cotangent")
+
+
 def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False, allow_int: bool = False,
-         *, static_argnums=(), static_argnames=(), backend: str = "cpu") -> Callable:
+         *, static_argnums=(), static_argnames=(), backend: str = "cpu", holomorphic: bool = False) -> Callable:
     """The gradient of a scalar function, as a compiled function (reverse mode, JAX's semantics).
 
     Args:
@@ -283,20 +290,26 @@ def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = 
         static_argnums: arguments that are compile-time constants (as in ``jit``).
         static_argnames: the same, by name.
         backend: ``"cpu"`` (Numba) or ``"python"`` (the generated code, uncompiled).
+        holomorphic: must be False (JAX's complex convention holds without it).
 
     Returns:
-        A function with ``fun``'s signature returning gradients shaped like the arguments.
+        A function with ``fun``'s signature returning gradients shaped like the arguments; for a complex
+        input, JAX's: the conjugate of the derivative along the real axis (``grad(abs)(z)`` is ``conj(z)/|z|``).
 
     Raises:
-        TypeError: when the output is not a scalar, or an input is an integer without ``allow_int``.
+        TypeError: when the output is not a real float scalar, or an input is an integer without ``allow_int``.
+        NotImplementedError: for ``holomorphic=True``.
     """
+    _refuse_holomorphic(holomorphic)
     inner, static_argnums, static_argnames = _unwrap(fun, static_argnums, static_argnames)
     return Differentiated(inner, argnums, has_aux, allow_int, False, static_argnums, static_argnames, backend)
 
 
 def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False,
-                   allow_int: bool = False, *, static_argnums=(), static_argnames=(), backend: str = "cpu"):
+                   allow_int: bool = False, *, static_argnums=(), static_argnames=(), backend: str = "cpu",
+                   holomorphic: bool = False):
     """Like ``grad``, returning ``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``)."""
+    _refuse_holomorphic(holomorphic)
     inner, static_argnums, static_argnames = _unwrap(fun, static_argnums, static_argnames)
     return Differentiated(inner, argnums, has_aux, allow_int, True, static_argnums, static_argnames, backend)
 

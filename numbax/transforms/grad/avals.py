@@ -23,12 +23,20 @@ _KEEP_NDIM = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil"
               "trunc", "transpose", "swapaxes", "flip", "fliplr", "flipud", "roll", "triu", "tril", "copy",
               "asarray", "array", "ascontiguousarray", "clip", "sort", "T", "zeros_like", "ones_like",
               "empty_like", "full_like", "inv", "cholesky", "maximum", "minimum", "fmax", "fmin", "where",
-              "square", "power", "mod", "remainder", "copy_of", "abs_slope", "power_exponent"}
+              "square", "power", "mod", "remainder", "copy_of", "abs_slope", "power_exponent", "real", "imag",
+              "angle", "conj", "conjugate"}
+# Real-valued results of complex operands (``np.abs(z)``, ``z.imag``, ``np.var(z)``)
+_REAL_RESULT = {"abs", "absolute", "fabs", "real", "imag", "angle", "norm", "var", "std"}
 _REDUCTIONS = {"sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "argmax", "argmin", "any", "all",
                "norm", "logsumexp", "ptp", "count_nonzero", "median", "nanmax", "nanmin"}
 _INT_RESULT = {"argmax", "argmin", "count_nonzero", "len", "int"}
 _BOOL_RESULT = {"any", "all", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "equal",
                 "not_equal", "less", "less_equal", "greater", "greater_equal", "bool"}
+
+
+def _real_of(name: str, kind: str) -> str:
+    """The kind of ``name``'s result from operands of ``kind``: float where a complex operand gives a real."""
+    return "f" if kind == "c" and name in _REAL_RESULT else kind
 
 
 def _elementwise(key) -> bool:
@@ -195,6 +203,8 @@ class _Infer:
             return ("f", args[0][1])
         if name in _REDUCTIONS:
             return self.reduction(name, app, args)
+        if name in ("allclose", "array_equal", "array_equiv"):
+            return ("b", 0)
         if name in ("dot", "matmul") and len(args) == 2:
             return self.operator(gast.MatMult, args)
         if name in ("reshape",):
@@ -232,7 +242,7 @@ class _Infer:
         if name in _BOOL_RESULT:
             return ("b", ndim)
         if name in _KEEP_NDIM:
-            return (kind, ndim)
+            return (_real_of(name, _promote(kind, "f") if name == "angle" else kind), ndim)
         if _elementwise(key):
             return (_promote(kind, "f"), ndim)
         return None
@@ -273,7 +283,7 @@ class _Infer:
             kind = _promote(kind, "f")
         elif kind == "b":
             kind = "i"
-        return (kind, out)
+        return (_real_of(name, kind), out)
 
     @staticmethod
     def reshape(base, shape) -> Optional[Aval]:

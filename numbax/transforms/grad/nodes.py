@@ -17,10 +17,15 @@ def assign(target: Union[str, gast.expr], value: gast.expr) -> gast.Assign:
     return gast.Assign(targets=[node], value=value, type_comment=None)
 
 
+def module_call(module: str, function: str, *args: gast.expr) -> gast.Call:
+    """``module.function(*args)``: ``np.real(g)``, ``rt.unbroadcast(g, x)``."""
+    return gast.Call(func=gast.Attribute(value=name(module), attr=function, ctx=gast.Load()), args=list(args),
+                     keywords=[])
+
+
 def rt_call(helper: str, *args: gast.expr) -> gast.Call:
     """``rt.helper(*args)``: a call of a ``numbax.runtime`` helper."""
-    return gast.Call(func=gast.Attribute(value=name("rt"), attr=helper, ctx=gast.Load()), args=list(args),
-                     keywords=[])
+    return module_call("rt", helper, *args)
 
 
 def loads(node: gast.AST) -> Set[str]:

@@ -166,6 +166,39 @@ def _prepare(fdef: gast.FunctionDef) -> gast.FunctionDef:
     return fdef
 
 
+_OUTPUT_HINTS = {"c": " numbax does not implement holomorphic differentiation; for differentiating functions "
+                      "involving complex outputs, use numbax.vjp directly.",
+                 "i": " For differentiation of functions with integer outputs, use numbax.vjp directly.",
+                 "b": " For differentiation of functions with integer outputs, use numbax.vjp directly."}
+_KIND_NAMES = {"c": "complex128", "i": "int64", "b": "bool"}
+
+
+def _check_real_output(out: gast.expr, avals, body: List[gast.stmt], ret: gast.Return) -> None:
+    """``grad``'s output must be a real float, as JAX requires (JAX's TypeError, at the line computing it)."""
+    from numbax.ast_passes import anno
+    from numbax.errors import NumbaxDifferentiationError
+
+    if isinstance(out, gast.Constant):
+        kind = {bool: "b", int: "i", complex: "c"}.get(type(out.value))
+    else:
+        kind = (avals.get(out.id) or (None,))[0] if isinstance(out, gast.Name) else None
+    if kind in _OUTPUT_HINTS:
+        raise NumbaxDifferentiationError(
+            f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
+            f"{_KIND_NAMES[kind]}.{_OUTPUT_HINTS[kind]}", _origin_of(out, body) or anno.getanno(ret, anno.Key.ORIGIN))
+
+
+def _origin_of(out: gast.expr, body: List[gast.stmt]):
+    """The user's line of the last top-level statement assigning ``out``."""
+    from numbax.ast_passes import anno
+
+    for stmt in reversed(body):
+        if isinstance(out, gast.Name) and isinstance(stmt, gast.Assign) and \
+                any(isinstance(t, gast.Name) and t.id == out.id for t in stmt.targets):
+            return anno.getanno(stmt, anno.Key.ORIGIN)
+    return None
+
+
 def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = None) -> gast.FunctionDef:
     """The reverse-mode function of ``fdef``; see the module docstring."""
     namer = namer or Namer()
@@ -204,6 +237,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     seeds: List[gast.stmt] = []
     for position, index in enumerate(spec.seeded_outputs):
         out = outputs[index]
+        if not spec.cotangents:
+            _check_real_output(out, avals, body, ret)
         unchecked = spec.direct and isinstance(out, gast.Name) and (avals.get(out.id) or (None, -1))[1] != 0
         if not (isinstance(out, gast.Name) and out.id in active):
             if unchecked:  # a constant output still has to be a scalar

@@ -1,0 +1,156 @@
+"""keywords: the keyword arguments numbax implements for each NumPy and SciPy callable; the rest is refused.
+
+Every call of a NumPy or SciPy callable that the specializer leaves to
+generated code passes ``check`` first, so jit, grad and vmap bind keywords in
+one place. A keyword is accepted where ``IMPLEMENTED`` lists it for the
+callable (by its spelling in generated code, ``np.sum``), where it names a
+parameter without a default (``np.dot(a, b=y)``), or where its compile-time
+value is the parameter's default (``axis=None``), which changes nothing.
+Anything else (``out=`` of a reduction, ``where=``, ``np.sum(x, foo=1)``) is a
+``NumbaxSpecializationError`` at the user's line naming the keyword, never
+dropped: Numba ignores some keywords and reports others without a line.
+
+Ufuncs take no keyword but ``out=``, which the specializer implements itself
+(``y[...] = np.add(x1, x2)``); array methods are checked by name in ``METHODS``.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Dict, FrozenSet, Iterable, Optional
+
+import numpy as np
+
+from numbax.ast_passes import resolve
+from numbax.ast_passes.specialize.values import Dyn
+
+
+def _names(text: str) -> FrozenSet[str]:
+    return frozenset(text.split())
+
+
+_FOLD = _names("axis dtype keepdims")
+_EXTREMUM = _names("axis keepdims")
+_MOMENT = _names("axis dtype ddof keepdims")
+_CREATE = _names("shape dtype")
+_LIKE = _names("dtype shape")
+_AXIS = _names("axis")
+_DIAGONAL = _names("offset axis1 axis2")
+
+# spelling in generated code -> keywords numbax (legalize, the runtime helpers or Numba) implements
+IMPLEMENTED: Dict[str, FrozenSet[str]] = {
+    **{f"np.{name}": _FOLD for name in ("sum", "prod", "mean", "nansum", "nanprod", "nanmean")},
+    **{f"np.{name}": _MOMENT for name in ("var", "std", "nanvar", "nanstd")},
+    **{f"np.{name}": _EXTREMUM for name in ("max", "min", "amax", "amin", "ptp", "any", "all", "argmax",
+                                          "argmin", "nanmax", "nanmin")},
+    **{f"np.{name}": _names("axis dtype") for name in ("cumsum", "cumprod")},
+    "np.linalg.norm": _names("ord axis keepdims"),
+    **{f"np.{name}": _CREATE for name in ("zeros", "ones", "empty")},
+    "np.full": _names("shape fill_value dtype"),
+    **{f"np.{name}": _LIKE for name in ("zeros_like", "ones_like", "empty_like")},
+    "np.full_like": _names("fill_value dtype shape"),
+    "np.arange": _names("stop step dtype"),
+    "np.linspace": _names("num"),
+    "np.eye": _names("M k dtype"),
+    "np.identity": _names("dtype"),
+    **{f"np.{name}": _names("dtype") for name in ("array", "asarray", "ascontiguousarray")},
+    **{f"np.{name}": _AXIS for name in ("concatenate", "stack", "flip", "squeeze", "take_along_axis",
+                                      "expand_dims", "median")},
+    **{f"np.{name}": _names("indices_or_sections axis") for name in ("split", "array_split")},
+    "np.repeat": _names("repeats axis"),
+    "np.roll": _names("shift axis"),
+    "np.diagonal": _DIAGONAL,
+    "np.trace": _DIAGONAL,
+    "np.pad": _names("pad_width mode constant_values"),
+    "np.tensordot": _names("axes"),
+    "np.clip": _names("a_min a_max"),
+    "np.moveaxis": _names("source destination"),
+    "np.swapaxes": _names("axis1 axis2"),
+    "np.transpose": _names("axes"),
+    "np.reshape": _names("shape newshape"),
+    "np.argsort": _names("axis kind"),
+    "np.sort": _names("axis kind"),
+    "np.tril": _names("k"),
+    "np.triu": _names("k"),
+    "np.diag": _names("k"),
+    "np.round": _names("decimals"),
+    "np.around": _names("decimals"),
+    "np.searchsorted": _names("side"),
+    **{f"np.{name}": _names("rtol atol equal_nan") for name in ("allclose", "isclose")},
+    "np.array_equal": _names("equal_nan"),
+    "np.random.normal": _names("loc scale size"),
+    "np.random.uniform": _names("low high size"),
+    "np.random.randint": _names("high size"),
+    "rt.logsumexp": _EXTREMUM,
+}
+
+# ndarray methods -> keywords implemented (a method not here takes none)
+METHODS: Dict[str, FrozenSet[str]] = {
+    **{name: _FOLD for name in ("sum", "prod", "mean")},
+    **{name: _MOMENT for name in ("var", "std")},
+    **{name: _EXTREMUM for name in ("max", "min", "any", "all", "argmax", "argmin")},
+    **{name: _names("axis dtype") for name in ("cumsum", "cumprod")},
+    "repeat": _names("repeats axis"),
+    "squeeze": _AXIS,
+    "diagonal": _DIAGONAL,
+    "trace": _DIAGONAL,
+    "astype": _names("dtype"),
+    "argsort": _names("axis kind"),
+    "take": _names("indices"),
+    "clip": _names("min max"),
+    "round": _names("decimals"),
+    "transpose": _names("axes"),
+    "sort": _names("axis kind"),
+}
+
+
+def _signature(func: Any) -> Optional[inspect.Signature]:
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+
+
+def _at_default(value: Any, parameter: Optional[inspect.Parameter]) -> bool:
+    """Whether a compile-time ``value`` is the parameter's own default (so passing it changes nothing)."""
+    if parameter is None or parameter.default is inspect.Parameter.empty or isinstance(value, Dyn):
+        return False
+    default = parameter.default
+    try:
+        return value is default or (type(value) is type(default) and bool(value == default))
+    except Exception:  # noqa: BLE001 - an array compared with a default: not the default
+        return False
+
+
+def refused(func: Any, kwargs: Dict[str, Any]) -> Optional[str]:
+    """The first keyword of a call of ``func`` that numbax does not implement, else None."""
+    if isinstance(func, np.ufunc):
+        return next((k for k in kwargs if k != "out"), None)
+    reference = resolve.canonical_reference(func)
+    scipy = (getattr(func, "__module__", None) or "").startswith("scipy")
+    if reference is None or not (reference[1].startswith("np.") or scipy) or isinstance(func, type):
+        return None
+    signature = _signature(func)
+    parameters = signature.parameters if signature is not None else {}
+    implemented = IMPLEMENTED.get(reference[1], frozenset())
+    for keyword, value in kwargs.items():
+        parameter = parameters.get(keyword)
+        required = parameter is not None and parameter.default is inspect.Parameter.empty and \
+            parameter.kind is not inspect.Parameter.POSITIONAL_ONLY
+        if keyword not in implemented and not required and not _at_default(value, parameter):
+            return keyword
+    return None
+
+
+def refused_method(method: str, keywords: Iterable[str]) -> Optional[str]:
+    """The first keyword of a call of the array method ``method`` that numbax does not implement."""
+    implemented = METHODS.get(method, frozenset())
+    return next((k for k in keywords if k not in implemented), None)
+
+
+def message(spelling: str, keyword: str) -> str:
+    """What the error says: the keyword and the callable."""
+    return f"keyword argument `{keyword}=` of `{spelling}` is not implemented by numbax"
+
+
+HINT = ("numbax never drops a keyword: leave it out and write what it does in NumPy code (for `out=`, assign "
+        "the result: `y[...] = f(x)`), or pass it positionally where it is one of the function's main arguments.")
