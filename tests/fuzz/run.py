@@ -24,6 +24,9 @@ from .classify import FAILURES, INTERNAL, KINDS, TRANSFORMS, Outcome, check
 from .grammar import Program, programs
 
 
+PER_SIGNATURE = 3  # failures minimized per signature at most (a wrong value's signature is just "value")
+
+
 class _Found(Exception):
     """Raised inside the hypothesis test to make it shrink the failure being minimized."""
 
@@ -92,11 +95,12 @@ class Session:
             signal.signal(signal.SIGALRM, previous)
 
     def explained(self, program: Program, outcome: Outcome) -> bool:
-        """Whether a minimized failure has this signature and only constructs this program uses too (the
-        arguments' dtypes aside: one cause shows through many of them)."""
+        """Whether minimized failures explain this one: one with this signature and only constructs this
+        program uses too (the arguments' dtypes aside: one cause shows through many of them), or already
+        ``PER_SIGNATURE`` with this signature."""
         constructs = lambda tags: {t for t in tags if not t.startswith(("dtype_", "scalar_"))}  # noqa: E731
-        return any(m.outcome.signature() == outcome.signature() and constructs(m.program.tags) <= program.tags
-                   for m in self.minimized)
+        same = [m for m in self.minimized if m.outcome.signature() == outcome.signature()]
+        return len(same) >= PER_SIGNATURE or any(constructs(m.program.tags) <= program.tags for m in same)
 
     def body(self, program: Program) -> None:
         """The hypothesis test body: count (while generating), or match the target (while shrinking)."""
@@ -176,7 +180,7 @@ def main(argv=None) -> int:
     parser.add_argument("-n", type=int, default=1000, help="programs to generate")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=".cache/fuzz-failures", help="folder for the failing programs")
-    parser.add_argument("--max-shrinks", type=int, default=40, help="failures to minimize at most")
+    parser.add_argument("--max-shrinks", type=int, default=25, help="failures to minimize at most")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per program before it counts as internal")
     parser.add_argument("--report-every", type=int, default=100, help="write counts.txt every so many programs")
     args = parser.parse_args(argv)

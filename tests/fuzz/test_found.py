@@ -1,0 +1,141 @@
+"""Regression tests for the failures the differential tester found, each minimized to a few lines.
+
+Each asserts the right value (NumPy's, JAX's convention, or the refusal JAX and NumPy make) and is a
+strict xfail until the compiler is fixed; ``KNOWN_FAILURES`` in ``test_fuzz.py`` excludes the same
+constructs from the in-suite fuzz test meanwhile. Remove both when a test starts passing.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import numbax
+
+from . import loader
+
+SOURCE = textwrap.dedent('''
+    def integer_output(n, y):
+        return np.sum(n) * 1
+
+
+    def bool_output(x):
+        return np.sum(x > 0.5)
+
+
+    def complex_output(x, z):
+        return np.sum(x + z)
+
+
+    def inactive_index_out_of_bounds(n, y):
+        return np.sum(y) + n[4]
+
+
+    def loop_adds_a_constant(x):
+        for row in x:
+            x = x + 1.0
+        return np.sum(x)
+
+
+    def loop_rebinds_its_iterable(x):
+        for row in x:
+            x = x - 0.5
+        return np.sum(row * row)
+
+
+    def overlapping_self_assignment(x):
+        x[::-1] = x
+        return np.sum(x * np.arange(4.0))
+
+
+    def numpy_scalar_promotes_float32(x):
+        return np.sin(0.5) + x
+
+
+    def fill_overwrites(x):
+        x.fill(0.5)
+        return np.sum(x)
+
+
+    def length_divided_by_zero(x):
+        return np.sum(x) + len(x) // 0
+''')
+
+X = np.array([0.3, -0.7, 1.1, 0.5])
+ROWS = np.array([[0.3, -0.7], [1.1, 0.5]])
+
+
+@pytest.fixture(scope="module")
+def found():
+    return loader.load(SOURCE)
+
+
+@pytest.mark.xfail(strict=True, reason="grad of an integer output returns zeros instead of raising TypeError")
+def test_grad_of_integer_output_raises(found):
+    with pytest.raises(TypeError):
+        numbax.grad(found.integer_output, argnums=1, backend="python")(np.array([1, 2]), 1.5)
+
+
+@pytest.mark.xfail(strict=True, reason="grad of a bool-derived (integer) output returns zeros instead of raising")
+def test_grad_of_bool_output_raises(found):
+    with pytest.raises(TypeError):
+        numbax.grad(found.bool_output, backend="python")(X)
+
+
+@pytest.mark.xfail(strict=True, reason="grad of a complex output returns a value; JAX raises TypeError")
+def test_grad_of_complex_output_raises(found):
+    with pytest.raises(TypeError):
+        numbax.grad(found.complex_output, backend="python")(X, np.array([1j, 2j, 0, 1]))
+
+
+@pytest.mark.xfail(strict=True, reason="grad prunes an inactive indexing and with it the bounds check")
+def test_grad_index_out_of_bounds_raises(found):
+    with pytest.raises((IndexError, numbax.errors.NumbaxError)):
+        numbax.grad(found.inactive_index_out_of_bounds, argnums=1, backend="python")(X, X)
+
+
+@pytest.mark.xfail(strict=True, reason="the adjoint of a loop whose body has no derivative work is an empty "
+                                       "for block (IndentationError in the generated code)")
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_of_loop_adding_a_constant(found, backend):
+    np.testing.assert_allclose(numbax.grad(found.loop_adds_a_constant, backend=backend)(ROWS), np.ones((2, 2)))
+
+
+@pytest.mark.xfail(strict=True, reason="grad of `for row in x` where the body rebinds x: the adjoint "
+                                       "reads rows of the new x, not of the array iterated over")
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_loop_rebinding_its_iterable(found, backend):
+    # Python iterates over the original x: row is its last row, so the gradient is 2 * x[-1] there.
+    np.testing.assert_allclose(numbax.grad(found.loop_rebinds_its_iterable, backend=backend)(ROWS),
+                               [[0.0, 0.0], [2.2, 1.0]])
+
+
+@pytest.mark.xfail(strict=True, reason="grad through x[::-1] = x (NumPy copies the overlapping right side) "
+                                       "gives zeros")
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_overlapping_self_assignment(found, backend):
+    # x[k] becomes x[3 - k], weighted by k: the gradient is 3 - k.
+    np.testing.assert_allclose(numbax.grad(found.overlapping_self_assignment, backend=backend)(X.copy()),
+                               [3.0, 2.0, 1.0, 0.0])
+
+
+@pytest.mark.xfail(strict=True, reason="np.sin(0.5) is an np.float64 (not a weak Python float): NumPy "
+                                       "promotes a float32 array to float64 with it, numbax keeps float32")
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_numpy_scalar_promotes_float32(found, transform):
+    x = X.astype(np.float32)
+    make = numbax.jit if transform == "jit" else numbax.vmap
+    args = x if transform == "jit" else np.stack([x, x])
+    assert make(found.numpy_scalar_promotes_float32, backend="python")(args).dtype == np.float64
+
+
+@pytest.mark.xfail(strict=True, reason="x.fill(c) overwrites x, but grad passes the cotangent through to x")
+def test_grad_through_fill(found):
+    np.testing.assert_allclose(numbax.grad(found.fill_overwrites, backend="python")(X.copy()), np.zeros(4))
+
+
+@pytest.mark.xfail(strict=True, reason="grad folds len(x) // 0 away instead of raising ZeroDivisionError")
+def test_grad_of_length_divided_by_zero_raises(found):
+    with pytest.raises((ZeroDivisionError, numbax.errors.NumbaxError)):
+        numbax.grad(found.length_divided_by_zero, backend="python")(X)
