@@ -62,11 +62,15 @@ def tolerance(dtype: np.dtype, against: str) -> Tuple[float, float]:
 
 
 def difference(got: Any, expected: Any, against: str, mask: Optional[np.ndarray] = None) -> Optional[str]:
-    """None if ``got`` matches ``expected`` (only where ``mask`` holds, if given), else what differs."""
+    """None if ``got`` matches ``expected`` (only where ``mask`` holds, if given), else what differs.
+
+    Against NumPy the dtype must be the same, except that a Python scalar stands for a 0-d result of its
+    kind (Numba returns scalars as Python objects)."""
     got_array, want = np.asarray(got), np.asarray(expected)
     if got_array.shape != want.shape:
         return f"shape: {got_array.shape}, expected {want.shape}"
-    if against == "numpy" and got_array.dtype != want.dtype:
+    python_scalar = isinstance(got, (bool, int, float, complex)) and got_array.dtype.kind == want.dtype.kind
+    if against == "numpy" and got_array.dtype != want.dtype and not python_scalar:
         return f"dtype: {got_array.dtype}, expected {want.dtype}"
     if got_array.dtype.kind not in "biufc":
         return f"dtype: {got_array.dtype}"

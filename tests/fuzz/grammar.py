@@ -35,7 +35,7 @@ INDICES = {1: ("[0]", "[-1]", "[1]", "[2]"), 2: ("[1]", "[:, 0]", "[0, 1]", "[-1
 LOOP_UPDATES = ("{acc} + {e}", "{acc} * {e}", "np.tanh({acc}) + {e}", "np.sin({acc} * {e})",
                 "np.maximum({acc}, {e})", "{acc} - ({e}) * 0.5")
 MAX_SIZE = 36
-OUTPUT_KINDS = {"b": "bool", "i": "int", "f": "float", "c": "complex"}
+OUTPUT_KINDS = {"b": "bool", "i": "integer", "f": "float", "c": "complex"}
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,12 @@ class Known:
                 and outcome.signature().startswith(self.signature))
 
 
-# Known failures, excluded from this test until they are fixed; each has a strict xfail regression test in
+# Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail regression test in
 # test_found.py that asserts the right value. Remove an entry when its xfail starts passing.
 KNOWN_FAILURES = (
-    Known("grad", "output_int", "grad wrong: should raise TypeError",
-          "grad of an integer output returns zeros; JAX raises TypeError (test_grad_of_integer_output_raises)"),
-    Known("grad", "output_bool", "grad wrong: should raise TypeError",
-          "grad of a bool output returns zeros; JAX raises TypeError (test_grad_of_bool_output_raises)"),
-    Known("grad", "output_complex", "grad wrong: should raise TypeError",
-          "grad of a complex output returns a value; JAX raises TypeError (test_grad_of_complex_output_raises)"),
+    *(Known("grad", f"output_{kind}", "grad wrong: should raise TypeError",
+            f"grad of a {kind} output returns a value; JAX raises TypeError (test_grad_of_{kind}_output_raises)")
+      for kind in ("integer", "bool", "complex")),
     Known("grad", "raises", "grad wrong: should raise IndexError",
           "grad prunes inactive indexing and its bounds check (test_grad_index_out_of_bounds_raises)"),
     Known("grad", "raises", "grad wrong: should raise ZeroDivisionError",

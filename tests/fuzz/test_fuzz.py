@@ -21,14 +21,14 @@ def _assert_right(program: Program, backend: str) -> None:
 _SLOW = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 
 
-@settings(max_examples=100, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
+@settings(max_examples=150, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
 @given(programs())
 def test_python_backend(program):
     _assert_right(program, "python")
 
 
 # No shrinking on cpu: each step is a Numba compile (seconds); the python backend shrinks cheaply.
-@settings(max_examples=4, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW,
+@settings(max_examples=8, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW,
           phases=[Phase.explicit, Phase.generate])
 @given(programs(max_statements=2))
 def test_cpu_backend(program):
