@@ -409,11 +409,15 @@ class _NoCandidate(Exception):
     """No expression satisfying the constraint could be drawn (hypothesis rejects the example)."""
 
 
-def _source(lines: List[str], result: str, real_part: bool) -> str:
+# How ``prog_sum`` makes a scalar of ``prog``'s output, by the output's dtype kind: as is (then ``grad`` of a
+# bool, integer or complex output must be refused, as JAX refuses it), or made real and float first.
+SCALAR_FORMS = {"b": ("{}", "{} * 1.0"), "i": ("{}", "{} * 1.0"), "f": ("{}",), "c": ("{}", "np.real({})")}
+
+
+def _source(lines: List[str], result: str, scalar_form: str) -> str:
     body = "\n".join("    " + line for line in lines + [f"return {result}"])
-    inner = "np.real(prog(x, y, s))" if real_part else "prog(x, y, s)"
     return (f"def prog(x, y, s):\n{body}\n\n\n"
-            f"def prog_sum(x, y, s):\n    return np.sum({inner})\n")
+            f"def prog_sum(x, y, s):\n    return np.sum({scalar_form.format('prog(x, y, s)')})\n")
 
 
 @st.composite
@@ -440,8 +444,8 @@ def programs(draw, max_statements: int = 4) -> Program:
     except _NoCandidate:
         from hypothesis import reject
         reject()
-    real_part = not raises and np.asarray(value).dtype.kind == "c" and draw(st.booleans())
+    scalar_form = "{}" if raises else draw(st.sampled_from(SCALAR_FORMS[np.asarray(value).dtype.kind]))
     batch = tuple(np.stack([e[k] for e in examples]) if k < 2 else examples[0][k] for k in range(3))
-    return Program(source=_source(writer.lines, result, real_part), args=examples[0], batch=batch,
+    return Program(source=_source(writer.lines, result, scalar_form), args=examples[0], batch=batch,
                    in_axes=(0, 0, None), tags=frozenset(writer.tags | tags), functional=writer.functional,
                    raises=raises)
