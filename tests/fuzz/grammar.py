@@ -41,8 +41,8 @@ OUTPUT_KINDS = {"b": "bool", "i": "integer", "f": "float", "c": "complex"}
 @dataclass(frozen=True)
 class Program:
     """A generated program: its source (``prog`` and ``prog_sum``, the scalar version ``grad`` takes), its
-    example arguments, a batch of three examples for ``vmap``, the constructs it uses, whether it is
-    functional (JAX can run it) and whether it was built to make NumPy raise."""
+    example arguments, a batch of three examples for ``vmap``, the constructs it uses (``raises`` when
+    it was built to make NumPy raise) and whether it is functional (JAX can run it)."""
 
     source: str
     args: tuple
@@ -50,7 +50,6 @@ class Program:
     in_axes: tuple
     tags: FrozenSet[str]
     functional: bool
-    raises: bool
 
     def __repr__(self) -> str:
         return f"{self.source}\n# args = {self.args!r}\n# tags = {sorted(self.tags)}"
@@ -447,5 +446,4 @@ def programs(draw, max_statements: int = 4) -> Program:
     scalar_form = "{}" if raises else draw(st.sampled_from(SCALAR_FORMS[np.asarray(value).dtype.kind]))
     batch = tuple(np.stack([e[k] for e in examples]) if k < 2 else examples[0][k] for k in range(3))
     return Program(source=_source(writer.lines, result, scalar_form), args=examples[0], batch=batch,
-                   in_axes=(0, 0, None), tags=frozenset(writer.tags | tags), functional=writer.functional,
-                   raises=raises)
+                   in_axes=(0, 0, None), tags=frozenset(writer.tags | tags), functional=writer.functional)

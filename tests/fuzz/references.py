@@ -65,8 +65,7 @@ def jax_gradient(fn: Callable, args: tuple, argnums: Tuple[int, ...]) -> Referen
     refusals JAX shares with numbax's contract (complex or integer outputs, integer inputs) are errors.
     """
     try:
-        jitted_args = tuple(copy.deepcopy(args))
-        grads = jax.grad(oracles.to_jax(fn), argnums=argnums)(*jitted_args)
+        grads = jax.grad(oracles.to_jax(fn), argnums=argnums)(*copy.deepcopy(args))
         return Reference(tuple(np.asarray(g) for g in grads))
     except TypeError as error:
         if any(text in str(error) for text in JAX_REFUSALS):
