@@ -410,7 +410,7 @@ class _NoCandidate(Exception):
 
 # How ``prog_sum`` makes a scalar of ``prog``'s output, by the output's dtype kind: as is (then ``grad`` of a
 # bool, integer or complex output must be refused, as JAX refuses it), or made real and float first.
-SCALAR_FORMS = {"b": ("{}", "{} * 1.0"), "i": ("{}", "{} * 1.0"), "f": ("{}",), "c": ("{}", "np.real({})")}
+SCALAR_FORMS = {"b": ("{} * 1.0", "{}"), "i": ("{} * 1.0", "{}"), "f": ("{}",), "c": ("np.real({})", "{}")}
 
 
 def _source(lines: List[str], result: str, scalar_form: str) -> str:
