@@ -109,7 +109,7 @@ class Session:
         if self.target is not None:
             signature, transform = self.target[0], self.target[1].transform
             for outcome in self.checked(program, (transform,)):
-                if outcome.kind in FAILURES and outcome.signature() == signature:
+                if outcome.kind in FAILURES and outcome.signature() == signature and not excused(program, outcome):
                     self.stop(Minimized(outcome, program))
             return
         outcomes = self.checked(program)
@@ -120,10 +120,11 @@ class Session:
         for outcome in outcomes:
             if outcome.kind not in FAILURES:
                 continue
-            self.write_raw(program, outcome)
             if excused(program, outcome):
                 self.known += 1
-            elif not self.explained(program, outcome) and len(self.minimized) < self.max_shrinks:
+                continue
+            self.write_raw(program, outcome)
+            if not self.explained(program, outcome) and len(self.minimized) < self.max_shrinks:
                 self.target = (outcome.signature(), outcome)
                 self.stop(Minimized(outcome, program))
 
