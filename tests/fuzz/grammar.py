@@ -207,7 +207,7 @@ class Writer:
     def reduction(self, depth):
         text, value, tags = self.expr(depth - 1)
         fn = self.draw(st.sampled_from(REDUCTIONS))
-        keywords, tags = [], tags | {"reduction"}
+        keywords, tags = [], tags | {"reduction", fn}
         if np.ndim(value) >= 1 and self.draw(st.booleans()):
             keywords.append(f"axis={self.draw(st.sampled_from(range(-1, np.ndim(value))))}")
             tags |= {"axis"}

@@ -60,6 +60,10 @@ SOURCE = textwrap.dedent('''
 
     def length_divided_by_zero(x):
         return np.sum(x) + len(x) // 0
+
+
+    def product(y):
+        return np.prod(y)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -139,3 +143,9 @@ def test_grad_through_fill(found):
 def test_grad_of_length_divided_by_zero_raises(found):
     with pytest.raises((ZeroDivisionError, numbax.errors.NumbaxError)):
         numbax.grad(found.length_divided_by_zero, backend="python")(X)
+
+
+@pytest.mark.xfail(strict=True, reason="grad of np.prod divides the product by each element: nan at a zero")
+@pytest.mark.parametrize("y, expected", [(np.array([0.0, 2.0, 3.0]), [6.0, 0.0, 0.0]), (np.array(0.0), 1.0)])
+def test_grad_of_prod_with_a_zero(found, y, expected):
+    np.testing.assert_allclose(numbax.grad(found.product, backend="python")(y), expected)
