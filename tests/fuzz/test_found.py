@@ -64,6 +64,10 @@ SOURCE = textwrap.dedent('''
 
     def product(y):
         return np.prod(y)
+
+
+    def modulus(z):
+        return np.sum(np.abs(z))
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -149,3 +153,10 @@ def test_grad_of_length_divided_by_zero_raises(found):
 @pytest.mark.parametrize("y, expected", [(np.array([0.0, 2.0, 3.0]), [6.0, 0.0, 0.0]), (np.array(0.0), 1.0)])
 def test_grad_of_prod_with_a_zero(found, y, expected):
     np.testing.assert_allclose(numbax.grad(found.product, backend="python")(y), expected)
+
+
+@pytest.mark.xfail(strict=True, reason="grad with respect to a complex input is the conjugate of JAX's "
+                                       "(df/dre - 1j * df/dim)")
+def test_grad_complex_input_follows_jax(found):
+    z = np.array([3 + 4j, 1 - 1j])
+    np.testing.assert_allclose(numbax.grad(found.modulus, backend="python")(z), np.conj(z) / np.abs(z))
