@@ -72,6 +72,11 @@ SOURCE = textwrap.dedent('''
 
     def ufunc_of_bool(b):
         return np.sin(b) + np.sin(0.5)
+
+
+    def divide_by_own_reversal(y):
+        y /= y[::-1]
+        return y
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -174,3 +179,15 @@ def test_ufunc_of_bool_follows_numpy(found, backend):
     got, expected = numbax.jit(found.ufunc_of_bool, backend=backend)(b), found.ufunc_of_bool(b)
     assert got.dtype == expected.dtype
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="on cpu, y /= y[::-1] runs element by element and reads elements it "
+                                       "already overwrote; NumPy buffers overlapping operands")
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_inplace_update_from_overlapping_view_cpu(found, transform):
+    y = np.array([1.0, 2.0, 4.0])
+    if transform == "jit":
+        got = numbax.jit(found.divide_by_own_reversal, backend="cpu")(y.copy())
+    else:
+        got = numbax.vmap(found.divide_by_own_reversal, backend="cpu")(np.stack([y, y]))[0]
+    np.testing.assert_allclose(got, [0.25, 1.0, 4.0])
