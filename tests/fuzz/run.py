@@ -109,7 +109,8 @@ class Session:
         if self.target is not None:
             signature, transform = self.target[0], self.target[1].transform
             for outcome in self.checked(program, (transform,)):
-                if outcome.kind in FAILURES and outcome.signature() == signature and not excused(program, outcome):
+                same = outcome.kind in FAILURES and outcome.signature() == signature
+                if same and not excused(program, outcome, self.backend):
                     self.stop(Minimized(outcome, program))
             return
         outcomes = self.checked(program)
@@ -120,7 +121,7 @@ class Session:
         for outcome in outcomes:
             if outcome.kind not in FAILURES:
                 continue
-            if excused(program, outcome):
+            if excused(program, outcome, self.backend):
                 self.known += 1
                 continue
             self.write_raw(program, outcome)

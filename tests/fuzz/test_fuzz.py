@@ -14,7 +14,7 @@ from .known import unexplained
 
 def _assert_right(program: Program, backend: str) -> None:
     note(repr(program))
-    failures = unexplained(program, check(program, backend))
+    failures = unexplained(program, check(program, backend), backend)
     assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
 
 
