@@ -94,7 +94,7 @@ def central_differences(fn: Callable, args: tuple, argnums: Tuple[int, ...]):
         return float(np.real(run_quietly(lambda: fn(*moved))))
 
     def unit(k: int, index, direction) -> np.ndarray:
-        delta = np.zeros(np.shape(base[k]), dtype=complex if direction != 1.0 else float)
+        delta = np.zeros(np.shape(base[k]), dtype=complex if isinstance(direction, complex) else float)
         delta[index] = direction
         return delta if np.ndim(base[k]) else delta.item()
 
