@@ -148,7 +148,7 @@ class Session:
         restart = 0
         while self.tally.programs < n:
             before = self.tally.programs
-            self.target = None
+            self.target, self.last = None, None
             phases = [Phase.generate, Phase.shrink] if len(self.minimized) < self.max_shrinks else [Phase.generate]
 
             @seed(base_seed * 1000 + restart)
@@ -160,7 +160,9 @@ class Session:
 
             try:
                 test()
-            except _Found:
+            except Exception:  # noqa: BLE001 - _Found, or hypothesis's FlakyFailure when a replay differed
+                if self.last is None:
+                    raise
                 self.minimized.append(self.last)
                 self.write_minimized(self.last)
                 print(f"[{self.tally.programs}] minimized: {self.last.outcome.signature()}", flush=True)
