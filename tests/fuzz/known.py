@@ -29,8 +29,8 @@ class Known:
                 and outcome.signature().startswith(self.signature) and self.backend in (None, backend))
 
 
-# Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail regression test in
-# test_found.py that asserts the right value. Remove an entry when its xfail starts passing.
+# Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail
+# regression test in test_found.py that asserts the right value. Remove an entry when its xfail passes.
 KNOWN_FAILURES = (
     *(Known("grad", f"output_{kind}", "grad wrong: should raise TypeError",
             f"grad of a {kind} output returns a value; JAX raises TypeError (test_grad_of_{kind}_output_raises)")
