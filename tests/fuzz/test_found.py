@@ -81,6 +81,12 @@ SOURCE = textwrap.dedent('''
     def divide_by_own_reversal(y):
         y /= y[::-1]
         return y
+
+
+    def sort_in_place(x):
+        y = x * x
+        y.sort()
+        return np.sum(y * np.arange(4.0))
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -198,3 +204,11 @@ def test_inplace_update_from_overlapping_view_cpu(found, transform):
     else:
         got = numbax.vmap(found.divide_by_own_reversal, backend="cpu")(np.stack([y, y]))[0]
     np.testing.assert_allclose(got, [0.25, 1.0, 4.0])
+
+
+@pytest.mark.xfail(strict=True, reason="grad through y.sort(): the cotangent is not permuted back")
+def test_grad_through_sort_in_place(found):
+    x = np.array([-1.0, 0.0, -0.25, -1.5])
+    # y.sort() puts x[k] ** 2 at rank r_k, weighted by r_k.
+    np.testing.assert_allclose(numbax.grad(found.sort_in_place, backend="python")(x),
+                               2 * x * np.argsort(np.argsort(x * x)))
