@@ -158,14 +158,14 @@ def grad_reference(program: Program, module, argnums) -> Tuple[references.Refere
     Differences come first because JAX's eager ``grad`` costs a second a program, central differences
     milliseconds, and they agree wherever the function is smooth.
     """
+    if any(np.asarray(program.args[k]).dtype.kind not in "fc" for k in argnums):  # checked before tracing
+        return references.Reference(error=TypeError("grad requires real- or complex-valued inputs")), None
     forward = references.numpy_call(module.prog_sum, program.args)
     if forward.error is not None:
         return forward, None
     if np.asarray(forward.value).dtype.kind != "f":
         return references.Reference(error=TypeError(f"grad requires real-valued outputs, "
                                                     f"got {np.asarray(forward.value).dtype}")), None
-    if any(np.asarray(program.args[k]).dtype.kind not in "fc" for k in argnums):
-        return references.Reference(error=TypeError("grad requires real- or complex-valued inputs")), None
     differences = references.central_differences(module.prog_sum, program.args, argnums)
     if program.functional and not all(decided.all() for _, decided in differences):
         jax_ref = references.jax_gradient(module.prog_sum, program.args, argnums)
