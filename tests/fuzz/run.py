@@ -14,6 +14,7 @@ import collections
 import os
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -192,6 +193,7 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per program before it counts as internal")
     parser.add_argument("--report-every", type=int, default=100, help="write counts.txt every so many programs")
     args = parser.parse_args(argv)
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))
     session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every)
     start = time.time()
     session.run(args.n, args.seed)
