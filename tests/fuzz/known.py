@@ -38,6 +38,9 @@ KNOWN_FAILURES = (
     Known("grad", "raises", "grad wrong: should raise",
           "grad drops code it needs no derivative of, and that code's IndexError, AxisError or ZeroDivisionError "
           "(test_grad_keeps_errors_of_inactive_code, test_grad_of_length_divided_by_zero_raises)"),
+    *(Known(transform, "raises", f"{transform} wrong: should raise IndexError",
+            "on cpu, indexing past the end reads memory instead of raising "
+            "(test_index_out_of_bounds_raises_on_cpu)", "cpu") for transform in ("jit", "vmap")),
     Known("grad", "prod", "grad wrong: value",
           "grad of np.prod divides the product by each element: nan at a zero (test_grad_of_prod_with_a_zero)"),
     Known("grad", "dtype_complex128", "grad wrong: value",

@@ -83,6 +83,10 @@ SOURCE = textwrap.dedent('''
         return y
 
 
+    def read_past_the_end(y):
+        return y[4]
+
+
     def sort_in_place(x):
         y = x * x
         y.sort()
@@ -212,3 +216,12 @@ def test_grad_through_sort_in_place(found):
     # y.sort() puts x[k] ** 2 at rank r_k, weighted by r_k.
     np.testing.assert_allclose(numbax.grad(found.sort_in_place, backend="python")(x),
                                2 * x * np.argsort(np.argsort(x * x)))
+
+
+@pytest.mark.xfail(strict=True, reason="on cpu, y[4] of a 4-element array reads past the end instead of raising")
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_index_out_of_bounds_raises_on_cpu(found, transform):
+    y = np.array([2, -1, 0, 3])
+    make = numbax.jit if transform == "jit" else numbax.vmap
+    with pytest.raises((IndexError, numbax.errors.NumbaxError)):
+        make(found.read_past_the_end, backend="cpu")(y if transform == "jit" else np.stack([y, y]))
