@@ -83,6 +83,19 @@ SOURCE = textwrap.dedent('''
         return y
 
 
+    def branch_adds_a_constant(x):
+        if np.sum(x) > 100.0:
+            x = 0.5 + x
+        return np.sum(x)
+
+
+    def compare_with_complex_in_loop(x, y):
+        v1 = x
+        for row in v1:
+            v1 = np.tanh(v1) + (row) >= (y)
+        return (row) < (x)
+
+
     def read_past_the_end(y):
         return y[4]
 
@@ -225,3 +238,21 @@ def test_index_out_of_bounds_raises_on_cpu(found, transform):
     make = numbax.jit if transform == "jit" else numbax.vmap
     with pytest.raises((IndexError, numbax.errors.NumbaxError)):
         make(found.read_past_the_end, backend="cpu")(y if transform == "jit" else np.stack([y, y]))
+
+
+@pytest.mark.xfail(strict=True, reason="an if whose adjoint has no derivative work is an empty block "
+                                       "(IndentationError in the generated code)")
+def test_grad_of_branch_adding_a_constant(found):
+    np.testing.assert_allclose(numbax.grad(found.branch_adds_a_constant, backend="python")(X), np.ones(4))
+
+
+@pytest.mark.xfail(strict=True, reason="on cpu, Numba fails to lower the generated code and numbax reports it "
+                                       "without the user's line")
+def test_cpu_typing_failures_name_the_line(found):
+    x, y = np.array([True, True, False, False]), np.array(-1.75 - 0.75j)
+    try:
+        got = numbax.jit(found.compare_with_complex_in_loop, backend="cpu")(x, y)
+    except numbax.errors.NumbaxError as error:
+        assert f"{found.__name__}.py:" in str(error), str(error)
+    else:
+        np.testing.assert_array_equal(got, found.compare_with_complex_in_loop(x, y))
