@@ -96,6 +96,14 @@ SOURCE = textwrap.dedent('''
         return (row) < (x)
 
 
+    def dtype_changes_in_some_examples(n, y):
+        j = 0
+        while j < 1 and np.sum(n) < 0:
+            n = n * y
+            j += 1
+        return n
+
+
     def read_past_the_end(y):
         return y[4]
 
@@ -256,3 +264,17 @@ def test_cpu_typing_failures_name_the_line(found):
         assert f"{found.__name__}.py:" in str(error), str(error)
     else:
         np.testing.assert_array_equal(got, found.compare_with_complex_in_loop(x, y))
+
+
+@pytest.mark.xfail(strict=True, reason="vmap of a loop that makes an integer array float in some examples only "
+                                       "keeps the integer dtype and truncates those examples")
+def test_vmap_of_dtype_changing_loop(found):
+    n, y = np.array([[1, 2], [-1, -2]]), np.full((2, 2), 0.5)
+    expected = np.stack([found.dtype_changes_in_some_examples(n[k], y[k]) for k in range(2)])
+    try:
+        got = numbax.vmap(found.dtype_changes_in_some_examples, backend="python")(n, y)
+    except numbax.errors.NumbaxError as error:
+        assert f"{found.__name__}.py:" in str(error), str(error)
+    else:
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected)
