@@ -1,0 +1,130 @@
+"""What a generated program's right answers are: NumPy's value, JAX's gradient, central differences.
+
+Each reference is either a value or the exception the reference itself raised (then numbax must raise
+too). Central differences run in float64 (float32 arguments are widened; their values are exact in
+both), perturb the real and the imaginary part of complex arguments separately and combine them as JAX
+does (``d/dre - 1j * d/dim``), and mark elements where the left and right one-sided differences
+disagree (a kink, a tie or a branch boundary within the step) as undecided: there only JAX decides.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .grammar import run_quietly
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from grad_corpus import oracles  # noqa: E402  (also turns on JAX's float64 mode)
+
+import jax  # noqa: E402
+
+STEP = 1e-6
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A value (or a tuple of gradients), or the exception that computing it raised."""
+
+    value: Any = None
+    error: Optional[BaseException] = None
+
+
+def numpy_call(fn: Callable, args: tuple) -> Reference:
+    """``fn(*args)`` on copies of the arguments, warnings off."""
+    try:
+        return Reference(run_quietly(lambda: fn(*copy.deepcopy(args))))
+    except Exception as error:  # noqa: BLE001 - the program's own failure is the reference
+        return Reference(error=error)
+
+
+def numpy_batch(fn: Callable, batch: tuple, in_axes: Sequence[Optional[int]]) -> Reference:
+    """What ``vmap(fn, in_axes)(*batch)`` must equal: ``fn`` on each example, stacked."""
+    size = next(len(a) for a, axis in zip(batch, in_axes) if axis is not None)
+    outputs = []
+    for k in range(size):
+        example = tuple(a[k] if axis is not None else a for a, axis in zip(batch, in_axes))
+        one = numpy_call(fn, example)
+        if one.error is not None:
+            return one
+        outputs.append(one.value)
+    return Reference(np.stack([np.asarray(o) for o in outputs]))
+
+
+def jax_gradient(fn: Callable, args: tuple, argnums: Tuple[int, ...]) -> Reference:
+    """``jax.grad`` of the same source with ``np`` bound to ``jax.numpy``, eagerly, in float64 mode; an
+    empty reference where JAX cannot run the program (the refusals it shares with numbax are decided
+    from the dtypes before JAX is asked)."""
+    try:
+        grads = jax.grad(oracles.to_jax(fn), argnums=argnums)(*copy.deepcopy(args))
+    except Exception:  # noqa: BLE001 - JAX cannot run this program (its own limitation): no reference
+        return Reference()
+    return Reference(tuple(np.asarray(g) for g in grads))
+
+
+def _widen(value):
+    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+        return value.astype(np.float64)
+    return value
+
+
+def _agree(a: float, b: float) -> bool:
+    return bool(np.isfinite(a) and np.isfinite(b) and abs(a - b) <= 1e-3 * (1 + abs(a) + abs(b)))
+
+
+def central_differences(fn: Callable, args: tuple, argnums: Tuple[int, ...]):
+    """Per differentiated argument, ``(gradient, decided)``: central differences of the scalar ``fn``
+    and a mask of the elements where ``fn`` is smooth within the step.
+
+    An element is decided where its left and right differences agree. All are undecided when ``fn`` is
+    not finite, or when the derivative along one fixed pseudo-random direction disagrees with the
+    gradient (a tie that no single coordinate breaks: ``sort`` or ``max`` of equal values).
+    """
+    base = [_widen(a) for a in args]
+
+    def value(deltas) -> float:
+        moved = list(copy.deepcopy(base))
+        for k, delta in deltas.items():
+            moved[k] = moved[k] + delta
+        try:
+            return float(np.real(run_quietly(lambda: fn(*moved))))
+        except Exception:  # noqa: BLE001 - the program fails next to the point: nothing decided there
+            return float("nan")
+
+    def unit(k: int, index, direction) -> np.ndarray:
+        delta = np.zeros(np.shape(base[k]), dtype=complex if isinstance(direction, complex) else float)
+        delta[index] = direction
+        return delta if np.ndim(base[k]) else delta.item()
+
+    f0 = value({})
+    results = []
+    for k in argnums:
+        shape = np.shape(base[k])
+        complex_arg = np.asarray(base[k]).dtype.kind == "c"
+        grad = np.zeros(shape, dtype=complex if complex_arg else float)
+        decided = np.full(shape, np.isfinite(f0))
+        for index in np.ndindex(shape):
+            h = STEP * max(1.0, abs(np.asarray(base[k])[index]))
+            for weight, direction in ((1.0, 1.0), (-1j, 1j)) if complex_arg else ((1.0, 1.0),):
+                fp, fm = value({k: unit(k, index, direction * h)}), value({k: unit(k, index, -direction * h)})
+                fp2, fm2 = value({k: unit(k, index, direction * h / 2)}), value({k: unit(k, index, -direction * h / 2)})
+                central = (-fp + 8 * fp2 - 8 * fm2 + fm) / (6 * h)
+                decided[index] &= _agree((fp - f0) / h, (f0 - fm) / h) and bool(np.isfinite(central))
+                grad[index] += weight * central
+        results.append((grad, decided))
+    rng = np.random.default_rng(0)
+    direction = {k: rng.standard_normal(np.shape(base[k])) + (
+        1j * rng.standard_normal(np.shape(base[k])) if np.asarray(base[k]).dtype.kind == "c" else 0) for k in argnums}
+    along = sum(float(np.real(np.sum(g * direction[k]))) for k, (g, _) in zip(argnums, results))
+    step = {k: STEP * d for k, d in direction.items()}
+    right = (value(step) - f0) / STEP
+    left = (f0 - value({k: -d for k, d in step.items()})) / STEP
+    if not (_agree(right, along) and _agree(left, along)):
+        for _, decided in results:
+            decided[...] = False
+    return results

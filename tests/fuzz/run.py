@@ -1,0 +1,213 @@
+"""The differential tester on demand: ``python -m tests.fuzz.run --backend python -n 20000 --seed 0``.
+
+Generates ``n`` programs, runs each through numbax's ``jit``, ``grad`` and ``vmap`` on the chosen backend,
+and prints the counts of right / refused / unchecked / wrong / internal outcomes, in total and by construct.
+A failure not explained by one already minimized (same signature, and the minimized program's constructs
+all present) is shrunk by hypothesis to a minimal program, written with its arguments and what went wrong
+to ``--out``/``NN.py``; the raw failing programs go to ``--out``/raw/. Hypothesis stops generating at a
+failure it shrinks, so the run continues with the next seed for the programs still to go.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from .classify import FAILURES, INTERNAL, KINDS, TRANSFORMS, Outcome, check
+from .grammar import Program, programs
+from .known import excused
+
+
+PER_SIGNATURE = 3  # failures minimized per signature at most (a wrong value's signature is just "value")
+
+
+class _Found(Exception):
+    """Raised inside the hypothesis test to make it shrink the failure being minimized."""
+
+
+@dataclass
+class Tally:
+    """Counts of outcomes by transform and kind, in total and per construct tag."""
+
+    programs: int = 0
+    total: collections.Counter = field(default_factory=collections.Counter)
+    by_tag: Dict[str, collections.Counter] = field(default_factory=lambda: collections.defaultdict(collections.Counter))
+
+    def add(self, program: Program, outcomes: List[Outcome]) -> None:
+        self.programs += 1
+        for outcome in outcomes:
+            self.total[outcome.transform, outcome.kind] += 1
+            for tag in program.tags:
+                self.by_tag[tag][outcome.transform, outcome.kind] += 1
+
+    def table(self) -> str:
+        """The counts as a text table: one row per construct, one column group per transform."""
+        short = {"right": "ok", "refused": "ref", "unchecked": "unch", "wrong": "WRONG", "internal": "INTERNAL"}
+        header = f"{'construct':18s}" + "".join(
+            f" | {t:4s} " + " ".join(f"{short[k]:>5s}" for k in KINDS) for t in TRANSFORMS)
+        rows = [header, "-" * len(header)]
+        for name, counts in [("ALL", self.total)] + sorted(self.by_tag.items()):
+            rows.append(f"{name:18s}" + "".join(
+                " |      " + " ".join(f"{counts[t, k]:5d}" for k in KINDS) for t in TRANSFORMS))
+        return "\n".join(rows)
+
+
+@dataclass
+class Minimized:
+    """A failure hypothesis shrank: the outcome and the minimal program."""
+
+    outcome: Outcome
+    program: Program
+
+
+class Session:
+    """One run: counts everything generated, and shrinks failures that no minimized one explains."""
+
+    def __init__(self, backend: str, out: str, max_shrinks: int, timeout: int, report_every: int = 100):
+        self.backend, self.out, self.max_shrinks, self.timeout = backend, out, max_shrinks, timeout
+        self.report_every = report_every
+        self.known = 0  # failures that known.KNOWN_FAILURES excuses: counted, not minimized again
+        self.tally = Tally()
+        self.minimized: List[Minimized] = []
+        self.raw_written: collections.Counter = collections.Counter()
+        self.target: Optional[Tuple[str, Outcome]] = None
+        self.last: Optional[Minimized] = None
+        os.makedirs(os.path.join(out, "raw"), exist_ok=True)
+
+    def checked(self, program: Program, transforms=TRANSFORMS) -> List[Outcome]:
+        """``check`` under an alarm: a compile or a run that hangs is an internal error."""
+        def alarm(signum, frame):
+            raise TimeoutError(f"no result after {self.timeout} s")
+
+        previous = signal.signal(signal.SIGALRM, alarm)
+        signal.alarm(self.timeout)
+        try:
+            return check(program, self.backend, transforms)
+        except TimeoutError as error:
+            return [Outcome(t, INTERNAL, f"TimeoutError: {error}") for t in transforms]
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+    def explained(self, program: Program, outcome: Outcome) -> bool:
+        """Whether minimized failures explain this one: one with this signature and only constructs this
+        program uses too (the arguments' dtypes aside: one cause shows through many of them), or already
+        ``PER_SIGNATURE`` with this signature."""
+        constructs = lambda tags: {t for t in tags if not t.startswith(("dtype_", "scalar_"))}  # noqa: E731
+        same = [m for m in self.minimized if m.outcome.signature() == outcome.signature()]
+        return len(same) >= PER_SIGNATURE or any(constructs(m.program.tags) <= program.tags for m in same)
+
+    def body(self, program: Program) -> None:
+        """The hypothesis test body: count (while generating), or match the target (while shrinking)."""
+        if self.target is not None:
+            signature, transform = self.target[0], self.target[1].transform
+            for outcome in self.checked(program, (transform,)):
+                same = outcome.kind in FAILURES and outcome.signature() == signature
+                if same and not excused(program, outcome, self.backend):
+                    self.stop(Minimized(outcome, program))
+            return
+        outcomes = self.checked(program)
+        self.tally.add(program, outcomes)
+        if self.tally.programs % self.report_every == 0:
+            with open(os.path.join(self.out, "counts.txt"), "w") as f:
+                f.write(f"{self.tally.programs} programs so far\n{self.tally.table()}\n")
+        for outcome in outcomes:
+            if outcome.kind not in FAILURES:
+                continue
+            if excused(program, outcome, self.backend):
+                self.known += 1
+                continue
+            self.write_raw(program, outcome)
+            if not self.explained(program, outcome) and len(self.minimized) < self.max_shrinks:
+                self.target = (outcome.signature(), outcome)
+                self.stop(Minimized(outcome, program))
+
+    def stop(self, found: Minimized) -> None:
+        """Record ``found`` and fail the hypothesis test (from this one line, so that hypothesis sees the
+        same failure while it shrinks)."""
+        self.last = found
+        raise _Found(found.outcome.signature())
+
+    def write_raw(self, program: Program, outcome: Outcome) -> None:
+        signature = outcome.signature()
+        self.raw_written[signature] += 1
+        if self.raw_written[signature] > 3:
+            return
+        name = f"{abs(hash(signature)) % 10 ** 8:08d}_{self.raw_written[signature]}.py"
+        with open(os.path.join(self.out, "raw", name), "w") as f:
+            f.write(describe(program, outcome))
+
+    def run(self, n: int, base_seed: int) -> None:
+        restart = 0
+        while self.tally.programs < n:
+            before = self.tally.programs
+            self.target, self.last = None, None
+            phases = [Phase.generate, Phase.shrink] if len(self.minimized) < self.max_shrinks else [Phase.generate]
+
+            @seed(base_seed * 1000 + restart)
+            @settings(max_examples=n - before, database=None, deadline=None, derandomize=False, phases=phases,
+                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
+            @given(programs())
+            def test(program):
+                self.body(program)
+
+            try:
+                test()
+            except Exception:  # noqa: BLE001 - _Found, or hypothesis's FlakyFailure when a replay differed
+                if self.last is None:
+                    raise
+                self.minimized.append(self.last)
+                self.write_minimized(self.last)
+                print(f"[{self.tally.programs}] minimized: {self.last.outcome.signature()}", flush=True)
+            restart += 1
+            if self.tally.programs == before:
+                break  # hypothesis generated nothing new: stop rather than loop
+
+    def write_minimized(self, found: Minimized) -> None:
+        path = os.path.join(self.out, f"{len(self.minimized):02d}.py")
+        with open(path, "w") as f:
+            f.write(describe(found.program, found.outcome))
+
+
+def describe(program: Program, outcome: Outcome) -> str:
+    """A failing program as a file: what went wrong, the source, the arguments and the constructs."""
+    comment = "\n".join("# " + line for line in f"{outcome.signature()}\n{outcome.detail}".splitlines())
+    return f"{comment}\n\nimport numpy as np\n\n\n{program!r}\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="python", choices=("python", "cpu"))
+    parser.add_argument("-n", type=int, default=1000, help="programs to generate")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=".cache/fuzz-failures", help="folder for the failing programs")
+    parser.add_argument("--max-shrinks", type=int, default=25, help="failures to minimize at most")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per program before it counts as internal")
+    parser.add_argument("--report-every", type=int, default=100, help="write counts.txt every so many programs")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))
+    session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every)
+    start = time.time()
+    session.run(args.n, args.seed)
+    print(f"\n{session.tally.programs} programs on backend={args.backend!r}, seed={args.seed}, "
+          f"{time.time() - start:.0f} s; outcomes per transform: ok = right, ref = refused clearly, "
+          f"unch = no oracle decides (a kink without JAX)\n")
+    print(session.tally.table())
+    failures = sum(session.tally.total[t, k] for t in TRANSFORMS for k in FAILURES)
+    print(f"\n{failures} wrong or internal outcomes ({session.known} of them known: tests/fuzz/known.py); "
+          f"{len(session.minimized)} new ones minimized in {args.out}/")
+    for k, found in enumerate(session.minimized, 1):
+        print(f"  {k:02d}.py  {found.outcome.signature()}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

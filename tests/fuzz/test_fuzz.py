@@ -1,0 +1,35 @@
+"""The differential tester in the suite: generated programs through ``jit``, ``grad`` and ``vmap``, with a
+fixed seed (``derandomize``) and no example database, so every run sees the same programs and nothing is
+written into the repository. 0 wrong values and 0 internal errors, except the known failures that
+``known.py`` lists (each one a strict xfail in ``test_found.py``). ``python -m tests.fuzz.run`` runs tens of thousands.
+"""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, Phase, given, note, settings
+
+from .classify import check
+from .grammar import Program, programs
+from .known import unexplained
+
+
+def _assert_right(program: Program, backend: str) -> None:
+    note(repr(program))
+    failures = unexplained(program, check(program, backend), backend)
+    assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
+
+
+_SLOW = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+
+
+@settings(max_examples=150, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
+@given(programs())
+def test_python_backend(program):
+    _assert_right(program, "python")
+
+
+# No shrinking on cpu: each step is a Numba compile (seconds); the python backend shrinks cheaply.
+@settings(max_examples=8, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW,
+          phases=[Phase.explicit, Phase.generate])
+@given(programs(max_statements=2))
+def test_cpu_backend(program):
+    _assert_right(program, "cpu")
