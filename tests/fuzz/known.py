@@ -32,9 +32,6 @@ class Known:
 # Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail
 # regression test in test_found.py that asserts the right value. Remove an entry when its xfail passes.
 KNOWN_FAILURES = (
-    *(Known("grad", f"output_{kind}", "grad wrong: should raise TypeError",
-            f"grad of a {kind} output returns a value; JAX raises TypeError (test_grad_of_{kind}_output_raises)")
-      for kind in ("integer", "bool", "complex")),
     Known("grad", "raises", "grad wrong: should raise",
           "grad drops code it needs no derivative of, and that code's IndexError, AxisError or ZeroDivisionError "
           "(test_grad_keeps_errors_of_inactive_code, test_grad_of_length_divided_by_zero_raises)"),
@@ -46,21 +43,9 @@ KNOWN_FAILURES = (
           "(test_vmap_of_dtype_changing_loop)"),
     Known("grad", "prod", "grad wrong: value",
           "grad of np.prod divides the product by each element: nan at a zero (test_grad_of_prod_with_a_zero)"),
-    Known("grad", "dtype_complex128", "grad wrong: value",
-          "grad with respect to a complex input is the conjugate of JAX's (test_grad_complex_input_follows_jax)"),
     *(Known(transform, "augassign", f"{transform} wrong: value",
             "on cpu, an augmented assignment from an overlapping view of its target reads overwritten "
             "elements (test_inplace_update_from_overlapping_view_cpu)", "cpu") for transform in ("jit", "vmap")),
-    Known("grad", "fill", "grad wrong: value",
-          "grad passes cotangents through x.fill(c) (test_grad_through_fill)"),
-    Known("grad", "inplace_method", "grad wrong: value",
-          "grad through y.sort() does not permute the cotangent back (test_grad_through_sort_in_place)"),
-    *(Known("grad", loop, "grad internal: IndentationError",
-            "an empty adjoint loop body is emitted as an empty block (test_grad_of_loop_adding_a_constant)")
-      for loop in ("for_range", "for_rows", "while", "branch")),
-    *(Known(transform, None, f"{transform} internal: message names no line of the program: NumbaxTypingError",
-            "on cpu, Numba fails to lower some generated code and the error names no user line "
-            "(test_cpu_typing_failures_name_the_line)", "cpu") for transform in ("jit", "grad", "vmap")),
     Known("grad", "for_rows", "grad wrong: value",
           "`for row in x` whose body rebinds x: the adjoint reads the new x "
           "(test_grad_loop_rebinding_its_iterable)"),

@@ -123,19 +123,16 @@ def found():
     return loader.load(SOURCE)
 
 
-@pytest.mark.xfail(strict=True, reason="grad of an integer output returns zeros instead of raising TypeError")
 def test_grad_of_integer_output_raises(found):
     with pytest.raises(TypeError):
         numbax.grad(found.integer_output, argnums=1, backend="python")(np.array([1, 2]), 1.5)
 
 
-@pytest.mark.xfail(strict=True, reason="grad of a bool-derived (integer) output returns zeros instead of raising")
 def test_grad_of_bool_output_raises(found):
     with pytest.raises(TypeError):
         numbax.grad(found.bool_output, backend="python")(X)
 
 
-@pytest.mark.xfail(strict=True, reason="grad of a complex output returns a value; JAX raises TypeError")
 def test_grad_of_complex_output_raises(found):
     with pytest.raises(TypeError):
         numbax.grad(found.complex_output, backend="python")(X, np.array([1j, 2j, 0, 1]))
@@ -150,8 +147,6 @@ def test_grad_keeps_errors_of_inactive_code(found, name, error):
         numbax.grad(getattr(found, name), argnums=1, backend="python")(X, X)
 
 
-@pytest.mark.xfail(strict=True, reason="the adjoint of a loop whose body has no derivative work is an empty "
-                                       "for block (IndentationError in the generated code)")
 @pytest.mark.parametrize("backend", ["python", "cpu"])
 def test_grad_of_loop_adding_a_constant(found, backend):
     np.testing.assert_allclose(numbax.grad(found.loop_adds_a_constant, backend=backend)(ROWS), np.ones((2, 2)))
@@ -185,7 +180,6 @@ def test_numpy_scalar_promotes_float32(found, transform):
     assert make(found.numpy_scalar_promotes_float32, backend="python")(args).dtype == np.float64
 
 
-@pytest.mark.xfail(strict=True, reason="x.fill(c) overwrites x, but grad passes the cotangent through to x")
 def test_grad_through_fill(found):
     np.testing.assert_allclose(numbax.grad(found.fill_overwrites, backend="python")(X.copy()), np.zeros(4))
 
@@ -202,8 +196,6 @@ def test_grad_of_prod_with_a_zero(found, y, expected):
     np.testing.assert_allclose(numbax.grad(found.product, backend="python")(y), expected)
 
 
-@pytest.mark.xfail(strict=True, reason="grad with respect to a complex input is the conjugate of JAX's "
-                                       "(df/dre - 1j * df/dim)")
 def test_grad_complex_input_follows_jax(found):
     z = np.array([3 + 4j, 1 - 1j])
     np.testing.assert_allclose(numbax.grad(found.modulus, backend="python")(z), np.conj(z) / np.abs(z))
@@ -231,7 +223,6 @@ def test_inplace_update_from_overlapping_view_cpu(found, transform):
     np.testing.assert_allclose(got, [0.25, 1.0, 4.0])
 
 
-@pytest.mark.xfail(strict=True, reason="grad through y.sort(): the cotangent is not permuted back")
 def test_grad_through_sort_in_place(found):
     x = np.array([-1.0, 0.0, -0.25, -1.5])
     # y.sort() puts x[k] ** 2 at rank r_k, weighted by r_k.
@@ -248,14 +239,10 @@ def test_index_out_of_bounds_raises_on_cpu(found, transform):
         make(found.read_past_the_end, backend="cpu")(y if transform == "jit" else np.stack([y, y]))
 
 
-@pytest.mark.xfail(strict=True, reason="an if whose adjoint has no derivative work is an empty block "
-                                       "(IndentationError in the generated code)")
 def test_grad_of_branch_adding_a_constant(found):
     np.testing.assert_allclose(numbax.grad(found.branch_adds_a_constant, backend="python")(X), np.ones(4))
 
 
-@pytest.mark.xfail(strict=True, reason="on cpu, Numba fails to lower the generated code and numbax reports it "
-                                       "without the user's line")
 def test_cpu_typing_failures_name_the_line(found):
     x, y = np.array([True, True, False, False]), np.array(-1.75 - 0.75j)
     try:
