@@ -9,6 +9,7 @@ from numbax.errors import (
     NumbaxDifferentiationError,
     NumbaxBatchingError,
     NumbaxError,
+    NumbaxIndexError,
     NumbaxInternalError,
     NumbaxRecursionError,
     NumbaxSourceError,
@@ -23,7 +24,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

@@ -1,6 +1,7 @@
 """The exceptions a user of numbax can see, each pointing at the user's own line."""
 from __future__ import annotations
 
+import linecache
 from typing import Optional
 
 from numbax.ast_passes.origin import Origin
@@ -63,3 +64,24 @@ class NumbaxInternalError(NumbaxError):
 class NumbaxBatchingError(NumbaxError, ValueError):
     """``vmap``'s axes do not fit the arguments or the outputs of a call inside compiled code (JAX raises
     ``ValueError`` there)."""
+
+
+class NumbaxIndexError(NumbaxError, IndexError):
+    """An integer index the user wrote is out of bounds (raised by compiled code where NumPy raises
+    ``IndexError``).
+
+    Compiled code passes NumPy's message and ``where``, the user's ``file:line:column``, both strings.
+    """
+
+    def __init__(self, message: str, where: str = ""):
+        self.where = where
+        parts = where.rsplit(":", 2)
+        origin = None
+        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+            filename, line = parts[0], int(parts[1])
+            origin = Origin(filename, line, int(parts[2]), linecache.getline(filename, line))
+        super().__init__(message, origin, hint="index from -size to size - 1 along that axis (check the size "
+                                               "with x.shape first, or clip the index).")
+
+    def __reduce__(self):
+        return type(self), (self.message, self.where)

@@ -5,7 +5,8 @@ operand of every operation is an atom (a name, a constant, or a reference to a
 module-level function such as ``np.tanh``); nested operations move into fresh
 temporaries ``_t1, _t2, ...`` in evaluation order. Conditional expressions and
 ``and``/``or`` become ``if`` statements, so laziness is kept; a compound
-``while`` test is evaluated at the top of a ``while True`` body.
+``while`` test, or one that indexes, is evaluated at the top of a
+``while True`` body (so ``bounds_checks`` can check its index each time).
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -134,7 +135,7 @@ class _ANF:
     def target(self, node: gast.expr) -> gast.expr:
         if isinstance(node, gast.Subscript):
             index = self.atom(node.slice)
-            return gast.Subscript(value=self.atom(node.value), slice=index, ctx=gast.Store())
+            return anno.copyanno(node, gast.Subscript(value=self.atom(node.value), slice=index, ctx=gast.Store()))
         return node
 
     def statements(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
@@ -169,8 +170,8 @@ class _ANF:
                            type_comment=None))
 
     def stmt_While(self, stmt):
-        if is_atom(stmt.test) or all(is_atom(c) for c in gast.iter_child_nodes(stmt.test)
-                                     if isinstance(c, gast.expr)):
+        if is_atom(stmt.test) or not isinstance(stmt.test, gast.Subscript) and all(
+                is_atom(c) for c in gast.iter_child_nodes(stmt.test) if isinstance(c, gast.expr)):
             self.emit(gast.While(test=stmt.test, body=self.statements(stmt.body), orelse=[]))
             return
         head = self.block_of(lambda: self.emit(gast.If(

@@ -8,7 +8,7 @@ _PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "
 _IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
 _MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "append", "pop",
                      "index_add", "save_row"}
-_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal"}  # runtime helpers called for what they do
+_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal", "check_index"}  # runtime helpers called for what they do
 
 
 def _callee_path(func: gast.expr):

@@ -106,7 +106,7 @@ class ControlFlowMixin:
                 index = self.eval(target.slice)
                 value = self.eval(node.value)
                 self.emit(gast.AugAssign(
-                    target=gast.Subscript(value=base.expr(), slice=self.materialize_index(index), ctx=gast.Store()),
+                    target=self.user_subscript(target, base.expr(), index, gast.Store()),
                     op=node.op, value=self.materialize(value)))
                 return
         combined = gast.BinOp(left=load, op=node.op, right=node.value)

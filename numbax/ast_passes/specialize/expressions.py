@@ -7,7 +7,7 @@ from typing import Any, List
 import gast
 import numpy as np
 
-from numbax.ast_passes import resolve
+from numbax.ast_passes import anno, resolve
 from numbax.ast_passes.specialize import dtypes
 from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, NeedStatic, Poison
 
@@ -173,14 +173,25 @@ class ExpressionsMixin:
     def eval_Subscript(self, node):
         base, index = self.eval(node.value), self.eval(node.slice)
         if _is_runtime(base):
-            return Dyn(gast.Subscript(value=self.materialize(base), slice=self.materialize_index(index),
-                                      ctx=gast.Load()), dtypes.index(dtypes.aval_of(base), index))
+            return Dyn(self.user_subscript(node, self.materialize(base), index, gast.Load()),
+                       dtypes.index(dtypes.aval_of(base), index))
         if isinstance(index, Dyn) or (isinstance(index, tuple) and any(isinstance(i, Dyn) for i in index)):
             raise NeedStatic(f"indexing a {type(base).__name__} with a run-time value")
         try:
             return base[index]
         except (IndexError, KeyError, TypeError) as exc:
             self.fail(node, f"cannot index this {type(base).__name__}: {exc}")
+
+    def user_subscript(self, node: gast.Subscript, base: gast.expr, index: Any, ctx: gast.expr_context):
+        """``base[index]`` for the user's subscript ``node``, marked for ``bounds_checks`` with its origin.
+
+        Only subscripts the user wrote come through here: the ones numbax generates (``vmap``'s loop over
+        the batch, loops over an array's rows) are built without the mark and are never checked."""
+        subscript = gast.Subscript(value=base, slice=self.materialize_index(index), ctx=ctx)
+        origin = self.origin(node)
+        if origin is not None:
+            anno.setanno(subscript, anno.Key.USER_INDEX, origin)
+        return subscript
 
     def materialize_index(self, index: Any) -> gast.expr:
         """An index expression: slices stay slices inside tuples (``x[:, 0]``)."""
