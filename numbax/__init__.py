@@ -12,11 +12,14 @@ from numbax.errors import (
     NumbaxIndexError,
     NumbaxInternalError,
     NumbaxRecursionError,
+    NumbaxRunTimeError,
+    NumbaxShapeError,
     NumbaxSourceError,
     NumbaxSpecializationError,
     NumbaxStaticArgumentError,
     NumbaxSyntaxError,
     NumbaxTypingError,
+    NumbaxZeroDivisionError,
 )
 
 __version__ = "0.1.0.dev0"
@@ -24,7 +27,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxZeroDivisionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

@@ -66,12 +66,13 @@ class NumbaxBatchingError(NumbaxError, ValueError):
     ``ValueError`` there)."""
 
 
-class NumbaxIndexError(NumbaxError, IndexError):
-    """An integer index the user wrote is out of bounds (raised by compiled code where NumPy raises
-    ``IndexError``).
+class NumbaxRunTimeError(NumbaxError):
+    """Base class of the errors compiled code raises where NumPy or Python would (``numbax.runtime.checks``).
 
-    Compiled code passes NumPy's message and ``where``, the user's ``file:line:column``, both strings.
+    Compiled code passes the message and ``where``, the user's ``file:line:column``, both strings.
     """
+
+    HINT = ""
 
     def __init__(self, message: str, where: str = ""):
         self.where = where
@@ -80,8 +81,26 @@ class NumbaxIndexError(NumbaxError, IndexError):
         if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
             filename, line = parts[0], int(parts[1])
             origin = Origin(filename, line, int(parts[2]), linecache.getline(filename, line))
-        super().__init__(message, origin, hint="index from -size to size - 1 along that axis (check the size "
-                                               "with x.shape first, or clip the index).")
+        super().__init__(message, origin, hint=self.HINT)
 
     def __reduce__(self):
         return type(self), (self.message, self.where)
+
+
+class NumbaxIndexError(NumbaxRunTimeError, IndexError):
+    """An integer index the user wrote is out of bounds (NumPy raises ``IndexError``)."""
+
+    HINT = "index from -size to size - 1 along that axis (check the size with x.shape first, or clip the index)."
+
+
+class NumbaxZeroDivisionError(NumbaxRunTimeError, ZeroDivisionError):
+    """A Python number divided by zero (Python raises ``ZeroDivisionError``; arrays give inf or nan, as in
+    NumPy)."""
+
+    HINT = "test the divisor first; or divide NumPy values (np.float64(x) / 0.0 is inf, as in NumPy)."
+
+
+class NumbaxShapeError(NumbaxRunTimeError, ValueError):
+    """Arrays whose shapes do not fit the operation the user wrote (NumPy raises ``ValueError``)."""
+
+    HINT = "make the shapes agree (x.shape shows them), or reshape or index an operand first."

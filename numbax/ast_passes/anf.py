@@ -6,7 +6,7 @@ module-level function such as ``np.tanh``); nested operations move into fresh
 temporaries ``_t1, _t2, ...`` in evaluation order. Conditional expressions and
 ``and``/``or`` become ``if`` statements, so laziness is kept; a compound
 ``while`` test, or one that indexes, is evaluated at the top of a
-``while True`` body (so ``bounds_checks`` can check its index each time).
+``while True`` body (so ``run_time_checks`` can check its index each time).
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -81,8 +81,9 @@ class _ANF:
             return self.lazy_bool(node)
         if isinstance(node, gast.Call):
             func = node.func if is_atom(node.func) else self.method(node.func)
-            return gast.Call(func=func, args=[self.atom(a) for a in node.args],
-                             keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords])
+            return anno.copyanno(node, gast.Call(
+                func=func, args=[self.atom(a) for a in node.args],
+                keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]))
         if isinstance(node, gast.Slice):
             return gast.Slice(*(self.atom(p) if p is not None else None for p in (node.lower, node.upper, node.step)))
         if isinstance(node, gast.Compare) and len(node.ops) > 1:

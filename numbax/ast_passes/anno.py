@@ -16,7 +16,7 @@ class Key(enum.Enum):
 
     ORIGIN = "the Origin (user file, line, column) the node was written at"
     GRAD_OF = "the user's source line whose adjoint this statement computes"
-    USER_INDEX = "a subscript the user wrote (parse marks it): bounds_checks checks its integer indices"
+    CHECK = "the run-time check (a run_time_checks.Check) of a subscript, operation or call the user wrote"
 
 
 def setanno(node: Any, key: Key, value: Any) -> None:

@@ -8,7 +8,7 @@ from numbax.runtime.identity import *  # noqa: F401,F403
 from numbax.runtime.scan import *  # noqa: F401,F403
 from numbax.runtime.batching import *  # noqa: F401,F403
 from numbax.runtime.debug import *  # noqa: F401,F403
-from numbax.runtime.bounds import *  # noqa: F401,F403
+from numbax.runtime.checks import *  # noqa: F401,F403
 from numbax.runtime.vector_math import *  # noqa: F401,F403
 
 

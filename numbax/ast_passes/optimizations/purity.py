@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import gast
 
+from numbax.runtime import checks
+
 _PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "complex", "round", "zip",
                   "enumerate", "tuple"}
 _IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
 _MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "append", "pop",
                      "index_add", "save_row"}
-_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal", "check_index"}  # runtime helpers called for what they do
+# runtime helpers called for what they do
+_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal"} | set(checks.__all__)
 
 
 def _callee_path(func: gast.expr):

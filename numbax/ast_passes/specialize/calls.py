@@ -10,7 +10,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import resolve
-from numbax.ast_passes.specialize import dtypes
+from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import Dyn, LocalFunction, Partial, contains_dyn
 
@@ -67,7 +67,10 @@ class CallsMixin:
         if lowering is not None:
             return lowering(self, node, args, kwargs)
         if isinstance(func, Dyn):
-            return self.emit_call(node, func.expr(), args, kwargs)
+            out = self.emit_call(node, func.expr(), args, kwargs)
+            if isinstance(func.node, gast.Attribute):
+                self.check(node, out, checks.method(func.node.attr, args, kwargs))
+            return out
         while isinstance(func, (functools.partial, Partial)):
             func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
         if isinstance(func, LocalFunction):
@@ -114,6 +117,7 @@ class CallsMixin:
             args = [tuple(args[0])] + list(args[1:])
         call = self.emit_call(node, callee, args, kwargs)
         call.aval = dtypes.numpy_call(func, args, kwargs)
+        self.check(node, call, checks.call(func, args, kwargs))
         return call
 
     def call_sum(self, node, items, start=0) -> Any:
@@ -138,7 +142,9 @@ class CallsMixin:
         result = dtypes.ufunc_call(func, avals)
         call = gast.Call(func=self.materializer.reference(func),
                          args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])
-        return Dyn(call, result)
+        out = Dyn(call, result)
+        self.check(node, out, checks.call(func, args, {}))
+        return out
 
     @staticmethod
     def _is_math(func: Any) -> bool:
