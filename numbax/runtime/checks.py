@@ -115,5 +115,19 @@ def check_reshape(x, shape, where):
         else:
             known *= d
     if (unknown == 0 and known != x.size) or (unknown == 1 and (known == 0 or x.size % known != 0)):
-        raise NumbaxShapeError("cannot reshape array of size " + str(x.size) + " into shape " + _shape_text(shape),
+        raise NumbaxShapeError("cannot reshape array of size " + str(x.size) + " into shape " + _new_shape_text(shape),
                                where)
+
+
+@register_jitable
+def _new_shape_text(shape):
+    """The shape asked of ``reshape`` as NumPy writes it: ``-1`` is ``newaxis``, and dropped when first."""
+    text, parts, unknown = "(", 0, False
+    for k in range(len(shape)):
+        if shape[k] == -1:
+            unknown = True
+            if k == 0:
+                continue
+        text += ("," if parts else "") + ("newaxis" if shape[k] == -1 else str(shape[k]))
+        parts += 1
+    return text + ("," if parts == 1 and not unknown else "") + ")"
