@@ -7,6 +7,7 @@ from numbax.transforms.grad import grad, value_and_grad, vjp
 from numbax.transforms.vmap import vmap
 from numbax.errors import (
     NumbaxDifferentiationError,
+    NumbaxDomainError,
     NumbaxBatchingError,
     NumbaxError,
     NumbaxIndexError,
@@ -27,7 +28,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxZeroDivisionError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxDifferentiationError", "NumbaxDomainError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxZeroDivisionError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

@@ -100,6 +100,13 @@ class NumbaxZeroDivisionError(NumbaxRunTimeError, ZeroDivisionError):
     HINT = "test the divisor first; or divide NumPy values (np.float64(x) / 0.0 is inf, as in NumPy)."
 
 
+class NumbaxDomainError(NumbaxRunTimeError, ValueError):
+    """A result NumPy would give in a dtype that compiled code cannot (``np.linalg.eig`` of a real matrix
+    with complex eigenvalues)."""
+
+    HINT = "pass a complex matrix (np.linalg.eig(a.astype(np.complex128))), whose results are complex always."
+
+
 class NumbaxShapeError(NumbaxRunTimeError, ValueError):
     """Arrays whose shapes do not fit the operation the user wrote (NumPy raises ``ValueError``)."""
 

@@ -145,3 +145,47 @@ def test_vmap_checks_each_examples_shapes(backend):
     with pytest.raises(NumbaxShapeError) as info:
         numbax.vmap(row_of, backend=backend)(np.ones((2, 4)))
     assert f"{__file__}:{_line_of(row_of, 'm + np.ones(3)')}" in str(info.value)
+
+
+def sum_of_no_copies(x):
+    return np.sum(np.repeat(x, 0)) + np.sum(x * x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grad_of_repeat_with_no_copies_is_the_rest(backend):
+    np.testing.assert_allclose(numbax.grad(sum_of_no_copies, backend=backend)(X), 2.0 * X, rtol=1e-15)
+    assert numbax.jit(sum_of_no_copies, backend=backend)(X) == sum_of_no_copies(X)
+
+
+def eigenvalues(m):
+    return np.linalg.eigvals(m)
+
+
+def eigen_pairs(m):
+    w, v = np.linalg.eig(m)
+    return w, v
+
+
+ROTATION = np.array([[0.0, -1.0], [1.0, 0.0]])
+SYMMETRIC = np.array([[2.0, 1.0], [1.0, 3.0]])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_eig_of_a_real_matrix_with_real_eigenvalues_is_numpys(backend):
+    np.testing.assert_allclose(np.sort(numbax.jit(eigenvalues, backend=backend)(SYMMETRIC)),
+                               np.sort(np.linalg.eigvals(SYMMETRIC)), rtol=1e-14)
+    w, v = numbax.jit(eigen_pairs, backend=backend)(SYMMETRIC)
+    np.testing.assert_allclose(SYMMETRIC @ v, v * w, atol=1e-14)
+
+
+def test_eig_of_a_real_matrix_with_complex_eigenvalues_says_what_to_do():
+    np.testing.assert_allclose(numbax.jit(eigenvalues, backend="python")(ROTATION), np.linalg.eigvals(ROTATION))
+    for fn, text in ((eigenvalues, "np.linalg.eigvals(m)"), (eigen_pairs, "np.linalg.eig(m)")):
+        with pytest.raises(numbax.NumbaxDomainError) as info:
+            numbax.jit(fn)(ROTATION)
+        assert isinstance(info.value, ValueError)
+        assert str(info.value).startswith(f"{__file__}:{_line_of(fn, text)}: {text.split('(')[0]} of a real matrix")
+        assert "astype(np.complex128)" in str(info.value)
+    complex_values = numbax.jit(eigenvalues)(ROTATION.astype(np.complex128))
+    np.testing.assert_allclose(np.sort(complex_values.imag), [-1.0, 1.0], atol=1e-14)
+    np.testing.assert_allclose(complex_values.real, 0.0, atol=1e-14)

@@ -122,7 +122,7 @@ def _checks(stmt: gast.stmt, nodes: List[gast.expr], safe: Set[Tuple[str, str, s
     for node in nodes:
         check = anno.getanno(node, anno.Key.CHECK)
         anno.delanno(node, anno.Key.CHECK)
-        where = repr(f"{check.origin.filename}:{check.origin.lineno}:{check.origin.col_offset}")
+        where = repr(check.origin.position())
         for args in _operands(node, check):
             if check.helper == "check_index" and tuple(args) in safe:
                 continue

@@ -21,6 +21,8 @@ _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, typ
 _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
 # NumPy functions that Numba wants a tuple of arrays for.
 _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
+# NumPy functions whose result is complex for some real inputs, and the helpers that say so at the user's line.
+_REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
 _NUMBER_TYPES = {float, int, bool, complex}
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
@@ -113,6 +115,9 @@ class CallsMixin:
         except Exception:
             self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
+        if func in _REAL_EIG and not kwargs and len(args) == 1 and checks.is_real_array(args[0]) and \
+                self.origin(node) is not None:  # Numba's result is real: an error at the user's line where it is not
+            callee, args = resolve.reference_node(_REAL_EIG[func]), [args[0], self.origin(node).position()]
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
         call = self.emit_call(node, callee, args, kwargs)

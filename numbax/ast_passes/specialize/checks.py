@@ -52,6 +52,12 @@ def binop(op: gast.operator, left: Any, right: Any) -> Optional[Tuple[str, ...]]
     return None
 
 
+def is_real_array(value: Any) -> bool:
+    """Whether ``value`` is known to be an array of real numbers (or integers)."""
+    aval = dtypes.aval_of(value)
+    return aval is not None and aval.ndim >= 1 and aval.dtype.kind in "fiub"
+
+
 def _is_dim(value: Any) -> bool:
     if isinstance(value, Dyn):
         return value.aval is not None and value.aval.ndim == 0 and value.aval.dtype.kind in "iu"
