@@ -43,7 +43,8 @@ def binop(op: gast.operator, left: Any, right: Any) -> Optional[Tuple[str, ...]]
     avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
     if any(a is None for a in avals):
         return None
-    if isinstance(op, _DIVISIONS) and all(a.weak and a.ndim == 0 for a in avals):
+    if isinstance(op, _DIVISIONS) and all(a.weak and a.ndim == 0 for a in avals) and \
+            (isinstance(right, Dyn) or right == 0):  # ``dt / 6.0`` needs no check
         message = _python_zero_division(op, *avals)
         return None if message is None else ("check_divisor", message)
     if _arrays(avals) and not (isinstance(left, Dyn) and isinstance(right, Dyn) and left.name is not None
