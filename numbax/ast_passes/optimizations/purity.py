@@ -25,6 +25,17 @@ def _callee_path(func: gast.expr):
     return None
 
 
+def is_check(call: gast.expr) -> bool:
+    """Whether ``call`` is a run-time check (``rt.check_index(...)``): an effect that only reads its arguments."""
+    path = _callee_path(call.func) if isinstance(call, gast.Call) else None
+    return bool(path) and len(path) > 1 and path[-1] in checks.__all__
+
+
+def changes_arguments(call: gast.Call) -> bool:
+    """Whether a call that is not pure may change what it is given (a run-time check only reads it)."""
+    return not is_check(call)
+
+
 def is_pure(expr: gast.expr) -> bool:
     """True when ``expr`` only computes a value (NumPy/math calls, arithmetic, indexing)."""
     for node in gast.walk(expr):
