@@ -228,3 +228,23 @@ def test_the_error_survives_pickling():
     error = NumbaxIndexError("index 4 is out of bounds for axis 0 with size 4", f"{__file__}:1:0")
     again = pickle.loads(pickle.dumps(error))
     assert str(again) == str(error) and again.where == error.where
+
+
+def cubic_entry(x):
+    return x[1] ** 3 * x[-1]
+
+
+def slope_of_entry(x):
+    return numbax.grad(cubic_entry)(x)[1] + x[0] * x[1]
+
+
+def slope_past_end(x):
+    return numbax.grad(cubic_entry)(x)[9]
+
+
+def test_second_derivatives_through_checked_indices():
+    expected = jax.grad(lambda x: jax.grad(lambda z: z[1] ** 3 * z[-1])(x)[1] + x[0] * x[1])(X)
+    np.testing.assert_allclose(numbax.grad(slope_of_entry)(X), expected, rtol=1e-12)
+    with pytest.raises(NumbaxIndexError) as info:
+        numbax.grad(slope_past_end)(X)
+    _expect(info, slope_past_end, "(x)[9]", "index 9 is out of bounds for axis 0 with size 4")

@@ -189,3 +189,21 @@ def test_eig_of_a_real_matrix_with_complex_eigenvalues_says_what_to_do():
     complex_values = numbax.jit(eigenvalues)(ROTATION.astype(np.complex128))
     np.testing.assert_allclose(np.sort(complex_values.imag), [-1.0, 1.0], atol=1e-14)
     np.testing.assert_allclose(complex_values.real, 0.0, atol=1e-14)
+
+
+def halve_until(a, b):
+    n = 0
+    while a // b:
+        a = a // 2
+        b = b - 1
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_while_test_is_checked_on_every_iteration(backend):
+    assert numbax.jit(halve_until, backend=backend)(40, 10) == halve_until(40, 10) == 3
+    message = _raised(ZeroDivisionError, halve_until, (40, 2))
+    with pytest.raises(NumbaxZeroDivisionError) as info:
+        numbax.jit(halve_until, backend=backend)(40, 2)
+    assert str(info.value).splitlines()[0] == f"{__file__}:{_line_of(halve_until, 'while a // b')}: {message}"

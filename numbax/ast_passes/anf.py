@@ -5,8 +5,8 @@ operand of every operation is an atom (a name, a constant, or a reference to a
 module-level function such as ``np.tanh``); nested operations move into fresh
 temporaries ``_t1, _t2, ...`` in evaluation order. Conditional expressions and
 ``and``/``or`` become ``if`` statements, so laziness is kept; a compound
-``while`` test, or one that indexes, is evaluated at the top of a
-``while True`` body (so ``run_time_checks`` can check its index each time).
+``while`` test, or one that indexes or is checked at run time, is evaluated
+at the top of a ``while True`` body (so ``run_time_checks`` checks it each time).
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -171,7 +171,8 @@ class _ANF:
                            type_comment=None))
 
     def stmt_While(self, stmt):
-        if is_atom(stmt.test) or not isinstance(stmt.test, gast.Subscript) and all(
+        checked = isinstance(stmt.test, gast.Subscript) or anno.hasanno(stmt.test, anno.Key.CHECK)
+        if is_atom(stmt.test) or not checked and all(
                 is_atom(c) for c in gast.iter_child_nodes(stmt.test) if isinstance(c, gast.expr)):
             self.emit(gast.While(test=stmt.test, body=self.statements(stmt.body), orelse=[]))
             return
