@@ -7,18 +7,22 @@ from numbax.transforms.grad import grad, value_and_grad, vjp
 from numbax.transforms.vmap import vmap
 from numbax.errors import (
     NumbaxDifferentiationError,
+    NumbaxDomainError,
     NumbaxBatchingError,
     NumbaxCacheError,
     NumbaxCacheWarning,
     NumbaxError,
+    NumbaxIndexError,
     NumbaxInternalError,
     NumbaxRecursionError,
+    NumbaxRunTimeError,
     NumbaxShapeError,
     NumbaxSourceError,
     NumbaxSpecializationError,
     NumbaxStaticArgumentError,
     NumbaxSyntaxError,
     NumbaxTypingError,
+    NumbaxZeroDivisionError,
 )
 
 __version__ = "0.1.0.dev0"
@@ -26,8 +30,9 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError", "NumbaxError",
-    "NumbaxInternalError", "NumbaxRecursionError", "NumbaxShapeError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError", "NumbaxDomainError",
+    "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxRunTimeError",
+    "NumbaxShapeError", "NumbaxSourceError", "NumbaxZeroDivisionError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
 ]
 

@@ -1,6 +1,7 @@
 """The exceptions a user of numbax can see, each pointing at the user's own line."""
 from __future__ import annotations
 
+import linecache
 from typing import Optional
 
 from numbax.ast_passes.origin import Origin
@@ -61,10 +62,6 @@ class NumbaxDifferentiationError(NumbaxError, TypeError):
     """A construct or a call that reverse or forward mode cannot differentiate."""
 
 
-class NumbaxShapeError(NumbaxError, TypeError):
-    """The operands of a contraction (``np.dot``, ``@``, ``np.einsum``, ...) do not fit; JAX raises TypeError."""
-
-
 class NumbaxInternalError(NumbaxError):
     """A bug in numbax itself: generated code broke an invariant. Please report it."""
 
@@ -86,3 +83,51 @@ class NumbaxWarning(UserWarning):
 class NumbaxCacheWarning(NumbaxWarning):
     """The cache directory cannot be used (read-only, not a directory, not creatable): compiled code is kept
     in memory for this process only."""
+
+
+class NumbaxRunTimeError(NumbaxError):
+    """Base class of the errors compiled code raises where NumPy or Python would (``numbax.runtime.checks``).
+
+    Compiled code passes the message and ``where``, the user's ``file:line:column``, both strings.
+    """
+
+    HINT = ""
+
+    def __init__(self, message: str, where: str = ""):
+        self.where = where
+        parts = where.rsplit(":", 2)
+        origin = None
+        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+            filename, line = parts[0], int(parts[1])
+            origin = Origin(filename, line, int(parts[2]), linecache.getline(filename, line))
+        super().__init__(message, origin, hint=self.HINT)
+
+    def __reduce__(self):
+        return type(self), (self.message, self.where)
+
+
+class NumbaxIndexError(NumbaxRunTimeError, IndexError):
+    """An integer index the user wrote is out of bounds (NumPy raises ``IndexError``)."""
+
+    HINT = "index from -size to size - 1 along that axis (check the size with x.shape first, or clip the index)."
+
+
+class NumbaxZeroDivisionError(NumbaxRunTimeError, ZeroDivisionError):
+    """A Python number divided by zero (Python raises ``ZeroDivisionError``; arrays give inf or nan, as in
+    NumPy)."""
+
+    HINT = "test the divisor first; or divide NumPy values (np.float64(x) / 0.0 is inf, as in NumPy)."
+
+
+class NumbaxDomainError(NumbaxRunTimeError, ValueError):
+    """A result NumPy would give in a dtype that compiled code cannot (``np.linalg.eig`` of a real matrix
+    with complex eigenvalues)."""
+
+    HINT = "pass a complex matrix (np.linalg.eig(a.astype(np.complex128))), whose results are complex always."
+
+
+class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
+    """Arrays whose shapes do not fit the operation the user wrote: NumPy raises ``ValueError`` (broadcasting,
+    reshapes), JAX ``TypeError`` (contractions such as ``np.dot`` under ``grad``), so it is both."""
+
+    HINT = "make the shapes agree (x.shape shows them), or reshape or index an operand first."

@@ -5,7 +5,8 @@ operand of every operation is an atom (a name, a constant, or a reference to a
 module-level function such as ``np.tanh``); nested operations move into fresh
 temporaries ``_t1, _t2, ...`` in evaluation order. Conditional expressions and
 ``and``/``or`` become ``if`` statements, so laziness is kept; a compound
-``while`` test is evaluated at the top of a ``while True`` body.
+``while`` test, or one that indexes or is checked at run time, is evaluated
+at the top of a ``while True`` body (so ``run_time_checks`` checks it each time).
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -80,8 +81,9 @@ class _ANF:
             return self.lazy_bool(node)
         if isinstance(node, gast.Call):
             func = node.func if is_atom(node.func) else self.method(node.func)
-            return gast.Call(func=func, args=[self.atom(a) for a in node.args],
-                             keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords])
+            return anno.copyanno(node, gast.Call(
+                func=func, args=[self.atom(a) for a in node.args],
+                keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]))
         if isinstance(node, gast.Slice):
             return gast.Slice(*(self.atom(p) if p is not None else None for p in (node.lower, node.upper, node.step)))
         if isinstance(node, gast.Compare) and len(node.ops) > 1:
@@ -134,7 +136,7 @@ class _ANF:
     def target(self, node: gast.expr) -> gast.expr:
         if isinstance(node, gast.Subscript):
             index = self.atom(node.slice)
-            return gast.Subscript(value=self.atom(node.value), slice=index, ctx=gast.Store())
+            return anno.copyanno(node, gast.Subscript(value=self.atom(node.value), slice=index, ctx=gast.Store()))
         return node
 
     def statements(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
@@ -169,8 +171,9 @@ class _ANF:
                            type_comment=None))
 
     def stmt_While(self, stmt):
-        if is_atom(stmt.test) or all(is_atom(c) for c in gast.iter_child_nodes(stmt.test)
-                                     if isinstance(c, gast.expr)):
+        checked = isinstance(stmt.test, gast.Subscript) or anno.hasanno(stmt.test, anno.Key.CHECK)
+        if is_atom(stmt.test) or not checked and all(
+                is_atom(c) for c in gast.iter_child_nodes(stmt.test) if isinstance(c, gast.expr)):
             self.emit(gast.While(test=stmt.test, body=self.statements(stmt.body), orelse=[]))
             return
         head = self.block_of(lambda: self.emit(gast.If(

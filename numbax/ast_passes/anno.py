@@ -16,6 +16,7 @@ class Key(enum.Enum):
 
     ORIGIN = "the Origin (user file, line, column) the node was written at"
     GRAD_OF = "the user's source line whose adjoint this statement computes"
+    CHECK = "the run-time check (a run_time_checks.Check) of a subscript, operation or call the user wrote"
 
 
 def setanno(node: Any, key: Key, value: Any) -> None:
@@ -40,3 +41,8 @@ def copyanno(source: Any, target: Any) -> Any:
         if not hasanno(target, key):
             setanno(target, key, value)
     return target
+
+
+def delanno(node: Any, key: Key) -> None:
+    """Remove ``key`` from ``node`` (a pass that has acted on a mark consumes it)."""
+    node.__dict__.get(_FIELD, {}).pop(key, None)

@@ -19,6 +19,10 @@ class Origin:
         """``file:line`` as editors and terminals recognise it."""
         return f"{self.filename}:{self.lineno}"
 
+    def position(self) -> str:
+        """``file:line:column``, as run-time checks pass it to the errors they raise."""
+        return f"{self.filename}:{self.lineno}:{self.col_offset}"
+
     def short(self) -> str:
         """``basename:line``, for comments in generated code."""
         return f"{os.path.basename(self.filename)}:{self.lineno}"

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import gast
 
-from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize, resolve
+from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize, resolve, run_time_checks
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -32,6 +32,8 @@ PASSES = (
                    "become loops"),
     ("inline", "replace calls of user functions by their specialized bodies"),
     ("anf", "one operation per statement, the form every transformation reads and writes"),
+    ("checks", "check the user's indices, Python divisors and array shapes at run time (NumPy's errors at the "
+               "user's line); before the transformations, so that nothing they generate is checked"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
     ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
@@ -187,6 +189,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
+              ("checks", _each(run_time_checks.transform)),
               ("transform", _main_only(transform, spec)), ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("fuse", _fuse(fuse)),
               ("legalize", _legalize(spec)))

@@ -64,13 +64,15 @@ def _add_late(index: Dict[int, Tuple[str, str, Any]]) -> None:
 
 def _runtime_stand_ins():
     """The ``numbax.runtime`` helpers that generated code calls by their ``rt.`` names."""
+    from numbax.runtime import checks
     from numbax.runtime.debug import debug_callback, debug_print
     from numbax.runtime.identity import stop_gradient
     from numbax.runtime.batching import batch_size
     from numbax.runtime.scan import stack_buffer
 
     return [(debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
-            (stop_gradient, "rt.stop_gradient"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")]
+            (stop_gradient, "rt.stop_gradient"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")] + \
+        [(getattr(checks, name), f"rt.{name}") for name in checks.__all__]
 
 
 def _scipy_stand_ins():

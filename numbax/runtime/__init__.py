@@ -8,6 +8,8 @@ from numbax.runtime.identity import *  # noqa: F401,F403
 from numbax.runtime.scan import *  # noqa: F401,F403
 from numbax.runtime.batching import *  # noqa: F401,F403
 from numbax.runtime.debug import *  # noqa: F401,F403
+from numbax.runtime.checks import *  # noqa: F401,F403
+from numbax.runtime.eig import *  # noqa: F401,F403
 from numbax.runtime.vector_math import *  # noqa: F401,F403
 from numbax.runtime.sorting import *  # noqa: F401,F403
 from numbax.runtime.constructors import *  # noqa: F401,F403

@@ -31,7 +31,6 @@ import dataclasses
 import operator
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import numba
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
@@ -273,14 +272,23 @@ def check_contraction(message, subscripts, exact, *operands):
         _misfit(message, *shapes)
 
 
+@register_jitable
+def shape_text(shape) -> str:
+    """A shape as Python writes a tuple, ``(3,)`` or ``(2, 3)``, in compiled code too."""
+    text = "("
+    for k in range(len(shape)):
+        text += str(shape[k]) + ("," if len(shape) == 1 else (", " if k + 1 < len(shape) else ""))
+    return text + ")"
+
+
 def _misfit(message: str, *shapes) -> None:
     raise ContractionShapeError(message + _MISFIT + " and ".join(str(tuple(s)) for s in shapes))
 
 
 def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
-    """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated, and
-    the error raised in object mode (an exception with a message made at run time does not survive Numba's
-    cache once JAX is imported)."""
+    """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated, and the
+    error raised with the shapes written out (in nopython mode: an object-mode block loses its environment
+    when Numba loads the function from its disk cache)."""
     seen: Dict[str, Tuple[int, int]] = {}
     tests = []
     for o, letters in enumerate(spec.inputs):
@@ -290,20 +298,19 @@ def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
                 continue
             a, b = f"operands[{seen[c][0]}].shape[{seen[c][1]}]", f"operands[{o}].shape[{d}]"
             tests.append(f"{a} != {b}" if c in exact else f"{a} != {b} and {a} != 1 and {b} != 1")
-    shapes = ["()" if scalar else f"operands[{i}].shape" for i, scalar in enumerate(scalars)]
+    shapes = ['"()"' if scalar else f"shape_text(operands[{i}].shape)" for i, scalar in enumerate(scalars)]
     body = [f"if {' or '.join(f'({t})' for t in tests)}:",
-            INDENT + ", ".join(f"s{i}" for i in range(len(shapes))) + ", = " + ", ".join(shapes) + ",",
-            f"{INDENT}with numba.objmode():",
-            f"{INDENT * 2}misfit(message, {', '.join(f's{i}' for i in range(len(shapes)))})"] if tests else []
+            f"{INDENT}raise ContractionShapeError(message + MISFIT + {' + " and " + '.join(shapes)})"] if tests else []
     return "\n".join(["def impl(message, subscripts, exact, *operands):"] +
-                     [INDENT + line for line in body + ["return None"]])
+                      [INDENT + line for line in body + ["return None"]])
 
 
 @overload(check_contraction, prefer_literal=True)
 def _check_contraction(message, subscripts, exact, *operands):
     text, letters = static("check_contraction", "subscripts", subscripts), static("check_contraction", "exact", exact)
     spec, scalars, _ = _typed("check_contraction", lambda ndims: parse(text, ndims), operands)
-    return compile_source(_check_source(spec, letters, scalars), misfit=_misfit, numba=numba)
+    return compile_source(_check_source(spec, letters, scalars), ContractionShapeError=ContractionShapeError,
+                          MISFIT=_MISFIT, shape_text=shape_text)
 
 
 # ---- NumPy, and the adjoints in NumPy ------------------------------------------------------------

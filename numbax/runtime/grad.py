@@ -928,7 +928,7 @@ def _repeat_grad(g, a, repeats, axis=None):
 
     def impl(g, a, repeats, axis=None):
         flat = np.ascontiguousarray(g).reshape(-1)
-        out = np.zeros(flat.size // repeats)
+        out = np.zeros(flat.size // repeats if repeats > 0 else np.asarray(a).size)  # no copies: no cotangent
         for i in range(out.size):
             out[i] = np.sum(flat[i * repeats:(i + 1) * repeats])
         return reshape_like(out, a)

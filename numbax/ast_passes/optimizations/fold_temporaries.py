@@ -2,9 +2,10 @@
 
 A-normal form is for transformations; people read nested expressions. Expects
 any function; guarantees that no pure temporary ``_tN`` that is assigned once
-and read once, by the statement right after it, remains. Reports whether it
-changed anything. Only the parts of that statement evaluated first are
-candidates (never a ``while`` test or a nested block), so order is kept.
+and read once, by the statement right after it (run-time checks between,
+which only read, aside), remains. Reports whether it changed anything. Only
+the parts of that statement evaluated first are candidates (never a ``while``
+test or a nested block), so order is kept.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -21,7 +22,7 @@ import gast
 
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import is_temp
-from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.ast_passes.optimizations.purity import is_check, is_pure
 
 
 def _immediate(stmt: gast.stmt) -> List[str]:
@@ -70,8 +71,9 @@ def _fold_block(stmts: List[gast.stmt], stores, loads) -> Tuple[List[gast.stmt],
     out: List[gast.stmt] = []
     for stmt in reversed(stmts):
         name = _foldable(stmt, stores, loads)
-        if name and out:
-            sub, user = _Substitute(name, stmt.value), out[-1]
+        users = [s for s in reversed(out) if not (isinstance(s, gast.Expr) and is_check(s.value))]
+        if name and users:
+            sub, user = _Substitute(name, stmt.value), users[0]
             for field in _immediate(user):
                 value = getattr(user, field)
                 if not sub.done:

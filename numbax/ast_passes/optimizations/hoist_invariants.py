@@ -24,7 +24,7 @@ from typing import List, Set, Tuple
 import gast
 
 from numbax.ast_passes.analyses.usage import count_names
-from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.ast_passes.optimizations.purity import changes_arguments, is_pure
 
 
 def stored_in(stmts: List[gast.stmt]) -> Set[str]:
@@ -39,7 +39,7 @@ def stored_in(stmts: List[gast.stmt]) -> Set[str]:
                 base = base.value
             if isinstance(base, gast.Name):
                 out.add(base.id)
-        elif isinstance(node, gast.Call) and not is_pure(node):
+        elif isinstance(node, gast.Call) and not is_pure(node) and changes_arguments(node):
             out |= {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     return out
 

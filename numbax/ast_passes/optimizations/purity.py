@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import gast
 
+from numbax.runtime import checks
+
 _PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "complex", "round", "zip",
                   "enumerate", "tuple"}
 _IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
 _MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "setfield", "byteswap",
                      "tofile", "dump", "append", "pop", "index_add", "save_row"}
-_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal",
-            "check_contraction"}  # runtime helpers called for what they do
+# runtime helpers called for what they do
+_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal", "check_contraction"} | set(checks.__all__)
 
 
 def _callee_path(func: gast.expr):
@@ -21,6 +23,17 @@ def _callee_path(func: gast.expr):
         parts.append(func.id)
         return list(reversed(parts))
     return None
+
+
+def is_check(call: gast.expr) -> bool:
+    """Whether ``call`` is a run-time check (``rt.check_index(...)``): an effect that only reads its arguments."""
+    path = _callee_path(call.func) if isinstance(call, gast.Call) else None
+    return bool(path) and len(path) > 1 and path[-1] in checks.__all__
+
+
+def changes_arguments(call: gast.Call) -> bool:
+    """Whether a call that is not pure may change what it is given (a run-time check only reads it)."""
+    return not is_check(call)
 
 
 def is_pure(expr: gast.expr) -> bool:

@@ -10,7 +10,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import resolve
-from numbax.ast_passes.specialize import dtypes, keywords
+from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Partial, contains_dyn
 
@@ -21,6 +21,8 @@ _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, typ
 _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
 # NumPy functions that Numba wants a tuple of arrays for.
 _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
+# NumPy functions whose result is complex for some real inputs, and the helpers that say so at the user's line.
+_REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
 _NUMBER_TYPES = {float, int, bool, complex}
 # NumPy functions that wrap or call Python callables at run time
@@ -82,7 +84,9 @@ class CallsMixin:
                           "holding one) is not supported",
                           hint="call a function known when compiling: a NumPy function or a Python function.")
             self.check_method_keywords(node, func, kwargs)
-            return self.emit_call(node, func.expr(), args, kwargs)
+            out = self.emit_call(node, func.expr(), args, kwargs)
+            self.check(node, out, checks.method(func.node.attr, args, kwargs))
+            return out
         while isinstance(func, (functools.partial, Partial)):
             func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
         if isinstance(func, LocalFunction):
@@ -134,8 +138,12 @@ class CallsMixin:
             args = [tuple(args[0])] + list(args[1:])
         aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
         args = self.promoted_operands(func, args, aval)
+        if func in _REAL_EIG and not kwargs and len(args) == 1 and checks.is_real_array(args[0]) and \
+                self.origin(node) is not None:  # Numba's result is real: an error at the user's line where it is not
+            callee, args = resolve.reference_node(_REAL_EIG[func]), [args[0], self.origin(node).position()]
         call = self.emit_call(node, callee, args, kwargs)
         call.aval = aval
+        self.check(node, call, checks.call(func, args, kwargs))
         return self.in_numpys_dtype(func, call)
 
     def in_numpys_dtype(self, func, call: Dyn) -> Dyn:
@@ -229,7 +237,9 @@ class CallsMixin:
                               "complex numbers is not compiled)")
         call = gast.Call(func=self.materializer.reference(func),
                          args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])
-        return Dyn(call, result) if out is None else self.store_out(node, func, Dyn(call, result), out)
+        value = Dyn(call, result)
+        self.check(node, value, checks.call(func, args, {}))
+        return value if out is None else self.store_out(node, func, value, out)
 
     def store_out(self, node, func: np.ufunc, result: Dyn, out: Any) -> Dyn:
         """``out[...] = result`` for a ufunc's ``out=`` array, refused where NumPy's casting refuses it."""

@@ -7,6 +7,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import anno, exits
+from numbax.ast_passes.specialize import checks
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
                                                  is_static_scalar)
@@ -93,6 +94,9 @@ class ControlFlowMixin:
             current = self.eval(gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None))
             if isinstance(current, Dyn):
                 value = self.eval(node.value)
+                if checks.binop(node.op, current, value) is not None:  # ``s /= d`` of Python numbers: checked
+                    self.bind(target, self.binop(node, node.op, current, value))
+                    return
                 self.emit(gast.AugAssign(target=name_node(target.id, gast.Store()), op=node.op,
                                          value=self.materialize(value)))
                 return
@@ -106,7 +110,7 @@ class ControlFlowMixin:
                 index = self.eval(target.slice)
                 value = self.eval(node.value)
                 self.emit(gast.AugAssign(
-                    target=gast.Subscript(value=base.expr(), slice=self.materialize_index(index), ctx=gast.Store()),
+                    target=self.user_subscript(target, base.expr(), index, gast.Store()),
                     op=node.op, value=self.materialize(value)))
                 return
         combined = gast.BinOp(left=load, op=node.op, right=node.value)

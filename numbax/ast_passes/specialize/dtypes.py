@@ -202,7 +202,10 @@ def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
 
     Only NumPy's own functions are probed (not ``np.random``), and not those whose result's rank
     depends on the values; a probe that raises, or a result that is not one array, gives None.
+    ``len`` gives a weak int.
     """
+    if func is len:  # a Python int, weak as the others (``len(x) // 0`` raises as Python does)
+        return AVal(np.dtype(np.int64), 0, weak=True)
     module = getattr(func, "__module__", None) or ""
     name = getattr(func, "__name__", "")
     value_dependent = name in _VALUE_DEPENDENT and not (name == "where" and len(args) == 3)  # where(c, x, y)

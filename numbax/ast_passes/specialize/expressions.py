@@ -7,8 +7,8 @@ from typing import Any, List, Optional
 import gast
 import numpy as np
 
-from numbax.ast_passes import resolve
-from numbax.ast_passes.specialize import dtypes
+from numbax.ast_passes import resolve, run_time_checks
+from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, NeedStatic, Poison
 
 _COMPARE = {
@@ -21,6 +21,9 @@ _COMPARE = {
 def _is_runtime(value: Any) -> bool:
     """Dyn values and constant arrays must be computed by generated code, not folded here."""
     return isinstance(value, (Dyn, np.ndarray))
+
+
+_TUPLES = frozenset({"shape", "strides"})  # array attributes that are tuples: Numba checks their indices
 
 
 class ExpressionsMixin:
@@ -79,7 +82,9 @@ class ExpressionsMixin:
     def binop(self, node: gast.expr, op: gast.operator, left: Any, right: Any) -> Any:
         """``left op right``: folded when both are known, else generated."""
         if _is_runtime(left) or _is_runtime(right):
-            return self.runtime_binop(node, op, left, right)
+            out = self.runtime_binop(node, op, left, right)
+            self.check(node, out, checks.binop(op, left, right))
+            return out
         return self.fold(node, dtypes.BINOPS[type(op)], left, right)
 
     def runtime_binop(self, node: gast.expr, op: gast.operator, left: Any, right: Any) -> Dyn:
@@ -191,14 +196,35 @@ class ExpressionsMixin:
     def eval_Subscript(self, node):
         base, index = self.eval(node.value), self.eval(node.slice)
         if _is_runtime(base):
-            return Dyn(gast.Subscript(value=self.materialize(base), slice=self.materialize_index(index),
-                                      ctx=gast.Load()), dtypes.index(dtypes.aval_of(base), index))
+            return Dyn(self.user_subscript(node, self.materialize(base), index, gast.Load()),
+                       dtypes.index(dtypes.aval_of(base), index))
         if isinstance(index, Dyn) or (isinstance(index, tuple) and any(isinstance(i, Dyn) for i in index)):
             raise NeedStatic(f"indexing a {type(base).__name__} with a run-time value")
         try:
             return base[index]
         except (IndexError, KeyError, TypeError) as exc:
             self.fail(node, f"cannot index this {type(base).__name__}: {exc}")
+
+    def user_subscript(self, node: gast.Subscript, base: gast.expr, index: Any, ctx: gast.expr_context):
+        """``base[index]`` for the user's subscript ``node``, its integer indices to be checked at run time.
+
+        Only subscripts the user wrote come through here: the ones numbax generates (``vmap``'s loop over
+        the batch, loops over an array's rows) are built without the mark and are never checked."""
+        subscript = gast.Subscript(value=base, slice=self.materialize_index(index), ctx=ctx)
+        if not (isinstance(base, gast.Attribute) and base.attr in _TUPLES):
+            run_time_checks.mark(subscript, "check_index", self.origin(node))
+        return subscript
+
+    def check(self, node: gast.AST, value: Any, check) -> None:
+        """Have the run-time check ``check`` (from ``specialize.checks``) made of ``value``, the run-time result
+        of the user's ``node``, before it is computed.
+
+        Code that a transformation rewrites gets no shape checks: fusion fuses its elementwise operations
+        over shapes it checks as equal on entry, and a check would keep each temporary alive."""
+        if check is None or not isinstance(value, Dyn) or \
+                (self.builder.differentiated and check[0] in checks.SHAPE_CHECKS):
+            return
+        run_time_checks.mark(value.node, check[0], self.origin(node), *check[1:])
 
     def materialize_index(self, index: Any) -> gast.expr:
         """An index expression: slices stay slices inside tuples (``x[:, 0]``)."""

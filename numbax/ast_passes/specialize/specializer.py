@@ -227,8 +227,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
                 base = self.eval(elt.value)
                 if not isinstance(base, Dyn):
                     self.fail(elt, "unpacking into an element of a list or tuple is not supported")
-                stores.append(gast.Subscript(value=base.expr(), slice=self.materialize_index(self.eval(elt.slice)),
-                                             ctx=gast.Store()))
+                stores.append(self.user_subscript(elt, base.expr(), self.eval(elt.slice), gast.Store()))
             else:
                 stores.append(name_node(elt.id, gast.Store()))
         self.emit(gast.Assign(targets=[gast.Tuple(elts=stores, ctx=gast.Store())],
@@ -244,7 +243,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         index = self.eval(target.slice)
         if isinstance(base, Dyn):
             self.emit(gast.Assign(
-                targets=[gast.Subscript(value=base.expr(), slice=self.materialize_index(index), ctx=gast.Store())],
+                targets=[self.user_subscript(target, base.expr(), index, gast.Store())],
                 value=self.materialize(value), type_comment=None))
         elif isinstance(base, (list, dict)):
             if self.runtime_depth > 0:

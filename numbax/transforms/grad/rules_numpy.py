@@ -569,11 +569,12 @@ from numbax.runtime import debug as _debug  # noqa: E402
 from numbax.runtime import identity as _identity  # noqa: E402
 from numbax.runtime import scan as _scan  # noqa: E402
 from numbax.runtime import batching as _batching  # noqa: E402
+from numbax.runtime import checks as _checks  # noqa: E402
 
 SPLIT_RESULTS = {np.linalg.slogdet: ("rt.slogdet_sign", "rt.slogdet_logabs")}
 def_nondifferentiable(_grad_runtime.slogdet_sign)
 def_nondifferentiable(_identity.stop_gradient, _scan.stack_buffer, _batching.batch_size, _debug.debug_print,
-                      _debug.debug_callback)
+                      _debug.debug_callback, *(getattr(_checks, name) for name in _checks.__all__))
 
 
 @defvjp(_grad_runtime.slogdet_logabs)

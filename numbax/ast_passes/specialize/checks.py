@@ -1,0 +1,92 @@
+"""Which run-time check (``run_time_checks``) an operation the user wrote needs, from its operands' avals.
+
+Each function returns ``(helper,)`` or ``(helper, message)`` of ``numbax.runtime.checks``, or None when
+nothing needs checking: a Python number's divisor must not be zero (Python raises; NumPy's numbers and
+arrays divide to inf or nan, as in NumPy); arrays must broadcast, contract (``np.dot``, ``@``) or keep their
+size (``reshape``). An operand whose aval is unknown is not checked: the operation itself still raises
+Numba's ``ValueError``.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple
+
+import gast
+import numpy as np
+
+from numbax.ast_passes.specialize import dtypes
+from numbax.ast_passes.specialize.values import AVal, Dyn
+
+_DIVISIONS = (gast.Div, gast.FloorDiv, gast.Mod)
+_ONES = {"b": 1, "i": 1, "u": 1, "f": 1.0, "c": 1j}  # a Python number of each kind, for Python's own message
+_CONTRACTIONS = {np.dot: "check_dot", np.matmul: "check_matmul"}
+SHAPE_CHECKS = frozenset({"check_broadcast", "check_dot", "check_matmul", "check_reshape"})
+
+
+def _python_zero_division(op: gast.operator, left: AVal, right: AVal) -> Optional[str]:
+    """Python's message for ``left op 0`` of these kinds of number (``None`` if Python raises nothing)."""
+    one, other = _ONES.get(left.dtype.kind), _ONES.get(right.dtype.kind)
+    try:
+        dtypes.BINOPS[type(op)](one, other * 0)
+    except ZeroDivisionError as exc:
+        return str(exc)
+    except TypeError:
+        return None
+    return None
+
+
+def _arrays(avals: Sequence[Optional[AVal]]) -> bool:
+    return all(a is not None and a.ndim >= 1 for a in avals)
+
+
+def binop(op: gast.operator, left: Any, right: Any) -> Optional[Tuple[str, ...]]:
+    """The check of ``left op right``."""
+    avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
+    if any(a is None for a in avals):
+        return None
+    if isinstance(op, _DIVISIONS) and all(a.weak and a.ndim == 0 for a in avals) and \
+            (isinstance(right, Dyn) or right == 0):  # ``dt / 6.0`` needs no check
+        message = _python_zero_division(op, *avals)
+        return None if message is None else ("check_divisor", message)
+    if _arrays(avals) and not (isinstance(left, Dyn) and isinstance(right, Dyn) and left.name is not None
+                               and left.name == right.name):  # ``w * w`` broadcasts
+        return ("check_matmul",) if isinstance(op, gast.MatMult) else ("check_broadcast",)
+    return None
+
+
+def is_real_array(value: Any) -> bool:
+    """Whether ``value`` is known to be an array of real numbers (or integers)."""
+    aval = dtypes.aval_of(value)
+    return aval is not None and aval.ndim >= 1 and aval.dtype.kind in "fiub"
+
+
+def _is_dim(value: Any) -> bool:
+    if isinstance(value, Dyn):
+        return value.aval is not None and value.aval.ndim == 0 and value.aval.dtype.kind in "iu"
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_shape(args: Sequence[Any]) -> bool:
+    """``reshape``'s shape: dims, or one tuple or list of dims."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    return len(args) >= 1 and all(_is_dim(a) for a in args)
+
+
+def call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ...]]:
+    """The check of a NumPy call ``func(*args)`` (a binary ufunc, ``np.dot``, ``np.matmul``, ``np.reshape``)."""
+    if kwargs or len(args) != 2:
+        return None
+    if func is np.reshape:
+        return ("check_reshape",) if _arrays([dtypes.aval_of(args[0])]) and _is_shape(args[1:]) else None
+    if not _arrays([dtypes.aval_of(a) for a in args]):
+        return None
+    if func in _CONTRACTIONS:
+        return (_CONTRACTIONS[func],)
+    if isinstance(func, np.ufunc) and func.nin == 2 and func is not np.matmul:
+        return ("check_broadcast",)
+    return None
+
+
+def method(name: str, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ...]]:
+    """The check of an array method call ``x.name(*args)`` (``reshape``)."""
+    return ("check_reshape",) if name == "reshape" and not kwargs and _is_shape(args) else None

@@ -1,0 +1,133 @@
+"""Run-time checks of what the user wrote (``run_time_checks`` emits the calls): each raises NumPy's or
+Python's error, as a numbax error at the user's ``where`` ("file:line:column").
+
+- ``check_index(x, i, axis, where)``: ``i`` indexes ``x`` along ``axis`` (``IndexError``, NumPy's "index 10
+  is out of bounds for axis 0 with size 4"). Only an integer into an array is checked; anything else (a
+  tuple's index, an index array, a boolean) is left to the indexing itself. Numba makes that choice by type
+  when compiling, so a check costs two comparisons, and nothing where it does not apply.
+- ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
+- ``check_broadcast(a, b, where)``: two arrays broadcast together (``ValueError``).
+- ``check_dot(a, b, where)``, ``check_matmul(a, b, where)``: the contracted dims agree (``ValueError``).
+- ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
+
+The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
+
+from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
+
+__all__ = ["check_index", "check_divisor", "check_broadcast", "check_dot", "check_matmul", "check_reshape"]
+
+
+def check_index(x, i, axis: int, where: str) -> None:
+    """Raise ``NumbaxIndexError`` at ``where`` unless ``i`` indexes ``x`` along ``axis`` (negative: from the
+    last axis)."""
+    if isinstance(x, np.ndarray) and isinstance(i, numbers.Integral) and not isinstance(i, (bool, np.bool_)):
+        axis = axis if axis >= 0 else x.ndim + axis
+        if not -x.shape[axis] <= i < x.shape[axis]:
+            _out_of_bounds(int(i), x.shape[axis], axis, where)
+
+
+@register_jitable
+def _out_of_bounds(i, n, axis, where):
+    raise NumbaxIndexError("index " + str(i) + " is out of bounds for axis " + str(axis) + " with size " + str(n),
+                           where)
+
+
+@overload(check_index)
+def _check_index(x, i, axis, where):
+    if isinstance(x, types.Array) and isinstance(i, types.Integer):
+        def impl(x, i, axis, where):
+            a = axis if axis >= 0 else x.ndim + axis
+            n = x.shape[a]
+            if i >= n or i < -n:
+                _out_of_bounds(i, n, a, where)
+        return impl
+    return lambda x, i, axis, where: None
+
+
+@register_jitable
+def check_divisor(d, message, where):
+    """Raise ``NumbaxZeroDivisionError(message)`` at ``where`` if the divisor ``d`` is zero."""
+    if d == 0:
+        raise NumbaxZeroDivisionError(message, where)
+
+
+@register_jitable
+def _shape_text(shape):
+    """``(4,)``, ``(2,3)``: a shape as NumPy writes it in its messages."""
+    text = "("
+    for k in range(len(shape)):
+        text += str(shape[k]) + ("," if k + 1 < len(shape) or len(shape) == 1 else "")
+    return text + ")"
+
+
+@register_jitable
+def check_broadcast(a, b, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless the arrays ``a`` and ``b`` broadcast together."""
+    for k in range(1, min(a.ndim, b.ndim) + 1):
+        m, n = a.shape[a.ndim - k], b.shape[b.ndim - k]
+        if m != n and m != 1 and n != 1:
+            raise NumbaxShapeError("operands could not be broadcast together with shapes " + _shape_text(a.shape)
+                                   + " " + _shape_text(b.shape) + " ", where)
+
+
+@register_jitable
+def _contracted(a, b):
+    """The axes ``np.dot`` and ``@`` contract: ``a``'s last, ``b``'s only or second to last."""
+    return a.ndim - 1, (0 if b.ndim == 1 else b.ndim - 2)
+
+
+@register_jitable
+def check_dot(a, b, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``np.dot(a, b)`` of arrays contracts equal dims."""
+    i, j = _contracted(a, b)
+    if a.shape[i] != b.shape[j]:
+        raise NumbaxShapeError("shapes " + _shape_text(a.shape) + " and " + _shape_text(b.shape) + " not aligned: "
+                               + str(a.shape[i]) + " (dim " + str(i) + ") != " + str(b.shape[j]) + " (dim " + str(j)
+                               + ")", where)
+
+
+@register_jitable
+def check_matmul(a, b, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``a @ b`` of arrays contracts equal dims."""
+    i, j = _contracted(a, b)
+    if a.shape[i] != b.shape[j]:
+        raise NumbaxShapeError("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                               "signature (n?,k),(k,m?)->(n?,m?) (size " + str(b.shape[j]) + " is different from "
+                               + str(a.shape[i]) + ")", where)
+
+
+@register_jitable
+def check_reshape(x, shape, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``x`` (an array) can take ``shape`` (a tuple of ints,
+    one of them ``-1`` at most)."""
+    known, unknown = 1, 0
+    for d in shape:
+        if d == -1:
+            unknown += 1
+        else:
+            known *= d
+    if (unknown == 0 and known != x.size) or (unknown == 1 and (known == 0 or x.size % known != 0)):
+        raise NumbaxShapeError("cannot reshape array of size " + str(x.size) + " into shape " + _new_shape_text(shape),
+                               where)
+
+
+@register_jitable
+def _new_shape_text(shape):
+    """The shape asked of ``reshape`` as NumPy writes it: ``-1`` is ``newaxis``, and dropped when first."""
+    text, parts, unknown = "(", 0, False
+    for k in range(len(shape)):
+        if shape[k] == -1:
+            unknown = True
+            if k == 0:
+                continue
+        text += ("," if parts else "") + ("newaxis" if shape[k] == -1 else str(shape[k]))
+        parts += 1
+    return text + ("," if parts == 1 and not unknown else "") + ")"
