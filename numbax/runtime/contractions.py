@@ -273,6 +273,11 @@ def check_contraction(message, subscripts, exact, *operands):
 
 
 @register_jitable
+def _refuse(message):
+    raise ContractionShapeError(message)
+
+
+@register_jitable
 def shape_text(shape) -> str:
     """A shape as Python writes a tuple, ``(3,)`` or ``(2, 3)``, in compiled code too."""
     text = "("
@@ -299,8 +304,9 @@ def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
             a, b = f"operands[{seen[c][0]}].shape[{seen[c][1]}]", f"operands[{o}].shape[{d}]"
             tests.append(f"{a} != {b}" if c in exact else f"{a} != {b} and {a} != 1 and {b} != 1")
     shapes = ['"()"' if scalar else f"shape_text(operands[{i}].shape)" for i, scalar in enumerate(scalars)]
+    joined = ' + " and " + '.join(shapes)
     body = [f"if {' or '.join(f'({t})' for t in tests)}:",
-            f"{INDENT}raise ContractionShapeError(message + MISFIT + {' + " and " + '.join(shapes)})"] if tests else []
+            f"{INDENT}refuse(message + MISFIT + {joined})"] if tests else []
     return "\n".join(["def impl(message, subscripts, exact, *operands):"] +
                       [INDENT + line for line in body + ["return None"]])
 
@@ -309,8 +315,8 @@ def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
 def _check_contraction(message, subscripts, exact, *operands):
     text, letters = static("check_contraction", "subscripts", subscripts), static("check_contraction", "exact", exact)
     spec, scalars, _ = _typed("check_contraction", lambda ndims: parse(text, ndims), operands)
-    return compile_source(_check_source(spec, letters, scalars), ContractionShapeError=ContractionShapeError,
-                          MISFIT=_MISFIT, shape_text=shape_text)
+    return compile_source(_check_source(spec, letters, scalars), refuse=_refuse, MISFIT=_MISFIT,
+                          shape_text=shape_text)
 
 
 # ---- NumPy, and the adjoints in NumPy ------------------------------------------------------------
