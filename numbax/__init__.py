@@ -6,11 +6,12 @@ from numbax.transforms.coverage import coverage
 from numbax.transforms.grad import grad, value_and_grad, vjp
 from numbax.transforms.vmap import vmap
 from numbax.errors import (
-    NumbaxDifferentiationError,
-    NumbaxDomainError,
     NumbaxBatchingError,
     NumbaxCacheError,
     NumbaxCacheWarning,
+    NumbaxDifferentiationError,
+    NumbaxDomainError,
+    NumbaxDtypeError,
     NumbaxError,
     NumbaxIndexError,
     NumbaxInternalError,
@@ -22,6 +23,7 @@ from numbax.errors import (
     NumbaxStaticArgumentError,
     NumbaxSyntaxError,
     NumbaxTypingError,
+    NumbaxWarning,
     NumbaxZeroDivisionError,
 )
 
@@ -30,10 +32,11 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
-    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError", "NumbaxDomainError",
-    "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxRunTimeError",
-    "NumbaxShapeError", "NumbaxSourceError", "NumbaxZeroDivisionError",
+    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError",
+    "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
+    "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
+    "NumbaxWarning", "NumbaxZeroDivisionError",
 ]
 
 _SUBMODULES = ("lax", "numpy", "debug", "random")

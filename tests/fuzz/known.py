@@ -33,19 +33,13 @@ class Known:
 # regression test in test_found.py that asserts the right value. Remove an entry when its xfail passes.
 KNOWN_FAILURES = (
     Known("grad", "raises", "grad wrong: should raise",
-          "grad drops code it needs no derivative of, and that code's IndexError, AxisError or ZeroDivisionError "
-          "(test_grad_keeps_errors_of_inactive_code, test_grad_of_length_divided_by_zero_raises)"),
-    *(Known(transform, "raises", f"{transform} wrong: should raise IndexError",
-            "on cpu, indexing past the end reads memory instead of raising "
-            "(test_index_out_of_bounds_raises_on_cpu)", "cpu") for transform in ("jit", "vmap")),
+          "grad drops a reduction it needs no derivative of, and that reduction's AxisError "
+          "(test_grad_keeps_errors_of_inactive_code[inactive_bad_axis-ValueError])"),
     Known("vmap", "while_data", "vmap wrong: dtype: int64, expected float64",
           "vmap keeps the integer dtype of a loop that makes the array float in some examples only "
           "(test_vmap_of_dtype_changing_loop)"),
     Known("grad", "prod", "grad wrong: value",
           "grad of np.prod divides the product by each element: nan at a zero (test_grad_of_prod_with_a_zero)"),
-    *(Known(transform, "augassign", f"{transform} wrong: value",
-            "on cpu, an augmented assignment from an overlapping view of its target reads overwritten "
-            "elements (test_inplace_update_from_overlapping_view_cpu)", "cpu") for transform in ("jit", "vmap")),
     Known("grad", "for_rows", "grad wrong: value",
           "`for row in x` whose body rebinds x: the adjoint reads the new x "
           "(test_grad_loop_rebinding_its_iterable)"),

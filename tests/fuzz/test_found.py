@@ -138,10 +138,10 @@ def test_grad_of_complex_output_raises(found):
         numbax.grad(found.complex_output, backend="python")(X, np.array([1j, 2j, 0, 1]))
 
 
-@pytest.mark.xfail(strict=True, reason="grad drops code it needs no derivative of, and the error that code "
-                                       "raises in NumPy with it")
-@pytest.mark.parametrize("name, error", [("inactive_index_out_of_bounds", IndexError),
-                                         ("inactive_bad_axis", ValueError)])
+@pytest.mark.parametrize("name, error", [
+    ("inactive_index_out_of_bounds", IndexError),
+    pytest.param("inactive_bad_axis", ValueError, marks=pytest.mark.xfail(
+        strict=True, reason="grad drops a reduction it needs no derivative of, and NumPy's AxisError with it"))])
 def test_grad_keeps_errors_of_inactive_code(found, name, error):
     with pytest.raises((error, numbax.errors.NumbaxError)):
         numbax.grad(getattr(found, name), argnums=1, backend="python")(X, X)
@@ -184,7 +184,6 @@ def test_grad_through_fill(found):
     np.testing.assert_allclose(numbax.grad(found.fill_overwrites, backend="python")(X.copy()), np.zeros(4))
 
 
-@pytest.mark.xfail(strict=True, reason="grad folds len(x) // 0 away instead of raising ZeroDivisionError")
 def test_grad_of_length_divided_by_zero_raises(found):
     with pytest.raises((ZeroDivisionError, numbax.errors.NumbaxError)):
         numbax.grad(found.length_divided_by_zero, backend="python")(X)
@@ -211,8 +210,6 @@ def test_ufunc_of_bool_follows_numpy(found, backend):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="on cpu, y /= y[::-1] runs element by element and reads elements it "
-                                       "already overwrote; NumPy buffers overlapping operands")
 @pytest.mark.parametrize("transform", ["jit", "vmap"])
 def test_inplace_update_from_overlapping_view_cpu(found, transform):
     y = np.array([1.0, 2.0, 4.0])
@@ -230,7 +227,6 @@ def test_grad_through_sort_in_place(found):
                                2 * x * np.argsort(np.argsort(x * x)))
 
 
-@pytest.mark.xfail(strict=True, reason="on cpu, y[4] of a 4-element array reads past the end instead of raising")
 @pytest.mark.parametrize("transform", ["jit", "vmap"])
 def test_index_out_of_bounds_raises_on_cpu(found, transform):
     y = np.array([2, -1, 0, 3])
