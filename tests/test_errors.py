@@ -119,8 +119,7 @@ def test_recursion_is_a_clear_error():
 
 
 def test_function_without_source():
-    with pytest.raises(numbax.NumbaxSourceError, match="not a Python function"):
-        numbax.jit(np.sum)
+    np.testing.assert_allclose(numbax.jit(np.sum)(np.arange(4.0)), 6.0)  # a NumPy function is wrapped
     namespace = {}
     exec("def made(x):\n    return x\n", namespace)
     with pytest.raises(numbax.NumbaxSourceError, match="source code is not available"):

@@ -220,7 +220,7 @@ class CallsMixin:
         """A NumPy ufunc: its abstract value inferred, weak numbers kept weak (see ``dtypes``).
 
         ``out``, given by keyword or as the argument after the operands, receives the result
-        (``out[...] = np.add(x1, x2)``) and is what the call returns, as in NumPy.
+        (``out[:] = np.add(x1, x2)``) and is what the call returns, as in NumPy.
         """
         if len(args) == func.nin + 1 and out is None:
             args, out = args[:-1], args[-1]
@@ -242,7 +242,7 @@ class CallsMixin:
         return value if out is None else self.store_out(node, func, value, out)
 
     def store_out(self, node, func: np.ufunc, result: Dyn, out: Any) -> Dyn:
-        """``out[...] = result`` for a ufunc's ``out=`` array, refused where NumPy's casting refuses it."""
+        """``out[:] = result`` for a ufunc's ``out=`` array, refused where NumPy's casting refuses it."""
         if not isinstance(out, Dyn) or (out.aval is not None and out.aval.ndim == 0):
             self.fail(node, f"`out=` of `np.{func.__name__}` must be an array of the compiled function",
                       hint="pass an array (np.empty_like(x)), or assign the result instead.")
@@ -250,7 +250,8 @@ class CallsMixin:
             self.fail(node, f"`np.{func.__name__}` gives {result.aval.dtype}, which `out=` of dtype "
                       f"{out.aval.dtype} cannot hold (NumPy's casting='same_kind')",
                       hint="pass an `out=` array of the result's dtype.")
-        target = gast.Subscript(value=out.expr(), slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())
+        whole = gast.Slice(lower=None, upper=None, step=None)  # ``out[:]``: Numba does not read ``a[...]``
+        target = gast.Subscript(value=out.expr(), slice=whole, ctx=gast.Store())
         self.emit(gast.Assign(targets=[target], value=result.expr()))
         return Dyn(out.expr(), out.aval)
 

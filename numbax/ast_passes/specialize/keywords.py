@@ -53,7 +53,7 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     "np.eye": _names("M k dtype"),
     "np.identity": _names("dtype"),
     **{f"np.{name}": _names("dtype") for name in ("array", "asarray", "ascontiguousarray")},
-    **{f"np.{name}": _AXIS for name in ("concatenate", "stack", "flip", "squeeze", "take_along_axis",
+    **{f"np.{name}": _AXIS for name in ("concatenate", "concat", "stack", "flip", "squeeze", "take_along_axis",
                                       "expand_dims", "median")},
     **{f"np.{name}": _names("indices_or_sections axis") for name in ("split", "array_split")},
     "np.repeat": _names("repeats axis"),
