@@ -405,15 +405,22 @@ class _IndexedResults(gast.NodeTransformer):
             elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
                     isinstance(n.slice, gast.Constant) and type(n.slice.value) is int:
                 counts[n.value.id, n.slice.value] = counts.get((n.value.id, n.slice.value), 0) + 1
+            elif _checked_tuple(n) is not None:
+                counts[_checked_tuple(n), "checked"] = counts.get((_checked_tuple(n), "checked"), 0) + 1
         for n in gast.walk(node):
             calls = _split_results(n.value) if isinstance(n, gast.Assign) and \
                 isinstance(n.targets[0], gast.Name) else None
             if calls and counts.get((n.targets[0].id, "store")) == 1:
                 name = n.targets[0].id
                 uses = [i for i in range(len(calls)) if counts.get((name, i))]
-                if uses and sum(counts[name, i] for i in uses) == counts.get((name, "load")):
+                read = sum(counts[name, i] for i in uses) + counts.get((name, "checked"), 0)
+                if uses and read == counts.get((name, "load")):
                     self.parts[name] = {i: self.namer.new(calls[i].func.attr.rpartition("_")[2]) for i in uses}
         return self.generic_visit(node) if self.parts else node
+
+    def visit_Expr(self, node: gast.Expr):
+        """The bounds check of a constant index into a split tuple goes (Numba checks it when compiling)."""
+        return None if _checked_tuple(node.value) in self.parts else node
 
     def visit_Assign(self, node: gast.Assign):
         target = node.targets[0]
@@ -426,6 +433,16 @@ class _IndexedResults(gast.NodeTransformer):
         if isinstance(node.value, gast.Name) and node.value.id in self.parts and isinstance(node.slice, gast.Constant):
             return _name(self.parts[node.value.id][node.slice.value])
         return self.generic_visit(node)
+
+
+def _checked_tuple(node: gast.AST) -> Optional[str]:
+    """``x`` where ``node`` is ``rt.check_index(x, k, axis, where)`` of a name and a constant ``k``, else None."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "check_index" \
+            and isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and len(node.args) == 4 \
+            and isinstance(node.args[0], gast.Name) and isinstance(node.args[1], gast.Constant) \
+            and type(node.args[1].value) is int:
+        return node.args[0].id
+    return None
 
 
 def _split_results(value: gast.expr, count: Optional[int] = None):
