@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 __all__ = ["sort_grad", "sort_gather"]
 
@@ -20,21 +20,31 @@ def sort_grad(g, a, axis=-1):
     return out
 
 
+@register_jitable
+def _permute_rows(g, a, scatter):
+    """``g`` moved along the last axis by the stable order that sorts each row of ``a``: scattered back to
+    where each sorted element came from (``scatter``), or gathered into sorted order."""
+    n = a.shape[-1]
+    rows = np.ascontiguousarray(a).reshape((-1, n))
+    cotangents = np.ascontiguousarray(g).reshape((-1, n))
+    out = np.empty(rows.shape, dtype=np.float64)
+    for r in range(rows.shape[0]):
+        order = np.argsort(rows[r], kind="mergesort")
+        for i in range(n):
+            if scatter:
+                out[r, order[i]] = cotangents[r, i]
+            else:
+                out[r, i] = cotangents[r, order[i]]
+    return out.reshape(a.shape)
+
+
 @overload(sort_grad)
 def _sort_grad(g, a, axis=-1):
-    def gather(g, a, axis=-1):
+    def scatter(g, a, axis=-1):
         if axis != -1 and axis != a.ndim - 1:
             raise ValueError(_LAST_AXIS)
-        n = a.shape[-1]
-        rows = np.ascontiguousarray(a).reshape((-1, n))
-        cotangents = np.ascontiguousarray(g).reshape((-1, n))
-        out = np.zeros(rows.shape, dtype=np.float64)
-        for r in range(rows.shape[0]):
-            order = np.argsort(rows[r], kind="mergesort")
-            for i in range(n):
-                out[r, order[i]] = cotangents[r, i]
-        return out.reshape(a.shape)
-    return gather
+        return _permute_rows(g, a, True)
+    return scatter
 
 
 def sort_gather(g, a):
@@ -46,14 +56,4 @@ def sort_gather(g, a):
 
 @overload(sort_gather)
 def _sort_gather(g, a):
-    def gather(g, a):
-        n = a.shape[-1]
-        rows = np.ascontiguousarray(a).reshape((-1, n))
-        cotangents = np.ascontiguousarray(g).reshape((-1, n))
-        out = np.empty(rows.shape, dtype=np.float64)
-        for r in range(rows.shape[0]):
-            order = np.argsort(rows[r], kind="mergesort")
-            for i in range(n):
-                out[r, i] = cotangents[r, order[i]]
-        return out.reshape(a.shape)
-    return gather
+    return lambda g, a: _permute_rows(g, a, False)

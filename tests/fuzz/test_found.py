@@ -140,8 +140,8 @@ def test_grad_of_complex_output_raises(found):
 
 @pytest.mark.parametrize("name, error", [
     ("inactive_index_out_of_bounds", IndexError),
-    pytest.param("inactive_bad_axis", ValueError, marks=pytest.mark.xfail(
-        strict=True, reason="grad drops a reduction it needs no derivative of, and NumPy's AxisError with it"))])
+    pytest.param("inactive_bad_axis", ValueError, marks=pytest.mark.xfail(strict=True, reason=(
+        "grad drops a reduction it needs no derivative of, and NumPy's AxisError with it")))])
 def test_grad_keeps_errors_of_inactive_code(found, name, error):
     with pytest.raises((error, numbax.errors.NumbaxError)):
         numbax.grad(getattr(found, name), argnums=1, backend="python")(X, X)
