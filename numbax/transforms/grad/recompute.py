@@ -11,7 +11,7 @@ elementwise functions are taped: computing them again would allocate again.
 from __future__ import annotations
 
 import math
-from typing import Dict, Set
+from typing import Dict, List, Set
 
 import gast
 import numpy as np
@@ -51,11 +51,13 @@ def cheap(value: gast.expr, avals: Dict[str, tuple], readonly: Set[str]) -> bool
     return False
 
 
-def inputs(value: gast.expr) -> Set[str]:
-    """The variables ``value`` reads (a call's arguments, not the function's module)."""
+def inputs(value: gast.expr) -> List[str]:
+    """The variables ``value`` reads (a call's arguments, not the function's module), each once, in the
+    order the tree is walked: callers emit code in this order, so it must not depend on string hashing."""
     app = application(value) if isinstance(value, gast.Call) else None
     nodes = app.args if app is not None else [value]
-    return {n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return list(dict.fromkeys(n.id for node in nodes for n in gast.walk(node)
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)))
 
 
 def readonly_names(fdef: gast.FunctionDef, single_assignment: Set[str]) -> Set[str]:
