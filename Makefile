@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 export NUMBAX_CACHE_DIR ?= $(CURDIR)/.cache/numbax
+# JAX's compiled programs (the tests' oracle), kept between runs like numbax's (see tests/conftest.py).
+export JAX_COMPILATION_CACHE_DIR ?= $(CURDIR)/.cache/jax
 
 .PHONY: demo test bench clean
 

@@ -1,5 +1,12 @@
-"""Shared test configuration: a per-session numbax cache unless the Makefile set one, and hypothesis
-settings that make property tests deterministic and keep their example database out of the repository."""
+"""Shared test configuration: caches that outlive a run, and hypothesis settings that make property tests
+deterministic and keep their example database out of the repository.
+
+numbax's cache (generated source, Numba's machine code) is a per-machine directory unless the Makefile set
+one. JAX, the oracle of most tests, compiles each program it runs with XLA (seconds for ``jax.random.gamma``,
+tens of milliseconds per primitive of an un-jitted ``jax.grad``); its persistent compilation cache, next to
+numbax's, keeps every compiled program, however fast it compiled, so a second run and the other xdist worker
+load them instead. The environment carries both to subprocesses (examples, notebooks) too.
+"""
 import os
 import tempfile
 
@@ -7,6 +14,9 @@ from hypothesis import settings
 
 if not os.environ.get("NUMBAX_CACHE_DIR"):
     os.environ["NUMBAX_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "numbax-test-cache")
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.environ["NUMBAX_CACHE_DIR"] + "-jax")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 # Hypothesis caches what it learns (constants found in the source) in .hypothesis/ of the working
 # directory even without an example database: keep it out of the checkout.
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))

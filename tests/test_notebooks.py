@@ -43,15 +43,14 @@ def test_ipynb_in_sync_with_py(py):
 
 @pytest.fixture
 def venv_kernel(tmp_path, monkeypatch):
-    """The name of a kernelspec that runs this interpreter; the kernel caches into ``tmp_path``."""
+    """The name of a kernelspec that runs this interpreter. The kernel inherits the suite's environment, so it
+    shares the suite's numbax, Numba and JAX caches: a second run loads what the notebook compiled."""
     kernels = tmp_path / "jupyter" / "kernels" / "python3"
     kernels.mkdir(parents=True)
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "Python 3 (numbax tests)", "language": "python"}
     (kernels / "kernel.json").write_text(json.dumps(spec))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    monkeypatch.setenv("NUMBAX_CACHE_DIR", str(tmp_path / "numbax-cache"))
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-cache"))
     return "python3"
 
 
