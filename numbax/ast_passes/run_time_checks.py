@@ -1,7 +1,7 @@
 """run_time_checks: before each statement, the run-time checks of what the user wrote in it.
 
 Expects A-normal form, whose operations have atoms for operands, and the
-``anno.Key.CHECK`` marks (a ``Check``) that ``specialize`` puts on the
+``anno.Key.CHECK`` marks (a tuple of ``Check``) that ``specialize`` puts on the
 subscripts, operations and calls the user wrote (and on none that numbax
 generates). Guarantees that before each statement holding marked nodes (in
 Python's order of evaluation: reads before writes) stands one call of a
@@ -12,7 +12,8 @@ Python's order of evaluation: reads before writes) stands one call of a
   a slice, ``None`` or ``...`` (``axis`` counted from the end after ``...``);
 - a division of Python numbers: ``rt.check_divisor(d, message, where)``;
 - an in-place operation on an array, ``x op= y`` (the mark is on ``x``):
-  ``rt.check_in_place(x, y, where)``;
+  ``rt.check_in_place(x, y, where)``; an array written into a slice,
+  ``x[i:j] = y`` (on the target, after its index checks): ``rt.check_store(x[i:j], y, where)``;
 - an operation on arrays: ``rt.check_broadcast(a, b, where)``,
   ``rt.check_dot``, ``rt.check_matmul`` or ``rt.check_reshape(x, shape, where)``;
 - ``np.where(c, x, y)``: ``rt.check_where(c, x, y, where)``; a join of arrays:
@@ -69,9 +70,11 @@ class Check:
 
 
 def mark(node: gast.expr, helper: str, origin: Origin, message: str = "") -> None:
-    """Ask for ``helper``'s check of ``node`` (a subscript, an operation or a call the user wrote)."""
+    """Ask for ``helper``'s check of ``node`` (a subscript, an operation or a call the user wrote), after
+    those asked for before."""
     if origin is not None:
-        anno.setanno(node, anno.Key.CHECK, Check(helper, origin, message))
+        checks = anno.getanno(node, anno.Key.CHECK, ())
+        anno.setanno(node, anno.Key.CHECK, checks + (Check(helper, origin, message),))
 
 
 def _positions(index: gast.expr) -> List[Tuple[gast.expr, int]]:
@@ -106,7 +109,7 @@ def _as_tuple(parts: List[gast.expr]) -> str:
 def _operands(node: gast.expr, check: Check, stmt: gast.stmt) -> List[List[str]]:
     """The argument lists (source text, ``where`` left out) of the helper calls that check ``node`` of
     ``stmt``."""
-    if check.helper == "check_in_place":  # ``x op= y``: ``node`` is ``x``
+    if check.helper in ("check_in_place", "check_store"):  # ``x op= y``, ``x[i] = y``: ``node`` is the target
         return [[unparse(node), unparse(stmt.value)]]
     if isinstance(node, gast.Subscript):
         return [[unparse(node.value), unparse(part), str(axis)] for part, axis in _positions(node.slice)]
@@ -138,14 +141,15 @@ def _marked(nodes) -> List[gast.expr]:
 def _checks(stmt: gast.stmt, nodes: List[gast.expr], safe: Set[Tuple[str, str, str]]) -> List[gast.stmt]:
     out = []
     for node in nodes:
-        check = anno.getanno(node, anno.Key.CHECK)
+        checks = anno.getanno(node, anno.Key.CHECK)
         anno.delanno(node, anno.Key.CHECK)
-        where = repr(check.origin.position())
-        for args in _operands(node, check, stmt):
-            if check.helper == "check_index" and tuple(args) in safe:
-                continue
-            call = gast.parse(f"rt.{check.helper}({', '.join(args + [where])})").body[0]
-            out.append(anno.copyanno(stmt, gast.copy_location(call, stmt)))
+        for check in checks:
+            where = repr(check.origin.position())
+            for args in _operands(node, check, stmt):
+                if check.helper == "check_index" and tuple(args) in safe:
+                    continue
+                call = gast.parse(f"rt.{check.helper}({', '.join(args + [where])})").body[0]
+                out.append(anno.copyanno(stmt, gast.copy_location(call, stmt)))
     return out
 
 

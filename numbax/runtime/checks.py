@@ -8,6 +8,7 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
 - ``check_broadcast(a, b, where)``: two arrays broadcast together (``ValueError``).
 - ``check_in_place(x, y, where)``: ``x op= y`` of arrays fits its result into ``x`` (``ValueError``).
+- ``check_store(target, y, where)``: ``x[i:j] = y`` fits the array ``y`` into the part it writes (``ValueError``).
 - ``check_where(condition, x, y, where)``: ``np.where``'s operands broadcast together (``ValueError``).
 - ``check_concatenate(arrays, axis, where)``, ``check_hstack(arrays, where)``, ``check_vstack(arrays, where)``,
   ``check_stack(arrays, where)``: the arrays joined fit (``ValueError``).
@@ -26,8 +27,9 @@ from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
 
-__all__ = ["check_index", "check_divisor", "check_broadcast", "check_in_place", "check_where", "check_concatenate",
-           "check_hstack", "check_vstack", "check_stack", "check_dot", "check_matmul", "check_reshape"]
+__all__ = ["check_index", "check_divisor", "check_broadcast", "check_in_place", "check_store", "check_where",
+           "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot", "check_matmul",
+           "check_reshape"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -98,6 +100,21 @@ def check_in_place(x, y, where):
         for k in range(y.ndim - x.ndim):
             if y.shape[k] != 1:
                 _not_into(x, y, where)
+
+
+@register_jitable
+def check_store(target, y, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless the array ``y`` broadcasts into ``target``, the part of
+    an array that ``x[i:j] = y`` writes (leading dims of length 1 of ``y`` go, as NumPy drops them)."""
+    shape = np.shape(target)
+    fits = True
+    for k in range(1, y.ndim + 1):
+        n = y.shape[y.ndim - k]
+        if n != 1 and (k > len(shape) or n != shape[len(shape) - k]):
+            fits = False
+    if not fits:
+        raise NumbaxShapeError("could not broadcast input array from shape " + _shape_text(y.shape) + " into shape "
+                               + _shape_text(shape), where)
 
 
 @register_jitable

@@ -38,8 +38,13 @@ def _python_zero_division(op: gast.operator, left: AVal, right: AVal) -> Optiona
     return None
 
 
+def is_array(aval: Optional[AVal]) -> bool:
+    """Whether ``aval`` is known to be an array's."""
+    return aval is not None and aval.ndim >= 1
+
+
 def _arrays(avals: Sequence[Optional[AVal]]) -> bool:
-    return all(a is not None and a.ndim >= 1 for a in avals)
+    return all(is_array(a) for a in avals)
 
 
 def binop(op: gast.operator, left: Any, right: Any) -> Optional[Tuple[str, ...]]:
