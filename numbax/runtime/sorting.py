@@ -1,14 +1,33 @@
 """The cotangent of a sort: the permutation that sorted the array scatters the cotangent back, and its transpose.
 
 A sort along another axis than the last is the sort of the array with that axis swapped to the end, so the
-permutation moves along that axis in the same way (``np.swapaxes`` there and back).
+permutation moves along that axis in the same way (``np.swapaxes`` there and back); ``sort`` is ``np.sort``
+along any axis, which Numba's sorts only along the last (``legalize`` sends it here).
 """
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 from numba.extending import overload, register_jitable
 
-__all__ = ["sort_grad", "sort_gather"]
+__all__ = ["sort", "sort_grad", "sort_gather"]
+
+
+def sort(a, axis=-1, kind=None):
+    """``np.sort(a, axis, kind)``."""
+    return np.sort(a, axis, kind)
+
+
+@overload(sort)
+def _sort(a, axis=-1, kind=None):
+    if axis is None or isinstance(axis, types.NoneType):
+        return lambda a, axis=-1, kind=None: np.sort(a.ravel())
+
+    def along(a, axis=-1, kind=None):  # every kind sorts to the same values
+        k = axis if axis >= 0 else a.ndim + axis
+        return np.ascontiguousarray(np.swapaxes(np.sort(np.ascontiguousarray(np.swapaxes(a, k, a.ndim - 1))), k,
+                                                a.ndim - 1))
+    return along
 
 
 def sort_grad(g, a, axis=-1):
