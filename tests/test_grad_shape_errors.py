@@ -2,6 +2,8 @@
 shapes, raised by the forward sweep's checks before anything is differentiated (grad, value_and_grad, vjp,
 grad inside jit), on both backends; fitting shapes still differentiate to JAX's values."""
 import inspect
+import os
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -10,6 +12,7 @@ import pytest
 
 import numbax
 from numbax.errors import NumbaxShapeError
+from numbax.runtime import checks
 
 jax.config.update("jax_enable_x64", True)
 
@@ -180,3 +183,14 @@ def test_an_update_through_a_view_writes_through_under_jit_and_is_refused_under_
     with pytest.raises(numbax.NumbaxDifferentiationError, match="`front \\+= ...` writes into `front`") as info:
         numbax.grad(add_through_a_view, argnums=(0, 1), backend=backend)(x, y)
     assert f"{__file__}:{_line_of(add_through_a_view, 'front += y')}:" in str(info.value)
+
+
+def test_the_benchmarks_gradients_keep_no_check_their_shapes_prove():
+    """The checks of the user's operations cost the benchmarks nothing: reverse mode proves their shapes fit."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    import grad_tasks
+
+    shape_checks = set(checks.__all__) - {"check_index", "check_divisor"}
+    for task in grad_tasks.TASKS:
+        source = numbax.grad(task.fn, argnums=task.argnums, backend="python").generate(task.args(), {}).source
+        assert not [c for c in shape_checks if f"rt.{c}(" in source], task.name
