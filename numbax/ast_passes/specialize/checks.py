@@ -98,8 +98,8 @@ def call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ..
     if func in _JOINS:
         return _joined(func, args, kwargs)
     if func is np.where and len(args) == 3 and not kwargs:
-        return ("check_where",) if any(_arrays([dtypes.aval_of(a)]) for a in args) and \
-            all(dtypes.aval_of(a) is not None for a in args) else None
+        avals = [dtypes.aval_of(a) for a in args]
+        return ("check_where",) if None not in avals and any(is_array(a) for a in avals) else None
     if kwargs or len(args) != 2:
         return None
     if func is np.reshape:
