@@ -255,6 +255,20 @@ def sort_rows(x):
     return np.sum(np.sort(x) * x)
 
 
+def sort_columns(x):
+    return np.sum(np.sort(x, axis=0) * x)
+
+
+def sort_middle_axis(x):
+    return np.sum(np.sort(x, axis=-2) ** 2 * x)
+
+
+def sort_columns_in_place(x):
+    y = x * x
+    y.sort(axis=0)
+    return np.sum(y * x)
+
+
 def median_rows(x):
     return np.sum(np.median(x, axis=0))
 
@@ -266,6 +280,24 @@ def test_sort_of_rows_is_jax_to_second_order(backend):
     _assert_jax(numbax.grad(sort_rows, backend=backend)(x), jax.grad(to_jax(sort_rows))(x), "sort_rows")
     hvp = jax.grad(lambda y: jnp.sum(jax.grad(to_jax(sort_rows))(y) * v))(x)
     _assert_jax(numbax.grad(_hvp(sort_rows, v), backend=backend)(x), hvp, "sort_rows second order")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "python"])
+@pytest.mark.parametrize("fn", [sort_columns, sort_columns_in_place])
+def test_sort_along_another_axis_is_jax_to_second_order(backend, fn):
+    x = np.array([[1.0, -2.0, 1.0], [0.5, 3.0, -1.0], [-0.3, 0.2, 2.0]])
+    v = np.array([[0.3, -0.2, 0.7], [1.1, 0.4, -0.6], [0.5, -1.0, 0.1]])
+    in_jax = (lambda y: jnp.sum(jnp.sort(y * y, axis=0) * y)) if fn is sort_columns_in_place else to_jax(fn)
+    _assert_jax(numbax.grad(fn, backend=backend)(x), jax.grad(in_jax)(x), fn.__name__)
+    hvp = jax.grad(lambda y: jnp.sum(jax.grad(in_jax)(y) * v))(x)
+    _assert_jax(numbax.grad(_hvp(fn, v), backend=backend)(x), hvp, f"{fn.__name__} second order")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "python"])
+def test_sort_along_the_middle_axis_is_jax(backend):
+    x = np.random.default_rng(3).normal(size=(2, 3, 4))
+    _assert_jax(numbax.grad(sort_middle_axis, backend=backend)(x), jax.grad(to_jax(sort_middle_axis))(x),
+                "sort_middle_axis")
 
 
 @pytest.mark.parametrize("fn, helper", [(median_rows, "median")])

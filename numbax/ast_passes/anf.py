@@ -148,7 +148,8 @@ class _ANF:
         self.origin = saved
 
     def stmt_Assign(self, stmt):
-        value = self.operation(stmt.value)
+        stored = any(c.helper == "check_store" for t in stmt.targets for c in anno.getanno(t, anno.Key.CHECK, ()))
+        value = self.atom(stmt.value) if stored else self.operation(stmt.value)  # the check reads it too
         self.emit(gast.Assign(targets=[self.target(t) for t in stmt.targets], value=value, type_comment=None))
 
     def stmt_AugAssign(self, stmt):

@@ -17,6 +17,7 @@ class Key(enum.Enum):
     ORIGIN = "the Origin (user file, line, column) the node was written at"
     GRAD_OF = "the user's source line whose adjoint this statement computes"
     CHECK = "the run-time check (a run_time_checks.Check) of a subscript, operation or call the user wrote"
+    IN_PLACE = "an assignment x_1 = x + y written for the user's x += y: it writes into the memory of x"
 
 
 def setanno(node: Any, key: Key, value: Any) -> None:

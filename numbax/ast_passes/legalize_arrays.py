@@ -3,7 +3,7 @@
 Numba lacks ``np.einsum``, ``np.inner``, ``np.tensordot``, ``np.matmul``,
 ``np.diagonal``, ``np.squeeze``, ``np.tile``, ``np.pad`` and the array methods
 ``diagonal``, ``trace``, ``squeeze``, ``swapaxes``; it has ``repeat``, ``flip``,
-``roll`` and ``trace`` without ``axis=`` arguments, ``atleast_1d``/``atleast_2d``
+``roll``, ``sort`` and ``trace`` without ``axis=`` arguments, ``atleast_1d``/``atleast_2d``
 for arrays only, ``reshape`` of C-contiguous arrays only, and keeps the values
 of flat constant tuples only (``axes=([1, 2], [0, 1])`` reaches an overload
 as a tuple of run-time ints). ``rewrite`` turns one such call into the runtime
@@ -64,6 +64,7 @@ ROUTES: Dict[str, Route] = {
     "repeat": Route(("repeats", "axis"), {"axis": None}, needs=("axis",), method=True),
     "flip": Route(("axis",), {"axis": None}, needs=("axis",)),
     "roll": Route(("shift", "axis"), {"axis": None}, needs=("axis",)),
+    "sort": Route(("axis", "kind"), {"axis": -1, "kind": None}, needs=("axis",)),
     "inner": Route(("b",)),
     "matmul": Route(("b",)),
     "tensordot": Route(("b", "axes"), {"axes": 2}),

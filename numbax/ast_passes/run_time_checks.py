@@ -1,7 +1,7 @@
 """run_time_checks: before each statement, the run-time checks of what the user wrote in it.
 
 Expects A-normal form, whose operations have atoms for operands, and the
-``anno.Key.CHECK`` marks (a ``Check``) that ``specialize`` puts on the
+``anno.Key.CHECK`` marks (a tuple of ``Check``) that ``specialize`` puts on the
 subscripts, operations and calls the user wrote (and on none that numbax
 generates). Guarantees that before each statement holding marked nodes (in
 Python's order of evaluation: reads before writes) stands one call of a
@@ -11,8 +11,14 @@ Python's order of evaluation: reads before writes) stands one call of a
 - a subscript: one ``rt.check_index(x, i, axis, where)`` per index that is not
   a slice, ``None`` or ``...`` (``axis`` counted from the end after ``...``);
 - a division of Python numbers: ``rt.check_divisor(d, message, where)``;
+- an in-place operation on an array, ``x op= y`` (the mark is on ``x``):
+  ``rt.check_in_place(x, y, where)``; an array written into a slice,
+  ``x[i:j] = y`` (on the target, after its index checks): ``rt.check_store(x[i:j], y, where)``;
 - an operation on arrays: ``rt.check_broadcast(a, b, where)``,
-  ``rt.check_dot``, ``rt.check_matmul`` or ``rt.check_reshape(x, shape, where)``.
+  ``rt.check_dot``, ``rt.check_matmul`` or ``rt.check_reshape(x, shape, where)``;
+- ``np.where(c, x, y)``: ``rt.check_where(c, x, y, where)``; a join of arrays:
+  ``rt.check_concatenate(arrays, axis, where)``, ``rt.check_stack(arrays, where)``,
+  ``rt.check_hstack`` or ``rt.check_vstack``.
 
 An index that is the variable of a ``for`` loop over ``range`` of the
 array's own extent (``for j in range(x.shape[1])``, ``range(1, len(x))``),
@@ -47,6 +53,8 @@ from numbax.ast_passes.extents import Extents, rebound_names
 from numbax.ast_passes.origin import Origin
 from numbax.ast_passes.unparse import unparse
 
+# the checks of joins of arrays -> whether the helper takes the axis
+_JOINS = {"check_concatenate": True, "check_stack": False, "check_hstack": False, "check_vstack": False}
 # evaluated once, before the block (A-normal form leaves no subscript in a ``while`` test)
 _HEADERS = {gast.If: ("test",), gast.While: ("test",), gast.For: ("iter",)}
 
@@ -62,9 +70,11 @@ class Check:
 
 
 def mark(node: gast.expr, helper: str, origin: Origin, message: str = "") -> None:
-    """Ask for ``helper``'s check of ``node`` (a subscript, an operation or a call the user wrote)."""
+    """Ask for ``helper``'s check of ``node`` (a subscript, an operation or a call the user wrote), after
+    those asked for before."""
     if origin is not None:
-        anno.setanno(node, anno.Key.CHECK, Check(helper, origin, message))
+        checks = anno.getanno(node, anno.Key.CHECK, ())
+        anno.setanno(node, anno.Key.CHECK, checks + (Check(helper, origin, message),))
 
 
 def _positions(index: gast.expr) -> List[Tuple[gast.expr, int]]:
@@ -96,14 +106,25 @@ def _as_tuple(parts: List[gast.expr]) -> str:
     return "(" + ", ".join(unparse(p) for p in parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def _operands(node: gast.expr, check: Check) -> List[List[str]]:
-    """The argument lists (source text, ``where`` left out) of the helper calls that check ``node``."""
+def _operands(node: gast.expr, check: Check, stmt: gast.stmt) -> List[List[str]]:
+    """The argument lists (source text, ``where`` left out) of the helper calls that check ``node`` of
+    ``stmt``."""
+    if check.helper in ("check_in_place", "check_store"):  # ``x op= y``, ``x[i] = y``: ``node`` is the target
+        return [[unparse(node), unparse(stmt.value)]]
     if isinstance(node, gast.Subscript):
         return [[unparse(node.value), unparse(part), str(axis)] for part, axis in _positions(node.slice)]
     if check.helper == "check_divisor":
         return [[unparse(node.right), repr(check.message)]]
     if isinstance(node, gast.BinOp):
         return [[unparse(node.left), unparse(node.right)]]
+    if check.helper in _JOINS:  # ``np.concatenate(arrays, axis)``, ``np.hstack(arrays)``
+        args = [unparse(node.args[0])]
+        if _JOINS[check.helper]:
+            axis = node.args[1:] + [k.value for k in node.keywords if k.arg == "axis"]
+            args.append(unparse(axis[0]) if axis else "0")
+        return [args]
+    if check.helper == "check_where":
+        return [[unparse(a) for a in node.args]]
     if check.helper == "check_reshape":  # ``x.reshape(2, 3)`` or ``np.reshape(x, (2, 3))``
         owner = node.func.value
         function = isinstance(owner, gast.Name) and owner.id in MODULES
@@ -120,14 +141,15 @@ def _marked(nodes) -> List[gast.expr]:
 def _checks(stmt: gast.stmt, nodes: List[gast.expr], safe: Set[Tuple[str, str, str]]) -> List[gast.stmt]:
     out = []
     for node in nodes:
-        check = anno.getanno(node, anno.Key.CHECK)
+        checks = anno.getanno(node, anno.Key.CHECK)
         anno.delanno(node, anno.Key.CHECK)
-        where = repr(check.origin.position())
-        for args in _operands(node, check):
-            if check.helper == "check_index" and tuple(args) in safe:
-                continue
-            call = gast.parse(f"rt.{check.helper}({', '.join(args + [where])})").body[0]
-            out.append(anno.copyanno(stmt, gast.copy_location(call, stmt)))
+        for check in checks:
+            where = repr(check.origin.position())
+            for args in _operands(node, check, stmt):
+                if check.helper == "check_index" and tuple(args) in safe:
+                    continue
+                call = gast.parse(f"rt.{check.helper}({', '.join(args + [where])})").body[0]
+                out.append(anno.copyanno(stmt, gast.copy_location(call, stmt)))
     return out
 
 

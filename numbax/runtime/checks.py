@@ -7,6 +7,11 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   when compiling, so a check costs two comparisons, and nothing where it does not apply.
 - ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
 - ``check_broadcast(a, b, where)``: two arrays broadcast together (``ValueError``).
+- ``check_in_place(x, y, where)``: ``x op= y`` of arrays fits its result into ``x`` (``ValueError``).
+- ``check_store(target, y, where)``: ``x[i:j] = y`` fits the array ``y`` into the part it writes (``ValueError``).
+- ``check_where(condition, x, y, where)``: ``np.where``'s operands broadcast together (``ValueError``).
+- ``check_concatenate(arrays, axis, where)``, ``check_hstack(arrays, where)``, ``check_vstack(arrays, where)``,
+  ``check_stack(arrays, where)``: the arrays joined fit (``ValueError``).
 - ``check_dot(a, b, where)``, ``check_matmul(a, b, where)``: the contracted dims agree (``ValueError``).
 - ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
 
@@ -17,12 +22,14 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from numba import types
+from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
 
-__all__ = ["check_index", "check_divisor", "check_broadcast", "check_dot", "check_matmul", "check_reshape"]
+__all__ = ["check_index", "check_divisor", "check_broadcast", "check_in_place", "check_store", "check_where",
+           "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot", "check_matmul",
+           "check_reshape"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -76,6 +83,126 @@ def check_broadcast(a, b, where):
         if m != n and m != 1 and n != 1:
             raise NumbaxShapeError("operands could not be broadcast together with shapes " + _shape_text(a.shape)
                                    + " " + _shape_text(b.shape) + " ", where)
+
+
+@register_jitable
+def check_in_place(x, y, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``x op= y`` of arrays can write its result into ``x``:
+    ``y`` broadcasts to ``x``'s shape."""
+    for k in range(1, min(x.ndim, y.ndim) + 1):
+        m, n = x.shape[x.ndim - k], y.shape[y.ndim - k]
+        if m != n and n != 1:
+            if m != 1:
+                raise NumbaxShapeError("operands could not be broadcast together with shapes " + _shape_text(x.shape)
+                                       + " " + _shape_text(y.shape) + " " + _shape_text(x.shape) + " ", where)
+            _not_into(x, y, where)
+    if y.ndim > x.ndim:
+        for k in range(y.ndim - x.ndim):
+            if y.shape[k] != 1:
+                _not_into(x, y, where)
+
+
+@register_jitable
+def check_store(target, y, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless the array ``y`` broadcasts into ``target``, the part of
+    an array that ``x[i:j] = y`` writes (leading dims of length 1 of ``y`` go, as NumPy drops them)."""
+    shape = np.shape(target)
+    fits = True
+    for k in range(1, y.ndim + 1):
+        n = y.shape[y.ndim - k]
+        if n != 1 and (k > len(shape) or n != shape[len(shape) - k]):
+            fits = False
+    if not fits:
+        raise NumbaxShapeError("could not broadcast input array from shape " + _shape_text(y.shape) + " into shape "
+                               + _shape_text(shape), where)
+
+
+@register_jitable
+def _not_into(x, y, where):
+    """``x op= y`` where the shapes broadcast to one larger than ``x``'s."""
+    shape = list(y.shape)
+    for k in range(1, x.ndim + 1):
+        shape[y.ndim - k] = max(shape[y.ndim - k], x.shape[x.ndim - k])
+    raise NumbaxShapeError("non-broadcastable output operand with shape " + _shape_text(x.shape) + " doesn't "
+                           "match the broadcast shape " + _shape_text(shape), where)
+
+
+@register_jitable
+def _dim(shape, k):
+    """The ``k``-th dim of ``shape`` from the right, 1 where it has fewer (NumPy's broadcasting)."""
+    return 1 if k > len(shape) else shape[len(shape) - k]
+
+
+@register_jitable
+def check_where(condition, x, y, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``np.where``'s three operands (arrays or numbers)
+    broadcast together."""
+    shapes = (np.shape(condition), np.shape(x), np.shape(y))
+    for k in range(1, max(len(shapes[0]), len(shapes[1]), len(shapes[2])) + 1):
+        a, b, c = _dim(shapes[0], k), _dim(shapes[1], k), _dim(shapes[2], k)
+        n = max(a, b, c)
+        if not (a in (1, n) and b in (1, n) and c in (1, n)):
+            raise NumbaxShapeError("operands could not be broadcast together with shapes " + _shape_text(shapes[0])
+                                   + " " + _shape_text(shapes[1]) + " " + _shape_text(shapes[2]) + " ", where)
+
+
+@register_jitable
+def _lifted(a, d, ndim):
+    """Dim ``d`` of ``a`` seen with ``ndim`` dims, leading ones added (``np.atleast_2d``)."""
+    lead = ndim - a.ndim
+    return 1 if d < lead else a.shape[d - lead]
+
+
+@register_jitable
+def _joinable(first, a, k, axis, lift, where):
+    """Raise at ``where`` unless ``a``, the ``k``-th array joined (as ``np.atleast_2d`` if ``lift``), fits
+    ``first`` except along ``axis``."""
+    m, n = (max(first.ndim, 2), max(a.ndim, 2)) if lift else (first.ndim, a.ndim)
+    if m != n:
+        raise NumbaxShapeError("all the input arrays must have same number of dimensions, but the array at index 0 "
+                               "has " + str(m) + " dimension(s) and the array at index " + str(k) + " has "
+                               + str(n) + " dimension(s)", where)
+    for d in range(n):
+        if d != (axis if axis >= 0 else n + axis) and _lifted(a, d, n) != _lifted(first, d, n):
+            raise NumbaxShapeError("all the input array dimensions except for the concatenation axis must match "
+                                   "exactly, but along dimension " + str(d) + ", the array at index 0 has size "
+                                   + str(_lifted(first, d, n)) + " and the array at index " + str(k)
+                                   + " has size " + str(_lifted(a, d, n)), where)
+
+
+@register_jitable
+def _join(arrays, axis, lift, where):
+    k = 0
+    for a in literal_unroll(arrays):  # a tuple of arrays of several dtypes too
+        _joinable(arrays[0], a, k, axis, lift, where)
+        k += 1
+
+
+@register_jitable
+def check_concatenate(arrays, axis, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``np.concatenate(arrays, axis)`` fits them."""
+    _join(arrays, axis, False, where)
+
+
+@register_jitable
+def check_hstack(arrays, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``np.hstack(arrays)`` fits them (joined along the
+    first axis of vectors, the second of anything else)."""
+    _join(arrays, 0 if arrays[0].ndim == 1 else 1, False, where)
+
+
+@register_jitable
+def check_vstack(arrays, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``np.vstack(arrays)`` fits them (vectors as rows)."""
+    _join(arrays, 0, True, where)
+
+
+@register_jitable
+def check_stack(arrays, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless the arrays that ``np.stack`` joins share one shape."""
+    for a in literal_unroll(arrays):
+        if a.shape != arrays[0].shape:
+            raise NumbaxShapeError("all input arrays must have the same shape", where)
 
 
 @register_jitable

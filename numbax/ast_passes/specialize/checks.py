@@ -19,7 +19,11 @@ from numbax.ast_passes.specialize.values import AVal, Dyn
 _DIVISIONS = (gast.Div, gast.FloorDiv, gast.Mod)
 _ONES = {"b": 1, "i": 1, "u": 1, "f": 1.0, "c": 1j}  # a Python number of each kind, for Python's own message
 _CONTRACTIONS = {np.dot: "check_dot", np.matmul: "check_matmul"}
-SHAPE_CHECKS = frozenset({"check_broadcast", "check_dot", "check_matmul", "check_reshape"})
+CONTRACTION_CHECKS = frozenset(_CONTRACTIONS.values())
+_AXIS_JOINS = {np.concatenate: "check_concatenate", np.stack: "check_stack"}
+if hasattr(np, "concat"):  # NumPy 2
+    _AXIS_JOINS[np.concat] = "check_concatenate"
+_JOINS = {**_AXIS_JOINS, np.hstack: "check_hstack", np.vstack: "check_vstack"}
 
 
 def _python_zero_division(op: gast.operator, left: AVal, right: AVal) -> Optional[str]:
@@ -34,8 +38,13 @@ def _python_zero_division(op: gast.operator, left: AVal, right: AVal) -> Optiona
     return None
 
 
+def is_array(aval: Optional[AVal]) -> bool:
+    """Whether ``aval`` is known to be an array's."""
+    return aval is not None and aval.ndim >= 1
+
+
 def _arrays(avals: Sequence[Optional[AVal]]) -> bool:
-    return all(a is not None and a.ndim >= 1 for a in avals)
+    return all(is_array(a) for a in avals)
 
 
 def binop(op: gast.operator, left: Any, right: Any) -> Optional[Tuple[str, ...]]:
@@ -72,8 +81,25 @@ def _is_shape(args: Sequence[Any]) -> bool:
     return len(args) >= 1 and all(_is_dim(a) for a in args)
 
 
+def _joined(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ...]]:
+    """The check of ``np.concatenate``, ``np.stack``, ``np.hstack`` or ``np.vstack`` of a tuple of arrays."""
+    arrays = args[0] if args else None
+    if not (isinstance(arrays, (tuple, list)) and arrays and _arrays([dtypes.aval_of(a) for a in arrays])):
+        return None
+    axis = args[1] if len(args) > 1 else kwargs.get("axis", 0)
+    if func in _AXIS_JOINS and not (set(kwargs) <= {"axis"} and len(args) <= 2 and _is_dim(axis)):
+        return None  # ``axis=None`` flattens; ``out=``, ``dtype=``
+    return (_JOINS[func],) if func in _AXIS_JOINS or (len(args) == 1 and not kwargs) else None
+
+
 def call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ...]]:
-    """The check of a NumPy call ``func(*args)`` (a binary ufunc, ``np.dot``, ``np.matmul``, ``np.reshape``)."""
+    """The check of a NumPy call ``func(*args)`` (a binary ufunc, ``np.where``, ``np.dot``, ``np.matmul``,
+    ``np.reshape``, the joins of arrays)."""
+    if func in _JOINS:
+        return _joined(func, args, kwargs)
+    if func is np.where and len(args) == 3 and not kwargs:
+        avals = [dtypes.aval_of(a) for a in args]
+        return ("check_where",) if None not in avals and any(is_array(a) for a in avals) else None
     if kwargs or len(args) != 2:
         return None
     if func is np.reshape:

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import gast
 import numpy as np
 
-from numbax.ast_passes import anno, exits
+from numbax.ast_passes import anno, exits, run_time_checks
 from numbax.ast_passes.specialize import checks
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
@@ -94,11 +94,14 @@ class ControlFlowMixin:
             current = self.eval(gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None))
             if isinstance(current, Dyn):
                 value = self.eval(node.value)
-                if checks.binop(node.op, current, value) is not None:  # ``s /= d`` of Python numbers: checked
+                check = checks.binop(node.op, current, value)
+                if check is not None and check[0] != "check_broadcast":  # ``s /= d`` of Python numbers, ``@=``
                     self.bind(target, self.binop(node, node.op, current, value))
                     return
-                self.emit(gast.AugAssign(target=name_node(target.id, gast.Store()), op=node.op,
-                                         value=self.materialize(value)))
+                written = name_node(target.id, gast.Store())
+                if check is not None:  # arrays: updated in place (a view writes through), checked first
+                    run_time_checks.mark(written, "check_in_place", self.origin(node))
+                self.emit(gast.AugAssign(target=written, op=node.op, value=self.materialize(value)))
                 return
         load = copy_tree(target)
         for n in gast.walk(load):

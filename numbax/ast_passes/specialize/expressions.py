@@ -219,10 +219,11 @@ class ExpressionsMixin:
         """Have the run-time check ``check`` (from ``specialize.checks``) made of ``value``, the run-time result
         of the user's ``node``, before it is computed.
 
-        Code that a transformation rewrites gets no shape checks: fusion fuses its elementwise operations
-        over shapes it checks as equal on entry, and a check would keep each temporary alive."""
+        Code that a transformation rewrites gets its contractions checked by reverse mode itself
+        (``contraction_checks``, JAX's error); its other shape checks stay in the forward sweep, and reverse
+        mode drops those that its symbolic shapes prove (``proven_checks``)."""
         if check is None or not isinstance(value, Dyn) or \
-                (self.builder.differentiated and check[0] in checks.SHAPE_CHECKS):
+                (self.builder.differentiated and check[0] in checks.CONTRACTION_CHECKS):
             return
         run_time_checks.mark(value.node, check[0], self.origin(node), *check[1:])
 

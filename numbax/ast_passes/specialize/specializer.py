@@ -7,8 +7,9 @@ import gast
 import numpy as np
 
 from numbax import tree_util
-from numbax.ast_passes import anno, tree_copy
+from numbax.ast_passes import anno, run_time_checks, tree_copy
 from numbax.ast_passes.naming import Namer, leaf_name
+from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.builder import DYNAMIC, Helper, ModuleBuilder, ReturnSpec
 from numbax.ast_passes.specialize.calls import CallsMixin
 from numbax.ast_passes.specialize.control_flow import ControlFlowMixin
@@ -242,9 +243,10 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         base = self.eval(target.value)
         index = self.eval(target.slice)
         if isinstance(base, Dyn):
-            self.emit(gast.Assign(
-                targets=[self.user_subscript(target, base.expr(), index, gast.Store())],
-                value=self.materialize(value), type_comment=None))
+            store = self.user_subscript(target, base.expr(), index, gast.Store())
+            if checks.is_array(dtypes.index(dtypes.aval_of(base), index)) and checks.is_array(dtypes.aval_of(value)):
+                run_time_checks.mark(store, "check_store", self.origin(target))  # after its indices' checks
+            self.emit(gast.Assign(targets=[store], value=self.materialize(value), type_comment=None))
         elif isinstance(base, (list, dict)):
             if self.runtime_depth > 0:
                 self.fail(target, "assigning into a list or dict inside run-time control flow",

@@ -4,7 +4,8 @@ Reverse mode keeps one adjoint per variable. ``row = out[i]; row[:] = v`` change
 ``out`` through ``row``, and the adjoint of ``out`` would never see it -- a
 wrong gradient, silently. Copy propagation has already replaced plain aliases
 assigned once (``b = a``), so what is left here is a variable written through
-subscripts (``b[...] = v`` or ``b[...] += v``) with an active value or adjoint,
+subscripts (``b[...] = v`` or ``b[...] += v``), or an array updated in place
+(``b += v``, which ``canonicalize`` has made ``b_1 = b + v``), with an active value or adjoint,
 one of whose definitions may be a view of, or the same object as, another
 array: a name, a subscript, an attribute such as ``.T``, a conditional
 expression choosing one, or a call that returns a view (``reshape``,
@@ -54,29 +55,40 @@ def _definitions(fdef: gast.FunctionDef) -> Dict[str, List[gast.Assign]]:
 
 
 def _writes(fdef: gast.FunctionDef):
+    """``(statement, what it writes into, how the user wrote it)`` for each subscript write."""
     for node in gast.walk(fdef):
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Subscript):
-            yield node, node.targets[0]
+            yield node, node.targets[0], ast.unparse(gast.gast_to_ast(node.targets[0])) + " = ..."
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
-            yield node, node.target
+            yield node, node.target, ast.unparse(gast.gast_to_ast(node.target)) + " = ..."
 
 
-def check(fdef: gast.FunctionDef, active: Set[str]) -> None:
-    """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``."""
+def _updates(fdef: gast.FunctionDef, avals: Dict[str, tuple]):
+    """``_writes``' triples for the in-place updates of arrays, ``x += y`` (``x_1 = x + y`` by now)."""
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and anno.hasanno(node, anno.Key.IN_PLACE):
+            array = node.value.left
+            if (avals.get(array.id) or ("", 0))[1]:
+                symbol = ast.unparse(gast.gast_to_ast(node.value)).split()[1]  # ``x + y``: ``+``
+                yield node, array, f"{array.id} {symbol}= ..."
+
+
+def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> None:
+    """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``
+    (``avals``: which names hold arrays)."""
     defs = _definitions(fdef)
-    for stmt, target in _writes(fdef):
+    for stmt, target, written in [*_writes(fdef), *_updates(fdef, avals)]:
         name = base(target)
         if name not in active:
             continue
         source: Optional[gast.Assign] = next((d for d in defs.get(name, ()) if _may_alias(d.value)), None)
         if source is None:
             continue
-        written = ast.unparse(gast.gast_to_ast(target))
         defined = ast.unparse(gast.gast_to_ast(source.value))
         origin = anno.getanno(source, anno.Key.ORIGIN)
         where = f" (line {origin.lineno})" if origin is not None else ""
         raise NumbaxDifferentiationError(
-            f"`{written} = ...` writes into `{name}`, which may share memory with another array "
+            f"`{written}` writes into `{name}`, which may share memory with another array "
             f"(`{name} = {defined}`{where}); reverse mode cannot follow writes through views or aliases",
             anno.getanno(stmt, anno.Key.ORIGIN),
             hint=f"write into the original array directly, or copy first: `{name} = np.copy({defined})`.")
@@ -96,7 +108,7 @@ def unwritten(fdef: gast.FunctionDef) -> Set[str]:
                 for other in {n.id for n in gast.walk(d.value) if isinstance(n, gast.Name)}:
                     links.setdefault(name, set()).add(other)
                     links.setdefault(other, set()).add(name)
-    written = {base(target) for _, target in _writes(fdef)}
+    written = {base(target) for _, target, _ in _writes(fdef)}
     written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.Expr)
                 for n in gast.walk(node.value) if isinstance(n, gast.Name)}
     written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.keyword) and node.arg == "out"

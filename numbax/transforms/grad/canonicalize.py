@@ -133,6 +133,7 @@ class _Canonicalize(ExitLowering):
             if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
                 value = gast.BinOp(left=_name(stmt.target.id), op=stmt.op, right=stmt.value)
                 out.append(_assign(stmt.target.id, value, stmt))
+                anno.setanno(out[-1], anno.Key.IN_PLACE, True)  # an array's memory changes (``aliasing``)
             elif isinstance(stmt, gast.AugAssign) and not isinstance(stmt.op, (gast.Add, gast.Sub)):
                 out.extend(self._read_modify_write(stmt))
             elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Tuple):

@@ -57,12 +57,12 @@ def primal_dtype(g, ans, cotangent, x):
 @defvjp(rt.sort_grad)
 def sort_grad(g, ans, cotangent, a, axis=-1):
     """Linear in the cotangent; the permutation is piecewise constant in ``a``."""
-    d[cotangent] = rt.sort_gather(g, a)
+    d[cotangent] = rt.sort_gather(g, a, axis)
 
 
 @defvjp(rt.sort_gather)
-def sort_gather(g, ans, cotangent, a):
-    d[cotangent] = rt.sort_grad(g, a)
+def sort_gather(g, ans, cotangent, a, axis=-1):
+    d[cotangent] = rt.sort_grad(g, a, axis)
 
 
 @defvjp(rt.dsinc)

@@ -27,7 +27,7 @@ import gast
 
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations import copy_propagation, dead_code, hoist_invariants
-from numbax.transforms.grad import aliasing, canonicalize, contraction_checks
+from numbax.transforms.grad import aliasing, canonicalize, contraction_checks, proven_checks
 from numbax.transforms.grad.activity import active_names
 from numbax.transforms.grad.adjoint import Adjoint
 from numbax.transforms.grad.nodes import assign as _assign
@@ -205,15 +205,22 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     namer.reserve(_all_names(fdef) | set(spec.cotangents or ()) | {"rt", "np", "math"})
     fdef = _prepare(fdef)
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
-    fdef = contraction_checks.transform(fdef, infer_avals(fdef, dict(spec.param_avals or {})))
+    avals = infer_avals(fdef, dict(spec.param_avals or {}))
+    fdef = contraction_checks.transform(fdef, avals)
+    params = {a.id for a in fdef.args.args}
+    ndims = {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}
+    if spec.assume_shapes:
+        counts = _assignment_sites(fdef)[0]
+        spec.same = assumed_equal(fdef, ndims, avals, {p for p in params if counts.get(p) == 1})
+    shapes = infer_shapes(fdef, ndims, avals, spec.same)
+    fdef = proven_checks.transform(fdef, shapes)  # before the sites below, which index the blocks
     ret = fdef.body[-1]
     body = fdef.body[:-1]
     outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
     active = active_names(fdef, spec.wrt, is_differentiable)
-    aliasing.check(fdef, active)
+    aliasing.check(fdef, active, avals)
     counts, in_loop, depth, position, once, blocks = _assignment_sites(fdef)
     single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
-    avals = infer_avals(fdef, dict(spec.param_avals or {}))
     saves = Saves(namer, single, avals)
     saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
@@ -221,11 +228,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
     adjoint.higher_order = spec.higher_order
-    params = adjoint.params = {a.id for a in fdef.args.args}
-    ndims = {p: a[1] for p, a in (spec.param_avals or {}).items() if p in params}
-    if spec.assume_shapes:
-        spec.same = assumed_equal(fdef, ndims, avals, {p for p in params if counts.get(p) == 1})
-    adjoint.shapes = infer_shapes(fdef, ndims, avals, spec.same)
+    adjoint.params = params
+    adjoint.shapes = shapes
     if spec.float64:  # the row tables are float64
         saves.row_widths = row_widths(adjoint.shapes, avals, ndims, aliasing.unwritten(fdef))
     entry = gast.Pass()
