@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import numbax
-from numbax.errors import NumbaxIndexError, NumbaxZeroDivisionError
+from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
 
 BACKENDS = ("python", "cpu")
 X = np.array([.3, -.7, 1.1, .5])
@@ -270,3 +270,45 @@ def test_a_ufunc_of_python_numbers_is_a_numpy_scalar_that_divides_to_inf(backend
         assert expected == np.inf
         assert numbax.jit(newton_step, backend=backend)(1.0, 0.0) == expected
     assert numbax.jit(newton_step, backend=backend)(0.7, 1.3) == pytest.approx(newton_step(0.7, 1.3), rel=1e-15)
+
+
+# ---- shapes
+
+
+def neighbours(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def neighbours_mismatched(x):
+    return np.sum(x[2:] - x[:-1])
+
+
+def shifted_against_whole(x):
+    return np.sum(x[1:] * -x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slices_of_one_length_need_no_broadcast_check_and_others_keep_it(backend):
+    assert "check_broadcast" not in numbax.source(neighbours, X)
+    assert numbax.jit(neighbours, backend=backend)(X) == pytest.approx(neighbours(X), rel=1e-14)
+    for fn, text in ((neighbours_mismatched, "x[2:] - x[:-1]"), (shifted_against_whole, "x[1:] * -x")):
+        assert "check_broadcast" in numbax.source(fn, X)
+        with pytest.raises(NumbaxShapeError) as info:
+            numbax.jit(fn, backend=backend)(X)
+        assert str(info.value).splitlines()[0].startswith(f"{__file__}:{_line_of(fn, text)}: operands could not")
+
+
+A = np.arange(6.0).reshape(2, 3) / 7.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vmap_and_grad_of_a_loop_checked_before_it(backend):
+    np.testing.assert_allclose(numbax.vmap(dot, backend=backend)(A, A), np.sum(A * A, axis=1))
+    np.testing.assert_allclose(numbax.vmap(dot, in_axes=(0, None), backend=backend)(A, X), A @ X[:3])
+    np.testing.assert_allclose(numbax.grad(dot, backend=backend)(X[:3], A[1]), A[1])
+    with pytest.raises(NumbaxIndexError) as info:
+        numbax.vmap(off_by_one, backend=backend)(A)
+    assert str(info.value).splitlines()[0] == \
+        f"{__file__}:{_line_of(off_by_one, 's += x[i]')}: index 3 is out of bounds for axis 0 with size 3"
+    with pytest.raises(NumbaxIndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        numbax.grad(dot, backend=backend)(X, A[1])

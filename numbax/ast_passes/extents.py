@@ -27,6 +27,7 @@ Term = Union[str, int, Tuple[str, int]]  # an integer name, a constant, or an ar
 Affine = Tuple[Optional[Term], int]  # ``term + c`` (``(None, c)``: the constant ``c``)
 _SIZED = {"empty", "zeros", "ones", "full"}  # ``np.zeros(n)``: the first argument is the shape
 _LIKE = {"empty_like", "zeros_like", "ones_like", "full_like", "copy"}  # ``np.zeros_like(x)``: x's shape
+_ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)
 
 
 def rebound_names(node: gast.AST) -> Set[str]:
@@ -64,6 +65,32 @@ def range_bounds(stmt: gast.stmt) -> Optional[Tuple[gast.expr, gast.expr]]:
     return (call.args[0] if len(call.args) == 2 else gast.Constant(value=0, kind=None)), call.args[-1]
 
 
+def _merged(classes: List[Set], a, b) -> List[Set]:
+    """``classes`` (disjoint sets of things known equal) once ``a`` and ``b`` are known equal."""
+    merged = {a, b}.union(*[s for s in classes if a in s or b in s])
+    return [s for s in classes if not s & merged] + [merged]
+
+
+def _number(node: gast.expr) -> Optional[float]:
+    """The value of a numeric constant (not a bool), else None."""
+    value = _int(node)
+    if value is None and isinstance(node, gast.Constant) and type(node.value) is float:
+        value = node.value
+    return value
+
+
+def _trimmed(index: gast.expr) -> Optional[str]:
+    """``"-k"`` for a slice ``[s:e]`` of constants giving ``max(len - k, 0)`` entries (``[1:]``, ``[:-1]``,
+    ``[2:-1]``), else None."""
+    if not isinstance(index, gast.Slice) or index.step is not None:
+        return None
+    start = 0 if index.lower is None else _int(index.lower)
+    stop = 0 if index.upper is None else _int(index.upper)
+    if start is None or stop is None or start < 0 or stop > 0 or index.upper is not None and stop == 0:
+        return None
+    return f"-{start - stop}"
+
+
 def _mentions(term: Optional[Term], names: Set[str]) -> bool:
     """Whether ``term`` reads one of ``names``."""
     return (term[0] if isinstance(term, tuple) else term) in names
@@ -93,6 +120,7 @@ class Extents:
         self.minimum: Dict[Term, int] = {}  # a term at least this large
         self.checked: Set[Tuple[str, int, Affine]] = set()  # ``(x, axis, index)`` already checked
         self.aliases: Dict[str, str] = {}  # ``y = x``: y -> x (the same object)
+        self.operands: List[Set[Union[str, Tuple[str, str]]]] = []  # arrays of one shape, for ``broadcasts``
 
     def copy(self) -> "Extents":
         return copy.deepcopy(self)
@@ -105,6 +133,7 @@ class Extents:
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
             return
         target, value = stmt.targets[0].id, stmt.value
+        self._elementwise(target, value)
         if isinstance(value, gast.Attribute) and value.attr == "shape" and _name(value.value):
             self.shapes[target] = value.value.id
         elif isinstance(value, gast.Subscript) and _name(value.value) in self.shapes and _int(value.slice) is not None:
@@ -116,9 +145,11 @@ class Extents:
             self._copy(target, value.id)
         elif isinstance(value, (gast.Constant, gast.BinOp)):
             self._offset(target, value)
-        elif _numpy(value) in _LIKE and value.args and _name(value.args[0]) or _numpy(value) == "copy":
-            self._same_shape(target, _name(value.args[0]) if value.args else value.func.value.id)
-        elif _numpy(value) in _SIZED and value.args:
+        elif _numpy(value) in _LIKE and not value.keywords:
+            source = value.args[0] if value.args else value.func.value
+            if _name(source):
+                self._same_shape(target, source.id)
+        elif _numpy(value) in _SIZED and value.args and not value.keywords:
             self._shaped(target, value.args[0])
 
     def _copy(self, target: str, source: str) -> None:
@@ -154,12 +185,32 @@ class Extents:
                 self._equate((target, axis), _name(part) or _int(part))
 
     def _equate(self, a: Term, b: Term) -> None:
-        merged = {a, b}.union(*[s for s in self.sizes if a in s or b in s])
-        self.sizes = [s for s in self.sizes if not s & merged] + [merged]
+        self.sizes = _merged(self.sizes, a, b)
 
     def _same_shape(self, a: str, b: str) -> None:
-        merged = {a, b}.union(*[s for s in self.like if a in s or b in s])
-        self.like = [s for s in self.like if not s & merged] + [merged]
+        self.like = _merged(self.like, a, b)
+
+    def _elementwise(self, target: str, value: gast.expr) -> None:
+        """``y = x[1:]``, ``x[:-1]`` (of shape ``len(x) - 1`` along axis 0), ``y = 2.0 * x``, ``-x``, ``a - b``
+        of arrays of one shape: ``y``'s shape, where ``y`` is an array (for ``broadcasts``; a list repeats
+        under ``*``, so indices learn nothing from it)."""
+        if isinstance(value, gast.Subscript) and _name(value.value) and _trimmed(value.slice) is not None:
+            self.operands = _merged(self.operands, target, (value.value.id, _trimmed(value.slice)))
+        elif isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub) and _name(value.operand):
+            self.operands = _merged(self.operands, target, value.operand.id)
+        elif isinstance(value, gast.BinOp) and isinstance(value.op, _ARITHMETIC):
+            left, right = (_name(v) or _number(v) for v in (value.left, value.right))
+            names = [n for n in (left, right) if isinstance(n, str)]
+            if len(names) == 1 and None not in (left, right) or len(names) == 2 and self.broadcasts(*names):
+                self.operands = _merged(self.operands, target, names[0])
+
+    def broadcasts(self, a: str, b: str) -> bool:
+        """Whether the arrays ``a`` and ``b`` are known to have one shape."""
+        found, grown = {a}, True
+        while grown:
+            more = set(found).union(*[s for s in self.like + self.operands if s & found])
+            grown, found = len(more) > len(found), more
+        return b in found
 
     def forget(self, names: Iterable[str]) -> None:
         """Drop every fact about ``names`` (assigned again)."""
@@ -176,6 +227,7 @@ class Extents:
         self.minimum = {k: v for k, v in self.minimum.items() if not gone(k)}
         self.checked = {c for c in self.checked if c[0] not in names and not gone(c[2][0])}
         self.aliases = {k: v for k, v in self.aliases.items() if k not in names and v not in names}
+        self.operands = [s for s in ({t for t in s if not gone(t)} for s in self.operands) if len(s) > 1]
 
     def entering(self, stmt: gast.stmt, body: bool = True) -> "Extents":
         """The facts that hold inside ``stmt``'s ``body`` (else its ``orelse``): a loop may have assigned

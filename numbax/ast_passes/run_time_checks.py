@@ -192,10 +192,17 @@ def _checks(stmt: gast.stmt, nodes: List[gast.expr], facts: _Facts,
             hoisted.extend(before)
             continue
         if check.helper == "check_divisor" and isinstance(node.right, gast.Name) and \
-                node.right.id in facts.divisors.nonzero:
+                node.right.id in facts.divisors.nonzero or check.helper == "check_broadcast" and \
+                _one_shape(node, facts.extents):
             continue
         here.extend(_call(stmt, check.helper, args + [where]) for args in _operands(node, check))
     return here, hoisted
+
+
+def _one_shape(node: gast.expr, extents: Extents) -> bool:
+    """Whether the two arrays of an elementwise operation are known to have one shape."""
+    a, b = (node.left, node.right) if isinstance(node, gast.BinOp) else node.args[:2]
+    return isinstance(a, gast.Name) and isinstance(b, gast.Name) and extents.broadcasts(a.id, b.id)
 
 
 def _runs_every_iteration(loop: gast.stmt) -> bool:
