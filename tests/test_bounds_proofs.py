@@ -312,3 +312,17 @@ def test_vmap_and_grad_of_a_loop_checked_before_it(backend):
         f"{__file__}:{_line_of(off_by_one, 's += x[i]')}: index 3 is out of bounds for axis 0 with size 3"
     with pytest.raises(NumbaxIndexError, match="index 3 is out of bounds for axis 0 with size 3"):
         numbax.grad(dot, backend=backend)(X, A[1])
+
+
+def scaled_by_root(x, s):
+    return x * np.sqrt(s)
+
+
+def test_a_ufunc_of_a_python_number_promotes_as_numpy_does():
+    x = np.ones(3, np.float32)
+    expected = scaled_by_root(x, 2.0)
+    assert expected.dtype == np.float64  # np.sqrt(2.0) is np.float64, no weak Python number (NEP 50)
+    for backend in BACKENDS:
+        out = numbax.jit(scaled_by_root, backend=backend)(x, 2.0)
+        assert out.dtype == expected.dtype
+        np.testing.assert_allclose(out, expected, rtol=1e-15)
