@@ -8,7 +8,8 @@ Reads A-normal form in order and keeps facts that hold there:
 - offsets: ``k = i + 1``, ``k = n - 1`` (an integer name is another plus a constant);
 - loop indices: in the body of ``for i in range(a, b)`` (atoms), ``a <= i < b``, and ``b > a``;
 - minimal extents: once ``x[3]`` has been checked, ``x`` has 4 entries or more along that axis; an
-  index once checked stays in bounds.
+  index once checked stays in bounds;
+- arrays of one shape, for broadcasts only: ``x[1:]`` and ``x[:-1]``, ``2.0 * y``, ``a - b`` of such.
 
 A fact about a name goes when the name is assigned again; a loop's body starts from the facts that no
 statement of the loop can undo. ``in_bounds`` answers whether an index is proven in bounds, ``span``
