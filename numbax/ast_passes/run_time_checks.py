@@ -20,9 +20,16 @@ Python's order of evaluation: reads before writes) stands one call of a
   ``rt.check_concatenate(arrays, axis, where)``, ``rt.check_stack(arrays, where)``,
   ``rt.check_hstack`` or ``rt.check_vstack``.
 
-An index that is the variable of a ``for`` loop over ``range`` of the
-array's own extent (``for j in range(x.shape[1])``, ``range(1, len(x))``),
-with neither rebound in the loop, is in bounds and not checked. Each mark is
+No check stands where ``extents`` proves an index in bounds (``for j in
+range(x.shape[1])`` indexing ``x[:, j]``, ``y = np.zeros_like(x)`` indexed
+``y[i + 1]`` in ``range(len(x) - 1)``, ``x[1]`` after ``x[3]`` was checked), nor
+where ``divisors`` proves a divisor nonzero (``if d != 0:``). In a ``for`` over
+``range`` whose every iteration runs (nothing in it breaks, returns, raises or
+holds a ``while``), a check that each iteration makes (before any ``continue``)
+of an array the loop does not assign, at ``i + c`` or at an index the loop does
+not assign, becomes one ``rt.check_span(x, start, stop, scale, shift, axis,
+where)`` before the loop: the same error for the first index out of bounds,
+raised before the first iteration instead of at the failing one. Each mark is
 consumed, so applying the pass twice changes nothing. It runs
 before the transformations: the checks are effects that carry no derivative,
 and every index or operation that ``grad`` or ``vmap`` generates comes after
@@ -39,17 +46,25 @@ it, unchecked.
         rt.check_index(a, -1, 2, 'demo.py:2:8')
         t = a[i, :, -1]
         return t
+    >>> f = gast.parse("def f(a, n):\\n    for i in range(n):\\n        a[i] = 0.0").body[0]
+    >>> mark(f.body[0].body[0].targets[0], "check_index", Origin("demo.py", 3, 8, ""))
+    >>> print(unparse(transform(f)))
+    def f(a, n):
+        rt.check_span(a, 0, n, 1, 0, 0, 'demo.py:3:8')
+        for i in range(n):
+            a[i] = 0.0
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Set, Tuple
+from typing import List, Optional, Tuple
 
 import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.anf import MODULES
-from numbax.ast_passes.extents import Extents, rebound_names
+from numbax.ast_passes.divisors import Divisors
+from numbax.ast_passes.extents import Extents, range_bounds, rebound_names
 from numbax.ast_passes.origin import Origin
 from numbax.ast_passes.unparse import unparse
 
@@ -108,11 +123,9 @@ def _as_tuple(parts: List[gast.expr]) -> str:
 
 def _operands(node: gast.expr, check: Check, stmt: gast.stmt) -> List[List[str]]:
     """The argument lists (source text, ``where`` left out) of the helper calls that check ``node`` of
-    ``stmt``."""
+    ``stmt`` (an operation, or the target of an in-place update or of a store)."""
     if check.helper in ("check_in_place", "check_store"):  # ``x op= y``, ``x[i] = y``: ``node`` is the target
         return [[unparse(node), unparse(stmt.value)]]
-    if isinstance(node, gast.Subscript):
-        return [[unparse(node.value), unparse(part), str(axis)] for part, axis in _positions(node.slice)]
     if check.helper == "check_divisor":
         return [[unparse(node.right), repr(check.message)]]
     if isinstance(node, gast.BinOp):
@@ -133,45 +146,127 @@ def _operands(node: gast.expr, check: Check, stmt: gast.stmt) -> List[List[str]]
     return [[unparse(node.args[0]), unparse(node.args[1])]]
 
 
+@dataclasses.dataclass
+class _Facts:
+    """What is known where a check would stand: extents and indices, and divisors proven nonzero."""
+
+    extents: Extents = dataclasses.field(default_factory=Extents)
+    divisors: Divisors = dataclasses.field(default_factory=Divisors)
+
+    def assign(self, stmt: gast.stmt) -> None:
+        self.extents.assign(stmt)
+        self.divisors.assign(stmt)
+
+    def entering(self, stmt: gast.stmt, body: bool = True) -> "_Facts":
+        return _Facts(self.extents.entering(stmt, body), self.divisors.entering(stmt, body))
+
+    def forget(self, names) -> None:
+        self.extents.forget(names)
+        self.divisors.forget(names)
+
+
 def _marked(nodes) -> List[gast.expr]:
     found = [n for root in nodes for n in gast.walk(root) if anno.hasanno(n, anno.Key.CHECK)]
     return sorted(found, key=lambda n: isinstance(getattr(n, "ctx", None), gast.Store))  # reads before writes
 
 
-def _checks(stmt: gast.stmt, nodes: List[gast.expr], safe: Set[Tuple[str, str, str]]) -> List[gast.stmt]:
-    out = []
+def _call(stmt: gast.stmt, helper: str, args: List[str]) -> gast.stmt:
+    call = gast.parse(f"rt.{helper}({', '.join(args)})").body[0]
+    return anno.copyanno(stmt, gast.copy_location(call, stmt))
+
+
+def _index_checks(stmt: gast.stmt, node: gast.Subscript, where: str, extents: Extents,
+                  loop: Optional[gast.For]) -> Tuple[List[gast.stmt], List[gast.stmt]]:
+    """The checks of a subscript's indices: none where proven in bounds, one before ``loop`` where the
+    array and the index's step along the loop's index do not change in it, else one here."""
+    here: List[gast.stmt] = []
+    hoisted: List[gast.stmt] = []
+    array = node.value.id if isinstance(node.value, gast.Name) else None
+    for part, axis in _positions(node.slice):
+        if array is not None and extents.in_bounds(array, axis, part):
+            continue
+        span = extents.span(loop, array, part) if array is not None and loop is not None else None
+        if span is not None:
+            start, stop = (unparse(b) for b in range_bounds(loop))
+            hoisted.append(_call(loop, "check_span", [span[0], start, stop, str(span[1]), span[2], str(axis), where]))
+        else:
+            here.append(_call(stmt, "check_index", [unparse(node.value), unparse(part), str(axis), where]))
+        if array is not None:
+            extents.note_checked(array, axis, part)
+    return here, hoisted
+
+
+def _checks(stmt: gast.stmt, nodes: List[gast.expr], facts: _Facts,
+            loop: Optional[gast.For]) -> Tuple[List[gast.stmt], List[gast.stmt]]:
+    """The checks of ``nodes`` (marked in ``stmt``): those to stand before ``stmt``, and those to stand
+    before ``loop`` (each iteration of it runs ``stmt``)."""
+    here: List[gast.stmt] = []
+    hoisted: List[gast.stmt] = []
     for node in nodes:
         checks = anno.getanno(node, anno.Key.CHECK)
         anno.delanno(node, anno.Key.CHECK)
         for check in checks:
             where = repr(check.origin.position())
-            for args in _operands(node, check, stmt):
-                if check.helper == "check_index" and tuple(args) in safe:
-                    continue
-                call = gast.parse(f"rt.{check.helper}({', '.join(args + [where])})").body[0]
-                out.append(anno.copyanno(stmt, gast.copy_location(call, stmt)))
-    return out
+            if check.helper == "check_index":
+                now, before = _index_checks(stmt, node, where, facts.extents, loop)
+                here.extend(now)
+                hoisted.extend(before)
+            elif not (check.helper == "check_divisor" and isinstance(node.right, gast.Name) and
+                      node.right.id in facts.divisors.nonzero or
+                      check.helper == "check_broadcast" and _one_shape(node, facts.extents)):
+                here.extend(_call(stmt, check.helper, args + [where]) for args in _operands(node, check, stmt))
+    return here, hoisted
 
 
-def _block(stmts: List[gast.stmt], extents: Extents, safe: Set[Tuple[str, str, str]]) -> List[gast.stmt]:
+def _one_shape(node: gast.expr, extents: Extents) -> bool:
+    """Whether the two arrays of an elementwise operation are known to have one shape."""
+    a, b = (node.left, node.right) if isinstance(node, gast.BinOp) else node.args[:2]
+    return isinstance(a, gast.Name) and isinstance(b, gast.Name) and extents.broadcasts(a.id, b.id)
+
+
+def _runs_every_iteration(loop: gast.stmt) -> bool:
+    """Whether ``loop`` is a ``for`` over ``range`` whose every iteration runs unless an error stops it:
+    nothing in it breaks, returns, raises or waits on a ``while``."""
+    return range_bounds(loop) is not None and not any(
+        isinstance(n, (gast.Break, gast.Return, gast.Raise, gast.While)) for n in gast.walk(loop))
+
+
+def _continues(stmt: gast.stmt) -> bool:
+    """Whether ``stmt`` may end its loop's iteration early (a check after it may not run)."""
+    return any(isinstance(n, gast.Continue) for n in gast.walk(stmt))
+
+
+def _block(stmts: List[gast.stmt], facts: _Facts,
+           loop: Optional[gast.For] = None) -> Tuple[List[gast.stmt], List[gast.stmt]]:
+    """``stmts`` with their checks, and the checks to stand before ``loop`` (``stmts`` is its body)."""
     out: List[gast.stmt] = []
+    hoisted: List[gast.stmt] = []
     for stmt in stmts:
         headers = _HEADERS.get(type(stmt))
+        here, before = _checks(stmt, _marked([stmt] if headers is None else [getattr(stmt, h) for h in headers]),
+                               facts, loop)
+        out.extend(here)
+        hoisted.extend(before)
         if headers is None:
-            out.extend(_checks(stmt, _marked([stmt]), safe))
-            extents.assign(stmt)
-            out.append(stmt)
-            continue
-        out.extend(_checks(stmt, _marked([getattr(stmt, h) for h in headers]), safe))
-        inner = extents.entering(stmt)
-        stmt.body = _block(stmt.body, inner, safe | inner.safe_indices(stmt))
-        stmt.orelse = _block(stmt.orelse, extents.entering(stmt), safe)
-        extents.forget(rebound_names(stmt))
+            facts.assign(stmt)
+        else:
+            out.extend(_blocks(stmt, facts))
         out.append(stmt)
-    return out
+        if _continues(stmt):
+            loop = None
+    return out, hoisted
+
+
+def _blocks(stmt: gast.stmt, facts: _Facts) -> List[gast.stmt]:
+    """Check ``stmt``'s blocks; the checks its body's iterations share, to stand before it."""
+    body_loop = stmt if _runs_every_iteration(stmt) else None
+    stmt.body, hoisted = _block(stmt.body, facts.entering(stmt), body_loop)
+    stmt.orelse, _ = _block(stmt.orelse, facts.entering(stmt, body=False))
+    facts.forget(rebound_names(stmt))
+    return hoisted
 
 
 def transform(fdef: gast.FunctionDef) -> gast.FunctionDef:
     """Insert the run-time checks that ``fdef``'s marks ask for."""
-    fdef.body = _block(fdef.body, Extents(), set())
+    fdef.body, _ = _block(fdef.body, _Facts())
     return fdef

@@ -5,6 +5,9 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   is out of bounds for axis 0 with size 4"). Only an integer into an array is checked; anything else (a
   tuple's index, an index array, a boolean) is left to the indexing itself. Numba makes that choice by type
   when compiling, so a check costs two comparisons, and nothing where it does not apply.
+- ``check_span(x, start, stop, scale, shift, axis, where)``: every ``scale * i + shift`` for ``i`` in
+  ``range(start, stop)`` indexes ``x`` along ``axis`` (``scale`` 0 or 1), raising ``check_index``'s error for
+  the first that does not: the checks of a loop's iterations, made once before the loop.
 - ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
 - ``check_broadcast(a, b, where)``: two arrays broadcast together (``ValueError``).
 - ``check_in_place(x, y, where)``: ``x op= y`` of arrays fits its result into ``x`` (``ValueError``).
@@ -27,9 +30,9 @@ from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
 
-__all__ = ["check_index", "check_divisor", "check_broadcast", "check_in_place", "check_store", "check_where",
-           "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot", "check_matmul",
-           "check_reshape"]
+__all__ = ["check_index", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
+           "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
+           "check_matmul", "check_reshape"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -57,6 +60,35 @@ def _check_index(x, i, axis, where):
                 _out_of_bounds(i, n, a, where)
         return impl
     return lambda x, i, axis, where: None
+
+
+def check_span(x, start, stop, scale, shift, axis: int, where: str) -> None:
+    """Raise ``NumbaxIndexError`` at ``where`` unless every ``scale * i + shift``, ``i`` in
+    ``range(start, stop)``, indexes ``x`` along ``axis``; the index named is the first out of bounds."""
+    if isinstance(x, np.ndarray) and isinstance(shift, numbers.Integral) and not isinstance(shift, (bool, np.bool_)):
+        axis = axis if axis >= 0 else x.ndim + axis
+        _span(int(start), int(stop), int(scale), int(shift), x.shape[axis], axis, where)
+
+
+@register_jitable
+def _span(start, stop, scale, shift, n, axis, where):
+    if start >= stop:
+        return
+    first, last = scale * start + shift, scale * (stop - 1) + shift
+    if first < -n or first >= n:
+        _out_of_bounds(first, n, axis, where)
+    if last >= n:  # from ``first``, one step at a time: ``n`` is the first one out
+        _out_of_bounds(n, n, axis, where)
+
+
+@overload(check_span)
+def _check_span(x, start, stop, scale, shift, axis, where):
+    if isinstance(x, types.Array) and isinstance(shift, types.Integer):
+        def impl(x, start, stop, scale, shift, axis, where):
+            a = axis if axis >= 0 else x.ndim + axis
+            _span(start, stop, scale, shift, x.shape[a], a, where)
+        return impl
+    return lambda x, start, stop, scale, shift, axis, where: None
 
 
 @register_jitable

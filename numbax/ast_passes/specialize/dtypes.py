@@ -79,10 +79,12 @@ def _result_dtype(fn, avals: Sequence[AVal]) -> Optional[np.dtype]:
     return np.asarray(out).dtype if isinstance(out, (np.ndarray, np.generic)) else None
 
 
-def _result(fn, avals, ndim: int) -> Optional[AVal]:
+def _result(fn, avals, ndim: int, python: bool = True) -> Optional[AVal]:
+    """``fn``'s abstract value; ``python``: Python numbers alone give a Python number (an operator's
+    arithmetic), else a NumPy scalar (a ufunc: ``np.cos(1.0)`` is ``np.float64``, which divides by zero to inf)."""
     if any(a is None for a in avals) or any(a.weak and a.dtype.kind not in _WEAK_PROBES for a in avals):
         return None
-    if all(a.weak for a in avals):  # Python numbers only: Python's own arithmetic, and a Python number
+    if python and all(a.weak for a in avals):  # Python numbers only: Python's own arithmetic, and a Python number
         try:
             kind = np.asarray(fn(*[_WEAK_PROBES[a.dtype.kind] for a in avals])).dtype.kind
         except Exception:  # noqa: BLE001 - Python's error on a probe only means "unknown"
@@ -129,7 +131,7 @@ def ufunc_call(func: np.ufunc, avals: Sequence[Optional[AVal]]) -> Optional[AVal
     """The abstract value of a one-output ufunc applied to operands with these abstract values."""
     if func.nout != 1 or len(avals) != func.nin or any(a is None for a in avals):
         return None
-    return _result(func, tuple(avals), max(a.ndim for a in avals))
+    return _result(func, tuple(avals), max(a.ndim for a in avals), python=False)
 
 
 def _index_ndim(item: Any) -> Optional[int]:

@@ -437,11 +437,14 @@ class _IndexedResults(gast.NodeTransformer):
 
 
 def _checked_tuple(node: gast.AST) -> Optional[str]:
-    """``x`` where ``node`` is ``rt.check_index(x, k, axis, where)`` of a name and a constant ``k``, else None."""
-    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "check_index" \
-            and isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and len(node.args) == 4 \
-            and isinstance(node.args[0], gast.Name) and isinstance(node.args[1], gast.Constant) \
-            and type(node.args[1].value) is int:
+    """``x`` where ``node`` is ``rt.check_index(x, k, axis, where)`` of a name and a constant ``k``, or
+    ``rt.check_span(x, ...)`` of a name (both do nothing but for arrays), else None."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and
+            isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.args and
+            isinstance(node.args[0], gast.Name)):
+        return None
+    if node.func.attr == "check_span" or node.func.attr == "check_index" and len(node.args) == 4 and \
+            isinstance(node.args[1], gast.Constant) and type(node.args[1].value) is int:
         return node.args[0].id
     return None
 
