@@ -38,8 +38,6 @@ KNOWN_FAILURES = (
     Known("vmap", "while_data", "vmap wrong: dtype: int64, expected float64",
           "vmap keeps the integer dtype of a loop that makes the array float in some examples only "
           "(test_vmap_of_dtype_changing_loop)"),
-    Known("grad", "prod", "grad wrong: value",
-          "grad of np.prod divides the product by each element: nan at a zero (test_grad_of_prod_with_a_zero)"),
     Known("grad", "for_rows", "grad wrong: value",
           "`for row in x` whose body rebinds x: the adjoint reads the new x "
           "(test_grad_loop_rebinding_its_iterable)"),
