@@ -38,9 +38,6 @@ KNOWN_FAILURES = (
     Known("vmap", "while_data", "vmap wrong: dtype: int64, expected float64",
           "vmap keeps the integer dtype of a loop that makes the array float in some examples only "
           "(test_vmap_of_dtype_changing_loop)"),
-    Known("grad", "for_rows", "grad wrong: value",
-          "`for row in x` whose body rebinds x: the adjoint reads the new x "
-          "(test_grad_loop_rebinding_its_iterable)"),
     Known("grad", "subscript_write", "grad wrong: value",
           "x[::-1] = x, an overlapping write, gives zero gradients (test_grad_overlapping_self_assignment)"),
     *(Known(transform, "dtype_bool", f"{transform} wrong: {symptom}",

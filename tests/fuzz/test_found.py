@@ -48,6 +48,14 @@ SOURCE = textwrap.dedent('''
         return np.sum(row * row)
 
 
+    def zip_rebinds_its_iterable(x, y):
+        s = 0.0
+        for i, (a, b) in enumerate(zip(x, y)):
+            x = x * 2.0
+            s = s + np.sum(a * b) * i
+        return s + np.sum(x)
+
+
     def overlapping_self_assignment(x):
         x[::-1] = x
         return np.sum(x * np.arange(4.0))
@@ -152,13 +160,20 @@ def test_grad_of_loop_adding_a_constant(found, backend):
     np.testing.assert_allclose(numbax.grad(found.loop_adds_a_constant, backend=backend)(ROWS), np.ones((2, 2)))
 
 
-@pytest.mark.xfail(strict=True, reason="grad of `for row in x` where the body rebinds x: the adjoint "
-                                       "reads rows of the new x, not of the array iterated over")
 @pytest.mark.parametrize("backend", ["python", "cpu"])
 def test_grad_loop_rebinding_its_iterable(found, backend):
     # Python iterates over the original x: row is its last row, so the gradient is 2 * x[-1] there.
     np.testing.assert_allclose(numbax.grad(found.loop_rebinds_its_iterable, backend=backend)(ROWS),
                                [[0.0, 0.0], [2.2, 1.0]])
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_zip_rebinding_its_iterable(found, backend):
+    # the rows of the x and y the loop started with, weighted by their index; x doubled twice
+    y = ROWS[::-1].copy()
+    got = numbax.grad(found.zip_rebinds_its_iterable, argnums=(0, 1), backend=backend)(ROWS, y)
+    np.testing.assert_allclose(got[0], np.array([[0.0], [1.0]]) * y + 4.0)
+    np.testing.assert_allclose(got[1], np.array([[0.0], [1.0]]) * ROWS)
 
 
 @pytest.mark.xfail(strict=True, reason="grad through x[::-1] = x (NumPy copies the overlapping right side) "
