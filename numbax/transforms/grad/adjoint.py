@@ -448,16 +448,25 @@ class Adjoint:
         index = self._index(target.slice, stmt)
         primal = self.need(y, stmt)
         out: List[gast.stmt] = []
+        spread: List[gast.stmt] = []  # the right side's cotangent where it is the target itself (below)
         if y in self.state and isinstance(value, gast.Name) and value.id in self.active:
             slot = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Load())
             g: gast.expr = _rt("copy_of", slot)
             if isinstance(augmented, gast.Sub):
                 g = gast.UnaryOp(op=gast.USub(), operand=g)
-            out.append(self.accumulate(value.id, _rt("unbroadcast", g, self.need(value.id, stmt)), stmt))
+            if value.id == y:
+                # ``x[::-1] = x``: NumPy reads all of x before writing, so the slot's cotangent is taken
+                # before the slot is zeroed and goes to the whole of x after
+                held = self.namer.temp()
+                out.append(self._mark(_assign(_name(held, True), g), stmt))
+                g = _name(held)
+            (spread if value.id == y else out).append(
+                self.accumulate(value.id, _rt("unbroadcast", g, self.need(value.id, stmt)), stmt))
         if y in self.state and augmented is None:
             out += self.owned(y, primal, stmt)
             zero_target = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Store())
             out.append(self._mark(_assign(zero_target, gast.Constant(value=0.0, kind=None)), stmt))
+        out += spread
         restore = gast.Subscript(value=copy.deepcopy(primal), slice=copy.deepcopy(index), ctx=gast.Store())
         out.append(self._mark(_assign(restore, old), stmt))
         return out

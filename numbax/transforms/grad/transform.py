@@ -210,10 +210,10 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     body = fdef.body[:-1]
     outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
     active = active_names(fdef, spec.wrt, is_differentiable)
-    aliasing.check(fdef, active)
+    avals = infer_avals(fdef, dict(spec.param_avals or {}))
+    aliasing.check(fdef, active, avals)
     counts, in_loop, depth, position, once, blocks = _assignment_sites(fdef)
     single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
-    avals = infer_avals(fdef, dict(spec.param_avals or {}))
     saves = Saves(namer, single, avals)
     saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
