@@ -38,8 +38,6 @@ KNOWN_FAILURES = (
     Known("vmap", "while_data", "vmap wrong: dtype: int64, expected float64",
           "vmap keeps the integer dtype of a loop that makes the array float in some examples only "
           "(test_vmap_of_dtype_changing_loop)"),
-    Known("grad", "subscript_write", "grad wrong: value",
-          "x[::-1] = x, an overlapping write, gives zero gradients (test_grad_overlapping_self_assignment)"),
     *(Known(transform, "dtype_bool", f"{transform} wrong: {symptom}",
             "ufuncs of bool arrays: NumPy computes in float16, which an np.float64 promotes; numbax does "
             "neither (test_ufunc_of_bool_follows_numpy)")

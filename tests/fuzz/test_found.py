@@ -61,6 +61,30 @@ SOURCE = textwrap.dedent('''
         return np.sum(x * np.arange(4.0))
 
 
+    def overlapping_shift(x):
+        x[1:] = x[:-1]
+        return np.sum(x * np.arange(4.0))
+
+
+    def overlapping_strides(x):
+        y = x * x
+        y[::2] = y[1::2]
+        return np.sum(np.sin(y) * np.arange(4.0))
+
+
+    def overlapping_in_a_loop(x):
+        for _ in range(3):
+            x[::-1] = x
+            x = x * 1.5
+        return np.sum(x * np.arange(4.0))
+
+
+    def view_read_after_its_array_changed(x):
+        v = x[:-1]
+        x[1:] = v
+        return np.sum(v * v)
+
+
     def numpy_scalar_promotes_float32(x):
         return np.sin(0.5) + x
 
@@ -176,13 +200,25 @@ def test_grad_zip_rebinding_its_iterable(found, backend):
     np.testing.assert_allclose(got[1], np.array([[0.0], [1.0]]) * ROWS)
 
 
-@pytest.mark.xfail(strict=True, reason="grad through x[::-1] = x (NumPy copies the overlapping right side) "
-                                       "gives zeros")
 @pytest.mark.parametrize("backend", ["python", "cpu"])
 def test_grad_overlapping_self_assignment(found, backend):
     # x[k] becomes x[3 - k], weighted by k: the gradient is 3 - k.
     np.testing.assert_allclose(numbax.grad(found.overlapping_self_assignment, backend=backend)(X.copy()),
                                [3.0, 2.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("name", ["overlapping_shift", "overlapping_strides", "overlapping_in_a_loop"])
+def test_overlapping_writes_follow_numpy(found, name, backend):
+    fn = getattr(found, name)
+    assert numbax.jit(fn, backend=backend)(X.copy()) == pytest.approx(fn(X.copy()), rel=1e-12)
+    got = numbax.grad(fn, backend=backend)(X.copy())
+    np.testing.assert_allclose(got, _central_differences(lambda x: fn(x.copy()), X), atol=1e-7)
+
+
+def test_view_read_after_its_array_changed_is_refused(found):
+    with pytest.raises(numbax.errors.NumbaxDifferentiationError, match=r"x\[1:\] = \.\.\..*`v`.*read after"):
+        numbax.grad(found.view_read_after_its_array_changed, backend="python")(X.copy())
 
 
 @pytest.mark.xfail(strict=True, reason="np.sin(0.5) is an np.float64 (not a weak Python float): NumPy "
