@@ -32,9 +32,6 @@ class Known:
 # Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail
 # regression test in test_found.py that asserts the right value. Remove an entry when its xfail passes.
 KNOWN_FAILURES = (
-    Known("grad", "raises", "grad wrong: should raise",
-          "grad drops a reduction it needs no derivative of, and that reduction's AxisError "
-          "(test_grad_keeps_errors_of_inactive_code[inactive_bad_axis-ValueError])"),
     Known("vmap", "while_data", "vmap wrong: dtype: int64, expected float64",
           "vmap keeps the integer dtype of a loop that makes the array float in some examples only "
           "(test_vmap_of_dtype_changing_loop)"),

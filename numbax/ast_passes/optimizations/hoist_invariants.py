@@ -31,11 +31,18 @@ from numbax.transforms.grad.aliasing import linked, sharing
 
 def stored_in(stmts: List[gast.stmt]) -> Set[str]:
     """Names assigned, or updated through a subscript, anywhere in ``stmts``."""
-    out: Set[str] = set()
+    out = updated_in_place(stmts)
     for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             out.add(node.id)
-        elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+    return out
+
+
+def updated_in_place(stmts: List[gast.stmt]) -> Set[str]:
+    """Names whose arrays ``stmts`` change: written through a subscript, or given to a call with effects."""
+    out: Set[str] = set()
+    for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
             base = node.value
             while isinstance(base, (gast.Subscript, gast.Attribute)):
                 base = base.value
@@ -47,7 +54,7 @@ def stored_in(stmts: List[gast.stmt]) -> Set[str]:
 
 
 def _hoist_loop(loop, stores, links) -> Tuple[List[gast.stmt], bool]:
-    changed_names = linked(stored_in(loop.body), links)
+    changed_names = stored_in(loop.body) | linked(updated_in_place(loop.body), links)
     if isinstance(loop, gast.For):
         changed_names |= {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
     hoisted: List[gast.stmt] = []

@@ -37,6 +37,7 @@ from numbax.transforms.grad.avals import infer as infer_avals
 from numbax.transforms.grad.primitives import is_differentiable
 from numbax.transforms.grad.recompute import readonly_names
 from numbax.transforms.grad.shapes import assumed_equal, guard
+from numbax.transforms.grad.raising import may_raise
 from numbax.transforms.grad.shapes import infer as infer_shapes
 from numbax.transforms.grad.saves import Saves, row_widths
 
@@ -240,16 +241,20 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
         if not spec.cotangents:
             _check_real_output(out, avals, body, ret)
         unchecked = spec.direct and isinstance(out, gast.Name) and (avals.get(out.id) or (None, -1))[1] != 0
-        if not (isinstance(out, gast.Name) and out.id in active):
-            if unchecked:  # a constant output still has to be a scalar
-                seeds.append(gast.Expr(value=_rt("scalar_output", out)))
+        # grad returns no value: it still evaluates the output, so that what computing it raises is raised
+        evaluated = spec.direct and not spec.value and isinstance(out, gast.Name) and \
+            may_raise(body, adjoint.shapes, avals)
+        active_out = isinstance(out, gast.Name) and out.id in active
+        if evaluated or unchecked and not active_out:  # a constant output still has to be a scalar
+            seeds.append(gast.Expr(value=_rt("scalar_output", out)))
+        if not active_out:
             continue
         if spec.cotangents:
             seed = _name(spec.cotangents[position])
             seed = _rt("widen", seed) if spec.narrow else seed
         elif avals.get(out.id) == ("f", 0):
             seed = gast.Constant(value=1.0, kind=None)
-        elif unchecked:
+        elif unchecked and not evaluated:
             seed = _rt("ones_like", _rt("scalar_output", out))  # no value is returned for Python to check
         else:
             seed = _rt("ones_like", out)
