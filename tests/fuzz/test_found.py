@@ -93,6 +93,14 @@ SOURCE = textwrap.dedent('''
         return np.sum(v * v)
 
 
+    def where_of_scalars_after_a_loop(x, y, s):
+        j0 = 0
+        while j0 < 1 and np.sum(x) < 0.5:
+            x = x * s
+            j0 += 1
+        return np.sum((np.where((0.5) > 0.25, 0.5, s)) + x)
+
+
     def numpy_scalar_promotes_float32(x):
         return np.sin(0.5) + x
 
@@ -223,6 +231,19 @@ def test_overlapping_writes_follow_numpy(found, name, backend):
     assert numbax.jit(fn, backend=backend)(X.copy()) == pytest.approx(fn(X.copy()), rel=1e-12)
     got = numbax.grad(fn, backend=backend)(X.copy())
     np.testing.assert_allclose(got, _central_differences(lambda x: fn(x.copy()), X), atol=1e-7)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_of_where_of_scalars_is_a_scalar(found, backend):
+    # np.where of scalars is a 0-d array: the cotangent of the scalar s is summed to a scalar, which the
+    # loop's cotangent of s adds to (Numba cannot unify a 0-d array and a float); JAX gives the same numbers
+    x, y, s = np.full(4, -2.0), np.full((3, 1), -2.0), -2.0
+    dx, ds = numbax.grad(found.where_of_scalars_after_a_loop, argnums=(0, 2), backend=backend)(x, y, s)
+    np.testing.assert_allclose(dx, np.full(4, -2.0))
+    assert np.ndim(ds) == 0 and ds == pytest.approx(-8.0)
+    h = 1e-6
+    fn = found.where_of_scalars_after_a_loop
+    assert ds == pytest.approx((fn(x, y, s + h) - fn(x, y, s - h)) / (2 * h), rel=1e-6)
 
 
 def test_view_read_after_its_array_changed_is_refused(found):

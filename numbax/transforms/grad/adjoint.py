@@ -597,6 +597,17 @@ def _version(block: List[gast.stmt], index: int, name: str, when: str) -> int:
     return -1
 
 
+# NumPy functions that return a 0-d array, not a scalar, for scalar operands (``np.where(c, g, 0.0)``)
+_ZERO_DIM = {"where", "array", "asarray", "copy"}
+
+
+def _zero_dim_array(node: gast.expr) -> bool:
+    """Whether ``node`` is a call that makes a 0-d array of scalars: a cotangent of a scalar must be summed
+    to one (``rt.unbroadcast``), or Numba meets a float and a 0-d array where one adjoint needs one type."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and node.func.attr in _ZERO_DIM
+
+
 class _Simplify(gast.NodeTransformer):
     """Rule helpers that do nothing on scalars, resolved from the abstract values of a rule's names."""
 
@@ -632,6 +643,8 @@ class _Simplify(gast.NodeTransformer):
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt"):
             return node
         args = node.args
+        if func.attr == "unbroadcast" and self._scalar(args[1]) and _zero_dim_array(args[0]):
+            return node
         if func.attr == "unbroadcast" and self._same_shape(args[0], args[1]):
             return args[0]
         if func.attr == "unbroadcast" and self._scalar(args[1]):
