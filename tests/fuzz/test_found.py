@@ -101,6 +101,13 @@ SOURCE = textwrap.dedent('''
         return np.sum((np.where((0.5) > 0.25, 0.5, s)) + x)
 
 
+    def write_after_rebinding(x):
+        v = x.copy()
+        v += 0.5
+        v[::2] = 0.5
+        return np.sum(v + x)
+
+
     def numpy_scalar_promotes_float32(x):
         return np.sin(0.5) + x
 
@@ -244,6 +251,15 @@ def test_grad_of_where_of_scalars_is_a_scalar(found, backend):
     h = 1e-6
     fn = found.where_of_scalars_after_a_loop
     assert ds == pytest.approx((fn(x, y, s + h) - fn(x, y, s - h)) / (2 * h), rel=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_of_write_after_rebinding(found, backend):
+    # v += 0.5 rebinds v: the write goes into the new v, whose even slots no longer depend on x
+    fn = found.write_after_rebinding
+    got = numbax.grad(fn, backend=backend)(X.copy())
+    np.testing.assert_allclose(got, [1.0, 2.0, 1.0, 2.0])
+    np.testing.assert_allclose(got, _central_differences(lambda x: fn(x.copy()), X), atol=1e-7)
 
 
 def test_view_read_after_its_array_changed_is_refused(found):

@@ -108,7 +108,8 @@ class _Canonicalize(ExitLowering):
         assigned = {a.id for a in self.fdef.args.args}
         current = {}
         for stmt in body:
-            _Rename(current).visit(stmt.value if isinstance(stmt, gast.Assign) else stmt)
+            renamed = isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+            _Rename(current).visit(stmt.value if renamed else stmt)  # ``v[::2] = 0.5`` writes the newest ``v``
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
                 name = stmt.targets[0].id
                 if name in assigned and name not in nested:

@@ -21,7 +21,7 @@ be made::
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import gast
 
