@@ -108,6 +108,11 @@ SOURCE = textwrap.dedent('''
         return np.sum(v + x)
 
 
+    def write_into_bool(b, y):
+        b[::2] = y
+        return np.sum(0.5 + b)
+
+
     def numpy_scalar_promotes_float32(x):
         return np.sin(0.5) + x
 
@@ -260,6 +265,13 @@ def test_grad_of_write_after_rebinding(found, backend):
     got = numbax.grad(fn, backend=backend)(X.copy())
     np.testing.assert_allclose(got, [1.0, 2.0, 1.0, 2.0])
     np.testing.assert_allclose(got, _central_differences(lambda x: fn(x.copy()), X), atol=1e-7)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_of_write_into_bool_array_is_zero(found, backend):
+    # the write casts y to bool: nothing of y's value reaches the output
+    b = np.array([False, False, False, False])
+    assert numbax.grad(found.write_into_bool, argnums=1, backend=backend)(b, np.array(-2.0)) == 0.0
 
 
 def test_view_read_after_its_array_changed_is_refused(found):

@@ -449,7 +449,8 @@ class Adjoint:
         primal = self.need(y, stmt)
         out: List[gast.stmt] = []
         spread: List[gast.stmt] = []  # the right side's cotangent where it is the target itself (below)
-        if y in self.state and isinstance(value, gast.Name) and value.id in self.active:
+        cast = (self.avals.get(y) or ("f",))[0] in "ib"  # a write into an integer or bool array casts: no cotangent
+        if y in self.state and isinstance(value, gast.Name) and value.id in self.active and not cast:
             slot = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Load())
             g: gast.expr = _rt("copy_of", slot)
             if isinstance(augmented, gast.Sub):
