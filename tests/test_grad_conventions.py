@@ -170,6 +170,29 @@ def norm_rows_ord_1(x):
     return np.sum(np.linalg.norm(x, ord=1, axis=1))
 
 
+def prod_zeros(x):
+    return np.prod(x)
+
+
+def prod_of_scalar(x):
+    return np.prod(x)
+
+
+def prod_rows_zeros(x):
+    return np.sum(np.prod(x, axis=1) * np.array([1.0, 2.0, -1.0]))
+
+
+def prod_columns_keepdims(x):
+    return np.sum(np.prod(x * x, axis=0, keepdims=True) * np.array([1.0, 2.0]))
+
+
+def prod_over_axes(x):
+    return np.sum(np.prod(x, axis=(0, 2)) * np.array([1.0, 2.0]))
+
+
+ZERO_ROWS = np.array([[0.0, 2.0], [1.5, 3.0], [0.0, 0.0]])
+ZERO_BLOCKS = np.array([[[0.0, 2.0], [1.5, 3.0]], [[0.5, 0.7], [0.0, 0.0]]])
+
 CASES = [
     (abs_at_zero, 0.0), (abs_of_zeros, np.array([0.0, -1.0, 2.0, 0.0])), (sign_times, 0.0), (max_ties, TIES),
     (amax_ties, TIES), (nanmax_ties, TIES), (nanmin_ties, TIES), (method_max_ties, TIES),
@@ -181,12 +204,14 @@ CASES = [
     (median_even, TIES), (median_odd, np.array([1.0, 3.0, 3.0])), (sort_ties, TIES), (ptp_ties, TIES),
     (ptp_axis_ties, TIED_ROWS), (norm_at_zero, np.zeros(3)), (norm_ord_2, np.array([0.3, -0.7, 1.1, 0.5])),
     (norm_ord_1_at_zero, np.array([0.0, -1.0, 2.0])), (norm_rows_ord_1, np.array([[0.0, 1.0], [-2.0, 0.0]])),
+    (prod_zeros, np.array([0.0, 2.0, 3.0])), (prod_zeros, np.array([0.0, 2.0, 0.0, 3.0])), (prod_of_scalar, 0.0),
+    (prod_rows_zeros, ZERO_ROWS), (prod_columns_keepdims, ZERO_ROWS), (prod_over_axes, ZERO_BLOCKS),
 ]
-IDS = [fn.__name__ for fn, _ in CASES]
+IDS = [fn.__name__ + (f"_{np.size(x) - np.count_nonzero(x)}" if fn is prod_zeros else "") for fn, x in CASES]
 # second order on cpu: the cases whose second derivative is not zero, and one of each family that is
 CPU_SECOND = ("abs_at_zero", "max_axis_ties", "maximum_tie", "fmax_tie", "builtin_max_tie", "builtin_min_tie",
               "clip_at_bounds", "power_0", "power_1", "power_2", "power_half", "powers_wrt_exponents",
-              "median_even", "sort_ties", "ptp_axis_ties", "norm_ord_2")
+              "median_even", "sort_ties", "ptp_axis_ties", "norm_ord_2", "prod_zeros_2", "prod_over_axes")
 
 
 def _direction(x):
@@ -223,7 +248,7 @@ def test_second_order_is_jax(fn, x):
     _second(fn, x, "python")
 
 
-@pytest.mark.parametrize("fn, x", [c for c in CASES if c[0].__name__ in CPU_SECOND], ids=CPU_SECOND)
+@pytest.mark.parametrize("fn, x", [c for c, i in zip(CASES, IDS) if i in CPU_SECOND], ids=CPU_SECOND)
 def test_second_order_is_jax_cpu(fn, x):
     _second(fn, x, "cpu")
 

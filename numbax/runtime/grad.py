@@ -93,6 +93,8 @@ def unbroadcast(g, x):
     """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting (adjoint of a broadcast)."""
     shape = np.shape(x)
     gshape = np.shape(g)
+    if not isinstance(x, np.ndarray) and isinstance(g, np.ndarray):
+        return np.sum(g)  # a scalar's cotangent is a scalar, not a 0-d array (``np.where`` of scalars)
     if gshape == shape:
         return g
     if not shape:

@@ -2,7 +2,8 @@
 
 Expects A-normal form. A statement ``t = e`` at the top level of a loop body
 moves in front of the loop when ``t`` is assigned nowhere else, ``e`` is pure,
-and nothing ``e`` reads is assigned or updated in place inside the loop.
+and nothing ``e`` reads is assigned or updated in place inside the loop, nor
+shares memory with an array updated there (``v = x[:-1]`` changes with ``x[1:] = ...``).
 Reverse mode profits most: a hoisted value is computed and kept once instead of
 once per iteration. Reports whether it changed anything.
 
@@ -25,15 +26,23 @@ import gast
 
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.purity import changes_arguments, is_pure
+from numbax.transforms.grad.aliasing import linked, sharing
 
 
 def stored_in(stmts: List[gast.stmt]) -> Set[str]:
     """Names assigned, or updated through a subscript, anywhere in ``stmts``."""
-    out: Set[str] = set()
+    out = updated_in_place(stmts)
     for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             out.add(node.id)
-        elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+    return out
+
+
+def updated_in_place(stmts: List[gast.stmt]) -> Set[str]:
+    """Names whose arrays ``stmts`` change: written through a subscript, or given to a call with effects."""
+    out: Set[str] = set()
+    for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
             base = node.value
             while isinstance(base, (gast.Subscript, gast.Attribute)):
                 base = base.value
@@ -44,8 +53,8 @@ def stored_in(stmts: List[gast.stmt]) -> Set[str]:
     return out
 
 
-def _hoist_loop(loop, stores) -> Tuple[List[gast.stmt], bool]:
-    changed_names = stored_in(loop.body)
+def _hoist_loop(loop, stores, links) -> Tuple[List[gast.stmt], bool]:
+    changed_names = stored_in(loop.body) | linked(updated_in_place(loop.body), links)
     if isinstance(loop, gast.For):
         changed_names |= {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
     hoisted: List[gast.stmt] = []
@@ -63,18 +72,18 @@ def _hoist_loop(loop, stores) -> Tuple[List[gast.stmt], bool]:
     return hoisted, bool(hoisted)
 
 
-def _block(stmts: List[gast.stmt], stores) -> Tuple[List[gast.stmt], bool]:
+def _block(stmts: List[gast.stmt], stores, links) -> Tuple[List[gast.stmt], bool]:
     out: List[gast.stmt] = []
     changed = False
     for stmt in stmts:
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner:
-                new, did = _block(inner, stores)
+                new, did = _block(inner, stores, links)
                 setattr(stmt, field, new)
                 changed |= did
         if isinstance(stmt, (gast.For, gast.While)):
-            hoisted, did = _hoist_loop(stmt, stores)
+            hoisted, did = _hoist_loop(stmt, stores, links)
             out.extend(hoisted)
             changed |= did
         out.append(stmt)
@@ -84,5 +93,5 @@ def _block(stmts: List[gast.stmt], stores) -> Tuple[List[gast.stmt], bool]:
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     """Hoist loop invariants in ``fdef``; ``(fdef, changed)``."""
     stores, _ = count_names(fdef)
-    fdef.body, changed = _block(fdef.body, stores)
+    fdef.body, changed = _block(fdef.body, stores, sharing(fdef))
     return fdef, changed

@@ -448,16 +448,26 @@ class Adjoint:
         index = self._index(target.slice, stmt)
         primal = self.need(y, stmt)
         out: List[gast.stmt] = []
-        if y in self.state and isinstance(value, gast.Name) and value.id in self.active:
+        spread: List[gast.stmt] = []  # the right side's cotangent where it is the target itself (below)
+        cast = (self.avals.get(y) or ("f",))[0] in "ib"  # a write into an integer or bool array casts: no cotangent
+        if y in self.state and isinstance(value, gast.Name) and value.id in self.active and not cast:
             slot = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Load())
             g: gast.expr = _rt("copy_of", slot)
             if isinstance(augmented, gast.Sub):
                 g = gast.UnaryOp(op=gast.USub(), operand=g)
-            out.append(self.accumulate(value.id, _rt("unbroadcast", g, self.need(value.id, stmt)), stmt))
+            if value.id == y:
+                # ``x[::-1] = x``: NumPy reads all of x before writing, so the slot's cotangent is taken
+                # before the slot is zeroed and goes to the whole of x after
+                held = self.namer.temp()
+                out.append(self._mark(_assign(_name(held, True), g), stmt))
+                g = _name(held)
+            (spread if value.id == y else out).append(
+                self.accumulate(value.id, _rt("unbroadcast", g, self.need(value.id, stmt)), stmt))
         if y in self.state and augmented is None:
             out += self.owned(y, primal, stmt)
             zero_target = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Store())
             out.append(self._mark(_assign(zero_target, gast.Constant(value=0.0, kind=None)), stmt))
+        out += spread
         restore = gast.Subscript(value=copy.deepcopy(primal), slice=copy.deepcopy(index), ctx=gast.Store())
         out.append(self._mark(_assign(restore, old), stmt))
         return out
@@ -588,6 +598,17 @@ def _version(block: List[gast.stmt], index: int, name: str, when: str) -> int:
     return -1
 
 
+# NumPy functions that return a 0-d array, not a scalar, for scalar operands (``np.where(c, g, 0.0)``)
+_ZERO_DIM = {"where", "array", "asarray", "copy"}
+
+
+def _zero_dim_array(node: gast.expr) -> bool:
+    """Whether ``node`` is a call that makes a 0-d array of scalars: a cotangent of a scalar must be summed
+    to one (``rt.unbroadcast``), or Numba meets a float and a 0-d array where one adjoint needs one type."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and node.func.attr in _ZERO_DIM
+
+
 class _Simplify(gast.NodeTransformer):
     """Rule helpers that do nothing on scalars, resolved from the abstract values of a rule's names."""
 
@@ -623,6 +644,8 @@ class _Simplify(gast.NodeTransformer):
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt"):
             return node
         args = node.args
+        if func.attr == "unbroadcast" and self._scalar(args[1]) and _zero_dim_array(args[0]):
+            return node
         if func.attr == "unbroadcast" and self._same_shape(args[0], args[1]):
             return args[0]
         if func.attr == "unbroadcast" and self._scalar(args[1]):

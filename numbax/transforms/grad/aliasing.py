@@ -22,10 +22,11 @@ import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad.nodes import base
+from numbax.transforms.grad.nodes import base, in_order, own_expressions
 
 _VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze", "diagonal", "T", "real", "imag",
                  "flat"}
+_SHAPE_ATTRIBUTES = {"shape", "ndim", "size", "dtype"}
 _VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "swapaxes", "moveaxis", "squeeze", "expand_dims", "asarray",
                    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "diagonal", "real", "imag"}
 
@@ -74,9 +75,10 @@ def _updates(fdef: gast.FunctionDef, avals: Dict[str, tuple]):
 
 
 def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> None:
-    """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``
-    (``avals``: which names hold arrays)."""
+    """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``,
+    or into an array a view of which is read after the write (``avals``: which names hold arrays)."""
     defs = _definitions(fdef)
+    _check_views_read_later(fdef, active, avals, defs)
     for stmt, target, written in [*_writes(fdef), *_updates(fdef, avals)]:
         name = base(target)
         if name not in active:
@@ -94,6 +96,90 @@ def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> 
             hint=f"write into the original array directly, or copy first: `{name} = np.copy({defined})`.")
 
 
+def view_links(defs: Dict[str, List[gast.Assign]], avals: Optional[Dict[str, tuple]] = None,
+               both_ways: bool = False) -> Dict[str, Set[str]]:
+    """For each name, the names defined as possible views of it (``v = x[:-1]`` links ``x`` to ``v``), and
+    with ``both_ways`` the names it may be a view of too; a name ``avals`` knows to hold a scalar is a copy."""
+    links: Dict[str, Set[str]] = {}
+    for name, found in defs.items():
+        if avals is not None and (avals.get(name) or ("", 1))[1] == 0:
+            continue
+        for d in found:
+            if _may_alias(d.value):
+                for other in {n.id for n in gast.walk(d.value) if isinstance(n, gast.Name)}:
+                    links.setdefault(other, set()).add(name)
+                    if both_ways:
+                        links.setdefault(name, set()).add(other)
+    return links
+
+
+def linked(names: Set[str], links: Dict[str, Set[str]]) -> Set[str]:
+    """``names`` and every name ``links`` reaches from them, transitively."""
+    out, todo = set(names), list(names)
+    while todo:
+        for other in links.get(todo.pop(), ()):
+            if other not in out:
+                out.add(other)
+                todo.append(other)
+    return out
+
+
+def sharing(fdef: gast.FunctionDef) -> Dict[str, Set[str]]:
+    """The names of ``fdef`` that may share memory, linked both ways (``linked`` closes a set under it)."""
+    return view_links(_definitions(fdef), both_ways=True)
+
+
+def _reads(stmt: gast.stmt) -> Set[str]:
+    """The names ``stmt`` itself reads the elements of (not ``v.shape`` and the like, which writes keep)."""
+    shapes = {id(n.value) for part in own_expressions(stmt) for n in gast.walk(part)
+              if isinstance(n, gast.Attribute) and n.attr in _SHAPE_ATTRIBUTES}
+    return {n.id for part in own_expressions(stmt) for n in gast.walk(part)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in shapes}
+
+
+def _check_views_read_later(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple],
+                            defs: Dict[str, List[gast.Assign]]) -> None:
+    """A view ``v = x[:-1]`` defined before ``x[1:] = ...`` and read after it sees the new elements, which
+    reverse mode, keeping one adjoint per variable, would send to the old ones: refuse the write.
+
+    The statements that run after the write are those that follow it in the source, then (in a loop) those
+    of the loop before it, in the next iteration; a view is stale after the write if one of its definitions
+    may have run before it, until a definition that surely runs replaces it. The write's own right side is
+    read before it (NumPy copies an overlapping right side first)."""
+    links = view_links(defs, avals)
+    views = {name: linked({name}, links) - {name} for name in links}
+    targets = {id(stmt): target for stmt, target, _ in _writes(fdef)}
+    order = list(in_order(fdef.body))
+    for k, (stmt, around) in enumerate(order):
+        written = base(targets[id(stmt)]) if id(stmt) in targets else None
+        if written not in active or not views.get(written):
+            continue
+        loops = {id(s) for s in around if isinstance(s, (gast.For, gast.While))}
+        defined = {id(d) for v in views[written] for d in defs[v]}
+        stale = {v for v in views[written] for j, (other, other_around) in enumerate(order)
+                 if id(other) in {id(d) for d in defs[v]} and (j < k or loops & {id(s) for s in other_around})}
+        first = next((j for j, (_, a) in enumerate(order) if loops & {id(s) for s in a}), k)
+        last = max((j for j, (_, a) in enumerate(order) if loops & {id(s) for s in a}), default=k)
+        after = order[k + 1:last + 1] + order[first:k] + order[last + 1:]
+        for other, other_around in after:
+            read = _reads(other) & stale
+            if read:
+                _refuse(stmt, targets[id(stmt)], written, sorted(read)[0], other, defs)
+            if id(other) in defined and {id(s) for s in other_around} <= loops:
+                stale -= {other.targets[0].id}
+
+
+def _refuse(stmt, target, written, view, reader, defs) -> None:
+    source = next(d for d in defs[view] if _may_alias(d.value))
+    line = anno.getanno(reader, anno.Key.ORIGIN)
+    raise NumbaxDifferentiationError(
+        f"`{ast.unparse(gast.gast_to_ast(target))} = ...` writes into `{written}`, and `{view}` "
+        f"(`{view} = {ast.unparse(gast.gast_to_ast(source.value))}`), which may share its memory, is read after "
+        f"the write{f' (line {line.lineno})' if line is not None else ''}; reverse mode cannot follow reads of a "
+        f"view whose array changed", anno.getanno(stmt, anno.Key.ORIGIN),
+        hint=f"copy the view before the write (`{view} = np.copy(...)`), or index `{written}` itself after it.")
+
+
 def unwritten(fdef: gast.FunctionDef) -> Set[str]:
     """The names whose arrays nothing writes into, directly or through a possible alias.
 
@@ -101,22 +187,9 @@ def unwritten(fdef: gast.FunctionDef) -> Set[str]:
     itself, whenever it is read. Writes are subscript stores, and, to be safe,
     any name a bare call statement reads (``x.sort()``, ``np.copyto(x, y)``).
     """
-    links: Dict[str, Set[str]] = {}
-    for name, defs in _definitions(fdef).items():
-        for d in defs:
-            if _may_alias(d.value):
-                for other in {n.id for n in gast.walk(d.value) if isinstance(n, gast.Name)}:
-                    links.setdefault(name, set()).add(other)
-                    links.setdefault(other, set()).add(name)
     written = {base(target) for _, target, _ in _writes(fdef)}
     written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.Expr)
                 for n in gast.walk(node.value) if isinstance(n, gast.Name)}
     written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.keyword) and node.arg == "out"
                 for n in gast.walk(node.value) if isinstance(n, gast.Name)}
-    todo = list(written)
-    while todo:
-        for other in links.get(todo.pop(), ()):
-            if other not in written:
-                written.add(other)
-                todo.append(other)
-    return set(_definitions(fdef)) - written
+    return set(_definitions(fdef)) - linked(written, sharing(fdef))

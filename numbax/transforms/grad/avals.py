@@ -201,6 +201,10 @@ class _Infer:
             return args[0]
         if name == "chooser_weights" and args and args[0]:
             return ("f", args[0][1])
+        if name == "prod_others" and args and args[0]:
+            return (_promote(args[0][0], "f"), args[0][1])
+        if name == "prod_others_vjp" and len(args) > 1 and args[0] and args[1]:
+            return (_promote(args[0][0], args[1][0], "f"), args[1][1])
         if name in _REDUCTIONS:
             return self.reduction(name, app, args)
         if name in ("allclose", "array_equal", "array_equiv"):

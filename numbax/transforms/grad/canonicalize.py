@@ -108,7 +108,8 @@ class _Canonicalize(ExitLowering):
         assigned = {a.id for a in self.fdef.args.args}
         current = {}
         for stmt in body:
-            _Rename(current).visit(stmt.value if isinstance(stmt, gast.Assign) else stmt)
+            renamed = isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+            _Rename(current).visit(stmt.value if renamed else stmt)  # ``v[::2] = 0.5`` writes the newest ``v``
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
                 name = stmt.targets[0].id
                 if name in assigned and name not in nested:
@@ -207,7 +208,9 @@ class _Canonicalize(ExitLowering):
             stmt.body = body
             return [stmt]
         pre: List[gast.stmt] = []
-        it = self._evaluated_once(it, pre, stmt)
+        rebound = {n.id for s in body for n in gast.walk(s)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        it = self._evaluated_once(it, pre, stmt, rebound)
         k = self._counter(it, stmt.target) or self.namer.new("k")
         lowered = self._indexed(it, stmt.target, _name(k), stmt)
         if lowered is None:
@@ -224,16 +227,17 @@ class _Canonicalize(ExitLowering):
         stmt.iter = gast.Call(func=_name("range"), args=[length], keywords=[])
         return pre + [stmt]
 
-    def _evaluated_once(self, it: gast.expr, pre: List[gast.stmt], origin: gast.stmt) -> gast.expr:
+    def _evaluated_once(self, it: gast.expr, pre: List[gast.stmt], origin: gast.stmt, rebound: Set[str]) -> gast.expr:
         """``it`` with each subscript it iterates over (``x[1:]``, ``x[::-2]``, also inside ``zip`` and
-        ``enumerate``) assigned to a name before the loop, as Python evaluates it once: its rows are then read
-        by index like any array's."""
-        if isinstance(it, gast.Subscript):
+        ``enumerate``), and each name that the loop's body rebinds (``for row in x: x = x - 0.5``), assigned to
+        a name before the loop, as Python evaluates it once: its rows are then read by index like any array's,
+        from the value the loop started with."""
+        if isinstance(it, gast.Subscript) or isinstance(it, gast.Name) and it.id in rebound:
             temp = self.namer.temp()
             pre.append(_assign(temp, it, origin))
             return _name(temp)
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id in ("enumerate", "zip"):
-            it.args = [self._evaluated_once(a, pre, origin) for a in it.args]
+            it.args = [self._evaluated_once(a, pre, origin, rebound) for a in it.args]
         return it
 
     @staticmethod

@@ -30,7 +30,7 @@ from numbax.transforms.grad.primitives import application
 from numbax.transforms.grad.rules_numpy import method_key
 
 _DOT, _MATMUL = {np.dot, method_key("dot")}, {np.matmul, gast.MatMult}
-_KEYS = _DOT | _MATMUL | {np.inner, np.tensordot, np.einsum}
+CHECKED = _DOT | _MATMUL | {np.inner, np.tensordot, np.einsum}  # the contractions checked here (raising reads it)
 
 
 class Refused(ValueError):
@@ -99,7 +99,7 @@ def _operands(key, args: Sequence[gast.expr]) -> List[gast.expr]:
 def _check(stmt: gast.Assign, avals: Dict[str, tuple]) -> Optional[gast.stmt]:
     """The check to put before ``stmt``, or None; raises NumbaxDifferentiationError for a refused form."""
     app = application(stmt.value)
-    if app is None or app.key not in _KEYS:
+    if app is None or app.key not in CHECKED:
         return None
     origin = anno.getanno(stmt, anno.Key.ORIGIN)
     operands = _operands(app.key, app.args)

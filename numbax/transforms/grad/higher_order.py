@@ -21,7 +21,7 @@ be made::
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import gast
 
@@ -29,6 +29,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.origin import Origin
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad.avals import tape_of
+from numbax.transforms.grad.nodes import own_expressions
 from numbax.transforms.grad.primitives import application
 from numbax.transforms.grad.rules import lookup
 
@@ -52,20 +53,9 @@ def _covered(app, position: int, name: str, values: tuple) -> bool:
     return arg is None or isinstance(arg, gast.Constant) and arg.value in values
 
 
-def _own_expressions(stmt: gast.stmt) -> List[gast.AST]:
-    """The parts of ``stmt`` outside its nested blocks: a loop's iterable or test, a branch's test."""
-    if isinstance(stmt, gast.FunctionDef):
-        return []
-    if isinstance(stmt, (gast.If, gast.While)):
-        return [stmt.test]
-    if isinstance(stmt, gast.For):
-        return [stmt.iter]
-    return [stmt]
-
-
 def _problem(stmt: gast.stmt) -> Optional[tuple]:
     """(what the outer reverse mode cannot follow, the way around it) for one statement, or None."""
-    calls = [n for part in _own_expressions(stmt) for n in gast.walk(part) if isinstance(n, gast.Call)]
+    calls = [n for part in own_expressions(stmt) for n in gast.walk(part) if isinstance(n, gast.Call)]
     for call in calls:
         if tape_of(call, "append") or tape_of(call, "pop"):
             return ("a loop whose gradient keeps arrays on a list tape (arrays other than float64 ones of one "

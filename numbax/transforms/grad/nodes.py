@@ -1,7 +1,7 @@
 """Small node builders and name queries shared by the reverse-mode passes."""
 from __future__ import annotations
 
-from typing import Set, Union
+from typing import Iterator, List, Set, Tuple, Union
 
 import gast
 
@@ -38,3 +38,25 @@ def base(node: gast.expr) -> str:
     while isinstance(node, (gast.Subscript, gast.Attribute)):
         node = node.value
     return node.id
+
+
+def own_expressions(stmt: gast.stmt) -> List[gast.AST]:
+    """The parts of ``stmt`` outside its nested blocks: a loop's iterable or test, a branch's test."""
+    if isinstance(stmt, gast.FunctionDef):
+        return []
+    if isinstance(stmt, (gast.If, gast.While)):
+        return [stmt.test]
+    if isinstance(stmt, gast.For):
+        return [stmt.iter]
+    return [stmt]
+
+
+def in_order(body: List[gast.stmt], around: Tuple[gast.stmt, ...] = ()) -> Iterator[Tuple[gast.stmt, tuple]]:
+    """Each statement of ``body`` and of its nested blocks in source order, with the branches and loops
+    around it, outermost first (a loop's header counts as inside its loop: it runs with each iteration)."""
+    for stmt in body:
+        loop = isinstance(stmt, (gast.For, gast.While))
+        yield stmt, around + (stmt,) if loop else around
+        if loop or isinstance(stmt, gast.If):
+            for field in ("body", "orelse"):
+                yield from in_order(getattr(stmt, field), around + (stmt,))

@@ -335,7 +335,8 @@ def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @defvjp(np.prod)
 def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    d[a] = rt.unreduce(g * ans, a, axis, keepdims) / a
+    """The product of the other elements, without a division: exact at zeros, as JAX's rule."""
+    d[a] = rt.unreduce(g, a, axis, keepdims) * rt.prod_others(a, axis)
 
 
 @defvjp(np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin)

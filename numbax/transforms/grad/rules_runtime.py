@@ -102,6 +102,12 @@ def cumprod_grad(g, ans, cotangent, a, prods, axis=None):
     d[a] = -g * ans / a
 
 
+@defvjp(rt.prod_others)
+def prod_others(g, ans, a, axis=None):
+    """A third derivative would need ``rt.prod_others_vjp``'s own rule: ``higher_order.check`` refuses it."""
+    d[a] = rt.prod_others_vjp(g, a, axis)
+
+
 @defvjp(rt.trace_grad)
 def trace_grad(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
     d[cotangent] = np.trace(g, offset, axis1, axis2)

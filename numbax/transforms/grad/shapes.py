@@ -185,6 +185,10 @@ def _call(app, env, avals) -> Optional[Shape]:
         return args[1]
     if name == "chooser_weights" and args and _axis_none(app.args[2:3]):
         return args[0]
+    if name == "prod_others" and args:
+        return args[0]
+    if name == "prod_others_vjp" and len(args) > 1:
+        return args[1]
     if name == "index_added" and args:
         return args[0]
     if (name in _SAME_SHAPE or _elementwise(key)) and args and not app.keywords:

@@ -37,6 +37,7 @@ from numbax.transforms.grad.avals import infer as infer_avals
 from numbax.transforms.grad.primitives import is_differentiable
 from numbax.transforms.grad.recompute import readonly_names
 from numbax.transforms.grad.shapes import assumed_equal, guard
+from numbax.transforms.grad.raising import may_raise
 from numbax.transforms.grad.shapes import infer as infer_shapes
 from numbax.transforms.grad.saves import Saves, row_widths
 
@@ -244,16 +245,20 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
         if not spec.cotangents:
             _check_real_output(out, avals, body, ret)
         unchecked = spec.direct and isinstance(out, gast.Name) and (avals.get(out.id) or (None, -1))[1] != 0
+        # grad returns no value: it still evaluates the output where computing it may raise, so that it raises
+        # (through the seed where the output is active: a second reverse mode reads no statement for effect)
+        evaluated = spec.direct and not spec.value and isinstance(out, gast.Name) and \
+            may_raise(body, adjoint.shapes, avals)
         if not (isinstance(out, gast.Name) and out.id in active):
-            if unchecked:  # a constant output still has to be a scalar
+            if unchecked or evaluated:  # a constant output still has to be a scalar
                 seeds.append(gast.Expr(value=_rt("scalar_output", out)))
             continue
         if spec.cotangents:
             seed = _name(spec.cotangents[position])
             seed = _rt("widen", seed) if spec.narrow else seed
-        elif avals.get(out.id) == ("f", 0):
+        elif avals.get(out.id) == ("f", 0) and not evaluated:
             seed = gast.Constant(value=1.0, kind=None)
-        elif unchecked:
+        elif unchecked or evaluated:
             seed = _rt("ones_like", _rt("scalar_output", out))  # no value is returned for Python to check
         else:
             seed = _rt("ones_like", out)
