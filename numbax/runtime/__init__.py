@@ -15,6 +15,7 @@ from numbax.runtime.sorting import *  # noqa: F401,F403
 from numbax.runtime.constructors import *  # noqa: F401,F403
 from numbax.runtime.complex_parts import *  # noqa: F401,F403
 from numbax.runtime.products import *  # noqa: F401,F403
+from numbax.runtime.overlap import *  # noqa: F401,F403
 
 
 def __getattr__(name: str):

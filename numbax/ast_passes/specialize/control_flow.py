@@ -7,7 +7,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import anno, exits, run_time_checks
-from numbax.ast_passes.specialize import checks
+from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
                                                  is_static_scalar)
@@ -99,9 +99,13 @@ class ControlFlowMixin:
                     self.bind(target, self.binop(node, node.op, current, value))
                     return
                 written = name_node(target.id, gast.Store())
+                operand = self.materialize(value)
                 if check is not None:  # arrays: updated in place (a view writes through), checked first
                     run_time_checks.mark(written, "check_in_place", self.origin(node))
-                self.emit(gast.AugAssign(target=written, op=node.op, value=self.materialize(value)))
+                if not self.builder.differentiated and (dtypes.aval_of(current) is None or
+                                                        checks.is_array(dtypes.aval_of(current))):
+                    operand = _unaliased(operand, target.id)
+                self.emit(gast.AugAssign(target=written, op=node.op, value=operand))
                 return
         load = copy_tree(target)
         for n in gast.walk(load):
@@ -374,3 +378,17 @@ class _Unset:
 
 
 _UNSET = _Unset()
+
+
+_FRESH = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Constant)
+
+
+def _unaliased(operand: gast.expr, array: str) -> gast.expr:
+    """The operand of the user's ``array op= operand`` of arrays, read as NumPy reads it, before the update:
+    ``rt.unaliased(operand, array)`` copies it where it overlaps ``array`` (``y /= y[::-1]``), which Numba's
+    in-place operators would read while writing. An operand that an operation computes is fresh as it is.
+    (Reverse mode reads it before the update anyway: its forward sweep writes no array in place.)"""
+    if isinstance(operand, _FRESH):
+        return operand
+    return gast.Call(func=gast.Attribute(value=name_node("rt", gast.Load()), attr="unaliased", ctx=gast.Load()),
+                     args=[operand, name_node(array, gast.Load())], keywords=[])
