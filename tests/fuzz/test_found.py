@@ -108,6 +108,16 @@ SOURCE = textwrap.dedent('''
         return y[4]
 
 
+    def stacked_complex(x):
+        v1 = x.copy()
+        v1.fill(1)
+        return np.stack([x, v1], axis=0)
+
+
+    def sum_of_stacked(x):
+        return np.sum(stacked_complex(x))
+
+
     def sort_in_place(x):
         y = x * x
         y.sort()
@@ -261,3 +271,11 @@ def test_vmap_of_dtype_changing_loop(found):
     else:
         assert got.dtype == expected.dtype
         np.testing.assert_allclose(got, expected)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_of_complex_output_of_uninferred_dtype_raises(found, backend):
+    # np.stack's output dtype is not inferred: the generated code checks it, at the user's line.
+    with pytest.raises(TypeError, match=rf"{found.__name__}\.py:\d+.*real-valued outputs.*complex128"):
+        numbax.grad(found.sum_of_stacked, backend=backend)(np.array([1 + 2j, -1.5j]))
+    np.testing.assert_allclose(numbax.grad(found.sum_of_stacked, backend=backend)(X), np.ones(4))
