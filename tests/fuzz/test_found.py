@@ -118,6 +118,11 @@ SOURCE = textwrap.dedent('''
         return np.sum(stacked_complex(x))
 
 
+    def add_into_float32(x, y):
+        x += y
+        return 0.5 + x
+
+
     def sort_in_place(x):
         y = x * x
         y.sort()
@@ -279,3 +284,14 @@ def test_grad_of_complex_output_of_uninferred_dtype_raises(found, backend):
     with pytest.raises(TypeError, match=rf"{found.__name__}\.py:\d+.*real-valued outputs.*complex128"):
         numbax.grad(found.sum_of_stacked, backend=backend)(np.array([1 + 2j, -1.5j]))
     np.testing.assert_allclose(numbax.grad(found.sum_of_stacked, backend=backend)(X), np.ones(4))
+
+
+@pytest.mark.xfail(strict=True, reason="x += y with a float32 array x and a float64 y: NumPy adds in place and x "
+                                       "stays float32; numbax rebinds x to the float64 sum")
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_augmented_assignment_keeps_the_target_dtype(found, backend):
+    x, y = np.full((3, 4), -2.0, dtype=np.float32), np.full(4, -2.0)
+    expected = found.add_into_float32(x.copy(), y)
+    got = numbax.jit(found.add_into_float32, backend=backend)(x.copy(), y)
+    assert got.dtype == expected.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)
