@@ -118,6 +118,14 @@ SOURCE = textwrap.dedent('''
         return np.sum(stacked_complex(x))
 
 
+    def count_after_branch(y):
+        if np.sum(0.5) > 0.5:
+            v1 = 0.5
+        else:
+            v1 = 0.5
+        return np.sum(y > v1)
+
+
     def add_into_float32(x, y):
         x += y
         return 0.5 + x
@@ -295,3 +303,8 @@ def test_augmented_assignment_keeps_the_target_dtype(found, backend):
     got = numbax.jit(found.add_into_float32, backend=backend)(x.copy(), y)
     assert got.dtype == expected.dtype == np.float32
     np.testing.assert_array_equal(got, expected)
+
+
+def test_grad_of_integer_output_of_uninferred_dtype_raises(found):
+    with pytest.raises(TypeError, match=rf"{found.__name__}\.py:\d+.*real-valued outputs.*int64"):
+        numbax.grad(found.count_after_branch, backend="python")(np.full((3, 4), -2.0, dtype=np.float32))
