@@ -1027,7 +1027,7 @@ _reverse_cumsum_jit = _jit_reverse_cumsum()
 # Helpers of reverse mode's generated code that returns what the user receives
 
 
-__all__ += ["scalar_output", "grow_rows", "reserve_rows", "save_row"]  # noqa: F405
+__all__ += ["scalar_output", "real_output", "grow_rows", "reserve_rows", "save_row"]  # noqa: F405
 
 
 _NOT_SCALAR = ("Gradient only defined for scalar-output functions. Output had shape: {}.\nFor the derivative of a "
@@ -1039,6 +1039,34 @@ def scalar_output(out):
     if np.shape(out) != ():
         raise TypeError(_NOT_SCALAR.format(np.shape(out)))
     return out
+
+
+_NOT_REAL = ("grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got {}. "
+             "For the derivative of a function with complex, integer or bool output, use numbax.vjp directly.")
+
+
+def real_output(out, where):
+    """``out``, which must be real floating point: ``grad`` of a complex, integer or bool output raises JAX's
+    TypeError at the user's line ``where`` (checked here where the output's dtype was not inferred)."""
+    dtype = np.asarray(out).dtype
+    if dtype.kind != "f":
+        raise TypeError(f"{where}: " + _NOT_REAL.format(dtype))
+    return out
+
+
+@overload(real_output)
+def _real_output(out, where):
+    dtype = out.dtype if isinstance(out, types.Array) else out
+    if isinstance(dtype, types.Float):
+        return lambda out, where: out
+    text = ": " + _NOT_REAL.format(np.dtype(str(dtype)) if isinstance(dtype, (types.Integer, types.Complex,
+                                                                                types.Boolean)) else dtype)
+
+    def impl(out, where):
+        if len(text):  # always; a branch Numba cannot prune, so that the result is typed like ``out``
+            raise TypeError(where + text)
+        return out
+    return impl
 
 
 @overload(scalar_output)

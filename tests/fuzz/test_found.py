@@ -168,6 +168,29 @@ SOURCE = textwrap.dedent('''
         return y[4]
 
 
+    def stacked_complex(x):
+        v1 = x.copy()
+        v1.fill(1)
+        return np.stack([x, v1], axis=0)
+
+
+    def sum_of_stacked(x):
+        return np.sum(stacked_complex(x))
+
+
+    def count_after_branch(y):
+        if np.sum(0.5) > 0.5:
+            v1 = 0.5
+        else:
+            v1 = 0.5
+        return np.sum(y > v1)
+
+
+    def add_into_float32(x, y):
+        x += y
+        return 0.5 + x
+
+
     def sort_in_place(x):
         y = x * x
         y.sort()
@@ -383,3 +406,27 @@ def test_vmap_of_dtype_changing_loop(found):
     else:
         assert got.dtype == expected.dtype
         np.testing.assert_allclose(got, expected)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_of_complex_output_of_uninferred_dtype_raises(found, backend):
+    # np.stack's output dtype is not inferred: the generated code checks it, at the user's line.
+    with pytest.raises(TypeError, match=rf"{found.__name__}\.py:\d+.*real-valued outputs.*complex128"):
+        numbax.grad(found.sum_of_stacked, backend=backend)(np.array([1 + 2j, -1.5j]))
+    np.testing.assert_allclose(numbax.grad(found.sum_of_stacked, backend=backend)(X), np.ones(4))
+
+
+@pytest.mark.xfail(strict=True, reason="x += y with a float32 array x and a float64 y: NumPy adds in place and x "
+                                       "stays float32; numbax rebinds x to the float64 sum")
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_augmented_assignment_keeps_the_target_dtype(found, backend):
+    x, y = np.full((3, 4), -2.0, dtype=np.float32), np.full(4, -2.0)
+    expected = found.add_into_float32(x.copy(), y)
+    got = numbax.jit(found.add_into_float32, backend=backend)(x.copy(), y)
+    assert got.dtype == expected.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_grad_of_integer_output_of_uninferred_dtype_raises(found):
+    with pytest.raises(TypeError, match=rf"{found.__name__}\.py:\d+.*real-valued outputs.*int64"):
+        numbax.grad(found.count_after_branch, backend="python")(np.full((3, 4), -2.0, dtype=np.float32))

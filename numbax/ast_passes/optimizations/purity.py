@@ -11,7 +11,7 @@ _IMPURE_NUMPY = {"random", "copyto", "put", "place", "fill_diagonal", "putmask"}
 _MUTATING_METHODS = {"fill", "sort", "resize", "put", "itemset", "partition", "setflags", "setfield", "byteswap",
                      "tofile", "dump", "append", "pop", "index_add", "save_row"}
 # runtime helpers called for what they do
-_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "assume_equal", "check_contraction"} | set(checks.__all__)
+_EFFECTS = {"debug_print", "debug_callback", "scalar_output", "real_output", "assume_equal", "check_contraction"} | set(checks.__all__)
 
 
 def _callee_path(func: gast.expr):

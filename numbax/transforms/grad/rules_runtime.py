@@ -43,7 +43,7 @@ def matmul_grad_b(g, ans, cotangent, a, b):
     d[a] = rt.matmul_grad_a(cotangent, a, g)
 
 
-@defvjp(rt.scalar_output, rt.copy_of, rt.widen, rt.power_exponent)
+@defvjp(rt.scalar_output, rt.real_output, rt.copy_of, rt.widen, rt.power_exponent)
 def identity(g, ans, x):
     """(``rt.power_exponent`` is ``x - 1`` where ``x`` is a float, the only exponent with a derivative.)"""
     d[x] = g

@@ -174,8 +174,12 @@ _OUTPUT_HINTS = {"c": " numbax does not implement holomorphic differentiation; f
 _KIND_NAMES = {"c": "complex128", "i": "int64", "b": "bool"}
 
 
-def _check_real_output(out: gast.expr, avals, body: List[gast.stmt], ret: gast.Return) -> None:
-    """``grad``'s output must be a real float, as JAX requires (JAX's TypeError, at the line computing it)."""
+def _check_real_output(out: gast.expr, avals, body: List[gast.stmt], ret: gast.Return,
+                       seeds: List[gast.stmt]) -> None:
+    """``grad``'s output must be a real float, as JAX requires (JAX's TypeError, at the line computing it).
+
+    Where its dtype kind was not inferred, the generated code checks it (``rt.real_output``, appended to
+    ``seeds``) before anything reads the output: fail closed."""
     from numbax.ast_passes import anno
     from numbax.errors import NumbaxDifferentiationError
 
@@ -183,10 +187,14 @@ def _check_real_output(out: gast.expr, avals, body: List[gast.stmt], ret: gast.R
         kind = {bool: "b", int: "i", complex: "c"}.get(type(out.value))
     else:
         kind = (avals.get(out.id) or (None,))[0] if isinstance(out, gast.Name) else None
+    origin = _origin_of(out, body) or anno.getanno(ret, anno.Key.ORIGIN)
     if kind in _OUTPUT_HINTS:
         raise NumbaxDifferentiationError(
             f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
-            f"{_KIND_NAMES[kind]}.{_OUTPUT_HINTS[kind]}", _origin_of(out, body) or anno.getanno(ret, anno.Key.ORIGIN))
+            f"{_KIND_NAMES[kind]}.{_OUTPUT_HINTS[kind]}", origin)
+    if kind is None and isinstance(out, gast.Name):
+        where = origin.position() if origin is not None else "grad's output"
+        seeds.append(gast.Expr(value=_rt("real_output", out, gast.Constant(value=where, kind=None))))
 
 
 def _origin_of(out: gast.expr, body: List[gast.stmt]):
@@ -243,7 +251,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     for position, index in enumerate(spec.seeded_outputs):
         out = outputs[index]
         if not spec.cotangents:
-            _check_real_output(out, avals, body, ret)
+            _check_real_output(out, avals, body, ret, seeds)
         unchecked = spec.direct and isinstance(out, gast.Name) and (avals.get(out.id) or (None, -1))[1] != 0
         # grad returns no value: it still evaluates the output where computing it may raise, so that it raises
         # (through the seed where the output is active: a second reverse mode reads no statement for effect)
