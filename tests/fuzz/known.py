@@ -35,9 +35,6 @@ KNOWN_FAILURES = (
     Known("grad", "raises", "grad wrong: should raise",
           "grad drops a reduction it needs no derivative of, and that reduction's AxisError "
           "(test_grad_keeps_errors_of_inactive_code[inactive_bad_axis-ValueError])"),
-    Known("vmap", "while_data", "vmap wrong: dtype: int64, expected float64",
-          "vmap keeps the integer dtype of a loop that makes the array float in some examples only "
-          "(test_vmap_of_dtype_changing_loop)"),
     Known("grad", "prod", "grad wrong: value",
           "grad of np.prod divides the product by each element: nan at a zero (test_grad_of_prod_with_a_zero)"),
     Known("grad", "for_rows", "grad wrong: value",
@@ -45,13 +42,6 @@ KNOWN_FAILURES = (
           "(test_grad_loop_rebinding_its_iterable)"),
     Known("grad", "subscript_write", "grad wrong: value",
           "x[::-1] = x, an overlapping write, gives zero gradients (test_grad_overlapping_self_assignment)"),
-    *(Known(transform, "dtype_bool", f"{transform} wrong: {symptom}",
-            "ufuncs of bool arrays: NumPy computes in float16, which an np.float64 promotes; numbax does "
-            "neither (test_ufunc_of_bool_follows_numpy)")
-      for transform in ("jit", "vmap") for symptom in ("value", "dtype")),
-    *(Known(transform, "ufunc", f"{transform} wrong: dtype: float32, expected float64",
-            "np.sin(0.5) is an np.float64 that promotes float32 arrays in NumPy; numbax keeps float32 "
-            "(test_numpy_scalar_promotes_float32)") for transform in ("jit", "vmap")),
 )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 import gast
 import numpy as np
@@ -154,6 +154,16 @@ def index(base: Optional[AVal], index: Any) -> Optional[AVal]:
     if None in changes:
         return None
     return AVal(base.dtype, base.ndim + sum(changes))
+
+
+def changed_dtype(before: Any, after: Any) -> Optional[Tuple[np.dtype, np.dtype]]:
+    """``(dtype before, dtype after)`` where a run-time value has two known dtypes on two paths into a join,
+    neither a weak Python number (which takes the other's dtype, as ``acc = 0`` does in a loop summing
+    floats); None where they agree or one is unknown."""
+    a, b = (v.aval if isinstance(v, Dyn) else None for v in (before, after))
+    if a is None or b is None or a.weak or b.weak or a.dtype == b.dtype:
+        return None
+    return a.dtype, b.dtype
 
 
 def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optional[np.dtype]:

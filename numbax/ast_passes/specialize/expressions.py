@@ -115,10 +115,11 @@ class ExpressionsMixin:
 
     def representable(self, node: gast.expr, result: Optional[AVal], what: str) -> Optional[AVal]:
         """``result``, the abstract value NumPy gives ``what``; refused where Numba has no such dtype
-        (float16: NumPy's ``np.sqrt`` of a bool or uint8 array)."""
+        (float16: NumPy's ``np.sin`` of a bool, int8 or uint8 array, which no other dtype rounds as it does)."""
         if result is not None and result.dtype == np.float16:
             self.refuse_dtype(node, f"{what} gives float16 in NumPy, which",
-                              "convert the operands first, e.g. x.astype(np.float32), to compute in float32")
+                              "cast the operands first, e.g. x.astype(np.float64), or x.astype(np.float32) "
+                              "to compute in float32")
         return result
 
     def weak_operand(self, value: Any, aval, result) -> gast.expr:
