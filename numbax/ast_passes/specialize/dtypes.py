@@ -156,6 +156,15 @@ def index(base: Optional[AVal], index: Any) -> Optional[AVal]:
     return AVal(base.dtype, base.ndim + sum(changes))
 
 
+def narrowed_division(func: Any, avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> bool:
+    """Whether Numba divides these operands in float32 where NumPy divides in float64: NumPy's
+    ``true_divide`` of integers (or bools) is always float64, while Numba takes the first loop that holds
+    them, float32 for integer arrays of 8 and 16 bits (``int16 array / int16 array``)."""
+    return func in (operator.truediv, np.true_divide) and result is not None and result.dtype == np.float64 and \
+        all(a is not None and not a.weak and a.dtype.kind in "biu" and a.dtype.itemsize <= 2 for a in avals) and \
+        any(a.ndim for a in avals)
+
+
 def changed_dtype(before: Any, after: Any) -> Optional[Tuple[np.dtype, np.dtype]]:
     """``(dtype before, dtype after)`` where a run-time value has two known dtypes on two paths into a join,
     neither a weak Python number (which takes the other's dtype, as ``acc = 0`` does in a loop summing

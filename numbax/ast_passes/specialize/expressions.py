@@ -91,6 +91,8 @@ class ExpressionsMixin:
         """``left op right`` in generated code, its abstract value inferred and weak numbers kept weak."""
         avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
         result = self.representable(node, dtypes.binop(op, *avals), f"`{dtypes.operator_symbol(op)}`")
+        if dtypes.narrowed_division(dtypes.BINOPS[type(op)], avals, result):
+            left = self.operand_in(left, result)
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
         return Dyn(gast.BinOp(left=left, op=op, right=right), result)
 
