@@ -179,3 +179,21 @@ def test_oversized_argument_specs_in_show_are_refused(tmp_path):
                               capture_output=True, text=True, timeout=300)
         assert done.returncode != 0
         assert "internal error" not in done.stderr and "elements" in done.stderr and "small shape" in done.stderr
+
+
+def f_true_divide(x):
+    return x / x + np.divide(x, x)
+
+
+@pytest.mark.parametrize("fn, dtype", [(f, d) for f in (f_true_divide, f_exp, f_square)
+                                        for d in (np.int16, np.uint16, np.bool_) if (f, d) != (f_exp, np.bool_)],
+                         ids=lambda v: getattr(v, "__name__", str(v)))
+def test_narrow_integers_follow_numpys_loops(fn, dtype):
+    # NumPy divides integers in float64 and computes np.exp of int16 in float32 (of bool in float16: refused,
+    # above); Numba's loop search divides 16-bit integer arrays in float32, and numbax's exp took float64.
+    x = np.array([1, 3, 7]).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = fn(x)
+    got = numbax.jit(fn)(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-7)

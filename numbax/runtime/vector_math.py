@@ -188,16 +188,24 @@ def _map_source(ndim: int, float64: bool) -> str:
     return function_source("x", body + ["return out"])
 
 
+def _float_of(numpy_fn, integer: types.Integer):
+    """The float type NumPy computes ``numpy_fn`` of an integer in: float32 for int16 and uint16 (NumPy's
+    first loop that holds them), float64 for wider ones (float16, for int8, is refused before code is made)."""
+    dtype = numpy_fn(np.ones(1, np.dtype(str(integer)))).dtype
+    return types.float32 if dtype == np.float32 else types.float64
+
+
 def _register(helper, numpy_fn, scalar) -> None:
     @overload(helper)
     def impl(x):
         if isinstance(x, types.Float):
             return lambda x: scalar(x)
         if isinstance(x, types.Integer):
-            return lambda x: scalar(np.float64(x))
+            cast = _float_of(numpy_fn, x)
+            return lambda x: scalar(cast(x))
         if not (isinstance(x, types.Array) and isinstance(x.dtype, (types.Float, types.Integer)) and x.ndim > 0):
             return lambda x: numpy_fn(x)
-        dtype = x.dtype if isinstance(x.dtype, types.Float) else types.float64
+        dtype = x.dtype if isinstance(x.dtype, types.Float) else _float_of(numpy_fn, x.dtype)
         return compile_source(_map_source(x.ndim, dtype == types.float64), scalar=scalar, dtype=dtype)
 
 

@@ -32,16 +32,6 @@ class Known:
 # Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail
 # regression test in test_found.py that asserts the right value. Remove an entry when its xfail passes.
 KNOWN_FAILURES = (
-    Known("vmap", "while_data", "vmap wrong: dtype: int64, expected float64",
-          "vmap keeps the integer dtype of a loop that makes the array float in some examples only "
-          "(test_vmap_of_dtype_changing_loop)"),
-    *(Known(transform, "dtype_bool", f"{transform} wrong: {symptom}",
-            "ufuncs of bool arrays: NumPy computes in float16, which an np.float64 promotes; numbax does "
-            "neither (test_ufunc_of_bool_follows_numpy)")
-      for transform in ("jit", "vmap") for symptom in ("value", "dtype")),
-    *(Known(transform, "ufunc", f"{transform} wrong: dtype: float32, expected float64",
-            "np.sin(0.5) is an np.float64 that promotes float32 arrays in NumPy; numbax keeps float32 "
-            "(test_numpy_scalar_promotes_float32)") for transform in ("jit", "vmap")),
     *(Known(transform, "augassign", f"{transform} wrong: dtype: float64, expected float32",
             "x += y of a float32 array x and a float64 y: NumPy adds in place (x stays float32), numbax "
             "rebinds x to the float64 sum (test_augmented_assignment_keeps_the_target_dtype)")

@@ -6,6 +6,7 @@ constructs from the in-suite fuzz test meanwhile. Remove both when a test starts
 """
 from __future__ import annotations
 
+import functools
 import textwrap
 
 import numpy as np
@@ -26,6 +27,10 @@ SOURCE = textwrap.dedent('''
 
     def complex_output(x, z):
         return np.sum(x + z)
+
+
+    def complex_output_with_numpy_scalar(x, z):
+        return np.sum(np.sin(0.5) + z)
 
 
     def inactive_index_out_of_bounds(n, y):
@@ -138,6 +143,25 @@ SOURCE = textwrap.dedent('''
         return np.sin(b) + np.sin(0.5)
 
 
+    def numpy_scalar_in_a_variable(x):
+        s = np.exp(1.0)
+        for row in x:
+            s = s + 0.0
+        return s + x
+
+
+    def numpy_scalar_compared(x):
+        return x > np.float64(0.1)
+
+
+    def read_scalar_promotes(x, y):
+        return y[0] + np.sum(y) * x
+
+
+    def grad_of_numpy_scalar(x):
+        return np.sum((np.sin(0.5) + x) ** 2)
+
+
     def divide_by_own_reversal(y):
         y /= y[::-1]
         return y
@@ -162,6 +186,27 @@ SOURCE = textwrap.dedent('''
             n = n * y
             j += 1
         return n
+
+
+    def dtype_changes_in_a_branch(n, y):
+        if np.sum(n) < 0:
+            n = n * y
+        return n
+
+
+    def summed_dtype_changes_in_some_examples(n, y):
+        return np.sum(dtype_changes_in_some_examples(n, y))
+
+
+    def summed_dtype_changes_in_a_branch(n, y):
+        return np.sum(dtype_changes_in_a_branch(n, y))
+
+
+    def sum_from_zero(x):
+        s = 0
+        for k in range(x.shape[0]):
+            s = s + x[k]
+        return s
 
 
     def read_past_the_end(y):
@@ -201,6 +246,12 @@ X = np.array([0.3, -0.7, 1.1, 0.5])
 ROWS = np.array([[0.3, -0.7], [1.1, 0.5]])
 
 
+def _line(module, text: str) -> int:
+    """The line of ``module``'s file that holds ``text``."""
+    with open(module.__file__) as f:
+        return next(k for k, line in enumerate(f, 1) if text in line)
+
+
 @pytest.fixture(scope="module")
 def found():
     return loader.load(SOURCE)
@@ -216,9 +267,11 @@ def test_grad_of_bool_output_raises(found):
         numbax.grad(found.bool_output, backend="python")(X)
 
 
-def test_grad_of_complex_output_raises(found):
+@pytest.mark.parametrize("name", ["complex_output", "complex_output_with_numpy_scalar"])
+def test_grad_of_complex_output_raises(found, name):
+    # np.sin(0.5) is spelled np.float64(0.479...) in generated code: grad's output check must know its dtype.
     with pytest.raises(TypeError):
-        numbax.grad(found.complex_output, backend="python")(X, np.array([1j, 2j, 0, 1]))
+        numbax.grad(getattr(found, name), backend="python")(X, np.array([1j, 2j, 0, 1]))
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])
@@ -302,14 +355,38 @@ def test_view_read_after_its_array_changed_is_refused(found):
         numbax.grad(found.view_read_after_its_array_changed, backend="python")(X.copy())
 
 
-@pytest.mark.xfail(strict=True, reason="np.sin(0.5) is an np.float64 (not a weak Python float): NumPy "
-                                       "promotes a float32 array to float64 with it, numbax keeps float32")
+def _value_and_dtype(fn, backend: str, transform: str, *args):
+    """``jit(fn)(*args)`` or ``vmap(fn)`` of two copies of each argument (its first example), and NumPy's."""
+    if transform == "jit":
+        got = numbax.jit(fn, backend=backend)(*args)
+    else:
+        got = numbax.vmap(fn, backend=backend)(*[np.stack([a, a]) for a in args])[0]
+    return np.asarray(got), np.asarray(fn(*args))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
 @pytest.mark.parametrize("transform", ["jit", "vmap"])
-def test_numpy_scalar_promotes_float32(found, transform):
+@pytest.mark.parametrize("name, dtypes", [
+    ("numpy_scalar_promotes_float32", (np.float32,)), ("numpy_scalar_promotes_float32", (np.int16,)),
+    ("numpy_scalar_in_a_variable", (np.float32,)), ("numpy_scalar_compared", (np.float32,)),
+    ("read_scalar_promotes", (np.float32, np.float64)), ("read_scalar_promotes", (np.float64, np.float32))])
+def test_numpy_scalar_promotes_float32(found, transform, backend, name, dtypes):
+    # np.sin(0.5), np.exp(1.0), np.float64(0.1), y[0] and np.sum(y) are NumPy scalars: strong, unlike 0.5.
+    fn = getattr(found, name)
+    args = [np.array([0.1, -0.7, 1.1, 0.5]).astype(d) for d in dtypes]
+    got, expected = _value_and_dtype(fn, backend, transform, *args)
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_with_numpy_scalar_keeps_the_parameters_dtype(found, backend):
     x = X.astype(np.float32)
-    make = numbax.jit if transform == "jit" else numbax.vmap
-    args = x if transform == "jit" else np.stack([x, x])
-    assert make(found.numpy_scalar_promotes_float32, backend="python")(args).dtype == np.float64
+    got = numbax.grad(found.grad_of_numpy_scalar, backend=backend)(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, 2 * (np.sin(0.5) + X), rtol=1e-6)
+    value, _ = numbax.value_and_grad(found.grad_of_numpy_scalar, backend=backend)(x)
+    np.testing.assert_allclose(value, found.grad_of_numpy_scalar(x), rtol=1e-6)
 
 
 def test_grad_through_fill(found):
@@ -345,14 +422,26 @@ def test_grad_complex_input_follows_jax(found):
     np.testing.assert_allclose(numbax.grad(found.modulus, backend="python")(z), np.conj(z) / np.abs(z))
 
 
-@pytest.mark.xfail(strict=True, reason="np.sin of a bool array is float16 in NumPy, and np.sin(0.5) an np.float64 "
-                                       "that promotes it to float64: python gives float16, cpu computes in float64")
 @pytest.mark.parametrize("backend", ["python", "cpu"])
-def test_ufunc_of_bool_follows_numpy(found, backend):
-    b = np.array([True, False])
-    got, expected = numbax.jit(found.ufunc_of_bool, backend=backend)(b), found.ufunc_of_bool(b)
-    assert got.dtype == expected.dtype
-    np.testing.assert_allclose(got, expected, rtol=1e-12)
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8])
+def test_ufunc_of_bool_follows_numpy(found, transform, backend, dtype):
+    # NumPy computes np.sin of these in float16, whose rounding no compiled dtype reproduces: refused.
+    b = np.array([1, 0, 1]).astype(dtype)
+    with pytest.raises(numbax.errors.NumbaxDtypeError, match="float16") as info:
+        _value_and_dtype(found.ufunc_of_bool, backend, transform, b)
+    assert f"{found.__name__}.py:{_line(found, 'np.sin(b) + np.sin(0.5)')}:" in str(info.value)
+    assert ".astype(np.float64)" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+@pytest.mark.parametrize("dtype", [np.int16, np.uint16])
+def test_ufunc_of_int16_is_float32_as_in_numpy(found, transform, backend, dtype):
+    b = np.array([1, 0, 3]).astype(dtype)
+    got, expected = _value_and_dtype(found.ufunc_of_bool, backend, transform, b)
+    assert got.dtype == expected.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("transform", ["jit", "vmap"])
@@ -394,18 +483,30 @@ def test_cpu_typing_failures_name_the_line(found):
         np.testing.assert_array_equal(got, found.compare_with_complex_in_loop(x, y))
 
 
-@pytest.mark.xfail(strict=True, reason="vmap of a loop that makes an integer array float in some examples only "
-                                       "keeps the integer dtype and truncates those examples")
-def test_vmap_of_dtype_changing_loop(found):
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("transform", ["jit", "vmap", "grad"])
+@pytest.mark.parametrize("name, line", [
+    ("dtype_changes_in_some_examples", "while j < 1 and np.sum(n) < 0:"),
+    ("dtype_changes_in_a_branch", "if np.sum(n) < 0:")])
+def test_dtype_changing_loop_is_refused(found, transform, backend, name, line):
+    # NumPy's dtype after the loop (or branch) depends on the data: int64 for n = [1, 2], float64 for [-1, -2].
+    # Compiled code has one dtype per variable, so numbax refuses, as JAX's while_loop and cond do.
+    fn = getattr(found, name)
     n, y = np.array([[1, 2], [-1, -2]]), np.full((2, 2), 0.5)
-    expected = np.stack([found.dtype_changes_in_some_examples(n[k], y[k]) for k in range(2)])
-    try:
-        got = numbax.vmap(found.dtype_changes_in_some_examples, backend="python")(n, y)
-    except numbax.errors.NumbaxError as error:
-        assert f"{found.__name__}.py:" in str(error), str(error)
+    if transform == "grad":
+        fn, make = getattr(found, "summed_" + name), functools.partial(numbax.grad, argnums=1)
     else:
-        assert got.dtype == expected.dtype
-        np.testing.assert_allclose(got, expected)
+        make = numbax.jit if transform == "jit" else numbax.vmap
+    with pytest.raises(numbax.errors.NumbaxDtypeError, match="`n` has dtype int64 or float64") as info:
+        make(fn, backend=backend)(*((n, y) if transform == "vmap" else (n[1], y[1])))
+    assert f"{found.__name__}.py:{_line(found, line)}:" in str(info.value)
+    assert "n = n.astype(np.float64)" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_loop_summing_floats_from_a_python_int_still_compiles(found, backend):
+    # ``s = 0`` is a weak Python int: it takes the floats' dtype, as in NumPy.
+    np.testing.assert_allclose(numbax.jit(found.sum_from_zero, backend=backend)(X), np.sum(X))
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -163,6 +163,8 @@ class ControlFlowMixin:
             return
         then = self.run_branch(node.body)
         orelse = self.run_branch(node.orelse)
+        if not (then[2] or orelse[2]):
+            self.keep_dtypes(node, "`if`", orelse[1], [then[1]])
         self.join(then, orelse)
         stmt = gast.If(test=test.expr(), body=then[0] or [gast.Pass()], orelse=orelse[0])
         self.emit(stmt)
@@ -282,7 +284,7 @@ class ControlFlowMixin:
         if not names:
             self.fail(node.target, "loop targets must be names")
         iter_node = self.materialize(iterable)
-        body, env = self.loop_body(node.body, bound=names, aval=_item_aval(iterable) if len(names) == 1 else None)
+        body, env = self.loop_body(node, bound=names, aval=_item_aval(iterable) if len(names) == 1 else None)
         self.emit(gast.For(target=copy_tree(node.target), iter=iter_node, body=body, orelse=[],
                            type_comment=None))
         self.env = env
@@ -303,7 +305,7 @@ class ControlFlowMixin:
             prologue, test_node = setup + [exit_if], gast.Constant(value=True, kind=None)
         else:
             prologue, test_node = [], test.expr() if isinstance(test, Dyn) else gast.Constant(value=True, kind=None)
-        body, env = self.loop_body(node.body, bound=[])
+        body, env = self.loop_body(node, bound=[])
         self.emit(gast.While(test=test_node, body=prologue + body, orelse=[]))
         self.env = env
         # `while True:` without a `break` leaves only through `return` (or `raise`)
@@ -317,11 +319,12 @@ class ControlFlowMixin:
             if name in self.env and _materializable(self.env[name]):
                 self.materialize_name(name)
 
-    def loop_body(self, stmts, bound: List[str], aval: Optional[AVal] = None):
-        """Specialize a run-time loop body; the environment must be the same at both ends.
+    def loop_body(self, loop: gast.stmt, bound: List[str], aval: Optional[AVal] = None):
+        """Specialize a run-time loop's body; the environment must be the same at both ends, dtypes included.
 
         ``bound`` are the loop's targets; ``aval``, the abstract value of a single target, where known.
         """
+        stmts = loop.body
         self.prepare_loop(stmts)
         entry = dict(self.env)
         for name in bound:
@@ -337,6 +340,7 @@ class ControlFlowMixin:
             self.runtime_depth -= 1
             self.block, self.env, self.terminated = saved
             breaks = self.break_envs.pop()[1]
+        self.keep_dtypes(loop, f"`{type(loop).__name__.lower()}` loop", entry, [after] + breaks)
         for env in breaks:  # variables first assigned on the way to a `break` live on after the loop
             after.update((k, v) for k, v in env.items() if k not in after and isinstance(v, Dyn))
         for name, value in entry.items():
@@ -345,6 +349,22 @@ class ControlFlowMixin:
                           hint="keep a variable's kind (array, number, container shape) the same in every "
                           "iteration.")
         return body or [gast.Pass()], {**entry, **after}
+
+    def keep_dtypes(self, node: gast.stmt, construct: str, before: Dict[str, Any], others: List[Dict[str, Any]]):
+        """Refuse, at ``node``, a variable that reaches a join with two dtypes (``n = n * 0.5`` of an integer
+        ``n`` in a loop or a branch): NumPy's dtype after it depends on the data, which compiled code cannot
+        follow (as JAX's ``while_loop`` and ``cond`` need one type on every path)."""
+        from numbax.errors import NumbaxDtypeError
+
+        for other in others:
+            for name in sorted(set(before) & set(other)):
+                change = dtypes.changed_dtype(before[name], other[name])
+                if change is not None:
+                    raise NumbaxDtypeError(
+                        f"`{name}` has dtype {change[0]} or {change[1]} after this {construct}, depending on "
+                        "the path taken, which compiled code cannot follow", self.origin(node),
+                        hint=f"cast `{name}` before the {construct} (`{name} = {name}.astype(np."
+                        f"{np.result_type(*change)})`), so that it keeps one dtype on every path.")
 
     def exec_Break(self, node):
         self.leave_iteration()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 import gast
 import numpy as np
@@ -156,6 +156,25 @@ def index(base: Optional[AVal], index: Any) -> Optional[AVal]:
     if None in changes:
         return None
     return AVal(base.dtype, base.ndim + sum(changes))
+
+
+def narrowed_division(func: Any, avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> bool:
+    """Whether Numba divides these operands in float32 where NumPy divides in float64: NumPy's
+    ``true_divide`` of integers (or bools) is always float64, while Numba takes the first loop that holds
+    them, float32 for integer arrays of 8 and 16 bits (``int16 array / int16 array``)."""
+    return func in (operator.truediv, np.true_divide) and result is not None and result.dtype == np.float64 and \
+        all(a is not None and not a.weak and a.dtype.kind in "biu" and a.dtype.itemsize <= 2 for a in avals) and \
+        any(a.ndim for a in avals)
+
+
+def changed_dtype(before: Any, after: Any) -> Optional[Tuple[np.dtype, np.dtype]]:
+    """``(dtype before, dtype after)`` where a run-time value has two known dtypes on two paths into a join,
+    neither a weak Python number (which takes the other's dtype, as ``acc = 0`` does in a loop summing
+    floats); None where they agree or one is unknown."""
+    a, b = (v.aval if isinstance(v, Dyn) else None for v in (before, after))
+    if a is None or b is None or a.weak or b.weak or a.dtype == b.dtype:
+        return None
+    return a.dtype, b.dtype
 
 
 def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optional[np.dtype]:

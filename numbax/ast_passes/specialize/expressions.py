@@ -91,6 +91,8 @@ class ExpressionsMixin:
         """``left op right`` in generated code, its abstract value inferred and weak numbers kept weak."""
         avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
         result = self.representable(node, dtypes.binop(op, *avals), f"`{dtypes.operator_symbol(op)}`")
+        if dtypes.narrowed_division(dtypes.BINOPS[type(op)], avals, result):
+            left = self.operand_in(left, result)
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
         return Dyn(gast.BinOp(left=left, op=op, right=right), result)
 
@@ -115,10 +117,11 @@ class ExpressionsMixin:
 
     def representable(self, node: gast.expr, result: Optional[AVal], what: str) -> Optional[AVal]:
         """``result``, the abstract value NumPy gives ``what``; refused where Numba has no such dtype
-        (float16: NumPy's ``np.sqrt`` of a bool or uint8 array)."""
+        (float16: NumPy's ``np.sin`` of a bool, int8 or uint8 array, which no other dtype rounds as it does)."""
         if result is not None and result.dtype == np.float16:
             self.refuse_dtype(node, f"{what} gives float16 in NumPy, which",
-                              "convert the operands first, e.g. x.astype(np.float32), to compute in float32")
+                              "cast the operands first, e.g. x.astype(np.float64), or x.astype(np.float32) "
+                              "to compute in float32")
         return result
 
     def weak_operand(self, value: Any, aval, result) -> gast.expr:

@@ -21,8 +21,13 @@ def name_node(name: str, ctx=None) -> gast.Name:
 
 
 def constant_node(value: Any) -> gast.expr:
-    """A literal for a Python or NumPy scalar, keeping NumPy's dtype (``np.float32(0.5)``)."""
-    if isinstance(value, np.generic) and not isinstance(value, (np.float64, np.int64, np.bool_)):
+    """A literal for a Python or NumPy scalar, keeping NumPy's dtype (``np.float32(0.5)``, ``np.float64(0.5)``).
+
+    A NumPy scalar stays one: NumPy 2 (NEP 50) promotes a float32 array to float64 with ``np.float64(0.5)``
+    (strong) but not with ``0.5`` (a weak Python float), so the literal of a folded ``np.sin(0.5)`` keeps its
+    type. ``np.bool_`` is spelled ``True``: no dtype is below bool, so its weakness never matters.
+    """
+    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
         # float32's shortest repr round-trips in float32: np.float32(0.1), not np.float32(0.10000000149011612)
         item = float(str(value)) if isinstance(value, np.floating) and np.isfinite(value) else value.item()
         return gast.Call(func=resolve.reference_node(f"np.{value.dtype.name}"),

@@ -71,14 +71,18 @@ def _dtype_kind(node: gast.expr) -> Optional[str]:
     narrower floats too: a float array whose kind is known is float64)."""
     if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and node.value.id == "np":
         try:
-            kind = np.dtype(node.attr).kind
+            return _kind_of(np.dtype(node.attr))
         except TypeError:
             return None
-        kind = "i" if kind == "u" else kind
-        if kind == "f" and np.dtype(node.attr) != np.float64:
-            return None  # fusion relies on every float it knows of being float64
-        return kind if kind in _ORDER else None
     return None
+
+
+def _kind_of(dtype: np.dtype) -> Optional[str]:
+    """A dtype's kind as avals know it (``u`` is ``i``); None for narrower floats, as ``_dtype_kind``."""
+    kind = "i" if dtype.kind == "u" else dtype.kind
+    if kind == "f" and dtype != np.float64:
+        return None  # fusion relies on every float it knows of being float64
+    return kind if kind in _ORDER else None
 
 
 def _promote(*kinds: str) -> str:
@@ -191,6 +195,9 @@ class _Infer:
         args = [self.expr(a) for a in app.args]
         if isinstance(key, type) and issubclass(key, gast.AST):
             return self.operator(key, args)
+        if isinstance(key, type) and issubclass(key, np.generic) and len(args) == 1:  # np.float64(0.5)
+            kind = _kind_of(np.dtype(key))
+            return (kind, args[0][1]) if kind is not None and args[0] is not None else None
         if name in _INT_RESULT and not args[1:] and name in ("len", "int"):
             return ("i", 0)
         if name == "float":
