@@ -32,10 +32,6 @@ class Known:
 # Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail
 # regression test in test_found.py that asserts the right value. Remove an entry when its xfail passes.
 KNOWN_FAILURES = (
-    *(Known(transform, "augassign", f"{transform} wrong: dtype: float64, expected float32",
-            "x += y of a float32 array x and a float64 y: NumPy adds in place (x stays float32), numbax "
-            "rebinds x to the float64 sum (test_augmented_assignment_keeps_the_target_dtype)")
-      for transform in ("jit", "vmap")),
 )
 
 
