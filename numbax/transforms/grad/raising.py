@@ -32,7 +32,7 @@ from numbax.transforms.grad.shapes import broadcast, expr_shape
 
 # functions of one array that cannot raise (with no other argument)
 _WHOLE = {np.sum, np.mean, np.prod, np.cumsum, np.cumprod, np.copy, np.ravel, np.transpose, np.asarray, np.array,
-          np.sort, np.real, np.imag, np.conj, np.conjugate}
+          np.sort, np.real, np.imag, np.conj, np.conjugate, np.var, np.std, np.linalg.norm}
 _LOOPS = {range, len}  # over the lengths that loops run over
 
 

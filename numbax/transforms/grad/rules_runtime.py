@@ -72,7 +72,7 @@ def dsinc(g, ans, x):
 
 def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.abs_slope,
                       rt.sort_ranks, rt.median_weights, rt.inverse_axes, rt.cotangent_dtype,
-                      rt.check_contraction)
+                      rt.check_contraction, rt.real_output)
 
 
 @defvjp(rt.reserve_rows)
