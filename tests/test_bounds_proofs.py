@@ -326,3 +326,41 @@ def test_a_ufunc_of_a_python_number_promotes_as_numpy_does():
         out = numbax.jit(scaled_by_root, backend=backend)(x, 2.0)
         assert out.dtype == expected.dtype
         np.testing.assert_allclose(out, expected, rtol=1e-15)
+
+
+def cross_entropy_rows(logits, labels):
+    total = 0.0
+    for i in range(logits.shape[0]):
+        z = logits[i] - np.max(logits[i])
+        total = total + np.log(np.sum(np.exp(z))) - z[labels[i]]
+    return total
+
+
+LOGITS = np.array([[.3, -.7, 1.1], [.5, 2.0, -1.2]])
+
+
+def _softmax_minus_one_hot(labels):
+    p = np.exp(LOGITS - LOGITS.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    p[np.arange(len(labels)), labels] -= 1.0
+    return p
+
+
+def test_an_index_into_an_array_fusion_no_longer_makes_is_checked_against_its_extent():
+    """``z[labels[i]]`` is checked against ``z``'s length, so the fused loop need not write ``z`` out."""
+    source = numbax.api.source_for(cross_entropy_rows, (LOGITS, np.array([2, 0])), transform="grad")
+    assert "rt.check_extent(" in source and "rt.check_index(z" not in source and "z = np.empty" not in source, source
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_index_checked_against_an_extent_differentiates_and_raises_as_numpy(backend):
+    grad = numbax.grad(cross_entropy_rows, backend=backend)
+    for labels in (np.array([2, 0]), np.array([-1, -3])):  # negative labels wrap, as in NumPy
+        np.testing.assert_allclose(grad(LOGITS, labels), _softmax_minus_one_hot(labels % 3), rtol=1e-12)
+    line = _line_of(cross_entropy_rows, "total = total + np.log")
+    for labels, message in ((np.array([0, 3]), "index 3 is out of bounds for axis 0 with size 3"),
+                            (np.array([-4, 0]), "index -4 is out of bounds for axis 0 with size 3")):
+        for transform in (numbax.grad, numbax.jit):
+            with pytest.raises(NumbaxIndexError) as info:
+                transform(cross_entropy_rows, backend=backend)(LOGITS, labels)
+            assert str(info.value).splitlines()[0] == f"{__file__}:{line}: {message}"

@@ -5,6 +5,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   is out of bounds for axis 0 with size 4"). Only an integer into an array is checked; anything else (a
   tuple's index, an index array, a boolean) is left to the indexing itself. Numba makes that choice by type
   when compiling, so a check costs two comparisons, and nothing where it does not apply.
+- ``check_extent(i, n, axis, where)``: ``check_index`` of an array of size ``n`` along ``axis`` that the code no
+  longer makes (fusion computes its elements where they are read), for an integer ``i``.
 - ``check_span(x, start, stop, scale, shift, axis, where)``: every ``scale * i + shift`` for ``i`` in
   ``range(start, stop)`` indexes ``x`` along ``axis`` (``scale`` 0 or 1), raising ``check_index``'s error for
   the first that does not: the checks of a loop's iterations, made once before the loop.
@@ -30,7 +32,7 @@ from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
 
-__all__ = ["check_index", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
+__all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
            "check_matmul", "check_reshape"]
 
@@ -60,6 +62,13 @@ def _check_index(x, i, axis, where):
                 _out_of_bounds(i, n, a, where)
         return impl
     return lambda x, i, axis, where: None
+
+
+@register_jitable
+def check_extent(i, n, axis, where):
+    """Raise ``check_index``'s error at ``where`` unless the integer ``i`` indexes a size ``n`` along ``axis``."""
+    if i >= n or i < -n:
+        _out_of_bounds(i, n, axis, where)
 
 
 def check_span(x, start, stop, scale, shift, axis: int, where: str) -> None:

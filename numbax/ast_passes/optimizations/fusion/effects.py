@@ -13,7 +13,7 @@ from typing import Dict, FrozenSet, Iterable, Optional, Set
 
 import gast
 
-from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.ast_passes.optimizations.purity import is_check, is_pure
 from numbax.transforms.grad.avals import row_store
 from numbax.transforms.grad.nodes import base
 from numbax.transforms.grad.nodes import loads as _loads
@@ -86,7 +86,9 @@ class Aliases:
 
 
 def statement_effects(stmt: gast.stmt) -> Optional[Effects]:
-    """The effects of an assignment, a tape operation or a row save; None for anything else (control flow, effects)."""
+    """The effects of an assignment, a tape operation, a row save or a run-time check (it only reads: the loops
+    fused around it raise nothing, their floats following NumPy's error model); None for anything else (control
+    flow, effects)."""
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
         if isinstance(target, (gast.Name, gast.Tuple)) and all(
@@ -111,6 +113,8 @@ def statement_effects(stmt: gast.stmt) -> Optional[Effects]:
         table = row_store(stmt.value)
         if table is not None and all(is_pure(a) for a in stmt.value.args):  # a copy into a row of ``table``
             return Effects(frozenset(loads(stmt.value)), frozenset({table}))
+        if is_check(stmt.value) and all(is_pure(a) for a in stmt.value.args):
+            return Effects(frozenset(loads(stmt.value)), frozenset())
         if tape is None:
             return None
         return Effects(frozenset(loads(stmt.value)), frozenset(tape))

@@ -105,7 +105,7 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
     facts = group.facts
     deferred = [stmt for stmt, _ in group.deferred]
     for k, stmt in enumerate(deferred):
-        scalar_reads(group, stmt, deferred[:k])
+        scalar_reads(group, extents, stmt, deferred[:k])
     setup: List[gast.stmt] = [assign(acc, allocation("zeros", extents[group.partials[acc]:]) if acc in group.partials else
                                      gast.Constant(value=0.0, kind=None)) for acc in sorted(group.accumulators)]
     stores: List[gast.stmt] = []

@@ -16,6 +16,7 @@ import gast
 from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.transforms.grad.nodes import rt_call
 
 _MAX_OPERATIONS = 6  # more than this, and reading the written-out array back is the cheaper
 
@@ -92,8 +93,10 @@ class Recomputable:
                 del self.elements[array]
 
 
-def scalar_reads(group, stmt: gast.stmt, earlier: List[gast.stmt]) -> None:
-    """In ``stmt``, run after the loop, read ``v[k]`` of an array the loop computed by computing it again.
+def scalar_reads(group, extents: List[gast.expr], stmt: gast.stmt, earlier: List[gast.stmt]) -> None:
+    """In ``stmt``, run after the loop, read ``v[k]`` of an array the loop computed by computing it again, and
+    check an index into it against its extent (``rt.check_index(v, k, axis, where)`` becomes
+    ``rt.check_extent(k, n, axis, where)``, ``n`` of the loop's ``extents``): neither keeps ``v`` made.
 
     ``earlier``: the statements run between the loop and ``stmt``; what they write must not be read.
     """
@@ -103,7 +106,22 @@ def scalar_reads(group, stmt: gast.stmt, earlier: List[gast.stmt]) -> None:
         effects = statement_effects(before)
         written |= facts.aliases.closure(effects.writes) if effects is not None else {"*"}
 
+    def computed(array: gast.expr) -> bool:
+        return isinstance(array, gast.Name) and array.id in group.defined and "*" not in written and \
+            array.id not in written
+
     class Rewrite(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            application = checked_index(node)
+            if application is None or not computed(application[0]) or facts.aval(application[1]) != ("i", 0) \
+                    or not -len(extents) <= application[2] < len(extents) \
+                    or any(loads(e) & written for e in extents):
+                return node
+            axis = application[2] % len(extents)
+            return gast.copy_location(rt_call("check_extent", application[1], copy_tree(extents[axis]),
+                                              gast.Constant(value=axis, kind=None), application[3]), node)
+
         def visit_Subscript(self, node):
             self.generic_visit(node)
             if not (isinstance(node.value, gast.Name) and node.value.id in group.defined and
@@ -117,6 +135,15 @@ def scalar_reads(group, stmt: gast.stmt, earlier: List[gast.stmt]) -> None:
             return at(element, parts)
 
     Rewrite().visit(stmt)
+
+
+def checked_index(node: gast.expr) -> Optional[Tuple[gast.expr, gast.expr, int, gast.expr]]:
+    """``(x, k, axis, where)`` of ``rt.check_index(x, k, axis, where)`` with a constant ``axis``, else None."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "check_index"
+            and isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and len(node.args) == 4
+            and not node.keywords and isinstance(node.args[2], gast.Constant) and type(node.args[2].value) is int):
+        return None
+    return node.args[0], node.args[1], node.args[2].value, node.args[3]
 
 
 def drop_unread(fdef: gast.FunctionDef, written_out: List[Tuple[str, gast.stmt, gast.stmt]]) -> None:
