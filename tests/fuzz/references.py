@@ -25,6 +25,11 @@ from grad_corpus import oracles  # noqa: E402  (also turns on JAX's float64 mode
 import jax  # noqa: E402
 
 STEP = 1e-6
+# A difference of values near ``|f|`` carries their rounding, about ``_ROUNDING * |f|``, divided by the step:
+# an element whose differences could be off by more than ``_NOISE`` (relative) that way is not decided by them
+# (``sum(2 / x)`` of an ``x`` near 1e-3 is 1e4, and its differences along an input it does not depend on 1e-6).
+_ROUNDING = 16 * np.finfo(np.float64).eps
+_NOISE = 1e-7
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,8 @@ def central_differences(fn: Callable, args: tuple, argnums: Tuple[int, ...]):
     """Per differentiated argument, ``(gradient, decided)``: central differences of the scalar ``fn``
     and a mask of the elements where ``fn`` is smooth within the step.
 
-    An element is decided where its left and right differences agree. All are undecided when ``fn`` is
+    An element is decided where its left and right differences agree and the values' rounding cannot move
+    its difference by more than ``_NOISE`` of it. All are undecided when ``fn`` is
     not finite, or when the derivative along one fixed pseudo-random direction disagrees with the
     gradient (a tie that no single coordinate breaks: ``sort`` or ``max`` of equal values).
     """
@@ -114,7 +120,9 @@ def central_differences(fn: Callable, args: tuple, argnums: Tuple[int, ...]):
                 fp, fm = value({k: unit(k, index, direction * h)}), value({k: unit(k, index, -direction * h)})
                 fp2, fm2 = value({k: unit(k, index, direction * h / 2)}), value({k: unit(k, index, -direction * h / 2)})
                 central = (-fp + 8 * fp2 - 8 * fm2 + fm) / (6 * h)
-                decided[index] &= _agree((fp - f0) / h, (f0 - fm) / h) and bool(np.isfinite(central))
+                noise = _ROUNDING * max(abs(f0), abs(fp), abs(fm)) / h  # of the values, magnified by 1 / h
+                decided[index] &= _agree((fp - f0) / h, (f0 - fm) / h) and bool(np.isfinite(central)) and \
+                    noise <= _NOISE * max(1.0, abs(central))
                 grad[index] += weight * central
         results.append((grad, decided))
     rng = np.random.default_rng(0)
