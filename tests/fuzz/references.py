@@ -49,7 +49,8 @@ def numpy_call(fn: Callable, args: tuple) -> Reference:
 
 
 def numpy_batch(fn: Callable, batch: tuple, in_axes: Sequence[Optional[int]]) -> Reference:
-    """What ``vmap(fn, in_axes)(*batch)`` must equal: ``fn`` on each example, stacked."""
+    """What ``vmap(fn, in_axes)(*batch)`` must equal: ``fn`` on each example, stacked; an error where the
+    examples' results differ in shape (there is no batched result; JAX refuses such a program)."""
     size = next(len(a) for a, axis in zip(batch, in_axes) if axis is not None)
     outputs = []
     for k in range(size):
@@ -57,8 +58,11 @@ def numpy_batch(fn: Callable, batch: tuple, in_axes: Sequence[Optional[int]]) ->
         one = numpy_call(fn, example)
         if one.error is not None:
             return one
-        outputs.append(one.value)
-    return Reference(np.stack([np.asarray(o) for o in outputs]))
+        outputs.append(np.asarray(one.value))
+    if len({o.shape for o in outputs}) > 1:  # a while loop that rebinds x to another shape on some examples
+        return Reference(error=ValueError("vmap: the examples' outputs have different shapes: "
+                                          + ", ".join(str(o.shape) for o in outputs)))
+    return Reference(np.stack(outputs))
 
 
 def jax_gradient(fn: Callable, args: tuple, argnums: Tuple[int, ...]) -> Reference:

@@ -23,3 +23,15 @@ def test_differences_decide_a_smooth_function_of_moderate_values():
     (dx, decided), = references.central_differences(lambda x: np.sum(np.sin(x) * x), (np.array([.3, -.7]),), (0,))
     assert decided.all()
     np.testing.assert_allclose(dx, np.sin([.3, -.7]) + np.array([.3, -.7]) * np.cos([.3, -.7]), rtol=1e-8)
+
+
+def _rank_by_data(x, y):
+    if np.sum(x) < 0.5:
+        x = x + y
+    return x
+
+
+def test_a_batch_whose_examples_differ_in_shape_has_no_stacked_reference():
+    batch = (np.array([[-2.0, 0.0], [1.0, 2.0]]), np.zeros((2, 1, 2)))
+    reference = references.numpy_batch(_rank_by_data, batch, (0, 0))
+    assert reference.value is None and "(1, 2), (2,)" in str(reference.error)
