@@ -9,8 +9,8 @@ nopython mode cost seconds of compilation on a function's first call.
 Besides ``str.format``'s own, a replacement field takes three specs for shapes, written as NumPy writes
 them in its messages:
 
->>> fill("shapes {:shape} and {:shape}; into {:newshape}; to {:broadcast}", (4,), (2, 3), (-1, 3), ((2, 1), (3,)))
-'shapes (4,) and (2,3); into (newaxis,3); to (2,3)'
+>>> fill("shapes {:shape} and {:shape}; into {:newshape}; to {:broadcast}", (4,), (2, 3), (3, -1), ((2, 1), (3,)))
+'shapes (4,) and (2,3); into (3,newaxis); to (2,3)'
 """
 from __future__ import annotations
 

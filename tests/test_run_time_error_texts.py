@@ -100,3 +100,11 @@ def test_a_contraction_names_its_operands_shapes_as_python_writes_them(compiled)
         (numba.njit(_contract) if compiled else _contract)(np.ones((2, 3)), np.ones(4))
     assert str(info.value) == ("f.py:3: @ requires contracting dimensions to have the same size, got shapes "
                                "(2, 3) and (4,)")
+
+
+def test_the_text_modules_example_holds():
+    import doctest
+
+    import numbax.error_text
+
+    assert doctest.testmod(numbax.error_text).failed == 0

@@ -18,7 +18,10 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_dot(a, b, where)``, ``check_matmul(a, b, where)``: the contracted dims agree (``ValueError``).
 - ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
 
-The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode.
+The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
+error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
+written in Python (``numbax.error_text``): text built in nopython mode would cost seconds of compilation on
+every first call, as Numba compiles a function's error paths with it.
 """
 from __future__ import annotations
 
