@@ -5,6 +5,7 @@ import linecache
 from typing import Optional
 
 from numbax.ast_passes.origin import Origin
+from numbax.error_text import fill
 
 
 class NumbaxError(Exception):
@@ -88,22 +89,25 @@ class NumbaxCacheWarning(NumbaxWarning):
 class NumbaxRunTimeError(NumbaxError):
     """Base class of the errors compiled code raises where NumPy or Python would (``numbax.runtime.checks``).
 
-    Compiled code passes the message and ``where``, the user's ``file:line:column``, both strings.
+    Compiled code raises it with a constant message ``template``, ``where`` (the user's
+    ``file:line:column``) and the numbers the message needs (ints, tuples of ints for shapes): the text
+    is written here, in Python (``numbax.error_text.fill``), as writing it in nopython mode costs seconds
+    of compilation on the first call.
     """
 
     HINT = ""
 
-    def __init__(self, message: str, where: str = ""):
-        self.where = where
+    def __init__(self, template: str, where: str = "", *values):
+        self.template, self.where, self.values = template, where, values
         parts = where.rsplit(":", 2)
         origin = None
         if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
             filename, line = parts[0], int(parts[1])
             origin = Origin(filename, line, int(parts[2]), linecache.getline(filename, line))
-        super().__init__(message, origin, hint=self.HINT)
+        super().__init__(fill(template, *values), origin, hint=self.HINT)
 
     def __reduce__(self):
-        return type(self), (self.message, self.where)
+        return type(self), (self.template, self.where, *self.values)
 
 
 class NumbaxIndexError(NumbaxRunTimeError, IndexError):

@@ -20,7 +20,10 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_dot(a, b, where)``, ``check_matmul(a, b, where)``: the contracted dims agree (``ValueError``).
 - ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
 
-The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode.
+The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
+error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
+written in Python (``numbax.error_text``): text built in nopython mode would cost seconds of compilation on
+every first call, as Numba compiles a function's error paths with it.
 """
 from __future__ import annotations
 
@@ -48,8 +51,7 @@ def check_index(x, i, axis: int, where: str) -> None:
 
 @register_jitable
 def _out_of_bounds(i, n, axis, where):
-    raise NumbaxIndexError("index " + str(i) + " is out of bounds for axis " + str(axis) + " with size " + str(n),
-                           where)
+    raise NumbaxIndexError("index {} is out of bounds for axis {} with size {}", where, i, axis, n)
 
 
 @overload(check_index)
@@ -107,13 +109,9 @@ def check_divisor(d, message, where):
         raise NumbaxZeroDivisionError(message, where)
 
 
-@register_jitable
-def _shape_text(shape):
-    """``(4,)``, ``(2,3)``: a shape as NumPy writes it in its messages."""
-    text = "("
-    for k in range(len(shape)):
-        text += str(shape[k]) + ("," if k + 1 < len(shape) or len(shape) == 1 else "")
-    return text + ")"
+_UNBROADCASTABLE = "operands could not be broadcast together with shapes {:shape} {:shape} "
+_UNBROADCASTABLE_INTO = "operands could not be broadcast together with shapes {0:shape} {1:shape} {0:shape} "
+_UNBROADCASTABLE_3 = "operands could not be broadcast together with shapes {:shape} {:shape} {:shape} "
 
 
 @register_jitable
@@ -122,8 +120,7 @@ def check_broadcast(a, b, where):
     for k in range(1, min(a.ndim, b.ndim) + 1):
         m, n = a.shape[a.ndim - k], b.shape[b.ndim - k]
         if m != n and m != 1 and n != 1:
-            raise NumbaxShapeError("operands could not be broadcast together with shapes " + _shape_text(a.shape)
-                                   + " " + _shape_text(b.shape) + " ", where)
+            raise NumbaxShapeError(_UNBROADCASTABLE, where, a.shape, b.shape)
 
 
 @register_jitable
@@ -134,8 +131,7 @@ def check_in_place(x, y, where):
         m, n = x.shape[x.ndim - k], y.shape[y.ndim - k]
         if m != n and n != 1:
             if m != 1:
-                raise NumbaxShapeError("operands could not be broadcast together with shapes " + _shape_text(x.shape)
-                                       + " " + _shape_text(y.shape) + " " + _shape_text(x.shape) + " ", where)
+                raise NumbaxShapeError(_UNBROADCASTABLE_INTO, where, x.shape, y.shape)
             _not_into(x, y, where)
     if y.ndim > x.ndim:
         for k in range(y.ndim - x.ndim):
@@ -154,18 +150,15 @@ def check_store(target, y, where):
         if n != 1 and (k > len(shape) or n != shape[len(shape) - k]):
             fits = False
     if not fits:
-        raise NumbaxShapeError("could not broadcast input array from shape " + _shape_text(y.shape) + " into shape "
-                               + _shape_text(shape), where)
+        raise NumbaxShapeError("could not broadcast input array from shape {:shape} into shape {:shape}", where,
+                               y.shape, shape)
 
 
 @register_jitable
 def _not_into(x, y, where):
     """``x op= y`` where the shapes broadcast to one larger than ``x``'s."""
-    shape = list(y.shape)
-    for k in range(1, x.ndim + 1):
-        shape[y.ndim - k] = max(shape[y.ndim - k], x.shape[x.ndim - k])
-    raise NumbaxShapeError("non-broadcastable output operand with shape " + _shape_text(x.shape) + " doesn't "
-                           "match the broadcast shape " + _shape_text(shape), where)
+    raise NumbaxShapeError("non-broadcastable output operand with shape {:shape} doesn't match the broadcast shape "
+                           "{:broadcast}", where, x.shape, (x.shape, y.shape))
 
 
 @register_jitable
@@ -183,8 +176,7 @@ def check_where(condition, x, y, where):
         a, b, c = _dim(shapes[0], k), _dim(shapes[1], k), _dim(shapes[2], k)
         n = max(a, b, c)
         if not (a in (1, n) and b in (1, n) and c in (1, n)):
-            raise NumbaxShapeError("operands could not be broadcast together with shapes " + _shape_text(shapes[0])
-                                   + " " + _shape_text(shapes[1]) + " " + _shape_text(shapes[2]) + " ", where)
+            raise NumbaxShapeError(_UNBROADCASTABLE_3, where, shapes[0], shapes[1], shapes[2])
 
 
 @register_jitable
@@ -201,14 +193,12 @@ def _joinable(first, a, k, axis, lift, where):
     m, n = (max(first.ndim, 2), max(a.ndim, 2)) if lift else (first.ndim, a.ndim)
     if m != n:
         raise NumbaxShapeError("all the input arrays must have same number of dimensions, but the array at index 0 "
-                               "has " + str(m) + " dimension(s) and the array at index " + str(k) + " has "
-                               + str(n) + " dimension(s)", where)
+                               "has {} dimension(s) and the array at index {} has {} dimension(s)", where, m, k, n)
     for d in range(n):
         if d != (axis if axis >= 0 else n + axis) and _lifted(a, d, n) != _lifted(first, d, n):
             raise NumbaxShapeError("all the input array dimensions except for the concatenation axis must match "
-                                   "exactly, but along dimension " + str(d) + ", the array at index 0 has size "
-                                   + str(_lifted(first, d, n)) + " and the array at index " + str(k)
-                                   + " has size " + str(_lifted(a, d, n)), where)
+                                   "exactly, but along dimension {}, the array at index 0 has size {} and the array "
+                                   "at index {} has size {}", where, d, _lifted(first, d, n), k, _lifted(a, d, n))
 
 
 @register_jitable
@@ -257,9 +247,8 @@ def check_dot(a, b, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``np.dot(a, b)`` of arrays contracts equal dims."""
     i, j = _contracted(a, b)
     if a.shape[i] != b.shape[j]:
-        raise NumbaxShapeError("shapes " + _shape_text(a.shape) + " and " + _shape_text(b.shape) + " not aligned: "
-                               + str(a.shape[i]) + " (dim " + str(i) + ") != " + str(b.shape[j]) + " (dim " + str(j)
-                               + ")", where)
+        raise NumbaxShapeError("shapes {:shape} and {:shape} not aligned: {} (dim {}) != {} (dim {})", where,
+                               a.shape, b.shape, a.shape[i], i, b.shape[j], j)
 
 
 @register_jitable
@@ -268,8 +257,8 @@ def check_matmul(a, b, where):
     i, j = _contracted(a, b)
     if a.shape[i] != b.shape[j]:
         raise NumbaxShapeError("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
-                               "signature (n?,k),(k,m?)->(n?,m?) (size " + str(b.shape[j]) + " is different from "
-                               + str(a.shape[i]) + ")", where)
+                               "signature (n?,k),(k,m?)->(n?,m?) (size {} is different from {})", where, b.shape[j],
+                               a.shape[i])
 
 
 @register_jitable
@@ -283,19 +272,4 @@ def check_reshape(x, shape, where):
         else:
             known *= d
     if (unknown == 0 and known != x.size) or (unknown == 1 and (known == 0 or x.size % known != 0)):
-        raise NumbaxShapeError("cannot reshape array of size " + str(x.size) + " into shape " + _new_shape_text(shape),
-                               where)
-
-
-@register_jitable
-def _new_shape_text(shape):
-    """The shape asked of ``reshape`` as NumPy writes it: ``-1`` is ``newaxis``, and dropped when first."""
-    text, parts, unknown = "(", 0, False
-    for k in range(len(shape)):
-        if shape[k] == -1:
-            unknown = True
-            if k == 0:
-                continue
-        text += ("," if parts else "") + ("newaxis" if shape[k] == -1 else str(shape[k]))
-        parts += 1
-    return text + ("," if parts == 1 and not unknown else "") + ")"
+        raise NumbaxShapeError("cannot reshape array of size {} into shape {:newshape}", where, x.size, shape)

@@ -242,12 +242,20 @@ def adjoint_source(spec: Spec, k: int, scalars: Sequence[bool], g_scalar: bool, 
 # ---- checking operands' sizes --------------------------------------------------------------------
 
 
+_MISFIT = " requires contracting dimensions to have the same size, got shapes "
+
+
 class ContractionShapeError(TypeError):
     """The operands of a contraction do not fit: JAX's ``dot_general`` raises TypeError there (numbax reports it
-    as ``NumbaxShapeError`` at the user's line)."""
+    as ``NumbaxShapeError`` at the user's line).
 
+    Raised with the operands' shapes (tuples of ints), its text names them as Python writes tuples; with none,
+    ``message`` is the whole text. Compiled code raises the shapes: writing them out in nopython mode costs
+    seconds of compilation on the first call.
+    """
 
-_MISFIT = " requires contracting dimensions to have the same size, got shapes "
+    def __init__(self, message: str, *shapes):
+        super().__init__(message + _MISFIT + " and ".join(str(tuple(s)) for s in shapes) if shapes else message)
 
 
 def _mismatch(spec: Spec, exact: str, shapes) -> bool:
@@ -269,30 +277,12 @@ def check_contraction(message, subscripts, exact, *operands):
     spec = parse(subscripts, [np.ndim(op) for op in operands])
     shapes = [np.shape(op) for op in operands]
     if _mismatch(spec, exact, shapes):
-        _misfit(message, *shapes)
-
-
-@register_jitable
-def _refuse(message):
-    raise ContractionShapeError(message)
-
-
-@register_jitable
-def shape_text(shape) -> str:
-    """A shape as Python writes a tuple, ``(3,)`` or ``(2, 3)``, in compiled code too."""
-    text = "("
-    for k in range(len(shape)):
-        text += str(shape[k]) + ("," if len(shape) == 1 else (", " if k + 1 < len(shape) else ""))
-    return text + ")"
-
-
-def _misfit(message: str, *shapes) -> None:
-    raise ContractionShapeError(message + _MISFIT + " and ".join(str(tuple(s)) for s in shapes))
+        raise ContractionShapeError(message, *shapes)
 
 
 def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
     """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated, and the
-    error raised with the shapes written out (in nopython mode: an object-mode block loses its environment
+    error raised with the operands' shapes (in nopython mode: an object-mode block loses its environment
     when Numba loads the function from its disk cache)."""
     seen: Dict[str, Tuple[int, int]] = {}
     tests = []
@@ -303,10 +293,9 @@ def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
                 continue
             a, b = f"operands[{seen[c][0]}].shape[{seen[c][1]}]", f"operands[{o}].shape[{d}]"
             tests.append(f"{a} != {b}" if c in exact else f"{a} != {b} and {a} != 1 and {b} != 1")
-    shapes = ['"()"' if scalar else f"shape_text(operands[{i}].shape)" for i, scalar in enumerate(scalars)]
-    joined = ' + " and " + '.join(shapes)
+    shapes = ", ".join("()" if scalar else f"operands[{i}].shape" for i, scalar in enumerate(scalars))
     body = [f"if {' or '.join(f'({t})' for t in tests)}:",
-            f"{INDENT}refuse(message + MISFIT + {joined})"] if tests else []
+            f"{INDENT}raise ContractionShapeError(message, {shapes})"] if tests else []
     return "\n".join(["def impl(message, subscripts, exact, *operands):"] +
                       [INDENT + line for line in body + ["return None"]])
 
@@ -315,8 +304,7 @@ def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
 def _check_contraction(message, subscripts, exact, *operands):
     text, letters = static("check_contraction", "subscripts", subscripts), static("check_contraction", "exact", exact)
     spec, scalars, _ = _typed("check_contraction", lambda ndims: parse(text, ndims), operands)
-    return compile_source(_check_source(spec, letters, scalars), refuse=_refuse, MISFIT=_MISFIT,
-                          shape_text=shape_text)
+    return compile_source(_check_source(spec, letters, scalars), ContractionShapeError=ContractionShapeError)
 
 
 # ---- NumPy, and the adjoints in NumPy ------------------------------------------------------------

@@ -15,6 +15,7 @@ from numbax.errors import NumbaxDomainError
 __all__ = ["eig", "eigvals"]
 
 _HOW = " of a real matrix with complex eigenvalues: compiled code gives real results only"
+_EIG, _EIGVALS = "np.linalg.eig" + _HOW, "np.linalg.eigvals" + _HOW  # one constant each: no text built when compiled
 
 
 def eig(a, where: str):
@@ -37,7 +38,7 @@ def _eig(a, where):
         except Exception:  # Numba's domain error, the only one a real square matrix meets
             failed = True
         if failed:
-            raise NumbaxDomainError("np.linalg.eig" + _HOW, where)
+            raise NumbaxDomainError(_EIG, where)
         return w, v
     return impl
 
@@ -52,6 +53,6 @@ def _eigvals(a, where):
         except Exception:  # Numba's domain error, the only one a real square matrix meets
             failed = True
         if failed:
-            raise NumbaxDomainError("np.linalg.eigvals" + _HOW, where)
+            raise NumbaxDomainError(_EIGVALS, where)
         return w
     return impl
