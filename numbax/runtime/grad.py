@@ -25,7 +25,7 @@ __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype"
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
            "power_exponent", "sort_ranks", "median_weights", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
            "solve_grad_a", "trace_grad",
-           "diag_grad", "cumprod_grad", "slogdet_sign", "slogdet_logabs",
+           "diag_grad", "slogdet_sign", "slogdet_logabs",
            "norm_grad", "abs_slope"]
 
 
@@ -666,14 +666,6 @@ def diag_grad(g, v, k=0):
     return out
 
 
-def cumprod_grad(g, a, ans, axis=None):
-    """Cotangent of ``a`` in ``np.cumprod(a, axis)`` (``a`` without zeros)."""
-    if axis is None:
-        flat = np.ascontiguousarray(g * ans).reshape(-1)
-        return reshape_like(np.cumsum(flat[::-1])[::-1], a) / a
-    return np.flip(np.cumsum(np.flip(g * ans, axis), axis=axis), axis) / a
-
-
 @overload(diag_grad)
 def _diag_grad(g, v, k=0):
     if v.ndim == 1:
@@ -693,19 +685,6 @@ def _diag_grad(g, v, k=0):
             out[r + i, c + i] = g[i]
         return out
     return place
-
-
-@overload(cumprod_grad)
-def _cumprod_grad(g, a, ans, axis=None):
-    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)) or a.ndim == 1:
-        def flat(g, a, ans, axis=None):
-            rev = np.ascontiguousarray(g * ans).reshape(-1)[::-1]
-            return reshape_like(np.cumsum(rev)[::-1], a) / a
-        return flat
-
-    def along(g, a, ans, axis=None):
-        return _reverse_cumsum_jit(g * ans, axis if axis >= 0 else axis + a.ndim).reshape(a.shape) / a
-    return along
 
 
 def slogdet_sign(a):

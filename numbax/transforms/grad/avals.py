@@ -89,9 +89,10 @@ def _promote(*kinds: str) -> str:
     return max(kinds, key=_ORDER.index)
 
 
-def _given_axis(app) -> bool:
-    """Whether a call (``np.cumsum(a, 1)``, ``rt.cumsum(a, axis=0)``) names an axis, which keeps the ndim."""
-    axis = app.args[1] if len(app.args) > 1 else app.keywords.get("axis")
+def _given_axis(app, position: int = 1) -> bool:
+    """Whether a call (``np.cumsum(a, 1)``, ``rt.cumsum(a, axis=0)``) names an axis, which keeps the ndim; the
+    axis is the argument at ``position``, or the keyword."""
+    axis = app.args[position] if len(app.args) > position else app.keywords.get("axis")
     return axis is not None and not (isinstance(axis, gast.Constant) and axis.value is None)
 
 
@@ -210,8 +211,12 @@ class _Infer:
             return ("f", args[0][1])
         if name == "prod_others" and args and args[0]:
             return (_promote(args[0][0], "f"), args[0][1])
-        if name == "prod_others_vjp" and len(args) > 1 and args[0] and args[1]:
+        if name in ("prod_others_vjp", "cumprod_grad") and len(args) > 1 and args[0] and args[1]:
             return (_promote(args[0][0], args[1][0], "f"), args[1][1])
+        if name == "cumprod_grad_vjp" and len(args) > 2 and args[0] and args[1] and args[2]:
+            return (_promote(args[0][0], args[1][0], args[2][0], "f"), args[2][1])
+        if name == "cumprod_jvp" and len(args) > 1 and args[0] and args[1]:  # flat without an axis, as cumprod
+            return (_promote(args[0][0], args[1][0], "f"), args[1][1] if _given_axis(app, 2) else 1)
         if name in _REDUCTIONS:
             return self.reduction(name, app, args)
         if name in ("allclose", "array_equal", "array_equiv"):

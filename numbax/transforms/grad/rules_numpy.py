@@ -524,7 +524,7 @@ def diag(g, ans, v, k=0):
 
 @defvjp(np.cumprod)
 def cumprod(g, ans, a, axis=None, dtype=None, out=None):
-    d[a] = rt.cumprod_grad(g, a, ans, axis)
+    d[a] = rt.cumprod_grad(g, a, axis)
 
 
 _METHODS["cumprod"] = np.cumprod

@@ -93,13 +93,19 @@ def cumsum_grad(g, ans, cotangent, a, axis=None):
 
 
 @defvjp(rt.cumprod_grad)
-def cumprod_grad(g, ans, cotangent, a, prods, axis=None):
-    """``rt.cumprod_grad`` is ``cotangent * prods`` summed from the end, over ``a``: bilinear in ``cotangent``
-    and the products ``prods``, whose adjoints are forward sums of ``g / a``."""
-    spread = np.cumsum(g / a) if axis is None else np.cumsum(g / a, axis)
-    d[cotangent] = spread * prods
-    d[prods] = spread * cotangent
-    d[a] = -g * ans / a
+def cumprod_grad(g, ans, cotangent, a, axis=None):
+    """Linear in ``cotangent``, whose adjoint is cumprod's JVP at ``a``. A third derivative would need
+    ``rt.cumprod_grad_vjp``'s own rule: ``higher_order.check`` refuses it."""
+    d[cotangent] = rt.cumprod_jvp(g, a, axis)
+    d[a] = rt.cumprod_grad_vjp(g, cotangent, a, axis)
+
+
+@defvjp(rt.cumprod_jvp)
+def cumprod_jvp(g, ans, tangent, a, axis=None):
+    """Linear in ``tangent``, whose adjoint is ``rt.cumprod_grad``; both are ``<g, cumprod''(a)[tangent]>``'s
+    derivative in ``a``, which is symmetric in ``g`` and ``tangent``."""
+    d[tangent] = rt.cumprod_grad(g, a, axis)
+    d[a] = rt.cumprod_grad_vjp(tangent, g, a, axis)
 
 
 @defvjp(rt.prod_others)

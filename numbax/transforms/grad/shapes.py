@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import gast
 
 from numbax.ast_passes.analyses.usage import count_names
-from numbax.transforms.grad.avals import _ELEMENTS, _REDUCTIONS, _elementwise, row_store, tape_of
+from numbax.transforms.grad.avals import _ELEMENTS, _REDUCTIONS, _elementwise, _given_axis, row_store, tape_of
 from numbax.transforms.grad.primitives import application
 
 Dim = Tuple[str, int]
@@ -187,7 +187,11 @@ def _call(app, env, avals) -> Optional[Shape]:
         return args[0]
     if name == "prod_others" and args:
         return args[0]
-    if name == "prod_others_vjp" and len(args) > 1:
+    if name in ("prod_others_vjp", "cumprod_grad") and len(args) > 1:
+        return args[1]
+    if name == "cumprod_grad_vjp" and len(args) > 2:
+        return args[2]
+    if name == "cumprod_jvp" and len(args) > 1 and _given_axis(app, 2):
         return args[1]
     if name == "index_added" and args:
         return args[0]
