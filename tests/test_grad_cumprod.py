@@ -185,3 +185,24 @@ def test_third_order_is_refused_at_the_users_line():
     with pytest.raises(numbax.NumbaxDifferentiationError, match="rt.cumprod_grad_vjp") as info:
         numbax.grad(third_order, backend="python")(x, _weights(cumprod_flat, x), _direction(x))
     assert f"{os.path.basename(__file__)}:{line}" in str(info.value)
+
+
+W4 = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+def squared_modulus_of_scans(z):
+    return np.sum(np.abs(np.cumprod(z)) ** 2 * W4)
+
+
+def real_part_of_complex_scans(x):
+    return np.sum(np.real(np.cumprod(x * (1 + 0.5j))) * W4)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_complex_scans_follow_jax_at_zeros(backend):
+    z = np.array([.5 + .2j, 0.0, 2.0 - 1j, 3.0])
+    expected = jax.grad(lambda z: jnp.sum(jnp.abs(jnp.cumprod(z)) ** 2 * W4))(z)
+    np.testing.assert_allclose(numbax.grad(squared_modulus_of_scans, backend=backend)(z), expected, rtol=1e-12)
+    x = np.array([.5, 0.0, 2.0, 3.0])
+    expected = jax.grad(lambda x: jnp.sum(jnp.real(jnp.cumprod(x * (1 + 0.5j))) * W4))(x)
+    np.testing.assert_allclose(numbax.grad(real_part_of_complex_scans, backend=backend)(x), expected, rtol=1e-12)
