@@ -240,6 +240,30 @@ SOURCE = textwrap.dedent('''
         y = x * x
         y.sort()
         return np.sum(y * np.arange(4.0))
+
+
+    def floor_division_in_a_branch(x, y, s):
+        if np.sum(2.0) > 0.5:
+            x = (0.5) // ((0.5) + (x))
+        return np.sum((0.5) + x)
+
+
+    def floor_division_in_a_loop(x):
+        for i in range(2):
+            x = 0.5 // (0.5 + x)
+        return np.sum(0.5 + x)
+
+
+    def floor_in_a_loop_of_n(x, n):
+        for i in range(n):
+            x = np.floor(x)
+        return np.sum(x * x)
+
+
+    def ceil_in_a_while_loop(x):
+        while np.sum(x) < 3.0:
+            x = np.ceil(x) + 1.0
+        return np.sum(x * 2.0)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -529,3 +553,15 @@ def test_augmented_assignment_keeps_the_target_dtype(found, backend):
 def test_grad_of_integer_output_of_uninferred_dtype_raises(found):
     with pytest.raises(TypeError, match=rf"{found.__name__}\.py:\d+.*real-valued outputs.*int64"):
         numbax.grad(found.count_after_branch, backend="python")(np.full((3, 4), -2.0, dtype=np.float32))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_branch_or_loop_that_rebinds_to_a_value_of_zero_derivative_kills_its_cotangent(found, backend):
+    # the branch or loop emitted no adjoint code, so the cotangent of x passed through as if x were unchanged
+    grad = functools.partial(numbax.grad, backend=backend)
+    np.testing.assert_array_equal(grad(found.floor_division_in_a_branch)(X, X, 1.0), np.zeros(4))
+    np.testing.assert_array_equal(grad(found.floor_division_in_a_loop)(X), np.zeros(4))
+    np.testing.assert_array_equal(grad(found.floor_in_a_loop_of_n)(X, 2), np.zeros(4))
+    np.testing.assert_allclose(grad(found.floor_in_a_loop_of_n)(X, 0), 2 * X)
+    np.testing.assert_array_equal(grad(found.ceil_in_a_while_loop)(X), np.zeros(4))
+    np.testing.assert_array_equal(grad(found.ceil_in_a_while_loop)(X + 5.0), np.full(4, 2.0))

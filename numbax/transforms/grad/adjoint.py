@@ -490,15 +490,14 @@ class Adjoint:
         self.state = dict(start)
         orelse = self.block(stmt.orelse)
         after_orelse = self.state
-        if not body and not orelse:
-            self.state = start
-            return []
         joined = set(after_body) | set(after_orelse)
         self.state = after_body
-        body += self._materialize(joined - set(after_body), start, stmt)
+        body += self._materialize(joined - set(after_body), start, stmt)  # a path that killed a cotangent
         self.state = after_orelse
         orelse += self._materialize(joined - set(after_orelse), start, stmt)
         self.state = {n: after_body.get(n, True) and after_orelse.get(n, True) for n in joined}
+        if not body and not orelse:
+            return []
         test = self.need(stmt.test.id, stmt) if isinstance(stmt.test, gast.Name) else stmt.test
         return [self._mark(gast.If(test=test, body=body or [gast.Pass()], orelse=orelse), stmt)]
 
@@ -522,14 +521,15 @@ class Adjoint:
         body = self.block(stmt.body)
         pops = {popped_name(p): p for p in self.loop_pops.pop(id(stmt))}
         body = list(pops.values()) + body
-        if not body:
+        end = self.state
+        joins = self._materialize(set(assumed) - set(end), assumed, stmt)  # an iteration killed a cotangent
+        for name in sorted(n for n in assumed if assumed[n] and n in end and not end[n]):
+            joins.append(self._mark(_assign(_name(self.adj(name), True), _rt("copy_of", _name(self.adj(name)))),
+                                    stmt))
+        if not body and not joins:
             self.state = entry
             return []
-        body = self.saves.rewind(stmt) + body
-        end = self.state
-        body += self._materialize(set(assumed) - set(end), assumed, stmt)
-        for name in sorted(n for n in assumed if assumed[n] and n in end and not end[n]):
-            body.append(self._mark(_assign(_name(self.adj(name), True), _rt("copy_of", _name(self.adj(name)))), stmt))
+        body = self.saves.rewind(stmt) + body + joins
         self.state = dict(assumed)
         pre: List[gast.stmt] = []
         for name in sorted(assumed):
