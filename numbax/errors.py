@@ -4,7 +4,7 @@ from __future__ import annotations
 import linecache
 from typing import Optional
 
-from numbax.ast_passes.origin import Origin
+from numbax.origin import Origin
 
 
 class NumbaxError(Exception):
