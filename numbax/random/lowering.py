@@ -29,6 +29,7 @@ from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import NumbaxRandomArgumentError, as_shape, float_dtype, sample_shape
 from numbax.runtime.random.kernels import DRAWS
 
+
 def key_of(spec, node, value: Any, name: str) -> Any:
     """The key argument: a run-time ``uint32`` array of one dimension, where its abstract value is known."""
     aval = value.aval if isinstance(value, Dyn) else None
