@@ -1,10 +1,12 @@
-"""numbax: JAX's function transformations for plain NumPy code, compiled with Numba."""
-from numbax import config, tree_util
-from numbax.api import jit, source
+"""numbax: JAX's function transformations for plain NumPy code, compiled with Numba.
+
+The error classes and ``numbax.devices`` are imported here (the function ``devices`` shadows the module of
+that name only if imported before it); the compiler on first use (PEP 562), so that ``import numbax`` is fast
+and ``numbax.runtime``, the one import of generated code, loads no compiler.
+"""
+import importlib
+
 from numbax.devices import device_get, device_put, devices, local_device_count
-from numbax.transforms.coverage import coverage
-from numbax.transforms.grad import grad, value_and_grad, vjp
-from numbax.transforms.vmap import vmap
 from numbax.errors import (
     NumbaxBatchingError,
     NumbaxCacheError,
@@ -39,13 +41,29 @@ __all__ = [
     "NumbaxWarning", "NumbaxZeroDivisionError",
 ]
 
-_SUBMODULES = ("lax", "numpy", "debug", "random")
+# the compiler's public names -> their modules, imported together on the first use of any of them, in this
+# order (the registrations they make on import are then the same as when numbax imported them eagerly)
+_COMPILER = {
+    "jit": "numbax.api", "source": "numbax.api",
+    "coverage": "numbax.transforms.coverage",
+    "grad": "numbax.transforms.grad", "value_and_grad": "numbax.transforms.grad", "vjp": "numbax.transforms.grad",
+    "vmap": "numbax.transforms.vmap",
+}
+_SUBMODULES = ("config", "tree_util", "lax", "numpy", "debug", "random")
 
 
 def __getattr__(name: str):
-    """``numbax.lax`` and the other optional submodules, imported on first use (keeps ``import numbax`` fast)."""
+    """``numbax.jit`` and the other transformations, and ``numbax.lax`` and the other submodules, imported on
+    first use (keeps ``import numbax`` fast and the runtime free of the compiler)."""
+    if name in _COMPILER:
+        for attribute, module in _COMPILER.items():
+            globals()[attribute] = getattr(importlib.import_module(module), attribute)
+        return globals()[name]
     if name in _SUBMODULES:
-        import importlib
-
         return importlib.import_module(f"numbax.{name}")
     raise AttributeError(f"module 'numbax' has no attribute {name!r}")
+
+
+def __dir__():
+    """The public names, imported or not, and the module's own."""
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))

@@ -4,8 +4,8 @@ from __future__ import annotations
 import linecache
 from typing import Optional
 
-from numbax.ast_passes.origin import Origin
 from numbax.error_text import fill
+from numbax.origin import Origin
 
 
 class NumbaxError(Exception):

@@ -15,9 +15,9 @@ import pytest
 import jax
 
 from numbax import random
-from numbax.random import elementwise
-from numbax.random.continuous import normal_kernel, uniform_kernel
-from numbax.random.threefry import split_kernel
+from numbax.runtime.random import elementwise
+from numbax.runtime.random.continuous import normal_kernel, uniform_kernel
+from numbax.runtime.random.threefry import split_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixtures.float_compare import RSQRT_ULPS, assert_bits_equal, assert_gamma_samples_close, \
@@ -275,6 +275,7 @@ def test_kernels_run_inside_numba_compiled_code():
     (lambda: random.bernoulli(random.PRNGKey(0), 1), "p must be a float"),
     (lambda: random.choice(random.PRNGKey(0), 3, (4,), replace=False), "without replacement"),
     (lambda: random.choice(random.PRNGKey(0), 3, (2,), p=np.ones(4)), "p has shape"),
+    (lambda: random.choice(random.PRNGKey(0), 3, (2,), p=np.ones(3, np.float16) / 3), "samples float32 or float64"),
     (lambda: random.permutation(random.PRNGKey(0), 2.5), "must be an integer"),
 ])
 def test_bad_arguments_raise_numbax_errors_at_the_callers_line(call, message):

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Tuple
 import gast
 
 from numbax.ast_passes import anno
-from numbax.ast_passes.origin import Origin
+from numbax.origin import Origin
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.errors import NumbaxSourceError, NumbaxSpecializationError
 

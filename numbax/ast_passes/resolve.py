@@ -84,7 +84,7 @@ def _scipy_stand_ins():
 
 def _random_kernels():
     """The kernels of ``numbax.random`` that compiled code calls (``rt.random_normal``)."""
-    from numbax.random.lowering import KERNELS
+    from numbax.runtime.random.kernels import KERNELS
 
     return [(kernel, f"rt.{name}") for name, kernel in KERNELS.items()]
 

@@ -36,7 +36,7 @@ and every index or operation that ``grad`` or ``vmap`` generates comes after
 it, unchecked.
 
     >>> import gast
-    >>> from numbax.ast_passes.origin import Origin
+    >>> from numbax.origin import Origin
     >>> from numbax.ast_passes.unparse import unparse
     >>> f = gast.parse("def f(a, i):\\n    t = a[i, :, -1]\\n    return t").body[0]
     >>> mark(f.body[0].value, "check_index", Origin("demo.py", 2, 8, ""))
@@ -65,7 +65,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.anf import MODULES
 from numbax.ast_passes.divisors import Divisors
 from numbax.ast_passes.extents import Extents, range_bounds, rebound_names
-from numbax.ast_passes.origin import Origin
+from numbax.origin import Origin
 from numbax.ast_passes.unparse import unparse
 
 # the checks of joins of arrays -> whether the helper takes the axis

@@ -12,7 +12,7 @@ from typing import Dict, Optional
 import gast
 
 from numbax.ast_passes import anno
-from numbax.ast_passes.origin import Origin
+from numbax.origin import Origin
 
 
 def _to_ast(node: gast.AST) -> ast.AST:

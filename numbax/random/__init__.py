@@ -13,8 +13,9 @@ so its samples equal JAX's on the machine JAX runs on and are within a few ulp o
 README's "Random numbers and JAX" states the bounds).
 
 Design: every sampler is a Python function that checks its arguments and calls a Numba kernel
-``*_kernel(key, shape, dtype, ...)`` with a static shape tuple and a NumPy scalar type. Kernels
-compile lazily on first use (``njit(cache=True)``), so importing numbax compiles nothing.
+``*_kernel(key, shape, dtype, ...)`` (``numbax.runtime.random``, which generated code calls too)
+with a static shape tuple and a NumPy scalar type. Kernels compile lazily on first use
+(``njit(cache=True)``), so importing numbax compiles nothing.
 ``permutation``, ``choice`` and ``categorical`` draw random indices with kernels and gather with
 them in plain NumPy (``selection.py``), functions that numbax also compiles from their source.
 

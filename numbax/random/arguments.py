@@ -8,11 +8,11 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from numbax.ast_passes.origin import Origin
+from numbax.origin import Origin
 from numbax.errors import NumbaxError
+from numbax.runtime.random.indices import FLOAT_DTYPES, inexact_type
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 Shape = Tuple[int, ...]
 
@@ -60,7 +60,7 @@ def as_shape(shape: Union[int, Sequence[int]], name: str) -> Shape:
 def float_dtype(dtype, name: str) -> np.dtype:
     """The float dtype to sample: NumPy's default float64 for ``None``, else float32 or float64."""
     resolved = np.dtype(np.float64 if dtype is None else dtype)
-    if resolved not in _FLOAT_DTYPES:
+    if resolved not in FLOAT_DTYPES:
         raise fail(f"numbax.random.{name} samples float32 or float64, not {resolved}",
                    "draw in float32 and convert with .astype() for other float types")
     return resolved
@@ -68,7 +68,7 @@ def float_dtype(dtype, name: str) -> np.dtype:
 
 def inexact_dtype(dtype, name: str) -> np.dtype:
     """The float dtype to draw with a parameter of ``dtype``: its own, float64 for integers and booleans."""
-    return float_dtype(dtype if np.dtype(dtype).kind == "f" else None, name)
+    return float_dtype(inexact_type(dtype), name)
 
 
 def check_broadcast(name: str, shape: Shape, *parameter_shapes: Shape) -> None:

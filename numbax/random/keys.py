@@ -6,7 +6,7 @@ from typing import Sequence, Union
 import numpy as np
 
 from numbax.random.arguments import as_key, as_shape, fail
-from numbax.random.threefry import fold_in_kernel, split_kernel
+from numbax.runtime.random.threefry import fold_in_kernel, split_kernel
 
 _INT64_MIN, _UINT64_END, _UINT32_END = -(2 ** 63), 2 ** 64, 2 ** 32
 

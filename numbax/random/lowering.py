@@ -27,22 +27,7 @@ from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
 from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import NumbaxRandomArgumentError, as_shape, float_dtype, sample_shape
-from numbax.random.derivatives import gamma_vjp_kernel, truncated_normal_vjp_kernel
-from numbax.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
-from numbax.random.threefry import bits_kernel, fold_in_kernel, split_kernel
-
-# the ``rt.`` name generated code calls -> the kernel. Draws from a key alone, and random integers, carry
-# no derivative; the arrays that ``permutation`` and ``choice`` gather from keep theirs through indexing.
-DRAWS = {"random_split": split_kernel, "random_fold_in": fold_in_kernel, "random_bits": bits_kernel,
-         "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
-         "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
-         "random_randint": discrete.randint_kernel, "random_bernoulli": discrete.bernoulli_kernel,
-         "random_permutation": permutation_kernel, "random_shuffle": shuffle_kernel,
-         "random_choice": choice_kernel, "random_weighted_choice": weighted_choice_kernel}
-# samples that depend on run-time parameters (their rules: derivatives.py), and the kernels of those rules
-KERNELS = {**DRAWS, "random_truncated_normal": continuous.truncated_normal_kernel,
-           "random_gamma": continuous.gamma_kernel, "random_truncated_normal_vjp": truncated_normal_vjp_kernel,
-           "random_gamma_vjp": gamma_vjp_kernel}
+from numbax.runtime.random.kernels import DRAWS
 
 
 def key_of(spec, node, value: Any, name: str) -> Any:
@@ -212,9 +197,10 @@ def _not_in_compiled_code(spec, node, args, kwargs):
 
 
 def attach() -> None:
-    """Give each public function of ``numbax.random`` its lowering; register which kernels carry no derivative."""
+    """Give each public function of ``numbax.random`` its lowering; register which kernels carry no derivative
+    and the rules of those that do (importing ``derivatives`` registers them)."""
     import numbax.random as random
-    from numbax.random import lowering_selection
+    from numbax.random import derivatives, lowering_selection  # noqa: F401
     from numbax.transforms.grad.rules import def_nondifferentiable
 
     def_nondifferentiable(*DRAWS.values())

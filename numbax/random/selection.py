@@ -1,6 +1,6 @@
 """selection: permutations, choices and categorical draws, JAX's bit for bit.
 
-Numba kernels draw the random indices (``indices.py``); plain NumPy gathers with them. The
+Numba kernels draw the random indices (``numbax.runtime.random.indices``); plain NumPy gathers with them. The
 functions that gather (``take``, ``permute``, ``draw_choice``, ``draw_categorical``) are written in
 the NumPy that numbax compiles and marked ``specialized_from_source``: outside ``jit`` they run as
 Python, inside it numbax compiles their source at the call. Both paths share them, and a gathered
@@ -15,8 +15,8 @@ import numpy as np
 
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
 from numbax.random.arguments import Shape, as_key, as_shape, check_broadcast, fail, inexact_dtype
-from numbax.random.continuous import gumbel_kernel
-from numbax.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
+from numbax.runtime.random.continuous import gumbel_kernel
+from numbax.runtime.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
 
 __all__ = ["permutation", "choice", "categorical"]
 
@@ -139,6 +139,8 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> np.
     from_range = array.ndim == 0
     axis = 0 if from_range else axis % array.ndim
     weights = None if p is None else np.asarray(p)
+    if weights is not None:
+        inexact_dtype(weights.dtype, "choice")
     check_choice_counts(int(a) if from_range else array.shape[axis], shape, bool(replace),
                         None if p is None else weights.shape)
     return draw_choice(key, int(a) if from_range else array, shape, bool(replace), weights, axis, from_range)

@@ -21,7 +21,7 @@ from numbax.runtime.overlap import *  # noqa: F401,F403
 def __getattr__(name: str):
     """``rt.random_normal`` and the other ``numbax.random`` kernels, imported on first use."""
     if name.startswith("random_"):
-        from numbax.random.lowering import KERNELS
+        from numbax.runtime.random.kernels import KERNELS
 
         if name in KERNELS:
             return KERNELS[name]

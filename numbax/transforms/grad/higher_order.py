@@ -26,7 +26,7 @@ from typing import Optional
 import gast
 
 from numbax.ast_passes import anno
-from numbax.ast_passes.origin import Origin
+from numbax.origin import Origin
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad.avals import tape_of
 from numbax.transforms.grad.nodes import own_expressions

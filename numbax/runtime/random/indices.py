@@ -5,14 +5,16 @@ import math
 
 import numpy as np
 from numba import njit, types
+from numba.core.errors import TypingError
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from numbax.random import elementwise as ew
-from numbax.random.arguments import inexact_dtype
-from numbax.random.continuous import standard_gumbel, unit
-from numbax.random.discrete import randint_kernel
-from numbax.random.threefry import bits_kernel, split_kernel
+from numbax.runtime.random import elementwise as ew
+from numbax.runtime.random.continuous import standard_gumbel, unit
+from numbax.runtime.random.discrete import randint_kernel
+from numbax.runtime.random.threefry import bits_kernel, split_kernel
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @njit(cache=True, inline="always")
@@ -77,19 +79,28 @@ def choice_kernel(key, shape, n, replace):
     return np.ascontiguousarray(permutation_kernel(key, n)[:draws]).reshape(shape)
 
 
+def inexact_type(dtype) -> np.dtype:
+    """The float dtype to draw with weights or logits of ``dtype``: their own for floats, float64 for integers and
+    booleans (``numbax.random`` refuses floats other than float32 and float64 at the user's call)."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
 def as_inexact(values):
-    """``values`` as an array of the float type drawn with them: their own, float64 for integers and booleans."""
+    """``values`` as an array of the float type drawn with them (``inexact_type``)."""
     array = np.asarray(values)
-    return array.astype(inexact_dtype(array.dtype, "choice"))
+    return array.astype(inexact_type(array.dtype))
 
 
 @overload(as_inexact)
 def _as_inexact_typed(values):
-    """Numba: the float type chosen while typing, by the same rule."""
+    """Numba: the float type chosen while typing, by the same rule; float32 or float64 only."""
     if not isinstance(values, types.Array):
         return None
-    dtype = inexact_dtype(as_dtype(values.dtype), "choice").type
-    return lambda values: values.astype(dtype)
+    dtype = inexact_type(as_dtype(values.dtype))
+    if dtype not in FLOAT_DTYPES:
+        raise TypingError(f"numbax.random.choice draws with float32 or float64 weights, not {dtype}")
+    return lambda values: values.astype(dtype.type)
 
 
 @njit(cache=True)
