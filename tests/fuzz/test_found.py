@@ -264,6 +264,15 @@ SOURCE = textwrap.dedent('''
         while np.sum(x) < 3.0:
             x = np.ceil(x) + 1.0
         return np.sum(x * 2.0)
+
+
+    def promoted_copy_in_a_while_loop(x):
+        v1 = x.copy()
+        j1 = 0
+        while j1 < 1 and np.sum(v1) < 0.5:
+            v1 = v1 + np.sin(0.5)
+            j1 += 1
+        return (0.5) + v1
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -565,3 +574,15 @@ def test_a_branch_or_loop_that_rebinds_to_a_value_of_zero_derivative_kills_its_c
     np.testing.assert_allclose(grad(found.floor_in_a_loop_of_n)(X, 0), 2 * X)
     np.testing.assert_array_equal(grad(found.ceil_in_a_while_loop)(X), np.zeros(4))
     np.testing.assert_array_equal(grad(found.ceil_in_a_while_loop)(X + 5.0), np.full(4, 2.0))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_a_copy_keeps_its_dtype_for_the_loops_dtype_check(found, backend, transform):
+    # x.copy() of float32 had no inferred dtype, so the loop promoting it to float64 (np.sin(0.5) is a strong
+    # NumPy scalar) on some examples went unrefused: vmap gave float32 where NumPy gives float64
+    x = np.array([-2.0, -2.0, -2.0, 0.5], dtype=np.float32)
+    args = (x,) if transform == "jit" else (np.stack([x, x + 3.0]),)
+    with pytest.raises(numbax.NumbaxDtypeError) as info:
+        getattr(numbax, transform)(found.promoted_copy_in_a_while_loop, backend=backend)(*args)
+    assert f"{found.__name__}.py:{_line(found, 'while j1 < 1 and np.sum(v1)')}:" in str(info.value)

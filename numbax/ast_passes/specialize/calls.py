@@ -12,7 +12,7 @@ import numpy as np
 from numbax.ast_passes import resolve
 from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Partial, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Method, Partial, contains_dyn
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -85,6 +85,8 @@ class CallsMixin:
                           hint="call a function known when compiling: a NumPy function or a Python function.")
             self.check_method_keywords(node, func, kwargs)
             out = self.emit_call(node, func.expr(), args, kwargs)
+            if isinstance(func, Method):
+                out.aval = dtypes.method_call(func.receiver, func.node.attr, args, kwargs)
             self.check(node, out, checks.method(func.node.attr, args, kwargs))
             return out
         while isinstance(func, (functools.partial, Partial)):

@@ -246,3 +246,24 @@ def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
         return AVal(out.dtype, 0)
     return None
 
+
+
+# Array methods whose result Numba gives in NumPy's dtype and whose rank does not depend on the values.
+_PROBED_METHODS = {"copy", "astype", "ravel", "flatten", "transpose", "reshape", "conj", "conjugate", "swapaxes"}
+
+
+def method_call(receiver: Optional[AVal], method: str, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
+    """The abstract value of ``x.method(*args, **kwargs)`` for an ``x`` of abstract value ``receiver``, by
+    calling it on a probe (``x.copy()`` keeps ``x``'s dtype, which a loop's dtype check needs); None for
+    other methods, or where the probe raises."""
+    if receiver is None or receiver.weak or method not in _PROBED_METHODS:
+        return None
+    try:
+        probe = _probe_argument(Dyn(None, receiver))
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = getattr(probe, method)(*[_probe_argument(a) for a in args],
+                                         **{k: _probe_argument(v) for k, v in kwargs.items()})
+    except Exception:  # noqa: BLE001 - NumPy's error on a probe only means "unknown"
+        return None
+    return AVal(out.dtype, out.ndim) if isinstance(out, (np.ndarray, np.generic)) else None

@@ -9,7 +9,7 @@ import numpy as np
 
 from numbax.ast_passes import resolve, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
-from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, NeedStatic, Poison
+from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Method, NeedStatic, Poison
 
 _COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
@@ -74,7 +74,7 @@ class ExpressionsMixin:
         if base.aval is not None and attr in ("ndim", "dtype"):
             self.builder.reads_avals = True
             return base.aval.ndim if attr == "ndim" else base.aval.dtype
-        return Dyn(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()))
+        return Method(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()), base.aval)
 
     def eval_BinOp(self, node):
         return self.binop(node, node.op, self.eval(node.left), self.eval(node.right))

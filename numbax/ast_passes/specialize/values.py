@@ -63,6 +63,17 @@ class Dyn:
     def __bool__(self):
         raise NeedStatic("the truth value of a run-time value")
 
+
+class Method(Dyn):
+    """``x.attr`` of a run-time ``x``, held with ``x``'s abstract value (``receiver``): called, its result's
+    abstract value is inferred from it (``dtypes.method_call``)."""
+
+    __slots__ = ("receiver",)
+
+    def __init__(self, node: gast.expr, receiver: Optional[AVal]):
+        super().__init__(node)
+        self.receiver = receiver
+
     def __iter__(self):
         raise NeedStatic("iteration over a run-time value")
 
