@@ -273,6 +273,19 @@ SOURCE = textwrap.dedent('''
             v1 = v1 + np.sin(0.5)
             j1 += 1
         return (0.5) + v1
+
+
+    def minimum_of_a_counter(x):
+        j0 = 0
+        while j0 < 1:
+            x = x + (0.5) ** 2
+            j0 += 1
+        v1 = np.maximum(j0, j0)
+        return np.minimum(v1, x)
+
+
+    def plus_a_numpy_integer(x, k):
+        return x + np.int64(k)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -586,3 +599,20 @@ def test_a_copy_keeps_its_dtype_for_the_loops_dtype_check(found, backend, transf
     with pytest.raises(numbax.NumbaxDtypeError) as info:
         getattr(numbax, transform)(found.promoted_copy_in_a_while_loop, backend=backend)(*args)
     assert f"{found.__name__}.py:{_line(found, 'while j1 < 1 and np.sum(v1)')}:" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_a_numpy_integer_scalar_promotes_a_float32_array_as_in_numpy(found, backend, transform):
+    # np.maximum of Python ints is a (strong) np.int64: with a float32 array NumPy 2 computes in float64,
+    # where Numba kept float32
+    x = np.array([-2.0, 0.3, 1.7], dtype=np.float32)
+    for fn, args in ((found.minimum_of_a_counter, (x,)), (found.plus_a_numpy_integer, (x, 3))):
+        expected = fn(*args)
+        if transform == "jit":
+            got = numbax.jit(fn, backend=backend)(*args)
+        else:
+            got = numbax.vmap(fn, in_axes=(0,) + (None,) * (len(args) - 1), backend=backend)(
+                np.stack([x, x]), *args[1:])[1]
+        assert got.dtype == expected.dtype == np.float64
+        np.testing.assert_array_equal(got, expected)

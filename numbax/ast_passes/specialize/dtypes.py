@@ -12,7 +12,9 @@ keeps but Numba would widen, the number is spelled in that dtype:
     x * s                 (s a Python float argument)  ->  x * np.float32(s)
 
 float64 and int64 code is left as written, and so is an integer literal next
-to a float array (Numba keeps the array's float type there).
+to a float array (Numba keeps the array's float type there). A NumPy integer
+scalar is strong: next to a float32 array NumPy 2 computes in float64, so it is
+spelled in float64 (``x + np.float64(k)``), which Numba then promotes to.
 """
 from __future__ import annotations
 
@@ -183,8 +185,12 @@ def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optio
     ``value`` is the operand (a static number or a ``Dyn``), ``aval`` its
     abstract value and ``result`` the operation's.
     """
-    if result is None or aval is None or not aval.weak or result.dtype.kind not in "biufc":
+    if result is None or aval is None or result.dtype.kind not in "biufc":
         return None
+    if not aval.weak:  # a NumPy integer scalar next to a float array: NumPy 2 promotes the array (int64 and
+        # float32 make float64), Numba keeps the array's float type, as for an integer literal
+        strong_integer = aval.ndim == 0 and aval.dtype.kind in "biu" and result.dtype.kind in "fc" and result.ndim
+        return result.dtype if strong_integer and aval.dtype != result.dtype else None
     numba_dtype = np.promote_types(result.dtype, _NUMBA_DEFAULTS[aval.dtype.kind])
     if numba_dtype == result.dtype:
         return None
