@@ -116,26 +116,29 @@ _UNBROADCASTABLE_3 = "operands could not be broadcast together with shapes {:sha
 
 @register_jitable
 def check_broadcast(a, b, where):
-    """Raise ``NumbaxShapeError`` at ``where`` unless the arrays ``a`` and ``b`` broadcast together."""
-    for k in range(1, min(a.ndim, b.ndim) + 1):
-        m, n = a.shape[a.ndim - k], b.shape[b.ndim - k]
+    """Raise ``NumbaxShapeError`` at ``where`` unless the arrays ``a`` and ``b`` broadcast together (a number,
+    which a variable may hold on another path of a loop, broadcasts with anything)."""
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    for k in range(1, min(len(a_shape), len(b_shape)) + 1):
+        m, n = a_shape[len(a_shape) - k], b_shape[len(b_shape) - k]
         if m != n and m != 1 and n != 1:
-            raise NumbaxShapeError(_UNBROADCASTABLE, where, a.shape, b.shape)
+            raise NumbaxShapeError(_UNBROADCASTABLE, where, a_shape, b_shape)
 
 
 @register_jitable
 def check_in_place(x, y, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``x op= y`` of arrays can write its result into ``x``:
     ``y`` broadcasts to ``x``'s shape."""
-    for k in range(1, min(x.ndim, y.ndim) + 1):
-        m, n = x.shape[x.ndim - k], y.shape[y.ndim - k]
+    x_shape, y_shape = np.shape(x), np.shape(y)
+    for k in range(1, min(len(x_shape), len(y_shape)) + 1):
+        m, n = x_shape[len(x_shape) - k], y_shape[len(y_shape) - k]
         if m != n and n != 1:
             if m != 1:
-                raise NumbaxShapeError(_UNBROADCASTABLE_INTO, where, x.shape, y.shape)
+                raise NumbaxShapeError(_UNBROADCASTABLE_INTO, where, x_shape, y_shape)
             _not_into(x, y, where)
-    if y.ndim > x.ndim:
-        for k in range(y.ndim - x.ndim):
-            if y.shape[k] != 1:
+    if len(y_shape) > len(x_shape):
+        for k in range(len(y_shape) - len(x_shape)):
+            if y_shape[k] != 1:
                 _not_into(x, y, where)
 
 
@@ -158,7 +161,7 @@ def check_store(target, y, where):
 def _not_into(x, y, where):
     """``x op= y`` where the shapes broadcast to one larger than ``x``'s."""
     raise NumbaxShapeError("non-broadcastable output operand with shape {:shape} doesn't match the broadcast shape "
-                           "{:broadcast}", where, x.shape, (x.shape, y.shape))
+                           "{:broadcast}", where, np.shape(x), (np.shape(x), np.shape(y)))
 
 
 @register_jitable

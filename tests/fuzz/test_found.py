@@ -286,6 +286,13 @@ SOURCE = textwrap.dedent('''
 
     def plus_a_numpy_integer(x, k):
         return x + np.int64(k)
+
+
+    def number_or_array_after_a_loop(x, n):
+        v1 = 0.5
+        for i in range(n):
+            v1 = v1 + x[i:i + 2]
+        return x + v1
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -616,3 +623,11 @@ def test_a_numpy_integer_scalar_promotes_a_float32_array_as_in_numpy(found, back
                 np.stack([x, x]), *args[1:])[1]
         assert got.dtype == expected.dtype == np.float64
         np.testing.assert_array_equal(got, expected)
+
+
+def test_a_variable_that_is_a_number_or_an_array_after_a_loop_broadcasts_on_python(found):
+    # the broadcast check of ``x + v1`` read ``v1.ndim`` of the float v1 is when the loop does not run
+    x = np.arange(6.0).reshape(2, 3)
+    fn = numbax.jit(found.number_or_array_after_a_loop, backend="python")
+    np.testing.assert_array_equal(fn(x, 0), x + 0.5)
+    np.testing.assert_array_equal(fn(x, 1), found.number_or_array_after_a_loop(x, 1))
