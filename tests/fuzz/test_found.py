@@ -293,6 +293,39 @@ SOURCE = textwrap.dedent('''
         for i in range(n):
             v1 = v1 + x[i:i + 2]
         return x + v1
+
+
+    def sine_of_a_squared_bool(x, y, s):
+        v1 = (x) ** 2
+        for i in range(0):
+            v1 = v1 + x[i:i + 2]
+        v2 = 0.5
+        v3 = np.sin(np.where((0.5) > 0.25, x, v1))
+        return (v3) + x
+
+
+    def square_of_a_bool(x):
+        return x ** 2
+
+
+    def doubled_bool(x):
+        return np.sin(np.where(True, x, x * 2))
+
+
+    def exp_of_where_int8_or_bool(x):
+        return np.exp(np.where(x, x.astype(np.int8), x))
+
+
+    def sqrt_of_where_bool_or_square(x):
+        return np.sqrt(np.where(x, x, x ** 2))
+
+
+    def cube_of_a_bool(x):
+        return np.sin(x ** 3)
+
+
+    def bool_to_a_run_time_power(x, n):
+        return x ** n
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -631,3 +664,45 @@ def test_a_variable_that_is_a_number_or_an_array_after_a_loop_broadcasts_on_pyth
     fn = numbax.jit(found.number_or_array_after_a_loop, backend="python")
     np.testing.assert_array_equal(fn(x, 0), x + 0.5)
     np.testing.assert_array_equal(fn(x, 1), found.number_or_array_after_a_loop(x, 1))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+@pytest.mark.parametrize("name, line", [
+    ("sine_of_a_squared_bool", "v3 = np.sin(np.where((0.5) > 0.25, x, v1))"),
+    ("exp_of_where_int8_or_bool", "np.exp(np.where(x, x.astype(np.int8), x))"),
+    ("sqrt_of_where_bool_or_square", "np.sqrt(np.where(x, x, x ** 2))")])
+def test_a_squared_bool_array_is_int8_as_in_numpy(found, backend, transform, name, line):
+    # NumPy computes ``bool array ** 2`` as np.square (int8), not by promotion with a weak 2 (int64): numbax
+    # inferred int64, so np.sin of it, float16 in NumPy, was computed in float64 instead of refused
+    fn = getattr(found, name)
+    x = np.array([[True, False, True, True], [False, False, True, False], [True, True, True, False]])
+    args = (x, None, -2.0) if name == "sine_of_a_squared_bool" else (x,)
+    assert np.asarray(fn(*args)).dtype == np.float16
+    with pytest.raises(numbax.NumbaxDtypeError, match="float16") as info:
+        if transform == "jit":
+            numbax.jit(fn, backend=backend)(*args)
+        else:
+            numbax.vmap(fn, in_axes=(0,) + (None,) * (len(args) - 1), backend=backend)(np.stack([x, x]), *args[1:])
+    assert f"{found.__name__}.py:{_line(found, line)}:" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+@pytest.mark.parametrize("name, dtype", [
+    ("square_of_a_bool", np.int8), ("doubled_bool", np.float64), ("cube_of_a_bool", np.float64)])
+def test_powers_and_products_of_bools_keep_numpys_dtype(found, backend, transform, name, dtype):
+    x = np.array([[True, False, True], [False, True, True]])
+    got, expected = _value_and_dtype(getattr(found, name), backend, transform, x)
+    assert got.dtype == expected.dtype == dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_bool_array_to_a_run_time_python_int_is_refused(found, backend):
+    # NumPy gives int8 for the exponent 2 (np.square) and int64 for others: the dtype is not known at compile time
+    with pytest.raises(numbax.NumbaxDtypeError, match="np.square") as info:
+        numbax.jit(found.bool_to_a_run_time_power, backend=backend)(np.array([True, False]), 2)
+    assert f"{found.__name__}.py:{_line(found, 'return x ** n')}:" in str(info.value)
+    np.testing.assert_array_equal(numbax.jit(found.bool_to_a_run_time_power, backend=backend)(
+        np.array([1.5, 2.0]), 2), [2.25, 4.0])

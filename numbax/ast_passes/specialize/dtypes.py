@@ -112,12 +112,31 @@ def _matmul_ndim(a: int, b: int) -> int:
     return max(a, b)
 
 
-def binop(op: gast.operator, left: Optional[AVal], right: Optional[AVal]) -> Optional[AVal]:
-    """The abstract value of ``left op right``, or None when an operand's is unknown."""
+def binop(op: gast.operator, left: Optional[AVal], right: Optional[AVal], right_value: Any = None) -> Optional[AVal]:
+    """The abstract value of ``left op right``, or None when an operand's is unknown; ``right_value`` is
+    the right operand itself (a static number or a ``Dyn``), which NumPy reads in ``array ** 2``."""
     if left is None or right is None:
         return None
+    if isinstance(op, gast.Pow) and _squares(left, right_value):
+        return ufunc_call(np.square, (left,))
     ndim = _matmul_ndim(left.ndim, right.ndim) if isinstance(op, gast.MatMult) else max(left.ndim, right.ndim)
     return _result(BINOPS[type(op)], (left, right), ndim)
+
+
+def _squares(base: AVal, exponent: Any) -> bool:
+    """Whether NumPy computes ``base ** exponent`` as ``np.square(base)``: an array (not a NumPy scalar) to
+    the Python int 2 (NumPy's fast scalar power), whose loop for bools gives int8 where promotion with a
+    weak 2 gives int64 (``bool array ** 3`` is int64)."""
+    return base.ndim > 0 and not base.weak and type(exponent) is int and exponent == 2
+
+
+def squared_at_run_time(left: Optional[AVal], right: Optional[AVal]) -> bool:
+    """Whether the dtype of ``left ** right`` depends on the run-time value of ``right``, a Python int that
+    a program holds: NumPy's ``np.square`` for 2 and promotion for the others give different dtypes there
+    (int8 and int64 for a bool array)."""
+    if left is None or right is None or left.ndim == 0 or left.weak or not right.weak or right.dtype.kind != "i":
+        return False
+    return ufunc_call(np.square, (left,)) != _result(operator.pow, (left, right), left.ndim)
 
 
 def unaryop(op: gast.unaryop, operand: Optional[AVal]) -> Optional[AVal]:

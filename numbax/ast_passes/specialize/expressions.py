@@ -90,7 +90,12 @@ class ExpressionsMixin:
     def runtime_binop(self, node: gast.expr, op: gast.operator, left: Any, right: Any) -> Dyn:
         """``left op right`` in generated code, its abstract value inferred and weak numbers kept weak."""
         avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
-        result = self.representable(node, dtypes.binop(op, *avals), f"`{dtypes.operator_symbol(op)}`")
+        if isinstance(op, gast.Pow) and isinstance(right, Dyn) and dtypes.squared_at_run_time(*avals):
+            self.refuse_dtype(node, f"`**` of a {avals[0].dtype} array and a Python int known at run time",
+                              "NumPy computes `x ** 2` as np.square(x) and other powers by promotion, in "
+                              "different dtypes: write np.square(x) for 2, or cast x first, e.g. "
+                              "x.astype(np.int64) ** n")
+        result = self.representable(node, dtypes.binop(op, *avals, right), f"`{dtypes.operator_symbol(op)}`")
         if dtypes.narrowed_division(dtypes.BINOPS[type(op)], avals, result):
             left = self.operand_in(left, result)
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
