@@ -326,6 +326,11 @@ SOURCE = textwrap.dedent('''
 
     def bool_to_a_run_time_power(x, n):
         return x ** n
+
+
+    def sum_of_a_number_with_keepdims(x, y, s):
+        x[::2] = 0.5
+        return np.sum(np.sum(0.5, keepdims=True))
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -706,3 +711,10 @@ def test_a_bool_array_to_a_run_time_python_int_is_refused(found, backend):
     assert f"{found.__name__}.py:{_line(found, 'return x ** n')}:" in str(info.value)
     np.testing.assert_array_equal(numbax.jit(found.bool_to_a_run_time_power, backend=backend)(
         np.array([1.5, 2.0]), 2), [2.25, 4.0])
+
+
+@pytest.mark.xfail(strict=True, reason="rt.sum of a Python number has no Numba implementation on cpu "
+                                       "(fixed on branch wt-fzB, to merge after a full-suite run)")
+def test_grad_of_a_sum_of_a_number_with_keepdims_is_zero_on_cpu(found):
+    got = numbax.grad(found.sum_of_a_number_with_keepdims, backend="cpu")(np.full(4, -2.0), np.array(-2.0), -2.0)
+    np.testing.assert_array_equal(got, np.zeros(4))
