@@ -257,6 +257,12 @@ def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
     value_dependent = name in _VALUE_DEPENDENT and not (name == "where" and len(args) == 3)  # where(c, x, y)
     if not module.startswith("numpy") or module.startswith("numpy.random") or value_dependent:
         return None
+    return _probed(func, args, kwargs)
+
+
+def _probed(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
+    """The abstract value of ``func`` called on probes of ``args`` and ``kwargs``; None where it raises or
+    gives no array or NumPy scalar."""
     try:
         probe_args = [_probe_argument(a) for a in args]
         probe_kwargs = {k: _probe_argument(v) for k, v in kwargs.items()}
@@ -265,12 +271,9 @@ def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
             out = func(*probe_args, **probe_kwargs)
     except Exception:  # noqa: BLE001 - NumPy's error on a probe only means "unknown"
         return None
-    if isinstance(out, np.ndarray):
+    if isinstance(out, (np.ndarray, np.generic)):
         return AVal(out.dtype, out.ndim)
-    if isinstance(out, np.generic):
-        return AVal(out.dtype, 0)
     return None
-
 
 
 # Array methods whose result Numba gives in NumPy's dtype and whose rank does not depend on the values.
@@ -283,12 +286,4 @@ def method_call(receiver: Optional[AVal], method: str, args: Sequence[Any], kwar
     other methods, or where the probe raises."""
     if receiver is None or receiver.weak or method not in _PROBED_METHODS:
         return None
-    try:
-        probe = _probe_argument(Dyn(None, receiver))
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            out = getattr(probe, method)(*[_probe_argument(a) for a in args],
-                                         **{k: _probe_argument(v) for k, v in kwargs.items()})
-    except Exception:  # noqa: BLE001 - NumPy's error on a probe only means "unknown"
-        return None
-    return AVal(out.dtype, out.ndim) if isinstance(out, (np.ndarray, np.generic)) else None
+    return _probed(getattr(_probe_argument(Dyn(None, receiver)), method), args, kwargs)
