@@ -9,7 +9,7 @@ Measures, and prints as Markdown (also written to ``benchmarks/results.md``):
    cache directories (target <= 1.3x plain Numba), with ``jax.jit``;
 3. warm start from the disk cache in a new process for a ~30-line function
    (target < 50 ms), import times reported separately;
-4. the time numbax's own passes take (``numbax.api.source_for``) for a
+4. the time numbax's own passes take (``numbax.generated_source.source_for``) for a
    ~50-line function (target < 20 ms).
 
 Timings are never asserted; they are reported. ``--quick`` takes fewer repeats.
@@ -310,7 +310,7 @@ def stages() -> tuple:
 
 
 def pass_times(report: Report, runs: int):
-    import numbax.api
+    import numbax.generated_source
 
     import programs
 
@@ -320,11 +320,12 @@ def pass_times(report: Report, runs: int):
 
         def first(fn=fn, args=args):
             t0 = time.perf_counter()
-            numbax.api.source_for(fn, args)
+            numbax.generated_source.source_for(fn, args)
             return time.perf_counter() - t0
 
         def best(fn=fn, args=args, after=None):
-            return min(timeit.repeat(lambda: numbax.api.source_for(fn, args, after_pass=after), number=1, repeat=runs))
+            return min(timeit.repeat(lambda: numbax.generated_source.source_for(fn, args, after_pass=after),
+                                     number=1, repeat=runs))
 
         report.measure(("passes_first", program), first)
         report.measure(("passes", program), best)
@@ -495,7 +496,7 @@ def render(report: Report, systems, args) -> str:
         rows.append([f"`{program}` ({line_count(program)} lines)", fmt_time(g("passes", program)),
                      fmt_time(g("passes_first", program)), *[fmt_time(u) for u in upto],
                      "< 20 ms" if program == "mlp_classifier_loss" else "–"])
-    lines.append(f"## numbax's passes alone: `numbax.api.source_for(fn, args)` "
+    lines.append(f"## numbax's passes alone: `numbax.generated_source.source_for(fn, args)` "
                  f"({' → '.join(('parse', 'fence') + stages() + ('unparse',))}, no Numba)\n")
     lines.append(table(["program", "best", "first in process", *[f"through {s}" for s in stages()], "target"],
                        rows))

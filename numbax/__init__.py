@@ -29,7 +29,7 @@ from numbax.errors import (
     NumbaxZeroDivisionError,
 )
 
-__version__ = "0.1.0.dev0"
+from numbax._version import __version__  # noqa: F401
 
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "vmap", "coverage", "source", "config", "tree_util", "devices",
@@ -44,7 +44,7 @@ __all__ = [
 # the compiler's public names -> their modules, imported together on the first use of any of them, in this
 # order (the registrations they make on import are then the same as when numbax imported them eagerly)
 _COMPILER = {
-    "jit": "numbax.api", "source": "numbax.api",
+    "jit": "numbax.api", "source": "numbax.generated_source",
     "coverage": "numbax.transforms.coverage",
     "grad": "numbax.transforms.grad", "value_and_grad": "numbax.transforms.grad", "vjp": "numbax.transforms.grad",
     "vmap": "numbax.transforms.vmap",

@@ -37,8 +37,6 @@ from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
 
-TRANSFORMS = ("jit", "grad", "value_and_grad", "vmap")
-
 _LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
 _FAST_LOCK = threading.Lock()
 _UNSET = object()  # folded in by Numba's C code for a parameter the call did not pass
@@ -318,40 +316,6 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
         return Jitted(f, static_argnums, static_argnames, backend, parallel, fastmath)
 
     return wrap if fun is None else wrap(fun)
-
-
-def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
-               static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0) -> str:
-    """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
-    ``in_axes`` and ``out_axes`` are ``vmap``'s."""
-    if transform not in TRANSFORMS:
-        raise ValueError(f"unknown transform {transform!r}; transforms: {', '.join(TRANSFORMS)}")
-    inner = getattr(fun, "_numbax_fun", fun)
-    if isinstance(fun, Jitted) and transform == "jit":
-        jitted = fun
-    elif transform == "jit":
-        jitted = Jitted(inner, static_argnums, static_argnames, backend="python")
-    elif transform == "vmap":
-        from numbax.transforms.vmap.api import vmap
-
-        jitted = vmap(inner, in_axes, out_axes, static_argnums=static_argnums, static_argnames=static_argnames,
-                      backend="python")
-    else:
-        from numbax.transforms.grad import api as grad_api
-
-        make = grad_api.grad if transform == "grad" else grad_api.value_and_grad
-        jitted = make(inner, static_argnums=static_argnums, static_argnames=static_argnames, backend="python")
-    return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
-
-
-def source(fun: Callable, *args, **kwargs) -> str:
-    """The generated source of ``fun`` for a call with these arguments (nothing is compiled or run).
-
-    ``fun`` may be a plain function (shown as ``jit`` would compile it) or a transformed one.
-    """
-    if isinstance(fun, Jitted):
-        return fun.lower_source(*args, **kwargs)
-    return source_for(fun, args, kwargs)
 
 
 built_at_compile_time(jit)

@@ -28,7 +28,7 @@ import traceback
 import types
 from typing import Any, Dict, Iterator, Optional, Sequence, TextIO, Tuple
 
-from numbax import api, display
+from numbax import display, generated_source
 from numbax.arg_spec import ArgSpecError, parse_spec
 from numbax.ast_passes import pipeline
 from numbax.errors import NumbaxError
@@ -149,7 +149,7 @@ def _add_target_arguments(parser: argparse.ArgumentParser, required: bool) -> No
 def _run_show(ns: argparse.Namespace) -> int:
     if ns.list_passes or ns.list_transforms:
         names = list(pipeline.PASS_NAMES) if ns.list_passes else []
-        names += list(api.TRANSFORMS) if ns.list_transforms else []
+        names += list(generated_source.TRANSFORMS) if ns.list_transforms else []
         print("\n".join(names))
         return 0
     if ns.target is None:
@@ -197,7 +197,7 @@ def generate(ns: argparse.Namespace) -> str:
         ns: the parsed arguments (target, specs, static arguments, transform, pass).
 
     Returns:
-        The source text from ``numbax.api.source_for``.
+        The source text from ``numbax.generated_source.source_for``.
 
     Raises:
         CliError: the file, function, spec, transform or pass is wrong.
@@ -206,7 +206,7 @@ def generate(ns: argparse.Namespace) -> str:
     target = load_target(ns.target)
     static_argnums = target.static_argnums if ns.static_argnums is None else tuple(ns.static_argnums)
     static_argnames = target.static_argnames if ns.static_argnames is None else tuple(ns.static_argnames)
-    transform = _check_name("transform", ns.transform, api.TRANSFORMS)
+    transform = _check_name("transform", ns.transform, generated_source.TRANSFORMS)
     after_pass = None if ns.after_pass is None else _check_name("pass", ns.after_pass,
                                                                 pipeline.PASS_NAMES)
     args = tuple(parse_spec(spec) for spec in ns.args)
@@ -214,7 +214,7 @@ def generate(ns: argparse.Namespace) -> str:
     _check_call(target.fun, args, kwargs)
     axes = _vmap_axes(ns, transform)
     try:
-        return api.source_for(target.fun, args, kwargs, transform=transform,
+        return generated_source.source_for(target.fun, args, kwargs, transform=transform,
                               static_argnums=static_argnums, static_argnames=static_argnames,
                               after_pass=after_pass, **axes)
     except (ValueError, TypeError) as exc:  # JAX's errors for axes that do not fit the specs

@@ -44,6 +44,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from numbax import cache_files, tree_util
+from numbax._version import __version__
 
 FORMAT = 1
 _SAFE_PACKAGES = frozenset({"numpy", "math", "cmath", "numbax"})
@@ -179,16 +180,14 @@ def _compiler_stamp() -> str:
     if _STAMP is None:
         import numba
 
-        import numbax
-
-        root = os.path.dirname(os.path.abspath(numbax.__file__))
+        root = os.path.dirname(os.path.abspath(__file__))  # numbax's folder: this module is at its top
         files = []
         for folder, subfolders, names in os.walk(root):
             subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
             for name in sorted(n for n in names if n.endswith(".py")):
                 info = os.stat(os.path.join(folder, name))
                 files.append((os.path.relpath(os.path.join(folder, name), root), info.st_size, info.st_mtime_ns))
-        _STAMP = repr((FORMAT, numbax.__version__, sys.version, np.__version__, numba.__version__, files))
+        _STAMP = repr((FORMAT, __version__, sys.version, np.__version__, numba.__version__, files))
     return _STAMP
 
 

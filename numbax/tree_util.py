@@ -371,18 +371,8 @@ register_pytree_with_keys(
 )
 
 
-def _compile_time(fn: Callable) -> None:
-    """Inside compiled functions, calls of ``fn`` run while specializing, over containers of leaves."""
-
-    def lower(spec, node, args, kwargs):
-        from numbax.ast_passes.specialize.compile_time import run_at_compile_time
-
-        return run_at_compile_time(fn, spec, node, args, kwargs)
-
-    fn._numbax_specialize = lower
-
-
-for _fn in (tree_flatten, tree_unflatten, tree_leaves, tree_structure, tree_map, tree_all, tree_reduce,
-            tree_transpose, tree_flatten_with_path, tree_leaves_with_path, tree_map_with_path, all_leaves,
-            treedef_is_leaf, treedef_children, treedef_tuple):
-    _compile_time(_fn)
+# Inside compiled functions, calls of these run while specializing, over containers of leaves (the
+# specializer's ``compile_time`` module gives them their hook: this library imports no compiler).
+COMPILE_TIME_FUNCTIONS = (tree_flatten, tree_unflatten, tree_leaves, tree_structure, tree_map, tree_all,
+                          tree_reduce, tree_transpose, tree_flatten_with_path, tree_leaves_with_path,
+                          tree_map_with_path, all_leaves, treedef_is_leaf, treedef_children, treedef_tuple)

@@ -7,6 +7,7 @@ import pytest
 
 import numbax
 from numbax.errors import NumbaxError, NumbaxIndexError
+from numbax.generated_source import source_for
 
 jax.config.update("jax_enable_x64", True)
 
@@ -211,7 +212,7 @@ def row_loop(a):
 @pytest.mark.parametrize("transform", ["jit", "grad", "vmap"])
 def test_generated_indices_are_not_checked(transform):
     for fn, args in ((no_user_indexing, (X, X)), (row_loop, (A,))):
-        source = numbax.api.source_for(fn, args if transform != "vmap" else (A,) * len(args), transform=transform)
+        source = source_for(fn, args if transform != "vmap" else (A,) * len(args), transform=transform)
         assert "check_index" not in source, source
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import numbax
 from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
+from numbax.generated_source import source_for
 
 BACKENDS = ("python", "cpu")
 X = np.array([.3, -.7, 1.1, .5])
@@ -348,7 +349,7 @@ def _softmax_minus_one_hot(labels):
 
 def test_an_index_into_an_array_fusion_no_longer_makes_is_checked_against_its_extent():
     """``z[labels[i]]`` is checked against ``z``'s length, so the fused loop need not write ``z`` out."""
-    source = numbax.api.source_for(cross_entropy_rows, (LOGITS, np.array([2, 0])), transform="grad")
+    source = source_for(cross_entropy_rows, (LOGITS, np.array([2, 0])), transform="grad")
     assert "rt.check_extent(" in source and "rt.check_index(z" not in source and "z = np.empty" not in source, source
 
 

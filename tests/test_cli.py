@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from numbax import api, cli, display
+from numbax import cli, display, generated_source
 from numbax.ast_passes import pipeline
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def test_list_passes(capsys):
 def test_list_transforms(capsys):
     status, out, _ = run(capsys, "show", "--list-transforms")
     assert status == 0
-    assert out.split() == list(api.TRANSFORMS)
+    assert out.split() == list(generated_source.TRANSFORMS)
     assert "jit" in out.split()
 
 
@@ -324,7 +324,7 @@ def test_specs_that_do_not_fit_the_parameters(capsys):
 def test_unknown_transform_lists_the_valid_ones(capsys):
     assert_user_error(*run(capsys, "show", f"{MODULE}:add", "--args", "f64[3]", "f64[3]",
                            "--transform", "nope"),
-                      "unknown transform 'nope' (valid: " + ", ".join(api.TRANSFORMS) + ")")
+                      "unknown transform 'nope' (valid: " + ", ".join(generated_source.TRANSFORMS) + ")")
 
 
 def test_unknown_pass_lists_the_valid_ones(capsys):

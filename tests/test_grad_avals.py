@@ -1,7 +1,7 @@
 """The abstract-value analysis reverse mode reads: kinds and ndims, and ``None`` where it cannot know."""
 import gast
 
-from numbax.transforms.grad.avals import infer
+from numbax.ast_passes.analyses.avals import infer
 
 
 def avals_of(source: str, **params):
@@ -50,7 +50,7 @@ def test_disagreeing_assignments_are_unknown():
 
 
 def shapes_of(source: str, **ndims):
-    from numbax.transforms.grad.shapes import infer as infer_shapes
+    from numbax.ast_passes.analyses.shapes import infer as infer_shapes
 
     fdef = gast.parse(source).body[0]
     return infer_shapes(fdef, ndims, infer(fdef, {p: ("f", n) for p, n in ndims.items()}))

@@ -411,9 +411,9 @@ def test_every_numpy_function_without_a_rule_is_refused_on_an_active_operand(spe
 
 
 def _methods_without_rules():
-    from numbax.transforms.grad.primitives import _NONDIFF_ATTRIBUTES
+    from numbax.ast_passes.analyses.primitives import method_key
+    from numbax.transforms.grad.differentiable import _NONDIFF_ATTRIBUTES
     from numbax.transforms.grad.rules import VJP_RULES
-    from numbax.transforms.grad.rules_numpy import method_key
 
     return [a for a in sorted(dir(np.ndarray)) if not a.startswith("_") and method_key(a) not in VJP_RULES
             and a not in _NONDIFF_ATTRIBUTES]

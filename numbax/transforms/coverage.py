@@ -57,7 +57,7 @@ def coverage() -> Dict[str, Dict[str, bool]]:
     A non-differentiable function (``numpy.sign``, comparisons) counts as
     covered: its rule is that no derivative flows through it.
     """
-    from numbax.transforms.grad import primitives  # noqa: F401  (registers the rules)
+    from numbax.transforms.grad import differentiable  # noqa: F401  (registers the rules)
     from numbax.transforms.grad.rules import VJP_RULES
 
     out: Dict[str, Dict[str, bool]] = {}

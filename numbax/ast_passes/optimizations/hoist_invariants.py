@@ -24,9 +24,9 @@ from typing import List, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.aliasing import linked, sharing
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.purity import changes_arguments, is_pure
-from numbax.transforms.grad.aliasing import linked, sharing
 
 
 def stored_in(stmts: List[gast.stmt]) -> Set[str]:

@@ -10,8 +10,10 @@ marked ``specialized_from_source`` are compiled instead, from their source.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, List
 
+from numbax import tree_util
 from numbax.ast_passes.specialize.values import LocalFunction, contains_dyn
 from numbax.errors import NumbaxError
 
@@ -71,3 +73,7 @@ def specialized_from_source(function: Callable) -> Callable:
     function._numbax_specialize = lambda spec, node, args, kwargs: spec.call_python_function(
         node, function, args, kwargs)
     return function
+
+
+for _fn in tree_util.COMPILE_TIME_FUNCTIONS:
+    _fn._numbax_specialize = functools.partial(run_at_compile_time, _fn)

@@ -17,18 +17,19 @@ from typing import Dict, List, Optional, Set, Tuple
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses import primitives, shapes
+from numbax.ast_passes.analyses.nodes import assign as _assign
+from numbax.ast_passes.analyses.nodes import base as _base
+from numbax.ast_passes.analyses.nodes import loads as _loads
+from numbax.ast_passes.analyses.nodes import module_call
+from numbax.ast_passes.analyses.nodes import name as _name
+from numbax.ast_passes.analyses.nodes import rt_call as _rt
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad import primitives, recompute, shapes
+from numbax.transforms.grad import differentiable, recompute
 from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup, \
     undifferentiated
 from numbax.transforms.grad.rules_numpy import COMPLEX_VERIFIED, LIST_RESULTS
-from numbax.transforms.grad.nodes import assign as _assign
-from numbax.transforms.grad.nodes import base as _base
-from numbax.transforms.grad.nodes import loads as _loads
-from numbax.transforms.grad.nodes import module_call
-from numbax.transforms.grad.nodes import name as _name
-from numbax.transforms.grad.nodes import rt_call as _rt
 from numbax.transforms.grad.saves import Saves, popped_name
 
 _ALIASING = {"unbroadcast", "unreduce", "reshape_like", "transpose", "swapaxes", "broadcast_to", "real",
@@ -271,7 +272,7 @@ class Adjoint:
             return []
         if isinstance(value, gast.Subscript):
             return pre + self.getitem(stmt, value, g)
-        if not (reads & self.active) or not primitives.is_differentiable(value):
+        if not (reads & self.active) or not differentiable.is_differentiable(value):
             return []
         return pre + self.apply_rule(stmt, x, value, g)
 
@@ -362,7 +363,7 @@ class Adjoint:
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
                     stmt.targets[0].id in self.active and not isinstance(stmt.value, (gast.Name, gast.Subscript)) \
-                    and _loads(stmt.value) & self.active and primitives.is_differentiable(stmt.value):
+                    and _loads(stmt.value) & self.active and differentiable.is_differentiable(stmt.value):
                 app = primitives.application(stmt.value)
                 if app is None or lookup(app.key) is None:
                     self._no_rule(stmt, app)

@@ -8,11 +8,11 @@ import numpy as np
 
 from numbax import config, generated_cache, runtime, tree_util
 from numbax.api import Jitted
-from numbax.errors import NumbaxDifferentiationError
 from numbax.ast_passes import anno, pipeline, wrapper
+from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
-from numbax.transforms.grad import avals
+from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import transform as grad_transform
 
 FLOAT0 = np.dtype([("float0", np.void, 0)])

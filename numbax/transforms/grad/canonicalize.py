@@ -28,13 +28,14 @@ from typing import List, Optional, Set
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses import nodes
+from numbax.ast_passes.analyses.nodes import loads as _loads
+from numbax.ast_passes.analyses.nodes import name as _name
 from numbax.ast_passes.exits import ExitLowering, has_exit
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxSyntaxError
-from numbax.transforms.grad import inplace, nodes
-from numbax.transforms.grad.nodes import loads as _loads
-from numbax.transforms.grad.nodes import name as _name
-from numbax.transforms.grad.primitives import is_differentiable
+from numbax.transforms.grad import inplace
+from numbax.transforms.grad.differentiable import is_differentiable
 
 
 def _assign(target: str, value: gast.expr, origin: Optional[gast.AST] = None) -> gast.Assign:
@@ -363,7 +364,7 @@ def transform(fdef: gast.FunctionDef, namer: Namer, inputs=()) -> gast.FunctionD
     ``inputs`` are the differentiated parameters: run-time tuples computed from
     them cannot be unpacked yet (inactive ones, such as ``n, m = x.shape``, can).
     """
-    from numbax.transforms.grad.activity import active_names
+    from numbax.ast_passes.analyses.activity import active_names
 
     inplace.transform(fdef, namer)
     _IndexedResults(namer).visit(fdef)
@@ -459,7 +460,7 @@ def _split_results(value: gast.expr, count: Optional[int] = None):
     ``count``: how many results the caller unpacks (None: any number).
     """
     from numbax.ast_passes.resolve import reference_node
-    from numbax.transforms.grad.primitives import application
+    from numbax.ast_passes.analyses.primitives import application
     from numbax.transforms.grad.rules_numpy import SPLIT_RESULTS
 
     app = application(value) if isinstance(value, gast.Call) else None

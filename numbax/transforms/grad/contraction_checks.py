@@ -23,11 +23,10 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.nodes import rt_call
+from numbax.ast_passes.analyses.primitives import application, method_key
 from numbax.errors import NumbaxDifferentiationError
 from numbax.runtime import contractions
-from numbax.transforms.grad.nodes import rt_call
-from numbax.transforms.grad.primitives import application
-from numbax.transforms.grad.rules_numpy import method_key
 
 _DOT, _MATMUL = {np.dot, method_key("dot")}, {np.matmul, gast.MatMult}
 CHECKED = _DOT | _MATMUL | {np.inner, np.tensordot, np.einsum}  # the contractions checked here (raising reads it)

@@ -26,11 +26,12 @@ from typing import Optional
 import gast
 
 from numbax.ast_passes import anno
-from numbax.origin import Origin
+from numbax.ast_passes.analyses.avals import tape_of
+from numbax.ast_passes.analyses.nodes import own_expressions
+from numbax.ast_passes.analyses.primitives import application
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad.avals import tape_of
-from numbax.transforms.grad.nodes import own_expressions
-from numbax.transforms.grad.primitives import application
+from numbax.origin import Origin
+from numbax.transforms.grad import rules_runtime  # noqa: F401  (registers the rules it looks up)
 from numbax.transforms.grad.rules import lookup
 
 # helper -> (position, name, values of one argument that its rule in rules_runtime covers)

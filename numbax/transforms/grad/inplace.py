@@ -27,8 +27,8 @@ from typing import List
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.nodes import assign, name
 from numbax.ast_passes.naming import Namer
-from numbax.transforms.grad.nodes import assign, name
 
 _ALL = gast.Slice(lower=None, upper=None, step=None)
 

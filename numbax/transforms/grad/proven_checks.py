@@ -19,7 +19,7 @@ empties.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
-    >>> from numbax.transforms.grad.shapes import infer
+    >>> from numbax.ast_passes.analyses.shapes import infer
     >>> f = gast.parse("def f(x, y):\\n"
     ...                "    rt.check_broadcast(x, x, 'demo.py:2:8')\\n"
     ...                "    t = x * x\\n"
@@ -37,7 +37,7 @@ from typing import Dict, Optional
 
 import gast
 
-from numbax.transforms.grad.shapes import Shape, broadcast, expr_shape
+from numbax.ast_passes.analyses.shapes import Shape, broadcast, expr_shape
 
 
 _BROADCASTS = {"check_broadcast", "check_where", "check_in_place"}  # the operands, then ``where``

@@ -24,11 +24,11 @@ from typing import Dict, List
 import gast
 import numpy as np
 
+from numbax.ast_passes.analyses.nodes import own_expressions
+from numbax.ast_passes.analyses.primitives import application
+from numbax.ast_passes.analyses.shapes import broadcast, expr_shape
 from numbax.ast_passes.optimizations.purity import is_pure
 from numbax.transforms.grad.contraction_checks import CHECKED
-from numbax.transforms.grad.nodes import own_expressions
-from numbax.transforms.grad.primitives import application
-from numbax.transforms.grad.shapes import broadcast, expr_shape
 
 # functions of one array that cannot raise (with no other argument)
 _WHOLE = {np.sum, np.mean, np.prod, np.cumsum, np.cumprod, np.copy, np.ravel, np.transpose, np.asarray, np.array,

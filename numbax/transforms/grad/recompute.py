@@ -16,8 +16,8 @@ from typing import Dict, List, Set
 import gast
 import numpy as np
 
-from numbax.transforms.grad.nodes import base
-from numbax.transforms.grad.primitives import application
+from numbax.ast_passes.analyses.nodes import base
+from numbax.ast_passes.analyses.primitives import application
 
 _ELEMENTWISE = {np.sin, np.cos, np.tan, np.exp, np.log, np.sqrt, np.tanh, np.sinh, np.cosh, np.abs, np.absolute,
                 np.negative, np.square, np.log1p, np.expm1, np.arctan, math.sin, math.cos, math.tan, math.exp,

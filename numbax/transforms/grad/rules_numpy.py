@@ -9,6 +9,7 @@ import math
 import gast
 import numpy as np
 
+from numbax.ast_passes.analyses.primitives import method_key
 from numbax.transforms.grad.rules import def_nondifferentiable, defvjp
 
 # ---------------------------------------------------------------------------
@@ -473,11 +474,6 @@ _METHODS = {
 }
 _NONDIFF_METHODS = ("argmax", "argmin", "argsort", "any", "all", "nonzero", "shape", "ndim", "size", "dtype",
                     "astype_int", "item_index")
-
-
-def method_key(name: str):
-    """The table key of an array method or attribute (``x.sum``, ``x.T``)."""
-    return ("method", name)
 
 
 def _register_methods():

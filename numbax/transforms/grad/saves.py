@@ -25,13 +25,13 @@ from typing import Dict, List, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.avals import row_store
+from numbax.ast_passes.analyses.nodes import assign as _assign
+from numbax.ast_passes.analyses.nodes import loads as _loads
+from numbax.ast_passes.analyses.nodes import name as _name
+from numbax.ast_passes.analyses.nodes import rt_call as _rt
+from numbax.ast_passes.analyses.shapes import dim_length
 from numbax.ast_passes.naming import Namer
-from numbax.transforms.grad.avals import row_store
-from numbax.transforms.grad.shapes import dim_length
-from numbax.transforms.grad.nodes import assign as _assign
-from numbax.transforms.grad.nodes import loads as _loads
-from numbax.transforms.grad.nodes import name as _name
-from numbax.transforms.grad.nodes import rt_call as _rt
 
 
 def _call_method(obj: str, method: str, args: List[gast.expr]) -> gast.Call:

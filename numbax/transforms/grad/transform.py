@@ -25,20 +25,21 @@ from typing import Dict, List, Optional, Sequence, Set
 
 import gast
 
+from numbax.ast_passes.analyses import aliasing
+from numbax.ast_passes.analyses.activity import active_names
+from numbax.ast_passes.analyses.avals import infer as infer_avals
+from numbax.ast_passes.analyses.nodes import assign as _assign
+from numbax.ast_passes.analyses.nodes import name as _name
+from numbax.ast_passes.analyses.nodes import rt_call as _rt
+from numbax.ast_passes.analyses.shapes import assumed_equal, guard
+from numbax.ast_passes.analyses.shapes import infer as infer_shapes
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations import copy_propagation, dead_code, hoist_invariants
-from numbax.transforms.grad import aliasing, canonicalize, contraction_checks, proven_checks
-from numbax.transforms.grad.activity import active_names
+from numbax.transforms.grad import alias_checks, canonicalize, contraction_checks, proven_checks
 from numbax.transforms.grad.adjoint import Adjoint
-from numbax.transforms.grad.nodes import assign as _assign
-from numbax.transforms.grad.nodes import name as _name
-from numbax.transforms.grad.nodes import rt_call as _rt
-from numbax.transforms.grad.avals import infer as infer_avals
-from numbax.transforms.grad.primitives import is_differentiable
-from numbax.transforms.grad.recompute import readonly_names
-from numbax.transforms.grad.shapes import assumed_equal, guard
+from numbax.transforms.grad.differentiable import is_differentiable
 from numbax.transforms.grad.raising import may_raise
-from numbax.transforms.grad.shapes import infer as infer_shapes
+from numbax.transforms.grad.recompute import readonly_names
 from numbax.transforms.grad.saves import Saves, row_widths
 
 
@@ -227,7 +228,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     body = fdef.body[:-1]
     outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
     active = active_names(fdef, spec.wrt, is_differentiable)
-    aliasing.check(fdef, active, avals)
+    alias_checks.check(fdef, active, avals)
     counts, in_loop, depth, position, once, blocks = _assignment_sites(fdef)
     single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
     saves = Saves(namer, single, avals)

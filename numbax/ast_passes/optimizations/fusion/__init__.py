@@ -29,6 +29,8 @@ from typing import Dict, List, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses import avals as avals_analysis
+from numbax.ast_passes.analyses import shapes as shapes_analysis
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations.fusion import buffers, direct_rows, shared_scalars
@@ -36,8 +38,6 @@ from numbax.ast_passes.optimizations.fusion import group as groups
 from numbax.ast_passes.optimizations.fusion.effects import Aliases
 from numbax.ast_passes.optimizations.fusion.loops import bounds, emit, worth_fusing
 from numbax.ast_passes.optimizations.fusion.recompute import Recomputable, drop_unread
-from numbax.transforms.grad import avals as avals_analysis
-from numbax.transforms.grad import shapes as shapes_analysis
 
 
 class Facts:

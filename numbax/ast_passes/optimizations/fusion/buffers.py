@@ -31,12 +31,12 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.nodes import assign, name
+from numbax.ast_passes.analyses.primitives import application
+from numbax.ast_passes.analyses.shapes import dim_length
 from numbax.ast_passes.analyses.usage import count_in
-from numbax.ast_passes.optimizations.hoist_invariants import stored_in
 from numbax.ast_passes.optimizations.fusion.loops import allocation, loop_nest
-from numbax.transforms.grad.nodes import assign, name
-from numbax.transforms.grad.primitives import application
-from numbax.transforms.grad.shapes import dim_length
+from numbax.ast_passes.optimizations.hoist_invariants import stored_in
 
 _MAKERS = {"np.empty": False, "np.zeros": True, "rt.zeros_like": True}  # -> whether it zeroes
 _SHAPE_ATTRIBUTES = frozenset({"shape", "size", "ndim", "dtype"})

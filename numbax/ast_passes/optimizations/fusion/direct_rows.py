@@ -17,11 +17,11 @@ from typing import Dict, List, Optional
 
 import gast
 
+from numbax.ast_passes.analyses.nodes import name
+from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.recompute import remove_statements
 from numbax.ast_passes.unparse import unparse
-from numbax.transforms.grad.nodes import name
-from numbax.transforms.grad.primitives import application
 
 
 def _save(stmt: gast.stmt) -> Optional[List[gast.expr]]:

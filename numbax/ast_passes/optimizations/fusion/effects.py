@@ -13,11 +13,11 @@ from typing import Dict, FrozenSet, Iterable, Optional, Set
 
 import gast
 
+from numbax.ast_passes.analyses.avals import row_store
+from numbax.ast_passes.analyses.nodes import base
+from numbax.ast_passes.analyses.nodes import loads as _loads
+from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.purity import is_check, is_pure
-from numbax.transforms.grad.avals import row_store
-from numbax.transforms.grad.nodes import base
-from numbax.transforms.grad.nodes import loads as _loads
-from numbax.transforms.grad.primitives import application
 
 # runtime helpers and NumPy functions that return a new array, never one they were given
 _FRESH = {"zeros_like", "ones_like", "empty_like", "zeros", "ones", "empty", "full", "full_like",

@@ -15,12 +15,12 @@ from typing import Dict, List, Optional, Set
 import gast
 import numpy as np
 
-from numbax.ast_passes.optimizations.purity import is_pure
-from numbax.ast_passes.tree_copy import copy_tree
+from numbax.ast_passes.analyses.nodes import assign, name
+from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
 from numbax.ast_passes.optimizations.fusion.recompute import at
-from numbax.transforms.grad.nodes import assign, name
-from numbax.transforms.grad.primitives import application
+from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.ast_passes.tree_copy import copy_tree
 
 _OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 

@@ -15,13 +15,13 @@ from typing import Dict, List, Optional, Set, Tuple
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.nodes import assign, name
+from numbax.ast_passes.analyses.primitives import application
+from numbax.ast_passes.analyses.shapes import dim_length
 from numbax.ast_passes.optimizations.fusion.effects import Effects, statement_effects
-from numbax.ast_passes.optimizations.fusion.elements import Trial
 from numbax.ast_passes.optimizations.fusion.effects import loads
+from numbax.ast_passes.optimizations.fusion.elements import Trial
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.transforms.grad.nodes import assign, name
-from numbax.transforms.grad.shapes import dim_length
-from numbax.transforms.grad.primitives import application
 
 _ACCUMULATE = (gast.Add, gast.Sub)
 _ELEMENTWISE = (gast.BinOp, gast.UnaryOp)

@@ -5,11 +5,11 @@ from typing import List, Optional
 
 import gast
 
+from numbax.ast_passes.analyses.nodes import assign, name, rt_call
+from numbax.ast_passes.analyses.shapes import axis_length, dim_length
 from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.recompute import scalar_reads
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.transforms.grad.nodes import assign, name, rt_call
-from numbax.transforms.grad.shapes import axis_length, dim_length
 
 
 def bounds(group) -> Optional[List[gast.expr]]:

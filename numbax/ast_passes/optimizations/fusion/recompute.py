@@ -13,10 +13,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.nodes import rt_call
 from numbax.ast_passes.analyses.usage import count_in
 from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.transforms.grad.nodes import rt_call
 
 _MAX_OPERATIONS = 6  # more than this, and reading the written-out array back is the cheaper
 

@@ -14,10 +14,10 @@ from typing import Dict, List, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.nodes import name
 from numbax.ast_passes.optimizations.hoist_invariants import stored_in
 from numbax.ast_passes.optimizations.purity import is_pure
 from numbax.ast_passes.unparse import unparse
-from numbax.transforms.grad.nodes import name
 
 Available = Dict[str, Tuple[str, Set[str]]]  # the call as text -> (the name holding it, what it depends on)
 _BLOCKS = ("body", "orelse")

@@ -27,9 +27,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.avals import _ELEMENTS, _REDUCTIONS, _elementwise, _given_axis, row_store, tape_of
+from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
-from numbax.transforms.grad.avals import _ELEMENTS, _REDUCTIONS, _elementwise, _given_axis, row_store, tape_of
-from numbax.transforms.grad.primitives import application
 
 Dim = Tuple[str, int]
 Shape = Tuple[Dim, ...]

@@ -13,7 +13,7 @@ from typing import Dict, Optional, Tuple
 import gast
 import numpy as np
 
-from numbax.transforms.grad.primitives import application
+from numbax.ast_passes.analyses.primitives import application
 
 Aval = Tuple[str, int]
 _ORDER = "bifc"

@@ -1,4 +1,4 @@
-"""primitives: which rule an A-normal-form right-hand side uses, and with which arguments.
+"""primitives: which primitive an A-normal-form right-hand side applies, and to which arguments.
 
 ``np.tanh(a)`` is the primitive ``numpy.tanh`` applied to ``[a]``; ``a * b``
 is ``gast.Mult`` applied to ``[a, b]``; ``a.sum(axis=0)`` is the method
@@ -15,14 +15,9 @@ from typing import Any, Dict, List, Optional
 import gast
 import numpy as np
 
-from numbax.transforms.grad import rules_numpy, rules_runtime  # noqa: F401  (registers the rules)
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, lookup
-from numbax.transforms.grad.rules_numpy import method_key
-
-from numbax import runtime as _runtime  # noqa: E402
+from numbax import runtime as _runtime
 
 _MODULES = {"np": np, "math": math, "rt": _runtime}
-_NONDIFF_ATTRIBUTES = ("shape", "ndim", "size", "dtype", "real_dtype", "itemsize", "nbytes", "strides")
 
 
 @dataclasses.dataclass
@@ -33,6 +28,11 @@ class Application:
     name: str
     args: List[gast.expr]
     keywords: Dict[str, gast.expr]
+
+
+def method_key(name: str):
+    """The table key of an array method or attribute (``x.sum``, ``x.T``)."""
+    return ("method", name)
 
 
 def _dotted(node: gast.expr) -> Optional[str]:
@@ -89,21 +89,6 @@ def application(value: gast.expr) -> Optional[Application]:
         return Application(obj if obj is not None else ("unknown", dotted), dotted or "a call", list(value.args),
                            keywords)
     return None
-
-
-def is_differentiable(value: gast.expr) -> bool:
-    """Whether ``value`` may carry a derivative from its operands: False only for what is verified to carry
-    none (comparisons, constants, shape and dtype attributes, primitives registered as non-differentiable);
-    an unknown call, method or construct counts as yes, to be refused where no rule differentiates it. A
-    ``BoolOp`` counts as yes: ``a or b`` is one of its operands."""
-    if isinstance(value, (gast.Compare, gast.Constant)):
-        return False
-    if isinstance(value, gast.Attribute) and value.attr in _NONDIFF_ATTRIBUTES:
-        return False
-    app = application(value)
-    if app is None:
-        return True
-    return lookup(app.key) is not NONDIFFERENTIABLE
 
 
 _OPERATOR_NAMES = {

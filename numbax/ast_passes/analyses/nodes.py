@@ -1,4 +1,4 @@
-"""Small node builders and name queries shared by the reverse-mode passes."""
+"""Small node builders and name queries shared by the passes, the analyses and the transforms."""
 from __future__ import annotations
 
 from typing import Iterator, List, Set, Tuple, Union

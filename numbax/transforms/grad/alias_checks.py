@@ -1,4 +1,4 @@
-"""aliasing: refuse writes into an array that may share memory with another one.
+"""alias_checks: refuse writes into an array that may share memory with another one.
 
 Reverse mode keeps one adjoint per variable. ``row = out[i]; row[:] = v`` changes
 ``out`` through ``row``, and the adjoint of ``out`` would never see it -- a
@@ -18,54 +18,17 @@ import ast
 from typing import Dict, List, Optional, Set
 
 import gast
-import numpy as np
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.aliasing import definitions, linked, may_alias, subscript_writes, view_links
+from numbax.ast_passes.analyses.nodes import base, in_order, own_expressions
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad.nodes import base, in_order, own_expressions
 
-_VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze", "diagonal", "T", "real", "imag",
-                 "flat"}
 _SHAPE_ATTRIBUTES = {"shape", "ndim", "size", "dtype"}
-_VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "swapaxes", "moveaxis", "squeeze", "expand_dims", "asarray",
-                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "diagonal", "real", "imag"}
-
-
-def _may_alias(value: gast.expr) -> bool:
-    """Whether ``value`` may be an existing array, or a view of one."""
-    if isinstance(value, (gast.Name, gast.Subscript)):
-        return True
-    if isinstance(value, gast.Attribute):
-        return value.attr in _VIEW_METHODS
-    if isinstance(value, gast.IfExp):
-        return _may_alias(value.body) or _may_alias(value.orelse)
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-        func = value.func
-        if isinstance(func.value, gast.Name) and func.value.id == "np":
-            return func.attr in _VIEW_FUNCTIONS and hasattr(np, func.attr)
-        return func.attr in _VIEW_METHODS
-    return False
-
-
-def _definitions(fdef: gast.FunctionDef) -> Dict[str, List[gast.Assign]]:
-    defs: Dict[str, List[gast.Assign]] = {}
-    for node in gast.walk(fdef):
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            defs.setdefault(node.targets[0].id, []).append(node)
-    return defs
-
-
-def _writes(fdef: gast.FunctionDef):
-    """``(statement, what it writes into, how the user wrote it)`` for each subscript write."""
-    for node in gast.walk(fdef):
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Subscript):
-            yield node, node.targets[0], ast.unparse(gast.gast_to_ast(node.targets[0])) + " = ..."
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
-            yield node, node.target, ast.unparse(gast.gast_to_ast(node.target)) + " = ..."
 
 
 def _updates(fdef: gast.FunctionDef, avals: Dict[str, tuple]):
-    """``_writes``' triples for the in-place updates of arrays, ``x += y`` (``x_1 = x + y`` by now)."""
+    """``subscript_writes``' triples for the in-place updates of arrays, ``x += y`` (``x_1 = x + y`` by now)."""
     for node in gast.walk(fdef):
         if isinstance(node, gast.Assign) and anno.hasanno(node, anno.Key.IN_PLACE):
             array = node.value.left
@@ -77,13 +40,13 @@ def _updates(fdef: gast.FunctionDef, avals: Dict[str, tuple]):
 def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> None:
     """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``,
     or into an array a view of which is read after the write (``avals``: which names hold arrays)."""
-    defs = _definitions(fdef)
+    defs = definitions(fdef)
     _check_views_read_later(fdef, active, avals, defs)
-    for stmt, target, written in [*_writes(fdef), *_updates(fdef, avals)]:
+    for stmt, target, written in [*subscript_writes(fdef), *_updates(fdef, avals)]:
         name = base(target)
         if name not in active:
             continue
-        source: Optional[gast.Assign] = next((d for d in defs.get(name, ()) if _may_alias(d.value)), None)
+        source: Optional[gast.Assign] = next((d for d in defs.get(name, ()) if may_alias(d.value)), None)
         if source is None:
             continue
         defined = ast.unparse(gast.gast_to_ast(source.value))
@@ -94,39 +57,6 @@ def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> 
             f"(`{name} = {defined}`{where}); reverse mode cannot follow writes through views or aliases",
             anno.getanno(stmt, anno.Key.ORIGIN),
             hint=f"write into the original array directly, or copy first: `{name} = np.copy({defined})`.")
-
-
-def view_links(defs: Dict[str, List[gast.Assign]], avals: Optional[Dict[str, tuple]] = None,
-               both_ways: bool = False) -> Dict[str, Set[str]]:
-    """For each name, the names defined as possible views of it (``v = x[:-1]`` links ``x`` to ``v``), and
-    with ``both_ways`` the names it may be a view of too; a name ``avals`` knows to hold a scalar is a copy."""
-    links: Dict[str, Set[str]] = {}
-    for name, found in defs.items():
-        if avals is not None and (avals.get(name) or ("", 1))[1] == 0:
-            continue
-        for d in found:
-            if _may_alias(d.value):
-                for other in {n.id for n in gast.walk(d.value) if isinstance(n, gast.Name)}:
-                    links.setdefault(other, set()).add(name)
-                    if both_ways:
-                        links.setdefault(name, set()).add(other)
-    return links
-
-
-def linked(names: Set[str], links: Dict[str, Set[str]]) -> Set[str]:
-    """``names`` and every name ``links`` reaches from them, transitively."""
-    out, todo = set(names), list(names)
-    while todo:
-        for other in links.get(todo.pop(), ()):
-            if other not in out:
-                out.add(other)
-                todo.append(other)
-    return out
-
-
-def sharing(fdef: gast.FunctionDef) -> Dict[str, Set[str]]:
-    """The names of ``fdef`` that may share memory, linked both ways (``linked`` closes a set under it)."""
-    return view_links(_definitions(fdef), both_ways=True)
 
 
 def _reads(stmt: gast.stmt) -> Set[str]:
@@ -148,7 +78,7 @@ def _check_views_read_later(fdef: gast.FunctionDef, active: Set[str], avals: Dic
     read before it (NumPy copies an overlapping right side first)."""
     links = view_links(defs, avals)
     views = {name: linked({name}, links) - {name} for name in links}
-    targets = {id(stmt): target for stmt, target, _ in _writes(fdef)}
+    targets = {id(stmt): target for stmt, target, _ in subscript_writes(fdef)}
     order = list(in_order(fdef.body))
     for k, (stmt, around) in enumerate(order):
         written = base(targets[id(stmt)]) if id(stmt) in targets else None
@@ -170,7 +100,7 @@ def _check_views_read_later(fdef: gast.FunctionDef, active: Set[str], avals: Dic
 
 
 def _refuse(stmt, target, written, view, reader, defs) -> None:
-    source = next(d for d in defs[view] if _may_alias(d.value))
+    source = next(d for d in defs[view] if may_alias(d.value))
     line = anno.getanno(reader, anno.Key.ORIGIN)
     raise NumbaxDifferentiationError(
         f"`{ast.unparse(gast.gast_to_ast(target))} = ...` writes into `{written}`, and `{view}` "
@@ -178,18 +108,3 @@ def _refuse(stmt, target, written, view, reader, defs) -> None:
         f"the write{f' (line {line.lineno})' if line is not None else ''}; reverse mode cannot follow reads of a "
         f"view whose array changed", anno.getanno(stmt, anno.Key.ORIGIN),
         hint=f"copy the view before the write (`{view} = np.copy(...)`), or index `{written}` itself after it.")
-
-
-def unwritten(fdef: gast.FunctionDef) -> Set[str]:
-    """The names whose arrays nothing writes into, directly or through a possible alias.
-
-    A copy of such a value (a row of a loop's tape) reads the same as the value
-    itself, whenever it is read. Writes are subscript stores, and, to be safe,
-    any name a bare call statement reads (``x.sort()``, ``np.copyto(x, y)``).
-    """
-    written = {base(target) for _, target, _ in _writes(fdef)}
-    written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.Expr)
-                for n in gast.walk(node.value) if isinstance(n, gast.Name)}
-    written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.keyword) and node.arg == "out"
-                for n in gast.walk(node.value) if isinstance(n, gast.Name)}
-    return set(_definitions(fdef)) - linked(written, sharing(fdef))

@@ -13,7 +13,10 @@ other than those ``inplace`` rewrites), a result written through ``out=``,
 and an active value stored anywhere but into a name or a subscript. Loops are
 iterated to a fixpoint. The result is per name, hence conservative: an adjoint
 that is always zero at run time is pruned later by the adjoint generator,
-which only propagates nonzero ones.
+which only propagates nonzero ones. Which primitives carry no derivative is
+the caller's predicate (reverse mode's is ``transforms.grad.differentiable``),
+so the analysis reads no transform's table; its refusals name reverse mode,
+its one caller today.
 """
 from __future__ import annotations
 
@@ -22,9 +25,9 @@ from typing import Callable, Iterable, List, Set
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.nodes import base as _base
+from numbax.ast_passes.analyses.nodes import loads as _names
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad.nodes import base as _base
-from numbax.transforms.grad.nodes import loads as _names
 
 
 class _Activity:

@@ -1,0 +1,47 @@
+"""generated_source: the code numbax generates for a function, under a transformation named by a string.
+
+What ``numbax.source`` and ``numbax show`` print. It sits above ``numbax.api``
+and the transforms it names (``grad``, ``vmap``), which themselves build on
+``numbax.api.Jitted``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from numbax.api import Jitted
+
+TRANSFORMS = ("jit", "grad", "value_and_grad", "vmap")
+
+
+def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
+               static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0) -> str:
+    """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
+    ``in_axes`` and ``out_axes`` are ``vmap``'s."""
+    if transform not in TRANSFORMS:
+        raise ValueError(f"unknown transform {transform!r}; transforms: {', '.join(TRANSFORMS)}")
+    inner = getattr(fun, "_numbax_fun", fun)
+    if isinstance(fun, Jitted) and transform == "jit":
+        jitted = fun
+    elif transform == "jit":
+        jitted = Jitted(inner, static_argnums, static_argnames, backend="python")
+    elif transform == "vmap":
+        from numbax.transforms.vmap.api import vmap
+
+        jitted = vmap(inner, in_axes, out_axes, static_argnums=static_argnums, static_argnames=static_argnames,
+                      backend="python")
+    else:
+        from numbax.transforms.grad import api as grad_api
+
+        make = grad_api.grad if transform == "grad" else grad_api.value_and_grad
+        jitted = make(inner, static_argnums=static_argnums, static_argnames=static_argnames, backend="python")
+    return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
+
+
+def source(fun: Callable, *args, **kwargs) -> str:
+    """The generated source of ``fun`` for a call with these arguments (nothing is compiled or run).
+
+    ``fun`` may be a plain function (shown as ``jit`` would compile it) or a transformed one.
+    """
+    if isinstance(fun, Jitted):
+        return fun.lower_source(*args, **kwargs)
+    return source_for(fun, args, kwargs)
