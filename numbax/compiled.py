@@ -51,9 +51,10 @@ class Compiled:
                 origin = self.generated.line_origins.get(int(match.group(2)), origin)
         summary = [line.strip() for line in text.splitlines() if line.strip()]
         head = summary[0] if summary else type(exc).__name__
-        details = [l for l in summary[1:] if l.startswith((">>>", "No implementation", "Unknown attribute",
-                                                             "Cannot unify", "Invalid use", "NameError",
-                                                             "Use of unsupported"))][:3]
+        ours = [l for l in summary[1:] if l.startswith("TypingError: numbax.")]  # a runtime helper's reason
+        details = list(dict.fromkeys(ours[:1] + [l for l in summary[1:] if l.startswith((
+            ">>>", "No implementation", "Unknown attribute", "Cannot unify", "Invalid use", "NameError",
+            "Use of unsupported"))]))[:3]
         message = "\n  ".join([f"Numba could not compile the generated code: {head}"] + details)
         return NumbaxTypingError(message, origin,
                                  hint=f"see the generated code with numbax.source(...) or {self.path or 'show'}.")

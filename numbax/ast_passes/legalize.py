@@ -1,7 +1,7 @@
 """legalize: send the NumPy calls Numba cannot compile to ``numbax.runtime``'s helpers.
 
 Expects generated code after ``optimize``. Guarantees that every reduction
-left in NumPy's spelling (``np.mean(x)``, ``x.max()``, ``np.sum(x, axis=1)``)
+left in NumPy's spelling (``np.mean(x)``, ``x.max()``, ``np.sum(x, axis=k)``)
 is one that Numba's nopython mode compiles, with no argument spelled at its
 default (``axis=None``, ``keepdims=False``, ``ddof=0`` are dropped), and that
 every other reduction (``keepdims=``, ``axis=`` where Numba lacks it, ``ddof=``,
@@ -18,12 +18,12 @@ line such calls need. Applying it twice changes nothing.
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
     >>> module = gast.parse("def f(x):\\n    m = np.mean(x, axis=1, keepdims=True)\\n"
-    ...                     "    return x.max(0) - m + np.sum(x, axis=None) + np.sum(x, 1)")
+    ...                     "    return x.max(0) - m + np.sum(x, axis=None) + np.sum(x, 1) + np.sum(x, axis=k)")
     >>> module = transform(module)
     >>> print(unparse(module))
     def f(x):
         m = rt.mean(x, 1, True)
-        return rt.max(x, 0) - m + np.sum(x) + np.sum(x, 1)
+        return rt.max(x, 0) - m + np.sum(x) + rt.sum(x, 1) + np.sum(x, axis=k)
     >>> imports(module)
     ['from numbax import runtime as rt']
 """
@@ -60,9 +60,10 @@ def _one_axis(node: gast.expr) -> bool:
     return isinstance(value, int) or (isinstance(value, gast.AST) and not isinstance(value, gast.Tuple))
 
 
-def _axes(node: gast.expr) -> bool:
+def _run_time_axis(node: gast.expr) -> bool:
+    """An axis that is no constant: Numba takes it; the helper needs the axes when compiling."""
     value = _constant(node)
-    return _one_axis(node) or (isinstance(value, tuple) and all(isinstance(i, int) for i in value))
+    return isinstance(value, gast.AST) and not isinstance(value, gast.Tuple)
 
 
 def _numeric_order(node: gast.expr) -> bool:
@@ -87,9 +88,10 @@ _MOMENT = Reduction(("axis", "dtype", "out", "ddof", "keepdims"), ("axis", "ddof
 _POSITION = Reduction(("axis", "out"), _AXIS_KEEPDIMS, {"axis": _one_axis})
 _SCAN = Reduction(("axis", "dtype", "out"), ("axis",))
 
-# name -> what Numba compiles natively (numba 0.67 added cumsum's axis, 0.68 sum's tuple axes)
+# name -> what Numba compiles natively (numba 0.67 added cumsum's axis). A constant axis of sum goes to the
+# helper: Numba's raises AxisError for axis 0 of a 0-d array, which NumPy's ufunc reductions take
 REDUCTIONS: Dict[str, Reduction] = {
-    "sum": dataclasses.replace(_FOLD, native={"axis": _axes if _NUMBA >= (0, 68) else _one_axis}),
+    "sum": dataclasses.replace(_FOLD, native={"axis": _run_time_axis}),
     "prod": _FOLD, "mean": _FOLD,
     "var": _MOMENT, "std": _MOMENT,
     # Numba's whole-array max walks an nditer with a branch per element: 0.4 s to compile, 2x slower

@@ -113,9 +113,10 @@ def unbroadcast(g, x):
 
 
 def unreduce(g, a, axis=None, keepdims=False):
-    """Broadcast the cotangent of a reduction of ``a`` over ``axis`` back to ``a``'s shape."""
+    """Broadcast the cotangent of a reduction of ``a`` over ``axis`` back to ``a``'s shape (a 0-d ``a``
+    reduced over axis 0 or -1, which NumPy allows, loses no axis)."""
     shape = np.shape(a)
-    if axis is not None and not keepdims:
+    if axis is not None and not keepdims and shape:
         g = np.expand_dims(g, axis)
     return np.broadcast_to(g, shape)
 

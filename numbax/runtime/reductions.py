@@ -209,6 +209,11 @@ def _truth(every: bool):
 # ---- registration -------------------------------------------------------------------------------
 
 
+def _is_number(a) -> bool:
+    """A Python or NumPy number: NumPy reduces it as the 0-d array it makes of it."""
+    return isinstance(a, (types.Number, types.Boolean))
+
+
 def _whole(axis, keepdims) -> bool:
     """A reduction of the whole array to a scalar, spelled with the defaults."""
     return static_value(axis) is None and static_value(keepdims) is False
@@ -229,6 +234,8 @@ def _register_reduction(helper: Callable, build: Callable, single: bool = False,
         if numpy_fn is not None and _whole(axis, keepdims) and \
                 not (isinstance(a, types.Array) and not isinstance(a.dtype, types.Complex)):
             return lambda a, axis=None, keepdims=False: numpy_fn(a)
+        if _is_number(a):
+            return lambda a, axis=None, keepdims=False: helper(np.asarray(a), axis, keepdims)
         return compile_source(build(make_plan(name, a, axis, keepdims, single), as_dtype(a.dtype)), **_STEPS)
 
 
@@ -237,6 +244,8 @@ def _register_moments(helper: Callable, build: Callable) -> None:
 
     @overload(helper, prefer_literal=True)
     def typer(a, axis=None, ddof=0, keepdims=False):
+        if _is_number(a):
+            return lambda a, axis=None, ddof=0, keepdims=False: helper(np.asarray(a), axis, ddof, keepdims)
         return compile_source(build(make_plan(name, a, axis, keepdims), as_dtype(a.dtype)))
 
 

@@ -78,9 +78,21 @@ def normalize_axes(fn: str, ndim: int, axis: Any, single: bool = False) -> Tuple
 
 def make_plan(fn: str, a: Any, axis: Any, keepdims: Any, single: bool = False) -> Plan:
     """The static shape of a reduction, from the Numba types of its arguments."""
-    array_dtype(fn, a)
+    dtype = array_dtype(fn, a)
+    if a.ndim == 0:
+        return _zero_d_plan(fn, dtype, static(fn, "axis", axis), bool(static(fn, "keepdims", keepdims)))
     axes = normalize_axes(fn, a.ndim, static(fn, "axis", axis), single)
     return Plan(a.ndim, axes, bool(static(fn, "keepdims", keepdims)))
+
+
+def _zero_d_plan(fn: str, dtype: np.dtype, axis: Any, keepdims: bool) -> Plan:
+    """The reduction of a 0-d array, checked by NumPy itself: its ufunc reductions (sum, prod, max, ...)
+    take ``axis=0`` or ``-1`` there and ``mean`` does not; with ``keepdims`` too the result is a scalar."""
+    try:
+        getattr(np, fn)(np.zeros((), dtype), axis=axis, keepdims=keepdims)
+    except (ValueError, TypeError) as e:  # NumPy's AxisError is a ValueError
+        raise TypingError(f"numbax.runtime.{fn}: {e}") from None
+    return Plan(0, (), False)
 
 
 def numpy_result(fn: str, numpy_fn: Callable, dtype: np.dtype) -> np.dtype:

@@ -20,6 +20,7 @@ from typing import List, Tuple
 
 import gast
 
+from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import is_temp
 from numbax.ast_passes.optimizations.purity import is_check, is_pure
@@ -59,6 +60,13 @@ def _foldable(stmt, stores, loads) -> str:
     return ""
 
 
+def _keep_origin(folded: gast.stmt, user: gast.stmt) -> None:
+    """A statement of numbax's own (grad's output check) that takes in the user's expression takes its line
+    too, so that an error compiling it names the user's line."""
+    if not anno.hasanno(user, anno.Key.ORIGIN) and anno.hasanno(folded, anno.Key.ORIGIN):
+        anno.setanno(user, anno.Key.ORIGIN, anno.getanno(folded, anno.Key.ORIGIN))
+
+
 def _fold_block(stmts: List[gast.stmt], stores, loads) -> Tuple[List[gast.stmt], bool]:
     changed = False
     for stmt in stmts:
@@ -79,6 +87,7 @@ def _fold_block(stmts: List[gast.stmt], stores, loads) -> Tuple[List[gast.stmt],
                 if not sub.done:
                     setattr(user, field, [sub.visit(v) for v in value] if isinstance(value, list) else sub.visit(value))
             if sub.done:
+                _keep_origin(stmt, user)
                 changed = True
                 continue
         out.append(stmt)
