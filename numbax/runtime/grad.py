@@ -229,7 +229,7 @@ def _unbroadcast_source(g_ndim: int, x_ndim: int, alias: bool) -> str:
     lead = g_ndim - x_ndim
     body = ["if g.shape == x.shape:", f"{INDENT}return g"] if alias else []
     body += ["out = np.zeros(x.shape, g.dtype)"] + [f"s{d} = 0 if x.shape[{d}] == 1 else 1" for d in range(x_ndim)]
-    slot = ", ".join(f"i{lead + d} * s{d}" for d in range(x_ndim))
+    slot = ", ".join(f"i{lead + d} * s{d}" for d in range(x_ndim)) or "()"
     body += nest(g_ndim, "g", [f"out[{slot}] += {element_source(g_ndim, 'g')}"])
     return function_source("g, x", body + ["return out"])
 

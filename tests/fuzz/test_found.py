@@ -353,6 +353,16 @@ SOURCE = textwrap.dedent('''
 
     def summed_mean_of_a_number_over_axis_0(x):
         return np.sum(mean_of_a_number_over_axis_0(x))
+
+
+    def where_of_the_last_element(x):
+        for row in x:
+            v = row * 2
+        return np.sum(np.where(0.5 > 0.25, 0.5, row) + x)
+
+
+    def sine_of_a_squared_0d_value(x):
+        return np.sin(x ** 2)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -773,3 +783,26 @@ def test_mean_of_a_number_over_axis_0_is_refused_at_the_users_line(found, backen
             make(fn, backend=backend)(X)
         if backend == "cpu":
             assert f"{found.__name__}.py:" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_cotangent_of_a_0d_element_summed_from_an_array(found, backend):
+    # the loop's last element (a 0-d value on cpu) broadcast against x: its cotangent is the sum of an array,
+    # which rt.unbroadcast wrote as `out[] += g[i0]` (a SyntaxError from inside the runtime)
+    x = X.astype(np.float32)
+    got = numbax.grad(found.where_of_the_last_element, backend=backend)(x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.ones(4))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("x", [np.array(True), np.True_])
+def test_a_squared_0d_bool_is_refused(found, backend, x):
+    # NumPy: int8 for a 0-d array (np.square), int64 for a NumPy scalar; np.sin of them float16 or float64.
+    # The abstract value does not tell them apart, and cpu computed float64 for the 0-d array
+    assert np.sin(np.array(True) ** 2).dtype == np.float16 and np.sin(np.True_ ** 2).dtype == np.float64
+    with pytest.raises(numbax.NumbaxDtypeError, match="np.square") as info:
+        numbax.jit(found.sine_of_a_squared_0d_value, backend=backend)(x)
+    assert f"{found.__name__}.py:{_line(found, 'return np.sin(x ** 2)')}:" in str(info.value)
+    np.testing.assert_allclose(numbax.jit(found.sine_of_a_squared_0d_value, backend=backend)(np.array(0.5)),
+                               np.sin(0.25), rtol=1e-15)

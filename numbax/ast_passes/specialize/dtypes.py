@@ -139,6 +139,14 @@ def squared_at_run_time(left: Optional[AVal], right: Optional[AVal]) -> bool:
     return ufunc_call(np.square, (left,)) != _result(operator.pow, (left, right), left.ndim)
 
 
+def squared_0d_ambiguously(left: Optional[AVal], right_value: Any) -> bool:
+    """Whether ``left ** 2`` has a dtype that depends on whether the 0-d ``left`` is a 0-d array
+    (``np.square``: int8 for a bool) or a NumPy scalar (promotion: int64), which abstract values do not tell."""
+    if left is None or left.ndim != 0 or left.weak or type(right_value) is not int or right_value != 2:
+        return False
+    return ufunc_call(np.square, (left,)) != _result(operator.pow, (left, AVal(np.dtype(int), 0, weak=True)), 0)
+
+
 def unaryop(op: gast.unaryop, operand: Optional[AVal]) -> Optional[AVal]:
     """The abstract value of ``op operand`` (``not`` gives a bool)."""
     if operand is None:

@@ -95,6 +95,10 @@ class ExpressionsMixin:
                               "NumPy computes `x ** 2` as np.square(x) and other powers by promotion, in "
                               "different dtypes: write np.square(x) for 2, or cast x first, e.g. "
                               "x.astype(np.int64) ** n")
+        if isinstance(op, gast.Pow) and dtypes.squared_0d_ambiguously(avals[0], right):
+            self.refuse_dtype(node, f"`** 2` of a 0-d {avals[0].dtype} value",
+                              "NumPy squares a 0-d array as np.square (int8 for bools) and a NumPy scalar by "
+                              "promotion (int64): write np.square(x), or cast first, e.g. x.astype(np.int64) ** 2")
         result = self.representable(node, dtypes.binop(op, *avals, right), f"`{dtypes.operator_symbol(op)}`")
         if dtypes.narrowed_division(dtypes.BINOPS[type(op)], avals, result):
             left = self.operand_in(left, result)
