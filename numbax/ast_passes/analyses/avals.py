@@ -205,8 +205,10 @@ class _Infer:
             return ("f", 0)
         if name in ("unreduce", "unbroadcast") and len(args) > 1 and args[0] and args[1]:
             return (_promote(args[0][0], "f"), args[1][1])
-        if name in ("reserve_rows", "grow_rows", "index_added") and args:
+        if name in ("reserve_rows", "grow_rows", "index_added", "real_output") and args:
             return args[0]
+        if name == "scalar_output" and args and args[0]:  # grad's output, checked to be a scalar
+            return (args[0][0], 0)
         if name == "chooser_weights" and args and args[0]:
             return ("f", args[0][1])
         if name == "prod_others" and args and args[0]:
