@@ -28,7 +28,7 @@ demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 -q
+	NUMBA_OPT=1 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py

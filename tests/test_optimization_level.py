@@ -1,0 +1,80 @@
+"""The suite compiles with LLVM's optimization level 1 (``NUMBA_OPT=1``, set by ``make test`` and
+``conftest.py``): level 3, Numba's default and what users run, takes up to four times as long on the loop
+nests numbax generates for contractions, and computes the same bits, since no fast-math flag lets LLVM
+reassociate, contract or approximate a floating-point operation. This test holds the suite to that: a
+fresh process at level 3 computes bit for bit what this one computes, on programs that exercise the
+contraction kernels, a fused backward pass, transcendental functions in float32 and random numbers.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SCRIPT = textwrap.dedent('''
+    import sys
+    import numpy as np
+    sys.path.insert(0, "benchmarks")
+    import numbax
+    import numbax.random as nr
+    from grad_tasks import softmax_cross_entropy, softmax_cross_entropy_args
+
+
+    def contraction(a, b):
+        return np.sum(np.sin(np.matmul(a, b)))
+
+
+    def float32_loop(x):
+        total = np.float32(0.0)
+        for i in range(x.shape[0]):
+            total = total + np.exp(np.tanh(x[i])) * np.log1p(x[i] * x[i])
+        return total
+
+
+    def samples(key):
+        return nr.normal(key, (16,)) + nr.uniform(nr.fold_in(key, 3), (16,))
+
+
+    def results():
+        rng = np.random.default_rng(0)
+        a, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 5))
+        da, db = numbax.grad(contraction, argnums=(0, 1), backend="cpu")(a, b)
+        softmax = numbax.grad(softmax_cross_entropy, backend="cpu")(*softmax_cross_entropy_args(16, 7))
+        x = rng.normal(size=33).astype(np.float32)
+        loop = numbax.jit(float32_loop, backend="cpu")(x)
+        drawn = numbax.jit(samples, backend="cpu")(nr.PRNGKey(7))
+        return [np.asarray(v) for v in (da, db, softmax, loop, drawn)]
+
+
+    if __name__ == "__main__":
+        np.savez(sys.argv[1], *results())
+''')
+
+
+def _run(tmp_path, level: str):
+    script = tmp_path / "programs.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / f"level{level}.npz"
+    env = dict(os.environ, NUMBA_OPT=level, NUMBAX_CACHE_DIR=str(tmp_path / f"cache{level}"),
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, str(script), str(out)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    with np.load(out) as saved:
+        return [saved[f"arr_{k}"] for k in range(len(saved.files))]
+
+
+def test_the_suites_optimization_level_computes_the_same_bits_as_numbas_default(tmp_path):
+    from numba.core import config
+
+    assert int(config.OPT) == 1  # what the rest of the suite runs with
+    default, suite = _run(tmp_path, "3"), _run(tmp_path, "1")
+    assert len(default) == len(suite) == 5
+    for at_three, at_one in zip(default, suite):
+        assert at_three.dtype == at_one.dtype and at_three.shape == at_one.shape
+        assert at_three.tobytes() == at_one.tobytes()
