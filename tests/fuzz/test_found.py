@@ -7,6 +7,7 @@ constructs from the in-suite fuzz test meanwhile. Remove both when a test starts
 from __future__ import annotations
 
 import functools
+import inspect
 import textwrap
 
 import numpy as np
@@ -293,6 +294,13 @@ SOURCE = textwrap.dedent('''
         for i in range(n):
             v1 = v1 + x[i:i + 2]
         return x + v1
+
+
+    def where_of_a_number_or_an_array_after_a_loop(x, n):
+        v1 = 0.5
+        for i in range(n):
+            v1 = v1 + x[i:i + 2]
+        return np.where((0.5) > 0.25, np.ones((2, 1)), v1) + x
 
 
     def sine_of_a_squared_bool(x, y, s):
@@ -695,12 +703,18 @@ def test_a_numpy_integer_scalar_promotes_a_float32_array_as_in_numpy(found, back
         np.testing.assert_array_equal(got, expected)
 
 
-def test_a_variable_that_is_a_number_or_an_array_after_a_loop_broadcasts_on_python(found):
-    # the broadcast check of ``x + v1`` read ``v1.ndim`` of the float v1 is when the loop does not run
-    x = np.arange(6.0).reshape(2, 3)
-    fn = numbax.jit(found.number_or_array_after_a_loop, backend="python")
-    np.testing.assert_array_equal(fn(x, 0), x + 0.5)
-    np.testing.assert_array_equal(fn(x, 1), found.number_or_array_after_a_loop(x, 1))
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("name", ["number_or_array_after_a_loop", "where_of_a_number_or_an_array_after_a_loop"])
+def test_a_variable_that_is_a_number_or_an_array_after_a_loop_is_refused(found, backend, name):
+    # after no iteration v1 is still the float: code written for the array read ``v1.ndim`` in a broadcast
+    # check and cast it with ``v1.astype`` (AttributeError on python), and Numba cannot unify the two (cpu)
+    x = np.arange(6.0).reshape(2, 3).astype(np.float32)
+    with pytest.raises(numbax.NumbaxSpecializationError,
+                       match="`v1` has 0 dimensions before this loop and 2 dimensions after an iteration") as info:
+        numbax.jit(getattr(found, name), backend=backend)(x, 0)
+    loop_line = inspect.getsourcelines(getattr(found, name))[1] + 2
+    assert f"{found.__name__}.py:{loop_line}:" in str(info.value)
+    assert "its final shape before the loop" in str(info.value)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -341,6 +341,7 @@ class ControlFlowMixin:
             self.block, self.env, self.terminated = saved
             breaks = self.break_envs.pop()[1]
         self.keep_dtypes(loop, f"`{type(loop).__name__.lower()}` loop", entry, [after] + breaks)
+        self.keep_ndims(loop, entry, [after] + breaks)
         for env in breaks:  # variables first assigned on the way to a `break` live on after the loop
             after.update((k, v) for k, v in env.items() if k not in after and isinstance(v, Dyn))
         for name, value in entry.items():
@@ -349,6 +350,18 @@ class ControlFlowMixin:
                           hint="keep a variable's kind (array, number, container shape) the same in every "
                           "iteration.")
         return body or [gast.Pass()], {**entry, **after}
+
+    def keep_ndims(self, loop: gast.stmt, before: Dict[str, Any], others: List[Dict[str, Any]]) -> None:
+        """Refuse, at ``loop``, a variable that the loop turns from a number into an array or changes the
+        dimensions of (``total = 0.0`` summing rows): after no iteration it is still the number, which code
+        compiled for the array cannot hold (as JAX's ``fori_loop`` needs one shape for its carry)."""
+        for other in others:
+            for name in sorted(set(before) & set(other)):
+                a, b = (v.aval if isinstance(v, Dyn) else None for v in (before[name], other[name]))
+                if a is not None and b is not None and a.ndim != b.ndim:
+                    self.fail(loop, f"`{name}` has {_dimensions(a)} before this loop and {_dimensions(b)} after "
+                              "an iteration", hint=f"give `{name}` its final shape before the loop, e.g. "
+                              f"`{name} = np.zeros(...)`, so that it keeps one shape on every path.")
 
     def keep_dtypes(self, node: gast.stmt, construct: str, before: Dict[str, Any], others: List[Dict[str, Any]]):
         """Refuse, at ``node``, a variable that reaches a join with two dtypes (``n = n * 0.5`` of an integer
@@ -383,6 +396,10 @@ class ControlFlowMixin:
         for name, value in list(self.env.items()):
             if isinstance(entry.get(name), Dyn) and _materializable(value):
                 self.materialize_name(name)
+
+
+def _dimensions(aval: AVal) -> str:
+    return "0 dimensions" if aval.ndim == 0 else f"{aval.ndim} dimension{'s' * (aval.ndim > 1)}"
 
 
 def _at(origin: gast.stmt, stmt: gast.stmt) -> gast.stmt:
