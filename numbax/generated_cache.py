@@ -46,7 +46,7 @@ import numpy as np
 from numbax import cache_files, tree_util
 from numbax._version import __version__
 
-FORMAT = 1
+FORMAT = 2
 _SAFE_PACKAGES = frozenset({"numpy", "math", "cmath", "numbax"})
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _CONFIG_READ_BY_PASSES = ("enable_x64", "debug_nans", "debug_infs")
@@ -225,7 +225,8 @@ def _record(generated: Any) -> Optional[Dict[str, Any]]:
     if returns is not None:
         example = tree_util.tree_unflatten(returns.treedef, [0] * returns.treedef.num_leaves)
         statics = tuple(None if s is DYNAMIC else (s,) for s in returns.statics)
-        fields["returns"] = (example, statics)
+        avals = tuple(None if a is None else (a.dtype.str, a.ndim, a.weak) for a in returns.avals)
+        fields["returns"] = (example, statics, avals)
     else:
         fields["returns"] = None
     return fields
@@ -233,12 +234,14 @@ def _record(generated: Any) -> Optional[Dict[str, Any]]:
 
 def _generated(record: Dict[str, Any], generated_type: type) -> Any:
     from numbax.ast_passes.specialize.builder import DYNAMIC, ReturnSpec
+    from numbax.ast_passes.specialize.values import AVal
 
     fields = dict(record)
     if fields["returns"] is not None:
-        example, statics = fields["returns"]
+        example, statics, avals = fields["returns"]
         fields["returns"] = ReturnSpec(tree_util.tree_structure(example),
-                                       tuple(DYNAMIC if s is None else s[0] for s in statics))
+                                       tuple(DYNAMIC if s is None else s[0] for s in statics),
+                                       tuple(None if a is None else AVal(np.dtype(a[0]), a[1], a[2]) for a in avals))
     return generated_type(**fields)
 
 

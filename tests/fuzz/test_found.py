@@ -363,6 +363,10 @@ SOURCE = textwrap.dedent('''
         return np.sum(mean_of_a_number_over_axis_0(x))
 
 
+    def reduction_methods_plus_numbers(x):
+        return x[:, 0].min(axis=-1) + 0.5, x.sum() + 0.5, x.mean(axis=0) + 0.5, x.prod() * 2, x.max() - 1
+
+
     def where_of_the_last_element(x):
         for row in x:
             v = row * 2
@@ -820,3 +824,17 @@ def test_a_squared_0d_bool_is_refused(found, backend, x):
     assert f"{found.__name__}.py:{_line(found, 'return np.sin(x ** 2)')}:" in str(info.value)
     np.testing.assert_allclose(numbax.jit(found.sine_of_a_squared_0d_value, backend=backend)(np.array(0.5)),
                                np.sin(0.25), rtol=1e-15)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.int8, np.int32, np.float64])
+def test_reduction_methods_keep_numpys_dtype_under_vmap(found, backend, dtype):
+    # ``x.min(axis=-1)`` had no abstract value (only functions were probed), so ``+ 0.5`` was computed as
+    # Numba computes a float32 scalar and a float: in float64, where NumPy keeps float32
+    x = (np.arange(6).reshape(2, 3) % 3 + 1).astype(dtype)
+    xs = np.stack([x, 2 * x])
+    got = numbax.vmap(found.reduction_methods_plus_numbers, backend=backend)(xs)
+    for k, column in enumerate(got):
+        expected = [found.reduction_methods_plus_numbers(xs[b])[k] for b in range(2)]
+        assert column.dtype == np.asarray(expected[0]).dtype
+        np.testing.assert_allclose(column, np.stack(expected), rtol=1e-6)

@@ -34,6 +34,7 @@ class ReturnSpec:
 
     treedef: Any
     statics: Tuple[Any, ...]  # per leaf: DYNAMIC or the compile-time value
+    avals: Tuple[Any, ...] = ()  # per DYNAMIC leaf: its abstract value where every return agrees on it, or None
 
     @property
     def num_dynamic(self) -> int:

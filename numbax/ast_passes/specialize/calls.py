@@ -86,10 +86,11 @@ class CallsMixin:
                           hint="call a function known when compiling: a NumPy function or a Python function.")
             self.check_method_keywords(node, func, kwargs)
             out = self.emit_call(node, func.expr(), args, kwargs)
-            if isinstance(func, Method):
-                out.aval = dtypes.method_call(func.receiver, func.node.attr, args, kwargs)
             self.check(node, out, checks.method(func.node.attr, args, kwargs))
-            return out
+            if not isinstance(func, Method):
+                return out
+            out.aval = dtypes.method_call(func.receiver, func.node.attr, args, kwargs)
+            return self.in_numpys_dtype(getattr(np, func.node.attr, None), out)
         while isinstance(func, (functools.partial, Partial)):
             func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
         if isinstance(func, LocalFunction):

@@ -284,8 +284,11 @@ def _probed(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
     return None
 
 
-# Array methods whose result Numba gives in NumPy's dtype and whose rank does not depend on the values.
-_PROBED_METHODS = {"copy", "astype", "ravel", "flatten", "transpose", "reshape", "conj", "conjugate", "swapaxes"}
+# Array methods whose result's rank does not depend on the values; where Numba accumulates in another
+# dtype than NumPy (``x.sum()`` of float32), the call is cast as the function's is (``ACCUMULATING``).
+_PROBED_METHODS = {"copy", "astype", "ravel", "flatten", "transpose", "reshape", "conj", "conjugate", "swapaxes",
+                   "sum", "prod", "mean", "min", "max", "std", "var", "cumsum", "cumprod", "argmin", "argmax",
+                   "all", "any", "round", "clip", "dot", "trace", "diagonal"}
 
 
 def method_call(receiver: Optional[AVal], method: str, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:

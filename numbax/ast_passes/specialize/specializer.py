@@ -360,8 +360,8 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
                 value=call, type_comment=None))
         if spec is None:
             return None
-        it = iter(temps)
-        leaves = [Dyn(name_node(next(it))) if s is DYNAMIC else s for s in spec.statics]
+        it, avals = iter(temps), iter(spec.avals)
+        leaves = [Dyn(name_node(next(it)), next(avals, None)) if s is DYNAMIC else s for s in spec.statics]
         return tree_util.tree_unflatten(spec.treedef, leaves)
 
     # -- returns ---------------------------------------------------------------
@@ -379,10 +379,14 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             statics = tuple(DYNAMIC if isinstance(leaf, Dyn) or is_static_scalar(leaf) else leaf for leaf in leaves)
         else:
             statics = tuple(DYNAMIC if isinstance(leaf, Dyn) else leaf for leaf in leaves)
-        spec = ReturnSpec(treedef, statics)
+        avals = tuple(leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf)
+                      for leaf, s in zip(leaves, statics) if s is DYNAMIC)
+        spec = ReturnSpec(treedef, statics, avals)
         if self.returns is None:
             self.returns = spec
-        elif not self._same_returns(self.returns, spec):
+        elif self._same_returns(self.returns, spec):
+            self.returns.avals = tuple(a if a == b else None for a, b in zip(self.returns.avals, avals))
+        else:
             if self.returns.treedef == spec.treedef and not self.materialize_outputs:
                 raise _ConstantVersusRuntime()
             self.fail(node, "this return gives a value of a different structure than an earlier one "
