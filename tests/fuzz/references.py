@@ -65,15 +65,28 @@ def numpy_batch(fn: Callable, batch: tuple, in_axes: Sequence[Optional[int]]) ->
     return Reference(np.stack(outputs))
 
 
-def jax_gradient(fn: Callable, args: tuple, argnums: Tuple[int, ...]) -> Reference:
+def jax_gradient(fn: Callable, args: tuple, argnums: Tuple[int, ...], value: Any) -> Reference:
     """``jax.grad`` of the same source with ``np`` bound to ``jax.numpy``, eagerly, in float64 mode; an
     empty reference where JAX cannot run the program (the refusals it shares with numbax are decided
-    from the dtypes before JAX is asked)."""
+    from the dtypes before JAX is asked), or where its value is not NumPy's ``value`` (JAX's floor division
+    of zero keeps another zero's sign than NumPy's, so ``1 / (x // y)`` is another function there)."""
     try:
-        grads = jax.grad(oracles.to_jax(fn), argnums=argnums)(*copy.deepcopy(args))
+        jax_value, grads = jax.value_and_grad(oracles.to_jax(fn), argnums=argnums)(*copy.deepcopy(args))
     except Exception:  # noqa: BLE001 - JAX cannot run this program (its own limitation): no reference
         return Reference()
+    if not _same_value(np.asarray(jax_value), np.asarray(value)):
+        return Reference()
     return Reference(tuple(np.asarray(g) for g in grads))
+
+
+def _same_value(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two values of one program agree: NaNs and infinities (with their signs) where the other has
+    them, the finite values within float32's rounding."""
+    if np.shape(a) != np.shape(b):
+        return False
+    finite = np.isfinite(a) & np.isfinite(b)
+    return bool(np.array_equal(np.where(finite, 0, a), np.where(finite, 0, b), equal_nan=True)
+                and np.allclose(a[finite], b[finite], rtol=1e-5, atol=1e-6))
 
 
 def _widen(value):

@@ -35,3 +35,24 @@ def test_a_batch_whose_examples_differ_in_shape_has_no_stacked_reference():
     batch = (np.array([[-2.0, 0.0], [1.0, 2.0]]), np.zeros((2, 1, 2)))
     reference = references.numpy_batch(_rank_by_data, batch, (0, 0))
     assert reference.value is None and "(1, 2), (2,)" in str(reference.error)
+
+
+
+def _over_a_floor_division(x, y):
+    v1 = np.prod(y, keepdims=True) / (x // (-1.5))
+    return np.sum(v1 + v1)
+
+
+def test_jax_decides_no_gradient_where_its_value_is_not_numpys():
+    # NumPy: 0.0 // -1.5 is -0.0 and -0.5 // -1.5 is 0.0, so the sum meets inf and -inf (nan); JAX's floor
+    # division of a traced value keeps other signs of zero, so its value is infinite: another function there
+    x = np.array([[-1.5, -1.75, 1.5, 0.5], [-0.5, 0.0, -1.5, 0.5], [2.0, -2.0, -1.5, 0.5]], dtype=np.float32)
+    y = np.array([-1.75, 2.0, -0.5, 1.25])
+    value = _over_a_floor_division(x, y)
+    assert np.isnan(value)
+    assert references.jax_gradient(_over_a_floor_division, (x, y), (0, 1), value).value is None
+    smooth = np.array([[1.5, 3.0, -2.0]], dtype=np.float32)
+    reference = references.jax_gradient(_over_a_floor_division, (smooth, y), (0, 1),
+                                        _over_a_floor_division(smooth, y))
+    np.testing.assert_array_equal(reference.value[0], np.zeros((1, 3)))
+    np.testing.assert_allclose(reference.value[1], 2 * np.sum(1 / (smooth // -1.5)) * np.prod(y) / y, rtol=1e-12)
