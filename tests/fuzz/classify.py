@@ -152,7 +152,8 @@ def argnums_of(program: Program) -> Tuple[int, ...]:
 
 def grad_reference(program: Program, module, argnums) -> Tuple[references.Reference, Optional[list]]:
     """What ``grad`` must give: the refusal JAX makes (a non-float output, an integer input), else central
-    differences, else (where they leave elements undecided and the program is functional) JAX's gradient.
+    differences, else (where they leave elements undecided, the value is finite and the program is functional)
+    JAX's gradient.
 
     Returns ``(reference, None)`` for a refusal or JAX's value, ``(empty reference, differences)`` else.
     Differences come first because JAX's eager ``grad`` costs a second a program, central differences
@@ -167,7 +168,10 @@ def grad_reference(program: Program, module, argnums) -> Tuple[references.Refere
         return references.Reference(error=TypeError(f"grad requires real-valued outputs, "
                                                     f"got {np.asarray(forward.value).dtype}")), None
     differences = references.central_differences(module.prog_sum, program.args, argnums)
-    if program.functional and not all(decided.all() for _, decided in differences):
+    # At a point where the value is infinite or NaN (a pole) there is no derivative: JAX's inf or nan there
+    # is the order of its chain rule's products, not a reference
+    finite = bool(np.all(np.isfinite(forward.value)))
+    if finite and program.functional and not all(decided.all() for _, decided in differences):
         jax_ref = references.jax_gradient(module.prog_sum, program.args, argnums, forward.value)
         if jax_ref.value is not None:
             return jax_ref, None

@@ -1,7 +1,7 @@
 """The differential tester's oracles: central differences decide only what rounding cannot move."""
 import numpy as np
 
-from tests.fuzz import references
+from tests.fuzz import classify, grammar, loader, references
 
 
 def _tiny_powers(x, s):
@@ -56,3 +56,24 @@ def test_jax_decides_no_gradient_where_its_value_is_not_numpys():
                                         _over_a_floor_division(smooth, y))
     np.testing.assert_array_equal(reference.value[0], np.zeros((1, 3)))
     np.testing.assert_allclose(reference.value[1], 2 * np.sum(1 / (smooth // -1.5)) * np.prod(y) / y, rtol=1e-12)
+
+
+POLE = '''
+def prog(x, y, s):
+    v1 = (x.sum(keepdims=True)) / ((x) % (0.5))
+    return (0.5) + v1
+
+
+def prog_sum(x, y, s):
+    return np.sum(prog(x, y, s))
+'''
+
+
+def test_no_gradient_is_a_reference_where_the_value_is_infinite():
+    # -8 / 0.0 at every element: JAX's gradient there is nan, numbax's inf, and neither is a derivative
+    x = np.full(4, -2.0)
+    args = (x, np.full((3, 4), -2.0), -2.0)
+    program = grammar.Program(POLE, args, args, (0, 0, 0), frozenset(), True)
+    reference, differences = classify.grad_reference(program, loader.load(POLE), (0, 1, 2))
+    assert reference.value is None and reference.error is None
+    assert not any(decided.any() for _, decided in differences)
