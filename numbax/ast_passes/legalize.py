@@ -12,7 +12,8 @@ Shape functions and contractions Numba lacks (``np.einsum``, ``np.tensordot``,
 ``x.diagonal()``, ``np.pad``, ``np.flip(x, axis=1)``, ``x.reshape(...)``) go
 to their helpers as ``legalize_arrays`` says. ``np.exp(x)`` and ``np.tanh(x)``,
 which Numba compiles as a C library call per element, become the helpers of
-``numbax.runtime.vector_math``, which vectorize. ``imports`` names the import
+``numbax.runtime.vector_math``, which vectorize; ``np.minimum`` and ``np.maximum``
+those of ``numbax.runtime.extrema`` (NumPy's signed zeros). ``imports`` names the import
 line such calls need. Applying it twice changes nothing.
 
     >>> import gast
@@ -102,8 +103,10 @@ REDUCTIONS: Dict[str, Reduction] = {
     "cumprod": _SCAN,
     "norm": Reduction(("ord", "axis", "keepdims"), ("ord", "axis", "keepdims"), {"ord": _numeric_order}),
 }
-# NumPy functions of one array whose helper (``numbax.runtime.vector_math``) vectorizes where Numba calls libm
-VECTORIZED = frozenset({"exp", "tanh"})
+# NumPy ufuncs whose helper computes what NumPy does better than Numba's own, by their number of operands:
+# ``exp`` and ``tanh`` vectorize where Numba calls libm (``numbax.runtime.vector_math``), ``minimum`` and
+# ``maximum`` return NumPy's operand of two equal ones (``numbax.runtime.extrema``)
+VECTORIZED = {"exp": 1, "tanh": 1, "minimum": 2, "maximum": 2}
 METHODS = frozenset(REDUCTIONS) - {"amax", "amin", "ptp", "norm"}  # ndarray's methods of the same name
 DEFAULTS = {"axis": None, "keepdims": False, "ddof": 0, "ord": None, "dtype": None, "out": None}
 
@@ -114,10 +117,11 @@ def _is_default(param: str, node: gast.expr) -> bool:
 
 
 def _vectorized(node: gast.Call) -> bool:
-    """``np.exp(x)``, ``np.tanh(x)``: one positional argument, no ``out=`` or ``dtype=``."""
+    """``np.exp(x)``, ``np.maximum(x, y)``: its operands, positional, and no ``out=`` or ``dtype=``."""
     path = legalize_arrays.callee(node.func)
     return bool(path) and len(path) == 2 and path[0] == "np" and path[1] in VECTORIZED and \
-        len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], gast.Starred)
+        len(node.args) == VECTORIZED[path[1]] and not node.keywords and \
+        not any(isinstance(a, gast.Starred) for a in node.args)
 
 
 class _Legalizer(gast.NodeTransformer):

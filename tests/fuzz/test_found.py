@@ -367,6 +367,14 @@ SOURCE = textwrap.dedent('''
         return x[:, 0].min(axis=-1) + 0.5, x.sum() + 0.5, x.mean(axis=0) + 0.5, x.prod() * 2, x.max() - 1
 
 
+    def reciprocal_of_a_maximum(x):
+        return 0.5 / np.maximum(x, x * -1.5)
+
+
+    def reciprocal_of_a_minimum(x, s):
+        return 1 / np.minimum(x ** 2, x % s)
+
+
     def where_of_the_last_element(x):
         for row in x:
             v = row * 2
@@ -838,3 +846,20 @@ def test_reduction_methods_keep_numpys_dtype_under_vmap(found, backend, dtype):
         expected = [found.reduction_methods_plus_numbers(xs[b])[k] for b in range(2)]
         assert column.dtype == np.asarray(expected[0]).dtype
         np.testing.assert_allclose(column, np.stack(expected), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_minimum_and_maximum_of_equal_zeros_are_numpys(found, backend, transform):
+    # NumPy returns the second of two equal operands (np.maximum(0.0, -0.0) is -0.0), Numba the first: the
+    # infinity 1 / the result changed sign. NaN in either operand wins in both
+    x = np.array([[-2.0, 0.0, -0.0, np.nan], [1.0, -0.0, 0.0, 2.0]])
+    for fn, args in ((found.reciprocal_of_a_maximum, (x,)), (found.reciprocal_of_a_minimum, (x, -1.0))):
+        expected = fn(*args)
+        if transform == "jit":
+            got = numbax.jit(fn, backend=backend)(*args)
+        else:
+            got = numbax.vmap(fn, in_axes=(0,) + (None,) * (len(args) - 1), backend=backend)(
+                np.stack([x, x]), *args[1:])[1]
+        np.testing.assert_array_equal(got, expected)
+        assert np.isinf(expected).sum() >= 2 and np.array_equal(np.signbit(got), np.signbit(expected))
