@@ -11,13 +11,20 @@ On ``--backend cpu`` Numba compiles three functions a program, and LLVM's optimi
 time, not what the tester checks: ``NUMBA_OPT=0`` (unless set) cuts a program from 2.7 to 1.75 CPU
 seconds with the same outcomes (40 programs of seed 777 both ways). A run compiles into a temporary
 ``NUMBAX_CACHE_DIR`` (unless set), so it neither reads nor fills the user's cache.
+
+Numba never frees the machine code it compiles, so one process that compiles 2,000 programs grows past 15 GB:
+``--per-process K`` (250 by default on cpu) runs the programs in child processes of ``K`` each, chunk ``c``
+with seed ``seed * 1000 + c`` and its own folder ``--out``/chunk_c/, and adds up their counts.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import glob
+import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,6 +63,7 @@ class Tally:
     """Counts of outcomes by transform and kind, in total and per construct tag."""
 
     programs: int = 0
+    known: int = 0  # failures that known.KNOWN_FAILURES excuses: counted, not minimized again
     total: collections.Counter = field(default_factory=collections.Counter)
     by_tag: Dict[str, collections.Counter] = field(default_factory=lambda: collections.defaultdict(collections.Counter))
 
@@ -65,6 +73,24 @@ class Tally:
             self.total[outcome.transform, outcome.kind] += 1
             for tag in program.tags:
                 self.by_tag[tag][outcome.transform, outcome.kind] += 1
+
+    def dump(self, path: str) -> None:
+        """Write the counts to ``path`` as JSON (a child process's, for ``merge``)."""
+        rows = {"ALL": self.total, **self.by_tag}
+        with open(path, "w") as f:
+            json.dump({"programs": self.programs, "known": self.known,
+                       "counts": {tag: [[t, k, n] for (t, k), n in c.items()] for tag, c in rows.items()}}, f)
+
+    def merge(self, path: str) -> None:
+        """Add the counts ``dump`` wrote to ``path``."""
+        with open(path) as f:
+            data = json.load(f)
+        self.programs += data["programs"]
+        self.known += data["known"]
+        for tag, entries in data["counts"].items():
+            counter = self.total if tag == "ALL" else self.by_tag[tag]
+            for t, k, n in entries:
+                counter[t, k] += n
 
     def table(self) -> str:
         """The counts as a text table: one row per construct, one column group per transform."""
@@ -92,7 +118,6 @@ class Session:
     def __init__(self, backend: str, out: str, max_shrinks: int, timeout: int, report_every: int = 100):
         self.backend, self.out, self.max_shrinks, self.timeout = backend, out, max_shrinks, timeout
         self.report_every = report_every
-        self.known = 0  # failures that known.KNOWN_FAILURES excuses: counted, not minimized again
         self.tally = Tally()
         self.minimized: List[Minimized] = []
         self.raw_written: collections.Counter = collections.Counter()
@@ -143,7 +168,7 @@ class Session:
             if outcome.kind not in FAILURES:
                 continue
             if excused(program, outcome, self.backend):
-                self.known += 1
+                self.tally.known += 1
                 continue
             self.write_raw(program, outcome)
             if not self.explained(program, outcome) and len(self.minimized) < self.max_shrinks:
@@ -220,6 +245,29 @@ def describe(program: Program, outcome: Outcome) -> str:
     return f"{comment}\n\nimport numpy as np\n\n\n{program!r}\n"
 
 
+def _run_in_chunks(session: Session, args, per_process: int) -> None:
+    """Run ``args.n`` programs in child processes of ``per_process`` each and add their counts to ``session``."""
+    chunk = 0
+    while session.tally.programs < args.n:
+        count = min(per_process, args.n - session.tally.programs)
+        out = os.path.join(args.out, f"chunk_{chunk}")
+        os.makedirs(out, exist_ok=True)
+        tally = os.path.join(out, "tally.json")
+        subprocess.run([sys.executable, "-m", "tests.fuzz.run", "--backend", args.backend, "-n", str(count),
+                        "--seed", str(args.seed * 1000 + chunk), "--out", out, "--max-shrinks", str(args.max_shrinks),
+                        "--timeout", str(args.timeout), "--report-every", str(args.report_every), "--tally", tally],
+                       check=False)
+        if not os.path.exists(tally):
+            raise SystemExit(f"chunk {chunk} wrote no counts ({out}): see its output above")
+        before = session.tally.programs
+        session.tally.merge(tally)
+        if session.tally.programs == before:
+            break
+        with open(os.path.join(args.out, "counts.txt"), "w") as f:
+            f.write(f"{session.tally.programs} programs so far\n{session.tally.table()}\n")
+        chunk += 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="python", choices=("python", "cpu"))
@@ -229,21 +277,33 @@ def main(argv=None) -> int:
     parser.add_argument("--max-shrinks", type=int, default=25, help="failures to minimize at most")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per program before it counts as internal")
     parser.add_argument("--report-every", type=int, default=100, help="write counts.txt every so many programs")
+    parser.add_argument("--per-process", type=int, default=None,
+                        help="programs per child process (default: 250 on cpu, all in one on python)")
+    parser.add_argument("--tally", default=None, help="write the counts to this JSON file (a child's)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))
+    per_process = args.per_process if args.per_process is not None else 250 if args.backend == "cpu" else 0
     session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every)
     start = time.time()
-    session.run(args.n, args.seed)
+    if 0 < per_process < args.n and args.tally is None:
+        _run_in_chunks(session, args, per_process)
+    else:
+        session.run(args.n, args.seed)
+    if args.tally is not None:
+        session.tally.dump(args.tally)
     print(f"\n{session.tally.programs} programs on backend={args.backend!r}, seed={args.seed}, "
           f"{time.time() - start:.0f} s; outcomes per transform: ok = right, ref = refused clearly, "
           f"unch = no oracle decides (a kink without JAX)\n")
     print(session.tally.table())
     print("\n" + summary(session.tally, args.backend, args.seed, time.time() - start))
     failures = sum(session.tally.total[t, k] for t in TRANSFORMS for k in FAILURES)
-    print(f"\n{failures} wrong or internal outcomes ({session.known} of them known: tests/fuzz/known.py); "
-          f"{len(session.minimized)} new ones minimized in {args.out}/")
-    for k, found in enumerate(session.minimized, 1):
-        print(f"  {k:02d}.py  {found.outcome.signature()}")
+    minimized = [f"{k:02d}.py  {found.outcome.signature()}" for k, found in enumerate(session.minimized, 1)]
+    chunks = glob.glob(os.path.join(args.out, "chunk_*", "[0-9]*.py"))
+    minimized += sorted(os.path.relpath(path, args.out) for path in chunks)
+    print(f"\n{failures} wrong or internal outcomes ({session.tally.known} of them known: tests/fuzz/known.py); "
+          f"{len(minimized)} new ones minimized in {args.out}/")
+    for line in minimized:
+        print(f"  {line}")
     return 1 if failures else 0
 
 
