@@ -498,6 +498,13 @@ def test_view_read_after_its_array_changed_is_refused(found):
         numbax.grad(found.view_read_after_its_array_changed, backend="python")(X.copy())
 
 
+def _mapped_over_x(fn, backend: str, transform: str, x, *rest):
+    """``jit(fn)(x, *rest)``, or the second example of ``vmap`` over two copies of ``x`` (``rest`` unmapped)."""
+    if transform == "jit":
+        return numbax.jit(fn, backend=backend)(x, *rest)
+    return numbax.vmap(fn, in_axes=(0,) + (None,) * len(rest), backend=backend)(np.stack([x, x]), *rest)[1]
+
+
 def _value_and_dtype(fn, backend: str, transform: str, *args):
     """``jit(fn)(*args)`` or ``vmap(fn)`` of two copies of each argument (its first example), and NumPy's."""
     if transform == "jit":
@@ -706,11 +713,7 @@ def test_a_numpy_integer_scalar_promotes_a_float32_array_as_in_numpy(found, back
     x = np.array([-2.0, 0.3, 1.7], dtype=np.float32)
     for fn, args in ((found.minimum_of_a_counter, (x,)), (found.plus_a_numpy_integer, (x, 3))):
         expected = fn(*args)
-        if transform == "jit":
-            got = numbax.jit(fn, backend=backend)(*args)
-        else:
-            got = numbax.vmap(fn, in_axes=(0,) + (None,) * (len(args) - 1), backend=backend)(
-                np.stack([x, x]), *args[1:])[1]
+        got = _mapped_over_x(fn, backend, transform, *args)
         assert got.dtype == expected.dtype == np.float64
         np.testing.assert_array_equal(got, expected)
 
@@ -856,10 +859,6 @@ def test_minimum_and_maximum_of_equal_zeros_are_numpys(found, backend, transform
     x = np.array([[-2.0, 0.0, -0.0, np.nan], [1.0, -0.0, 0.0, 2.0]])
     for fn, args in ((found.reciprocal_of_a_maximum, (x,)), (found.reciprocal_of_a_minimum, (x, -1.0))):
         expected = fn(*args)
-        if transform == "jit":
-            got = numbax.jit(fn, backend=backend)(*args)
-        else:
-            got = numbax.vmap(fn, in_axes=(0,) + (None,) * (len(args) - 1), backend=backend)(
-                np.stack([x, x]), *args[1:])[1]
+        got = _mapped_over_x(fn, backend, transform, *args)
         np.testing.assert_array_equal(got, expected)
         assert np.isinf(expected).sum() >= 2 and np.array_equal(np.signbit(got), np.signbit(expected))
