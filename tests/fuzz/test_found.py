@@ -375,6 +375,10 @@ SOURCE = textwrap.dedent('''
         return 1 / np.minimum(x ** 2, x % s)
 
 
+    def integers_plus_floats(x, y):
+        return y + x, x * y, np.add(y, x), x - y[0]
+
+
     def where_of_the_last_element(x):
         for row in x:
             v = row * 2
@@ -862,3 +866,17 @@ def test_minimum_and_maximum_of_equal_zeros_are_numpys(found, backend, transform
         got = _mapped_over_x(fn, backend, transform, *args)
         np.testing.assert_array_equal(got, expected)
         assert np.isinf(expected).sum() >= 2 and np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("integer", [np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("inexact", [np.float32, np.complex64])
+def test_integer_arrays_with_float32_arrays_compute_in_float64(found, backend, integer, inexact):
+    # NumPy: int64 array + float32 array is float64; Numba's loop for them is float32 (its values rounded to
+    # float32 too): the float operand is cast first
+    x = np.array([[1.5, 2.0, 3.0], [4.0, 5.0, 2.0 ** 24]], dtype=inexact)
+    y = np.array([[-2], [3]]).astype(integer)
+    got = numbax.jit(found.integers_plus_floats, backend=backend)(x, y)
+    for value, expected in zip(got, found.integers_plus_floats(x, y)):
+        assert np.asarray(value).dtype == expected.dtype and expected.dtype.itemsize == 2 * x.dtype.itemsize
+        np.testing.assert_array_equal(value, expected)

@@ -241,6 +241,8 @@ class CallsMixin:
                               "complex numbers is not compiled)")
         if dtypes.narrowed_division(func, avals, result):
             args = [self.operand_in(args[0], result)] + list(args[1:])
+        narrowed = dtypes.narrowed_by_numba(avals, result)
+        args = [self.operand_in(a, result) if k in narrowed else a for k, a in enumerate(args)]
         call = gast.Call(func=self.materializer.reference(func),
                          args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])
         value = Dyn(call, result)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import gast
 import numpy as np
@@ -194,6 +194,17 @@ def narrowed_division(func: Any, avals: Sequence[Optional[AVal]], result: Option
     return func in (operator.truediv, np.true_divide) and result is not None and result.dtype == np.float64 and \
         all(a is not None and not a.weak and a.dtype.kind in "biu" and a.dtype.itemsize <= 2 for a in avals) and \
         any(a.ndim for a in avals)
+
+
+def narrowed_by_numba(avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> List[int]:
+    """The operands to spell in ``result``'s dtype where Numba computes an array operation in a narrower one
+    than NumPy: an integer (int32, int64, uint64) next to a float32 or complex64 makes float64 or complex128
+    in NumPy, and float32 or complex64 in Numba's loops when an operand is an array (``x32 + i64``); the
+    float operand, cast, makes Numba agree."""
+    if result is None or result.dtype.kind not in "fc" or any(a is None or a.weak for a in avals) or \
+            not any(a.ndim for a in avals) or not any(a.dtype.kind in "biu" for a in avals):
+        return []
+    return [k for k, a in enumerate(avals) if a.dtype.kind in "fc" and a.dtype != result.dtype]
 
 
 def changed_dtype(before: Any, after: Any) -> Optional[Tuple[np.dtype, np.dtype]]:

@@ -102,6 +102,8 @@ class ExpressionsMixin:
         result = self.representable(node, dtypes.binop(op, *avals, right), f"`{dtypes.operator_symbol(op)}`")
         if dtypes.narrowed_division(dtypes.BINOPS[type(op)], avals, result):
             left = self.operand_in(left, result)
+        narrowed = dtypes.narrowed_by_numba(avals, result) if not isinstance(op, gast.MatMult) else []
+        left, right = (self.operand_in(v, result) if k in narrowed else v for k, v in enumerate((left, right)))
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
         return Dyn(gast.BinOp(left=left, op=op, right=right), result)
 
