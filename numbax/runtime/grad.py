@@ -42,14 +42,23 @@ def zeros_like(x):
         return np.zeros(x.shape, cotangent_dtype(x.dtype))
     if isinstance(x, (list, tuple)):  # the results of np.split, np.linalg.slogdet, rt.concatenate_grad, indexed
         return [zeros_like(v) for v in x]
-    return 0.0
+    return _scalar_cotangent(x, 0)
+
+
+def _scalar_cotangent(x, value):
+    """``value`` as a NumPy scalar of ``x``'s ``cotangent_dtype``: a Python float divided by zero raises in
+    Python, where NumPy's scalar gives an infinity, as compiled code does."""
+    try:
+        return cotangent_dtype(np.result_type(x)).type(value)
+    except TypeError:  # not a number: a plain zero, as before
+        return np.float64(value)
 
 
 def ones_like(x):
     """A one of ``x``'s shape in ``cotangent_dtype`` (the seed of a gradient)."""
     if isinstance(x, np.ndarray):
         return np.ones(x.shape, cotangent_dtype(x.dtype))
-    return 1.0
+    return _scalar_cotangent(x, 1)
 
 
 class ShapesDiffer(Exception):

@@ -379,6 +379,12 @@ SOURCE = textwrap.dedent('''
         return y + x, x * y, np.add(y, x), x - y[0]
 
 
+    def mean_over_zero_after_a_branch(x, y, s):
+        if np.sum(y / y) > -1.5:
+            x = x[0, 1] - (x > x)
+        return np.sum(((x) / (s)).copy().mean())
+
+
     def where_of_the_last_element(x):
         for row in x:
             v = row * 2
@@ -880,3 +886,15 @@ def test_integer_arrays_with_float32_arrays_compute_in_float64(found, backend, i
     for value, expected in zip(got, found.integers_plus_floats(x, y)):
         assert np.asarray(value).dtype == expected.dtype and expected.dtype.itemsize == 2 * x.dtype.itemsize
         np.testing.assert_array_equal(value, expected)
+
+
+def test_a_scalar_cotangent_divided_by_zero_is_numpys_infinity(found):
+    # the seed of the python backend's gradient was the Python float 1.0, and 1.0 / 0.0 raised
+    # ZeroDivisionError from generated code, where NumPy's scalars (and cpu) give inf
+    x, y = np.array([[2.0, 1.0, -0.5], [0.5, 0.0, -1.25]]), np.array(0.5)
+    with np.errstate(all="ignore"):
+        python = numbax.grad(found.mean_over_zero_after_a_branch, argnums=(0, 2), backend="python")(x, y, 0.0)
+        cpu = numbax.grad(found.mean_over_zero_after_a_branch, argnums=(0, 2), backend="cpu")(x, y, 0.0)
+    assert python[0][0, 1] == np.inf and np.count_nonzero(python[0]) == 1
+    for a, b in zip(python, cpu):
+        np.testing.assert_array_equal(a, b)
