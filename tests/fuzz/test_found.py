@@ -898,3 +898,17 @@ def test_a_scalar_cotangent_divided_by_zero_is_numpys_infinity(found):
     assert python[0][0, 1] == np.inf and np.count_nonzero(python[0]) == 1
     for a, b in zip(python, cpu):
         np.testing.assert_array_equal(a, b)
+
+
+def _scanned_products(x):
+    return numbax.lax.scan(lambda carry, row: (carry, row[0] * row[1]), 0, x)[1]
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32])
+def test_scan_stacks_narrow_scalars_in_numpys_dtype(backend, dtype):
+    # rt.stack_buffer took the leaf's Numba type, which computes int8 scalars in int64 (vmap's stacking too)
+    x = (np.arange(6).reshape(3, 2) % 3 + 1).astype(dtype)
+    got = numbax.jit(_scanned_products, backend=backend)(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, x[:, 0] * x[:, 1])

@@ -12,6 +12,7 @@ import numpy as np
 from numbax.ast_passes import resolve
 from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree_util's functions the hooks read here)
+from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack_buffer its hook)
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Method, Partial, contains_dyn
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes.naming import leaf_name
-from numbax.ast_passes.specialize import dtypes
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError
@@ -173,12 +172,7 @@ def _buffers(spec, node, outputs, out_pairs, batch: Any) -> List[Optional[str]]:
             spec.emit_assign(name, leaf)
             leaf = Dyn(name_node(name), leaf.aval)
         buffer = spec.namer.new(leaf_name("out", path))
-        aval = leaf.aval if isinstance(leaf, Dyn) else None
-        if aval is not None and aval.ndim == 0 and not aval.weak and aval.dtype not in dtypes.WIDEST:
-            # in NumPy's dtype: Numba computes int8 or uint8 scalars in int64 or uint64
-            spec.emit_assign(buffer, spec.call_value(node, np.empty, [batch, aval.dtype.type], {}))
-        else:
-            spec.emit_assign(buffer, spec.call_value(node, stack_buffer, [leaf, batch], {}))
+        spec.emit_assign(buffer, spec.call_value(node, stack_buffer, [leaf, batch], {}))
         _store(spec, buffer, 0, leaf)
         buffers.append(buffer)
     return buffers
