@@ -240,9 +240,7 @@ class CallsMixin:
             self.refuse_dtype(node, f"`np.{func.__name__}` of complex numbers",
                               "compare np.real(z) or np.abs(z) instead (NumPy's lexicographic order of "
                               "complex numbers is not compiled)")
-        if dtypes.narrowed_division(func, avals, result):
-            args = [self.operand_in(args[0], result)] + list(args[1:])
-        narrowed = dtypes.narrowed_by_numba(avals, result)
+        narrowed = dtypes.narrowed_operands(func, avals, result)
         args = [self.operand_in(a, result) if k in narrowed else a for k, a in enumerate(args)]
         call = gast.Call(func=self.materializer.reference(func),
                          args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])

@@ -187,22 +187,20 @@ def index(base: Optional[AVal], index: Any) -> Optional[AVal]:
     return AVal(base.dtype, base.ndim + sum(changes))
 
 
-def narrowed_division(func: Any, avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> bool:
-    """Whether Numba divides these operands in float32 where NumPy divides in float64: NumPy's
-    ``true_divide`` of integers (or bools) is always float64, while Numba takes the first loop that holds
-    them, float32 for integer arrays of 8 and 16 bits (``int16 array / int16 array``)."""
-    return func in (operator.truediv, np.true_divide) and result is not None and result.dtype == np.float64 and \
-        all(a is not None and not a.weak and a.dtype.kind in "biu" and a.dtype.itemsize <= 2 for a in avals) and \
-        any(a.ndim for a in avals)
-
-
-def narrowed_by_numba(avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> List[int]:
-    """The operands to spell in ``result``'s dtype where Numba computes an array operation in a narrower one
-    than NumPy: an integer (int32, int64, uint64) next to a float32 or complex64 makes float64 or complex128
-    in NumPy, and float32 or complex64 in Numba's loops when an operand is an array (``x32 + i64``); the
-    float operand, cast, makes Numba agree."""
-    if result is None or result.dtype.kind not in "fc" or any(a is None or a.weak for a in avals) or \
-            not any(a.ndim for a in avals) or not any(a.dtype.kind in "biu" for a in avals):
+def narrowed_operands(func: Any, avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> List[int]:
+    """The operands of ``func`` to spell in ``result``'s dtype where Numba computes it in a narrower dtype
+    than NumPy. Two cases: NumPy's ``true_divide`` of integers (or bools) is always float64, while Numba takes
+    the first loop that holds them, float32 for integer arrays of 8 and 16 bits (``int16 array / int16
+    array``: the dividend is cast); and an integer (int32, int64, uint64) next to a float32 or complex64 makes
+    float64 or complex128 in NumPy, float32 or complex64 in Numba's loops when an operand is an array
+    (``x32 + i64``: the float operand is cast). Not for ``@``, which takes its own path."""
+    if result is None or result.dtype.kind not in "fc" or func in (operator.matmul, np.matmul) or \
+            any(a is None or a.weak for a in avals) or not any(a.ndim for a in avals):
+        return []
+    if func in (operator.truediv, np.true_divide) and result.dtype == np.float64 and \
+            all(a.dtype.kind in "biu" and a.dtype.itemsize <= 2 for a in avals):
+        return [0]
+    if not any(a.dtype.kind in "biu" for a in avals):
         return []
     return [k for k, a in enumerate(avals) if a.dtype.kind in "fc" and a.dtype != result.dtype]
 

@@ -100,9 +100,7 @@ class ExpressionsMixin:
                               "NumPy squares a 0-d array as np.square (int8 for bools) and a NumPy scalar by "
                               "promotion (int64): write np.square(x), or cast first, e.g. x.astype(np.int64) ** 2")
         result = self.representable(node, dtypes.binop(op, *avals, right), f"`{dtypes.operator_symbol(op)}`")
-        if dtypes.narrowed_division(dtypes.BINOPS[type(op)], avals, result):
-            left = self.operand_in(left, result)
-        narrowed = dtypes.narrowed_by_numba(avals, result) if not isinstance(op, gast.MatMult) else []
+        narrowed = dtypes.narrowed_operands(dtypes.BINOPS[type(op)], avals, result)
         left, right = (self.operand_in(v, result) if k in narrowed else v for k, v in enumerate((left, right)))
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
         return Dyn(gast.BinOp(left=left, op=op, right=right), result)
