@@ -2,7 +2,9 @@
 
 Loading rebuilds the environment of each linked function without importing its Numba module
 (``numba.np.arraymath`` would import SciPy's linear algebra); the loaded code still raises Numba's
-exceptions, and later compilations in the same process still work.
+exceptions, and later compilations in the same process still work. An error raised with run-time
+arguments (the shapes of a contraction's operands) from a kernel that numbax's runtime writes out keeps them
+when its caller is loaded from the cache.
 """
 import os
 import subprocess
@@ -27,6 +29,14 @@ PROGRAM = textwrap.dedent("""
     except ValueError as exc:
         print("ValueError:", exc)
     print(numba.njit(lambda x: np.sum(x) * 2.0)(np.ones(2)))
+
+    def dot_sum(x, y):
+        return np.sum(np.dot(x, y))
+
+    try:
+        numbax.grad(dot_sum, argnums=(0, 1), backend="cpu")(np.ones(3), np.ones(4))
+    except numbax.NumbaxShapeError as exc:
+        print("NumbaxShapeError:", str(exc).splitlines()[0].split(": ", 1)[1])
 """)
 
 
@@ -50,3 +60,6 @@ def test_loading_skips_the_imports_of_compiling(tmp_path):
     message = "ValueError: zero-size array to reduction operation maximum which has no identity"
     assert cold[1] == warm[1] == message
     assert cold[2] == warm[2] == "4.0"
+    message = ("NumbaxShapeError: np.dot requires contracting dimensions to have the same size, "
+               "got shapes (3,) and (4,)")
+    assert cold[3] == warm[3] == message

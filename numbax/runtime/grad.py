@@ -275,13 +275,11 @@ def _unreduce(g, a, axis=None, keepdims=False):
     if no_axis or g.ndim == a.ndim:
         return lambda g, a, axis=None, keepdims=False: np.broadcast_to(g, a.shape)
     if isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis):
-        lines = ["def several(g, a, axis=None, keepdims=False):", "    shape = a.shape"]
+        lines = ["def impl(g, a, axis=None, keepdims=False):", "    shape = a.shape"]
         for i in range(len(axis)):
             lines.append(f"    shape = tuple_setitem(shape, axis[{i}] if axis[{i}] >= 0 else axis[{i}] + a.ndim, 1)")
         lines.append("    return np.broadcast_to(np.ascontiguousarray(g).reshape(shape), a.shape)")
-        namespace = {"np": np, "tuple_setitem": tuple_setitem}
-        exec("\n".join(lines), namespace)
-        return namespace["several"]
+        return compile_source("\n".join(lines), tuple_setitem=tuple_setitem)
     if not isinstance(axis, types.Integer):
         raise TypingError("numbax: the adjoint of a reduction over several axes needs keepdims=True on cpu")
 
@@ -842,9 +840,7 @@ def _sequence_impl(arrays, params: str, axis: str, count, seq: str = "arrays") -
     for i, t in enumerate(arrays):
         lines += [f"    c = {count(i, t)}", f"    p{i} = take(g, ax, o, o + c, {seq}[{i}].shape)", "    o += c"]
     lines.append(f"    return ({', '.join(f'p{i}' for i in range(len(arrays)))},)")
-    namespace = {"take": _take_range_jit, "np": np}
-    exec("\n".join(lines), namespace)
-    return namespace["impl"]
+    return compile_source("\n".join(lines), take=_take_range_jit)
 
 
 @overload(concatenate_grad)

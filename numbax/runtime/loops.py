@@ -249,12 +249,15 @@ _COMPILED: Dict[Tuple, Callable] = {}
 def compile_source(source: str, **names: Any) -> Callable:
     """The function ``impl`` that ``source`` defines (seeing ``np`` and ``names``), memoized.
 
-    Memoizing on the text keeps one function object per kernel, so Numba compiles each once.
+    Memoizing on the text keeps one function object per kernel, so Numba compiles each once. The namespace
+    names this module: Numba's disk cache keeps a called function's environment only where its globals have
+    a ``__name__``, and without one a cached caller cannot box the run-time arguments of an exception the
+    kernel raises (Numba: "Error creating Python tuple from runtime exception arguments").
     """
     key = (source,) + tuple(sorted((k, id(v)) for k, v in names.items()))
     fn = _COMPILED.get(key)
     if fn is None:
-        namespace = {"np": np, **names}
+        namespace = {"__name__": __name__, "np": np, **names}
         exec(compile(source, f"<numbax.runtime {hash(source) & 0xFFFFFFFF:08x}>", "exec"), namespace)
         fn = _COMPILED[key] = namespace["impl"]
     return fn

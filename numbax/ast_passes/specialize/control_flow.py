@@ -95,7 +95,8 @@ class ControlFlowMixin:
             if isinstance(current, Dyn):
                 value = self.eval(node.value)
                 check = checks.binop(node.op, current, value)
-                if check is not None and check[0] != "check_broadcast":  # ``s /= d`` of Python numbers, ``@=``
+                if (check is not None and check[0] != "check_broadcast") or \
+                        not self.updates_in_its_dtype(node.op, current, value):  # ``s /= d``, ``@=``, ``t += 0.5``
                     self.bind(target, self.binop(node, node.op, current, value))
                     return
                 written = name_node(target.id, gast.Store())
@@ -106,6 +107,7 @@ class ControlFlowMixin:
                                                         checks.is_array(dtypes.aval_of(current))):
                     operand = _unaliased(operand, target.id)
                 self.emit(gast.AugAssign(target=written, op=node.op, value=operand))
+                self.env[target.id] = Dyn(name_node(target.id), self.updated_aval(node.op, current, value))
                 return
         load = copy_tree(target)
         for n in gast.walk(load):

@@ -70,15 +70,33 @@ def _probe(aval: AVal):
 
 
 @functools.lru_cache(maxsize=1024)
-def _result_dtype(fn, avals: Sequence[AVal]) -> Optional[np.dtype]:
-    """The dtype NumPy 2 gives ``fn`` of operands like these, or None where it raises."""
+def _probed_call(fn, avals: Sequence[AVal]) -> Tuple[Optional[np.dtype], Optional[str]]:
+    """``(dtype, None)``: the dtype NumPy 2 gives ``fn`` of operands like these; ``(None, message)`` where
+    NumPy refuses their types with a TypeError; ``(None, None)`` where it raises otherwise."""
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             out = fn(*[_probe(a) for a in avals])
-    except Exception:
+    except TypeError as error:
+        return None, str(error)
+    except Exception:  # noqa: BLE001 - another error on a probe (a value NumPy rejects) only means "unknown"
+        return None, None
+    return (np.asarray(out).dtype if isinstance(out, (np.ndarray, np.generic)) else None), None
+
+
+def _result_dtype(fn, avals: Sequence[AVal]) -> Optional[np.dtype]:
+    """The dtype NumPy 2 gives ``fn`` of operands like these, or None where it raises."""
+    return _probed_call(fn, avals)[0]
+
+
+def numpy_refusal(fn, avals: Sequence[Optional[AVal]]) -> Optional[str]:
+    """NumPy's TypeError where it has no loop for ``fn`` of operands of these dtypes (``bool - bool``,
+    ``-bool``, ``uint64 << int64``), which Numba computes anyway; None otherwise, or where an operand is
+    unknown or every operand is a Python number (Python's own arithmetic)."""
+    if any(a is None for a in avals) or all(a.weak for a in avals) or \
+            any(a.weak and a.dtype.kind not in _WEAK_PROBES for a in avals):
         return None
-    return np.asarray(out).dtype if isinstance(out, (np.ndarray, np.generic)) else None
+    return _probed_call(fn, tuple(AVal(a.dtype, min(a.ndim, 1), a.weak) for a in avals))[1]
 
 
 def _result(fn, avals, ndim: int, python: bool = True) -> Optional[AVal]:
@@ -187,15 +205,56 @@ def index(base: Optional[AVal], index: Any) -> Optional[AVal]:
     return AVal(base.dtype, base.ndim + sum(changes))
 
 
+_BITWISE = (operator.and_, operator.or_, operator.xor, operator.invert, np.bitwise_and, np.bitwise_or,
+            np.bitwise_xor, np.invert)
+
+
+def widened_scalar(func: Any, avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> Optional[np.dtype]:
+    """The dtype to cast a 0-d integer or bool result of ``func`` to, where Numba's scalar arithmetic computes
+    integers in int64 (uint64 where every operand is unsigned) and bools as integers while NumPy keeps
+    them narrow: ``int8 + int8`` is int8 and ``np.True_ + np.True_`` a bool (logical or) in NumPy, int64 in
+    Numba. Casting the wide result wraps as NumPy's narrow arithmetic does (sums, products, powers and
+    shifts agree modulo 2**bits; quotients and remainders fit). None where Numba gives NumPy's dtype."""
+    if result is None or result.ndim or result.weak or result.dtype.kind not in "biu" or \
+            any(a is None for a in avals) or all(a.weak for a in avals):
+        return None
+    if result.dtype.kind == "b" and func in _BITWISE:
+        return None
+    if result.dtype == np.int64 and not any(a.dtype.kind == "u" for a in avals):
+        return None
+    return result.dtype
+
+
+def _scalar_promotion_differs(func: Any, avals: Sequence[AVal], result: AVal) -> bool:
+    """Whether Numba's scalar arithmetic gives a 0-d float or complex ``result`` another dtype than NumPy:
+    a signed integer with a uint64 (NumPy: float64, Numba: int64), a uint16 with a float32 or complex64
+    (Numba: float64 or complex128), and a float32 to an integer power of more than 16 bits (NumPy: float64,
+    Numba: float32)."""
+    kinds = {a.dtype.kind for a in avals}
+    if any(a.dtype == np.uint64 for a in avals) and "i" in kinds:
+        return True
+    if result.dtype in (np.float32, np.complex64) and any(a.dtype == np.uint16 for a in avals):
+        return True
+    return func in (operator.pow, np.power, np.float_power) and result.dtype == np.float64 and \
+        any(a.dtype == np.float32 for a in avals)
+
+
 def narrowed_operands(func: Any, avals: Sequence[Optional[AVal]], result: Optional[AVal]) -> List[int]:
     """The operands of ``func`` to spell in ``result``'s dtype where Numba computes it in a narrower dtype
     than NumPy. Two cases: NumPy's ``true_divide`` of integers (or bools) is always float64, while Numba takes
     the first loop that holds them, float32 for integer arrays of 8 and 16 bits (``int16 array / int16
     array``: the dividend is cast); and an integer (int32, int64, uint64) next to a float32 or complex64 makes
     float64 or complex128 in NumPy, float32 or complex64 in Numba's loops when an operand is an array
-    (``x32 + i64``: the float operand is cast). Not for ``@``, which takes its own path."""
+    (``x32 + i64``: the float operand is cast). Of 0-d operands alone, Numba's scalar promotion decides
+    (``_scalar_promotion_differs``), and each operand not in ``result``'s dtype is cast, as NumPy casts it.
+    Not for ``@``, which takes its own path."""
     if result is None or result.dtype.kind not in "fc" or func in (operator.matmul, np.matmul) or \
-            any(a is None or a.weak for a in avals) or not any(a.ndim for a in avals):
+            any(a is None for a in avals):
+        return []
+    if not any(a.ndim for a in avals):
+        strong = [k for k, a in enumerate(avals) if not a.weak and a.dtype != result.dtype]
+        return strong if strong and _scalar_promotion_differs(func, avals, result) else []
+    if any(a.weak for a in avals):
         return []
     if func in (operator.truediv, np.true_divide) and result.dtype == np.float64 and \
             all(a.dtype.kind in "biu" and a.dtype.itemsize <= 2 for a in avals):

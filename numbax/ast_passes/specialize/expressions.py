@@ -23,6 +23,7 @@ def _is_runtime(value: Any) -> bool:
     return isinstance(value, (Dyn, np.ndarray))
 
 
+_UNARY_SYMBOLS = {gast.UAdd: "+", gast.USub: "-", gast.Invert: "~"}
 _TUPLES = frozenset({"shape", "strides"})  # array attributes that are tuples: Numba checks their indices
 
 
@@ -99,15 +100,57 @@ class ExpressionsMixin:
             self.refuse_dtype(node, f"`** 2` of a 0-d {avals[0].dtype} value",
                               "NumPy squares a 0-d array as np.square (int8 for bools) and a NumPy scalar by "
                               "promotion (int64): write np.square(x), or cast first, e.g. x.astype(np.int64) ** 2")
+        func = dtypes.BINOPS[type(op)]
+        self.refuse_numpys_refusal(node, func, avals, f"`{dtypes.operator_symbol(op)}`")
         result = self.representable(node, dtypes.binop(op, *avals, right), f"`{dtypes.operator_symbol(op)}`")
-        narrowed = dtypes.narrowed_operands(dtypes.BINOPS[type(op)], avals, result)
+        narrowed = dtypes.narrowed_operands(func, avals, result)
         left, right = (self.operand_in(v, result) if k in narrowed else v for k, v in enumerate((left, right)))
         left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
-        return Dyn(gast.BinOp(left=left, op=op, right=right), result)
+        return self.in_numpys_scalar_dtype(gast.BinOp(left=left, op=op, right=right), func, avals, result)
+
+    def updates_in_its_dtype(self, op: gast.operator, current: Dyn, value: Any) -> bool:
+        """Whether ``current op= value`` can be written as it is: ``current`` is an array (NumPy updates it in
+        place, in its dtype) or of unknown rank, or a 0-d value whose dtype ``current op value`` keeps with
+        no cast written (``t += 0.5`` of a float32 ``t`` spells 0.5 as a float32, ``t += x`` of a float32 and
+        a float64 makes a float64, ``t += b`` of int8 values casts the sum); a Python number ``t`` may
+        become a NumPy scalar of its dtype (``t = 0.0; t += x[i]``), which ``updated_aval`` records."""
+        aval, other = current.aval, dtypes.aval_of(value)
+        if aval is None or aval.ndim:
+            return True
+        func = dtypes.BINOPS[type(op)]
+        result = dtypes.binop(op, aval, other, value)
+        return result is not None and result.dtype == aval.dtype and result.ndim == 0 and \
+            dtypes.weak_cast(value, other, result) is None and \
+            dtypes.widened_scalar(func, [aval, other], result) is None and \
+            not dtypes.narrowed_operands(func, [aval, other], result)
+
+    @staticmethod
+    def updated_aval(op: gast.operator, current: Dyn, value: Any) -> Optional[AVal]:
+        """The abstract value of ``current`` after ``current op= value`` in place."""
+        aval = current.aval
+        return aval if aval is None or aval.ndim else dtypes.binop(op, aval, dtypes.aval_of(value), value)
+
+    def in_numpys_scalar_dtype(self, expr: gast.expr, func: Any, avals, result: Optional[AVal]) -> Dyn:
+        """``expr``, cast to NumPy's dtype where it is a 0-d integer or bool that Numba computes wider
+        (``np.int8(a + b)``; see ``dtypes.widened_scalar``)."""
+        dtype = dtypes.widened_scalar(func, avals, result)
+        if dtype is not None:
+            expr = gast.Call(func=self.materializer.reference(dtype.type), args=[expr], keywords=[])
+        return Dyn(expr, result)
+
+    def refuse_numpys_refusal(self, node: gast.expr, func: Any, avals, what: str) -> None:
+        """Refuse ``what`` where NumPy has no loop for its operands' dtypes (``bool - bool``), which Numba
+        would compute anyway."""
+        message = dtypes.numpy_refusal(func, avals)
+        if message is not None:
+            dtypes_text = " and ".join(str(a.dtype) for a in avals)
+            self.refuse_dtype(node, f"{what} of {dtypes_text} (NumPy raises TypeError: {message})",
+                              "do what NumPy's message says, or cast first, e.g. x.astype(np.int64)")
 
     def runtime_compare(self, node: gast.expr, op: gast.cmpop, left: Any, right: Any) -> Dyn:
         """``left op right`` in generated code, compared in the dtype NumPy 2 compares in: a weak number
-        next to a float32 array is a float32 (``x > np.float32(0.1)``). Complex numbers have no order here."""
+        next to a float32 array is a float32 (``x > np.float32(0.1)``). Complex numbers have no order here.
+        Of two Python numbers the result is a Python bool (weak: ``(s == 1) + (s == 2)`` is an int)."""
         avals = [dtypes.aval_of(left), dtypes.aval_of(right)]
         common = dtypes.binop(gast.Add(), *avals)
         if common is not None and common.dtype.kind == "c" and type(op) in dtypes.ORDERINGS:
@@ -115,7 +158,8 @@ class ExpressionsMixin:
                               "compare np.real(z) or np.abs(z) instead (NumPy's lexicographic order of "
                               "complex numbers is not compiled)")
         left, right = (self.weak_operand(v, a, common) for v, a in zip((left, right), avals))
-        result = AVal(np.dtype(bool), common.ndim) if common is not None else None
+        python = all(a is not None and a.weak for a in avals)  # Python numbers compare to a Python bool
+        result = AVal(np.dtype(bool), common.ndim, weak=python) if common is not None else None
         return Dyn(gast.Compare(left=left, ops=[op], comparators=[right]), result)
 
     def refuse_dtype(self, node: gast.expr, what: str, hint: str):
@@ -145,8 +189,11 @@ class ExpressionsMixin:
     def eval_UnaryOp(self, node):
         operand = self.eval(node.operand)
         if _is_runtime(operand):
-            return Dyn(gast.UnaryOp(op=node.op, operand=self.materialize(operand)),
-                       dtypes.unaryop(node.op, dtypes.aval_of(operand)))
+            aval, func = dtypes.aval_of(operand), dtypes.UNARY[type(node.op)]
+            if not isinstance(node.op, gast.Not):
+                self.refuse_numpys_refusal(node, func, [aval], f"unary `{_UNARY_SYMBOLS[type(node.op)]}`")
+            expr = gast.UnaryOp(op=node.op, operand=self.materialize(operand))
+            return self.in_numpys_scalar_dtype(expr, func, [aval], dtypes.unaryop(node.op, aval))
         return self.fold(node, dtypes.UNARY[type(node.op)], operand)
 
     def eval_BoolOp(self, node):

@@ -35,6 +35,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from numbax.runtime.loops import compile_source
+
 __all__ = ["bitcast", "fma", "horner", "as_type_of", "tiny", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]
 
 
@@ -116,7 +118,7 @@ def horner(coefficients, x):
 
 
 _HORNER_TEMPLATE = """
-def unrolled(coefficients, x):
+def impl(coefficients, x):
     p = coefficients[0]
 {steps}
     return p
@@ -129,9 +131,7 @@ def _horner_unrolled(coefficients, x):
     if not isinstance(coefficients, types.UniTuple):
         return None
     steps = "\n".join(f"    p = fma(p, x, coefficients[{k}])" for k in range(1, coefficients.count))
-    namespace = {"fma": fma}
-    exec(_HORNER_TEMPLATE.format(steps=steps), namespace)
-    return namespace["unrolled"]
+    return compile_source(_HORNER_TEMPLATE.format(steps=steps), fma=fma)
 
 
 # ---- uniform floats in [1, 2) - 1 from the two hash words ----------------------------------

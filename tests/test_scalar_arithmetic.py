@@ -1,0 +1,183 @@
+"""Arithmetic of NumPy scalars (0-d values) in NumPy's dtypes on every backend.
+
+Numba's scalar arithmetic computes integers in int64 (uint64 when every operand is unsigned) and bools as
+integers, where NumPy keeps ``int8 + int8`` an int8 that wraps and ``np.True_ + np.True_`` a bool; it
+computes a signed integer with a uint64 as int64 (NumPy: float64) and a uint16 with a float32 in float64.
+Each operator below is compiled once, over every pair of the dtypes numbax compiles, with values that
+overflow the narrow types, and its results are compared with NumPy's, value and kind; a pair NumPy refuses
+(``bool - bool``) is refused at the user's line.
+"""
+import itertools
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import numbax
+from numbax.errors import NumbaxDtypeError
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+          np.float32, np.float64, np.complex64, np.complex128]
+# + - *: values that overflow each integer type; the rest: small values (no negative powers of integers,
+# shift counts below 16, no zero divisors)
+LARGE = [True, -100, -30000, -2 ** 31 + 5, -2 ** 62 - 7, 200, 60000, 2 ** 32 - 5, 2 ** 64 - 5, 1.5e30, -2.25,
+         1.5e30 - 2j, -2.25 + 0.5j]
+SMALL = [True, 7, 11, 13, 5, 9, 6, 4, 3, 1.5, 2.25, 1.5 - 0.5j, 2.25 + 0.5j]
+OPERATORS = {"+": LARGE, "-": LARGE, "*": LARGE, "/": SMALL, "//": SMALL, "%": SMALL, "**": SMALL,
+             "<<": SMALL, ">>": SMALL, "&": SMALL, "|": SMALL, "^": SMALL}
+NAMES = [np.dtype(d).name for d in DTYPES]
+
+
+def _scalars(values):
+    """One 1-element array per dtype: the program reads ``a[0]``, a NumPy scalar."""
+    return [np.array([v]).astype(d) if np.dtype(d).kind in "fc" or isinstance(v, bool)
+            else np.array([v % 2 ** (8 * np.dtype(d).itemsize)]).astype(np.uint64).astype(d)
+            for d, v in zip(DTYPES, values)]
+
+
+def _numpy(op, a, b):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return eval(f"a {op} b")  # noqa: S307 - the operator's own NumPy semantics
+
+
+def _pairs(op):
+    """The dtype pairs NumPy computes ``op`` of (not ``bool - bool``, not ``uint64 << int64``)."""
+    probes = _scalars(OPERATORS[op])
+    pairs = []
+    for i, j in itertools.product(range(len(DTYPES)), repeat=2):
+        try:
+            _numpy(op, probes[i][0], probes[j][0])
+        except TypeError:
+            continue
+        pairs.append((i, j))
+    return pairs
+
+
+def _program(op, path):
+    """A module with ``every_pair(*scalars)``: ``op`` of each pair NumPy computes, as one tuple."""
+    params = ", ".join(NAMES)
+    terms = ", ".join(f"{NAMES[i]}[0] {op} {NAMES[j]}[0]" for i, j in _pairs(op))
+    path.write_text(f"def every_pair({params}):\n    return ({terms},)\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - numbax reads the file's source
+    return namespace["every_pair"]
+
+
+def _same(got, want, exact_type):
+    if exact_type and type(got) is not type(want):
+        return False
+    kind = np.asarray(want).dtype.kind
+    if not exact_type and {"b": bool, "i": int, "u": int, "f": float, "c": complex}[kind] is not type(got):
+        return False  # Numba boxes a NumPy scalar as the Python number of its kind
+    if kind in "biu":
+        return np.asarray(got).item() == np.asarray(want).item()
+    if np.isnan(want) or np.isinf(want):
+        return np.array_equal(got, want, equal_nan=True)
+    # float results to a few units in the last place of NumPy's dtype (libm's powers and complex
+    # quotients are not NumPy's); computing in another precision is far outside
+    return np.isclose(got, want, rtol=8 * np.finfo(np.asarray(want).dtype).eps, atol=0)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("op", list(OPERATORS))
+def test_scalar_operators_follow_numpy(op, backend, tmp_path):
+    fn = _program(op, tmp_path / f"pairs_{abs(hash(op))}.py")
+    args = _scalars(OPERATORS[op])
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got = numbax.jit(fn, backend=backend)(*args)
+    want = [_numpy(op, args[i][0], args[j][0]) for i, j in _pairs(op)]
+    wrong = [f"{NAMES[i]} {op} {NAMES[j]}: {g!r}, NumPy {w!r}"
+             for (i, j), g, w in zip(_pairs(op), got, want) if not _same(g, w, backend == "python")]
+    assert not wrong, "\n".join(wrong)
+
+
+def negate_all(scalars):
+    return [-s[0] for s in scalars]
+
+
+def invert_all(scalars):
+    return [~s[0] for s in scalars]
+
+
+UNARY = {negate_all: [d for d in DTYPES if d is not np.bool_],
+         invert_all: [d for d in DTYPES if np.dtype(d).kind in "biu"]}
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("fn", list(UNARY), ids=lambda f: f.__name__)
+def test_unary_operators_follow_numpy(fn, backend):
+    dtypes = UNARY[fn]
+    args = [a for a, d in zip(_scalars(LARGE), DTYPES) if d in dtypes]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got = numbax.jit(fn, backend=backend)(args)
+        want = fn(args)
+    wrong = [f"{np.dtype(d).name}: {g!r}, NumPy {w!r}" for d, g, w in zip(dtypes, got, want)
+             if not _same(g, w, backend == "python")]
+    assert not wrong, "\n".join(wrong)
+
+
+def bool_difference(b):
+    return b[0] - b[1]
+
+
+def bool_negative(b):
+    return -b
+
+
+def unsigned_shift(u, i):
+    return u[0] << i[0]
+
+
+REFUSED = [(bool_difference, (np.array([True, False]),), "`-` of bool and bool"),
+           (bool_negative, (np.array([True, False]),), "unary `-` of bool"),
+           (unsigned_shift, (np.array([3], np.uint64), np.array([1])), "`<<` of uint64 and int64")]
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("fn, args, what", REFUSED, ids=[r[0].__name__ for r in REFUSED])
+def test_operators_numpy_refuses_are_refused_at_the_line(fn, args, what, backend):
+    with pytest.raises(NumbaxDtypeError) as info:
+        numbax.jit(fn, backend=backend)(*args)
+    assert isinstance(info.value, TypeError)
+    line = fn.__code__.co_firstlineno + 1
+    assert f"{os.path.basename(__file__)}:{line}: {what} (NumPy raises TypeError: " in str(info.value)
+    with pytest.raises(TypeError):
+        fn(*args)
+
+
+def accumulate_bools(b):
+    total = b[0]
+    total += b[1]
+    return total
+
+
+def accumulate_int8(x):
+    total = x[0]
+    total += x[1]
+    total *= x[1]
+    return total
+
+
+def count_matches(s):
+    return (s == 1) + (s == 2)
+
+
+def match_or_flag(b, s):
+    return (1 == s) + b[1]  # found by the differential tester: a Python bool and a NumPy bool make a bool
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("fn, args", [(accumulate_bools, (np.array([True, True]),)),
+                                      (accumulate_int8, (np.array([100, 100], np.int8),)),
+                                      (count_matches, (1.0,)),
+                                      (match_or_flag, (np.array([True, False]), 1.0))],
+                         ids=["bools", "int8", "python_bools", "python_and_numpy_bool"])
+def test_updates_and_python_bools_follow_numpy(fn, args, backend):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got, want = numbax.jit(fn, backend=backend)(*args), fn(*args)
+    assert _same(got, want, backend == "python"), (got, want)
