@@ -31,6 +31,12 @@ _MODULES: Dict[str, Tuple[str, str]] = {
 _CANONICAL: Optional[Dict[int, Tuple[str, str, Any]]] = None
 
 
+def _own_name(module: Any, attr: str) -> bool:
+    """Whether ``module.attr`` is a class under its own name: ``np.float64``, not its alias ``np.double``."""
+    obj = getattr(module, attr, None)
+    return isinstance(obj, type) and obj.__name__ == attr
+
+
 def _build_index() -> Dict[int, Tuple[str, str, Any]]:
     import importlib
 
@@ -38,7 +44,7 @@ def _build_index() -> Dict[int, Tuple[str, str, Any]]:
     for modname, (imp, spelling) in reversed(list(_MODULES.items())):
         module = importlib.import_module(modname)
         index[id(module)] = (imp, spelling, module)
-        for attr in dir(module):
+        for attr in sorted(dir(module), key=lambda a: (not _own_name(module, a), a)):
             if attr.startswith("_"):
                 continue
             obj = getattr(module, attr)
