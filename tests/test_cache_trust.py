@@ -235,3 +235,16 @@ def test_an_unusable_path_warns_and_keeps_code_in_memory(tmp_path, use_cache, wh
     with pytest.warns(numbax.NumbaxCacheWarning, match=re.escape(f"{tmp_path / where}: {why}")):
         assert numbax.jit(_cube)(X) == _cube(X)
     assert (tmp_path / "file").read_text() == "not a directory"
+
+
+def test_machine_code_is_keyed_by_the_runtimes_source(tmp_path, monkeypatch):
+    # Numba stamps a cached function with its own file, not with the runtime functions compiled into it: a
+    # numbax whose runtime changed must not load machine code compiled from the old one
+    from numbax.backends.numba_cpu import compile as cpu
+
+    source = "def plus_one(x):\n    return x + 1\n"
+    before = cpu.compile_function(source, "plus_one", str(tmp_path))
+    monkeypatch.setattr(cpu, "runtime_digest", lambda: "another runtime")
+    after = cpu.compile_function(source, "plus_one", str(tmp_path))
+    assert before.py_func.__module__ != after.py_func.__module__
+    assert len(list(tmp_path.glob("numbax_generated_plus_one_*.py"))) == 2

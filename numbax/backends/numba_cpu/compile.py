@@ -21,6 +21,11 @@ Code that calls BLAS or LAPACK would import ``scipy.linalg`` on its first call
 (about 100 ms) for Numba to find their functions; ``scipy_blas`` loads the two
 modules that hold them without the package.
 
+Numba stamps a cached function with its own file only, not with the functions it calls, which it compiles
+into the same machine code: generated code calls numbax's runtime, so each module file's name hashes the
+runtime's source too (``runtime_digest``), and a numbax whose runtime changed never loads machine code
+compiled from another.
+
 Numba's index and data files are sealed like numbax's own entries
 (``numbax.cache_files``): a damaged, swapped or foreign one reads as missing,
 so the function compiles again and the files are replaced; the folder that
@@ -29,6 +34,8 @@ holds them is checked as the cache directory is.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import io
 import os
 import pickle
@@ -143,16 +150,33 @@ def prepare() -> None:
     cpu_target.target_context  # noqa: B018 - created on first access
 
 
+@functools.lru_cache(maxsize=None)
+def runtime_digest() -> str:
+    """A hash of the source of what compiled code links in: ``numbax.runtime`` and this backend's overloads
+    (their content, not their files' times: every checkout of one commit has one digest)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # numbax/
+    digest = hashlib.sha256()
+    for package in ("runtime", os.path.join("backends", "numba_cpu")):
+        for folder, subfolders, names in os.walk(os.path.join(root, package)):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+            for name in sorted(n for n in names if n.endswith(".py")):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, root).encode() + b"\0")
+                with open(path, "rb") as file:
+                    digest.update(file.read() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def compile_function(source: str, name: str, cache_dir: Optional[str], parallel: bool = False,
                      fastmath: bool = False) -> Callable:
     """A Numba dispatcher for the generated function (shared by identical sources and options).
 
     Floating-point division by zero gives ``inf``/``nan`` as in NumPy and JAX (Numba's
     ``error_model="numpy"``), not Python's ``ZeroDivisionError``. Numba's disk cache does
-    not tell these options apart, so each combination gets a module file of its own. Without a cache
+    not tell these options apart, nor runtimes, so each combination gets a module file of its own. Without a cache
     directory (``None``), or one that refuses the module file, nothing is cached on disk.
     """
-    variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath}"
+    variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath},runtime={runtime_digest()}"
     if scipy_blas.uses_blas(source):
         scipy_blas.preload()
     module = module_for(source, name, cache_dir, variant)
