@@ -393,6 +393,16 @@ SOURCE = textwrap.dedent('''
 
     def sine_of_a_squared_0d_value(x):
         return np.sin(x ** 2)
+
+
+    def reversed_rows_plus_a_row(x):
+        x[::-1] += x[1]
+        return 0.5 + x
+
+
+    def reversed_into_itself(x):
+        x[::-1] = x
+        return np.sum(np.sum(0.5 + x, axis=1) ** 2)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -912,3 +922,22 @@ def test_scan_stacks_narrow_scalars_in_numpys_dtype(backend, dtype):
     got = numbax.jit(_scanned_products, backend=backend)(x)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, x[:, 0] * x[:, 1])
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_an_update_of_a_slice_reads_its_operand_before_writing(found, backend):
+    # cpu's in-place operator read x[1] while writing the rows of x[::-1], row 1 before row 0
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    got = numbax.jit(found.reversed_rows_plus_a_row, backend=backend)(x.copy())
+    np.testing.assert_array_equal(got, found.reversed_rows_plus_a_row(x.copy()))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_of_a_store_into_an_array_whose_cotangent_is_broadcast(found, backend):
+    # the cotangent of x was the read-only broadcast of a sum's; zeroing its slot wrote into it (python:
+    # "assignment destination is read-only", cpu: Numba's typing error), since the slot's own cotangent had
+    # marked it owned before its copy was made
+    x = np.arange(12.0).reshape(3, 4)
+    got = numbax.grad(found.reversed_into_itself, backend=backend)(x.copy())
+    expected = 2 * (np.sum(x[::-1], axis=1) + 2.0)[::-1, None] * np.ones((3, 4))
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

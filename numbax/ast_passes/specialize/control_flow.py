@@ -105,7 +105,7 @@ class ControlFlowMixin:
                     run_time_checks.mark(written, "check_in_place", self.origin(node))
                 if not self.builder.differentiated and (dtypes.aval_of(current) is None or
                                                         checks.is_array(dtypes.aval_of(current))):
-                    operand = _unaliased(operand, target.id)
+                    operand = _unaliased(operand, name_node(target.id, gast.Load()))
                 self.emit(gast.AugAssign(target=written, op=node.op, value=operand))
                 self.env[target.id] = Dyn(name_node(target.id), self.updated_aval(node.op, current, value))
                 return
@@ -118,9 +118,13 @@ class ControlFlowMixin:
             if isinstance(base, Dyn):
                 index = self.eval(target.slice)
                 value = self.eval(node.value)
+                operand = self.materialize(value)
+                if not self.builder.differentiated and (dtypes.aval_of(value) is None or
+                                                        checks.is_array(dtypes.aval_of(value))):
+                    operand = _unaliased(operand, base.expr())  # ``x[::-1] += x[1]``: a row of x, before
                 self.emit(gast.AugAssign(
                     target=self.user_subscript(target, base.expr(), index, gast.Store()),
-                    op=node.op, value=self.materialize(value)))
+                    op=node.op, value=operand))
                 return
         combined = gast.BinOp(left=load, op=node.op, right=node.value)
         self.bind(target, self.eval(combined))
@@ -422,12 +426,13 @@ _UNSET = _Unset()
 _FRESH = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Constant)
 
 
-def _unaliased(operand: gast.expr, array: str) -> gast.expr:
-    """The operand of the user's ``array op= operand`` of arrays, read as NumPy reads it, before the update:
+def _unaliased(operand: gast.expr, array: gast.expr) -> gast.expr:
+    """The operand of the user's ``array op= operand`` of arrays (``array`` the one written, or the array a
+    written slice is of), read as NumPy reads it, before the update:
     ``rt.unaliased(operand, array)`` copies it where it overlaps ``array`` (``y /= y[::-1]``), which Numba's
     in-place operators would read while writing. An operand that an operation computes is fresh as it is.
     (Reverse mode reads it before the update anyway: its forward sweep writes no array in place.)"""
     if isinstance(operand, _FRESH):
         return operand
     return gast.Call(func=gast.Attribute(value=name_node("rt", gast.Load()), attr="unaliased", ctx=gast.Load()),
-                     args=[operand, name_node(array, gast.Load())], keywords=[])
+                     args=[operand, array], keywords=[])

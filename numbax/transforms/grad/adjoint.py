@@ -451,7 +451,13 @@ class Adjoint:
         out: List[gast.stmt] = []
         spread: List[gast.stmt] = []  # the right side's cotangent where it is the target itself (below)
         cast = (self.avals.get(y) or ("f",))[0] in "ib"  # a write into an integer or bool array casts: no cotangent
-        if y in self.state and isinstance(value, gast.Name) and value.id in self.active and not cast:
+        live = y in self.state
+        zeroing: List[gast.stmt] = []
+        if live and augmented is None:  # before the right side's cotangent below marks dy as owned
+            zeroing = self.owned(y, primal, stmt)
+            zero_target = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Store())
+            zeroing.append(self._mark(_assign(zero_target, gast.Constant(value=0.0, kind=None)), stmt))
+        if live and isinstance(value, gast.Name) and value.id in self.active and not cast:
             slot = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Load())
             g: gast.expr = _rt("copy_of", slot)
             if isinstance(augmented, gast.Sub):
@@ -464,11 +470,7 @@ class Adjoint:
                 g = _name(held)
             (spread if value.id == y else out).append(
                 self.accumulate(value.id, _rt("unbroadcast", g, self.need(value.id, stmt)), stmt))
-        if y in self.state and augmented is None:
-            out += self.owned(y, primal, stmt)
-            zero_target = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Store())
-            out.append(self._mark(_assign(zero_target, gast.Constant(value=0.0, kind=None)), stmt))
-        out += spread
+        out += zeroing + spread
         restore = gast.Subscript(value=copy.deepcopy(primal), slice=copy.deepcopy(index), ctx=gast.Store())
         out.append(self._mark(_assign(restore, old), stmt))
         return out
