@@ -79,3 +79,26 @@ def test_no_gradient_is_a_reference_where_the_value_is_infinite():
     reference, differences = classify.grad_reference(program, module, (0, 2))
     assert reference.value is None and reference.error is None
     assert not any(decided.any() for _, decided in differences)
+
+
+TIE = '''
+def prog(x, y, s):
+    return 0.5 + np.minimum(np.abs(x), x ** 2)
+
+
+def prog_sum(x, y, s):
+    return np.sum(prog(x, y, s))
+'''
+
+
+def test_jaxs_convention_at_a_tie_is_right_where_differences_see_a_smooth_function():
+    # np.minimum(np.abs(x), x ** 2) is x ** 2 around 0 (slope 0, which the differences decide), and JAX gives
+    # each operand of the tie half (0.5 from abs): numbax follows JAX (found on cpu, seed 1004)
+    args = (np.array([0.0, -2.0]), np.zeros(2), -1.0)
+    program = grammar.Program(TIE, args, args, (0, 0, 0), frozenset(), True)
+    module = loader.load(TIE)
+    outcome = classify.check_grad(program, module, "python", module.__file__)
+    assert outcome.kind == classify.RIGHT, outcome
+    reference, differences = classify.grad_reference(program, module, (0,))
+    (dx, decided), = differences
+    assert decided[0] and abs(dx[0]) < 1e-8
