@@ -280,12 +280,10 @@ def check_contraction(message, subscripts, exact, *operands):
         raise ContractionShapeError(message, *shapes)
 
 
-def _check_source(message: str, spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
+def _check_source(spec: Spec, exact: str, scalars: Sequence[bool]) -> str:
     """Source of ``impl(message, subscripts, exact, *operands)``: one comparison per letter repeated, and the
     error raised with the operands' shapes (in nopython mode: an object-mode block loses its environment
-    when Numba loads the function from its disk cache). The message is written into the source: a literal
-    string passed on as an exception's run-time argument cannot be boxed by a function loaded from the disk
-    cache (Numba raises "Error creating Python tuple from runtime exception arguments")."""
+    when Numba loads the function from its disk cache)."""
     seen: Dict[str, Tuple[int, int]] = {}
     tests = []
     for o, letters in enumerate(spec.inputs):
@@ -297,7 +295,7 @@ def _check_source(message: str, spec: Spec, exact: str, scalars: Sequence[bool])
             tests.append(f"{a} != {b}" if c in exact else f"{a} != {b} and {a} != 1 and {b} != 1")
     shapes = ", ".join("()" if scalar else f"operands[{i}].shape" for i, scalar in enumerate(scalars))
     body = [f"if {' or '.join(f'({t})' for t in tests)}:",
-            f"{INDENT}raise ContractionShapeError({message!r}, {shapes})"] if tests else []
+            f"{INDENT}raise ContractionShapeError(message, {shapes})"] if tests else []
     return "\n".join(["def impl(message, subscripts, exact, *operands):"] +
                       [INDENT + line for line in body + ["return None"]])
 
@@ -306,8 +304,7 @@ def _check_source(message: str, spec: Spec, exact: str, scalars: Sequence[bool])
 def _check_contraction(message, subscripts, exact, *operands):
     text, letters = static("check_contraction", "subscripts", subscripts), static("check_contraction", "exact", exact)
     spec, scalars, _ = _typed("check_contraction", lambda ndims: parse(text, ndims), operands)
-    source = _check_source(static("check_contraction", "message", message), spec, letters, scalars)
-    return compile_source(source, ContractionShapeError=ContractionShapeError)
+    return compile_source(_check_source(spec, letters, scalars), ContractionShapeError=ContractionShapeError)
 
 
 # ---- NumPy, and the adjoints in NumPy ------------------------------------------------------------

@@ -94,6 +94,7 @@ class ControlFlowMixin:
             current = self.eval(gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None))
             if isinstance(current, Dyn):
                 value = self.eval(node.value)
+                self.refuse_in_place(node, node.op, current.aval, value)
                 check = checks.binop(node.op, current, value)
                 if (check is not None and check[0] != "check_broadcast") or \
                         not self.updates_in_its_dtype(node.op, current, value):  # ``s /= d``, ``@=``, ``t += 0.5``
@@ -118,6 +119,7 @@ class ControlFlowMixin:
             if isinstance(base, Dyn):
                 index = self.eval(target.slice)
                 value = self.eval(node.value)
+                self.refuse_in_place(node, node.op, dtypes.index(base.aval, index), value)
                 operand = self.materialize(value)
                 if not self.builder.differentiated and (dtypes.aval_of(value) is None or
                                                         checks.is_array(dtypes.aval_of(value))):

@@ -124,6 +124,21 @@ class ExpressionsMixin:
             dtypes.widened_scalar(func, [aval, other], result) is None and \
             not dtypes.narrowed_operands(func, [aval, other], result)
 
+    def refuse_in_place(self, node: gast.stmt, op: gast.operator, target: Optional[AVal], value: Any) -> None:
+        """Refuse ``target op= value`` where NumPy refuses it: no loop for the dtypes (``b -= c`` of bools),
+        or an array updated in place with a result its dtype cannot hold under NumPy's ``casting='same_kind'``
+        (``i8 += 1.5``), which Numba would compute anyway, or crash on. A 0-d target is rebound, not updated
+        (``t += 0.5`` of a NumPy int makes a float), so only arrays are cast."""
+        other, symbol = dtypes.aval_of(value), f"`{dtypes.operator_symbol(op)}=`"
+        self.refuse_numpys_refusal(node, dtypes.BINOPS[type(op)], [target, other], symbol)
+        result = dtypes.binop(op, target, other, value)
+        if target is not None and target.ndim and result is not None and \
+                not np.can_cast(result.dtype, target.dtype, "same_kind"):
+            self.refuse_dtype(node, f"{symbol} into an array of {target.dtype} with a {result.dtype} result (NumPy "
+                              f"raises UFuncTypeError: casting='same_kind' cannot store it in place)",
+                              f"write a new array instead (x = x {dtypes.operator_symbol(op)} y), or cast the "
+                              f"operand to {target.dtype}")
+
     @staticmethod
     def updated_aval(op: gast.operator, current: Dyn, value: Any) -> Optional[AVal]:
         """The abstract value of ``current`` after ``current op= value`` in place."""
