@@ -5,7 +5,7 @@ Each snippet function of ``test_grad_rules`` is wrapped in a Hessian-vector prod
 ``numbax.grad(hvp)`` (the Hessian times ``v``) must match JAX's (float64) where JAX runs the snippet,
 and central finite differences of numbax's own gradient otherwise. The python backend checks the
 first snippet of every rule and every snippet of the rules whose gradients call the runtime helpers
-that ``rules_runtime`` differentiates (``RUNTIME``); the cpu backend, a selection of those. A rule
+that ``numbax.primitives.runtime_helpers`` differentiates (``RUNTIME``); the cpu backend, a selection of those. A rule
 whose gradient the outer reverse mode cannot read yet (``SECOND_ORDER_REFUSED``) must be refused at
 the inner call with a ``NumbaxDifferentiationError`` naming what its gradient uses.
 """
@@ -27,7 +27,7 @@ from test_grad_rules import SNIPPETS, _fn, _inputs  # noqa: E402
 # rule -> what its gradient uses that reverse mode cannot differentiate yet
 SECOND_ORDER_REFUSED = {}
 
-# rules whose gradients call rules_runtime's helpers (rt.unbroadcast, rt.unreduce with and without axes,
+# rules whose gradients call the runtime helpers (rt.unbroadcast, rt.unreduce with and without axes,
 # rt.reshape_like, rt.matmul_grad_a/b, rt.cumsum_grad, rt.dsinc, rt.concatenate_grad, ...): every snippet
 RUNTIME = ("operator.add", "operator.mul", "operator.truediv", "operator.pow", "operator.matmul", "numpy.sum",
            "numpy.mean", "numpy.max", "numpy.reshape", "numpy.dot", "numpy.broadcast_to", "numpy.cumsum",

@@ -11,7 +11,7 @@ rounding, JAX's ``random_gamma_grad`` series and continued fraction repeated her
 from __future__ import annotations
 
 from numbax.runtime.random.continuous import gamma_kernel, truncated_normal_kernel
-from numbax.transforms.grad.rules import defvjp
+from numbax.primitives.registry import defvjp
 
 
 @defvjp(truncated_normal_kernel)

@@ -201,7 +201,7 @@ def attach() -> None:
     and the rules of those that do (importing ``derivatives`` registers them)."""
     import numbax.random as random
     from numbax.random import derivatives, lowering_selection  # noqa: F401
-    from numbax.transforms.grad.rules import def_nondifferentiable
+    from numbax.primitives.registry import def_nondifferentiable
 
     def_nondifferentiable(*DRAWS.values())
     lowerings = {"split": _lower_split, "fold_in": _lower_fold_in, "uniform": _lower_uniform,

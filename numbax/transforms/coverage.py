@@ -25,7 +25,7 @@ _MODULES = (("numpy", np), ("numpy.linalg", np.linalg), ("math", math), ("builti
 def _runtime_names(key) -> list:
     """The user-facing names of a runtime stand-in: ``scipy.special.expit`` for ``rt.expit``."""
     from numbax.runtime import grad as grad_runtime, special
-    from numbax.transforms.grad.rules_numpy import SPLIT_RESULTS
+    from numbax.primitives.linalg import SPLIT_RESULTS
 
     if getattr(key, "__module__", None) == special.__name__ and key.__name__ in special.__all__:
         return [f"scipy.special.{key.__name__}"]
@@ -57,11 +57,12 @@ def coverage() -> Dict[str, Dict[str, bool]]:
     A non-differentiable function (``numpy.sign``, comparisons) counts as
     covered: its rule is that no derivative flows through it.
     """
-    from numbax.transforms.grad import differentiable  # noqa: F401  (registers the rules)
-    from numbax.transforms.grad.rules import VJP_RULES
+    from numbax.primitives.registry import REGISTRY
 
     out: Dict[str, Dict[str, bool]] = {}
-    for key in VJP_RULES:
+    for key, primitive in REGISTRY.items():
+        if primitive.vjp is None:
+            continue
         for name in _names_of(key):
             out.setdefault(name, {})["grad"] = True
     return dict(sorted(out.items()))

@@ -150,10 +150,22 @@ def argnums_of(program: Program) -> Tuple[int, ...]:
     return inexact or (0,)
 
 
+def jax_function(program: Program, module) -> Optional[Callable]:
+    """``prog_sum`` as JAX can run it: the program's own where it is functional, else its functional twin's
+    (``Program.jax_source``), else None."""
+    if program.functional:
+        return module.prog_sum
+    if program.jax_source is None:
+        return None
+    twin = loader.load(program.jax_source)
+    loader.unload(twin)  # the function keeps its module's globals
+    return twin.prog_sum
+
+
 def grad_reference(program: Program, module, argnums) -> Tuple[references.Reference, Optional[list]]:
     """What ``grad`` must give: the refusal JAX makes (a non-float output, an integer input), else central
-    differences, else (where they leave elements undecided, the value is finite and the program is functional)
-    JAX's gradient.
+    differences, else (where they leave elements undecided, the value is finite and JAX can run the
+    program or its functional twin) JAX's gradient.
 
     Returns ``(reference, None)`` for a refusal or JAX's value, ``(empty reference, differences)`` else.
     Differences come first because JAX's eager ``grad`` costs a second a program, central differences
@@ -171,15 +183,16 @@ def grad_reference(program: Program, module, argnums) -> Tuple[references.Refere
     # At a point where the value is infinite or NaN (a pole) there is no derivative: JAX's inf or nan there
     # is the order of its chain rule's products, not a reference
     finite = bool(np.all(np.isfinite(forward.value)))
-    if finite and program.functional and not all(decided.all() for _, decided in differences):
-        jax_ref = references.jax_gradient(module.prog_sum, program.args, argnums, forward.value)
+    jax_fn = jax_function(program, module)
+    if finite and jax_fn is not None and not all(decided.all() for _, decided in differences):
+        jax_ref = references.jax_gradient(jax_fn, program.args, argnums, forward.value)
         if jax_ref.value is not None:
             return jax_ref, None
     return references.Reference(), differences
 
 
 def check_grad(program: Program, module, backend: str, path: str) -> Outcome:
-    """``grad`` of ``prog_sum`` against central differences, or JAX (functional programs) at kinks."""
+    """``grad`` of ``prog_sum`` against central differences, or JAX (of the program or its twin) at kinks."""
     argnums = argnums_of(program)
     expected, fd = grad_reference(program, module, argnums)
     got, raised = _call("grad", lambda: numbax.grad(module.prog_sum, argnums=argnums, backend=backend),
@@ -212,14 +225,15 @@ def check_grad(program: Program, module, backend: str, path: str) -> Outcome:
 
 
 def _jax_convention(program: Program, module, argnums, got, single: bool) -> bool:
-    """Whether ``got``, away from the central differences, is JAX's gradient of a functional program with
+    """Whether ``got``, away from the central differences, is JAX's gradient of the program (or its twin) with
     NumPy's finite value: JAX's convention at a tie, which a function smooth around it does not follow
     (``np.minimum(np.abs(x), x ** 2)`` at 0 is ``x ** 2`` nearby, slope 0; JAX gives each operand of a tie
     half, 0.5 here), and which numbax follows."""
     forward = references.numpy_call(module.prog_sum, program.args)
-    if not program.functional or forward.error is not None or not np.all(np.isfinite(forward.value)):
+    jax_fn = jax_function(program, module)
+    if jax_fn is None or forward.error is not None or not np.all(np.isfinite(forward.value)):
         return False
-    jax_ref = references.jax_gradient(module.prog_sum, program.args, argnums, forward.value)
+    jax_ref = references.jax_gradient(jax_fn, program.args, argnums, forward.value)
     return jax_ref.value is not None and not any(
         difference(g, want, "jax", single=single) for g, want in zip(got, jax_ref.value))
 

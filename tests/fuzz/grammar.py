@@ -35,6 +35,7 @@ INDICES = {1: ("[0]", "[-1]", "[1]", "[2]"), 2: ("[1]", "[:, 0]", "[0, 1]", "[-1
 LOOP_UPDATES = ("{acc} + {e}", "{acc} * {e}", "np.tanh({acc}) + {e}", "np.sin({acc} * {e})",
                 "np.maximum({acc}, {e})", "{acc} - ({e}) * 0.5")
 MAX_SIZE = 36
+_AT = {"=": "set", "+=": "add", "*=": "multiply"}  # a subscript update as JAX's functional x.at[...] method
 OUTPUT_KINDS = {"b": "bool", "i": "integer", "f": "float", "c": "complex"}
 
 
@@ -42,7 +43,11 @@ OUTPUT_KINDS = {"b": "bool", "i": "integer", "f": "float", "c": "complex"}
 class Program:
     """A generated program: its source (``prog`` and ``prog_sum``, the scalar version ``grad`` takes), its
     example arguments, a batch of three examples for ``vmap``, the constructs it uses (``raises`` when
-    it was built to make NumPy raise) and whether it is functional (JAX can run it)."""
+    it was built to make NumPy raise), whether it is functional (JAX can run it), and ``jax_source``: the
+    same function as JAX can run it (``source`` itself where it is functional, else with each in-place
+    update written as a new value, ``x = np.sort(x)``, ``x = np.asarray(x).at[1:].set(e)``: JAX's
+    functional update, on a JAX array even where ``x`` was passed as NumPy's), or None where an updated
+    array shared memory with another name's (the update would change both, its twin only one)."""
 
     source: str
     args: tuple
@@ -50,6 +55,7 @@ class Program:
     in_axes: tuple
     tags: FrozenSet[str]
     functional: bool
+    jax_source: Optional[str] = None
 
     def __repr__(self) -> str:
         return f"{self.source}\n# args = {self.args!r}\n# tags = {sorted(self.tags)}"
@@ -96,6 +102,7 @@ class Writer:
         self.lines: List[str] = []
         self.tags: set = set()
         self.functional = True
+        self.twin: Optional[List[str]] = []  # the lines of jax_source, None once an update was aliased
         self.count = 0
         self.loop: Optional[Tuple[str, int]] = None  # (index name, trip count) inside a ``for ... range``
 
@@ -232,8 +239,13 @@ class Writer:
         return f"np.stack([{a}, {b}], axis={axis})", ta | tb | {"stack"}
 
     # -- statements -----------------------------------------------------------------------------------------
-    def attempt(self, lines: List[str], tags, functional: bool = True) -> bool:
-        """Keep ``lines`` if NumPy runs them on the example and every name keeps its shape and dtype."""
+    def attempt(self, lines: List[str], tags, functional: bool = True, twin: Optional[List[str]] = None,
+                updated: Optional[str] = None) -> bool:
+        """Keep ``lines`` if NumPy runs them on the example and every name keeps its shape and dtype.
+        ``twin`` is their functional spelling where they update the array ``updated`` in place."""
+        aliased = updated is not None and any(
+            isinstance(v, np.ndarray) and np.shares_memory(v, self.env[updated])
+            for n, v in self.env.items() if n != updated)
         env = copy.deepcopy(self.env)
         try:
             run_quietly(lambda: exec("\n".join(lines), {"np": np}, env))
@@ -245,6 +257,8 @@ class Writer:
             if name in self.env and signature(value) != signature(self.env[name]):
                 return False
         self.env, self.functional = env, self.functional and functional
+        if self.twin is not None:
+            self.twin = None if aliased or (not functional and twin is None) else self.twin + (twin or lines)
         self.lines += lines
         self.tags |= set(tags)
         return True
@@ -274,7 +288,8 @@ class Writer:
             return False
         text, _, tags = self.expr(1)
         op = self.draw(st.sampled_from(("+=", "-=", "*=", "/=")))
-        return self.attempt([f"{name} {op} {text}"], tags | {"augassign"}, functional=False)
+        return self.attempt([f"{name} {op} {text}"], tags | {"augassign"}, functional=False, updated=name,
+                            twin=[f"{name} = ({name} {op[0]} ({text})).astype({name}.dtype)"])
 
     def subscript_write(self) -> bool:
         name = self.target()
@@ -285,16 +300,19 @@ class Writer:
         text, _, tags = self.expr(1)
         op = self.draw(st.sampled_from(("=", "+=", "*=")))
         return self.attempt([f"{name}{sub} {op} {text}"], tags | {"subscript_write"} | slice_tags(sub),
-                            functional=False)
+                            functional=False, updated=name,
+                            twin=[f"{name} = np.asarray({name}).at{sub}.{_AT[op]}({text})"])
 
     def method(self) -> bool:
         name = self.target()
         if name is None:
             return False
         if self.draw(st.booleans()):
-            return self.attempt([f"{name}.sort()"], {"sort", "inplace_method"}, functional=False)
+            return self.attempt([f"{name}.sort()"], {"sort", "inplace_method"}, functional=False, updated=name,
+                                twin=[f"{name} = np.sort({name})"])
         constant = self.draw(st.sampled_from(CONSTANTS))
-        return self.attempt([f"{name}.fill({constant})"], {"fill", "inplace_method"}, functional=False)
+        return self.attempt([f"{name}.fill({constant})"], {"fill", "inplace_method"}, functional=False,
+                            updated=name, twin=[f"{name} = np.full_like({name}, {constant})"])
 
     def condition(self) -> Tuple[str, FrozenSet[str]]:
         text, _, tags = self.expr(1, lambda v: np.asarray(v).dtype.kind != "c")
@@ -344,7 +362,9 @@ class Writer:
             if np.ndim(self.env[acc]) == 1 and np.shape(self.env[acc])[0] >= trips and self.draw(st.booleans()):
                 text, tags = self.update(f"{acc}[i]", {"i": 0})
                 return self.attempt([f"for i in range({trips}):", f"    {acc}[i] = {text}"],
-                                    tags | {"for_range", "subscript_write"}, functional=False)
+                                    tags | {"for_range", "subscript_write"}, functional=False, updated=acc,
+                                    twin=[f"for i in range({trips}):",
+                                          f"    {acc} = np.asarray({acc}).at[i].set({text})"])
             text, tags = self.update(acc, {"i": 0})
             return self.attempt([f"for i in range({trips}):", f"    {acc} = {text}"], tags | {"for_range"})
         finally:
@@ -446,4 +466,5 @@ def programs(draw, max_statements: int = 4) -> Program:
     scalar_form = "{}" if raises else draw(st.sampled_from(SCALAR_FORMS[np.asarray(value).dtype.kind]))
     batch = tuple(np.stack([e[k] for e in examples]) if k < 2 else examples[0][k] for k in range(3))
     return Program(source=_source(writer.lines, result, scalar_form), args=examples[0], batch=batch,
-                   in_axes=(0, 0, None), tags=frozenset(writer.tags | tags), functional=writer.functional)
+                   in_axes=(0, 0, None), tags=frozenset(writer.tags | tags), functional=writer.functional,
+                   jax_source=None if writer.twin is None else _source(writer.twin, result, scalar_form))

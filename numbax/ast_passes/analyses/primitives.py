@@ -16,6 +16,7 @@ import gast
 import numpy as np
 
 from numbax import runtime as _runtime
+from numbax.primitives.registry import method_key
 
 _MODULES = {"np": np, "math": math, "rt": _runtime}
 
@@ -28,11 +29,6 @@ class Application:
     name: str
     args: List[gast.expr]
     keywords: Dict[str, gast.expr]
-
-
-def method_key(name: str):
-    """The table key of an array method or attribute (``x.sum``, ``x.T``)."""
-    return ("method", name)
 
 
 def _dotted(node: gast.expr) -> Optional[str]:

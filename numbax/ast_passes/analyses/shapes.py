@@ -6,9 +6,11 @@ offset)``: the length ``symbol + offset``, with the symbol ``"x.0"`` for the
 first dim of parameter ``x`` (lengths are never negative, so ``x[1:]`` and
 ``x[:-1]`` of a 1-D ``x`` both have the dim ``("x.0", -1)``). Only shapes that
 hold on every path are kept; a name it cannot work out is absent. Rules:
-elementwise operations broadcast (a scalar keeps the array's shape, equal
-shapes stay), basic slicing with constant bounds, reductions over everything
-or one constant axis, ``@``/``np.dot`` and ``.T``. A value assigned once,
+operators broadcast (a scalar keeps the array's shape, equal shapes stay),
+basic slicing with constant bounds, ``@`` and ``.T``; a call's shape is its
+primitive's ``shape`` rule in the registry (``numbax.primitives``: elementwise
+functions broadcast, reductions over everything or one constant axis drop
+it, ``np.dot`` contracts), and unknown without one. A value assigned once,
 outside loops, whose shape the rules cannot work out (``a + b`` of unrelated
 shapes) gets symbols of its own, ``"v.0"``, so what is computed from it
 elementwise is known to share its shape.
@@ -27,16 +29,12 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
-from numbax.ast_passes.analyses.avals import _ELEMENTS, _REDUCTIONS, _elementwise, _given_axis, row_store, tape_of
+from numbax.ast_passes.analyses.avals import _ELEMENTS, row_store, tape_of
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
-
-Dim = Tuple[str, int]
-Shape = Tuple[Dim, ...]
-_SCALAR: Shape = ()
-_SAME_SHAPE = {"abs", "absolute", "negative", "positive", "sign", "floor", "ceil", "square", "copy", "clip",
-               "maximum", "minimum", "fmax", "fmin", "power", "where", "copy_of", "zeros_like", "ones_like",
-               "abs_slope", "power_exponent"}
+from numbax.primitives import symbolic
+from numbax.primitives.registry import entry
+from numbax.primitives.symbolic import SCALAR, Dim, Shape, broadcast, matmul
 
 
 def dim_length(dim: Dim, params) -> Optional[gast.expr]:
@@ -64,32 +62,6 @@ def plus(node: gast.expr, offset: int) -> gast.expr:
     return gast.BinOp(left=node, op=op, right=gast.Constant(value=abs(offset), kind=None))
 
 
-def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
-    """The shape of an elementwise result, NumPy's rules from the right: scalars and missing leading axes take
-    the other operands' dims, equal dims stay; two different dims are unknown (one may be a length 1), unless
-    ``assumed_equal`` is collecting and may take them as equal."""
-    arrays = [s for s in shapes if s != _SCALAR]
-    if None in arrays:
-        return None
-    if not arrays:
-        return _SCALAR
-    out = list(max(arrays, key=len))
-    for shape in arrays:
-        for k in range(1, len(shape) + 1):
-            if shape[-k] != out[-k] and not _assume(shape[-k], out[-k]):
-                return None
-    return tuple(out)
-
-
-def _assume(a: Dim, b: Dim) -> bool:
-    """Whether ``a`` and ``b`` may be taken as equal: both whole dims of parameters (a guard at the entry
-    will check them) while ``assumed_equal`` collects; the pair is recorded."""
-    if _COLLECTING is None or a[1] or b[1] or not (a[0] in _COLLECTING.symbols and b[0] in _COLLECTING.symbols):
-        return False
-    _COLLECTING.pairs.add(tuple(sorted((a[0], b[0]))))
-    return True
-
-
 def _slice(dim: Dim, part: gast.Slice) -> Optional[Dim]:
     """The dim of ``x[lower:upper]`` along ``dim``, for constant bounds that stay inside it."""
     if part.step is not None:
@@ -115,7 +87,7 @@ def expr_shape(node: gast.expr, env: Dict[str, Optional[Shape]], avals: Dict[str
     """The symbolic shape of ``node`` given the shapes of the names it reads (None: unknown)."""
     avals = avals or {}
     if isinstance(node, gast.Constant):
-        return _SCALAR if isinstance(node.value, (int, float, bool)) else None
+        return SCALAR if isinstance(node.value, (int, float, bool)) else None
     if isinstance(node, gast.Name):
         return env.get(node.id)
     if isinstance(node, (gast.BinOp, gast.Compare)) and not isinstance(getattr(node, "op", None), gast.MatMult):
@@ -129,15 +101,15 @@ def expr_shape(node: gast.expr, env: Dict[str, Optional[Shape]], avals: Dict[str
     if isinstance(node, gast.Subscript):
         return _subscript(node, env, avals)
     if isinstance(node, gast.Attribute) and node.attr in ("size", "ndim"):
-        return _SCALAR
+        return SCALAR
     if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) and node.value.attr == "shape" \
             and not isinstance(node.slice, (gast.Slice, gast.Tuple)):
-        return _SCALAR
+        return SCALAR
     if isinstance(node, gast.Attribute) and node.attr == "T":
         base = expr_shape(node.value, env, avals)
         return None if base is None else tuple(reversed(base))
     if isinstance(node, gast.BinOp):  # a @ b
-        return _matmul(expr_shape(node.left, env, avals), expr_shape(node.right, env, avals))
+        return matmul(expr_shape(node.left, env, avals), expr_shape(node.right, env, avals))
     if tape_of(node, "pop"):
         return env.get(tape_of(node, "pop") + _ELEMENTS)
     app = application(node) if isinstance(node, gast.Call) else None
@@ -164,57 +136,11 @@ def _subscript(node: gast.Subscript, env, avals) -> Optional[Shape]:
     return tuple(out) + base[len(elts):]
 
 
-def _matmul(a: Optional[Shape], b: Optional[Shape]) -> Optional[Shape]:
-    if a is None or b is None or not a or not b or len(a) > 2 or len(b) > 2:
-        return None
-    _assume(a[-1], b[0])  # they agree, or the product raised: what follows may take them as equal
-    return a[:-1] + b[1:]
-
-
 def _call(app, env, avals) -> Optional[Shape]:
-    key = app.key
-    name = key[1] if isinstance(key, tuple) else getattr(key, "__name__", "")
-    args = [expr_shape(a, env, avals) for a in app.args]
-    if name in ("dot", "matmul") and len(args) == 2:
-        return _matmul(*args)
-    if name in ("sum", "mean", "max", "min", "amax", "amin", "prod") and name in _REDUCTIONS and args:
-        return _reduction(args[0], app)
-    if name == "transpose" and len(args) == 1 and args[0] is not None:
-        return tuple(reversed(args[0]))
-    if name in ("unreduce", "unbroadcast") and len(args) > 1 and _axis_none(app.args[2:3]):
-        return args[1]
-    if name == "chooser_weights" and args and _axis_none(app.args[2:3]):
-        return args[0]
-    if name == "prod_others" and args:
-        return args[0]
-    if name in ("prod_others_vjp", "cumprod_grad") and len(args) > 1:
-        return args[1]
-    if name == "cumprod_grad_vjp" and len(args) > 2:
-        return args[2]
-    if name == "cumprod_jvp" and len(args) > 1 and _given_axis(app, 2):
-        return args[1]
-    if name == "index_added" and args:
-        return args[0]
-    if (name in _SAME_SHAPE or _elementwise(key)) and args and not app.keywords:
-        return broadcast(*args)
-    return None
-
-
-def _axis_none(axis) -> bool:
-    """An ``axis`` argument (a list of at most one node) that is absent or the constant None."""
-    return not axis or isinstance(axis[0], gast.Constant) and axis[0].value is None
-
-
-def _reduction(shape: Optional[Shape], app) -> Optional[Shape]:
-    axis = app.args[1] if len(app.args) > 1 else app.keywords.get("axis")
-    if set(app.keywords) - {"axis"} or len(app.args) > 2:
+    primitive = entry(app.key)
+    if primitive is None or primitive.shape is None:
         return None
-    if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
-        return _SCALAR
-    if shape is None or not (isinstance(axis, gast.Constant) and isinstance(axis.value, int)):
-        return None
-    k = axis.value % len(shape) if shape else None
-    return None if k is None else shape[:k] + shape[k + 1:]
+    return primitive.shape(app, [expr_shape(a, env, avals) for a in app.args])
 
 
 class _Infer:
@@ -238,7 +164,7 @@ class _Infer:
                 self.set(name, shape)
             elif isinstance(stmt, (gast.For, gast.While)):
                 if isinstance(stmt, gast.For):
-                    self.set(stmt.target.id, _SCALAR)
+                    self.set(stmt.target.id, SCALAR)
                 before = None
                 self.depth += 1
                 while before != self.env:  # to a fixpoint: shapes only ever become unknown
@@ -271,17 +197,6 @@ def infer(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple]
     return {k: v for k, v in env.items() if v is not None}
 
 
-class _Collecting:
-    """What ``assumed_equal`` gathers: the symbols it may equate, and the pairs it did."""
-
-    def __init__(self, symbols: Set[str]):
-        self.symbols = symbols
-        self.pairs: Set[Tuple[str, str]] = set()
-
-
-_COLLECTING: Optional[_Collecting] = None
-
-
 def assumed_equal(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str, tuple],
                   unchanged: Set[str]) -> Dict[str, str]:
     """Dims of the parameters ``unchanged`` (never reassigned) that the code takes as equal where it combines
@@ -291,15 +206,11 @@ def assumed_equal(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str
     Code generated with these shapes is right only when the dims are equal: ``guard`` writes the check
     that must run first.
     """
-    global _COLLECTING
     symbols = {f"{p}.{k}" for p, n in ndims.items() if p in unchanged for k in range(n)}
     same: Dict[str, str] = {}
     while True:
-        _COLLECTING = _Collecting(symbols)
-        try:
+        with symbolic.collecting(symbols) as pairs:
             infer(fdef, ndims, avals, same)
-        finally:
-            pairs, _COLLECTING = _COLLECTING.pairs, None
         merged = _classes(pairs, same)
         if merged == same:
             return same

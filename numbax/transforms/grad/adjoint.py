@@ -27,9 +27,9 @@ from numbax.ast_passes.analyses.nodes import rt_call as _rt
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import differentiable, recompute
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, FoldTests, bind_arguments, instantiate, lookup, \
-    undifferentiated
-from numbax.transforms.grad.rules_numpy import COMPLEX_VERIFIED, LIST_RESULTS
+from numbax.primitives.registry import NONDIFFERENTIABLE, entry, vjp_rule
+from numbax.primitives.shape_ops import LIST_RESULTS
+from numbax.primitives.templates import FoldTests, bind_arguments, instantiate, undifferentiated
 from numbax.transforms.grad.saves import Saves, popped_name
 
 _ALIASING = {"unbroadcast", "unreduce", "reshape_like", "transpose", "swapaxes", "broadcast_to", "real",
@@ -278,7 +278,7 @@ class Adjoint:
 
     def apply_rule(self, stmt: gast.stmt, x: str, value: gast.expr, g: gast.expr) -> List[gast.stmt]:
         app = primitives.application(value)
-        rule = lookup(app.key) if app else None
+        rule = vjp_rule(app.key) if app else None
         if rule is None or rule is NONDIFFERENTIABLE:
             if rule is NONDIFFERENTIABLE:
                 return []
@@ -315,7 +315,7 @@ class Adjoint:
         contributions = [(p, e) for p, e in contributions if p in wanted]
         param_avals = {p: self._aval_of(arg) for p, arg in bound.items()}
         param_avals["ans"] = self.avals.get(x)
-        if app.key not in COMPLEX_VERIFIED and any(a and a[0] == "c" for a in param_avals.values()):
+        if not getattr(entry(app.key), "complex_verified", False) and any(a and a[0] == "c" for a in param_avals.values()):
             raise NumbaxDifferentiationError(
                 f"numbax has no derivative of {app.name} for complex numbers checked against JAX's convention",
                 anno.getanno(stmt, anno.Key.ORIGIN),
@@ -365,7 +365,7 @@ class Adjoint:
                     stmt.targets[0].id in self.active and not isinstance(stmt.value, (gast.Name, gast.Subscript)) \
                     and _loads(stmt.value) & self.active and differentiable.is_differentiable(stmt.value):
                 app = primitives.application(stmt.value)
-                if app is None or lookup(app.key) is None:
+                if app is None or vjp_rule(app.key) is None:
                     self._no_rule(stmt, app)
             for field in ("body", "orelse"):
                 self.check_rules(getattr(stmt, field, []) or [])

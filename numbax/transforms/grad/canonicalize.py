@@ -461,7 +461,7 @@ def _split_results(value: gast.expr, count: Optional[int] = None):
     """
     from numbax.ast_passes.resolve import reference_node
     from numbax.ast_passes.analyses.primitives import application
-    from numbax.transforms.grad.rules_numpy import SPLIT_RESULTS
+    from numbax.primitives.linalg import SPLIT_RESULTS
 
     app = application(value) if isinstance(value, gast.Call) else None
     spellings = SPLIT_RESULTS.get(app.key) if app is not None and not isinstance(app.key, tuple) else None

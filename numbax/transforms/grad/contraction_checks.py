@@ -24,7 +24,8 @@ import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.nodes import rt_call
-from numbax.ast_passes.analyses.primitives import application, method_key
+from numbax.ast_passes.analyses.primitives import application
+from numbax.primitives.registry import method_key
 from numbax.errors import NumbaxDifferentiationError
 from numbax.runtime import contractions
 

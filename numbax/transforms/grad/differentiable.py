@@ -1,16 +1,15 @@
-"""differentiable: whether a right-hand side may carry a derivative, as reverse mode's rule table says.
+"""differentiable: whether a right-hand side may carry a derivative, as the primitive registry says.
 
 The activity analysis (``numbax.ast_passes.analyses.activity``) takes this
-predicate as a parameter: the analysis follows values, the table says which
-primitives stop a derivative. Importing this module registers the rules.
+predicate as a parameter: the analysis follows values, the registry's
+entries (``numbax.primitives``) say which primitives stop a derivative.
 """
 from __future__ import annotations
 
 import gast
 
 from numbax.ast_passes.analyses.primitives import application
-from numbax.transforms.grad import rules_numpy, rules_runtime  # noqa: F401  (registers the rules)
-from numbax.transforms.grad.rules import NONDIFFERENTIABLE, lookup
+from numbax.primitives.registry import NONDIFFERENTIABLE, vjp_rule
 
 _NONDIFF_ATTRIBUTES = ("shape", "ndim", "size", "dtype", "real_dtype", "itemsize", "nbytes", "strides")
 
@@ -27,4 +26,4 @@ def is_differentiable(value: gast.expr) -> bool:
     app = application(value)
     if app is None:
         return True
-    return lookup(app.key) is not NONDIFFERENTIABLE
+    return vjp_rule(app.key) is not NONDIFFERENTIABLE

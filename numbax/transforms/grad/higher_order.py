@@ -31,10 +31,9 @@ from numbax.ast_passes.analyses.nodes import own_expressions
 from numbax.ast_passes.analyses.primitives import application
 from numbax.errors import NumbaxDifferentiationError
 from numbax.origin import Origin
-from numbax.transforms.grad import rules_runtime  # noqa: F401  (registers the rules it looks up)
-from numbax.transforms.grad.rules import lookup
+from numbax.primitives.registry import vjp_rule
 
-# helper -> (position, name, values of one argument that its rule in rules_runtime covers)
+# helper -> (position, name, values of one argument that its rule in numbax.primitives.runtime_helpers covers)
 _PARTIAL_RULES = {"norm_grad": (3, "ord", (None, 1, 2, "fro"))}
 _HINT = ("differentiate once and take finite differences of numbax.grad for this second derivative, or write "
          "the inner function without it ({})")
@@ -67,7 +66,7 @@ def _problem(stmt: gast.stmt) -> Optional[tuple]:
         if helper in _PARTIAL_RULES and not _covered(app, *_PARTIAL_RULES[helper]):
             return (f"rt.{helper} with this {_PARTIAL_RULES[helper][1]}, which its derivative rule does not cover",
                     f"use {_PARTIAL_RULES[helper][1]} in {_PARTIAL_RULES[helper][2]}")
-        if app is not None and lookup(app.key) is None:
+        if app is not None and vjp_rule(app.key) is None:
             return (f"rt.{helper}, which has no derivative rule yet", "see numbax.coverage() for the functions "
                     "whose gradients can be differentiated")
     return None

@@ -1,6 +1,6 @@
-"""The reverse-mode rule table: one adjoint template per primitive, and how a template is instantiated.
+"""templates: derivative rules written as short Python functions, parsed once and instantiated per call.
 
-A rule is a short Python function used as a template, in Tangent's style::
+A rule is a template in Tangent's style::
 
     @defvjp(np.tanh)
     def tanh(g, ans, x):
@@ -12,9 +12,8 @@ position with the primitive's defaults. ``d[x] = e`` adds ``e`` to the adjoint
 of whatever the call passed as ``x``; ``d[x] = None`` states that no derivative
 flows to ``x`` (``np.where``'s condition); plain assignments introduce
 temporaries. A differentiated value passed as a parameter the rule says neither
-of is refused (``undifferentiated``).
-Families of primitives get their rules from one helper (``def_nondifferentiable``,
-``def_linear_in``). Templates are parsed once, on first use.
+of is refused (``undifferentiated``). The templates live in the primitive
+registry (``numbax.primitives``); this module parses and instantiates them.
 """
 from __future__ import annotations
 
@@ -26,18 +25,6 @@ import textwrap
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import gast
-
-# key (a NumPy callable, a gast operator class, or a ("method", name) pair) -> Rule | NONDIFFERENTIABLE
-VJP_RULES: Dict[Any, Any] = {}
-
-
-class _Nondifferentiable:
-    def __repr__(self):
-        return "NONDIFFERENTIABLE"
-
-
-NONDIFFERENTIABLE = _Nondifferentiable()
-
 
 @dataclasses.dataclass
 class Template:
@@ -101,36 +88,6 @@ def undifferentiated(key: Any, template: Template, active_params) -> List[str]:
     if getattr(key, "__module__", "").startswith("numbax.runtime"):
         return []
     return sorted(p for p in active_params if p not in template.differentiated | template.no_derivative)
-
-
-def defvjp(*keys: Any) -> Callable[[Callable], Callable]:
-    """Register the decorated template as the reverse-mode rule of every key."""
-    def register(fn: Callable) -> Callable:
-        rule = Rule(fn)
-        for key in keys:
-            VJP_RULES[key] = rule
-        return fn
-
-    return register
-
-
-def def_nondifferentiable(*keys: Any) -> None:
-    """Primitives whose results carry no derivative (comparisons, rounding, indices)."""
-    for key in keys:
-        VJP_RULES[key] = NONDIFFERENTIABLE
-
-
-def lookup(key: Any) -> Any:
-    """The rule for ``key``: a ``Rule``, ``NONDIFFERENTIABLE``, or ``None`` when there is none."""
-    return VJP_RULES.get(key)
-
-
-@dataclasses.dataclass
-class Contribution:
-    """``d[target] += value`` for one operand of a primitive."""
-
-    target: str
-    value: gast.expr
 
 
 def bind_arguments(template: Template, args: List[gast.expr], keywords: Dict[str, gast.expr]) -> Dict[str, gast.expr]:
@@ -227,11 +184,3 @@ def instantiate(template: Template, mapping: Dict[str, gast.expr],
         else:
             raise ValueError(f"rule {template.name}: unsupported statement")
     return statements, contributions
-
-
-def names_read(template: Template) -> set:
-    """Every name the template's expressions read (to know which primal values a rule needs)."""
-    out = set()
-    for stmt in template.body:
-        out |= {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
-    return out

@@ -1,4 +1,5 @@
-"""Reverse-mode rules for the runtime helpers that adjoint code calls: what a second derivative reads.
+"""The runtime helpers that generated code calls: their abstract values, and the reverse-mode rules a second
+derivative reads.
 
 A gradient generated at a ``numbax.grad`` call inside a differentiated function
 becomes part of that function (``nested``), so the outer reverse mode meets the
@@ -13,7 +14,10 @@ rule here is refused by ``higher_order.check`` at the user's call.
 """
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 from numbax import runtime as rt
-from numbax.transforms.grad.rules import def_nondifferentiable, defvjp
+from numbax.primitives import kinds, symbolic
+from numbax.primitives.registry import def_nondifferentiable, define, defvjp
+from numbax.runtime import batching, checks, debug, scan
+from numbax.runtime import identity as identities
 
 
 @defvjp(rt.unbroadcast)
@@ -244,3 +248,55 @@ def einsum_vjp(g, ans, cotangent, k, subscripts, x, y=None, z=None):
         rt.einsum_vjp(cotangent, 1, subscripts, x, y, g)
     d[z] = rt.einsum_vjp(cotangent, 2, subscripts, g, y, z) if k == 0 else \
         rt.einsum_vjp(cotangent, 2, subscripts, x, g, z) if k == 1 else rt.zeros_like(z)
+
+
+# Helpers of no derivative of their own: what reverse mode and the random numbers' lowering call for
+# effects, checks and bookkeeping
+def_nondifferentiable(identities.stop_gradient, scan.stack_buffer, batching.batch_size, debug.debug_print,
+                      debug.debug_callback, *(getattr(checks, name) for name in checks.__all__))
+
+
+# Abstract values and shapes of the helpers reverse mode writes (their first arguments are cotangents)
+
+
+def _float_like(cotangent: int, like: int, axis_at: int = None):
+    """A float of the promoted kind of arguments ``0 .. cotangent``, with argument ``like``'s ndim (flat,
+    where ``axis_at`` names no axis)."""
+    def rule(app, args):
+        if len(args) <= max(cotangent, like) or not kinds.known(*args[:max(cotangent, like) + 1]):
+            return None
+        kind = kinds.promote(*(a[0] for a in args[:cotangent + 1]), "f")
+        if axis_at is not None and not kinds.given_axis(app, axis_at):
+            return (kind, 1)
+        return (kind, args[like][1])
+
+    return rule
+
+
+def _unbroadcast(app, args):
+    """The cotangent (a float at least) summed down to the operand's ndim."""
+    if len(args) > 1 and kinds.known(args[0], args[1]):
+        return (kinds.promote(args[0][0], "f"), args[1][1])
+    return None
+
+
+def _scalar_output(app, args):
+    """grad's output, checked to be a number."""
+    return (args[0][0], 0) if args and args[0] else None
+
+
+def _chooser_weights(app, args):
+    return ("f", args[0][1]) if args and args[0] else None
+
+
+define(rt.unbroadcast, rt.unreduce, aval=_unbroadcast, shape=symbolic.same_as(1, axis_at=2))
+define(rt.reserve_rows, rt.grow_rows, rt.real_output, aval=kinds.same_as(0))
+define(rt.index_added, aval=kinds.same_as(0), shape=symbolic.same_as(0))
+define(rt.scalar_output, aval=_scalar_output)
+define(rt.chooser_weights, aval=_chooser_weights, shape=symbolic.same_as(0, axis_at=2))
+define(rt.prod_others, aval=_float_like(0, 0), shape=symbolic.same_as(0))
+define(rt.prod_others_vjp, rt.cumprod_grad, aval=_float_like(1, 1), shape=symbolic.same_as(1))
+define(rt.cumprod_grad_vjp, aval=_float_like(2, 2), shape=symbolic.same_as(2))
+define(rt.cumprod_jvp, aval=_float_like(1, 1, axis_at=2), shape=symbolic.same_as(1, axis_at=2, axis_given=True))
+define(rt.copy_of, rt.abs_slope, rt.power_exponent, rt.zeros_like, rt.ones_like, rt.maximum, rt.minimum,
+       aval=kinds.elementwise(), shape=symbolic.elementwise)

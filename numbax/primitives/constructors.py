@@ -1,0 +1,72 @@
+"""Array constructors: those whose values come from their arguments, and those of no derivative."""
+# flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
+import builtins
+
+import gast
+import numpy as np
+
+from numbax import runtime as rt
+from numbax.primitives import kinds, symbolic
+from numbax.primitives.registry import def_nondifferentiable, define, defvjp
+
+
+def _filled(dtype_position):
+    """``np.zeros(shape, dtype)``: as many axes as the shape has (a number: one), of the dtype's kind, float
+    without one; ``dtype_position`` is where the dtype may stand positionally."""
+    def rule(app, args):
+        shape = kinds.argument(app, 0, "shape")
+        dtype = kinds.argument(app, dtype_position, "dtype")
+        kind = "f" if dtype is None else kinds.dtype_kind(dtype)
+        if kind is None:
+            return None
+        if isinstance(shape, gast.Tuple):
+            return (kind, len(shape.elts))
+        return (kind, 1) if app.args and args[0] == ("i", 0) else None
+
+    return rule
+
+
+def _like(app, args):
+    """``np.zeros_like(a)``: ``a``'s abstract value, or ``dtype=``'s kind at ``a``'s ndim."""
+    if not args or args[0] is None:
+        return None
+    dtype = app.keywords.get("dtype")
+    if dtype is None:
+        return args[0]
+    kind = kinds.dtype_kind(dtype)
+    return (kind, args[0][1]) if kind is not None else None
+
+
+def _arange(app, args):
+    """One axis, of the arguments' promoted kind (or ``dtype=``'s)."""
+    if "dtype" in app.keywords:
+        kind = kinds.dtype_kind(app.keywords["dtype"])
+        return (kind, 1) if kind is not None else None
+    return (kinds.promote("i", *(a[0] for a in args)), 1) if kinds.known(*args) else None
+
+
+@defvjp(np.linspace, aval=kinds.constant("f", 1))
+def linspace(g, ans, start, stop, num=50, endpoint=True):
+    w = rt.linspace_weights(num, endpoint)
+    d[start] = np.sum(g * (1.0 - w))
+    d[stop] = np.sum(g * w)
+
+
+@defvjp(np.full, aval=_filled(2))
+def full(g, ans, shape, fill_value, dtype=None, order="C"):
+    d[fill_value] = rt.unbroadcast(g, fill_value)
+
+
+@defvjp(np.full_like, aval=_like)
+def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    d[a] = None
+    d[fill_value] = rt.unbroadcast(g, fill_value)
+
+
+def_nondifferentiable(np.zeros, np.ones, np.empty, aval=_filled(1))
+def_nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, aval=_like)
+define(np.zeros_like, np.ones_like, shape=symbolic.elementwise)
+def_nondifferentiable(np.eye, np.identity, aval=kinds.constant("f", 2))
+def_nondifferentiable(np.shape, np.ndim, np.size, builtins.range, np.argsort, np.argwhere, np.nonzero,
+                      np.searchsorted)
+define(np.arange, aval=_arange)

@@ -1,0 +1,382 @@
+"""Elementwise primitives: Python's operators, NumPy's ufuncs, ``math``'s functions, comparisons and casts.
+
+Every ufunc and ``math`` function is elementwise, with a float result (its abstract value) and the
+broadcast of its operands' shapes, unless its entry below says more; its reverse-mode rule is the one
+written here, or none. Reverse-mode templates follow NumPy's parameter names, so keyword calls bind as
+NumPy binds them; broadcasting is undone by ``rt.unbroadcast``.
+"""
+# flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
+import builtins
+import math
+
+import gast
+import numpy as np
+
+from numbax.primitives import kinds, symbolic
+from numbax.primitives.registry import def_methods, def_nondifferentiable, define, defvjp, method_key
+
+_UFUNCS = [fn for fn in vars(np).values() if isinstance(fn, np.ufunc) and fn.signature is None]  # not matmul
+_MATH = [fn for name, fn in vars(math).items() if callable(fn) and not name.startswith("_")]
+define(*_UFUNCS, *_MATH, aval=kinds.elementwise("f"), shape=symbolic.elementwise)
+
+_SAME = dict(aval=kinds.elementwise(), shape=symbolic.elementwise)  # the operands' promoted kind
+_FLOAT = dict(aval=kinds.elementwise("f"), shape=symbolic.elementwise)
+_BOOL = dict(aval=kinds.elementwise("b"), shape=symbolic.elementwise)
+
+# ---------------------------------------------------------------------------
+# Operators and their ufuncs
+
+
+@defvjp(gast.Add, np.add, **_SAME)
+def add(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g, x1)
+    d[x2] = rt.unbroadcast(g, x2)
+
+
+@defvjp(gast.Sub, np.subtract, **_SAME)
+def subtract(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g, x1)
+    d[x2] = rt.unbroadcast(-g, x2)
+
+
+@defvjp(gast.Mult, np.multiply, **_SAME)
+def multiply(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g * x2, x1)
+    d[x2] = rt.unbroadcast(g * x1, x2)
+
+
+@defvjp(gast.Div, np.divide, np.true_divide, **_FLOAT)
+def divide(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g / x2, x1)
+    d[x2] = rt.unbroadcast(-g * ans / x2, x2)
+
+
+@defvjp(gast.Pow, np.power, math.pow, **_SAME)
+def power(g, ans, x1, x2):
+    """JAX's conventions at ``x1 == 0``: ``x1 ** 0`` for an integer 0 has derivative 0, and the exponent's
+    derivative is 0 there (``log`` of 1 in place of 0)."""
+    d[x1] = rt.unbroadcast(g * x2 * x1 ** rt.power_exponent(x2), x1)
+    d[x2] = rt.unbroadcast(g * ans * np.log(x1 * (x1 != 0) + (x1 == 0)), x2)
+
+
+define(math.pow, **_FLOAT)  # always a float
+
+
+@defvjp(gast.USub, np.negative, **_SAME)
+def negative(g, ans, x):
+    d[x] = -g
+
+
+@defvjp(gast.UAdd, np.positive, np.copy, np.asarray, np.array, np.ascontiguousarray, float, np.float64, np.float32,
+        aval=kinds.elementwise())
+def identity(g, ans, x):
+    d[x] = g
+
+
+define(np.positive, np.copy, shape=symbolic.elementwise)
+define(float, aval=kinds.constant("f", 0))
+_SCALAR_TYPES = sorted({t for t in np.sctypeDict.values() if issubclass(t, np.generic)}, key=lambda t: t.__name__)
+for _type in _SCALAR_TYPES:
+    define(_type, aval=kinds.cast(_type))
+
+
+# ---------------------------------------------------------------------------
+# Elementwise functions of one argument
+
+
+@defvjp(np.exp, math.exp, **_FLOAT)
+def exp(g, ans, x):
+    d[x] = g * ans
+
+
+@defvjp(np.exp2, **_FLOAT)
+def exp2(g, ans, x):
+    d[x] = g * ans * 0.6931471805599453
+
+
+@defvjp(np.expm1, math.expm1, **_FLOAT)
+def expm1(g, ans, x):
+    d[x] = g * (ans + 1.0)
+
+
+@defvjp(np.log, math.log, **_FLOAT)
+def log(g, ans, x):
+    d[x] = g / x
+
+
+@defvjp(np.log2, math.log2, **_FLOAT)
+def log2(g, ans, x):
+    d[x] = g / (x * 0.6931471805599453)
+
+
+@defvjp(np.log10, math.log10, **_FLOAT)
+def log10(g, ans, x):
+    d[x] = g / (x * 2.302585092994046)
+
+
+@defvjp(np.log1p, math.log1p, **_FLOAT)
+def log1p(g, ans, x):
+    d[x] = g / (1.0 + x)
+
+
+@defvjp(np.sqrt, math.sqrt, **_FLOAT)
+def sqrt(g, ans, x):
+    d[x] = g * 0.5 / ans
+
+
+@defvjp(np.cbrt, **_FLOAT)
+def cbrt(g, ans, x):
+    d[x] = g / (3.0 * ans * ans)
+
+
+@defvjp(np.square, **_SAME)
+def square(g, ans, x):
+    d[x] = g * 2.0 * x
+
+
+@defvjp(np.reciprocal, **_FLOAT)
+def reciprocal(g, ans, x):
+    d[x] = -g * ans * ans
+
+
+@defvjp(np.sin, math.sin, **_FLOAT)
+def sin(g, ans, x):
+    d[x] = g * np.cos(x)
+
+
+@defvjp(np.cos, math.cos, **_FLOAT)
+def cos(g, ans, x):
+    d[x] = -g * np.sin(x)
+
+
+@defvjp(np.tan, math.tan, **_FLOAT)
+def tan(g, ans, x):
+    d[x] = g * (1.0 + ans * ans)
+
+
+@defvjp(np.arcsin, math.asin, **_FLOAT)
+def arcsin(g, ans, x):
+    d[x] = g / np.sqrt(1.0 - x * x)
+
+
+@defvjp(np.arccos, math.acos, **_FLOAT)
+def arccos(g, ans, x):
+    d[x] = -g / np.sqrt(1.0 - x * x)
+
+
+@defvjp(np.arctan, math.atan, **_FLOAT)
+def arctan(g, ans, x):
+    d[x] = g / (1.0 + x * x)
+
+
+@defvjp(np.sinh, math.sinh, **_FLOAT)
+def sinh(g, ans, x):
+    d[x] = g * np.cosh(x)
+
+
+@defvjp(np.cosh, math.cosh, **_FLOAT)
+def cosh(g, ans, x):
+    d[x] = g * np.sinh(x)
+
+
+@defvjp(np.tanh, math.tanh, **_FLOAT)
+def tanh(g, ans, x):
+    d[x] = g * (1.0 - ans * ans)
+
+
+@defvjp(np.arcsinh, math.asinh, **_FLOAT)
+def arcsinh(g, ans, x):
+    d[x] = g / np.sqrt(x * x + 1.0)
+
+
+@defvjp(np.arccosh, math.acosh, **_FLOAT)
+def arccosh(g, ans, x):
+    d[x] = g / np.sqrt(x * x - 1.0)
+
+
+@defvjp(np.arctanh, math.atanh, **_FLOAT)
+def arctanh(g, ans, x):
+    d[x] = g / (1.0 - x * x)
+
+
+@defvjp(np.abs, np.absolute, np.fabs, abs, math.fabs, aval=kinds.elementwise(real=True), shape=symbolic.elementwise)
+def absolute(g, ans, x):
+    d[x] = np.conj(g * rt.abs_slope(x))
+
+
+define(np.fabs, math.fabs, **_FLOAT)
+
+
+# ---------------------------------------------------------------------------
+# Complex numbers, in JAX's convention: a holomorphic function's cotangent is ``g * f'(z)`` (the rules
+# above), and a real function of ``z`` sends back the conjugate of its derivative along the real axis
+# (``np.abs``, ``np.var``, ``np.linalg.norm``); ``np.conj`` is dropped where the operand is real.
+
+
+@defvjp(np.real, method_key("real"), aval=kinds.elementwise(real=True))
+def real(g, ans, val):
+    d[val] = g
+
+
+@defvjp(np.imag, method_key("imag"), aval=kinds.elementwise(real=True))
+def imag(g, ans, val):
+    d[val] = -1j * g
+
+
+@defvjp(np.conj, np.conjugate, method_key("conj"), method_key("conjugate"), **_SAME)
+def conj(g, ans, x):
+    d[x] = np.conj(g)
+
+
+@defvjp(np.angle, aval=kinds.elementwise("f", real=True), shape=symbolic.elementwise)
+def angle(g, ans, z, deg=False):
+    d[z] = -1j * g / z
+
+
+@defvjp(np.sinc)
+def sinc(g, ans, x):
+    d[x] = g * rt.dsinc(x)
+
+
+# ---------------------------------------------------------------------------
+# Elementwise functions of two arguments
+
+
+@defvjp(np.arctan2, math.atan2, **_FLOAT)
+def arctan2(g, ans, x1, x2):
+    r = x1 * x1 + x2 * x2
+    d[x1] = rt.unbroadcast(g * x2 / r, x1)
+    d[x2] = rt.unbroadcast(-g * x1 / r, x2)
+
+
+@defvjp(np.hypot, math.hypot, **_FLOAT)
+def hypot(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g * x1 / ans, x1)
+    d[x2] = rt.unbroadcast(g * x2 / ans, x2)
+
+
+@defvjp(np.logaddexp, **_FLOAT)
+def logaddexp(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g * np.exp(x1 - ans), x1)
+    d[x2] = rt.unbroadcast(g * np.exp(x2 - ans), x2)
+
+
+@defvjp(np.logaddexp2, **_FLOAT)
+def logaddexp2(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g * np.exp2(x1 - ans), x1)
+    d[x2] = rt.unbroadcast(g * np.exp2(x2 - ans), x2)
+
+
+@defvjp(np.maximum, **_SAME)
+def maximum(g, ans, x1, x2):
+    """Ties share the cotangent equally (JAX's and autograd's convention)."""
+    d[x1] = rt.unbroadcast(g * ((x1 > x2) + 0.5 * (x1 == x2)), x1)
+    d[x2] = rt.unbroadcast(g * ((x2 > x1) + 0.5 * (x1 == x2)), x2)
+
+
+@defvjp(np.minimum, **_SAME)
+def minimum(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g * ((x1 < x2) + 0.5 * (x1 == x2)), x1)
+    d[x2] = rt.unbroadcast(g * ((x2 < x1) + 0.5 * (x1 == x2)), x2)
+
+
+@defvjp(np.fmax, **_SAME)
+def fmax(g, ans, x1, x2):
+    """``x1`` where it is larger or ``x2`` is NaN, else ``x2`` (ties too), as JAX's ``where``."""
+    first = g * ((x1 > x2) | np.isnan(x2))
+    d[x1] = rt.unbroadcast(first, x1)
+    d[x2] = rt.unbroadcast(g - first, x2)
+
+
+@defvjp(np.fmin, **_SAME)
+def fmin(g, ans, x1, x2):
+    first = g * ((x1 < x2) | np.isnan(x2))
+    d[x1] = rt.unbroadcast(first, x1)
+    d[x2] = rt.unbroadcast(g - first, x2)
+
+
+@defvjp(builtins.max, **_SAME)
+def builtin_max(g, ans, x1, x2):
+    """Python's ``max(x1, x2)`` is ``x2`` only where ``x2 > x1``: a tie is the first argument's."""
+    second = g * (x2 > x1)
+    d[x1] = g - second
+    d[x2] = second
+
+
+@defvjp(builtins.min, **_SAME)
+def builtin_min(g, ans, x1, x2):
+    second = g * (x2 < x1)
+    d[x1] = g - second
+    d[x2] = second
+
+
+@defvjp(np.clip, method_key("clip"), **_SAME)
+def clip(g, ans, a, a_min, a_max):
+    """``np.minimum(a_max, np.maximum(a_min, a))``, as JAX clips: a tie at a bound shares the cotangent."""
+    low = a if a_min is None else np.maximum(a, a_min)
+    through = g if a_max is None else g * ((low < a_max) + 0.5 * (low == a_max))
+    d[a] = rt.unbroadcast(through if a_min is None else through * ((a > a_min) + 0.5 * (a == a_min)), a)
+    d[a_min] = rt.unbroadcast(through * ((a_min > a) + 0.5 * (a == a_min)), a_min)
+    d[a_max] = rt.unbroadcast(g * ((a_max < low) + 0.5 * (low == a_max)), a_max)
+
+
+@defvjp(np.where, **_SAME)
+def where(g, ans, condition, x, y):
+    d[condition] = None
+    d[x] = rt.unbroadcast(np.where(condition, g, 0.0), x)
+    d[y] = rt.unbroadcast(np.where(condition, 0.0, g), y)
+
+
+@defvjp(gast.Mod, np.mod, np.remainder, **_SAME)
+def mod(g, ans, x1, x2):
+    d[x1] = rt.unbroadcast(g, x1)
+    d[x2] = rt.unbroadcast(-g * np.floor_divide(x1, x2), x2)
+
+
+# ---------------------------------------------------------------------------
+# No derivative: rounding, comparisons, logic, bits and casts to integers
+
+def_nondifferentiable(np.sign, np.floor, np.ceil, np.rint, np.trunc, gast.FloorDiv, gast.Invert, gast.BitAnd,
+                      gast.BitOr, gast.BitXor, gast.LShift, gast.RShift, np.bitwise_and, np.bitwise_or,
+                      np.bitwise_xor, np.invert, **_SAME)
+def_nondifferentiable(np.round, np.around, aval=kinds.elementwise())
+define(method_key("round"), aval=kinds.elementwise())
+def_nondifferentiable(np.fix, np.floor_divide)
+def_nondifferentiable(math.floor, math.ceil, math.trunc, aval=kinds.constant("i", 0), shape=symbolic.elementwise)
+
+
+def _round(app, args):
+    """Python's ``round(x)`` is an integer; ``round(x, ndigits)`` has ``x``'s kind."""
+    if len(args) == 1:
+        return ("i", 0)
+    return args[0] if args and args[0] is not None else None
+
+
+def_nondifferentiable(builtins.round, aval=_round)
+def_nondifferentiable(np.isnan, np.isinf, np.isfinite, math.isnan, math.isinf, math.isfinite, np.logical_and,
+                      np.logical_or, np.logical_not, np.logical_xor, np.equal, np.not_equal, np.less,
+                      np.less_equal, np.greater, np.greater_equal, builtins.bool, **_BOOL)
+def_nondifferentiable(np.isclose)
+def_nondifferentiable(np.allclose, np.array_equal, np.array_equiv, aval=kinds.constant("b", 0))
+def_nondifferentiable(np.int64, np.int32)
+def_nondifferentiable(gast.Not, gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq, gast.Is, gast.IsNot,
+                      gast.In, gast.NotIn, gast.And, gast.Or)
+
+
+def _integer(app, args):
+    """``len(x)`` and ``int(x)``: an integer (``int(s, base)`` is not numbax's)."""
+    return ("i", 0) if len(app.args) == 1 and not app.keywords else None
+
+
+def_nondifferentiable(builtins.len, builtins.int, aval=_integer)
+
+def_methods({"copy": np.copy})
+
+# Checked against JAX for complex operands (tests/test_grad_complex.py): reverse mode refuses any other
+# primitive that meets a complex value, rather than give a number in another convention.
+define(gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.USub, gast.UAdd, np.add, np.subtract, np.multiply,
+       np.divide, np.power, np.negative, np.positive, np.copy, np.asarray, np.array, np.ascontiguousarray, np.exp,
+       np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.square, np.reciprocal, np.sin, np.cos,
+       np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh,
+       np.abs, builtins.abs, np.real, np.imag, np.conj, np.angle, np.where, method_key("real"),
+       method_key("imag"), method_key("conj"), method_key("conjugate"), complex_verified=True)

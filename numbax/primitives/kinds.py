@@ -1,0 +1,148 @@
+"""kinds: the algebra that abstract-value rules are written in.
+
+An abstract value is ``(kind, ndim)``: the kind is ``"b"``, ``"i"``, ``"f"`` or ``"c"`` (bool, integer,
+float64, complex; unsigned integers count as integers), ordered so that promotion is the larger. A rule is
+``rule(app, args)``: the call (``app.args``, ``app.keywords`` are its argument nodes) and the abstract
+values of its positional arguments (None where unknown); it returns the result's, or None.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import gast
+import numpy as np
+
+Aval = Tuple[str, int]
+ORDER = "bifc"
+
+
+def promote(*kinds: str) -> str:
+    """The kind of a result computed from operands of ``kinds`` (NumPy's promotion between kinds)."""
+    return max(kinds, key=ORDER.index)
+
+
+def kind_of(dtype: np.dtype) -> Optional[str]:
+    """A dtype's kind (``u`` is ``i``); None for floats narrower than float64 (fusion relies on every float
+    it knows of being float64) and for what is not a number."""
+    kind = "i" if dtype.kind == "u" else dtype.kind
+    if kind == "f" and dtype != np.float64:
+        return None
+    return kind if kind in ORDER else None
+
+
+def dtype_kind(node: gast.expr) -> Optional[str]:
+    """The kind of a dtype spelled ``np.float64``, ``np.int64``, ... in generated code; else None."""
+    if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and node.value.id == "np":
+        try:
+            return kind_of(np.dtype(node.attr))
+        except TypeError:
+            return None
+    return None
+
+
+def is_none(node: Optional[gast.expr]) -> bool:
+    """An argument that is absent or the constant None."""
+    return node is None or isinstance(node, gast.Constant) and node.value is None
+
+
+def argument(app, position: int, keyword: str) -> Optional[gast.expr]:
+    """The argument node at ``position`` or passed as ``keyword``, else None."""
+    return app.args[position] if len(app.args) > position else app.keywords.get(keyword)
+
+
+def given_axis(app, position: int = 1) -> bool:
+    """Whether a call (``np.cumsum(a, 1)``, ``rt.cumsum(a, axis=0)``) names an axis at ``position`` or as
+    the keyword."""
+    return not is_none(argument(app, position, "axis"))
+
+
+def reduced_ndim(app, ndim: int, position: int = 1) -> int:
+    """The ndim of a reduction's result over ``axis`` (at ``position`` or the keyword), with ``keepdims``."""
+    axis = argument(app, position, "axis") if position is not None else app.keywords.get("axis")
+    keepdims = app.keywords.get("keepdims")
+    if isinstance(keepdims, gast.Constant) and keepdims.value is True:
+        return ndim
+    if is_none(axis):
+        return 0
+    return ndim - len(axis.elts) if isinstance(axis, gast.Tuple) else ndim - 1
+
+
+def known(*args: Optional[Aval]) -> bool:
+    """Whether every one of ``args`` is known (and there is at least one)."""
+    return bool(args) and None not in args
+
+
+def same_as(position: int):
+    """The rule ``the abstract value of argument position``."""
+    def rule(app, args):
+        return args[position] if len(args) > position else None
+
+    return rule
+
+
+def constant(kind: str, ndim: int):
+    """The rule ``always (kind, ndim)``."""
+    def rule(app, args):
+        return (kind, ndim)
+
+    return rule
+
+
+def elementwise(result: Optional[str] = None, real: bool = False):
+    """The rule of an elementwise function: the operands' promoted kind (at least float for ``result="f"``,
+    always ``result`` for ``"b"``; complex gives float with ``real``) at their largest ndim."""
+    def rule(app, args):
+        if not known(*args):
+            return None
+        kind = promote(*(a[0] for a in args))
+        if result == "b":
+            kind = "b"
+        elif result == "f":
+            kind = promote(kind, "f")
+        if real and kind == "c":
+            kind = "f"
+        return (kind, max(a[1] for a in args))
+
+    return rule
+
+
+def reduction(result: Optional[str] = None, real: bool = False, axis_position: Optional[int] = 1):
+    """The rule of a reduction over ``axis`` (positional at ``axis_position``, or the keyword): the operand's
+    kind (bools count as integers, as NumPy sums them; ``result`` ``"f"`` at least float, ``"i"``/``"b"``
+    always that; complex gives float with ``real``), the ndim that ``axis`` and ``keepdims`` leave."""
+    def rule(app, args):
+        if not args or args[0] is None:
+            return None
+        kind, ndim = args[0]
+        if result in ("i", "b"):
+            kind = result
+        elif result == "f":
+            kind = promote(kind, "f")
+        elif kind == "b":
+            kind = "i"
+        if real and kind == "c":
+            kind = "f"
+        return (kind, reduced_ndim(app, ndim, axis_position))
+
+    return rule
+
+
+def matmul(app, args) -> Optional[Aval]:
+    """``a @ b`` of vectors and matrices."""
+    if len(args) != 2 or not known(*args):
+        return None
+    (ka, na), (kb, nb) = args
+    ndim = {(2, 2): 2, (2, 1): 1, (1, 2): 1, (1, 1): 0}.get((na, nb))
+    return (promote(ka, kb), ndim) if ndim is not None else None
+
+
+def cast(scalar_type):
+    """The rule of a NumPy scalar type called on one value (``np.float64(x)``): its kind, the value's ndim."""
+    kind = kind_of(np.dtype(scalar_type))
+
+    def rule(app, args):
+        if len(args) != 1 or args[0] is None or kind is None:
+            return None
+        return (kind, args[0][1])
+
+    return rule

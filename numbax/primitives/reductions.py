@@ -1,0 +1,128 @@
+"""Reductions and scans: over everything or over ``axis``, with ``keepdims``, as NumPy's.
+
+Each entry keys NumPy's function, its array method and numbax's runtime stand-in (``rt.sum``, to which
+legalization lowers ``np.sum(a, axis)`` for Numba), which share the abstract value and the shape.
+"""
+# flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
+import builtins
+import math
+
+import numpy as np
+
+from numbax import runtime as rt
+from numbax.primitives import kinds, symbolic
+from numbax.primitives.registry import REGISTRY, def_methods, def_nondifferentiable, define, defvjp, method_key
+
+_SUM = dict(aval=kinds.reduction(), shape=symbolic.reduction)
+
+
+@defvjp(np.sum, **_SUM)
+def sum_(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[a] = rt.unreduce(g, a, axis, keepdims)
+
+
+@defvjp(np.mean, aval=kinds.reduction("f"), shape=symbolic.reduction)
+def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[a] = rt.unreduce(g, a, axis, keepdims) * (rt.size_of(ans) / rt.size_of(a))
+
+
+@defvjp(np.prod, **_SUM)
+def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    """The product of the other elements, without a division: exact at zeros, as JAX's rule."""
+    d[a] = rt.unreduce(g, a, axis, keepdims) * rt.prod_others(a, axis)
+
+
+@defvjp(np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin, **_SUM)
+def max_(g, ans, a, axis=None, out=None, keepdims=False):
+    """Ties share the cotangent equally (JAX's ``_reduce_chooser_jvp_rule``); NaNs that nanmax skips get none."""
+    d[a] = rt.unreduce(g, a, axis, keepdims) * rt.chooser_weights(a, ans, axis, keepdims)
+
+
+@defvjp(np.ptp, **_SUM)
+def ptp(g, ans, a, axis=None, out=None, keepdims=False):
+    """``np.max(a) - np.min(a)``, each with its ties sharing."""
+    spread = rt.unreduce(g, a, axis, keepdims)
+    top = rt.chooser_weights(a, np.max(a, axis=axis, keepdims=keepdims), axis, keepdims)
+    d[a] = spread * (top - rt.chooser_weights(a, np.min(a, axis=axis, keepdims=keepdims), axis, keepdims))
+
+
+@defvjp(np.median, aval=kinds.reduction("f"), shape=symbolic.reduction)
+def median(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[a] = g * rt.median_weights(a, axis)
+
+
+@defvjp(np.var, aval=kinds.reduction("f", real=True), shape=symbolic.reduction)
+def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    d[a] = np.conj(rt.var_grad(g, a, axis, ddof, keepdims))
+
+
+@defvjp(np.std, aval=kinds.reduction("f", real=True), shape=symbolic.reduction)
+def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    d[a] = np.conj(rt.var_grad(g / (2.0 * ans), a, axis, ddof, keepdims))
+
+
+def _scan(app, args):
+    """``np.cumsum(a, axis)`` has ``a``'s abstract value; without an axis it is flat."""
+    if kinds.given_axis(app):
+        return args[0] if args else None
+    return (args[0][0] if args and args[0] else "f", 1)
+
+
+@defvjp(np.cumsum, aval=_scan)
+def cumsum(g, ans, a, axis=None, dtype=None, out=None):
+    d[a] = rt.cumsum_grad(g, a, axis)
+
+
+@defvjp(np.cumprod, aval=_scan)
+def cumprod(g, ans, a, axis=None, dtype=None, out=None):
+    d[a] = rt.cumprod_grad(g, a, axis)
+
+
+@defvjp(np.linalg.norm, aval=kinds.reduction("f", real=True, axis_position=2))
+def norm(g, ans, x, ord=None, axis=None, keepdims=False):
+    d[x] = np.conj(rt.norm_grad(g, ans, x, ord, axis, keepdims))
+
+
+def _trace(app, args):
+    """Over the first two axes: the ndim less two (a float, as far as reverse mode needs)."""
+    return ("f", max(args[0][1] - 2, 0)) if args and args[0] else ("f", 0)
+
+
+@defvjp(np.trace, aval=_trace)
+def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[a] = rt.trace_grad(g, a, offset, axis1, axis2)
+
+
+define(np.linalg.trace, aval=_trace)
+
+
+def_nondifferentiable(np.argmax, np.argmin, np.count_nonzero, method_key("argmax"), method_key("argmin"),
+                      aval=kinds.reduction("i"))
+def_nondifferentiable(np.any, np.all, method_key("any"), method_key("all"), aval=kinds.reduction("b"))
+def_nondifferentiable(method_key("argsort"), method_key("nonzero"), method_key("shape"), method_key("ndim"),
+                      method_key("size"), method_key("dtype"), method_key("astype_int"), method_key("item_index"))
+
+def_methods({"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min, "var": np.var,
+             "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "trace": np.trace})
+
+# The runtime's stand-ins: the abstract value and shape of the function they stand in for (no rule of
+# their own: reverse mode runs before legalization writes them)
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "ptp", "var", "std", "cumsum", "cumprod",
+              "norm", "trace", "argmax", "argmin", "any", "all"):
+    _numpy = REGISTRY[np.linalg.norm if _name == "norm" else getattr(np, _name)]
+    define(getattr(rt, _name), aval=_numpy.aval, shape=_numpy.shape)
+
+
+def _builtin_sum(app, args):
+    """Python's ``sum`` of a vector: a number (of a matrix, a row; of a list, unknown here)."""
+    if len(args) == 1 and args[0] is not None and args[0][1] == 1:
+        return ("i" if args[0][0] == "b" else args[0][0], 0)
+    return None
+
+
+define(builtins.sum, aval=_builtin_sum)
+define(builtins.any, builtins.all, aval=kinds.constant("b", 0))
+define(math.prod, aval=kinds.reduction(axis_position=None))
+
+# Checked against JAX for complex operands (tests/test_grad_complex.py)
+define(np.sum, np.mean, np.prod, np.var, np.std, np.cumsum, np.cumprod, np.linalg.norm, complex_verified=True)

@@ -1,0 +1,95 @@
+"""The primitive registry: everything numbax knows about one primitive, in one entry.
+
+A primitive is keyed by the object a call resolves to (``np.tanh``, ``math.exp``, ``builtins.max``, a
+runtime helper), by a gast operator class (``gast.Mult``), or by an array method (``method_key("sum")``,
+which is ``np.sum``'s entry itself: a method takes its receiver as the first argument). Its entry holds
+
+- ``vjp``: the reverse-mode template (a ``templates.Rule``), ``NONDIFFERENTIABLE`` (no derivative flows
+  through it, verified), or None: no rule, so reverse mode refuses a differentiated operand;
+- ``aval``: ``rule(app, args)``, the abstract value ``(kind, ndim)`` of its result from the call
+  (``Application``) and its operands' abstract values (None where unknown), or None for "unknown";
+- ``shape``: ``rule(app, args)``, the symbolic shape of its result from its operands' (``analyses.shapes``);
+- ``complex_verified``: its VJP is checked against JAX for complex operands (reverse mode refuses any other
+  primitive that meets a complex value).
+
+Entries are written one family per file beside this one (``elementwise``, ``reductions``, ...), by the
+helpers below; the analyses, the transforms and ``coverage()`` read them and keep no table of their own.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Dict, Optional
+
+from numbax.primitives.templates import Rule
+
+
+class _Nondifferentiable:
+    def __repr__(self):
+        return "NONDIFFERENTIABLE"
+
+
+NONDIFFERENTIABLE = _Nondifferentiable()
+
+
+@dataclasses.dataclass
+class Primitive:
+    """One primitive's rules (see the module's docstring); a field left None is a rule numbax does not have."""
+
+    vjp: Any = None
+    aval: Optional[Callable] = None
+    shape: Optional[Callable] = None
+    complex_verified: bool = False
+
+
+REGISTRY: Dict[Any, Primitive] = {}
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Primitive))
+
+
+def method_key(name: str):
+    """The key of an array method or attribute (``x.sum``, ``x.T``)."""
+    return ("method", name)
+
+
+def entry(key: Any) -> Optional[Primitive]:
+    """The entry of ``key``, or None (an unhashable key has none)."""
+    try:
+        return REGISTRY.get(key)
+    except TypeError:
+        return None
+
+
+def define(*keys: Any, **fields: Any) -> None:
+    """Set ``fields`` in the entry of every key, creating the entries that do not exist."""
+    unknown = set(fields) - _FIELDS
+    if unknown:
+        raise TypeError(f"define: no field {sorted(unknown)} in a primitive's entry")
+    for key in keys:
+        primitive = REGISTRY.setdefault(key, Primitive())
+        for name, value in fields.items():
+            setattr(primitive, name, value)
+
+
+def defvjp(*keys: Any, **fields: Any) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the reverse-mode rule of every key (with ``fields`` besides)."""
+    def register(fn: Callable) -> Callable:
+        define(*keys, vjp=Rule(fn), **fields)
+        return fn
+
+    return register
+
+
+def def_nondifferentiable(*keys: Any, **fields: Any) -> None:
+    """Primitives whose results carry no derivative (comparisons, rounding, indices)."""
+    define(*keys, vjp=NONDIFFERENTIABLE, **fields)
+
+
+def def_methods(methods: Dict[str, Any]) -> None:
+    """Array methods that are functions' entries (``x.sum(axis)`` is ``np.sum(x, axis)``): one entry, two keys."""
+    for name, fn in methods.items():
+        REGISTRY[method_key(name)] = REGISTRY[fn]
+
+
+def vjp_rule(key: Any) -> Any:
+    """The reverse-mode rule of ``key``: a ``Rule``, ``NONDIFFERENTIABLE``, or None when there is none."""
+    primitive = entry(key)
+    return primitive.vjp if primitive is not None else None

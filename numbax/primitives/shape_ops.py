@@ -1,0 +1,187 @@
+"""Shape manipulation, rearrangements, selections and sequences of arrays.
+
+Reverse mode undoes each: a reshape by ``rt.reshape_like``, a transpose by the inverse permutation, a join
+by splitting the cotangent (a tuple, one entry per array), a split by joining (the template's ``g`` is then
+a list, one cotangent per result).
+"""
+# flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
+import gast
+import numpy as np
+
+from numbax import runtime as rt
+from numbax.primitives import kinds, symbolic
+from numbax.primitives.registry import def_methods, define, defvjp
+
+_KEEP = dict(aval=kinds.elementwise())  # the operand's kind and ndim
+
+
+def _reshape(app, args):
+    """``np.reshape(a, shape)``: ``a``'s kind, as many axes as the shape has (a number: one)."""
+    shape = kinds.argument(app, 1, "newshape")
+    if not args or args[0] is None or shape is None:
+        return None
+    if isinstance(shape, gast.Tuple):
+        return (args[0][0], len(shape.elts))
+    if isinstance(shape, (gast.Constant, gast.UnaryOp)):
+        return (args[0][0], 1)
+    return None
+
+
+def _flat(app, args):
+    """One axis, of the operand's kind (float where it is unknown)."""
+    return (args[0][0] if args and args[0] else "f", 1)
+
+
+@defvjp(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def reshape(g, ans, a, newshape=None):
+    d[a] = rt.reshape_like(g, a)
+
+
+define(np.reshape, rt.reshape, aval=_reshape)
+define(np.ravel, aval=_flat)
+
+
+@defvjp(np.squeeze, np.expand_dims)
+def squeeze(g, ans, a, axis=None):
+    d[a] = rt.reshape_like(g, a)
+
+
+def _expand_dims(app, args):
+    return (args[0][0], args[0][1] + 1) if args and args[0] else None
+
+
+define(np.expand_dims, aval=_expand_dims)
+
+
+@defvjp(np.transpose, aval=kinds.elementwise(), shape=symbolic.reversed_axes)
+def transpose(g, ans, a, axes=None):
+    d[a] = np.transpose(g) if axes is None else np.transpose(g, rt.inverse_axes(axes))
+
+
+define(np.permute_dims, aval=kinds.elementwise(), shape=symbolic.reversed_axes)
+
+
+@defvjp(np.swapaxes, **_KEEP)
+def swapaxes(g, ans, a, axis1, axis2):
+    d[a] = np.swapaxes(g, axis1, axis2)
+
+
+@defvjp(np.moveaxis)
+def moveaxis(g, ans, a, source, destination):
+    d[a] = np.moveaxis(g, destination, source)
+
+
+@defvjp(np.broadcast_to)
+def broadcast_to(g, ans, array, shape):
+    d[array] = rt.unbroadcast(g, array)
+
+
+@defvjp(np.triu, **_KEEP)
+def triu(g, ans, m, k=0):
+    d[m] = np.triu(g, k)
+
+
+@defvjp(np.tril, **_KEEP)
+def tril(g, ans, m, k=0):
+    d[m] = np.tril(g, k)
+
+
+@defvjp(np.sort, **_KEEP)
+def sort(g, ans, a, axis=-1):
+    d[a] = rt.sort_grad(g, a, axis)
+
+
+def _diag(app, args):
+    """A vector's diagonal matrix, a matrix's diagonal."""
+    return (args[0][0], 2 if args[0][1] == 1 else 1) if args and args[0] else None
+
+
+@defvjp(np.diag, aval=_diag)
+def diag(g, ans, v, k=0):
+    d[v] = rt.diag_grad(g, v, k)
+
+
+def _diagonal(app, args):
+    """One axis fewer (a matrix's diagonal is a vector); flat where the operand is unknown."""
+    return (args[0][0], max(args[0][1] - 1, 1)) if args and args[0] else ("f", 1)
+
+
+@defvjp(np.diagonal, aval=_diagonal)
+def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
+    d[a] = rt.diagonal_grad(g, a, offset, axis1, axis2)
+
+
+define(np.linalg.diagonal, rt.diagonal, aval=_diagonal)
+
+
+@defvjp(np.flip, **_KEEP)
+def flip(g, ans, m, axis=None):
+    d[m] = np.flip(g) if axis is None else np.flip(g, axis)
+
+
+define(np.fliplr, np.flipud, rt.flip, rt.sort, **_KEEP)
+
+
+@defvjp(np.roll, **_KEEP)
+def roll(g, ans, a, shift, axis=None):
+    d[a] = np.roll(g, -shift) if axis is None else np.roll(g, -shift, axis)
+
+
+define(rt.roll, **_KEEP)
+
+
+@defvjp(np.tile)
+def tile(g, ans, A, reps):
+    d[A] = rt.tile_grad(g, A, reps)
+
+
+@defvjp(np.repeat)
+def repeat(g, ans, a, repeats, axis=None):
+    d[a] = rt.repeat_grad(g, a, repeats, axis)
+
+
+@defvjp(np.pad)
+def pad(g, ans, array, pad_width, mode="constant", constant_values=0):
+    d[array] = rt.pad_grad(g, array, pad_width, mode)
+
+
+# Sequences of arrays: the rule's cotangent is a tuple, one entry per element.
+
+@defvjp(np.concatenate)
+def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    d[arrays] = rt.concatenate_grad(g, arrays, axis)
+
+
+@defvjp(np.stack)
+def stack(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    d[arrays] = rt.stack_grad(g, arrays, axis)
+
+
+@defvjp(np.hstack)
+def hstack(g, ans, tup, dtype=None, casting="same_kind"):
+    d[tup] = rt.hstack_grad(g, tup)
+
+
+@defvjp(np.vstack)
+def vstack(g, ans, tup, dtype=None, casting="same_kind"):
+    d[tup] = rt.vstack_grad(g, tup)
+
+
+# Functions returning a list, indexed: the cotangent ``g`` is a list, one entry per result.
+
+LIST_RESULTS = {np.split}  # results that are lists of arrays, differentiable only where their avals are unknown
+
+
+@defvjp(np.split)
+def split(g, ans, ary, indices_or_sections, axis=0):
+    d[ary] = rt.split_grad(g, ary, indices_or_sections, axis)
+
+
+def_methods({"reshape": np.reshape, "ravel": np.ravel, "flatten": np.ravel, "squeeze": np.squeeze,
+             "transpose": np.transpose, "T": np.transpose, "swapaxes": np.swapaxes, "diagonal": np.diagonal,
+             "repeat": np.repeat})
+
+# Checked against JAX for complex operands (tests/test_grad_complex.py)
+define(np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.triu, np.tril, np.diag,
+       np.diagonal, np.flip, np.roll, np.tile, np.pad, np.concatenate, np.stack, np.hstack, np.vstack,
+       complex_verified=True)
