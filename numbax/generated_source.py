@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 
 from numbax.api import Jitted
 
-TRANSFORMS = ("jit", "grad", "value_and_grad", "vmap")
+TRANSFORMS = ("jit", "grad", "value_and_grad", "jvp", "vmap")
 
 
 def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
@@ -24,6 +24,12 @@ def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", stat
         jitted = fun
     elif transform == "jit":
         jitted = Jitted(inner, static_argnums, static_argnames, backend="python")
+    elif transform == "jvp":
+        from numbax.transforms.jvp.api import Pushforward
+
+        if static_argnums or static_argnames:
+            raise ValueError("jvp takes no static arguments")
+        jitted = Pushforward(inner, backend="python")
     elif transform == "vmap":
         from numbax.transforms.vmap.api import vmap
 

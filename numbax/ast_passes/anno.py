@@ -16,6 +16,7 @@ class Key(enum.Enum):
 
     ORIGIN = "the Origin (user file, line, column) the node was written at"
     GRAD_OF = "the user's source line whose adjoint this statement computes"
+    TANGENT_OF = "the user's source line whose tangent this statement computes"
     CHECK = "the run-time check (a run_time_checks.Check) of a subscript, operation or call the user wrote"
     IN_PLACE = "an assignment x_1 = x + y written for the user's x += y: it writes into the memory of x"
 
@@ -47,3 +48,16 @@ def copyanno(source: Any, target: Any) -> Any:
 def delanno(node: Any, key: Key) -> None:
     """Remove ``key`` from ``node`` (a pass that has acted on a mark consumes it)."""
     node.__dict__.get(_FIELD, {}).pop(key, None)
+
+
+def derived(stmt: Any, origin: Any, key: Key) -> Any:
+    """``stmt``, written for the statement ``origin`` (its adjoint, ``Key.GRAD_OF``, or its tangent,
+    ``Key.TANGENT_OF``): ``origin``'s location and annotations, and under ``key`` the user's line."""
+    import gast
+
+    gast.copy_location(stmt, origin)
+    copyanno(origin, stmt)
+    source = getanno(origin, Key.ORIGIN)
+    if source is not None:
+        setanno(stmt, key, source.line.strip())
+    return stmt

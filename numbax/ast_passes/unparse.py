@@ -37,7 +37,9 @@ class _CommentingUnparser(ast._Unparser):
     def __init__(self):
         super().__init__()
         self.line_origins: Dict[int, Origin] = {}
-        self._last: Optional[Origin] = None
+        self._last: Optional[tuple] = None  # (origin, kind) of the last statement commented
+        self._last_primal: Optional[Origin] = None  # forward mode alternates a line's statements and tangents
+        self._last_tangent: Optional[Origin] = None
 
     def traverse(self, node):
         if isinstance(node, ast.stmt):
@@ -47,16 +49,30 @@ class _CommentingUnparser(ast._Unparser):
     def _comment(self, node: ast.stmt) -> None:
         origin: Optional[Origin] = anno.getanno(node, anno.Key.ORIGIN)
         grad_of = anno.getanno(node, anno.Key.GRAD_OF)
+        tangent_of = anno.getanno(node, anno.Key.TANGENT_OF)
         if origin is None or isinstance(node, (ast.FunctionDef,)):
             return
         line_no = "".join(self._source).count("\n") + 2
         self.line_origins[line_no] = origin
-        if (origin, grad_of is not None) == self._last:
+        kind = "grad" if grad_of is not None else "tangent" if tangent_of is not None else None
+        previous = self._last
+        self._last = (origin, kind)
+        if kind == "tangent":
+            seen, self._last_tangent = self._last_tangent == origin, origin
+        elif kind is None and previous is not None and previous[1] == "tangent":
+            seen = self._last_primal == origin
+        else:
+            seen = previous == (origin, kind)
+        if kind is None:
+            self._last_primal = origin
+        if seen:
             return
-        self._last = (origin, grad_of is not None)
         user_text = origin.line.strip()
         if grad_of is not None:
             self.fill(f"# grad of: {grad_of}")  # an adjoint statement, under grad, vjp or a jit'd step
+            self.line_origins[line_no + 1] = origin
+        elif tangent_of is not None:
+            self.fill(f"# tangent of: {tangent_of}")  # a tangent statement, under jvp
             self.line_origins[line_no + 1] = origin
         elif user_text and user_text != ast.unparse(node).split("\n")[0].strip():
             self.fill(f"# {origin.short()}: {user_text}")

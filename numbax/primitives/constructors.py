@@ -7,7 +7,7 @@ import numpy as np
 
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_nondifferentiable, define, defvjp
+from numbax.primitives.registry import def_nondifferentiable, define, defjvp, defvjp
 
 
 def _filled(dtype_position):
@@ -70,3 +70,24 @@ def_nondifferentiable(np.eye, np.identity, aval=kinds.constant("f", 2))
 def_nondifferentiable(np.shape, np.ndim, np.size, builtins.range, np.argsort, np.argwhere, np.nonzero,
                       np.searchsorted)
 define(np.arange, aval=_arange)
+
+
+# Forward mode: ``g`` is the operand's tangent, the line its part of the result's tangent
+
+
+@defjvp(np.linspace)
+def linspace_jvp(g, ans, start, stop, num=50, endpoint=True):
+    w = rt.linspace_weights(num, endpoint)
+    d[start] = g * (1.0 - w)
+    d[stop] = g * w
+
+
+@defjvp(np.full)
+def full_jvp(g, ans, shape, fill_value, dtype=None, order="C"):
+    d[fill_value] = g
+
+
+@defjvp(np.full_like)
+def full_like_jvp(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    d[a] = None
+    d[fill_value] = g

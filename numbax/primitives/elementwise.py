@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_methods, def_nondifferentiable, define, defvjp, method_key
+from numbax.primitives.registry import TRANSPOSED, def_methods, def_nondifferentiable, define, defvjp, method_key
 
 _UFUNCS = [fn for fn in vars(np).values() if isinstance(fn, np.ufunc) and fn.signature is None]  # not matmul
 _MATH = [fn for name, fn in vars(math).items() if callable(fn) and not name.startswith("_")]
@@ -22,36 +22,37 @@ define(*_UFUNCS, *_MATH, aval=kinds.elementwise("f"), shape=symbolic.elementwise
 _SAME = dict(aval=kinds.elementwise(), shape=symbolic.elementwise)  # the operands' promoted kind
 _FLOAT = dict(aval=kinds.elementwise("f"), shape=symbolic.elementwise)
 _BOOL = dict(aval=kinds.elementwise("b"), shape=symbolic.elementwise)
+_LINEARIZED = dict(jvp=TRANSPOSED)  # forward mode reads the VJP template with ``g`` as the tangent
 
 # ---------------------------------------------------------------------------
 # Operators and their ufuncs
 
 
-@defvjp(gast.Add, np.add, **_SAME)
+@defvjp(gast.Add, np.add, **_SAME, **_LINEARIZED)
 def add(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g, x1)
     d[x2] = rt.unbroadcast(g, x2)
 
 
-@defvjp(gast.Sub, np.subtract, **_SAME)
+@defvjp(gast.Sub, np.subtract, **_SAME, **_LINEARIZED)
 def subtract(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g, x1)
     d[x2] = rt.unbroadcast(-g, x2)
 
 
-@defvjp(gast.Mult, np.multiply, **_SAME)
+@defvjp(gast.Mult, np.multiply, **_SAME, **_LINEARIZED)
 def multiply(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g * x2, x1)
     d[x2] = rt.unbroadcast(g * x1, x2)
 
 
-@defvjp(gast.Div, np.divide, np.true_divide, **_FLOAT)
+@defvjp(gast.Div, np.divide, np.true_divide, **_FLOAT, **_LINEARIZED)
 def divide(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g / x2, x1)
     d[x2] = rt.unbroadcast(-g * ans / x2, x2)
 
 
-@defvjp(gast.Pow, np.power, math.pow, **_SAME)
+@defvjp(gast.Pow, np.power, math.pow, **_SAME, **_LINEARIZED)
 def power(g, ans, x1, x2):
     """JAX's conventions at ``x1 == 0``: ``x1 ** 0`` for an integer 0 has derivative 0, and the exponent's
     derivative is 0 there (``log`` of 1 in place of 0)."""
@@ -62,13 +63,13 @@ def power(g, ans, x1, x2):
 define(math.pow, **_FLOAT)  # always a float
 
 
-@defvjp(gast.USub, np.negative, **_SAME)
+@defvjp(gast.USub, np.negative, **_SAME, **_LINEARIZED)
 def negative(g, ans, x):
     d[x] = -g
 
 
 @defvjp(gast.UAdd, np.positive, np.copy, np.asarray, np.array, np.ascontiguousarray, float, np.float64, np.float32,
-        aval=kinds.elementwise())
+        aval=kinds.elementwise(), **_LINEARIZED)
 def identity(g, ans, x):
     d[x] = g
 
@@ -84,122 +85,123 @@ for _type in _SCALAR_TYPES:
 # Elementwise functions of one argument
 
 
-@defvjp(np.exp, math.exp, **_FLOAT)
+@defvjp(np.exp, math.exp, **_FLOAT, **_LINEARIZED)
 def exp(g, ans, x):
     d[x] = g * ans
 
 
-@defvjp(np.exp2, **_FLOAT)
+@defvjp(np.exp2, **_FLOAT, **_LINEARIZED)
 def exp2(g, ans, x):
     d[x] = g * ans * 0.6931471805599453
 
 
-@defvjp(np.expm1, math.expm1, **_FLOAT)
+@defvjp(np.expm1, math.expm1, **_FLOAT, **_LINEARIZED)
 def expm1(g, ans, x):
     d[x] = g * (ans + 1.0)
 
 
-@defvjp(np.log, math.log, **_FLOAT)
+@defvjp(np.log, math.log, **_FLOAT, **_LINEARIZED)
 def log(g, ans, x):
     d[x] = g / x
 
 
-@defvjp(np.log2, math.log2, **_FLOAT)
+@defvjp(np.log2, math.log2, **_FLOAT, **_LINEARIZED)
 def log2(g, ans, x):
     d[x] = g / (x * 0.6931471805599453)
 
 
-@defvjp(np.log10, math.log10, **_FLOAT)
+@defvjp(np.log10, math.log10, **_FLOAT, **_LINEARIZED)
 def log10(g, ans, x):
     d[x] = g / (x * 2.302585092994046)
 
 
-@defvjp(np.log1p, math.log1p, **_FLOAT)
+@defvjp(np.log1p, math.log1p, **_FLOAT, **_LINEARIZED)
 def log1p(g, ans, x):
     d[x] = g / (1.0 + x)
 
 
-@defvjp(np.sqrt, math.sqrt, **_FLOAT)
+@defvjp(np.sqrt, math.sqrt, **_FLOAT, **_LINEARIZED)
 def sqrt(g, ans, x):
     d[x] = g * 0.5 / ans
 
 
-@defvjp(np.cbrt, **_FLOAT)
+@defvjp(np.cbrt, **_FLOAT, **_LINEARIZED)
 def cbrt(g, ans, x):
     d[x] = g / (3.0 * ans * ans)
 
 
-@defvjp(np.square, **_SAME)
+@defvjp(np.square, **_SAME, **_LINEARIZED)
 def square(g, ans, x):
     d[x] = g * 2.0 * x
 
 
-@defvjp(np.reciprocal, **_FLOAT)
+@defvjp(np.reciprocal, **_FLOAT, **_LINEARIZED)
 def reciprocal(g, ans, x):
     d[x] = -g * ans * ans
 
 
-@defvjp(np.sin, math.sin, **_FLOAT)
+@defvjp(np.sin, math.sin, **_FLOAT, **_LINEARIZED)
 def sin(g, ans, x):
     d[x] = g * np.cos(x)
 
 
-@defvjp(np.cos, math.cos, **_FLOAT)
+@defvjp(np.cos, math.cos, **_FLOAT, **_LINEARIZED)
 def cos(g, ans, x):
     d[x] = -g * np.sin(x)
 
 
-@defvjp(np.tan, math.tan, **_FLOAT)
+@defvjp(np.tan, math.tan, **_FLOAT, **_LINEARIZED)
 def tan(g, ans, x):
     d[x] = g * (1.0 + ans * ans)
 
 
-@defvjp(np.arcsin, math.asin, **_FLOAT)
+@defvjp(np.arcsin, math.asin, **_FLOAT, **_LINEARIZED)
 def arcsin(g, ans, x):
     d[x] = g / np.sqrt(1.0 - x * x)
 
 
-@defvjp(np.arccos, math.acos, **_FLOAT)
+@defvjp(np.arccos, math.acos, **_FLOAT, **_LINEARIZED)
 def arccos(g, ans, x):
     d[x] = -g / np.sqrt(1.0 - x * x)
 
 
-@defvjp(np.arctan, math.atan, **_FLOAT)
+@defvjp(np.arctan, math.atan, **_FLOAT, **_LINEARIZED)
 def arctan(g, ans, x):
     d[x] = g / (1.0 + x * x)
 
 
-@defvjp(np.sinh, math.sinh, **_FLOAT)
+@defvjp(np.sinh, math.sinh, **_FLOAT, **_LINEARIZED)
 def sinh(g, ans, x):
     d[x] = g * np.cosh(x)
 
 
-@defvjp(np.cosh, math.cosh, **_FLOAT)
+@defvjp(np.cosh, math.cosh, **_FLOAT, **_LINEARIZED)
 def cosh(g, ans, x):
     d[x] = g * np.sinh(x)
 
 
-@defvjp(np.tanh, math.tanh, **_FLOAT)
+@defvjp(np.tanh, math.tanh, **_FLOAT, **_LINEARIZED)
 def tanh(g, ans, x):
     d[x] = g * (1.0 - ans * ans)
 
 
-@defvjp(np.arcsinh, math.asinh, **_FLOAT)
+@defvjp(np.arcsinh, math.asinh, **_FLOAT, **_LINEARIZED)
 def arcsinh(g, ans, x):
     d[x] = g / np.sqrt(x * x + 1.0)
 
 
-@defvjp(np.arccosh, math.acosh, **_FLOAT)
+@defvjp(np.arccosh, math.acosh, **_FLOAT, **_LINEARIZED)
 def arccosh(g, ans, x):
     d[x] = g / np.sqrt(x * x - 1.0)
 
 
-@defvjp(np.arctanh, math.atanh, **_FLOAT)
+@defvjp(np.arctanh, math.atanh, **_FLOAT, **_LINEARIZED)
 def arctanh(g, ans, x):
     d[x] = g / (1.0 - x * x)
 
 
-@defvjp(np.abs, np.absolute, np.fabs, abs, math.fabs, aval=kinds.elementwise(real=True), shape=symbolic.elementwise)
+@defvjp(np.abs, np.absolute, np.fabs, abs, math.fabs, aval=kinds.elementwise(real=True), shape=symbolic.elementwise,
+        **_LINEARIZED)
 def absolute(g, ans, x):
     d[x] = np.conj(g * rt.abs_slope(x))
 
@@ -213,7 +215,7 @@ define(np.fabs, math.fabs, **_FLOAT)
 # (``np.abs``, ``np.var``, ``np.linalg.norm``); ``np.conj`` is dropped where the operand is real.
 
 
-@defvjp(np.real, method_key("real"), aval=kinds.elementwise(real=True))
+@defvjp(np.real, method_key("real"), aval=kinds.elementwise(real=True), **_LINEARIZED)
 def real(g, ans, val):
     d[val] = g
 
@@ -223,7 +225,7 @@ def imag(g, ans, val):
     d[val] = -1j * g
 
 
-@defvjp(np.conj, np.conjugate, method_key("conj"), method_key("conjugate"), **_SAME)
+@defvjp(np.conj, np.conjugate, method_key("conj"), method_key("conjugate"), **_SAME, **_LINEARIZED)
 def conj(g, ans, x):
     d[x] = np.conj(g)
 
@@ -233,7 +235,7 @@ def angle(g, ans, z, deg=False):
     d[z] = -1j * g / z
 
 
-@defvjp(np.sinc)
+@defvjp(np.sinc, **_LINEARIZED)
 def sinc(g, ans, x):
     d[x] = g * rt.dsinc(x)
 
@@ -242,45 +244,45 @@ def sinc(g, ans, x):
 # Elementwise functions of two arguments
 
 
-@defvjp(np.arctan2, math.atan2, **_FLOAT)
+@defvjp(np.arctan2, math.atan2, **_FLOAT, **_LINEARIZED)
 def arctan2(g, ans, x1, x2):
     r = x1 * x1 + x2 * x2
     d[x1] = rt.unbroadcast(g * x2 / r, x1)
     d[x2] = rt.unbroadcast(-g * x1 / r, x2)
 
 
-@defvjp(np.hypot, math.hypot, **_FLOAT)
+@defvjp(np.hypot, math.hypot, **_FLOAT, **_LINEARIZED)
 def hypot(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g * x1 / ans, x1)
     d[x2] = rt.unbroadcast(g * x2 / ans, x2)
 
 
-@defvjp(np.logaddexp, **_FLOAT)
+@defvjp(np.logaddexp, **_FLOAT, **_LINEARIZED)
 def logaddexp(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g * np.exp(x1 - ans), x1)
     d[x2] = rt.unbroadcast(g * np.exp(x2 - ans), x2)
 
 
-@defvjp(np.logaddexp2, **_FLOAT)
+@defvjp(np.logaddexp2, **_FLOAT, **_LINEARIZED)
 def logaddexp2(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g * np.exp2(x1 - ans), x1)
     d[x2] = rt.unbroadcast(g * np.exp2(x2 - ans), x2)
 
 
-@defvjp(np.maximum, **_SAME)
+@defvjp(np.maximum, **_SAME, **_LINEARIZED)
 def maximum(g, ans, x1, x2):
     """Ties share the cotangent equally (JAX's and autograd's convention)."""
     d[x1] = rt.unbroadcast(g * ((x1 > x2) + 0.5 * (x1 == x2)), x1)
     d[x2] = rt.unbroadcast(g * ((x2 > x1) + 0.5 * (x1 == x2)), x2)
 
 
-@defvjp(np.minimum, **_SAME)
+@defvjp(np.minimum, **_SAME, **_LINEARIZED)
 def minimum(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g * ((x1 < x2) + 0.5 * (x1 == x2)), x1)
     d[x2] = rt.unbroadcast(g * ((x2 < x1) + 0.5 * (x1 == x2)), x2)
 
 
-@defvjp(np.fmax, **_SAME)
+@defvjp(np.fmax, **_SAME, **_LINEARIZED)
 def fmax(g, ans, x1, x2):
     """``x1`` where it is larger or ``x2`` is NaN, else ``x2`` (ties too), as JAX's ``where``."""
     first = g * ((x1 > x2) | np.isnan(x2))
@@ -288,14 +290,14 @@ def fmax(g, ans, x1, x2):
     d[x2] = rt.unbroadcast(g - first, x2)
 
 
-@defvjp(np.fmin, **_SAME)
+@defvjp(np.fmin, **_SAME, **_LINEARIZED)
 def fmin(g, ans, x1, x2):
     first = g * ((x1 < x2) | np.isnan(x2))
     d[x1] = rt.unbroadcast(first, x1)
     d[x2] = rt.unbroadcast(g - first, x2)
 
 
-@defvjp(builtins.max, **_SAME)
+@defvjp(builtins.max, **_SAME, **_LINEARIZED)
 def builtin_max(g, ans, x1, x2):
     """Python's ``max(x1, x2)`` is ``x2`` only where ``x2 > x1``: a tie is the first argument's."""
     second = g * (x2 > x1)
@@ -303,14 +305,14 @@ def builtin_max(g, ans, x1, x2):
     d[x2] = second
 
 
-@defvjp(builtins.min, **_SAME)
+@defvjp(builtins.min, **_SAME, **_LINEARIZED)
 def builtin_min(g, ans, x1, x2):
     second = g * (x2 < x1)
     d[x1] = g - second
     d[x2] = second
 
 
-@defvjp(np.clip, method_key("clip"), **_SAME)
+@defvjp(np.clip, method_key("clip"), **_SAME, **_LINEARIZED)
 def clip(g, ans, a, a_min, a_max):
     """``np.minimum(a_max, np.maximum(a_min, a))``, as JAX clips: a tie at a bound shares the cotangent."""
     low = a if a_min is None else np.maximum(a, a_min)
@@ -320,14 +322,14 @@ def clip(g, ans, a, a_min, a_max):
     d[a_max] = rt.unbroadcast(g * ((a_max < low) + 0.5 * (low == a_max)), a_max)
 
 
-@defvjp(np.where, **_SAME)
+@defvjp(np.where, **_SAME, **_LINEARIZED)
 def where(g, ans, condition, x, y):
     d[condition] = None
     d[x] = rt.unbroadcast(np.where(condition, g, 0.0), x)
     d[y] = rt.unbroadcast(np.where(condition, 0.0, g), y)
 
 
-@defvjp(gast.Mod, np.mod, np.remainder, **_SAME)
+@defvjp(gast.Mod, np.mod, np.remainder, **_SAME, **_LINEARIZED)
 def mod(g, ans, x1, x2):
     d[x1] = rt.unbroadcast(g, x1)
     d[x2] = rt.unbroadcast(-g * np.floor_divide(x1, x2), x2)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_methods, def_nondifferentiable, define, defvjp
+from numbax.primitives.registry import def_methods, def_nondifferentiable, define, defjvp, defvjp
 
 _MATMUL = dict(aval=kinds.matmul, shape=symbolic.contraction)
 
@@ -118,3 +118,74 @@ def_nondifferentiable(rt.slogdet_sign, aval=_determinant)
 # Checked against JAX for complex operands (tests/test_grad_complex.py)
 define(gast.MatMult, np.matmul, np.dot, np.inner, np.einsum, np.tensordot, np.linalg.inv, np.linalg.solve,
        complex_verified=True)
+
+
+# Forward mode: ``g`` is the operand's tangent, the line its part of the result's tangent
+
+
+@defjvp(gast.MatMult, np.matmul)
+def matmul_jvp(g, ans, a, b):
+    d[a] = g @ b
+    d[b] = a @ g
+
+
+@defjvp(np.dot)
+def dot_jvp(g, ans, a, b):
+    d[a] = np.dot(g, b)
+    d[b] = np.dot(a, g)
+
+
+@defjvp(np.linalg.inv)
+def inv_jvp(g, ans, a):
+    d[a] = -(ans @ g @ ans)
+
+
+@defjvp(np.linalg.solve)
+def solve_jvp(g, ans, a, b):
+    d[a] = -np.linalg.solve(a, g @ ans)
+    d[b] = np.linalg.solve(a, g)
+
+
+@defjvp(np.linalg.det)
+def det_jvp(g, ans, a):
+    d[a] = ans * np.trace(np.linalg.solve(a, g))
+
+
+@defjvp(np.inner)
+def inner_jvp(g, ans, a, b):
+    d[a] = np.inner(g, b)
+    d[b] = np.inner(a, g)
+
+
+@defjvp(np.outer)
+def outer_jvp(g, ans, a, b):
+    d[a] = np.outer(g, b)
+    d[b] = np.outer(a, g)
+
+
+@defjvp(np.tensordot)
+def tensordot_jvp(g, ans, a, b, axes=2):
+    d[a] = np.tensordot(g, b, axes)
+    d[b] = np.tensordot(a, g, axes)
+
+
+@defjvp(np.einsum)
+def einsum_jvp(g, ans, subscripts, x, y=None, z=None):
+    """Multilinear: each operand's tangent in its place."""
+    d[x] = np.einsum(subscripts, g) if y is None else np.einsum(subscripts, g, y) if z is None else \
+        np.einsum(subscripts, g, y, z)
+    d[y] = np.einsum(subscripts, x, g) if z is None else np.einsum(subscripts, x, g, z)
+    d[z] = np.einsum(subscripts, x, y, g)
+
+
+@defjvp(rt.slogdet_logabs)
+def slogdet_logabs_jvp(g, ans, a):
+    d[a] = np.trace(np.linalg.solve(a, g))
+
+
+@defjvp(np.linalg.cholesky)
+def cholesky_jvp(g, ans, a):
+    """``L phi(inv(L) sym(g) inv(L).T)``, ``phi`` the lower triangle with its diagonal halved (JAX's rule, which
+    reads the symmetric part of the tangent)."""
+    inner = np.linalg.solve(ans, np.linalg.solve(ans, 0.5 * (g + g.T)).T)
+    d[a] = ans @ (np.tril(inner) - 0.5 * np.diag(np.diag(inner)))

@@ -11,7 +11,8 @@ import numpy as np
 
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import REGISTRY, def_methods, def_nondifferentiable, define, defvjp, method_key
+from numbax.primitives.registry import REGISTRY, def_methods, def_nondifferentiable, define, defjvp, defvjp, \
+    method_key
 
 _SUM = dict(aval=kinds.reduction(), shape=symbolic.reduction)
 
@@ -126,3 +127,59 @@ define(math.prod, aval=kinds.reduction(axis_position=None))
 
 # Checked against JAX for complex operands (tests/test_grad_complex.py)
 define(np.sum, np.mean, np.prod, np.var, np.std, np.cumsum, np.cumprod, np.linalg.norm, complex_verified=True)
+
+
+# Forward mode: ``g`` is the operand's tangent, the line its part of the result's tangent
+
+
+@defjvp(np.sum)
+def sum_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[a] = np.sum(g, axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.mean)
+def mean_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[a] = np.mean(g, axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.max, np.amax, np.min, np.amin)
+def max_jvp(g, ans, a, axis=None, out=None, keepdims=False):
+    """Ties share the tangent equally, as JAX's ``_reduce_chooser_jvp_rule``."""
+    d[a] = np.sum(g * rt.chooser_weights(a, ans, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.prod)
+def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    d[a] = np.sum(g * rt.prod_others(a, axis), axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.cumsum)
+def cumsum_jvp(g, ans, a, axis=None, dtype=None, out=None):
+    d[a] = np.cumsum(g) if axis is None else np.cumsum(g, axis)
+
+
+@defjvp(np.cumprod)
+def cumprod_jvp(g, ans, a, axis=None, dtype=None, out=None):
+    d[a] = rt.cumprod_jvp(g, a, axis)
+
+
+@defjvp(np.var)
+def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """``2 (a - mean) / (n - ddof)`` weights, which ``rt.var_grad`` spreads over ``a`` from a one."""
+    d[a] = np.sum(g * rt.var_grad(rt.ones_like(ans), a, axis, ddof, keepdims), axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.std)
+def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    d[a] = np.sum(g * rt.var_grad(rt.ones_like(ans) / (2.0 * ans), a, axis, ddof, keepdims), axis=axis,
+                  keepdims=keepdims)
+
+
+@defjvp(np.linalg.norm)
+def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
+    d[x] = np.sum(g * rt.norm_grad(rt.ones_like(ans), ans, x, ord, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.trace)
+def trace_jvp(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[a] = rt.trace(g, offset, axis1, axis2)

@@ -6,6 +6,10 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
 
 - ``vjp``: the reverse-mode template (a ``templates.Rule``), ``NONDIFFERENTIABLE`` (no derivative flows
   through it, verified), or None: no rule, so reverse mode refuses a differentiated operand;
+- ``jvp``: the forward-mode template (a ``Rule`` whose ``g`` is the tangent of the operand its ``d[x] = ...``
+  line names, and that line the operand's part of the result's tangent), ``TRANSPOSED`` (an elementwise
+  primitive: its VJP template read with ``g`` as the tangent, broadcasting left as it is), or None: no rule,
+  so forward mode refuses a differentiated operand (``NONDIFFERENTIABLE`` in ``vjp`` holds for both);
 - ``aval``: ``rule(app, args)``, the abstract value ``(kind, ndim)`` of its result from the call
   (``Application``) and its operands' abstract values (None where unknown), or None for "unknown";
 - ``shape``: ``rule(app, args)``, the symbolic shape of its result from its operands' (``analyses.shapes``);
@@ -31,11 +35,20 @@ class _Nondifferentiable:
 NONDIFFERENTIABLE = _Nondifferentiable()
 
 
+class _Transposed:
+    def __repr__(self):
+        return "TRANSPOSED"
+
+
+TRANSPOSED = _Transposed()
+
+
 @dataclasses.dataclass
 class Primitive:
     """One primitive's rules (see the module's docstring); a field left None is a rule numbax does not have."""
 
     vjp: Any = None
+    jvp: Any = None
     aval: Optional[Callable] = None
     shape: Optional[Callable] = None
     complex_verified: bool = False
@@ -73,6 +86,15 @@ def defvjp(*keys: Any, **fields: Any) -> Callable[[Callable], Callable]:
     """Register the decorated template as the reverse-mode rule of every key (with ``fields`` besides)."""
     def register(fn: Callable) -> Callable:
         define(*keys, vjp=Rule(fn), **fields)
+        return fn
+
+    return register
+
+
+def defjvp(*keys: Any, **fields: Any) -> Callable[[Callable], Callable]:
+    """Register the decorated template as the forward-mode rule of every key (with ``fields`` besides)."""
+    def register(fn: Callable) -> Callable:
+        define(*keys, jvp=Rule(fn), **fields)
         return fn
 
     return register

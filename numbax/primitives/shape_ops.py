@@ -10,7 +10,7 @@ import numpy as np
 
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_methods, define, defvjp
+from numbax.primitives.registry import def_methods, define, defjvp, defvjp
 
 _KEEP = dict(aval=kinds.elementwise())  # the operand's kind and ndim
 
@@ -185,3 +185,77 @@ def_methods({"reshape": np.reshape, "ravel": np.ravel, "flatten": np.ravel, "squ
 define(np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.triu, np.tril, np.diag,
        np.diagonal, np.flip, np.roll, np.tile, np.pad, np.concatenate, np.stack, np.hstack, np.vstack,
        complex_verified=True)
+
+
+# Forward mode: ``g`` is the operand's tangent, the line its part of the result's tangent
+
+
+@defjvp(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def reshape_jvp(g, ans, a, newshape=None):
+    d[a] = rt.reshape_like(g, ans)
+
+
+@defjvp(np.transpose)
+def transpose_jvp(g, ans, a, axes=None):
+    d[a] = np.transpose(g) if axes is None else np.transpose(g, axes)
+
+
+@defjvp(np.swapaxes)
+def swapaxes_jvp(g, ans, a, axis1, axis2):
+    d[a] = np.swapaxes(g, axis1, axis2)
+
+
+@defjvp(np.flip)
+def flip_jvp(g, ans, m, axis=None):
+    d[m] = np.flip(g) if axis is None else np.flip(g, axis)
+
+
+@defjvp(np.roll)
+def roll_jvp(g, ans, a, shift, axis=None):
+    d[a] = np.roll(g, shift) if axis is None else np.roll(g, shift, axis)
+
+
+@defjvp(np.triu)
+def triu_jvp(g, ans, m, k=0):
+    d[m] = np.triu(g, k)
+
+
+@defjvp(np.tril)
+def tril_jvp(g, ans, m, k=0):
+    d[m] = np.tril(g, k)
+
+
+@defjvp(np.diag)
+def diag_jvp(g, ans, v, k=0):
+    d[v] = np.diag(g, k)
+
+
+@defjvp(np.diagonal)
+def diagonal_jvp(g, ans, a, offset=0, axis1=0, axis2=1):
+    d[a] = np.diagonal(g, offset, axis1, axis2)
+
+
+@defjvp(np.moveaxis)
+def moveaxis_jvp(g, ans, a, source, destination):
+    d[a] = np.moveaxis(g, source, destination)
+
+
+@defjvp(np.broadcast_to)
+def broadcast_to_jvp(g, ans, array, shape):
+    d[array] = np.broadcast_to(g, shape)
+
+
+@defjvp(np.tile)
+def tile_jvp(g, ans, A, reps):
+    d[A] = np.tile(g, reps)
+
+
+@defjvp(np.repeat)
+def repeat_jvp(g, ans, a, repeats, axis=None):
+    d[a] = np.repeat(g, repeats) if axis is None else np.repeat(g, repeats, axis)
+
+
+@defjvp(np.sort)
+def sort_jvp(g, ans, a, axis=-1):
+    """The tangent in the order that sorts ``a`` (a tie keeps the stable order, as JAX's)."""
+    d[a] = rt.sort_gather(g, a, axis)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import define, defvjp
+from numbax.primitives.registry import TRANSPOSED, define, defjvp, defvjp
 from numbax.runtime import special
 
 _FLOAT = dict(aval=kinds.elementwise("f"), shape=symbolic.elementwise)
@@ -12,22 +12,22 @@ _FLOAT = dict(aval=kinds.elementwise("f"), shape=symbolic.elementwise)
 define(*(getattr(special, name) for name in special.ELEMENTWISE), **_FLOAT)
 
 
-@defvjp(special.expit)
+@defvjp(special.expit, jvp=TRANSPOSED)
 def expit(g, ans, x):
     d[x] = g * ans * (1.0 - ans)
 
 
-@defvjp(special.log_expit)
+@defvjp(special.log_expit, jvp=TRANSPOSED)
 def log_expit(g, ans, x):
     d[x] = g * (1.0 - np.exp(ans))
 
 
-@defvjp(special.erf)
+@defvjp(special.erf, jvp=TRANSPOSED)
 def erf(g, ans, x):
     d[x] = g * 1.1283791670955126 * np.exp(-x * x)
 
 
-@defvjp(special.erfc)
+@defvjp(special.erfc, jvp=TRANSPOSED)
 def erfc(g, ans, x):
     d[x] = -g * 1.1283791670955126 * np.exp(-x * x)
 
@@ -35,3 +35,9 @@ def erfc(g, ans, x):
 @defvjp(special.logsumexp, aval=kinds.reduction("f"))
 def logsumexp(g, ans, a, axis=None, keepdims=False):
     d[a] = rt.unreduce(g, a, axis, keepdims) * np.exp(a - rt.unreduce(ans, a, axis, keepdims))
+
+
+@defjvp(special.logsumexp)
+def logsumexp_jvp(g, ans, a, axis=None, keepdims=False):
+    """The tangent weighted by the softmax along ``axis``."""
+    d[a] = np.sum(g * np.exp(a - rt.unreduce(ans, a, axis, keepdims)), axis=axis, keepdims=keepdims)

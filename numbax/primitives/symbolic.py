@@ -93,8 +93,11 @@ def contraction(app, args) -> Optional[Shape]:
 
 
 def reduction(app, args) -> Optional[Shape]:
-    """A reduction over everything or over one constant axis (positional or ``axis=``, nothing else)."""
-    if not args or set(app.keywords) - {"axis"} or len(app.args) > 2:
+    """A reduction over everything or over one constant axis (positional or ``axis=``; ``keepdims=False``)."""
+    keepdims = app.keywords.get("keepdims")
+    if keepdims is not None and not (isinstance(keepdims, gast.Constant) and keepdims.value is False):
+        return None
+    if not args or set(app.keywords) - {"axis", "keepdims"} or len(app.args) > 2:
         return None
     axis = argument(app, 1, "axis")
     if is_none(axis):

@@ -52,17 +52,19 @@ def _names_of(key) -> list:
 
 
 def coverage() -> Dict[str, Dict[str, bool]]:
-    """``{"numpy.tanh": {"grad": True}, ...}``: every function a transformation has a rule for.
+    """``{"numpy.tanh": {"grad": True, "jvp": True}, ...}``: every function a transformation has a rule for,
+    with one column per mode (reverse: ``grad``, ``vjp``; forward: ``jvp``).
 
     A non-differentiable function (``numpy.sign``, comparisons) counts as
-    covered: its rule is that no derivative flows through it.
+    covered in both: its rule is that no derivative flows through it.
     """
-    from numbax.primitives.registry import REGISTRY
+    from numbax.primitives.registry import NONDIFFERENTIABLE, REGISTRY
 
     out: Dict[str, Dict[str, bool]] = {}
     for key, primitive in REGISTRY.items():
         if primitive.vjp is None:
             continue
         for name in _names_of(key):
-            out.setdefault(name, {})["grad"] = True
+            row = out.setdefault(name, {"grad": True, "jvp": False})
+            row["jvp"] = row["jvp"] or primitive.jvp is not None or primitive.vjp is NONDIFFERENTIABLE
     return dict(sorted(out.items()))

@@ -9,7 +9,7 @@ registry (``numbax.primitives``); a primitive without one gives an unknown value
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 import gast
 import numpy as np

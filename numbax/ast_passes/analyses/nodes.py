@@ -1,7 +1,8 @@
 """Small node builders and name queries shared by the passes, the analyses and the transforms."""
 from __future__ import annotations
 
-from typing import Iterator, List, Set, Tuple, Union
+import copy
+from typing import Dict, Iterator, List, Set, Tuple, Union
 
 import gast
 
@@ -60,3 +61,15 @@ def in_order(body: List[gast.stmt], around: Tuple[gast.stmt, ...] = ()) -> Itera
         if loop or isinstance(stmt, gast.If):
             for field in ("body", "orelse"):
                 yield from in_order(getattr(stmt, field), around + (stmt,))
+
+
+class Substitute(gast.NodeTransformer):
+    """Loads of the names in ``mapping`` replaced by (copies of) their expressions: ``Substitute(m).visit(e)``."""
+
+    def __init__(self, mapping: Dict[str, gast.expr]):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.mapping:
+            return copy.deepcopy(self.mapping[node.id])
+        return node

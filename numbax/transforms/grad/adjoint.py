@@ -22,6 +22,7 @@ from numbax.ast_passes.analyses.nodes import assign as _assign
 from numbax.ast_passes.analyses.nodes import base as _base
 from numbax.ast_passes.analyses.nodes import loads as _loads
 from numbax.ast_passes.analyses.nodes import module_call
+from numbax.ast_passes.analyses.nodes import Substitute
 from numbax.ast_passes.analyses.nodes import name as _name
 from numbax.ast_passes.analyses.nodes import rt_call as _rt
 from numbax.ast_passes.naming import Namer
@@ -115,12 +116,7 @@ class Adjoint:
 
     @staticmethod
     def _mark(stmt: gast.stmt, origin: gast.stmt) -> gast.stmt:
-        gast.copy_location(stmt, origin)
-        anno.copyanno(origin, stmt)
-        source = anno.getanno(origin, anno.Key.ORIGIN)
-        if source is not None:
-            anno.setanno(stmt, anno.Key.GRAD_OF, source.line.strip())
-        return stmt
+        return anno.derived(stmt, origin, anno.Key.GRAD_OF)
 
     def need(self, name: str, stmt: gast.stmt, when: str = "before") -> gast.Name:
         """The value of ``name`` when ``stmt`` ran, as a name the backward sweep can read."""
@@ -171,7 +167,7 @@ class Adjoint:
         finally:
             self.saves.pops = outer
             self.popped.pop()
-        again = _assign(self.again[key], _Rename(mapping).visit(copy.deepcopy(stmt.value)))
+        again = _assign(self.again[key], Substitute(mapping).visit(copy.deepcopy(stmt.value)))
         gast.copy_location(again, stmt)
         anno.copyanno(stmt, again)
         self.loop_pops.setdefault(loop, []).extend(taped + [again])
@@ -335,10 +331,10 @@ class Adjoint:
             if isinstance(arg, gast.Name) and param in used:
                 mapping[param] = self.need(arg.id, stmt)
             elif isinstance(arg, (gast.Tuple, gast.List)) and param in used:
-                mapping[param] = _Rename({n: self.need(n, stmt) for n in _loads(arg)}).visit(copy.deepcopy(arg))
+                mapping[param] = Substitute({n: self.need(n, stmt) for n in _loads(arg)}).visit(copy.deepcopy(arg))
             else:
                 mapping[param] = arg
-        substitute = _Rename(mapping)
+        substitute = Substitute(mapping)
         fold = FoldTests(names_hold_values=True)
         out = [self._mark(fold.visit(substitute.visit(t)), stmt) for t in temps]
         for param, expr in contributions:
@@ -392,7 +388,7 @@ class Adjoint:
 
     # ---- subscripts
     def _index(self, index: gast.expr, stmt: gast.stmt) -> gast.expr:
-        return _Rename({n: self.need(n, stmt) for n in _loads(index)}).visit(copy.deepcopy(index))
+        return Substitute({n: self.need(n, stmt) for n in _loads(index)}).visit(copy.deepcopy(index))
 
     def getitem(self, stmt: gast.stmt, value: gast.Subscript, g: gast.expr) -> List[gast.stmt]:
         """``dy[index] += g`` for ``x = y[index]``.
@@ -704,16 +700,6 @@ class _Simplify(gast.NodeTransformer):
         }
         make = table[which].get(ndims)
         return make() if make else None
-
-
-class _Rename(gast.NodeTransformer):
-    def __init__(self, mapping: Dict[str, gast.expr]):
-        self.mapping = mapping
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and node.id in self.mapping:
-            return copy.deepcopy(self.mapping[node.id])
-        return node
 
 
 def _inplace_targets(stmts: List[gast.stmt]) -> Set[str]:

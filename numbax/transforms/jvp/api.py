@@ -1,0 +1,167 @@
+"""``jvp``: forward mode as a compiled function with JAX's semantics."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+import numpy as np
+
+from numbax import tree_util
+from numbax.api import Jitted
+from numbax.ast_passes import anno, pipeline
+from numbax.ast_passes.analyses import avals
+from numbax.call_signature import leaf_key
+from numbax.errors import NumbaxDifferentiationError
+from numbax.transforms.grad.api import FLOAT0, _unwrap
+from numbax.transforms.jvp import transform as jvp_transform
+
+
+def _inexact(leaf) -> bool:
+    return np.issubdtype(np.asarray(leaf).dtype, np.inexact)
+
+
+def _check_tangents(primals: tuple, tangents: tuple):
+    """JAX's checks of ``jvp``'s arguments; the tangent leaves of the inexact primal leaves."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(f"primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    primal_leaves, primal_tree = tree_util.tree_flatten(tuple(primals))
+    tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
+    if primal_tree != tangent_tree:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; "
+                        f"primals have tree structure {primal_tree} whereas tangents have tree structure "
+                        f"{tangent_tree}.")
+    out = []
+    for p, t in zip(primal_leaves, tangent_leaves):
+        p_dtype, t_dtype = np.asarray(p).dtype, np.asarray(t).dtype
+        if _inexact(p):
+            if t_dtype != p_dtype:
+                raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or "
+                                f"in case of int/bool primal dtype the tangent dtype must be float0. Got primal "
+                                f"dtype {p_dtype} and so expected tangent dtype {p_dtype}, but got tangent dtype "
+                                f"{t_dtype} instead.")
+            if np.shape(p) != np.shape(t):
+                raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape "
+                                 f"{np.shape(p)} and tangent shape as {np.shape(t)}")
+            out.append(t)
+        elif t_dtype != FLOAT0:
+            raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
+                            f"case of int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+                            f"{p_dtype} and so expected tangent dtype float0, but got tangent dtype {t_dtype} "
+                            f"instead.")
+    return out
+
+
+def _tangent_of(out, tangent):
+    """An output's tangent as JAX gives it: in the output's dtype (Numba computes a float32 array times a
+    Python float in float64), ``float0`` zeros for an integer or boolean output."""
+    if not _inexact(out):
+        return np.zeros(np.shape(out), FLOAT0)
+    dtype = np.asarray(out).dtype
+    if np.asarray(tangent).dtype != dtype:
+        return np.asarray(tangent).astype(dtype) if np.ndim(tangent) else dtype.type(tangent)
+    return tangent
+
+
+class Pushforward(Jitted):
+    """``fun`` in forward mode with respect to every inexact leaf of its arguments, compiled per
+    specialization: the generated function takes the primal leaves, then their tangents, and returns the
+    output leaves, then theirs."""
+
+    def __init__(self, fun: Callable, has_aux: bool = False, backend: str = "cpu"):
+        inner, _, _ = _unwrap(fun, (), ())
+        if isinstance(inner, Jitted):
+            raise NumbaxDifferentiationError(
+                f"forward mode of {inner!r} is not supported yet",
+                hint="for second derivatives, use reverse mode twice: numbax.grad(numbax.grad(f)), or "
+                     "numbax.grad(lambda x: numbax.grad(f)(x) @ v) for a Hessian-vector product.")
+        super().__init__(inner, (), (), backend)
+        self.has_aux = has_aux
+
+    def push(self, primals: tuple, tangent_leaves: list):
+        """``(output, output tangent)`` at ``primals`` for the tangents of their inexact leaves."""
+        values = self._signature.bind(tuple(primals), {})
+        statics, dynamic = self._signature.split(values)
+        leaves, treedef = tree_util.tree_flatten(dynamic)
+        key = (treedef, statics, leaf_key(leaves))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._compile(key, values, leaves, treedef, statics)
+        out, tangents = compiled(list(leaves) + list(tangent_leaves))
+        return out, tree_util.tree_map(_tangent_of, out, tangents)
+
+    def _generated_cache_tag(self) -> Optional[str]:
+        return f"jvp:has_aux={self.has_aux}"
+
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
+        """The middle end for one specialization: the user's function, then its tangents."""
+        dynamic = [p for i, p in enumerate(self._signature.params) if i not in self._signature.static]
+        leaves = [leaf for p in dynamic for leaf in tree_util.tree_leaves(bound[p])]
+
+        def rewrite(fdef, spec):
+            if spec.returns is not None and spec.returns.num_dynamic != spec.returns.treedef.num_leaves:
+                raise NumbaxDifferentiationError(
+                    "jvp of a function whose output holds a value known at compile time is not supported yet",
+                    anno.getanno(fdef, anno.Key.ORIGIN), hint="return arrays or numbers computed from the inputs.")
+            names = [a.id for a in fdef.args.args]
+            param_avals = {n: avals.of_value(np.zeros((1,) * leaf.aval.ndim, leaf.aval.dtype))
+                           for n, leaf in zip(names, leaves)}
+            param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
+            param_avals = {n: a for n, a in param_avals.items() if a is not None}
+            wrt = [n for n, leaf in zip(names, leaves) if leaf.aval.dtype.kind in "fc"]
+            fdef.name = f"jvp_{fdef.name}"
+            spec.name = fdef.name
+            out = jvp_transform.transform(fdef, jvp_transform.JvpSpec(wrt, param_avals))
+            params = out.args.args  # the leaves, the constants, the tangents: the tangents go after the leaves
+            count = len(leaves)
+            out.args.args = params[:count] + params[len(params) - len(wrt):] + params[count:len(params) - len(wrt)]
+            return out
+
+        generated = pipeline.run(self.fun, bound, label="jvp", after_pass=after_pass, transform=rewrite)
+        if generated.returns is not None and after_pass is None:
+            from numbax.ast_passes.specialize.builder import DYNAMIC, ReturnSpec
+
+            out_tree = tree_util.tree_unflatten(generated.returns.treedef, [0] * generated.returns.treedef.num_leaves)
+            treedef = tree_util.tree_structure((out_tree, out_tree))
+            generated.returns = ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)))
+        return generated
+
+    def __repr__(self) -> str:
+        return f"<numbax.jvp of {self.fun.__qualname__}>"
+
+
+_TRANSFORMATIONS: Dict[tuple, Pushforward] = {}
+
+
+def _pushforward(fun: Callable, has_aux: bool, backend: str) -> Pushforward:
+    """The compiled forward mode of ``fun``, made once per function and options."""
+    key = (fun, has_aux, backend)
+    try:
+        return _TRANSFORMATIONS[key]
+    except TypeError:  # an unhashable callable: a transformation of its own each time
+        return Pushforward(fun, has_aux, backend)
+    except KeyError:
+        _TRANSFORMATIONS[key] = Pushforward(fun, has_aux, backend)
+        return _TRANSFORMATIONS[key]
+
+
+def jvp(fun: Callable, primals, tangents, has_aux: bool = False, *, backend: str = "cpu"):
+    """Forward mode, as JAX's ``jax.jvp``: ``(fun(*primals), the tangent of the output)``.
+
+    Args:
+        fun: a Python function of NumPy values (pytrees of arrays and numbers).
+        primals: a tuple or list of the arguments.
+        tangents: the same structure, a tangent of each inexact leaf's dtype and shape (``float0`` zeros for
+            integer and boolean leaves, as in JAX).
+        has_aux: ``fun`` returns ``(output, aux)``; the result is ``(output, output tangent, aux)``.
+        backend: ``"cpu"`` (Numba) or ``"python"`` (the generated code, uncompiled).
+
+    Returns:
+        ``(primals_out, tangents_out)``: the output, and its directional derivative along ``tangents``
+        (``float0`` zeros for integer and boolean outputs). The tangent code is computed beside the primal
+        in one compiled function, through branches and loops; ``numbax.source`` shows it.
+    """
+    tangent_leaves = _check_tangents(primals, tangents)
+    out, out_tangents = _pushforward(fun, has_aux, backend).push(tuple(primals), tangent_leaves)
+    if has_aux:
+        return out[0], out_tangents[0], out[1]
+    return out, out_tangents

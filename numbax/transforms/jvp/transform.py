@@ -1,0 +1,328 @@
+"""Forward mode for one function: each statement followed by its tangent, in one function.
+
+Expects the main function in A-normal form and the names of the parameters whose tangents are given.
+Produces a function with the same parameters plus one tangent per differentiated parameter (``dx`` for
+``x``), returning the primal outputs followed by one tangent per output::
+
+    def jvp_f(x, w, dx, dw):                # for f(x, w) = np.sum(np.tanh(x @ w))
+        _t1 = x @ w
+        # tangent of: return np.sum(np.tanh(x @ w))
+        dt1 = dx @ w + x @ dw
+        _t2 = np.tanh(_t1)
+        dt2 = dt1 * (1.0 - _t2 * _t2)
+        ...
+        return (_t3, dt3)
+
+Control flow stays control flow (the tangent of a loop is computed inside it, with no tape), and
+``x[i] = v`` writes ``dx[i] = dv``. A statement gets its tangent from its primitive's forward rule in the
+registry (``numbax.primitives``: an explicit template, or an elementwise primitive's reverse-mode template
+read with the tangent for the cotangent); a primitive without one, complex values, and what forward mode
+cannot follow yet are refused at the user's line.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Dict, List, Optional, Sequence, Set
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.analyses import primitives
+from numbax.ast_passes.analyses.activity import active_names
+from numbax.ast_passes.analyses.avals import infer as infer_avals
+from numbax.ast_passes.analyses.nodes import assign as _assign
+from numbax.ast_passes.analyses.nodes import base as _base
+from numbax.ast_passes.analyses.nodes import loads as _loads
+from numbax.ast_passes.analyses.nodes import name as _name
+from numbax.ast_passes.analyses.nodes import Substitute
+from numbax.ast_passes.analyses.nodes import rt_call as _rt
+from numbax.ast_passes.analyses.shapes import expr_shape
+from numbax.ast_passes.analyses.shapes import infer as infer_shapes
+from numbax.ast_passes.naming import Namer
+from numbax.errors import NumbaxDifferentiationError
+from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry
+from numbax.primitives.templates import FoldTests, bind_arguments, instantiate
+from numbax.transforms.grad import alias_checks, canonicalize
+from numbax.transforms.grad.differentiable import is_differentiable
+from numbax.transforms.grad.transform import _prepare
+
+
+@dataclasses.dataclass
+class JvpSpec:
+    """What to differentiate: the parameters with tangents, and their abstract values."""
+
+    wrt: Sequence[str]
+    param_avals: Dict[str, tuple]
+
+
+def _fail(stmt: gast.AST, message: str, hint: str) -> None:
+    raise NumbaxDifferentiationError(message, anno.getanno(stmt, anno.Key.ORIGIN), hint=hint)
+
+
+class _Linearize(gast.NodeTransformer):
+    """An elementwise primitive's reverse-mode line read as its forward one: ``rt.unbroadcast(e, x)`` is ``e``
+    (the tangent broadcasts as the operation does) and ``np.conj(e)`` is ``e`` (operands are real)."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and node.args and \
+                ((func.value.id, func.attr) in (("rt", "unbroadcast"), ("np", "conj"))):
+            return node.args[0]
+        return node
+
+
+class Tangents:
+    """The tangent statements of a canonical function, statement by statement."""
+
+    def __init__(self, namer: Namer, active: Set[str], avals: Dict[str, tuple], shapes: Dict[str, tuple],
+                 written: Set[str]):
+        self.namer = namer
+        self.active = active
+        self.written = written  # arrays written through subscripts: their tangents must own their memory
+        self.avals = avals
+        self.shapes = shapes
+        self.names: Dict[str, str] = {}
+        self.pending: List[gast.stmt] = []  # a rule's temporaries, written before the tangent that reads them
+
+    def tangent(self, name: str) -> str:
+        """The name of ``name``'s tangent (``dx`` for ``x``)."""
+        if name not in self.names:
+            self.names[name] = self.namer.new("d" + name.lstrip("_"))
+        return self.names[name]
+
+    def zero(self, name: str) -> gast.expr:
+        """A zero tangent for ``name`` (after its primal value is computed)."""
+        if self.avals.get(name) == ("f", 0):
+            return gast.Constant(value=0.0, kind=None)
+        return _rt("zeros_like", _name(name))
+
+    @staticmethod
+    def _mark(stmt: gast.stmt, origin: gast.stmt) -> gast.stmt:
+        return anno.derived(stmt, origin, anno.Key.TANGENT_OF)
+
+    def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        out: List[gast.stmt] = []
+        for stmt in stmts:
+            out += self.statement(stmt)
+        return out
+
+    def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
+        if isinstance(stmt, gast.If):
+            stmt.body = self.block(stmt.body) or [gast.Pass()]
+            stmt.orelse = self.block(stmt.orelse)
+            return [stmt]
+        if isinstance(stmt, (gast.For, gast.While)):
+            stmt.body = self.block(stmt.body) or [gast.Pass()]
+            return [stmt]
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            return self.assignment(stmt)
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+            return self.store(stmt)
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
+            return self.update(stmt)
+        if isinstance(stmt, (gast.Expr, gast.Pass)) or not (_loads(stmt) & self.active):
+            return [stmt]
+        _fail(stmt, "forward mode has no rule for this statement with a differentiated value",
+              "assign the value to a name, or write it into an array by indexing.")
+
+    # ---- assignments
+    def assignment(self, stmt: gast.Assign) -> List[gast.stmt]:
+        target = stmt.targets[0].id
+        if target not in self.active:
+            return [stmt]
+        value = stmt.value
+        if target not in _loads(value):
+            tangent = self.owned(target, self.value_tangent(stmt, target, value, target))
+            return [stmt] + self._temporaries(stmt) + [self._mark(_assign(
+                self.tangent(target), tangent if tangent is not None else self.zero(target)), stmt)]
+        # ``x = x * x``: the new value goes to a temporary first, since its tangent reads the old x
+        fresh = self.namer.new(target)
+        moved = _assign(fresh, value)
+        gast.copy_location(moved, stmt)
+        anno.copyanno(stmt, moved)
+        tangent = self.owned(target, self.value_tangent(stmt, target, value, fresh))
+        return [moved] + self._temporaries(stmt) + [
+            self._mark(_assign(self.tangent(target), tangent if tangent is not None else self.zero(fresh)), stmt),
+            self._mark(_assign(target, _name(fresh)), stmt)]
+
+    def _temporaries(self, stmt: gast.stmt) -> List[gast.stmt]:
+        out, self.pending = [self._mark(t, stmt) for t in self.pending], []
+        return out
+
+    def owned(self, target: str, tangent: Optional[gast.expr]) -> Optional[gast.expr]:
+        """``tangent``, copied where ``target`` is written into and the tangent may share another's memory
+        (``y = x.copy()`` has the tangent ``dx``, a view of which ``y[0] = v`` must not write)."""
+        if tangent is None or target not in self.written or isinstance(tangent, (gast.BinOp, gast.UnaryOp)):
+            return tangent
+        return gast.Call(func=gast.Attribute(value=_name("np"), attr="copy", ctx=gast.Load()), args=[tangent],
+                         keywords=[])
+
+    def value_tangent(self, stmt: gast.Assign, target: str, value: gast.expr, ans: str) -> Optional[gast.expr]:
+        """The tangent of ``value`` assigned to ``target`` (computed into ``ans``), or None where it is zero."""
+        if isinstance(value, gast.Name):
+            return _name(self.tangent(value.id)) if value.id in self.active else None
+        if isinstance(value, gast.Constant) or not (_loads(value) & self.active):
+            return None
+        if isinstance(value, gast.Subscript):
+            if not isinstance(value.value, gast.Name) or value.value.id not in self.active:
+                return None
+            return gast.Subscript(value=_name(self.tangent(value.value.id)), slice=copy.deepcopy(value.slice),
+                                  ctx=gast.Load())
+        if isinstance(value, gast.Attribute) and value.attr == "T" and isinstance(value.value, gast.Name):
+            return gast.Attribute(value=_name(self.tangent(value.value.id)), attr="T", ctx=gast.Load())
+        if not is_differentiable(value):
+            return None
+        return self.rule(stmt, target, value, ans)
+
+    def rule(self, stmt: gast.Assign, target: str, value: gast.expr, ans: str) -> Optional[gast.expr]:
+        app = primitives.application(value)
+        primitive = entry(app.key) if app is not None else None
+        what = app.name if app is not None else "this expression"
+        if primitive is None or primitive.vjp is NONDIFFERENTIABLE or primitive.jvp is None:
+            if primitive is not None and primitive.vjp is NONDIFFERENTIABLE:
+                return None
+            _fail(stmt, f"forward mode has no derivative rule for {what}",
+                  "numbax.coverage() lists the functions each mode has rules for; compute this value outside "
+                  "the differentiated function, or use numbax.grad or numbax.vjp (reverse mode).")
+        rule = primitive.vjp if primitive.jvp is TRANSPOSED else primitive.jvp
+        template = rule.template
+        try:
+            bound = bind_arguments(template, app.args, app.keywords)
+        except TypeError as exc:
+            _fail(stmt, f"cannot differentiate this call of {what}: {exc}", "call it with NumPy's own argument names.")
+        wanted = [p for p in template.params if _loads(bound[p]) & self.active]
+        for p in wanted:
+            if not isinstance(bound[p], gast.Name):
+                _fail(stmt, f"forward mode cannot differentiate {what} through this form of its argument `{p}`",
+                      "pass a variable.")
+            if p not in template.differentiated:
+                _fail(stmt, f"numbax's rule for {what} has no derivative in its argument `{p}`, which is "
+                            f"differentiated here", f"compute `{p}` outside the differentiated function.")
+        parts = []
+        for p in wanted:
+            mapping = dict(bound, g=_name(self.tangent(bound[p].id)), ans=_name(ans))
+            temps, contributions = instantiate(template, {"g": _name("g"), "ans": _name("ans")},
+                                               lambda base: self.namer.new(base))
+            substitute = Substitute(mapping)
+            fold = FoldTests(names_hold_values=True)
+            linearize = _Linearize().visit if primitive.jvp is TRANSPOSED else (lambda node: node)
+            for temp in temps:
+                self.pending.append(_assign(temp.targets[0].id, linearize(fold.visit(substitute.visit(temp.value)))))
+            for param, expr in contributions:
+                if param == p:
+                    parts.append(linearize(fold.visit(substitute.visit(expr))))
+        if not parts:
+            return None
+        total = parts[0]
+        for part in parts[1:]:
+            total = gast.BinOp(left=total, op=gast.Add(), right=part)
+        if not self._has_shape_of(total, target):  # a scalar's tangent where the result is an array
+            total = gast.BinOp(left=total, op=gast.Add(), right=_rt("zeros_like", _name(ans)))
+        return total
+
+    def _has_shape_of(self, expr: gast.expr, target: str) -> bool:
+        """Whether ``expr`` (which reads tangents) is known to have ``target``'s shape, as a tangent must."""
+        want = self.shapes.get(target)
+        if want is None:
+            return False
+        env = dict(self.shapes)
+        env.update({t: self.shapes[p] for p, t in self.names.items() if p in self.shapes})
+        return expr_shape(expr, env, self.avals) == want
+
+    # ---- writes
+    def store(self, stmt: gast.Assign) -> List[gast.stmt]:
+        """``x[i] = v``: ``dx[i] = dv`` (a zero where ``v`` carries no derivative)."""
+        target = stmt.targets[0]
+        array = _base(target)
+        if array not in self.active:
+            return [stmt]
+        if not isinstance(target.value, gast.Name):
+            _fail(stmt, "forward mode writes only into a subscript of a variable", "index the variable itself.")
+        value = stmt.value
+        tangent = _name(self.tangent(value.id)) if isinstance(value, gast.Name) and value.id in self.active \
+            else gast.Constant(value=0.0, kind=None)
+        if _loads(value) & self.active and not isinstance(value, gast.Name):
+            _fail(stmt, "forward mode stores only a variable into a subscript", "assign the value to a name first.")
+        write = gast.Subscript(value=_name(self.tangent(array)), slice=copy.deepcopy(target.slice), ctx=gast.Store())
+        return [stmt, self._mark(gast.Assign(targets=[write], value=tangent, type_comment=None), stmt)]
+
+    def update(self, stmt: gast.AugAssign) -> List[gast.stmt]:
+        """``x[i] += v``: ``dx[i] += dv``; ``x[i] *= v`` only where ``v`` carries no derivative."""
+        array = _base(stmt.target)
+        if array not in self.active:
+            return [stmt]
+        value = stmt.value
+        value_active = bool(_loads(value) & self.active)
+        if value_active and not isinstance(value, gast.Name):
+            _fail(stmt, "forward mode updates a subscript only by a variable", "assign the value to a name first.")
+        write = gast.Subscript(value=_name(self.tangent(array)), slice=copy.deepcopy(stmt.target.slice),
+                               ctx=gast.Store())
+        if isinstance(stmt.op, (gast.Add, gast.Sub)):
+            if not value_active:
+                return [stmt]
+            tangent = gast.AugAssign(target=write, op=type(stmt.op)(), value=_name(self.tangent(value.id)))
+            return [stmt, self._mark(tangent, stmt)]
+        if isinstance(stmt.op, (gast.Mult, gast.Div)) and not value_active:
+            return [stmt, self._mark(gast.AugAssign(target=write, op=type(stmt.op)(), value=copy.deepcopy(value)),
+                                     stmt)]
+        _fail(stmt, "forward mode has no rule for this in-place update of a differentiated array",
+              "write the new value instead: x[i] = x[i] * v.")
+
+
+def _written(fdef: gast.FunctionDef) -> Set[str]:
+    """The variables that the function writes into through subscripts."""
+    out = set()
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Subscript):
+            out.add(_base(node.targets[0]))
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
+            out.add(_base(node.target))
+    return out
+
+
+def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = None) -> gast.FunctionDef:
+    """The forward-mode function of ``fdef``; see the module docstring."""
+    namer = namer or Namer()
+    namer.reserve({n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | {"rt", "np", "math"})
+    fdef = _prepare(fdef)
+    fdef = canonicalize.transform(fdef, namer, spec.wrt)
+    avals = infer_avals(fdef, dict(spec.param_avals))
+    simple = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
+    for stmt in (s for s in gast.walk(fdef) if isinstance(s, simple)):
+        if any(isinstance(n, gast.Name) and (avals.get(n.id) or ("",))[0] == "c" for n in gast.walk(stmt)):
+            _fail(stmt, "forward mode does not differentiate complex numbers yet",
+                  "use numbax.grad or numbax.vjp (reverse mode), or differentiate the real and imaginary parts.")
+    params = {a.id for a in fdef.args.args}
+    shapes = infer_shapes(fdef, {p: a[1] for p, a in spec.param_avals.items() if p in params}, avals)
+    active = active_names(fdef, spec.wrt, is_differentiable)
+    alias_checks.check(fdef, active, avals)
+    # integers and booleans carry no tangent (JAX's float0): ``n = min(len(x), len(y))``, a float stored into
+    # an integer array
+    active = {n for n in active if (avals.get(n) or ("f",))[0] not in "bi"}
+    tangents = Tangents(namer, active, avals, shapes, _written(fdef))
+    for p in spec.wrt:
+        tangents.tangent(p)
+    ret = fdef.body[-1]
+    outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
+    entry_copies = [_assign(tangents.tangent(p), gast.Call(func=gast.Attribute(
+        value=_name(tangents.tangent(p)), attr="copy", ctx=gast.Load()), args=[], keywords=[]))
+        for p in spec.wrt if p in _written(fdef)]  # the caller's tangent is not written into
+    body = entry_copies + tangents.block(fdef.body[:-1])
+    results = []
+    for out in outputs:
+        if isinstance(out, gast.Name) and out.id in active:
+            results.append(_name(tangents.tangent(out.id)))
+        elif isinstance(out, gast.Name):
+            results.append(tangents.zero(out.id) if (avals.get(out.id) or ("f",))[0] in "fc" else _name(out.id))
+        else:
+            results.append(gast.Constant(value=0.0, kind=None) if isinstance(getattr(out, "value", None), float)
+                           else copy.deepcopy(out))
+    returned = gast.Tuple(elts=[copy.deepcopy(o) for o in outputs] + results, ctx=gast.Load())
+    fdef.body = body + [gast.copy_location(gast.Return(value=returned), ret)]
+    fdef.args.args = fdef.args.args + [_name(tangents.tangent(p), True) for p in spec.wrt]
+    for arg in fdef.args.args:
+        arg.ctx = gast.Param()
+    gast.fix_missing_locations(fdef)
+    return fdef

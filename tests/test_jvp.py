@@ -1,0 +1,250 @@
+"""Forward mode: ``numbax.jvp`` against JAX's ``jax.jvp`` and against the reverse-mode corpus's oracles.
+
+Every case of ``tests/grad_corpus`` without static arguments goes through ``numbax.jvp`` along a random
+tangent of its differentiated arguments (zeros for its other inexact leaves, ``float0`` for integers):
+the output's tangent must be the inner product of the oracle's gradient (JAX's, or central differences')
+with that tangent, and the output the function's value. Cases forward mode refuses are strict xfails,
+each with the reason. Then JAX's semantics (results, structure, ``float0``, ``has_aux``, its errors),
+the generated code, and the refusals at the user's line.
+"""
+import copy
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import numbax
+from numbax import tree_util
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from grad_corpus import all_cases, oracles  # noqa: E402
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+CASES = [c for c in all_cases() if not c.static_argnums]
+# corpus cases forward mode refuses today, with the reason (each a strict xfail)
+REFUSED = {}
+
+
+def _tangents(case, args):
+    """A random tangent for the differentiated arguments' leaves, zeros for the other inexact leaves."""
+    nums = (case.argnums,) if isinstance(case.argnums, int) else tuple(case.argnums)
+    rng = np.random.default_rng(len(case.id))
+    out = []
+    for k, arg in enumerate(args):
+        def leaf(x, differentiated=k in nums):
+            x = np.asarray(x)
+            if x.dtype.kind not in "fc":
+                return np.zeros(x.shape, jax.dtypes.float0)
+            t = rng.normal(size=x.shape).astype(x.dtype) if differentiated else np.zeros(x.shape, x.dtype)
+            return t if np.ndim(t) else t[()]
+        out.append(tree_util.tree_map(leaf, arg))
+    return tuple(out)
+
+
+def _expected(case, args, tangents):
+    """``<gradient, tangent>`` from the corpus's oracle."""
+    grads = oracles.case_grad(case)
+    nums = (case.argnums,) if isinstance(case.argnums, int) else tuple(case.argnums)
+    grads = (grads,) if isinstance(case.argnums, int) else grads
+    total = 0.0
+    for g, k in zip(grads, nums):
+        for gl, tl in zip(tree_util.tree_leaves(g), tree_util.tree_leaves(tangents[k])):
+            total += float(np.sum(np.asarray(gl) * np.asarray(tl)))
+    return total
+
+
+_RESULTS = {}
+
+
+def _jvp(case, backend):
+    if (case.id, backend) not in _RESULTS:
+        args = case.args_factory()
+        tangents = _tangents(case, args)
+        got = numbax.jvp(case.fn, copy.deepcopy(args), tangents, has_aux=case.has_aux, backend=backend)
+        _RESULTS[case.id, backend] = args, tangents, got
+    return _RESULTS[case.id, backend]
+
+
+def _params():
+    """Every case on the python backend; every third on cpu (a Numba compile each)."""
+    out = []
+    for index, case in enumerate(CASES):
+        for backend in ("python", "cpu") if index % 3 == 0 else ("python",):
+            marks = [pytest.mark.xfail(strict=True, reason=REFUSED[case.id])] if case.id in REFUSED else []
+            out.append(pytest.param(case, backend, id=f"{case.id}-{backend}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("case, backend", _params())
+def test_jvp_is_the_gradient_along_the_tangent(case, backend):
+    args, tangents, got = _jvp(case, backend)
+    out, tangent = got[0], got[1]
+    expected = _expected(case, args, tangents)
+    value = case.fn(*copy.deepcopy(args))
+    value = value[0] if case.has_aux else value
+    np.testing.assert_allclose(np.asarray(out), np.asarray(value), rtol=1e-10, atol=1e-12)
+    rtol = case.rtol or (1e-8 if case.oracle == "jax" else 1e-6)
+    np.testing.assert_allclose(float(tangent), expected, rtol=rtol, atol=case.atol or 1e-8)
+
+
+# ---- JAX's semantics, against jax.jvp -------------------------------------------------------------------
+
+
+def mlp_layer(params, x):
+    h = np.tanh(x @ params["w"] + params["b"])
+    return {"out": h, "norm": np.sum(h * h)}
+
+
+def counted_steps(x, n):
+    total = np.zeros_like(x)
+    k = 0
+    while k < n:
+        total = total + np.sin(x) * k
+        k += 1
+    return total, k
+
+
+def scaled_with_aux(x):
+    y = np.exp(x) * 2.0
+    return np.sum(y), y.shape[0]
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_pytrees_follow_jax(backend):
+    rng = np.random.default_rng(0)
+    params = {"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+    x = rng.normal(size=(4, 3))
+    tangents = ({"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}, rng.normal(size=(4, 3)))
+    out, tangent = numbax.jvp(mlp_layer, (params, x), tangents, backend=backend)
+    jax_out, jax_tangent = jax.jvp(oracles.to_jax(mlp_layer), (params, x), tangents)
+    for got, want in ((out, jax_out), (tangent, jax_tangent)):
+        assert tree_util.tree_structure(got) == tree_util.tree_structure(oracles.to_numpy(want))
+        for g, w in zip(tree_util.tree_leaves(got), tree_util.tree_leaves(oracles.to_numpy(want))):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_integer_arguments_take_float0_tangents_and_integer_outputs_give_them(backend):
+    x = np.array([0.3, -1.2, 2.0])
+    float0 = np.zeros((), jax.dtypes.float0)
+    (total, k), (d_total, d_k) = numbax.jvp(counted_steps, (x, 3), (np.ones(3), float0), backend=backend)
+    assert k == 3 and d_k.dtype == jax.dtypes.float0 and d_k.shape == ()
+    np.testing.assert_allclose(total, 3 * np.sin(x))
+    np.testing.assert_allclose(d_total, 3 * np.cos(x))
+
+
+def test_has_aux_returns_the_aux_output_untouched():
+    x = np.array([0.1, 0.2])
+    out, tangent, aux = numbax.jvp(scaled_with_aux, (x,), (np.array([1.0, -1.0]),), has_aux=True)
+    assert aux == 2
+    np.testing.assert_allclose(tangent, 2 * np.exp(0.1) - 2 * np.exp(0.2))
+
+
+def test_float32_stays_float32():
+    x = np.array([0.5, 1.5], np.float32)
+    out, tangent = numbax.jvp(lambda_free_tanh, (x,), (np.ones(2, np.float32),))
+    assert tangent.dtype == np.float32
+    np.testing.assert_allclose(tangent, 1 - np.tanh(x) ** 2, rtol=1e-6)
+
+
+def lambda_free_tanh(x):
+    return np.tanh(x)
+
+
+def test_jaxs_errors_for_arguments_that_do_not_match():
+    x = np.ones(3)
+    with pytest.raises(TypeError, match="same tree structure"):
+        numbax.jvp(lambda_free_tanh, (x,), (x, x))
+    with pytest.raises(TypeError, match="dtypes must be equal"):
+        numbax.jvp(lambda_free_tanh, (x,), (np.ones(3, np.float32),))
+    with pytest.raises(ValueError, match="different primal and tangent shapes"):
+        numbax.jvp(lambda_free_tanh, (x,), (np.ones(4),))
+    with pytest.raises(TypeError, match="tuples or lists"):
+        numbax.jvp(lambda_free_tanh, x, x)
+
+
+# ---- the generated code, and the refusals ----------------------------------------------------------------
+
+
+def rotate(x, w):
+    y = np.tanh(x @ w)
+    return np.sum(y * y)
+
+
+ROTATE_JVP = """def jvp_rotate(x, w, dx, dw):
+    # test_jvp.py:{line}: y = np.tanh(x @ w)
+    _t1 = x @ w
+    # tangent of: y = np.tanh(x @ w)
+    dt1 = dx @ w + x @ dw
+    y = rt.tanh(_t1)
+    dy = dt1 * (1.0 - y * y)
+    # test_jvp.py:{next}: return np.sum(y * y)
+    _t2 = y * y
+    # tangent of: return np.sum(y * y)
+    dt2 = dy * y + dy * y
+    _t3 = np.sum(_t2)
+    dt3 = np.sum(dt2)
+    return (_t3, dt3)
+"""
+
+
+def test_generated_code_interleaves_tangents_with_comments():
+    from numbax.transforms.jvp.api import Pushforward
+
+    text = Pushforward(rotate, backend="python").lower_source(np.ones((2, 3)), np.ones(3))
+    line = rotate.__code__.co_firstlineno + 1
+    assert text.split("\n\n", 1)[1].strip() == ROTATE_JVP.format(line=line, next=line + 1).strip()
+
+
+def uses_median(x):
+    return np.median(x) * 2.0
+
+
+def uses_complex(x):
+    z = x + 1j * x
+    return np.abs(z)
+
+
+def writes_a_view(x):
+    y = x * 1.0
+    row = y[1:]
+    row[0] = x[0] * 3.0
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn, message, line", [
+    (uses_median, "forward mode has no derivative rule for np.median", uses_median.__code__.co_firstlineno + 1),
+    (uses_complex, "forward mode does not differentiate complex numbers yet", uses_complex.__code__.co_firstlineno + 1),
+    (writes_a_view, "", writes_a_view.__code__.co_firstlineno + 3),
+])
+def test_what_forward_mode_cannot_follow_is_refused_at_the_users_line(fn, message, line):
+    with pytest.raises(numbax.NumbaxDifferentiationError) as info:
+        numbax.jvp(fn, (np.array([0.5, -1.0, 2.0]),), (np.ones(3),), backend="python")
+    assert message in str(info.value) and f"test_jvp.py:{line}" in str(info.value)
+
+
+def test_coverage_has_a_forward_column():
+    table = numbax.coverage()
+    assert table["numpy.tanh"] == {"grad": True, "jvp": True}
+    assert table["numpy.sign"]["jvp"] is True  # no derivative: covered in both modes
+    assert table["numpy.median"] == {"grad": True, "jvp": False}
+
+
+def test_forward_mode_of_a_gradient_is_refused_until_it_is_built():
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="forward mode of <numbax.grad"):
+        numbax.jvp(numbax.grad(rotate), (np.ones((2, 3)), np.ones(3)), (np.ones((2, 3)), np.ones(3)))
+
+
+def test_numbax_show_prints_forward_mode_code(tmp_path):
+    import subprocess
+
+    path = tmp_path / "rot.py"
+    path.write_text("import numpy as np\n\n\ndef rotate(x, w):\n    y = np.tanh(x @ w)\n    return np.sum(y * y)\n")
+    out = subprocess.run([sys.executable, "-m", "numbax", "show", f"{path}:rotate", "--args", "f64[2,3]", "f64[3]",
+                          "--transform", "jvp"], capture_output=True, text=True, check=True).stdout
+    assert "def jvp_rotate(x, w, dx, dw):" in out and "# tangent of: y = np.tanh(x @ w)" in out
