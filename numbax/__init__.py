@@ -32,7 +32,7 @@ from numbax.errors import (
 from numbax._version import __version__  # noqa: F401
 
 __all__ = [
-    "jit", "grad", "value_and_grad", "vjp", "jvp", "vmap", "coverage", "source", "config", "tree_util", "devices",
+    "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "vmap", "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError",
     "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
@@ -47,7 +47,7 @@ _COMPILER = {
     "jit": "numbax.api", "source": "numbax.generated_source",
     "coverage": "numbax.transforms.coverage",
     "grad": "numbax.transforms.grad", "value_and_grad": "numbax.transforms.grad", "vjp": "numbax.transforms.grad",
-    "jvp": "numbax.transforms.jvp", "vmap": "numbax.transforms.vmap",
+    "jvp": "numbax.transforms.jvp", "linearize": "numbax.transforms.jvp", "vmap": "numbax.transforms.vmap",
 }
 _SUBMODULES = ("config", "tree_util", "lax", "numpy", "debug", "random")
 

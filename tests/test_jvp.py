@@ -248,3 +248,16 @@ def test_numbax_show_prints_forward_mode_code(tmp_path):
     out = subprocess.run([sys.executable, "-m", "numbax", "show", f"{path}:rotate", "--args", "f64[2,3]", "f64[3]",
                           "--transform", "jvp"], capture_output=True, text=True, check=True).stdout
     assert "def jvp_rotate(x, w, dx, dw):" in out and "# tangent of: y = np.tanh(x @ w)" in out
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_linearize_is_jaxs(backend):
+    x, w = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]]), np.array([0.2, -0.5, 0.9])
+    out, f_jvp = numbax.linearize(rotate, x, w, backend=backend)
+    jax_out, jax_f_jvp = jax.linearize(oracles.to_jax(rotate), x, w)
+    np.testing.assert_allclose(out, jax_out, rtol=1e-12)
+    for k in range(3):
+        tangents = (np.full_like(x, 0.1 * k), np.full_like(w, 1.0 - k))
+        np.testing.assert_allclose(f_jvp(*tangents), jax_f_jvp(*tangents), rtol=1e-12, atol=1e-14)
+    with pytest.raises(TypeError, match="same tree structure"):
+        f_jvp(x)

@@ -1,2 +1,2 @@
-"""Forward mode: ``jvp``."""
-from numbax.transforms.jvp.api import jvp  # noqa: F401
+"""Forward mode: ``jvp`` and ``linearize``."""
+from numbax.transforms.jvp.api import jvp, linearize  # noqa: F401

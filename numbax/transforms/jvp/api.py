@@ -165,3 +165,28 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False, *, backend: str
     if has_aux:
         return out[0], out_tangents[0], out[1]
     return out, out_tangents
+
+
+class _Linearized:
+    """The linear map ``linearize`` returns: tangents of the primals -> the tangent of the output."""
+
+    def __init__(self, pushforward: Pushforward, primals: tuple):
+        self.pushforward = pushforward
+        self.primals = primals
+
+    def __call__(self, *tangents):
+        leaves = _check_tangents(self.primals, tangents)
+        out_tangent = self.pushforward.push(self.primals, leaves)[1]
+        return out_tangent[0] if self.pushforward.has_aux else out_tangent
+
+
+def linearize(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
+    """As JAX's ``jax.linearize``: ``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the output's
+    tangent (``(output, f_jvp, aux)`` with ``has_aux``). ``f_jvp`` runs the compiled forward mode at
+    ``primals`` (the same specialization for every call)."""
+    pushforward = _pushforward(fun, has_aux, backend)
+    zeros = tree_util.tree_map(
+        lambda p: np.zeros(np.shape(p), np.asarray(p).dtype if _inexact(p) else FLOAT0), tuple(primals))
+    out = pushforward.push(tuple(primals), _check_tangents(tuple(primals), zeros))[0]
+    f_jvp = _Linearized(pushforward, tuple(primals))
+    return (out[0], f_jvp, out[1]) if has_aux else (out, f_jvp)
