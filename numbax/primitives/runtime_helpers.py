@@ -53,6 +53,12 @@ def identity(g, ans, x):
     d[x] = g
 
 
+@defvjp(rt.stored_cotangent)
+def stored_cotangent(g, ans, cotangent, array):
+    """Linear in the cotangent; ``array``'s dtype only decides whether it passes."""
+    d[cotangent] = rt.stored_cotangent(g, array)
+
+
 @defvjp(rt.primal_dtype)
 def primal_dtype(g, ans, cotangent, x):
     d[cotangent] = g
@@ -290,7 +296,7 @@ def _chooser_weights(app, args):
 
 
 define(rt.unbroadcast, rt.unreduce, aval=_unbroadcast, shape=symbolic.same_as(1, axis_at=2))
-define(rt.reserve_rows, rt.grow_rows, rt.real_output, aval=kinds.same_as(0))
+define(rt.reserve_rows, rt.grow_rows, rt.real_output, rt.stored_cotangent, aval=kinds.same_as(0))
 define(rt.index_added, aval=kinds.same_as(0), shape=symbolic.same_as(0))
 define(rt.scalar_output, aval=_scalar_output)
 define(rt.chooser_weights, aval=_chooser_weights, shape=symbolic.same_as(0, axis_at=2))

@@ -1,11 +1,12 @@
-"""Cotangents at the boundary between complex and real values (JAX's convention: the adjoint of a real is real)."""
+"""Cotangents where a value changes kind: between complex and real values (JAX's convention: the adjoint of a real
+is real), and through a write that casts to integers."""
 from __future__ import annotations
 
 import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["match_kind"]
+__all__ = ["match_kind", "stored_cotangent"]
 
 
 def match_kind(g, x):
@@ -30,3 +31,21 @@ def _match_kind(g, x):
     if _is_complex(g):
         return lambda g, x: g.real
     return lambda g, x: g
+
+
+def stored_cotangent(g, array):
+    """What passes through a write into ``array`` of a value whose (co)tangent is ``g``: ``g`` itself, or
+    zeros where ``array`` holds integers or booleans (the write casts the value, which has no derivative
+    then). For writes whose target's dtype numbax did not infer: Numba decides it once, at compile time."""
+    if np.asarray(array).dtype.kind in "fc":
+        return g
+    return np.zeros_like(g) if np.ndim(g) else 0.0
+
+
+@overload(stored_cotangent)
+def _stored_cotangent(g, array):
+    if isinstance(getattr(array, "dtype", array), (types.Float, types.Complex)):
+        return lambda g, array: g
+    if isinstance(g, types.Array):
+        return lambda g, array: np.zeros_like(g)
+    return lambda g, array: 0.0

@@ -403,6 +403,13 @@ SOURCE = textwrap.dedent('''
     def reversed_into_itself(x):
         x[::-1] = x
         return np.sum(np.sum(0.5 + x, axis=1) ** 2)
+
+
+    def stored_into_integers_of_unknown_kind(x, y):
+        y = y + np.float32(0.5)
+        v = np.where(y > 0.25, 1, 3).copy()
+        v[::-1] = x
+        return np.sum(0.5 + v)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -941,3 +948,16 @@ def test_grad_of_a_store_into_an_array_whose_cotangent_is_broadcast(found, backe
     got = numbax.grad(found.reversed_into_itself, backend=backend)(x.copy())
     expected = 2 * (np.sum(x[::-1], axis=1) + 2.0)[::-1, None] * np.ones((3, 4))
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_write_into_integers_passes_no_derivative_where_their_kind_was_not_inferred(found, backend):
+    # v holds integers (np.where of ints), but its kind was not inferred (y is float32, which the abstract
+    # values leave unknown): the store's cotangent went back to x (found on python, seed 0). The generated
+    # code asks Numba (rt.stored_cotangent), which decides from v's dtype; forward mode too
+    x, y = np.array([-2.0, -1.5, 0.5, 2.5]), np.full((3, 4), -2.0, np.float32)
+    np.testing.assert_array_equal(numbax.grad(found.stored_into_integers_of_unknown_kind, backend=backend)(x, y),
+                                  np.zeros(4))
+    tangents = (np.ones(4), np.ones((3, 4), np.float32))
+    out, tangent = numbax.jvp(found.stored_into_integers_of_unknown_kind, (x, y), tangents, backend=backend)
+    assert out == found.stored_into_integers_of_unknown_kind(x, y) and tangent == 0.0

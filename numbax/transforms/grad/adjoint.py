@@ -446,7 +446,8 @@ class Adjoint:
         primal = self.need(y, stmt)
         out: List[gast.stmt] = []
         spread: List[gast.stmt] = []  # the right side's cotangent where it is the target itself (below)
-        cast = (self.avals.get(y) or ("f",))[0] in "ib"  # a write into an integer or bool array casts: no cotangent
+        kind = (self.avals.get(y) or (None,))[0]
+        cast = kind in ("i", "b")  # a write into an integer or bool array casts: no cotangent
         live = y in self.state
         zeroing: List[gast.stmt] = []
         if live and augmented is None:  # before the right side's cotangent below marks dy as owned
@@ -458,6 +459,8 @@ class Adjoint:
             g: gast.expr = _rt("copy_of", slot)
             if isinstance(augmented, gast.Sub):
                 g = gast.UnaryOp(op=gast.USub(), operand=g)
+            if kind is None:  # the target's dtype was not inferred: the compiled code decides, at compile time
+                g = _rt("stored_cotangent", g, copy.deepcopy(primal))
             if value.id == y:
                 # ``x[::-1] = x``: NumPy reads all of x before writing, so the slot's cotangent is taken
                 # before the slot is zeroed and goes to the whole of x after

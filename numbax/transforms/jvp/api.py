@@ -108,9 +108,10 @@ class Pushforward(Jitted):
             param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
             param_avals = {n: a for n, a in param_avals.items() if a is not None}
             wrt = [n for n, leaf in zip(names, leaves) if leaf.aval.dtype.kind in "fc"]
+            narrow = {n for n, leaf in zip(names, leaves) if n in wrt and leaf.aval.dtype.itemsize < 8}
             fdef.name = f"jvp_{fdef.name}"
             spec.name = fdef.name
-            out = jvp_transform.transform(fdef, jvp_transform.JvpSpec(wrt, param_avals))
+            out = jvp_transform.transform(fdef, jvp_transform.JvpSpec(wrt, param_avals, narrow))
             params = out.args.args  # the leaves, the constants, the tangents: the tangents go after the leaves
             count = len(leaves)
             out.args.args = params[:count] + params[len(params) - len(wrt):] + params[count:len(params) - len(wrt)]

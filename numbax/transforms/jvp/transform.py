@@ -54,6 +54,7 @@ class JvpSpec:
 
     wrt: Sequence[str]
     param_avals: Dict[str, tuple]
+    narrow: Set[str] = dataclasses.field(default_factory=set)  # parameters of floats narrower than float64
 
 
 def _fail(stmt: gast.AST, message: str, hint: str) -> None:
@@ -243,10 +244,18 @@ class Tangents:
         value = stmt.value
         tangent = _name(self.tangent(value.id)) if isinstance(value, gast.Name) and value.id in self.active \
             else gast.Constant(value=0.0, kind=None)
+        tangent = self.stored(array, tangent)
         if _loads(value) & self.active and not isinstance(value, gast.Name):
             _fail(stmt, "forward mode stores only a variable into a subscript", "assign the value to a name first.")
         write = gast.Subscript(value=_name(self.tangent(array)), slice=copy.deepcopy(target.slice), ctx=gast.Store())
         return [stmt, self._mark(gast.Assign(targets=[write], value=tangent, type_comment=None), stmt)]
+
+    def stored(self, array: str, tangent: gast.expr) -> gast.expr:
+        """``tangent`` as a write into ``array`` passes it: where ``array``'s dtype was not inferred, Numba
+        decides (zero into integers); an active array of a known kind is a float one."""
+        if array in self.avals:
+            return tangent
+        return _rt("stored_cotangent", tangent, _name(array))
 
     def update(self, stmt: gast.AugAssign) -> List[gast.stmt]:
         """``x[i] += v``: ``dx[i] += dv``; ``x[i] *= v`` only where ``v`` carries no derivative."""
@@ -262,7 +271,8 @@ class Tangents:
         if isinstance(stmt.op, (gast.Add, gast.Sub)):
             if not value_active:
                 return [stmt]
-            tangent = gast.AugAssign(target=write, op=type(stmt.op)(), value=_name(self.tangent(value.id)))
+            tangent = gast.AugAssign(target=write, op=type(stmt.op)(),
+                                     value=self.stored(array, _name(self.tangent(value.id))))
             return [stmt, self._mark(tangent, stmt)]
         if isinstance(stmt.op, (gast.Mult, gast.Div)) and not value_active:
             return [stmt, self._mark(gast.AugAssign(target=write, op=type(stmt.op)(), value=copy.deepcopy(value)),
@@ -306,10 +316,14 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
         tangents.tangent(p)
     ret = fdef.body[-1]
     outputs = list(ret.value.elts) if isinstance(ret.value, gast.Tuple) else [ret.value]
-    entry_copies = [_assign(tangents.tangent(p), gast.Call(func=gast.Attribute(
+    # tangents are computed in float64 (as reverse mode's cotangents): Numba widens a float32 array that meets
+    # a Python float, and a loop's variable has one type; the outputs' tangents go back to their dtypes
+    entry = [_assign(tangents.tangent(p), _rt("widen", _name(tangents.tangent(p))))
+             for p in spec.wrt if p in spec.narrow]
+    entry += [_assign(tangents.tangent(p), gast.Call(func=gast.Attribute(
         value=_name(tangents.tangent(p)), attr="copy", ctx=gast.Load()), args=[], keywords=[]))
         for p in spec.wrt if p in _written(fdef)]  # the caller's tangent is not written into
-    body = entry_copies + tangents.block(fdef.body[:-1])
+    body = entry + tangents.block(fdef.body[:-1])
     results = []
     for out in outputs:
         if isinstance(out, gast.Name) and out.id in active:
