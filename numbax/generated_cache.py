@@ -144,8 +144,22 @@ def value(v: Any, seen: Optional[set] = None) -> tuple:
         return ("ufunc", v.__name__)
     module, qualname = getattr(v, "__module__", None), getattr(v, "__qualname__", name)
     if isinstance(module, str) and module.split(".")[0] in _SAFE_PACKAGES and isinstance(qualname, str):
-        return ("named", module, qualname)
+        if isinstance(v, types.MethodType):  # its object's state is not in its name
+            raise Uncacheable(qualname)
+        # a closure numbax made (test_util's ``f_vjp`` of the user's ``f``) is its name and what it closes over
+        closure = getattr(v, "__closure__", None) or ()
+        if closure and id(v) in seen:
+            return ("named-again", module, qualname)
+        seen.add(id(v))
+        return ("named", module, qualname) + tuple(value(_cell(c, qualname), seen) for c in closure)
     raise Uncacheable(t.__name__)
+
+
+def _cell(cell: types.CellType, owner: str) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # not yet filled
+        raise Uncacheable(owner) from None
 
 
 def structure(treedef: Any) -> tuple:

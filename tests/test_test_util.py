@@ -140,28 +140,34 @@ def test_wrong_second_order_fails(monkeypatch):
         test_util.check_grads(scalar_fn, (X, Y), 2, modes=("rev",))
 
 
+class _Without:
+    """numbax as a version without one transformation would be (numbax imports its transformations on first
+    use, so deleting the attribute would not remove it)."""
+
+    def __init__(self, missing: str):
+        self.missing = missing
+
+    def __getattr__(self, name):
+        if name == self.missing:
+            raise AttributeError(name)
+        return getattr(numbax, name)
+
+
 def test_missing_jvp_raises_not_implemented(monkeypatch):
-    monkeypatch.delattr(numbax, "jvp", raising=False)
-    monkeypatch.setattr(numbax, "vjp", jax_vjp, raising=False)
+    monkeypatch.setattr(test_util, "numbax", _Without("jvp"))
     with pytest.raises(NotImplementedError, match="numbax.jvp"):
         test_util.check_grads(scalar_fn, (X, Y), 1)
     test_util.check_grads(scalar_fn, (X, Y), 1, modes=("rev",))
 
 
-class _WithoutVjp:
-    """numbax as a version without ``vjp`` would be (numbax imports its transformations on first use, so
-    deleting the attribute would not remove it)."""
-
-    def __getattr__(self, name):
-        if name == "vjp":
-            raise AttributeError(name)
-        return getattr(numbax, name)
-
-
 def test_missing_vjp_raises_not_implemented(monkeypatch):
-    monkeypatch.setattr(test_util, "numbax", _WithoutVjp())
+    monkeypatch.setattr(test_util, "numbax", _Without("vjp"))
     with pytest.raises(NotImplementedError, match="numbax.vjp"):
         test_util.check_grads(scalar_fn, (X, Y), 1, modes=("rev",))
+
+
+def test_check_grads_runs_both_modes_to_first_order():
+    test_util.check_grads(scalar_fn, (X, Y), 1)  # JAX's default modes: numbax.jvp and numbax.vjp
 
 
 def test_tolerances_follow_jax():
@@ -215,3 +221,9 @@ def test_check_grads_numbax_vjp_order_1():
 
 def test_check_grads_numbax_vjp_order_2():
     test_util.check_grads(tanh_loss, (X, Y), 2, modes=("rev",))
+
+
+def test_a_second_order_in_forward_mode_is_refused_until_it_is_built():
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="forward mode of forward mode"):
+        test_util.check_grads(scalar_fn, (X, Y), 2)
+    test_util.check_grads(scalar_fn, (X, Y), 2, modes=("rev",))

@@ -1,6 +1,7 @@
 """``jvp``: forward mode as a compiled function with JAX's semantics."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Optional
 
 import numpy as np
@@ -69,6 +70,14 @@ class Pushforward(Jitted):
 
     def __init__(self, fun: Callable, has_aux: bool = False, backend: str = "cpu"):
         inner, _, _ = _unwrap(fun, (), ())
+        base = inner
+        while isinstance(base, functools.partial):
+            base = base.func
+        if base is jvp or isinstance(base, _Linearized):
+            raise NumbaxDifferentiationError(
+                "forward mode of forward mode (jvp of jvp, a second order in check_grads' 'fwd' mode) is not "
+                "supported yet", hint="use reverse mode for higher orders: numbax.grad(numbax.grad(f)), or "
+                                      "check_grads(f, args, order, modes=('rev',)).")
         if isinstance(inner, Jitted):
             raise NumbaxDifferentiationError(
                 f"forward mode of {inner!r} is not supported yet",
