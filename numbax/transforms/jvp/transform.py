@@ -167,7 +167,9 @@ class Tangents:
         if isinstance(value, gast.Constant) or not (_loads(value) & self.active):
             return None
         if isinstance(value, gast.Subscript):
-            if not isinstance(value.value, gast.Name) or value.value.id not in self.active:
+            if not isinstance(value.value, gast.Name):
+                _fail(stmt, "forward mode reads a subscript only of a variable", "assign the array to a name first.")
+            if value.value.id not in self.active:
                 return None
             return gast.Subscript(value=_name(self.tangent(value.value.id)), slice=copy.deepcopy(value.slice),
                                   ctx=gast.Load())
