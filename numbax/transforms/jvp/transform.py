@@ -104,12 +104,14 @@ class Tangents:
         return anno.derived(stmt, origin, anno.Key.TANGENT_OF)
 
     def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        """``stmts``, each followed by its tangent statements."""
         out: List[gast.stmt] = []
         for stmt in stmts:
             out += self.statement(stmt)
         return out
 
     def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
+        """One statement and its tangent (a branch or loop with the tangents inside), or a refusal."""
         if isinstance(stmt, gast.If):
             stmt.body = self.block(stmt.body) or [gast.Pass()]
             stmt.orelse = self.block(stmt.orelse)
@@ -130,6 +132,7 @@ class Tangents:
 
     # ---- assignments
     def assignment(self, stmt: gast.Assign) -> List[gast.stmt]:
+        """``y = value`` and ``dy = ...`` (a zero where ``value`` carries no derivative)."""
         target = stmt.targets[0].id
         if target not in self.active:
             return [stmt]
@@ -180,6 +183,8 @@ class Tangents:
         return self.rule(stmt, target, value, ans)
 
     def rule(self, stmt: gast.Assign, target: str, value: gast.expr, ans: str) -> Optional[gast.expr]:
+        """The tangent of a primitive's application from its forward rule: the sum of each differentiated
+        operand's part, broadcast to the result where its shape is not known to be the result's."""
         app = primitives.application(value)
         primitive = entry(app.key) if app is not None else None
         what = app.name if app is not None else "this expression"
