@@ -15,8 +15,8 @@ iterated to a fixpoint. The result is per name, hence conservative: an adjoint
 that is always zero at run time is pruned later by the adjoint generator,
 which only propagates nonzero ones. Which primitives carry no derivative is
 the caller's predicate (reverse mode's is ``transforms.grad.differentiable``),
-so the analysis reads no transform's table; its refusals name reverse mode,
-its one caller today.
+so the analysis reads no transform's table; reverse and forward mode both
+call it, and its refusals name neither.
 """
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class _Activity:
             self.written_out(stmt, stmt.value)
             return
         _refuse(stmt, "this statement calls a function for its effect on a differentiated value, which "
-                      "reverse mode has no rule for", "compute a new array instead, or write into it by indexing "
+                      "numbax has no derivative rule for", "compute a new array instead, or write into it by indexing "
                                                        "(`y[:] = x` for `np.copyto(y, x)`).")
 
     def written_out(self, stmt: gast.stmt, value: gast.expr) -> None:
@@ -73,8 +73,8 @@ class _Activity:
         out = next((k.value for k in getattr(value, "keywords", ()) if k.arg == "out"), None)
         if out is not None and not (isinstance(out, gast.Constant) and out.value is None) and \
                 _names(value) & self.active:
-            _refuse(stmt, "`out=` writes a differentiated result into an existing array, which reverse mode "
-                          "cannot follow", "assign the result instead: `y = f(x)`, or `y[...] = f(x)`.")
+            _refuse(stmt, "`out=` writes a differentiated result into an existing array, which numbax's "
+                          "differentiation cannot follow", "assign the result instead: `y = f(x)`, or `y[...] = f(x)`.")
 
     def assign(self, stmt: gast.Assign) -> None:
         target, value = stmt.targets[0], stmt.value
@@ -90,7 +90,7 @@ class _Activity:
             return
         if not isinstance(target, gast.Name):
             if _names(value) & self.active:
-                _refuse(stmt, "reverse mode stores a differentiated value only into a name or a subscript",
+                _refuse(stmt, "numbax stores a differentiated value only into a name or a subscript",
                         "assign it to a name, or write it by indexing.")
             return
         if isinstance(value, gast.Name):

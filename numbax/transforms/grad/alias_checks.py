@@ -54,7 +54,7 @@ def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> 
         where = f" (line {origin.lineno})" if origin is not None else ""
         raise NumbaxDifferentiationError(
             f"`{written}` writes into `{name}`, which may share memory with another array "
-            f"(`{name} = {defined}`{where}); reverse mode cannot follow writes through views or aliases",
+            f"(`{name} = {defined}`{where}); numbax's differentiation cannot follow writes through views or aliases",
             anno.getanno(stmt, anno.Key.ORIGIN),
             hint=f"write into the original array directly, or copy first: `{name} = np.copy({defined})`.")
 
@@ -105,6 +105,6 @@ def _refuse(stmt, target, written, view, reader, defs) -> None:
     raise NumbaxDifferentiationError(
         f"`{ast.unparse(gast.gast_to_ast(target))} = ...` writes into `{written}`, and `{view}` "
         f"(`{view} = {ast.unparse(gast.gast_to_ast(source.value))}`), which may share its memory, is read after "
-        f"the write{f' (line {line.lineno})' if line is not None else ''}; reverse mode cannot follow reads of a "
-        f"view whose array changed", anno.getanno(stmt, anno.Key.ORIGIN),
+        f"the write{f' (line {line.lineno})' if line is not None else ''}; numbax's differentiation cannot follow "
+        f"reads of a view whose array changed", anno.getanno(stmt, anno.Key.ORIGIN),
         hint=f"copy the view before the write (`{view} = np.copy(...)`), or index `{written}` itself after it.")

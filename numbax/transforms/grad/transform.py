@@ -156,8 +156,9 @@ class _Forward:
         return [stmt]
 
 
-def _prepare(fdef: gast.FunctionDef) -> gast.FunctionDef:
-    """Copies propagated, loop invariants hoisted, dead code gone: less for the tape to keep."""
+def prepare(fdef: gast.FunctionDef) -> gast.FunctionDef:
+    """Copies propagated, loop invariants hoisted, dead code gone: less for the tape to keep (and for
+    forward mode to follow)."""
     for _ in range(10):
         changed = False
         for opt in (copy_propagation, hoist_invariants, dead_code):
@@ -213,7 +214,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     """The reverse-mode function of ``fdef``; see the module docstring."""
     namer = namer or Namer()
     namer.reserve(_all_names(fdef) | set(spec.cotangents or ()) | {"rt", "np", "math"})
-    fdef = _prepare(fdef)
+    fdef = prepare(fdef)
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
     avals = infer_avals(fdef, dict(spec.param_avals or {}))
     fdef = contraction_checks.transform(fdef, avals)

@@ -45,7 +45,7 @@ from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry
 from numbax.primitives.templates import FoldTests, bind_arguments, instantiate
 from numbax.transforms.grad import alias_checks, canonicalize
 from numbax.transforms.grad.differentiable import is_differentiable
-from numbax.transforms.grad.transform import _prepare
+from numbax.transforms.grad.transform import prepare
 
 
 @dataclasses.dataclass
@@ -176,8 +176,6 @@ class Tangents:
                 return None
             return gast.Subscript(value=_name(self.tangent(value.value.id)), slice=copy.deepcopy(value.slice),
                                   ctx=gast.Load())
-        if isinstance(value, gast.Attribute) and value.attr == "T" and isinstance(value.value, gast.Name):
-            return gast.Attribute(value=_name(self.tangent(value.value.id)), attr="T", ctx=gast.Load())
         if not is_differentiable(value):
             return None
         return self.rule(stmt, target, value, ans)
@@ -303,7 +301,7 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
     """The forward-mode function of ``fdef``; see the module docstring."""
     namer = namer or Namer()
     namer.reserve({n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)} | {"rt", "np", "math"})
-    fdef = _prepare(fdef)
+    fdef = prepare(fdef)
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
     avals = infer_avals(fdef, dict(spec.param_avals))
     simple = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
