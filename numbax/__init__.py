@@ -32,7 +32,8 @@ from numbax.errors import (
 from numbax._version import __version__  # noqa: F401
 
 __all__ = [
-    "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "vmap", "coverage", "source", "config", "tree_util", "devices",
+    "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
+    "coverage", "source", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError",
     "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
@@ -48,6 +49,8 @@ _COMPILER = {
     "coverage": "numbax.transforms.coverage",
     "grad": "numbax.transforms.grad", "value_and_grad": "numbax.transforms.grad", "vjp": "numbax.transforms.grad",
     "jvp": "numbax.transforms.jvp", "linearize": "numbax.transforms.jvp", "vmap": "numbax.transforms.vmap",
+    "jacfwd": "numbax.transforms.jacobian", "jacrev": "numbax.transforms.jacobian",
+    "jacobian": "numbax.transforms.jacobian", "hessian": "numbax.transforms.jacobian",
 }
 _SUBMODULES = ("config", "tree_util", "lax", "numpy", "debug", "random")
 

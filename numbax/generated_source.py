@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 
 from numbax.api import Jitted
 
-TRANSFORMS = ("jit", "grad", "value_and_grad", "jvp", "vmap")
+TRANSFORMS = ("jit", "grad", "value_and_grad", "jvp", "jacfwd", "jacrev", "hessian", "vmap")
 
 
 def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
@@ -30,6 +30,12 @@ def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", stat
         if static_argnums or static_argnames:
             raise ValueError("jvp takes no static arguments")
         jitted = Pushforward(inner, backend="python")
+    elif transform in ("jacfwd", "jacrev", "hessian"):
+        from numbax.transforms import jacobian
+
+        if static_argnums or static_argnames:
+            raise ValueError(f"{transform} takes no static arguments")
+        jitted = getattr(jacobian, transform)(inner, backend="python")
     elif transform == "vmap":
         from numbax.transforms.vmap.api import vmap
 

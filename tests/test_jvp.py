@@ -254,9 +254,13 @@ def test_coverage_has_a_forward_column():
     assert table["numpy.median"] == {"grad": True, "jvp": False}
 
 
-def test_forward_mode_of_a_gradient_is_refused_until_it_is_built():
-    with pytest.raises(numbax.NumbaxDifferentiationError, match="forward mode of <numbax.grad"):
-        numbax.jvp(numbax.grad(rotate), (np.ones((2, 3)), np.ones(3)), (np.ones((2, 3)), np.ones(3)))
+def test_forward_mode_of_a_gradient_is_the_hessian_vector_product():
+    x, w = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]]), np.array([0.2, -0.5, 0.9])
+    tangents = (np.full_like(x, 0.5), np.array([1.0, 0.0, -1.0]))
+    got = numbax.jvp(numbax.grad(rotate, (0, 1)), (x, w), tangents)[1]
+    want = jax.jvp(jax.grad(oracles.to_jax(rotate), (0, 1)), (x, w), tangents)[1]
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(g, np.asarray(v), rtol=1e-10, atol=1e-12)
 
 
 def test_numbax_show_prints_forward_mode_code(tmp_path):

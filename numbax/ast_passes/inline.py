@@ -116,6 +116,10 @@ class Inliner:
     def expand(self, stmt, call: gast.Call) -> List[gast.stmt]:
         """The helper's body, renamed apart, with parameters bound and returns assigned."""
         helper = copy_tree(self.helpers[call.func.id])
+        # the helpers it calls are inlined into it first (their free names are its locals: a value a
+        # compile-time object held), taking names apart from its own: were one of theirs one of the
+        # helper's, the renaming below would make both one variable
+        self.namer.reserve(n.id for n in names(helper))
         helper.body = self.inline_block(helper.body)
         found = list(names(helper))
         local = {a.id for a in helper.args.args} | {n.id for n in found if type(n.ctx) is gast.Store}

@@ -15,7 +15,7 @@ rule here is refused by ``higher_order.check`` at the user's call.
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_nondifferentiable, define, defvjp
+from numbax.primitives.registry import def_nondifferentiable, define, defjvp, defvjp
 from numbax.runtime import batching, checks, debug, scan
 from numbax.runtime import identity as identities
 
@@ -254,6 +254,131 @@ def einsum_vjp(g, ans, cotangent, k, subscripts, x, y=None, z=None):
         rt.einsum_vjp(cotangent, 1, subscripts, x, y, g)
     d[z] = rt.einsum_vjp(cotangent, 2, subscripts, g, y, z) if k == 0 else \
         rt.einsum_vjp(cotangent, 2, subscripts, x, g, z) if k == 1 else rt.zeros_like(z)
+
+
+# Forward-mode rules of the helpers adjoint code calls: what forward mode over reverse mode (``jvp`` of
+# ``grad``, a Hessian-vector product) reads. Each is linear in its cotangent, so its tangent there is the
+# helper applied to the tangent; the products' and ``var``'s are bilinear, linear in the primal too. An
+# argument passed for its shape or dtype only (``rt.unbroadcast(g, x)``'s ``x``) has ``d[x] = None``.
+
+@defjvp(rt.unbroadcast)
+def unbroadcast_jvp(g, ans, cotangent, x):
+    d[cotangent] = rt.unbroadcast(g, x)
+    d[x] = None
+
+
+@defjvp(rt.unreduce)
+def unreduce_jvp(g, ans, cotangent, a, axis=None, keepdims=False):
+    d[cotangent] = rt.unreduce(g, a, axis, keepdims)
+    d[a] = None
+
+
+@defjvp(rt.reshape_like)
+def reshape_like_jvp(g, ans, cotangent, a):
+    d[cotangent] = rt.reshape_like(g, a)
+    d[a] = None
+
+
+@defjvp(rt.matmul_grad_a)
+def matmul_grad_a_jvp(g, ans, cotangent, a, b):
+    d[cotangent] = rt.matmul_grad_a(g, a, b)
+    d[b] = rt.matmul_grad_a(cotangent, a, g)
+    d[a] = None
+
+
+@defjvp(rt.matmul_grad_b)
+def matmul_grad_b_jvp(g, ans, cotangent, a, b):
+    d[cotangent] = rt.matmul_grad_b(g, a, b)
+    d[a] = rt.matmul_grad_b(cotangent, g, b)
+    d[b] = None
+
+
+@defjvp(rt.scalar_output, rt.copy_of, rt.widen, rt.power_exponent)
+def identity_jvp(g, ans, x):
+    d[x] = g
+
+
+@defjvp(rt.real_output)
+def real_output_jvp(g, ans, out, where):
+    d[out] = g
+
+
+@defjvp(rt.stored_cotangent)
+def stored_cotangent_jvp(g, ans, cotangent, array):
+    d[cotangent] = rt.stored_cotangent(g, array)
+    d[array] = None
+
+
+@defjvp(rt.primal_dtype)
+def primal_dtype_jvp(g, ans, cotangent, x):
+    d[cotangent] = rt.primal_dtype(g, x)
+    d[x] = None
+
+
+@defjvp(rt.sort_grad)
+def sort_grad_jvp(g, ans, cotangent, a, axis=-1):
+    d[cotangent] = rt.sort_grad(g, a, axis)
+    d[a] = None
+
+
+@defjvp(rt.sort_gather)
+def sort_gather_jvp(g, ans, cotangent, a, axis=-1):
+    d[cotangent] = rt.sort_gather(g, a, axis)
+    d[a] = None
+
+
+@defjvp(rt.dsinc)
+def dsinc_jvp(g, ans, x):
+    d[x] = g * rt.d2sinc(x)
+
+
+@defjvp(rt.index_added)
+def index_added_jvp(g, ans, a, index, values):
+    d[a] = g
+    d[values] = rt.index_added(rt.zeros_like(a), index, g)
+
+
+@defjvp(rt.cumsum_grad)
+def cumsum_grad_jvp(g, ans, cotangent, a, axis=None):
+    d[cotangent] = rt.cumsum_grad(g, a, axis)
+    d[a] = None
+
+
+@defjvp(rt.trace_grad)
+def trace_grad_jvp(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
+    d[cotangent] = rt.trace_grad(g, a, offset, axis1, axis2)
+    d[a] = None
+
+
+@defjvp(rt.diag_grad)
+def diag_grad_jvp(g, ans, cotangent, v, k=0):
+    d[cotangent] = rt.diag_grad(g, v, k)
+    d[v] = None
+
+
+@defjvp(rt.diagonal_grad)
+def diagonal_grad_jvp(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
+    d[cotangent] = rt.diagonal_grad(g, a, offset, axis1, axis2)
+    d[a] = None
+
+
+@defjvp(rt.tile_grad)
+def tile_grad_jvp(g, ans, cotangent, A, reps):
+    d[cotangent] = rt.tile_grad(g, A, reps)
+    d[A] = None
+
+
+@defjvp(rt.repeat_grad)
+def repeat_grad_jvp(g, ans, cotangent, a, repeats, axis=None):
+    d[cotangent] = rt.repeat_grad(g, a, repeats, axis)
+    d[a] = None
+
+
+@defjvp(rt.var_grad)
+def var_grad_jvp(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
+    """Linear in the cotangent and in ``a - mean(a)``, which is linear in ``a``."""
+    d[cotangent] = rt.var_grad(g, a, axis, ddof, keepdims)
+    d[a] = rt.var_grad(cotangent, g, axis, ddof, keepdims)
 
 
 # Helpers of no derivative of their own: what reverse mode and the random numbers' lowering call for

@@ -961,3 +961,27 @@ def test_a_write_into_integers_passes_no_derivative_where_their_kind_was_not_inf
     tangents = (np.ones(4), np.ones((3, 4), np.float32))
     out, tangent = numbax.jvp(found.stored_into_integers_of_unknown_kind, (x, y), tangents, backend=backend)
     assert out == found.stored_into_integers_of_unknown_kind(x, y) and tangent == 0.0
+
+
+def _stacked_rows(x):
+    out = np.sin(x)
+
+    def row(e):
+        return e * np.sum(out), e * 2.0
+
+    return numbax.vmap(row)(x)
+
+
+def _calls_stacked_rows(x):
+    return _stacked_rows(x)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_inlining_keeps_a_helpers_names_apart_from_those_of_the_helpers_it_inlines(backend):
+    """A helper's ``out`` and the ``vmap`` buffer ``out_1`` beside it: inlining the loop's call of ``row`` first
+    named its copy of ``out`` ``out_1`` too, and renaming the helper then made them one variable (the second
+    output overwrote the closure's value: 5.82 for 3.50)."""
+    x = np.arange(3.0)
+    first, second = numbax.jit(_calls_stacked_rows, backend=backend)(x)
+    np.testing.assert_allclose(first, x * np.sum(np.sin(x)))
+    np.testing.assert_allclose(second, 2.0 * x)

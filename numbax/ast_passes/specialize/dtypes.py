@@ -195,14 +195,41 @@ def _index_ndim(item: Any) -> Optional[int]:
     return None
 
 
+def _array_index(item: Any) -> Optional[AVal]:
+    """The abstract value of an index item that is an integer or boolean array (fancy indexing), else None."""
+    aval = item.aval if isinstance(item, Dyn) else AVal.of(item) if isinstance(item, np.ndarray) else None
+    if aval is not None and aval.ndim > 0 and aval.dtype.kind in "iub":
+        return aval
+    return None
+
+
 def index(base: Optional[AVal], index: Any) -> Optional[AVal]:
-    """The abstract value of ``base[index]`` for integers, slices and ``None`` (else None: fancy indexing)."""
+    """The abstract value of ``base[index]``: integers, slices, ``None``, ``...`` and integer or boolean
+    arrays (NumPy's rank: the advanced indices' broadcast rank in place of the dims they consume; a boolean
+    array of rank k consumes k dims and gives one). None where unknown."""
     if base is None or base.ndim == 0:
         return None
-    changes = [_index_ndim(i) for i in (index if isinstance(index, tuple) else (index,))]
-    if None in changes:
-        return None
-    return AVal(base.dtype, base.ndim + sum(changes))
+    items = index if isinstance(index, tuple) else (index,)
+    change, consumed, broadcast = 0, 0, []
+    for item in items:
+        if item is Ellipsis:
+            continue
+        array = _array_index(item)
+        if array is not None:
+            consumed += array.ndim if array.dtype.kind == "b" else 1
+            broadcast.append(1 if array.dtype.kind == "b" else array.ndim)
+            continue
+        step = _index_ndim(item)
+        if step is None:
+            return None
+        change += step
+    if broadcast and (len(broadcast) > 1 and any(b != broadcast[0] for b in broadcast)):
+        return None  # arrays of different ranks broadcast: left to run time
+    basic_consumed = sum(1 for item in items if item is not Ellipsis and _array_index(item) is None and
+                         item is not None)
+    if consumed + basic_consumed > base.ndim or sum(1 for item in items if item is Ellipsis) > 1:
+        return None  # too many indices: NumPy's error at run time
+    return AVal(base.dtype, base.ndim + change - consumed + (max(broadcast) if broadcast else 0))
 
 
 _BITWISE = (operator.and_, operator.or_, operator.xor, operator.invert, np.bitwise_and, np.bitwise_or,
@@ -308,6 +335,8 @@ def _probe_argument(value: Any):
             raise LookupError
         if aval.weak:  # a Python number: one of its kind, as weak as the run-time one
             return _PROBE_EXTENT if aval.dtype.kind == "i" else _WEAK_PROBES[aval.dtype.kind]
+        if aval.ndim >= 2 and aval.dtype.kind in "fc":  # ones plus the identity: invertible, positive definite
+            return (np.ones((_PROBE_EXTENT,) * aval.ndim) + np.eye(_PROBE_EXTENT)).astype(aval.dtype)
         return np.ones((_PROBE_EXTENT,) * aval.ndim, aval.dtype) if aval.ndim else \
             aval.dtype.type(_PROBE_EXTENT if aval.dtype.kind in "iu" else 1)
     if isinstance(value, (list, tuple)):
@@ -333,6 +362,8 @@ def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
     value_dependent = name in _VALUE_DEPENDENT and not (name == "where" and len(args) == 3)  # where(c, x, y)
     if not module.startswith("numpy") or module.startswith("numpy.random") or value_dependent:
         return None
+    if func is np.reshape and len(args) == 2 and not kwargs and aval_of(args[0]) is not None:
+        return reshaped(aval_of(args[0]), args[1:])
     return _probed(func, args, kwargs)
 
 
@@ -359,10 +390,25 @@ _PROBED_METHODS = {"copy", "astype", "ravel", "flatten", "transpose", "reshape",
                    "all", "any", "round", "clip", "dot", "trace", "diagonal"}
 
 
+def reshaped(operand: AVal, shape_args: Sequence[Any]) -> Optional[AVal]:
+    """The abstract value of ``x.reshape(*shape_args)``: ``x``'s dtype, the rank the length of the shape
+    (a probe of small extents cannot take a shape whose size is not its own)."""
+    dims = shape_args[0] if len(shape_args) == 1 and isinstance(shape_args[0], (tuple, list)) else shape_args
+    if len(shape_args) == 1 and not isinstance(shape_args[0], (tuple, list)):
+        dims = (shape_args[0],)
+    for dim in dims:
+        aval = aval_of(dim)
+        if aval is None or aval.ndim != 0 or aval.dtype.kind not in "iu":
+            return None
+    return AVal(operand.dtype, len(dims))
+
+
 def method_call(receiver: Optional[AVal], method: str, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
     """The abstract value of ``x.method(*args, **kwargs)`` for an ``x`` of abstract value ``receiver``, by
     calling it on a probe (``x.copy()`` keeps ``x``'s dtype, which a loop's dtype check needs); None for
     other methods, or where the probe raises."""
     if receiver is None or receiver.weak or method not in _PROBED_METHODS:
         return None
+    if method == "reshape" and not kwargs:
+        return reshaped(receiver, args)
     return _probed(getattr(_probe_argument(Dyn(None, receiver)), method), args, kwargs)

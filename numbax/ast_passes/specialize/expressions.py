@@ -27,6 +27,16 @@ _UNARY_SYMBOLS = {gast.UAdd: "+", gast.USub: "-", gast.Invert: "~"}
 _TUPLES = frozenset({"shape", "strides"})  # array attributes that are tuples: Numba checks their indices
 
 
+_DIM = AVal(np.dtype(np.int64), 0, weak=True)  # a dim of a run-time array: a Python int, as len() is
+
+
+def _is_dim(base: Any, index: Any) -> bool:
+    """Whether ``base[index]`` is one dim of a run-time array's ``shape``."""
+    return isinstance(base, Method) and base.receiver is not None and isinstance(base.node, gast.Attribute) and \
+        base.node.attr == "shape" and (type(index) is int or isinstance(index, Dyn) and index.aval is not None and
+                                       index.aval.ndim == 0 and index.aval.dtype.kind in "iu")
+
+
 class ExpressionsMixin:
     """Expression evaluation for the ``Specializer``; each visitor returns a partial value."""
 
@@ -71,10 +81,15 @@ class ExpressionsMixin:
             self.fail(node, f"{type(base).__name__} object has no attribute `{node.attr}`")
 
     def dyn_attribute(self, base: Dyn, attr: str) -> Any:
-        """``x.ndim`` and ``x.dtype`` are known from the abstract value; the rest is run-time."""
+        """``x.ndim`` and ``x.dtype`` are known from the abstract value (``x.size`` is a Python int); the rest is
+        run-time."""
         if base.aval is not None and attr in ("ndim", "dtype"):
             self.builder.reads_avals = True
             return base.aval.ndim if attr == "ndim" else base.aval.dtype
+        if base.aval is not None and attr == "size":
+            if base.aval.ndim == 0:  # a number (Numba's scalars have no ``size``)
+                return 1
+            return Dyn(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()), _DIM)
         return Method(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()), base.aval)
 
     def eval_BinOp(self, node):
@@ -270,8 +285,8 @@ class ExpressionsMixin:
     def eval_Subscript(self, node):
         base, index = self.eval(node.value), self.eval(node.slice)
         if _is_runtime(base):
-            return Dyn(self.user_subscript(node, self.materialize(base), index, gast.Load()),
-                       dtypes.index(dtypes.aval_of(base), index))
+            aval = _DIM if _is_dim(base, index) else dtypes.index(dtypes.aval_of(base), index)
+            return Dyn(self.user_subscript(node, self.materialize(base), index, gast.Load()), aval)
         if isinstance(index, Dyn) or (isinstance(index, tuple) and any(isinstance(i, Dyn) for i in index)):
             raise NeedStatic(f"indexing a {type(base).__name__} with a run-time value")
         try:

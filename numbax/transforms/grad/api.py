@@ -231,17 +231,25 @@ class Differentiated(Jitted):
 
     def _returns(self, primal, bound):
         """The structure of what the generated function returns: the user's result (``direct``), else
-        (primal output, gradients)."""
+        (primal output, gradients); the abstract values of the output's leaves and of the gradients (each
+        in its primal's dtype and rank), where known."""
         from numbax.ast_passes.specialize.builder import DYNAMIC, ReturnSpec
 
         out_tree = tree_util.tree_unflatten(primal.treedef, [0] * primal.treedef.num_leaves)
+        out_avals = list(primal.avals) if len(primal.avals) == primal.num_dynamic else [None] * primal.num_dynamic
         grads = [tree_util.tree_map(lambda _: 0, bound[self._signature.params[i]]) for i in self.argnums]
+        grad_avals = [_gradient_aval(leaf) for i in self.argnums
+                      for leaf in tree_util.tree_leaves(bound[self._signature.params[i]])]
         if self.direct:
             result = grads[0] if self.single else tuple(grads)
             treedef = tree_util.tree_structure((out_tree, result) if self.value else result)
+            avals = (out_avals if self.value else []) + grad_avals
         else:
             treedef = tree_util.tree_structure((out_tree, grads))
-        return ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)))
+            avals = out_avals + grad_avals
+        if len(avals) != treedef.num_leaves:
+            avals = []
+        return ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)), tuple(avals))
 
     def __repr__(self) -> str:
         inner = self.fun.__qualname__ if self.of is None else repr(self.of)[len("<numbax."):-1]
@@ -250,6 +258,13 @@ class Differentiated(Jitted):
 
 def _as_tuple(x) -> tuple:
     return (x,) if isinstance(x, (int, str)) else tuple(x)
+
+
+def _gradient_aval(leaf):
+    """The abstract value of the gradient of a float placeholder: its own (``rt.primal_dtype`` casts it);
+    None for other leaves."""
+    aval = getattr(leaf, "aval", None)
+    return aval if aval is not None and aval.dtype.kind == "f" else None
 
 
 def _unwrap(fun: Callable, static_argnums, static_argnames):

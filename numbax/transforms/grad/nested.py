@@ -22,48 +22,9 @@ from typing import Any, Dict, List
 import numpy as np
 
 from numbax import tree_util
-from numbax.ast_passes.specialize.builder import Helper
-from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, contains_dyn
-from numbax.ast_passes.tree_copy import copy_tree
+from numbax.ast_passes.specialize.values import Dyn, LocalFunction
+from numbax.transforms import nesting
 from numbax.transforms.grad import higher_order as higher_order_checks
-
-
-def _abstract(spec, node, leaf: Any, what: str) -> AVal:
-    """The abstract value of one leaf the caller passes: a run-time leaf's own, or a number's."""
-    if isinstance(leaf, Dyn):
-        if leaf.aval is None:
-            spec.fail(node, f"cannot tell the dtype and rank of {what} passed to numbax.grad",
-                      hint="pass arrays or numbers whose type numbax can see (an argument, or an expression "
-                      "of arguments).")
-        return leaf.aval
-    if isinstance(leaf, (bool, int, float, complex, np.generic, np.ndarray)):
-        return AVal.of(leaf)
-    spec.fail(node, f"{what} holds a {type(leaf).__name__}, which a gradient cannot take",
-              hint="pass arrays, numbers or containers of them.")
-
-
-def _bound(transformed, spec, node, values: List[Any]):
-    """Parameter -> static value or a pytree of placeholders; and the leaves the call passes, in order."""
-    signature = transformed._signature
-    bound: Dict[str, Any] = {}
-    arguments: List[Any] = []
-    for i, param in enumerate(signature.params):
-        value = values[i]
-        if i in signature.static:
-            if contains_dyn(value):
-                spec.fail(node, f"static argument `{param}` of {transformed!r} must be known at compile time")
-            bound[param] = value
-            continue
-        leaves, treedef = tree_util.tree_flatten(value)
-        avals = [_abstract(spec, node, leaf, f"argument `{param}`") for leaf in leaves]
-        if i in transformed.argnums and not transformed.allow_int:
-            for aval in avals:
-                if not np.issubdtype(aval.dtype, np.inexact):
-                    spec.fail(node, f"grad requires real-valued inputs, but argument `{param}` has dtype "
-                              f"{aval.dtype.name}", hint="pass floats, or set allow_int=True.")
-        bound[param] = tree_util.tree_unflatten(treedef, [Dyn(None, aval) for aval in avals])
-        arguments.extend(leaves)
-    return bound, arguments
 
 
 def _check_scalar(transformed, spec, node, out: Any) -> None:
@@ -85,20 +46,15 @@ def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any], cota
         values = transformed._signature.bind(tuple(args), dict(kwargs))
     except TypeError as exc:
         spec.fail(node, f"calling {transformed!r}: {exc}")
-    bound, arguments = _bound(transformed, spec, node, values)
+    inexact = () if transformed.allow_int else transformed.argnums
+    bound, arguments = nesting.bind(transformed, spec, node, values, "grad", inexact)
     higher_order = spec.builder.differentiated
-    generated = transformed._run_pipeline(bound, after_pass="optimize" if higher_order else "fuse",
-                                          higher_order=higher_order, general=True)  # no entry check to fall back from
+    generated = transformed._run_pipeline(bound, after_pass=nesting.stop_after(spec), higher_order=higher_order,
+                                          general=True)  # no entry check to fall back from
     returns = transformed._returns(generated.returns, bound)
-    fdef = copy_tree(generated.module.body[-1])
     if higher_order:
-        higher_order_checks.check(fdef, transformed.label, spec.origin(node))
-    fdef.name = spec.builder.function_names.new(fdef.name)
-    spec.builder.helpers.append(fdef)
-    spec.builder.imports.update(generated.imports)
-    constants = list(generated.constants.values())
-    result = spec.call_helper(Helper(node=fdef, arguments=arguments + list(cotangents) + constants,
-                                     returns=returns))
+        higher_order_checks.check(generated.module.body[-1], transformed.label, spec.origin(node))
+    result = nesting.emit(spec, generated, arguments + list(cotangents), returns)
     if transformed.direct:  # the generated gradient returns what the user receives, and checks the output
         return result
     out, grads = result

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from numbax import tree_util
+from numbax import generated_cache, tree_util
 from numbax.api import Jitted
-from numbax.ast_passes import anno, pipeline
+from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.call_signature import leaf_key
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad.api import FLOAT0, _unwrap
+from numbax.transforms.grad.api import FLOAT0
 from numbax.transforms.jvp import transform as jvp_transform
 
 
@@ -68,8 +68,9 @@ class Pushforward(Jitted):
     specialization: the generated function takes the primal leaves, then their tangents, and returns the
     output leaves, then theirs."""
 
-    def __init__(self, fun: Callable, has_aux: bool = False, backend: str = "cpu"):
-        inner, _, _ = _unwrap(fun, (), ())
+    def __init__(self, fun: Callable, has_aux: bool = False, backend: str = "cpu",
+                 argnums: Optional[Tuple[int, ...]] = None):
+        inner = fun.fun if type(fun) is Jitted else fun
         base = inner
         while isinstance(base, functools.partial):
             base = base.func
@@ -78,13 +79,13 @@ class Pushforward(Jitted):
                 "forward mode of forward mode (jvp of jvp, a second order in check_grads' 'fwd' mode) is not "
                 "supported yet", hint="use reverse mode for higher orders: numbax.grad(numbax.grad(f)), or "
                                       "check_grads(f, args, order, modes=('rev',)).")
-        if isinstance(inner, Jitted):
-            raise NumbaxDifferentiationError(
-                f"forward mode of {inner!r} is not supported yet",
-                hint="for second derivatives, use reverse mode twice: numbax.grad(numbax.grad(f)), or "
-                     "numbax.grad(lambda x: numbax.grad(f)(x) @ v) for a Hessian-vector product.")
-        super().__init__(inner, (), (), backend)
+        # jvp of another transformation (``grad(f)``: forward over reverse): a wrapper with f's parameters
+        # calls it, and its code is generated at that call (``nesting``) for forward mode to read
+        self.of: Optional[Jitted] = inner if isinstance(inner, Jitted) else None
+        super().__init__(inner.fun if self.of is not None else inner, (), (), backend)
         self.has_aux = has_aux
+        # the positional parameters whose inexact leaves get tangents (None: all of them)
+        self.argnums = tuple(range(self._nparams)) if argnums is None else tuple(argnums)
 
     def push(self, primals: tuple, tangent_leaves: list):
         """``(output, output tangent)`` at ``primals`` for the tangents of their inexact leaves."""
@@ -99,12 +100,33 @@ class Pushforward(Jitted):
         return out, tree_util.tree_map(_tangent_of, out, tangents)
 
     def _generated_cache_tag(self) -> Optional[str]:
-        return f"jvp:has_aux={self.has_aux}"
+        """Kept on disk, keyed by the options (and by the transformation differentiated; None, no disk cache,
+        if that has no fingerprint)."""
+        try:
+            return "jvp:" + repr(generated_cache.value(self._numbax_fingerprint()[2:]))
+        except generated_cache.Uncacheable:
+            return None
+
+    def _numbax_fingerprint(self) -> tuple:
+        """What code generated for a call of this pushforward depends on (the disk cache of a caller's code)."""
+        of = () if self.of is None else (self.of._numbax_fingerprint(),)
+        return ("jvp", self.fun, self.has_aux, self.argnums) + of
+
+    def wrt_leaves(self, bound: Dict[str, Any]) -> List[bool]:
+        """For each dynamic leaf of a call bound to ``bound``: whether it gets a tangent (an inexact leaf of a
+        parameter in ``argnums``)."""
+        out = []
+        for i, p in enumerate(self._signature.params):
+            if i not in self._signature.static:
+                out.extend(i in self.argnums and leaf.aval.dtype.kind in "fc"
+                           for leaf in tree_util.tree_leaves(bound[p]))
+        return out
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
         """The middle end for one specialization: the user's function, then its tangents."""
         dynamic = [p for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         leaves = [leaf for p in dynamic for leaf in tree_util.tree_leaves(bound[p])]
+        with_tangent = self.wrt_leaves(bound)
 
         def rewrite(fdef, spec):
             if spec.returns is not None and spec.returns.num_dynamic != spec.returns.treedef.num_leaves:
@@ -116,7 +138,7 @@ class Pushforward(Jitted):
                            for n, leaf in zip(names, leaves)}
             param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
             param_avals = {n: a for n, a in param_avals.items() if a is not None}
-            wrt = [n for n, leaf in zip(names, leaves) if leaf.aval.dtype.kind in "fc"]
+            wrt = [n for n, tangent in zip(names, with_tangent) if tangent]
             narrow = {n for n, leaf in zip(names, leaves) if n in wrt and leaf.aval.dtype.itemsize < 8}
             fdef.name = f"jvp_{fdef.name}"
             spec.name = fdef.name
@@ -126,14 +148,37 @@ class Pushforward(Jitted):
             out.args.args = params[:count] + params[len(params) - len(wrt):] + params[count:len(params) - len(wrt)]
             return out
 
-        generated = pipeline.run(self.fun, bound, label="jvp", after_pass=after_pass, transform=rewrite)
+        generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite)
         if generated.returns is not None and after_pass is None:
-            from numbax.ast_passes.specialize.builder import DYNAMIC, ReturnSpec
-
-            out_tree = tree_util.tree_unflatten(generated.returns.treedef, [0] * generated.returns.treedef.num_leaves)
-            treedef = tree_util.tree_structure((out_tree, out_tree))
-            generated.returns = ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)))
+            generated.returns = self.returns(generated.returns)
         return generated
+
+    def _source(self):
+        """The function the pipeline reads: the user's, or one that calls the transformation differentiated."""
+        if self.of is None:
+            return self.fun
+        kinds = [p.kind for p in self._signature.signature.parameters.values()]
+        return wrapper.calling(self.fun, "jvp", self._signature.params, kinds, "transformed", self.of)
+
+    @staticmethod
+    def returns(primal):
+        """What the generated function returns, from what the user's returns: ``(output, its tangent)``.
+        The tangent of a float64 leaf is float64; a narrower float's may be wider (numbax casts it)."""
+        from numbax.ast_passes.specialize.builder import DYNAMIC, ReturnSpec
+
+        out_tree = tree_util.tree_unflatten(primal.treedef, [0] * primal.treedef.num_leaves)
+        treedef = tree_util.tree_structure((out_tree, out_tree))
+        avals = tuple(primal.avals) if len(primal.avals) == primal.num_dynamic else (None,) * primal.num_dynamic
+        tangent_avals = tuple(a if a is not None and a.dtype == np.float64 else None for a in avals)
+        return ReturnSpec(treedef, tuple(DYNAMIC for _ in range(treedef.num_leaves)), avals + tangent_avals)
+
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        """Called inside compiled code as ``pushforward(primals, tangents)``: generated there (``nested``)."""
+        from numbax.transforms.jvp import nested
+
+        if len(args) != 2 or kwargs:
+            spec.fail(node, "a pushforward takes the primals and their tangents")
+        return nested.lower(self, spec, node, list(args[0]), args[1])
 
     def __repr__(self) -> str:
         return f"<numbax.jvp of {self.fun.__qualname__}>"
@@ -142,15 +187,15 @@ class Pushforward(Jitted):
 _TRANSFORMATIONS: Dict[tuple, Pushforward] = {}
 
 
-def _pushforward(fun: Callable, has_aux: bool, backend: str) -> Pushforward:
+def pushforward(fun: Callable, has_aux: bool, backend: str, argnums: Optional[Tuple[int, ...]] = None) -> Pushforward:
     """The compiled forward mode of ``fun``, made once per function and options."""
-    key = (fun, has_aux, backend)
+    key = (fun, has_aux, backend, argnums)
     try:
         return _TRANSFORMATIONS[key]
     except TypeError:  # an unhashable callable: a transformation of its own each time
-        return Pushforward(fun, has_aux, backend)
+        return Pushforward(fun, has_aux, backend, argnums)
     except KeyError:
-        _TRANSFORMATIONS[key] = Pushforward(fun, has_aux, backend)
+        _TRANSFORMATIONS[key] = Pushforward(fun, has_aux, backend, argnums)
         return _TRANSFORMATIONS[key]
 
 
@@ -171,7 +216,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False, *, backend: str
         in one compiled function, through branches and loops; ``numbax.source`` shows it.
     """
     tangent_leaves = _check_tangents(primals, tangents)
-    out, out_tangents = _pushforward(fun, has_aux, backend).push(tuple(primals), tangent_leaves)
+    out, out_tangents = pushforward(fun, has_aux, backend).push(tuple(primals), tangent_leaves)
     if has_aux:
         return out[0], out_tangents[0], out[1]
     return out, out_tangents
@@ -194,9 +239,18 @@ def linearize(fun: Callable, *primals, has_aux: bool = False, backend: str = "cp
     """As JAX's ``jax.linearize``: ``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the output's
     tangent (``(output, f_jvp, aux)`` with ``has_aux``). ``f_jvp`` runs the compiled forward mode at
     ``primals`` (the same specialization for every call)."""
-    pushforward = _pushforward(fun, has_aux, backend)
+    pushforward = pushforward(fun, has_aux, backend)
     zeros = tree_util.tree_map(
         lambda p: np.zeros(np.shape(p), np.asarray(p).dtype if _inexact(p) else FLOAT0), tuple(primals))
     out = pushforward.push(tuple(primals), _check_tangents(tuple(primals), zeros))[0]
     f_jvp = _Linearized(pushforward, tuple(primals))
     return (out[0], f_jvp, out[1]) if has_aux else (out, f_jvp)
+
+
+def _lower_jvp(spec, node, args, kwargs):
+    from numbax.transforms.jvp import nested
+
+    return nested.lower_jvp(spec, node, args, kwargs)
+
+
+jvp._numbax_specialize = _lower_jvp  # ``numbax.jvp(f, primals, tangents)`` inside compiled code

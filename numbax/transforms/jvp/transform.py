@@ -203,7 +203,7 @@ class Tangents:
             if not isinstance(bound[p], gast.Name):
                 _fail(stmt, f"forward mode cannot differentiate {what} through this form of its argument `{p}`",
                       "pass a variable.")
-            if p not in template.differentiated:
+            if p not in template.differentiated | template.no_derivative:  # ``d[p] = None``: none, declared
                 _fail(stmt, f"numbax's rule for {what} has no derivative in its argument `{p}`, which is "
                             f"differentiated here", f"compute `{p}` outside the differentiated function.")
         parts = []

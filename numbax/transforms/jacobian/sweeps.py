@@ -1,0 +1,83 @@
+"""The sweeps of a basis that make a Jacobian, written in the NumPy numbax compiles.
+
+numbax specializes these functions at the call of a Jacobian, as it would a user's: the loops over leaves
+run at compile time (each leaf's shape is known in rank, its size at run time), and ``vmap`` over the rows
+of an identity matrix becomes one loop in the generated code whose body is the forward mode (``jacfwd``:
+one column per input element) or the reverse mode (``jacrev``: one row per output element) of the user's
+function. The blocks are arranged as JAX arranges them: for each output leaf, the structure of the inputs
+differentiated, each block of shape ``output.shape + input.shape``.
+"""
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes.specialize.compile_time import specialized_from_source
+from numbax.transforms.vmap.api import vmap
+
+
+@specialized_from_source
+def _dims(leaf):
+    """``leaf.shape`` as a tuple of its dims (of a length known while specializing)."""
+    return tuple([leaf.shape[i] for i in range(leaf.ndim)])
+
+
+@specialized_from_source
+def _split(e, like):
+    """The leaves of the pytree ``like`` cut out of the flat vector ``e``, each in its leaf's shape and dtype."""
+    parts = []
+    start = 0
+    for leaf in tree_util.tree_leaves(like):
+        if leaf.ndim == 0:  # a number, as the function computes it
+            parts.append(leaf.dtype.type(e[start]))
+        else:
+            parts.append(e[start:start + leaf.size].reshape(_dims(leaf)).astype(leaf.dtype))
+        start = start + leaf.size
+    return tree_util.tree_unflatten(tree_util.tree_structure(like), parts)
+
+
+@specialized_from_source
+def _size(tree):
+    """The number of elements of all the leaves of ``tree``."""
+    return sum([leaf.size for leaf in tree_util.tree_leaves(tree)])
+
+
+def jacfwd(pushforward, args, dyn, single, has_aux):
+    """Forward mode along each input element: ``pushforward(args, tangents)`` gives ``(output, output
+    tangent, aux)`` for tangents of ``dyn``, the arguments differentiated."""
+    def column(e):
+        return pushforward(args, _split(e, dyn))
+
+    out, columns, aux = vmap(column, out_axes=(None, 0, None))(np.eye(_size(dyn)))
+    example = dyn[0] if single else dyn
+    blocks = []
+    for leaf, cols in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(columns)):
+        parts = []
+        start = 0
+        for x in tree_util.tree_leaves(example):
+            part = np.moveaxis(cols[start:start + x.size], 0, -1)
+            parts.append(np.ascontiguousarray(part).reshape(_dims(leaf) + _dims(x)))
+            start = start + x.size
+        blocks.append(tree_util.tree_unflatten(tree_util.tree_structure(example), parts))
+    jac = tree_util.tree_unflatten(tree_util.tree_structure(out), blocks)
+    return (jac, aux) if has_aux else jac
+
+
+def jacrev(linearization, args, dyn, single, has_aux):
+    """Reverse mode from each output element: ``linearization(*args)`` gives ``(output, pullback, aux)``,
+    the pullback returning one cotangent per argument differentiated (``dyn``)."""
+    out, pullback, aux = linearization(*args)
+
+    def row(e):
+        return pullback(_split(e, out))
+
+    rows = vmap(row)(np.eye(_size(out)))
+    blocks = []
+    start = 0
+    for leaf in tree_util.tree_leaves(out):
+        per_arg = []
+        for cotangents, x in zip(rows, dyn):
+            per_arg.append(tree_util.tree_map(
+                lambda r, xi: r[start:start + leaf.size].reshape(_dims(leaf) + _dims(xi)), cotangents, x))
+        blocks.append(per_arg[0] if single else tuple(per_arg))
+        start = start + leaf.size
+    jac = tree_util.tree_unflatten(tree_util.tree_structure(out), blocks)
+    return (jac, aux) if has_aux else jac

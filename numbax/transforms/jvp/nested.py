@@ -1,0 +1,108 @@
+"""Forward mode called inside another compiled function: the tangent code is generated there, at the call.
+
+``numbax.jvp(f, (x,), (t,))`` inside a jit-compiled function, or the pushforward a Jacobian's sweep calls
+for each basis vector, specializes ``f``'s forward mode for the abstract values the caller passes and adds
+it to the caller's module as a helper (``numbax.transforms.nesting``), so that one compiled function
+computes both.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes.specialize.values import Dyn, LocalFunction
+from numbax.transforms import nesting
+from numbax.transforms.grad import higher_order as higher_order_checks
+
+
+def cast_like(tangent, primal):
+    """The tangent in its primal's dtype (a float32 output's tangent may be computed in float64)."""
+    return tangent.astype(primal.dtype)
+
+
+def _aval(value: Any):
+    return value.aval if isinstance(value, Dyn) else None
+
+
+def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], label: str = "numbax.jvp inside compiled code") -> Any:
+    """Specialize ``pushforward`` (a ``Pushforward``) at ``primals`` with ``tangents``, one per leaf that gets
+    a tangent (``Pushforward.wrt_leaves``); ``(output, output tangent)``, each output tangent in the
+    output's dtype (``label``, the caller, names it in errors)."""
+    try:
+        values = pushforward._signature.bind(tuple(primals), {})
+    except TypeError as exc:
+        spec.fail(node, f"calling {pushforward!r}: {exc}")
+    bound, arguments = nesting.bind(pushforward, spec, node, values, "jvp")
+    wanted = pushforward.wrt_leaves(bound)
+    if sum(wanted) != len(tangents):
+        spec.fail(node, f"{pushforward!r} takes {sum(wanted)} tangent leaves, got {len(tangents)}")
+    leaves = [leaf for p in pushforward._signature.params for leaf in tree_util.tree_leaves(bound[p])
+              if isinstance(leaf, Dyn)]  # in the order of the parameters, as ``wrt_leaves``
+    leaf_avals = [leaf.aval for leaf, w in zip(leaves, wanted) if w]
+    for tangent, aval in zip(tangents, leaf_avals):
+        got = nesting.abstract(spec, node, tangent, "a tangent", "jvp")
+        if got.dtype != aval.dtype or got.ndim != aval.ndim:
+            spec.fail(node, f"primal and tangent arguments to jax.jvp do not match: a primal of dtype "
+                      f"{aval.dtype.name} and rank {aval.ndim} has a tangent of dtype {got.dtype.name} and rank "
+                      f"{got.ndim}", hint="pass tangents of the primals' dtypes and shapes.")
+    generated = pushforward._run_pipeline(bound, after_pass=nesting.stop_after(spec))
+    if generated.returns is None:
+        spec.fail(node, f"{pushforward!r} returns nothing to differentiate")
+    if spec.builder.differentiated:
+        higher_order_checks.check(generated.module.body[-1], "jvp", spec.origin(node))
+    out, out_tangents = nesting.emit(spec, generated, arguments + list(tangents),
+                                     pushforward.returns(generated.returns))
+    outs, treedef = tree_util.tree_flatten(out)
+    cast = []
+    for primal, tangent in zip(outs, tree_util.tree_leaves(out_tangents)):
+        aval = _aval(primal)
+        if aval is None:
+            spec.fail(node, f"{label} cannot tell the dtype and rank of an output, which its tangent must match",
+                      hint="compute it with NumPy functions numbax knows the result of "
+                      "(numbax.coverage() lists them), or call numbax.jvp outside compiled code.")
+        if not np.issubdtype(aval.dtype, np.floating):
+            spec.fail(node, f"{label} of an output of dtype {aval.dtype.name}, whose tangent is float0",
+                      hint="return floating-point arrays or numbers (use numbax.jvp outside compiled code for "
+                      "integer outputs, whose tangents are float0).")
+        same = _aval(tangent) is not None and _aval(tangent).dtype == aval.dtype
+        cast.append(tangent if same else spec.call_python_function(node, cast_like, [tangent, primal], {}))
+    return out, tree_util.tree_unflatten(treedef, cast)
+
+
+def lower_jvp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    """``numbax.jvp(f, primals, tangents)`` inside compiled code: ``(output, output tangent)`` (with the aux
+    after them for ``has_aux``), the forward mode generated at the call."""
+    from numbax.transforms.jvp import api
+
+    unknown = set(kwargs) - {"has_aux", "backend"}
+    if unknown:
+        spec.fail(node, f"numbax.jvp got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    if len(args) != 3:
+        spec.fail(node, "numbax.jvp takes the function, a tuple of primals and a tuple of tangents")
+    has_aux = kwargs.get("has_aux", False)
+    if not isinstance(has_aux, bool):
+        spec.fail(node, "numbax.jvp's has_aux must be True or False, known at compile time")
+    fun, primals, tangents = args
+    if isinstance(fun, LocalFunction):
+        spec.fail(node, "numbax.jvp of a function defined inside a compiled function",
+                  hint="define the function at module level (numbax reads its source), and call numbax.jvp of "
+                  "it here.")
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        spec.fail(node, "primal and tangent arguments to jax.jvp must be tuples or lists")
+    primal_leaves, primal_tree = tree_util.tree_flatten(tuple(primals))
+    tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
+    if primal_tree != tangent_tree:
+        spec.fail(node, f"primal and tangent arguments to jax.jvp must have the same tree structure; primals "
+                  f"have tree structure {primal_tree} whereas tangents have tree structure {tangent_tree}.")
+    for leaf in primal_leaves:
+        aval = nesting.abstract(spec, node, leaf, "a primal", "jvp")
+        if not np.issubdtype(aval.dtype, np.inexact):
+            spec.fail(node, f"numbax.jvp inside compiled code with a primal of dtype {aval.dtype.name}",
+                      hint="pass the integer or boolean value through a closure or a static argument, or call "
+                      "numbax.jvp outside compiled code (its tangent is then float0).")
+    out, out_tangent = lower(api.pushforward(fun, has_aux, "cpu"), spec, node, list(primals), tangent_leaves)
+    if has_aux:
+        return out[0], out_tangent[0], out[1]
+    return out, out_tangent

@@ -1,0 +1,81 @@
+"""A transformation called inside another compiled function: generated there, at the call, as a helper.
+
+``grad(loss)(params)`` inside a jit-compiled step, ``numbax.jvp(f, (x,), (t,))``
+inside a ``vmap``, the sweep of a Jacobian: while the caller is specialized,
+the call binds the transformation's parameters to placeholders of the
+abstract values the caller passes (``bind``), runs the transformation's
+pipeline for them, and adds the generated function to the caller's module
+(``emit``); ``inline`` then places it in the caller, so one compiled function
+computes both. When the caller is itself transformed (``builder.differentiated``),
+the inner code is generated up to optimization only, the core subset the outer
+transformation reads.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes.specialize.builder import Helper
+from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
+from numbax.ast_passes.tree_copy import copy_tree
+
+
+def abstract(spec, node, leaf: Any, what: str, label: str) -> AVal:
+    """The abstract value of one leaf the caller passes: a run-time leaf's own, or a number's."""
+    if isinstance(leaf, Dyn):
+        if leaf.aval is None:
+            spec.fail(node, f"cannot tell the dtype and rank of {what} passed to numbax.{label}",
+                      hint="pass arrays or numbers whose type numbax can see (an argument, or an expression "
+                      "of arguments).")
+        return leaf.aval
+    if isinstance(leaf, (bool, int, float, complex, np.generic, np.ndarray)):
+        return AVal.of(leaf)
+    spec.fail(node, f"{what} holds a {type(leaf).__name__}, which numbax.{label} cannot take",
+              hint="pass arrays, numbers or containers of them.")
+
+
+def bind(transformed, spec, node, values: List[Any], label: str,
+         inexact: Sequence[int] = ()) -> Tuple[Dict[str, Any], List[Any]]:
+    """Parameter -> static value or a pytree of placeholders; and the leaves the call passes, in order.
+
+    ``values`` are the call's arguments in parameter order; those at ``inexact`` must be floats (JAX's
+    refusal of integer inputs to a derivative, made at the call)."""
+    signature = transformed._signature
+    bound: Dict[str, Any] = {}
+    arguments: List[Any] = []
+    for i, param in enumerate(signature.params):
+        value = values[i]
+        if i in signature.static:
+            if contains_dyn(value):
+                spec.fail(node, f"static argument `{param}` of {transformed!r} must be known at compile time")
+            bound[param] = value
+            continue
+        leaves, treedef = tree_util.tree_flatten(value)
+        avals = [abstract(spec, node, leaf, f"argument `{param}`", label) for leaf in leaves]
+        if i in inexact:
+            for aval in avals:
+                if not np.issubdtype(aval.dtype, np.inexact):
+                    spec.fail(node, f"{label} requires real-valued inputs, but argument `{param}` has dtype "
+                              f"{aval.dtype.name}", hint="pass floats, or set allow_int=True.")
+        bound[param] = tree_util.tree_unflatten(treedef, [Dyn(None, aval) for aval in avals])
+        arguments.extend(leaves)
+    return bound, arguments
+
+
+def emit(spec, generated, arguments: List[Any], returns) -> Any:
+    """Add the generated function to the caller's module and emit its call with ``arguments`` (then the
+    constants it reads); its value, structured as ``returns`` says."""
+    fdef = copy_tree(generated.module.body[-1])
+    fdef.name = spec.builder.function_names.new(fdef.name)
+    spec.builder.helpers.append(fdef)
+    spec.builder.imports.update(generated.imports)
+    constants = list(generated.constants.values())
+    return spec.call_helper(Helper(node=fdef, arguments=list(arguments) + constants, returns=returns))
+
+
+def stop_after(spec) -> str:
+    """The last pass an inner transformation runs: up to optimization inside a transformed caller (the
+    outer transformation reads the core subset), else up to fusion."""
+    return "optimize" if spec.builder.differentiated else "fuse"
