@@ -106,3 +106,24 @@ def test_quickstart_runs(venv_kernel):
     results = [o for o in last.outputs if o.output_type == "execute_result"]
     assert results and "text/html" in results[0].data
     assert "params_0_0" in results[0].data["text/html"]
+
+
+def test_derivatives_runs(venv_kernel):
+    nb = nbformat.read(NOTEBOOKS / "02_derivatives.ipynb", as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name=venv_kernel,
+                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client.execute()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+
+    assert "matches central differences: True" in stream_text(code_cell(nb, "grad_energy = numbax.grad"))
+    assert "# grad of:" in stream_text(code_cell(nb, "grad_energy = numbax.grad"))
+    jvp_out = stream_text(code_cell(nb, "value, slope = numbax.jvp"))
+    assert "equals grad . v: True" in jvp_out and "# tangent of:" in jvp_out
+    jacobians = stream_text(code_cell(nb, "by_columns = numbax.jacfwd"))
+    assert "jacfwd == jacrev == -hessian: True True" in jacobians and "symmetric: True" in jacobians
+    modes = code_cell(nb, "np.linalg.eigh")
+    assert "squared frequencies match the harmonic chain: True" in stream_text(modes)
+    assert [o for o in modes.outputs if o.output_type == "display_data" and "image/png" in o.data]  # the plot
+    assert "matches hessian(energy)(x) @ v: True" in stream_text(code_cell(nb, "def stiffness_times"))

@@ -210,9 +210,26 @@ def test_disable_jit_runs_the_generated_python():
         np.testing.assert_allclose(numbax.vmap(loss, in_axes=(None, 0, 0))(W, XS, YS), loss(W, XS, YS))
 
 
-def test_differentiating_a_vmapped_function_directly_is_refused():
-    with pytest.raises(numbax.NumbaxDifferentiationError, match="grad\\(lambda x: vf\\(x\\).sum\\(\\)\\)"):
-        numbax.grad(numbax.vmap(loss))
+def _mean_of_losses(w, xs, ys):
+    return np.mean(numbax.vmap(loss, in_axes=(None, 0, 0))(w, xs, ys))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grad_of_vmap_and_vmap_of_a_pullback_follow_jax(backend):
+    """``grad`` of a ``vmap``ped function (its batched loop generated for reverse mode to read), and JAX's
+    cookbook idiom ``vmap(vjp_fun)`` over the rows of an identity: a Jacobian, row by row."""
+    per_example = numbax.vmap(lambda w, x, y: loss(w, x, y), in_axes=(None, 0, 0), backend=backend)
+    got = numbax.jacrev(per_example, backend=backend)(W, XS, YS)
+    jax_loss = lambda w, x, y: (jnp.tanh(x @ w) - y) ** 2  # noqa: E731
+    want = jax.jacrev(jax.vmap(jax_loss, in_axes=(None, 0, 0)))(W, XS, YS)
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12)
+    np.testing.assert_allclose(numbax.grad(_mean_of_losses, backend=backend)(W, XS, YS),
+                               np.asarray(jax.grad(lambda w: jnp.mean(jax.vmap(jax_loss, in_axes=(None, 0, 0))(
+                                   w, XS, YS)))(W)), rtol=1e-12)
+    out, pullback = numbax.vjp(lambda w: np.tanh(XS @ w), W)
+    rows = numbax.vmap(pullback, backend=backend)(np.eye(XS.shape[0]))
+    want_rows = jax.vmap(jax.vjp(lambda w: jnp.tanh(XS @ w), W)[1])(np.eye(XS.shape[0]))
+    np.testing.assert_allclose(rows[0], np.asarray(want_rows[0]), rtol=1e-12)
 
 
 # --------------------------------------------------------------------------------------------

@@ -118,9 +118,11 @@ class Inliner:
         helper = copy_tree(self.helpers[call.func.id])
         # the helpers it calls are inlined into it first (their free names are its locals: a value a
         # compile-time object held), taking names apart from its own: were one of theirs one of the
-        # helper's, the renaming below would make both one variable
-        self.namer.reserve(n.id for n in names(helper))
+        # helper's, the renaming below would make both one variable. Its own names are free again after.
+        own = {n.id for n in names(helper)} - self.namer.used
+        self.namer.reserve(own)
         helper.body = self.inline_block(helper.body)
+        self.namer.used -= own
         found = list(names(helper))
         local = {a.id for a in helper.args.args} | {n.id for n in found if type(n.ctx) is gast.Store}
         mapping = {name: self.namer.new(name) for name in sorted(local)}

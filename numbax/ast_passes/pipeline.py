@@ -15,10 +15,12 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import gast
 
-from numbax.ast_passes import anf, debug_checks, fence, inline, legalize, optimize, resolve, run_time_checks
+from numbax.ast_passes import anf, custom_rules, debug_checks, fence, inline, legalize, optimize, resolve, \
+    run_time_checks
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
+from numbax.ast_passes.tree_copy import copy_tree
 from numbax.ast_passes.unparse import unparse_with_origins
 
 # name -> why it is here. Order matters: the fence sees the user's tree before
@@ -35,11 +37,13 @@ PASSES = (
     ("checks", "check the user's indices, Python divisors and array shapes at run time (NumPy's errors at the "
                "user's line); before the transformations, so that nothing they generate is checked"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
+    ("rules", "the helpers that users' custom rules call (a custom_vjp's bwd) inlined into the transformed code, "
+              "in A-normal form with their run-time checks; the rules' markers dropped, their inputs marked seen"),
     ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
-    ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers; last, on the "
-                 "final code"),
+    ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers, custom rules' "
+                 "input markers dropped; last, on the final code"),
 )
 PASS_NAMES = tuple(name for name, _ in PASSES)
 
@@ -80,6 +84,21 @@ def _render(module: gast.Module, imports: List[str], header: str):
 def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module.body = [transform(f) for f in module.body]
+        return module
+
+    return apply
+
+
+def _inline_rules(spec) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        helpers = spec.module.body[:-1]  # as specialized: inlining copied them
+        names = {h.name for h in helpers}
+        main = module.body[-1]
+        if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in names
+               for n in gast.walk(main)):
+            prepared = [run_time_checks.transform(anf.transform(copy_tree(h))) for h in helpers]
+            module = inline.transform(gast.Module(body=prepared + [main], type_ignores=[]))
+        module.body[-1] = custom_rules.after_transform(module.body[-1])
         return module
 
     return apply
@@ -130,6 +149,7 @@ def _fuse(shapes: Callable[[], Optional[tuple]]) -> Callable[[gast.Module], gast
 
 def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
+        module.body[-1] = custom_rules.drop_inputs(module.body[-1])
         module = legalize.transform(module)
         spec.imports.extend(line for line in legalize.imports(module) if line not in spec.imports)
         return module
@@ -190,7 +210,8 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
               ("checks", _each(run_time_checks.transform)),
-              ("transform", _main_only(transform, spec)), ("debug_checks", _debug_checks(spec)),
+              ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
+              ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("fuse", _fuse(fuse)),
               ("legalize", _legalize(spec)))
     for name, stage in stages:

@@ -69,7 +69,10 @@ def _required(fn: Callable) -> List[str]:
 
 def around_primitive(fn: Callable) -> Callable:
     """``fn``, or for a NumPy function or ufunc ``def var(a): return var_(a)`` (``var_`` bound to ``np.var``),
-    with its source in ``linecache`` so that numbax reads it as the user's (the same function each time)."""
+    with its source in ``linecache`` so that numbax reads it as the user's (the same function each time); a
+    compile-time callable of numbax's (a ``vjp`` pullback) gets such a function too."""
+    if _compile_time_callable(fn):
+        return _around_compile_time(fn)
     if isinstance(fn, types.FunctionType) or not (isinstance(fn, np.ufunc) or
                                                    getattr(fn, "__module__", "").startswith("numpy")):
         return fn
@@ -87,4 +90,25 @@ def around_primitive(fn: Callable) -> Callable:
     namespace = {f"{name}_": fn}
     exec(compile(source, filename, "exec"), namespace)
     _AROUND[id(fn)] = (fn, namespace[name])
+    return namespace[name]
+
+
+def _compile_time_callable(fn: Any) -> bool:
+    """A callable object of numbax's that specializes its own calls (a ``vjp`` pullback), not a function."""
+    return hasattr(fn, "_numbax_specialize") and not isinstance(fn, (types.FunctionType, type)) and \
+        not hasattr(fn, "_numbax_fun")
+
+
+def _around_compile_time(fn: Any) -> Callable:
+    """``def vjp_fun(cotangent): return vjp_fun_(cotangent)`` around a compile-time callable (``vmap`` of a
+    pullback, as in JAX's ``vmap(vjp_fun)``): its parameters are those of its ``__call__``."""
+    params = [p.name for p in inspect.signature(fn).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    name = type(fn).__name__.strip("_").lower() or "call"
+    header = ", ".join(params)
+    source = f"def {name}({header}):\n    return {name}_({header})\n"
+    filename = f"<numbax: around {type(fn).__name__} {id(fn):x}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {f"{name}_": fn}
+    exec(compile(source, filename, "exec"), namespace)
     return namespace[name]

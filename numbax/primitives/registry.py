@@ -22,7 +22,7 @@ helpers below; the analyses, the transforms and ``coverage()`` read them and kee
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from numbax.primitives.templates import Rule
 
@@ -55,6 +55,9 @@ class Primitive:
 
 
 REGISTRY: Dict[Any, Primitive] = {}
+# the rules of users' custom_vjp and custom_jvp functions, by the number their marker call holds
+# (``rt.custom_rule(key, out, *operands)``, key ``("custom", key)``), with the name errors give them
+CUSTOM: Dict[int, Tuple[str, Primitive]] = {}
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Primitive))
 
 
@@ -63,8 +66,16 @@ def method_key(name: str):
     return ("method", name)
 
 
+def custom_key(number: int) -> Tuple[str, int]:
+    """The key of the custom rule ``number``."""
+    return ("custom", number)
+
+
 def entry(key: Any) -> Optional[Primitive]:
     """The entry of ``key``, or None (an unhashable key has none)."""
+    if type(key) is tuple and len(key) == 2 and key[0] == "custom":
+        found = CUSTOM.get(key[1])
+        return found[1] if found is not None else None
     try:
         return REGISTRY.get(key)
     except TypeError:

@@ -381,6 +381,13 @@ def var_grad_jvp(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
     d[a] = rt.var_grad(cotangent, g, axis, ddof, keepdims)
 
 
+# The inputs of a custom rule's own code: a constant to the transformation that reads the rule; once it has
+# run they are ``custom_input_seen``, which has no rule: a transformation of that code (a second derivative
+# through a custom rule) refuses them
+def_nondifferentiable(identities.custom_input, aval=kinds.same_as(0), shape=symbolic.same_as(0))
+define(identities.custom_input_seen, aval=kinds.same_as(0), shape=symbolic.same_as(0))
+
+
 # Helpers of no derivative of their own: what reverse mode and the random numbers' lowering call for
 # effects, checks and bookkeeping
 def_nondifferentiable(identities.stop_gradient, scan.stack_buffer, batching.batch_size, debug.debug_print,

@@ -16,7 +16,8 @@ import gast
 import numpy as np
 
 from numbax import runtime as _runtime
-from numbax.primitives.registry import method_key
+from numbax.primitives.registry import CUSTOM, custom_key, method_key
+from numbax.runtime.identity import custom_input_seen, custom_rule
 
 _MODULES = {"np": np, "math": math, "rt": _runtime}
 
@@ -82,6 +83,13 @@ def application(value: gast.expr) -> Optional[Application]:
             return Application(method_key(func.attr), f".{func.attr}()", args, keywords)
         dotted = _dotted(func)
         obj = _resolve(dotted) if dotted else None
+        if obj is custom_input_seen:
+            return Application(obj, "the inputs of a custom_vjp or custom_jvp function's rule (a derivative of a "
+                               "derivative through a custom rule is not supported yet)", list(value.args), keywords)
+        if obj is custom_rule and value.args and isinstance(value.args[0], gast.Constant):
+            number = value.args[0].value  # a user's custom_vjp or custom_jvp function: its own entry
+            return Application(custom_key(number), CUSTOM[number][0] if number in CUSTOM else dotted,
+                               list(value.args), keywords)
         return Application(obj if obj is not None else ("unknown", dotted), dotted or "a call", list(value.args),
                            keywords)
     return None

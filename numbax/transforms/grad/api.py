@@ -66,8 +66,9 @@ class Differentiated(Jitted):
     def __init__(self, fun: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False,
                  value: bool = False, static_argnums=(), static_argnames=(), backend: str = "cpu",
                  cotangents: bool = False):
-        # ``grad(grad(f))``: the transformation differentiated, called from a wrapper with f's parameters
-        self.of: Optional["Differentiated"] = fun if isinstance(fun, Differentiated) else None
+        # ``grad(grad(f))``, ``grad(vmap(f))``: the transformation differentiated, called from a wrapper with
+        # f's parameters (its code generated at that call, ``nesting``, for reverse mode to read)
+        self.of: Optional[Jitted] = fun if isinstance(fun, Jitted) and type(fun) is not Jitted else None
         super().__init__(fun.fun if self.of is not None else fun, static_argnums, static_argnames, backend)
         self.argnums = _normalize_argnums(argnums, self._nparams, fun)
         self.single = isinstance(argnums, int)
@@ -227,7 +228,8 @@ class Differentiated(Jitted):
         if self.of is None:
             return self.fun
         kinds = [p.kind for p in self._signature.signature.parameters.values()]
-        return wrapper.calling(self.fun, self.of.label, self._signature.params, kinds, "differentiated", self.of)
+        return wrapper.calling(self.fun, getattr(self.of, "label", "transformed"), self._signature.params, kinds,
+                               "differentiated", self.of)
 
     def _returns(self, primal, bound):
         """The structure of what the generated function returns: the user's result (``direct``), else
@@ -268,13 +270,10 @@ def _gradient_aval(leaf):
 
 
 def _unwrap(fun: Callable, static_argnums, static_argnames):
-    """The user function under ``jit``, or the gradient under ``grad`` of ``grad`` (static arguments kept)."""
+    """The user function under ``jit``, or the transformation differentiated (``grad`` of ``grad``, of
+    ``vmap``, of ``jacfwd``; its static arguments kept)."""
     from numbax.errors import NumbaxDifferentiationError
 
-    if isinstance(fun, Jitted) and not isinstance(fun, Differentiated) and type(fun) is not Jitted:
-        raise NumbaxDifferentiationError(
-            f"differentiating {fun!r} directly is not supported yet",
-            hint="differentiate a function that calls it, as in grad(lambda x: vf(x).sum()).")
     if isinstance(fun, Differentiated) and fun.cotangents:
         raise NumbaxDifferentiationError(
             f"differentiating {fun!r} directly is not supported",
@@ -282,7 +281,7 @@ def _unwrap(fun: Callable, static_argnums, static_argnames):
     if isinstance(fun, Jitted):
         static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
         static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
-        return (fun if isinstance(fun, Differentiated) else fun.fun), static_argnums, static_argnames
+        return (fun if type(fun) is not Jitted else fun.fun), static_argnums, static_argnames
     return fun, static_argnums, static_argnames
 
 
@@ -391,7 +390,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     """
     inner, _, _ = _unwrap(fun, (), ())
     transformed = vjp_transformation(fun, len(primals), has_aux, backend)
-    jitted = Jitted(inner, backend=backend)
+    jitted = inner if isinstance(inner, Jitted) else Jitted(inner, backend=backend)
     out = jitted(*primals)
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
     pullback = _VJPFunction(transformed, primals, tree_util.tree_structure(primal_out))

@@ -135,7 +135,7 @@ class Jacobian(Jitted):
 
     def __init__(self, fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False,
                  mode: str = "rev", backend: str = "cpu"):
-        inner = _unwrap(fun, (), ())[0] if mode == "rev" else fun.fun if type(fun) is Jitted else fun
+        inner = _unwrap(fun, (), ())[0]
         # a transformation of a transformation (hessian's jacfwd of jacrev): a wrapper calls the inner one
         self.of: Optional[Jitted] = inner if isinstance(inner, Jitted) else None
         super().__init__(inner.fun if self.of is not None else inner, (), (), backend)
@@ -166,6 +166,16 @@ class Jacobian(Jitted):
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function (``hessian``'s inner ``jacrev``): swept there."""
         return _Sweep(self)._numbax_specialize(spec, node, args, kwargs)
+
+    def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Jacobian":
+        """``jit`` of this Jacobian: the same (it is compiled already); static arguments are refused."""
+        if static_argnums or static_argnames:
+            raise NumbaxDifferentiationError(f"jit of {self!r} with static arguments is not supported",
+                                             hint="close over the static values instead.")
+        if backend == "cpu" or backend == self.backend:
+            return self
+        argnums = self.argnums[0] if self.single else self.argnums
+        return Jacobian(self.target, argnums, self.has_aux, self.mode, backend)
 
     def _numbax_fingerprint(self) -> tuple:
         """What code generated for a call of this Jacobian depends on (the disk cache of a caller's code)."""

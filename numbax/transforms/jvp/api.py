@@ -68,6 +68,8 @@ class Pushforward(Jitted):
     specialization: the generated function takes the primal leaves, then their tangents, and returns the
     output leaves, then theirs."""
 
+    label = "jvp"
+
     def __init__(self, fun: Callable, has_aux: bool = False, backend: str = "cpu",
                  argnums: Optional[Tuple[int, ...]] = None):
         inner = fun.fun if type(fun) is Jitted else fun
@@ -127,6 +129,7 @@ class Pushforward(Jitted):
         dynamic = [p for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         leaves = [leaf for p in dynamic for leaf in tree_util.tree_leaves(bound[p])]
         with_tangent = self.wrt_leaves(bound)
+        holder: Dict[str, Any] = {}
 
         def rewrite(fdef, spec):
             if spec.returns is not None and spec.returns.num_dynamic != spec.returns.treedef.num_leaves:
@@ -138,6 +141,10 @@ class Pushforward(Jitted):
                            for n, leaf in zip(names, leaves)}
             param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
             param_avals = {n: a for n, a in param_avals.items() if a is not None}
+            floats = [leaf.aval.dtype for leaf in leaves if leaf.aval.dtype.kind in "fc"]
+            floats += [np.asarray(v).dtype for v in spec.constants.values() if np.asarray(v).dtype.kind in "fc"]
+            # the elementwise runs of the primal and tangent statements fused into loops, as reverse mode's
+            holder["fuse"] = param_avals if all(d == np.float64 for d in floats) else None
             wrt = [n for n, tangent in zip(names, with_tangent) if tangent]
             narrow = {n for n, leaf in zip(names, leaves) if n in wrt and leaf.aval.dtype.itemsize < 8}
             fdef.name = f"jvp_{fdef.name}"
@@ -148,7 +155,8 @@ class Pushforward(Jitted):
             out.args.args = params[:count] + params[len(params) - len(wrt):] + params[count:len(params) - len(wrt)]
             return out
 
-        generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite)
+        generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite,
+                                 fuse=lambda: None if holder.get("fuse") is None else (holder["fuse"], ()))
         if generated.returns is not None and after_pass is None:
             generated.returns = self.returns(generated.returns)
         return generated
@@ -239,11 +247,11 @@ def linearize(fun: Callable, *primals, has_aux: bool = False, backend: str = "cp
     """As JAX's ``jax.linearize``: ``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the output's
     tangent (``(output, f_jvp, aux)`` with ``has_aux``). ``f_jvp`` runs the compiled forward mode at
     ``primals`` (the same specialization for every call)."""
-    pushforward = pushforward(fun, has_aux, backend)
+    transformed = pushforward(fun, has_aux, backend)
     zeros = tree_util.tree_map(
         lambda p: np.zeros(np.shape(p), np.asarray(p).dtype if _inexact(p) else FLOAT0), tuple(primals))
-    out = pushforward.push(tuple(primals), _check_tangents(tuple(primals), zeros))[0]
-    f_jvp = _Linearized(pushforward, tuple(primals))
+    out = transformed.push(tuple(primals), _check_tangents(tuple(primals), zeros))[0]
+    f_jvp = _Linearized(transformed, tuple(primals))
     return (out[0], f_jvp, out[1]) if has_aux else (out, f_jvp)
 
 

@@ -45,6 +45,8 @@ def _user_function(fun: Callable) -> Callable:
 class Vmapped(Jitted):
     """A function mapped over an axis of its arguments, compiled per specialization like ``jit``."""
 
+    label = "vmap"
+
     def __init__(self, fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional[str] = None,
                  axis_size: Optional[int] = None, static_argnums=(), static_argnames=(), backend: str = "cpu"):
         if not callable(fun):
