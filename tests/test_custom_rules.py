@@ -272,3 +272,61 @@ def test_symbolic_zeros_and_defjvps_are_not_implemented():
         clip_gradient.defvjp(clip_fwd, clip_bwd, symbolic_zeros=True)
     with pytest.raises(NotImplementedError):
         log1pexp.defjvps(lambda t, ans, x: t)
+
+
+def test_transformations_of_the_custom_function_itself():
+    np.testing.assert_allclose(numbax.grad(lambda x: np.sum(clip_gradient(x) * 5.0))(X), np.ones(4))
+    np.testing.assert_allclose(numbax.jacrev(clip_gradient)(X), np.eye(4))
+    np.testing.assert_allclose(numbax.jit(log1pexp)(X), np.log1p(np.exp(X)))
+    np.testing.assert_allclose(numbax.jacfwd(log1pexp)(X), np.diag(1.0 / (1.0 + np.exp(-X))), rtol=1e-12)
+
+
+# ---- checkpoint ------------------------------------------------------------------------------------------
+
+def body(x, p):
+    h = np.tanh(x * p)
+    s = np.sin(x)
+    return x + 0.01 * (h * h - s * s * p)
+
+
+checkpointed_body = numbax.checkpoint(body)
+
+
+def plain_loop(x, p):
+    for _ in range(30):
+        x = body(x, p)
+    return np.sum(x * x)
+
+
+def checkpointed_loop(x, p):
+    for _ in range(30):
+        x = checkpointed_body(x, p)
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_checkpoint_gives_the_same_gradient_and_saves_only_the_inputs(backend):
+    got = numbax.grad(checkpointed_loop, (0, 1), backend=backend)(X, 1.3)
+    want = numbax.grad(plain_loop, (0, 1), backend=backend)(X, 1.3)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    jax_body = lambda x, p: x + 0.01 * (jnp.tanh(x * p) ** 2 - jnp.sin(x) ** 2 * p)  # noqa: E731
+
+    def jax_loop(x, p):
+        for _ in range(30):
+            x = jax.checkpoint(jax_body)(x, p)
+        return jnp.sum(x * x)
+
+    np.testing.assert_allclose(got[0], np.asarray(jax.grad(jax_loop)(X, 1.3)), rtol=1e-10)
+    saved = numbax.source(numbax.grad(checkpointed_loop), X, 1.3).count("rt.save_row(")
+    assert saved == 1 < numbax.source(numbax.grad(plain_loop), X, 1.3).count("rt.save_row(")
+
+
+def test_remat_is_checkpoint_and_its_options_are_refused():
+    assert numbax.remat is numbax.checkpoint
+    with pytest.raises(NotImplementedError):
+        numbax.checkpoint(body, policy=lambda *a: True)
+    with pytest.raises(NotImplementedError):
+        numbax.checkpoint(body, static_argnums=(1,))
+    with pytest.raises(TypeError):
+        numbax.checkpoint(lambda x, p=1.0: x * p)

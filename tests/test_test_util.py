@@ -223,7 +223,7 @@ def test_check_grads_numbax_vjp_order_2():
     test_util.check_grads(tanh_loss, (X, Y), 2, modes=("rev",))
 
 
-def test_a_second_order_in_forward_mode_is_refused_until_it_is_built():
-    with pytest.raises(numbax.NumbaxDifferentiationError, match="forward mode of forward mode"):
-        test_util.check_grads(scalar_fn, (X, Y), 2)
-    test_util.check_grads(scalar_fn, (X, Y), 2, modes=("rev",))
+def test_check_grads_in_both_modes_to_second_order_and_forward_mode_to_third():
+    """JAX's default modes: forward over forward, reverse over forward, forward over reverse (nested)."""
+    test_util.check_grads(scalar_fn, (X, Y), 2)
+    test_util.check_grads(vector_fn, (X,), 3, modes=("fwd",))

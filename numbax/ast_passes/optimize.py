@@ -7,9 +7,18 @@ from __future__ import annotations
 
 import gast
 
-from numbax.ast_passes.optimizations import copy_propagation, dead_code, fold_temporaries, local_copies
+from numbax.ast_passes.optimizations import copy_propagation, dead_code, fold_temporaries, hoist_invariants, \
+    local_copies
+
+
+class _BatchInvariants:
+    """The invariants of vmap's loops, hoisted (``hoist_invariants.transform_batch_loops``)."""
+
+    transform = staticmethod(hoist_invariants.transform_batch_loops)
+
 
 OPTIMIZATIONS = (
+    _BatchInvariants,  # what each example of a vmap loop recomputes from unchanging values (a Jacobian's primal)
     copy_propagation,  # parameter and leaf copies left by specialize and inline
     local_copies,      # copies of names assigned more than once (adjoints updated in loops), within a block
     dead_code,         # values nothing reads, often the other side of a propagated copy

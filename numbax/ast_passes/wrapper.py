@@ -14,6 +14,7 @@ calls it (``around_primitive``), whose source numbax reads like the user's.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import linecache
 import textwrap
@@ -83,32 +84,46 @@ def around_primitive(fn: Callable) -> Callable:
     cached = _AROUND.get(id(fn))
     if cached is not None and cached[0] is fn:
         return cached[1]
+    _AROUND[id(fn)] = (fn, caller(name, params, fn, f"<numbax: around numpy.{name}>"))
+    return _AROUND[id(fn)][1]
+
+
+def caller(name: str, params: List[str], target: Any, filename: str) -> Callable:
+    """``def name(params): return name_(params)``, ``name_`` bound to ``target``, its source in ``linecache``
+    under ``filename`` so that numbax reads it as the user's."""
     header = ", ".join(params)
-    source = f"def {name}({header}):\n    return {name}_({header})\n"
-    filename = f"<numbax: around numpy.{name}>"
+    return define(f"def {name}({header}):\n    return {name}_({header})\n", filename, {f"{name}_": target})[name]
+
+
+def define(source: str, filename: str, namespace: Dict[str, Any]) -> Dict[str, Any]:
+    """Run ``source`` (functions numbax writes) in ``namespace``, its text in ``linecache`` under ``filename``
+    so that numbax reads the functions like the user's; the namespace."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {f"{name}_": fn}
     exec(compile(source, filename, "exec"), namespace)
-    _AROUND[id(fn)] = (fn, namespace[name])
-    return namespace[name]
+    return namespace
 
 
 def _compile_time_callable(fn: Any) -> bool:
-    """A callable object of numbax's that specializes its own calls (a ``vjp`` pullback), not a function."""
+    """A callable object of numbax's that specializes its own calls (a ``vjp`` pullback, a ``custom_vjp``
+    function), or a ``functools.partial`` of one (``partial(numbax.jvp, f)``), not a function."""
+    if isinstance(fn, functools.partial):
+        return hasattr(fn.func, "_numbax_specialize") and not hasattr(fn.func, "_numbax_fun")
     return hasattr(fn, "_numbax_specialize") and not isinstance(fn, (types.FunctionType, type)) and \
         not hasattr(fn, "_numbax_fun")
 
 
 def _around_compile_time(fn: Any) -> Callable:
     """``def vjp_fun(cotangent): return vjp_fun_(cotangent)`` around a compile-time callable (``vmap`` of a
-    pullback, as in JAX's ``vmap(vjp_fun)``): its parameters are those of its ``__call__``."""
+    pullback, as in JAX's ``vmap(vjp_fun)``; ``jvp_of_f(primals, tangents)`` around ``partial(jvp, f)``): its
+    parameters are those of its call that have no default."""
     params = [p.name for p in inspect.signature(fn).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    name = type(fn).__name__.strip("_").lower() or "call"
-    header = ", ".join(params)
-    source = f"def {name}({header}):\n    return {name}_({header})\n"
-    filename = f"<numbax: around {type(fn).__name__} {id(fn):x}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {f"{name}_": fn}
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace[name]
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    if isinstance(fn, functools.partial):
+        bound = fn.args[0] if fn.args else None
+        name = f"{getattr(fn.func, '__name__', 'call')}_of_{getattr(bound, '__name__', 'f')}"
+    else:
+        name = getattr(fn, "__name__", None)
+    name = name.replace("<lambda>", "lambda") if isinstance(name, str) else None
+    if not isinstance(name, str) or not name.isidentifier():
+        name = type(fn).__name__.strip("_").lower() or "call"
+    return caller(name, params, fn, f"<numbax: around {type(fn).__name__} {id(fn):x}>")

@@ -374,6 +374,21 @@ def repeat_grad_jvp(g, ans, cotangent, a, repeats, axis=None):
     d[a] = None
 
 
+@defjvp(rt.prod_others)
+def prod_others_jvp(g, ans, a, axis=None):
+    """``prod_others``' Jacobian is symmetric (``d others_i / d a_j`` is the product of all but ``a_i`` and
+    ``a_j``): its tangent is its own vjp of the tangent."""
+    d[a] = rt.prod_others_vjp(g, a, axis)
+
+
+@defjvp(rt.cumprod_grad)
+def cumprod_grad_jvp(g, ans, cotangent, a, axis=None):
+    """Linear in ``cotangent``; in ``a`` the second derivative of cumprod, symmetric in its two directions,
+    contracted with the cotangent: what ``rt.cumprod_grad_vjp`` computes, the direction in either slot."""
+    d[cotangent] = rt.cumprod_grad(g, a, axis)
+    d[a] = rt.cumprod_grad_vjp(g, cotangent, a, axis)
+
+
 @defjvp(rt.var_grad)
 def var_grad_jvp(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
     """Linear in the cotangent and in ``a - mean(a)``, which is linear in ``a``."""

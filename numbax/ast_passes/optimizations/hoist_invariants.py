@@ -24,6 +24,7 @@ from typing import List, Set, Tuple
 
 import gast
 
+from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.aliasing import linked, sharing
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.purity import changes_arguments, is_pure
@@ -72,17 +73,18 @@ def _hoist_loop(loop, stores, links) -> Tuple[List[gast.stmt], bool]:
     return hoisted, bool(hoisted)
 
 
-def _block(stmts: List[gast.stmt], stores, links) -> Tuple[List[gast.stmt], bool]:
+def _block(stmts: List[gast.stmt], stores, links, only_batch_loops: bool) -> Tuple[List[gast.stmt], bool]:
     out: List[gast.stmt] = []
     changed = False
     for stmt in stmts:
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner:
-                new, did = _block(inner, stores, links)
+                new, did = _block(inner, stores, links, only_batch_loops)
                 setattr(stmt, field, new)
                 changed |= did
-        if isinstance(stmt, (gast.For, gast.While)):
+        if isinstance(stmt, (gast.For, gast.While)) and \
+                (not only_batch_loops or anno.getanno(stmt, anno.Key.BATCH_LOOP, False)):
             hoisted, did = _hoist_loop(stmt, stores, links)
             out.extend(hoisted)
             changed |= did
@@ -93,5 +95,14 @@ def _block(stmts: List[gast.stmt], stores, links) -> Tuple[List[gast.stmt], bool
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     """Hoist loop invariants in ``fdef``; ``(fdef, changed)``."""
     stores, _ = count_names(fdef)
-    fdef.body, changed = _block(fdef.body, stores, sharing(fdef))
+    fdef.body, changed = _block(fdef.body, stores, sharing(fdef), False)
+    return fdef, changed
+
+
+def transform_batch_loops(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
+    """Hoist the invariants of the loops ``vmap`` wrote (``anno.Key.BATCH_LOOP``) in any code: the first
+    example, before such a loop, already computed each of them from the same values, so moving them in
+    front of it raises nothing new where it runs no iteration; ``(fdef, changed)``."""
+    stores, _ = count_names(fdef)
+    fdef.body, changed = _block(fdef.body, stores, sharing(fdef), True)
     return fdef, changed

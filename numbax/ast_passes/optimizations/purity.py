@@ -25,10 +25,14 @@ def _callee_path(func: gast.expr):
     return None
 
 
+_READ_ONLY_EFFECTS = set(checks.__all__) | {"check_contraction", "assume_equal", "scalar_output", "real_output"}
+
+
 def is_check(call: gast.expr) -> bool:
-    """Whether ``call`` is a run-time check (``rt.check_index(...)``): an effect that only reads its arguments."""
+    """Whether ``call`` is a run-time check (``rt.check_index(...)``, ``rt.check_contraction``): an effect that
+    only reads its arguments."""
     path = _callee_path(call.func) if isinstance(call, gast.Call) else None
-    return bool(path) and len(path) > 1 and path[-1] in checks.__all__
+    return bool(path) and len(path) > 1 and path[0] == "rt" and path[-1] in _READ_ONLY_EFFECTS
 
 
 def changes_arguments(call: gast.Call) -> bool:

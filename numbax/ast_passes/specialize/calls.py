@@ -92,8 +92,10 @@ class CallsMixin:
                 return out
             out.aval = dtypes.method_call(func.receiver, func.node.attr, args, kwargs)
             return self.in_numpys_dtype(getattr(np, func.node.attr, None), out)
-        while isinstance(func, (functools.partial, Partial)):
-            func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
+        if isinstance(func, (functools.partial, Partial)):
+            while isinstance(func, (functools.partial, Partial)):
+                func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
+            return self.call_value(node, func, args, kwargs)  # what it binds may specialize its own calls
         if isinstance(func, LocalFunction):
             return self.call_user(node, func.node, func.name, func.namespace or self.namespace, func.env,
                                   func.defaults, args, kwargs, key=id(func.node))

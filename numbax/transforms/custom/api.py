@@ -38,10 +38,23 @@ class _Custom:
         self._check_defined()
         return self.fun(*args, **kwargs)
 
-    def _check_defined(self) -> None:
+    def _rules(self) -> tuple:
         raise NotImplementedError
 
-    def _rules(self) -> tuple:
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        """A call inside compiled code: the function, or its rule where it is differentiated."""
+        from numbax.transforms.custom import lowering
+
+        if None in self._rules():
+            spec.fail(node, self._undefined(), hint=f"define the rule of {self.name} before using it.")
+        lower = lowering.lower_vjp if self.kind == "custom_vjp" else lowering.lower_jvp
+        return lower(self, spec, node, list(args), dict(kwargs))
+
+    def _check_defined(self) -> None:
+        if None in self._rules():
+            raise AttributeError(self._undefined())
+
+    def _undefined(self) -> str:
         raise NotImplementedError
 
     def _numbax_fingerprint(self) -> tuple:
@@ -87,18 +100,8 @@ class custom_vjp(_Custom):
     def _rules(self) -> tuple:
         return (self.fwd, self.bwd)
 
-    def _check_defined(self) -> None:
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {self.name} using defvjp.")
-
-    def _numbax_specialize(self, spec, node, args, kwargs):
-        """A call inside compiled code: the function, or its rule where it is differentiated."""
-        from numbax.transforms.custom import lowering
-
-        if self.fwd is None:
-            spec.fail(node, f"No VJP defined for custom_vjp function {self.name} using defvjp.",
-                      hint=f"call {self.name}.defvjp(fwd, bwd) before using it.")
-        return lowering.lower_vjp(self, spec, node, list(args), dict(kwargs))
+    def _undefined(self) -> str:
+        return f"No VJP defined for custom_vjp function {self.name} using defvjp."
 
 
 class custom_jvp(_Custom):
@@ -137,15 +140,5 @@ class custom_jvp(_Custom):
     def _rules(self) -> tuple:
         return (self.jvp,)
 
-    def _check_defined(self) -> None:
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {self.name} using defjvp.")
-
-    def _numbax_specialize(self, spec, node, args, kwargs):
-        """A call inside compiled code: the function, or its rule where it is differentiated."""
-        from numbax.transforms.custom import lowering
-
-        if self.jvp is None:
-            spec.fail(node, f"No JVP defined for custom_jvp function {self.name} using defjvp.",
-                      hint=f"decorate its rule with @{self.name}.defjvp.")
-        return lowering.lower_jvp(self, spec, node, list(args), dict(kwargs))
+    def _undefined(self) -> str:
+        return f"No JVP defined for custom_jvp function {self.name} using defjvp."

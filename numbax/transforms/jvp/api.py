@@ -76,11 +76,10 @@ class Pushforward(Jitted):
         base = inner
         while isinstance(base, functools.partial):
             base = base.func
-        if base is jvp or isinstance(base, _Linearized):
+        if isinstance(base, _Linearized):
             raise NumbaxDifferentiationError(
-                "forward mode of forward mode (jvp of jvp, a second order in check_grads' 'fwd' mode) is not "
-                "supported yet", hint="use reverse mode for higher orders: numbax.grad(numbax.grad(f)), or "
-                                      "check_grads(f, args, order, modes=('rev',)).")
+                "forward mode of a linearized function is not supported yet",
+                hint="differentiate a function that calls numbax.jvp instead: jvp(lambda p, t: jvp(f, p, t), ...).")
         # jvp of another transformation (``grad(f)``: forward over reverse): a wrapper with f's parameters
         # calls it, and its code is generated at that call (``nesting``) for forward mode to read
         self.of: Optional[Jitted] = inner if isinstance(inner, Jitted) else None
@@ -129,7 +128,6 @@ class Pushforward(Jitted):
         dynamic = [p for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         leaves = [leaf for p in dynamic for leaf in tree_util.tree_leaves(bound[p])]
         with_tangent = self.wrt_leaves(bound)
-        holder: Dict[str, Any] = {}
 
         def rewrite(fdef, spec):
             if spec.returns is not None and spec.returns.num_dynamic != spec.returns.treedef.num_leaves:
@@ -141,10 +139,6 @@ class Pushforward(Jitted):
                            for n, leaf in zip(names, leaves)}
             param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
             param_avals = {n: a for n, a in param_avals.items() if a is not None}
-            floats = [leaf.aval.dtype for leaf in leaves if leaf.aval.dtype.kind in "fc"]
-            floats += [np.asarray(v).dtype for v in spec.constants.values() if np.asarray(v).dtype.kind in "fc"]
-            # the elementwise runs of the primal and tangent statements fused into loops, as reverse mode's
-            holder["fuse"] = param_avals if all(d == np.float64 for d in floats) else None
             wrt = [n for n, tangent in zip(names, with_tangent) if tangent]
             narrow = {n for n, leaf in zip(names, leaves) if n in wrt and leaf.aval.dtype.itemsize < 8}
             fdef.name = f"jvp_{fdef.name}"
@@ -155,8 +149,7 @@ class Pushforward(Jitted):
             out.args.args = params[:count] + params[len(params) - len(wrt):] + params[count:len(params) - len(wrt)]
             return out
 
-        generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite,
-                                 fuse=lambda: None if holder.get("fuse") is None else (holder["fuse"], ()))
+        generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite)
         if generated.returns is not None and after_pass is None:
             generated.returns = self.returns(generated.returns)
         return generated

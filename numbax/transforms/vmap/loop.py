@@ -24,6 +24,7 @@ import gast
 import numpy as np
 
 from numbax import tree_util
+from numbax.ast_passes import anno
 from numbax.ast_passes.naming import leaf_name
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
@@ -229,4 +230,6 @@ def _loop(spec, node, fun, examples: _Examples, batch: Any, buffers: List[Option
         spec.runtime_depth -= 1
     trips = gast.Call(func=name_node("range"), args=[gast.Constant(value=1, kind=None), spec.materialize(batch)],
                       keywords=[])
-    spec.emit(gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None))
+    loop = gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None)
+    anno.setanno(loop, anno.Key.BATCH_LOOP, True)  # its invariants are hoisted (``hoist_invariants``)
+    spec.emit(loop)

@@ -1,0 +1,58 @@
+"""``checkpoint`` (``remat``): reverse mode recomputes a function's intermediates instead of saving them.
+
+``checkpoint(f)`` is a ``custom_vjp`` function whose forward rule returns ``f``'s output and its inputs as
+the residuals, and whose backward rule is ``f``'s own reverse mode at those inputs (``numbax.vjp`` inside
+the rule, generated where the rule is inlined): the forward sweep keeps only the inputs, and the backward
+sweep runs ``f`` again before differentiating it. In a loop whose body calls a checkpointed function,
+what reverse mode saves per iteration is that function's inputs, not everything it computes.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from numbax.ast_passes import wrapper
+from numbax.transforms.custom.api import custom_vjp
+
+
+def _rules(fun: Callable, params: list, name: str):
+    """``fwd(*params) -> (fun(*params), params)`` and ``bwd(params, g) -> the pullback of fun at params``,
+    written out so that numbax reads them like the user's."""
+    from numbax.transforms.grad.api import vjp
+
+    header = ", ".join(params)
+    source = (f"def {name}_fwd({header}):\n    return {name}_({header}), ({header}{',' if len(params) == 1 else ''})\n"
+              f"\n\ndef {name}_bwd(inputs, g):\n    return vjp_({name}_, *inputs)[1](g)\n")
+    filename = f"<numbax: checkpoint of {name} {id(fun):x}>"
+    namespace = wrapper.define(source, filename, {f"{name}_": fun, "vjp_": vjp})
+    return namespace[f"{name}_fwd"], namespace[f"{name}_bwd"]
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None, static_argnums=()) -> custom_vjp:
+    """``fun``, with reverse mode recomputing its intermediates in the backward sweep (``jax.checkpoint``).
+
+    Args:
+        fun: a function of positional arguments returning one array or number.
+        prevent_cse: accepted for JAX's signature (numbax eliminates no common subexpressions across it).
+        policy: must be None (numbax saves nothing of ``fun`` but its inputs).
+        static_argnums: must be empty.
+
+    Returns:
+        A ``custom_vjp`` function that computes ``fun``; under ``grad`` only its inputs are saved.
+    """
+    if policy is not None:
+        raise NotImplementedError("numbax's checkpoint does not implement policies: it saves the inputs only")
+    if static_argnums:
+        raise NotImplementedError("numbax's checkpoint does not implement static_argnums: close over the values")
+    signature = inspect.signature(fun)
+    params = [p.name for p in signature.parameters.values()]
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty
+           for p in signature.parameters.values()) or not params:
+        raise TypeError(f"checkpoint takes a function of positional parameters without defaults, got {signature}")
+    name = getattr(fun, "__name__", "f").replace("<lambda>", "lambda")
+    out = custom_vjp(fun)
+    out.defvjp(*_rules(fun, params, name if name.isidentifier() else "f"))
+    return out
+
+
+remat = checkpoint
