@@ -330,3 +330,10 @@ def test_remat_is_checkpoint_and_its_options_are_refused():
         numbax.checkpoint(body, static_argnums=(1,))
     with pytest.raises(TypeError):
         numbax.checkpoint(lambda x, p=1.0: x * p)
+
+
+def test_nondiff_argnums_outside_the_arguments_are_refused():
+    bad = numbax.custom_vjp(lambda x: x * 2.0, nondiff_argnums=(3,))
+    bad.defvjp(clip_fwd, clip_bwd)
+    with pytest.raises(numbax.NumbaxError, match="nondiff_argnums \\[3\\] name no argument"):
+        numbax.grad(lambda x: np.sum(bad(x)))(X)

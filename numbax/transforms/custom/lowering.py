@@ -51,7 +51,12 @@ def _bind(custom, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> List[A
     except TypeError as exc:
         spec.fail(node, f"calling {custom.kind} function `{custom.name}`: {exc}")
     bound.apply_defaults()
-    return list(bound.args) + list(bound.kwargs.values())
+    values = list(bound.args) + list(bound.kwargs.values())
+    outside = [i for i in custom.nondiff_argnums if not -len(values) <= i < len(values)]
+    if outside:
+        spec.fail(node, f"{custom.kind} function `{custom.name}`: nondiff_argnums {outside} name no argument of "
+                  f"its {len(values)}", hint="give nondiff_argnums positions of its parameters.")
+    return values
 
 
 def _stopped(spec, node, value: Any) -> Any:
