@@ -33,7 +33,7 @@ from numbax._version import __version__  # noqa: F401
 
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
-    "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "config", "tree_util", "devices",
+    "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "config", "tree_util", "devices",
     "local_device_count", "device_put", "device_get",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError",
     "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
@@ -53,6 +53,7 @@ _COMPILER = {
     "jacobian": "numbax.transforms.jacobian", "hessian": "numbax.transforms.jacobian",
     "custom_jvp": "numbax.transforms.custom", "custom_vjp": "numbax.transforms.custom",
     "checkpoint": "numbax.transforms.custom", "remat": "numbax.transforms.custom",
+    "export": "numbax.standalone",
 }
 _SUBMODULES = ("config", "tree_util", "lax", "numpy", "debug", "random")
 

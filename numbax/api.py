@@ -263,15 +263,31 @@ class Jitted(_CDispatcher):
         """The generated source for a call with these arguments, without compiling or running it."""
         return self.generate(args, kwargs).source
 
-    def generate(self, args: tuple, kwargs: Dict[str, Any], after_pass: Optional[str] = None):
-        """Run the middle end for a call with these arguments; the ``pipeline.Generated`` result."""
+    def generate(self, args: tuple, kwargs: Dict[str, Any], after_pass: Optional[str] = None,
+                 general: bool = False):
+        """Run the middle end for a call with these arguments; the ``pipeline.Generated`` result (``general``:
+        the code that takes no dims as equal, for a result whose ``assumes_shapes`` is set)."""
         values = self._signature.bind(args, kwargs)
-        form = self._call_form(args, kwargs)
+        form = self._call_form(args, kwargs) + ((("general", True),) if general else ())
         statics, dynamic = self._signature.split(values)
         self._signature.check_hashable(statics)
         leaves, treedef = tree_util.tree_flatten(dynamic)
         bound = self._signature.placeholders(values, leaves, treedef)
         return self._run_pipeline(bound, after_pass, **dict(form))
+
+    def export_parameters(self, args: tuple) -> List[Tuple[str, Any, bool, bool]]:
+        """``(name, example value, static, left to its default)`` of each parameter of the function that
+        ``numbax.export`` writes for a call with ``args``: the dynamic leaves of these, in order, are the
+        generated function's arguments. Runs the call once, for numbax's checks of it."""
+        self(*args)
+        values = self._signature.bind(args, {})
+        return [(name, value, i in self._signature.static, i >= len(args))
+                for i, (name, value) in enumerate(zip(self._signature.params, values))]
+
+    def export_output(self, out: Any, returns) -> Any:
+        """What the user receives, from the generated function's output ``out`` as its ``returns`` spec
+        unflattens it (containers of placeholders, for ``numbax.export``)."""
+        return out
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
         """The middle end for one specialization; transformations other than jit override this."""

@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser(
         "export", help="write the generated code of a function to a file",
         usage="%(prog)s FILE.py:FUNCTION [--args SPEC ...] -o OUT.py [options]",
-        description="Write the code numbax generates for FILE.py:FUNCTION.")
+        description="Write one Python module that needs only numpy and numba: the code numbax generates "
+                    "for FILE.py:FUNCTION, with the runtime helpers it calls copied in.")
     _add_target_arguments(export, required=True)
     export.add_argument("-o", "--output", required=True, metavar="OUT.py", help="the file to write")
     export.set_defaults(handler=_run_export)
@@ -161,7 +162,23 @@ def _run_show(ns: argparse.Namespace) -> int:
 
 
 def _run_export(ns: argparse.Namespace) -> int:
-    source = _ensure_newline(generate(ns))
+    """Write the module ``numbax.export`` makes: the generated code with the runtime it calls, standalone."""
+    from numbax.standalone import export
+
+    if ns.after_pass is not None:
+        raise CliError("--pass goes with show: export writes the final code")
+    if ns.kwargs:
+        raise CliError("export takes its examples by position: give every argument with --args")
+    target = load_target(ns.target)
+    transform = _check_name("transform", ns.transform, generated_source.TRANSFORMS)
+    args = tuple(parse_spec(spec) for spec in ns.args)
+    _check_call(target.fun, args, {})
+    jitted = generated_source.transformed(
+        target.fun, transform,
+        target.static_argnums if ns.static_argnums is None else tuple(ns.static_argnums),
+        target.static_argnames if ns.static_argnames is None else tuple(ns.static_argnames),
+        backend="cpu", **_vmap_axes(ns, transform))
+    source = export(jitted, *args)
     try:
         pathlib.Path(ns.output).write_text(source, encoding="utf-8")
     except OSError as exc:

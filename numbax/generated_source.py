@@ -13,39 +13,45 @@ from numbax.api import Jitted
 TRANSFORMS = ("jit", "grad", "value_and_grad", "jvp", "jacfwd", "jacrev", "hessian", "vmap")
 
 
-def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
-               static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0) -> str:
-    """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
-    ``in_axes`` and ``out_axes`` are ``vmap``'s."""
+def transformed(fun: Callable, transform: str = "jit", static_argnums=(), static_argnames=(), in_axes: Any = 0,
+                out_axes: Any = 0, backend: str = "python") -> Jitted:
+    """``fun`` under the transformation named ``transform`` (a ``Jitted`` for ``backend``); ``in_axes`` and
+    ``out_axes`` are ``vmap``'s. A ``Jitted`` ``fun`` under ``jit`` is itself."""
     if transform not in TRANSFORMS:
         raise ValueError(f"unknown transform {transform!r}; transforms: {', '.join(TRANSFORMS)}")
     inner = getattr(fun, "_numbax_fun", fun)
     if isinstance(fun, Jitted) and transform == "jit":
-        jitted = fun
-    elif transform == "jit":
-        jitted = Jitted(inner, static_argnums, static_argnames, backend="python")
-    elif transform == "jvp":
+        return fun
+    if transform == "jit":
+        return Jitted(inner, static_argnums, static_argnames, backend=backend)
+    if transform == "jvp":
         from numbax.transforms.jvp.api import Pushforward
 
         if static_argnums or static_argnames:
             raise ValueError("jvp takes no static arguments")
-        jitted = Pushforward(inner, backend="python")
-    elif transform in ("jacfwd", "jacrev", "hessian"):
+        return Pushforward(inner, backend=backend)
+    if transform in ("jacfwd", "jacrev", "hessian"):
         from numbax.transforms import jacobian
 
         if static_argnums or static_argnames:
             raise ValueError(f"{transform} takes no static arguments")
-        jitted = getattr(jacobian, transform)(inner, backend="python")
-    elif transform == "vmap":
+        return getattr(jacobian, transform)(inner, backend=backend)
+    if transform == "vmap":
         from numbax.transforms.vmap.api import vmap
 
-        jitted = vmap(inner, in_axes, out_axes, static_argnums=static_argnums, static_argnames=static_argnames,
-                      backend="python")
-    else:
-        from numbax.transforms.grad import api as grad_api
+        return vmap(inner, in_axes, out_axes, static_argnums=static_argnums, static_argnames=static_argnames,
+                    backend=backend)
+    from numbax.transforms.grad import api as grad_api
 
-        make = grad_api.grad if transform == "grad" else grad_api.value_and_grad
-        jitted = make(inner, static_argnums=static_argnums, static_argnames=static_argnames, backend="python")
+    make = grad_api.grad if transform == "grad" else grad_api.value_and_grad
+    return make(inner, static_argnums=static_argnums, static_argnames=static_argnames, backend=backend)
+
+
+def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
+               static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0) -> str:
+    """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
+    ``in_axes`` and ``out_axes`` are ``vmap``'s."""
+    jitted = transformed(fun, transform, static_argnums, static_argnames, in_axes, out_axes)
     return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
 
 

@@ -153,14 +153,27 @@ def test_show_a_relative_path(capsys, monkeypatch):
     assert_is_source_of(out, "add")
 
 
-def test_export_writes_the_plain_source(capsys, tmp_path):
+def test_export_writes_a_standalone_module(capsys, tmp_path):
+    """The shown code, compiled under its name with an underscore, and no import of numbax
+    (tests/test_export.py runs exported modules without numbax)."""
     target = tmp_path / "add_jit.py"
     status, out, err = run(capsys, "export", f"{MODULE}:add", "--args", "f64[3]", "f64[3]",
                            "-o", target)
     assert (status, out, err) == (0, "", "")
     _, shown, _ = run(capsys, "show", f"{MODULE}:add", "--args", "f64[3]", "f64[3]")
-    assert target.read_text() == shown
-    assert_is_source_of(target.read_text(), "add")
+    written = target.read_text()
+    body = shown[shown.index("def add("):].replace("def add(", "def _add(").replace("rt.", "")
+    assert '@numba.njit(error_model="numpy")\n' + body in written
+    assert not re.search(r"^\s*(from|import) numbax", written, re.MULTILINE)
+    assert_is_source_of(written, "add")
+
+
+def test_export_refuses_what_show_alone_takes(capsys, tmp_path):
+    target = tmp_path / "add_jit.py"
+    assert_user_error(*run(capsys, "export", f"{MODULE}:add", "--args", "f64[3]", "f64[3]", "--pass", "anf",
+                           "-o", target), "--pass goes with show")
+    assert_user_error(*run(capsys, "export", f"{MODULE}:add", "--args", "f64[3]", "--kwargs", "y=f64[3]",
+                           "-o", target), "by position")
 
 
 def test_a_compiler_error_reaches_the_user_without_a_traceback(capsys):

@@ -122,6 +122,15 @@ class Differentiated(Jitted):
             return out, g
         return (g, out[1]) if self.has_aux else g
 
+    def export_output(self, out, returns):
+        """The user's result from the generated ``(output, gradients)`` (what ``_call`` returns)."""
+        if self.allow_int:
+            raise NumbaxDifferentiationError(
+                f"numbax.export of {self.label} with allow_int=True is not supported (its integer inputs' "
+                "gradients are float0 arrays, which an exported module cannot make)",
+                hint="export without allow_int, differentiating the floating-point arguments only.")
+        return out if self.direct else self._arrange(out[0], out[1])
+
     def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Differentiated":
         """``jit`` of this transformation: the same, with ``jit``'s static arguments added."""
         nums = tuple(sorted(set(self.static_argnums) | set(_as_tuple(static_argnums))))

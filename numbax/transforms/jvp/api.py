@@ -154,6 +154,28 @@ class Pushforward(Jitted):
             generated.returns = self.returns(generated.returns)
         return generated
 
+    def export_parameters(self, args: tuple):
+        """The exported ``jvp_f(primals, tangents)``: tuples, as ``numbax.jvp`` takes them, the tangents of
+        the primals' kinds (every argument floating-point: integer ones would need float0 tangents)."""
+        if self.of is not None or self.has_aux or self.argnums != tuple(range(self._nparams)):
+            raise NumbaxDifferentiationError(f"numbax.export of {self!r} with these options is not supported",
+                                             hint="export jit of a function that calls numbax.jvp instead.")
+        if not all(_inexact(leaf) for leaf in tree_util.tree_leaves(args)):
+            raise NumbaxDifferentiationError(
+                "numbax.export of jvp needs floating-point arguments only (integer ones take float0 tangents)",
+                hint="export jit of a function that calls numbax.jvp, closing over the integer arguments.")
+        self.push(tuple(args), tree_util.tree_leaves(tuple(args)))
+        return [("primals", tuple(args), False, False), ("tangents", tuple(args), False, False)]
+
+    def export_output(self, out, returns):
+        """``(output, its tangent)``; a narrower float's tangent would need the cast that ``push`` makes."""
+        primal = returns.avals[:len(returns.avals) // 2]
+        if any(a is None or a.dtype not in (np.float64, np.complex128) for a in primal):
+            raise NumbaxDifferentiationError(
+                "numbax.export of jvp needs float64 or complex128 outputs (the tangent of a narrower one is "
+                "cast after the compiled code)", hint="export jit of a function that calls numbax.jvp instead.")
+        return out
+
     def _source(self):
         """The function the pipeline reads: the user's, or one that calls the transformation differentiated."""
         if self.of is None:
