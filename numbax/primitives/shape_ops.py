@@ -190,8 +190,13 @@ define(np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.broadcas
 # Forward mode: ``g`` is the operand's tangent, the line its part of the result's tangent
 
 
-@defjvp(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d, np.atleast_3d)
+@defjvp(np.reshape, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d)
 def reshape_jvp(g, ans, a, newshape=None):
+    d[a] = rt.reshape_like(g, ans)
+
+
+@defjvp(np.squeeze, np.expand_dims)
+def squeeze_jvp(g, ans, a, axis=None):
     d[a] = rt.reshape_like(g, ans)
 
 

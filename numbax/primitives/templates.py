@@ -140,6 +140,11 @@ def _constant(node: gast.expr) -> Any:
     """The value of a constant or a tuple of constants, else ``_UNKNOWN``."""
     if isinstance(node, gast.Constant):
         return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        value = _constant(node.operand)  # a negative number (``-1.0``)
+        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, gast.USub) else value
+        return _UNKNOWN
     if isinstance(node, gast.Tuple):
         values = tuple(_constant(e) for e in node.elts)
         return _UNKNOWN if any(v is _UNKNOWN for v in values) else values
