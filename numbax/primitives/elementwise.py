@@ -13,7 +13,8 @@ import gast
 import numpy as np
 
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import TRANSPOSED, def_methods, def_nondifferentiable, define, defvjp, method_key
+from numbax.primitives.registry import TRANSPOSED, def_elementwise, def_methods, def_nondifferentiable, define, \
+    defvjp, method_key
 
 _UFUNCS = [fn for fn in vars(np).values() if isinstance(fn, np.ufunc) and fn.signature is None]  # not matmul
 _MATH = [fn for name, fn in vars(math).items() if callable(fn) and not name.startswith("_")]
@@ -85,119 +86,29 @@ for _type in _SCALAR_TYPES:
 # Elementwise functions of one argument
 
 
-@defvjp(np.exp, math.exp, **_FLOAT, **_LINEARIZED)
-def exp(g, ans, x):
-    d[x] = g * ans
-
-
-@defvjp(np.exp2, **_FLOAT, **_LINEARIZED)
-def exp2(g, ans, x):
-    d[x] = g * ans * 0.6931471805599453
-
-
-@defvjp(np.expm1, math.expm1, **_FLOAT, **_LINEARIZED)
-def expm1(g, ans, x):
-    d[x] = g * (ans + 1.0)
-
-
-@defvjp(np.log, math.log, **_FLOAT, **_LINEARIZED)
-def log(g, ans, x):
-    d[x] = g / x
-
-
-@defvjp(np.log2, math.log2, **_FLOAT, **_LINEARIZED)
-def log2(g, ans, x):
-    d[x] = g / (x * 0.6931471805599453)
-
-
-@defvjp(np.log10, math.log10, **_FLOAT, **_LINEARIZED)
-def log10(g, ans, x):
-    d[x] = g / (x * 2.302585092994046)
-
-
-@defvjp(np.log1p, math.log1p, **_FLOAT, **_LINEARIZED)
-def log1p(g, ans, x):
-    d[x] = g / (1.0 + x)
-
-
-@defvjp(np.sqrt, math.sqrt, **_FLOAT, **_LINEARIZED)
-def sqrt(g, ans, x):
-    d[x] = g * 0.5 / ans
-
-
-@defvjp(np.cbrt, **_FLOAT, **_LINEARIZED)
-def cbrt(g, ans, x):
-    d[x] = g / (3.0 * ans * ans)
-
-
-@defvjp(np.square, **_SAME, **_LINEARIZED)
-def square(g, ans, x):
-    d[x] = g * 2.0 * x
-
-
-@defvjp(np.reciprocal, **_FLOAT, **_LINEARIZED)
-def reciprocal(g, ans, x):
-    d[x] = -g * ans * ans
-
-
-@defvjp(np.sin, math.sin, **_FLOAT, **_LINEARIZED)
-def sin(g, ans, x):
-    d[x] = g * np.cos(x)
-
-
-@defvjp(np.cos, math.cos, **_FLOAT, **_LINEARIZED)
-def cos(g, ans, x):
-    d[x] = -g * np.sin(x)
-
-
-@defvjp(np.tan, math.tan, **_FLOAT, **_LINEARIZED)
-def tan(g, ans, x):
-    d[x] = g * (1.0 + ans * ans)
-
-
-@defvjp(np.arcsin, math.asin, **_FLOAT, **_LINEARIZED)
-def arcsin(g, ans, x):
-    d[x] = g / np.sqrt(1.0 - x * x)
-
-
-@defvjp(np.arccos, math.acos, **_FLOAT, **_LINEARIZED)
-def arccos(g, ans, x):
-    d[x] = -g / np.sqrt(1.0 - x * x)
-
-
-@defvjp(np.arctan, math.atan, **_FLOAT, **_LINEARIZED)
-def arctan(g, ans, x):
-    d[x] = g / (1.0 + x * x)
-
-
-@defvjp(np.sinh, math.sinh, **_FLOAT, **_LINEARIZED)
-def sinh(g, ans, x):
-    d[x] = g * np.cosh(x)
-
-
-@defvjp(np.cosh, math.cosh, **_FLOAT, **_LINEARIZED)
-def cosh(g, ans, x):
-    d[x] = g * np.sinh(x)
-
-
-@defvjp(np.tanh, math.tanh, **_FLOAT, **_LINEARIZED)
-def tanh(g, ans, x):
-    d[x] = g * (1.0 - ans * ans)
-
-
-@defvjp(np.arcsinh, math.asinh, **_FLOAT, **_LINEARIZED)
-def arcsinh(g, ans, x):
-    d[x] = g / np.sqrt(x * x + 1.0)
-
-
-@defvjp(np.arccosh, math.acosh, **_FLOAT, **_LINEARIZED)
-def arccosh(g, ans, x):
-    d[x] = g / np.sqrt(x * x - 1.0)
-
-
-@defvjp(np.arctanh, math.atanh, **_FLOAT, **_LINEARIZED)
-def arctanh(g, ans, x):
-    d[x] = g / (1.0 - x * x)
+def_elementwise(np.exp, math.exp, derivative="ans")
+def_elementwise(np.exp2, derivative="ans * 0.6931471805599453")
+def_elementwise(np.expm1, math.expm1, derivative="ans + 1.0")
+def_elementwise(np.log, math.log, derivative="1.0 / x")
+def_elementwise(np.log2, math.log2, derivative="1.0 / (x * 0.6931471805599453)")
+def_elementwise(np.log10, math.log10, derivative="1.0 / (x * 2.302585092994046)")
+def_elementwise(np.log1p, math.log1p, derivative="1.0 / (1.0 + x)")
+def_elementwise(np.sqrt, math.sqrt, derivative="0.5 / ans")
+def_elementwise(np.cbrt, derivative="1.0 / (3.0 * ans * ans)")
+def_elementwise(np.square, derivative="2.0 * x", aval=kinds.elementwise())
+def_elementwise(np.reciprocal, derivative="-ans * ans")
+def_elementwise(np.sin, math.sin, derivative="np.cos(x)")
+def_elementwise(np.cos, math.cos, derivative="-np.sin(x)")
+def_elementwise(np.tan, math.tan, derivative="1.0 + ans * ans")
+def_elementwise(np.arcsin, math.asin, derivative="1.0 / np.sqrt(1.0 - x * x)")
+def_elementwise(np.arccos, math.acos, derivative="-1.0 / np.sqrt(1.0 - x * x)")
+def_elementwise(np.arctan, math.atan, derivative="1.0 / (1.0 + x * x)")
+def_elementwise(np.sinh, math.sinh, derivative="np.cosh(x)")
+def_elementwise(np.cosh, math.cosh, derivative="np.sinh(x)")
+def_elementwise(np.tanh, math.tanh, derivative="1.0 - ans * ans")
+def_elementwise(np.arcsinh, math.asinh, derivative="1.0 / np.sqrt(x * x + 1.0)")
+def_elementwise(np.arccosh, math.acosh, derivative="1.0 / np.sqrt(x * x - 1.0)")
+def_elementwise(np.arctanh, math.atanh, derivative="1.0 / (1.0 - x * x)")
 
 
 @defvjp(np.abs, np.absolute, np.fabs, abs, math.fabs, aval=kinds.elementwise(real=True), shape=symbolic.elementwise,

@@ -111,6 +111,40 @@ def defjvp(*keys: Any, **fields: Any) -> Callable[[Callable], Callable]:
     return register
 
 
+def def_elementwise(*keys: Any, derivative: str, **fields: Any) -> None:
+    """An elementwise function of one operand ``x`` whose derivative is ``derivative``, an expression of ``x``
+    and the result ``ans`` (``def_elementwise(np.tanh, derivative="1.0 - ans * ans")``): its reverse-mode
+    rule ``d[x] = g * (derivative)``, forward mode the same with ``g`` the tangent (``TRANSPOSED``), and, unless
+    ``fields`` say otherwise, a float result of the operand's shape (the abstract value and the shape rule).
+
+    The template reads as a hand-written one would: factors multiply ``g`` from the left (``"ans * c"`` gives
+    ``g * ans * c``), ``"1.0 / e"`` gives ``g / e``, and only a sum or difference is parenthesized.
+    """
+    from numbax.primitives import kinds, symbolic
+
+    name = getattr(keys[0], "__name__", "elementwise")
+    source = f"def {name}(g, ans, x):\n    d[x] = {_times_g(derivative)}\n"
+    define(*keys, **{"vjp": Rule.from_source(source), "jvp": TRANSPOSED, "aval": kinds.elementwise("f"),
+                     "shape": symbolic.elementwise, **fields})
+
+
+def _times_g(derivative: str) -> str:
+    """``g * (derivative)`` as a hand-written rule puts it: ``g`` joins the leftmost factor of a product or
+    quotient (``"ans * c"``: ``g * ans * c``; ``"1.0 / e"``: ``g / e``), a minus sign moves onto ``g``."""
+    import ast
+
+    def times(g, tree):
+        if isinstance(tree, ast.BinOp) and isinstance(tree.op, (ast.Mult, ast.Div)):
+            return ast.BinOp(left=times(g, tree.left), op=tree.op, right=tree.right)
+        if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.USub):
+            return times(ast.UnaryOp(op=ast.USub(), operand=g), tree.operand)
+        if isinstance(tree, ast.Constant) and tree.value == 1 and not isinstance(tree.value, bool):
+            return g
+        return ast.BinOp(left=g, op=ast.Mult(), right=tree)
+
+    return ast.unparse(times(ast.Name(id="g", ctx=ast.Load()), ast.parse(derivative, mode="eval").body))
+
+
 def def_nondifferentiable(*keys: Any, **fields: Any) -> None:
     """Primitives whose results carry no derivative (comparisons, rounding, indices)."""
     define(*keys, vjp=NONDIFFERENTIABLE, **fields)

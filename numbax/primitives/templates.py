@@ -39,37 +39,42 @@ class Template:
 
 
 class Rule:
-    """One registered template function, parsed lazily."""
+    """One registered template, a function or its source text, parsed lazily."""
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Optional[Callable] = None, source: Optional[str] = None):
         self.fn = fn
+        self.source = source
         self._template: Optional[Template] = None
+
+    @classmethod
+    def from_source(cls, source: str) -> "Rule":
+        """The rule whose template is the function ``source`` defines (written by a family's helper)."""
+        return cls(source=source)
 
     @property
     def template(self) -> Template:
         """The parsed template (parsed on first use)."""
         if self._template is None:
-            self._template = _parse_template(self.fn)
+            self._template = _parse_template(self.source or textwrap.dedent(inspect.getsource(self.fn)))
         return self._template
 
 
-def _parse_template(fn: Callable) -> Template:
-    source = textwrap.dedent(inspect.getsource(fn))
+def _parse_template(source: str) -> Template:
     fdef = gast.parse(source).body[0]
     args = fdef.args
     names = [a.id for a in args.args]
     if names[:2] != ["g", "ans"]:
-        raise ValueError(f"rule {fn.__name__}: parameters must start with (g, ans, ...)")
+        raise ValueError(f"rule {fdef.name}: parameters must start with (g, ans, ...)")
     params = names[2:]
     defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
     body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
     for stmt in body:
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
-            raise ValueError(f"rule {fn.__name__}: only `d[x] = ...` and `name = ...` statements are allowed")
+            raise ValueError(f"rule {fdef.name}: only `d[x] = ...` and `name = ...` statements are allowed")
     lines = {stmt.targets[0].slice.id: stmt.value for stmt in body if _is_adjoint_line(stmt)}
     none = frozenset(p for p, value in lines.items() if isinstance(value, gast.Constant) and value.value is None)
     body = [stmt for stmt in body if not (_is_adjoint_line(stmt) and stmt.targets[0].slice.id in none)]
-    return Template(params=params, defaults=defaults, body=body, name=fn.__name__,
+    return Template(params=params, defaults=defaults, body=body, name=fdef.name,
                     differentiated=frozenset(lines) - none, no_derivative=none)
 
 
