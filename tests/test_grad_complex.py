@@ -36,6 +36,10 @@ def c_angle(z, m):
     return m.sum(m.angle(z))
 
 
+def c_angle_degrees(z, m):
+    return m.sum(m.angle(z, True))
+
+
 def c_multiply(z, m):
     return m.sum(m.abs(z * z * (2 - 1j)))
 
@@ -84,7 +88,7 @@ def r_phase(x, m):
     return m.sum(m.real(m.exp(1j * x)) * m.imag(x * (1 - 2j)))
 
 
-GRADS = [c_abs, c_real, c_imag, c_conj, c_angle, c_multiply, c_divide, c_exp, c_log, c_sqrt, c_sum, c_norm, c_var,
+GRADS = [c_abs, c_real, c_imag, c_conj, c_angle, c_angle_degrees, c_multiply, c_divide, c_exp, c_log, c_sqrt, c_sum, c_norm, c_var,
          c_std, c_attributes, r_through_complex, r_phase]
 
 

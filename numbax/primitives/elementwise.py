@@ -14,7 +14,7 @@ import numpy as np
 
 from numbax.primitives import kinds, symbolic
 from numbax.primitives.registry import TRANSPOSED, def_elementwise, def_methods, def_nondifferentiable, define, \
-    defvjp, method_key
+    defjvp, defvjp, method_key
 
 _UFUNCS = [fn for fn in vars(np).values() if isinstance(fn, np.ufunc) and fn.signature is None]  # not matmul
 _MATH = [fn for name, fn in vars(math).items() if callable(fn) and not name.startswith("_")]
@@ -143,7 +143,18 @@ def conj(g, ans, x):
 
 @defvjp(np.angle, aval=kinds.elementwise("f", real=True), shape=symbolic.elementwise)
 def angle(g, ans, z, deg=False):
-    d[z] = -1j * g / z
+    d[z] = -1j * g / z * 57.29577951308232 if deg else -1j * g / z
+
+
+@defjvp(np.imag, method_key("imag"))
+def imag_jvp(g, ans, val):
+    d[val] = np.imag(g)
+
+
+@defjvp(np.angle)
+def angle_jvp(g, ans, z, deg=False):
+    """``Im(dz / z)`` (0 along the real axis, where the angle is constant), in degrees with ``deg``."""
+    d[z] = np.imag(g / z) * 57.29577951308232 if deg else np.imag(g / z)
 
 
 @defvjp(np.sinc, **_LINEARIZED)

@@ -142,10 +142,24 @@ def mean_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     d[a] = np.mean(g, axis=axis, keepdims=keepdims)
 
 
-@defjvp(np.max, np.amax, np.min, np.amin)
+@defjvp(np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin)
 def max_jvp(g, ans, a, axis=None, out=None, keepdims=False):
-    """Ties share the tangent equally, as JAX's ``_reduce_chooser_jvp_rule``."""
+    """Ties share the tangent equally, as JAX's ``_reduce_chooser_jvp_rule``; NaNs that nanmax skips give none."""
     d[a] = np.sum(g * rt.chooser_weights(a, ans, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.ptp)
+def ptp_jvp(g, ans, a, axis=None, out=None, keepdims=False):
+    """``np.max(a) - np.min(a)``, each with its ties sharing."""
+    top = rt.chooser_weights(a, np.max(a, axis=axis, keepdims=keepdims), axis, keepdims)
+    bottom = rt.chooser_weights(a, np.min(a, axis=axis, keepdims=keepdims), axis, keepdims)
+    d[a] = np.sum(g * (top - bottom), axis=axis, keepdims=keepdims)
+
+
+@defjvp(np.median)
+def median_jvp(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The mean of the middle elements' tangents (``rt.median_weights``: one half each for an even count)."""
+    d[a] = np.sum(g * rt.median_weights(a, axis), axis=axis, keepdims=keepdims)
 
 
 @defjvp(np.prod)

@@ -14,7 +14,9 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
   (``Application``) and its operands' abstract values (None where unknown), or None for "unknown";
 - ``shape``: ``rule(app, args)``, the symbolic shape of its result from its operands' (``analyses.shapes``);
 - ``complex_verified``: its VJP is checked against JAX for complex operands (reverse mode refuses any other
-  primitive that meets a complex value).
+  primitive that meets a complex value);
+- ``sequence``: its result is a tuple or list of arrays (``np.split``, the adjoints of ``np.concatenate``),
+  whose tangent is one too.
 
 Entries are written one family per file beside this one (``elementwise``, ``reductions``, ...), by the
 helpers below; the analyses, the transforms and ``coverage()`` read them and keep no table of their own.
@@ -52,6 +54,7 @@ class Primitive:
     aval: Optional[Callable] = None
     shape: Optional[Callable] = None
     complex_verified: bool = False
+    sequence: bool = False
 
 
 REGISTRY: Dict[Any, Primitive] = {}

@@ -152,17 +152,17 @@ def repeat_grad(g, ans, cotangent, a, repeats, axis=None):
 # Adjoints of sequences of arrays: the cotangent split into a tuple, and a list of cotangents joined; the
 # template's ``g`` is then a list, one cotangent per element, and a split's adjoint is the join, and back
 
-@defvjp(rt.concatenate_grad, rt.stack_grad)
+@defvjp(rt.concatenate_grad, rt.stack_grad, sequence=True)
 def concatenate_grad(g, ans, cotangent, arrays, axis=0):
     d[cotangent] = rt.sequence_join(g, cotangent, axis)
 
 
-@defvjp(rt.hstack_grad)
+@defvjp(rt.hstack_grad, sequence=True)
 def hstack_grad(g, ans, cotangent, tup):
     d[cotangent] = rt.sequence_join(g, cotangent, 0 if cotangent.ndim == 1 else 1)
 
 
-@defvjp(rt.vstack_grad)
+@defvjp(rt.vstack_grad, sequence=True)
 def vstack_grad(g, ans, cotangent, tup):
     d[cotangent] = rt.sequence_join(g, cotangent, 0)
 
@@ -394,6 +394,88 @@ def var_grad_jvp(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
     """Linear in the cotangent and in ``a - mean(a)``, which is linear in ``a``."""
     d[cotangent] = rt.var_grad(g, a, axis, ddof, keepdims)
     d[a] = rt.var_grad(cotangent, g, axis, ddof, keepdims)
+
+
+@defjvp(rt.concatenate_grad)
+def concatenate_grad_jvp(g, ans, cotangent, arrays, axis=0):
+    d[cotangent] = rt.concatenate_grad(g, arrays, axis)
+    d[arrays] = None
+
+
+@defjvp(rt.stack_grad)
+def stack_grad_jvp(g, ans, cotangent, arrays, axis=0):
+    d[cotangent] = rt.stack_grad(g, arrays, axis)
+    d[arrays] = None
+
+
+@defjvp(rt.hstack_grad)
+def hstack_grad_jvp(g, ans, cotangent, tup):
+    d[cotangent] = rt.hstack_grad(g, tup)
+    d[tup] = None
+
+
+@defjvp(rt.vstack_grad)
+def vstack_grad_jvp(g, ans, cotangent, tup):
+    d[cotangent] = rt.vstack_grad(g, tup)
+    d[tup] = None
+
+
+@defjvp(rt.split_grad)
+def split_grad_jvp(g, ans, cotangent, ary, indices_or_sections, axis=0):
+    d[cotangent] = rt.split_grad(g, ary, indices_or_sections, axis)
+    d[ary] = None
+
+
+@defjvp(rt.pad_grad)
+def pad_grad_jvp(g, ans, cotangent, array, pad_width, mode="constant"):
+    d[cotangent] = rt.pad_grad(g, array, pad_width, mode)
+    d[array] = None
+
+
+@defjvp(rt.solve_grad_a)
+def solve_grad_a_jvp(g, ans, gb, x):
+    """Bilinear in ``gb`` and ``x``."""
+    d[gb] = rt.solve_grad_a(g, x)
+    d[x] = rt.solve_grad_a(gb, g)
+
+
+@defjvp(rt.norm_grad)
+def norm_grad_jvp(g, ans, cotangent, norm, x, ord=None, axis=None, keepdims=False):
+    """The 2-norm's (and Frobenius') ``unreduce(cotangent / norm) * x``: linear in the cotangent and in ``x``,
+    ``-cotangent / norm**2`` in the norm; the 1-norm's ``unreduce(cotangent) * abs_slope(x)`` is constant in
+    both (``higher_order.check`` refuses the inf-norms)."""
+    d[cotangent] = rt.norm_grad(g, norm, x, ord, axis, keepdims)
+    d[norm] = rt.norm_grad(-cotangent * g / norm, norm, x, ord, axis, keepdims) if ord in (None, 2, "fro") \
+        else rt.zeros_like(ans)
+    d[x] = rt.norm_grad(cotangent, norm, g, ord, axis, keepdims) if ord in (None, 2, "fro") else rt.zeros_like(ans)
+
+
+# Adjoints of contractions: multilinear in the cotangent and the operands other than ``k`` (operand ``k``
+# gives its shape only), so each one's tangent is the adjoint with the tangent in its place
+
+@defjvp(rt.inner_vjp)
+def inner_vjp_jvp(g, ans, cotangent, k, a, b):
+    d[cotangent] = rt.inner_vjp(g, k, a, b)
+    d[a] = rt.zeros_like(ans) if k == 0 else rt.inner_vjp(cotangent, k, g, b)
+    d[b] = rt.inner_vjp(cotangent, k, a, g) if k == 0 else rt.zeros_like(ans)
+
+
+@defjvp(rt.tensordot_vjp)
+def tensordot_vjp_jvp(g, ans, cotangent, k, a, b, axes=2):
+    d[cotangent] = rt.tensordot_vjp(g, k, a, b, axes)
+    d[a] = rt.zeros_like(ans) if k == 0 else rt.tensordot_vjp(cotangent, k, g, b, axes)
+    d[b] = rt.tensordot_vjp(cotangent, k, a, g, axes) if k == 0 else rt.zeros_like(ans)
+
+
+@defjvp(rt.einsum_vjp)
+def einsum_vjp_jvp(g, ans, cotangent, k, subscripts, x, y=None, z=None):
+    d[cotangent] = rt.einsum_vjp(g, k, subscripts, x) if y is None else \
+        rt.einsum_vjp(g, k, subscripts, x, y) if z is None else rt.einsum_vjp(g, k, subscripts, x, y, z)
+    d[x] = rt.zeros_like(ans) if k == 0 else rt.einsum_vjp(cotangent, k, subscripts, g, y) if z is None else \
+        rt.einsum_vjp(cotangent, k, subscripts, g, y, z)
+    d[y] = rt.zeros_like(ans) if k == 1 else rt.einsum_vjp(cotangent, k, subscripts, x, g) if z is None else \
+        rt.einsum_vjp(cotangent, k, subscripts, x, g, z)
+    d[z] = rt.zeros_like(ans) if k == 2 else rt.einsum_vjp(cotangent, k, subscripts, x, y, g)
 
 
 # The inputs of a custom rule's own code: a constant to the transformation that reads the rule; once it has

@@ -169,10 +169,7 @@ def vstack(g, ans, tup, dtype=None, casting="same_kind"):
 
 # Functions returning a list, indexed: the cotangent ``g`` is a list, one entry per result.
 
-LIST_RESULTS = {np.split}  # results that are lists of arrays, differentiable only where their avals are unknown
-
-
-@defvjp(np.split)
+@defvjp(np.split, sequence=True)
 def split(g, ans, ary, indices_or_sections, axis=0):
     d[ary] = rt.split_grad(g, ary, indices_or_sections, axis)
 
@@ -264,3 +261,36 @@ def repeat_jvp(g, ans, a, repeats, axis=None):
 def sort_jvp(g, ans, a, axis=-1):
     """The tangent in the order that sorts ``a`` (a tie keeps the stable order, as JAX's)."""
     d[a] = rt.sort_gather(g, a, axis)
+
+
+@defjvp(np.pad)
+def pad_jvp(g, ans, array, pad_width, mode="constant", constant_values=0):
+    """Linear in ``array`` for every mode; the constant padded is the tangent of a constant, 0."""
+    d[array] = np.pad(g, pad_width) if mode == "constant" else np.pad(g, pad_width, mode)
+
+
+# Sequences of arrays: ``g`` is the tuple of the elements' tangents.
+
+@defjvp(np.concatenate)
+def concatenate_jvp(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    d[arrays] = np.concatenate(g, axis)
+
+
+@defjvp(np.stack)
+def stack_jvp(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    d[arrays] = np.stack(g, axis)
+
+
+@defjvp(np.hstack)
+def hstack_jvp(g, ans, tup, dtype=None, casting="same_kind"):
+    d[tup] = np.hstack(g)
+
+
+@defjvp(np.vstack)
+def vstack_jvp(g, ans, tup, dtype=None, casting="same_kind"):
+    d[tup] = np.vstack(g)
+
+
+@defjvp(np.split)
+def split_jvp(g, ans, ary, indices_or_sections, axis=0):
+    d[ary] = np.split(g, indices_or_sections, axis)

@@ -125,6 +125,8 @@ class FoldTests(gast.NodeTransformer):
     def visit_IfExp(self, node):
         self.generic_visit(node)
         test = node.test
+        if isinstance(test, gast.Constant):  # a flag passed as a constant (``np.angle(z, deg=True)``)
+            return node.body if test.value else node.orelse
         if not (isinstance(test, gast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARISONS):
             return node
         op, left, right = type(test.ops[0]), _constant(test.left), _constant(test.comparators[0])

@@ -36,7 +36,10 @@ def _match_kind(g, x):
 def stored_cotangent(g, array):
     """What passes through a write into ``array`` of a value whose (co)tangent is ``g``: ``g`` itself, or
     zeros where ``array`` holds integers or booleans (the write casts the value, which has no derivative
-    then). For writes whose target's dtype numbax did not infer: Numba decides it once, at compile time."""
+    then). For writes whose target's dtype numbax did not infer: Numba decides it once, at compile time.
+    ``array`` may be a list or tuple of arrays (``np.split``'s), written element by element."""
+    if isinstance(array, (list, tuple)):
+        array = array[0] if array else 0.0
     if np.asarray(array).dtype.kind in "fc":
         return g
     return np.zeros_like(g) if np.ndim(g) else 0.0
@@ -44,6 +47,8 @@ def stored_cotangent(g, array):
 
 @overload(stored_cotangent)
 def _stored_cotangent(g, array):
+    if isinstance(array, (types.List, types.UniTuple)):  # a sequence of arrays: their elements' dtype
+        array = array.dtype
     if isinstance(getattr(array, "dtype", array), (types.Float, types.Complex)):
         return lambda g, array: g
     if isinstance(g, types.Array):

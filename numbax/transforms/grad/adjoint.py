@@ -29,7 +29,6 @@ from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import differentiable, recompute
 from numbax.primitives.registry import NONDIFFERENTIABLE, entry, vjp_rule
-from numbax.primitives.shape_ops import LIST_RESULTS
 from numbax.primitives.templates import FoldTests, bind_arguments, instantiate, undifferentiated
 from numbax.transforms.grad.saves import Saves, popped_name
 
@@ -279,7 +278,7 @@ class Adjoint:
             if rule is NONDIFFERENTIABLE:
                 return []
             self._no_rule(stmt, app)
-        if app.key in LIST_RESULTS and self.avals.get(x) is not None:
+        if entry(app.key).sequence and self.avals.get(x) is not None:
             # the list's elements, indexed, would get the abstract values of an array's rows: unsound
             raise NumbaxDifferentiationError(
                 f"numbax cannot differentiate this call of {app.name}: its list of results would be typed as "

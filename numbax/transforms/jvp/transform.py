@@ -199,8 +199,10 @@ class Tangents:
         except TypeError as exc:
             _fail(stmt, f"cannot differentiate this call of {what}: {exc}", "call it with NumPy's own argument names.")
         wanted = [p for p in template.params if _loads(bound[p]) & self.active]
+        tangents = {}
         for p in wanted:
-            if not isinstance(bound[p], gast.Name):
+            tangents[p] = self.operand_tangent(bound[p])
+            if tangents[p] is None:
                 _fail(stmt, f"forward mode cannot differentiate {what} through this form of its argument `{p}`",
                       "pass a variable.")
             if p not in template.differentiated | template.no_derivative:  # ``d[p] = None``: none, declared
@@ -208,7 +210,7 @@ class Tangents:
                             f"differentiated here", f"compute `{p}` outside the differentiated function.")
         parts = []
         for p in wanted:
-            mapping = dict(bound, g=_name(self.tangent(bound[p].id)), ans=_name(ans))
+            mapping = dict(bound, g=tangents[p], ans=_name(ans))
             temps, contributions = instantiate(template, {"g": _name("g"), "ans": _name("ans")},
                                                lambda base: self.namer.new(base))
             substitute = Substitute(mapping)
@@ -221,12 +223,30 @@ class Tangents:
                     parts.append(linearize(fold.visit(substitute.visit(expr))))
         if not parts:
             return None
+        if primitive.sequence:  # a tuple or list of tangents, which ``+`` would join
+            if len(parts) > 1:
+                _fail(stmt, f"forward mode cannot add the tangents of {what}'s differentiated arguments, which "
+                            "are sequences", "differentiate one argument at a time.")
+            return parts[0]
         total = parts[0]
         for part in parts[1:]:
             total = gast.BinOp(left=total, op=gast.Add(), right=part)
         if not self._has_shape_of(total, target):  # a scalar's tangent where the result is an array
             total = gast.BinOp(left=total, op=gast.Add(), right=_rt("zeros_like", _name(ans)))
         return total
+
+    def operand_tangent(self, operand: gast.expr) -> Optional[gast.expr]:
+        """The tangent of a differentiated operand: a variable's, or, for a tuple or list of variables and
+        constants (``np.concatenate((a, b))``), the tuple of theirs (zeros for those not differentiated);
+        None for any other form."""
+        if isinstance(operand, gast.Name):
+            return _name(self.tangent(operand.id))
+        if isinstance(operand, (gast.Tuple, gast.List)) and all(isinstance(e, (gast.Name, gast.Constant))
+                                                                 for e in operand.elts):
+            elts = [_name(self.tangent(e.id)) if isinstance(e, gast.Name) and e.id in self.active
+                    else _rt("zeros_like", copy.deepcopy(e)) for e in operand.elts]
+            return type(operand)(elts=elts, ctx=gast.Load())
+        return None
 
     def _has_shape_of(self, expr: gast.expr, target: str) -> bool:
         """Whether ``expr`` (which reads tangents) is known to have ``target``'s shape, as a tangent must."""
