@@ -31,3 +31,12 @@ def test_an_elementwise_entry_holds_every_rule():
     assert gast.unparse(line).strip() == "d[x] = g * (1.0 - ans * ans)"
     assert entry.vjp.template.params == ["x"] and entry.vjp.template.differentiated == {"x"}
     assert registry.entry(np.square).aval(None, [("i", 1)]) == ("i", 1)  # its own kind, as NumPy squares
+
+
+def test_a_linear_helper_entry_is_the_helper_of_the_tangent():
+    from numbax import runtime as rt
+
+    template = registry.entry(rt.unreduce).jvp.template
+    assert [gast.unparse(line).strip() for line in template.body] == ["d[cotangent] = rt.unreduce(g, a, axis, keepdims)"]
+    assert template.params == ["cotangent", "a", "axis", "keepdims"]
+    assert template.differentiated == {"cotangent"} and template.no_derivative == {"a"}

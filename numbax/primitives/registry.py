@@ -148,6 +148,18 @@ def _times_g(derivative: str) -> str:
     return ast.unparse(times(ast.Name(id="g", ctx=ast.Load()), ast.parse(derivative, mode="eval").body))
 
 
+def def_linear(key: Callable, params: str, shape_only: Tuple[str, ...] = (), **fields: Any) -> None:
+    """The forward rule of a runtime helper linear in its first operand (an adjoint helper such as
+    ``rt.unbroadcast(cotangent, x)``), given its parameters as written (``"cotangent, x"``): the helper of
+    the tangent, ``d[first] = rt.helper(g, ...)``; ``shape_only`` names the operands it reads only for
+    their shape or dtype (``d[x] = None``: no derivative flows there; any other operand is refused)."""
+    names = [p.split("=")[0].strip() for p in params.split(",")]
+    lines = [f"    d[{names[0]}] = rt.{key.__name__}({', '.join(['g'] + names[1:])})"]
+    lines += [f"    d[{name}] = None" for name in shape_only]
+    define(key, jvp=Rule.from_source(f"def {key.__name__}_jvp(g, ans, {params}):\n" + "\n".join(lines) + "\n"),
+           **fields)
+
+
 def def_nondifferentiable(*keys: Any, **fields: Any) -> None:
     """Primitives whose results carry no derivative (comparisons, rounding, indices)."""
     define(*keys, vjp=NONDIFFERENTIABLE, **fields)

@@ -15,7 +15,7 @@ rule here is refused by ``higher_order.check`` at the user's call.
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_nondifferentiable, define, defjvp, defvjp
+from numbax.primitives.registry import def_linear, def_nondifferentiable, define, defjvp, defvjp
 from numbax.runtime import batching, checks, debug, scan
 from numbax.runtime import identity as identities
 
@@ -258,25 +258,12 @@ def einsum_vjp(g, ans, cotangent, k, subscripts, x, y=None, z=None):
 
 # Forward-mode rules of the helpers adjoint code calls: what forward mode over reverse mode (``jvp`` of
 # ``grad``, a Hessian-vector product) reads. Each is linear in its cotangent, so its tangent there is the
-# helper applied to the tangent; the products' and ``var``'s are bilinear, linear in the primal too. An
-# argument passed for its shape or dtype only (``rt.unbroadcast(g, x)``'s ``x``) has ``d[x] = None``.
+# helper applied to the tangent (``def_linear``); the products' and ``var``'s are bilinear, linear in the primal
+# too. An argument passed for its shape or dtype only (``rt.unbroadcast(g, x)``'s ``x``) has ``d[x] = None``.
 
-@defjvp(rt.unbroadcast)
-def unbroadcast_jvp(g, ans, cotangent, x):
-    d[cotangent] = rt.unbroadcast(g, x)
-    d[x] = None
-
-
-@defjvp(rt.unreduce)
-def unreduce_jvp(g, ans, cotangent, a, axis=None, keepdims=False):
-    d[cotangent] = rt.unreduce(g, a, axis, keepdims)
-    d[a] = None
-
-
-@defjvp(rt.reshape_like)
-def reshape_like_jvp(g, ans, cotangent, a):
-    d[cotangent] = rt.reshape_like(g, a)
-    d[a] = None
+def_linear(rt.unbroadcast, "cotangent, x", shape_only=("x",))
+def_linear(rt.unreduce, "cotangent, a, axis=None, keepdims=False", shape_only=("a",))
+def_linear(rt.reshape_like, "cotangent, a", shape_only=("a",))
 
 
 @defjvp(rt.matmul_grad_a)
@@ -303,28 +290,10 @@ def real_output_jvp(g, ans, out, where):
     d[out] = g
 
 
-@defjvp(rt.stored_cotangent)
-def stored_cotangent_jvp(g, ans, cotangent, array):
-    d[cotangent] = rt.stored_cotangent(g, array)
-    d[array] = None
-
-
-@defjvp(rt.primal_dtype)
-def primal_dtype_jvp(g, ans, cotangent, x):
-    d[cotangent] = rt.primal_dtype(g, x)
-    d[x] = None
-
-
-@defjvp(rt.sort_grad)
-def sort_grad_jvp(g, ans, cotangent, a, axis=-1):
-    d[cotangent] = rt.sort_grad(g, a, axis)
-    d[a] = None
-
-
-@defjvp(rt.sort_gather)
-def sort_gather_jvp(g, ans, cotangent, a, axis=-1):
-    d[cotangent] = rt.sort_gather(g, a, axis)
-    d[a] = None
+def_linear(rt.stored_cotangent, "cotangent, array", shape_only=("array",))
+def_linear(rt.primal_dtype, "cotangent, x", shape_only=("x",))
+def_linear(rt.sort_grad, "cotangent, a, axis=-1", shape_only=("a",))
+def_linear(rt.sort_gather, "cotangent, a, axis=-1", shape_only=("a",))
 
 
 @defjvp(rt.dsinc)
@@ -338,40 +307,12 @@ def index_added_jvp(g, ans, a, index, values):
     d[values] = rt.index_added(rt.zeros_like(a), index, g)
 
 
-@defjvp(rt.cumsum_grad)
-def cumsum_grad_jvp(g, ans, cotangent, a, axis=None):
-    d[cotangent] = rt.cumsum_grad(g, a, axis)
-    d[a] = None
-
-
-@defjvp(rt.trace_grad)
-def trace_grad_jvp(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
-    d[cotangent] = rt.trace_grad(g, a, offset, axis1, axis2)
-    d[a] = None
-
-
-@defjvp(rt.diag_grad)
-def diag_grad_jvp(g, ans, cotangent, v, k=0):
-    d[cotangent] = rt.diag_grad(g, v, k)
-    d[v] = None
-
-
-@defjvp(rt.diagonal_grad)
-def diagonal_grad_jvp(g, ans, cotangent, a, offset=0, axis1=0, axis2=1):
-    d[cotangent] = rt.diagonal_grad(g, a, offset, axis1, axis2)
-    d[a] = None
-
-
-@defjvp(rt.tile_grad)
-def tile_grad_jvp(g, ans, cotangent, A, reps):
-    d[cotangent] = rt.tile_grad(g, A, reps)
-    d[A] = None
-
-
-@defjvp(rt.repeat_grad)
-def repeat_grad_jvp(g, ans, cotangent, a, repeats, axis=None):
-    d[cotangent] = rt.repeat_grad(g, a, repeats, axis)
-    d[a] = None
+def_linear(rt.cumsum_grad, "cotangent, a, axis=None", shape_only=("a",))
+def_linear(rt.trace_grad, "cotangent, a, offset=0, axis1=0, axis2=1", shape_only=("a",))
+def_linear(rt.diag_grad, "cotangent, v, k=0", shape_only=("v",))
+def_linear(rt.diagonal_grad, "cotangent, a, offset=0, axis1=0, axis2=1", shape_only=("a",))
+def_linear(rt.tile_grad, "cotangent, A, reps", shape_only=("A",))
+def_linear(rt.repeat_grad, "cotangent, a, repeats, axis=None", shape_only=("a",))
 
 
 @defjvp(rt.prod_others)
@@ -396,40 +337,12 @@ def var_grad_jvp(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
     d[a] = rt.var_grad(cotangent, g, axis, ddof, keepdims)
 
 
-@defjvp(rt.concatenate_grad)
-def concatenate_grad_jvp(g, ans, cotangent, arrays, axis=0):
-    d[cotangent] = rt.concatenate_grad(g, arrays, axis)
-    d[arrays] = None
-
-
-@defjvp(rt.stack_grad)
-def stack_grad_jvp(g, ans, cotangent, arrays, axis=0):
-    d[cotangent] = rt.stack_grad(g, arrays, axis)
-    d[arrays] = None
-
-
-@defjvp(rt.hstack_grad)
-def hstack_grad_jvp(g, ans, cotangent, tup):
-    d[cotangent] = rt.hstack_grad(g, tup)
-    d[tup] = None
-
-
-@defjvp(rt.vstack_grad)
-def vstack_grad_jvp(g, ans, cotangent, tup):
-    d[cotangent] = rt.vstack_grad(g, tup)
-    d[tup] = None
-
-
-@defjvp(rt.split_grad)
-def split_grad_jvp(g, ans, cotangent, ary, indices_or_sections, axis=0):
-    d[cotangent] = rt.split_grad(g, ary, indices_or_sections, axis)
-    d[ary] = None
-
-
-@defjvp(rt.pad_grad)
-def pad_grad_jvp(g, ans, cotangent, array, pad_width, mode="constant"):
-    d[cotangent] = rt.pad_grad(g, array, pad_width, mode)
-    d[array] = None
+def_linear(rt.concatenate_grad, "cotangent, arrays, axis=0", shape_only=("arrays",))
+def_linear(rt.stack_grad, "cotangent, arrays, axis=0", shape_only=("arrays",))
+def_linear(rt.hstack_grad, "cotangent, tup", shape_only=("tup",))
+def_linear(rt.vstack_grad, "cotangent, tup", shape_only=("tup",))
+def_linear(rt.split_grad, "cotangent, ary, indices_or_sections, axis=0", shape_only=("ary",))
+def_linear(rt.pad_grad, 'cotangent, array, pad_width, mode="constant"', shape_only=("array",))
 
 
 @defjvp(rt.solve_grad_a)
