@@ -75,17 +75,13 @@ def _pushed(fn, tangents, n, backend):
     return pushed
 
 
-def _ids(selected):
-    return [f"{name}-{k}" for name, k, _ in selected]
-
-
 def _marked(selected, backend):
-    """The snippets as parameters, those that fail on ``backend`` in reverse mode too marked so (strict)."""
+    """The snippets as parameters on ``backend``, those that fail there in reverse mode too marked so."""
     params = []
     for name, k, snippet in selected:
         reason = snippet.xfail_reason(backend)
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        params.append(pytest.param(name, k, snippet, marks=marks, id=f"{name}-{k}"))
+        params.append(pytest.param(name, k, snippet, backend, marks=marks, id=f"{name}-{k}-{backend}"))
     return params
 
 
@@ -106,14 +102,9 @@ def _first_order(name, k, snippet, backend):
                                err_msg=f"{snippet.expr} [{oracle}]")
 
 
-@pytest.mark.parametrize("name, k, snippet", FORWARD, ids=_ids(FORWARD))
-def test_first_order_python(name, k, snippet):
-    _first_order(name, k, snippet, "python")
-
-
-@pytest.mark.parametrize("name, k, snippet", _marked(CPU, "cpu"))
-def test_first_order_cpu(name, k, snippet):
-    _first_order(name, k, snippet, "cpu")
+@pytest.mark.parametrize("name, k, snippet, backend", _marked(FORWARD, "python") + _marked(CPU, "cpu"))
+def test_first_order(name, k, snippet, backend):
+    _first_order(name, k, snippet, backend)
 
 
 def _hessian_times(name, k, snippet, inputs, tangents):
@@ -142,18 +133,9 @@ def _second_order(name, k, snippet):
     return fn, inputs, tangents, oracle, expected
 
 
-@pytest.mark.parametrize("name, k, snippet", FORWARD, ids=_ids(FORWARD))
-def test_second_order_forward_over_reverse(name, k, snippet):
+@pytest.mark.parametrize("name, k, snippet, backend", _marked(FORWARD, "python") + _marked(CPU_SECOND, "cpu"))
+def test_second_order_forward_over_reverse(name, k, snippet, backend):
     """``jvp(grad(f))(x, t)`` is ``H t``."""
-    _forward_over_reverse(name, k, snippet, "python")
-
-
-@pytest.mark.parametrize("name, k, snippet", _marked(CPU_SECOND, "cpu"))
-def test_second_order_forward_over_reverse_cpu(name, k, snippet):
-    _forward_over_reverse(name, k, snippet, "cpu")
-
-
-def _forward_over_reverse(name, k, snippet, backend):
     fn, inputs, tangents, oracle, expected = _second_order(name, k, snippet)
     hessian_times = numbax.grad(fn, argnums=tuple(range(len(inputs))), backend=backend)
     refusal = _refusal(OVER_REVERSE_REFUSED, name, k)
@@ -168,7 +150,7 @@ def _forward_over_reverse(name, k, snippet, backend):
                                    err_msg=f"jvp of grad: {snippet.expr} [{oracle}]")
 
 
-@pytest.mark.parametrize("name, k, snippet", FORWARD, ids=_ids(FORWARD))
+@pytest.mark.parametrize("name, k, snippet", FORWARD, ids=[f"{name}-{k}" for name, k, _ in FORWARD])
 def test_second_order_forward_over_forward(name, k, snippet):
     """``jvp`` of ``x -> jvp(f, x, t)[1]`` along ``t`` is ``tᵀ H t``."""
     fn, inputs, tangents, oracle, expected = _second_order(name, k, snippet)
