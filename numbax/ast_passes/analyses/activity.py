@@ -20,7 +20,7 @@ call it, and its refusals name neither.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Set
+from typing import Callable, Iterable, List, Optional, Set
 
 import gast
 
@@ -31,9 +31,11 @@ from numbax.errors import NumbaxDifferentiationError
 
 
 class _Activity:
-    def __init__(self, active: Iterable[str], differentiable: Callable[[gast.expr], bool]):
+    def __init__(self, active: Iterable[str], differentiable: Callable[[gast.expr], bool],
+                 carriers: Optional[Callable[[gast.expr], Set[str]]] = None):
         self.active: Set[str] = set(active)
         self.differentiable = differentiable
+        self.carriers = carriers or _names
 
     def mark(self, name: str) -> None:
         self.active.add(name)
@@ -98,7 +100,7 @@ class _Activity:
         elif isinstance(value, gast.Subscript):
             active = _names(value.value) & self.active
         else:
-            active = bool(_names(value) & self.active) and self.differentiable(value)
+            active = bool(self.carriers(value) & self.active) and self.differentiable(value)
         if active:
             self.mark(target.id)
 
@@ -107,9 +109,12 @@ def _refuse(stmt: gast.stmt, message: str, hint: str) -> None:
     raise NumbaxDifferentiationError(message, anno.getanno(stmt, anno.Key.ORIGIN), hint=hint)
 
 
-def active_names(fdef: gast.FunctionDef, inputs: Iterable[str], differentiable: Callable[[gast.expr], bool]) -> Set[str]:
-    """The names in ``fdef`` (canonical form) that depend differentiably on ``inputs``."""
-    analysis = _Activity(inputs, differentiable)
+def active_names(fdef: gast.FunctionDef, inputs: Iterable[str], differentiable: Callable[[gast.expr], bool],
+                 carriers: Optional[Callable[[gast.expr], Set[str]]] = None) -> Set[str]:
+    """The names in ``fdef`` (canonical form) that depend differentiably on ``inputs``; ``carriers(value)``:
+    the names a right-hand side's derivative may flow from (every name it reads, unless given: forward mode
+    leaves out the operands its rule reads for their shape only, ``d[x] = None``)."""
+    analysis = _Activity(inputs, differentiable, carriers)
     size = -1
     while size != len(analysis.active):
         size = len(analysis.active)

@@ -42,7 +42,7 @@ from numbax.ast_passes.analyses.shapes import infer as infer_shapes
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry
-from numbax.primitives.templates import FoldTests, bind_arguments, instantiate
+from numbax.primitives.templates import FoldTests, Rule, bind_arguments, instantiate
 from numbax.transforms.grad import alias_checks, canonicalize
 from numbax.transforms.grad.differentiable import is_differentiable
 from numbax.transforms.grad.transform import prepare
@@ -317,6 +317,22 @@ def _written(fdef: gast.FunctionDef) -> Set[str]:
     return out
 
 
+def _carriers(value: gast.expr) -> Set[str]:
+    """The names whose tangents a right-hand side's tangent is made of: all it reads, but for the operands
+    its forward rule reads for their shape or dtype only (``d[x] = None``: ``rt.unbroadcast(g, x)``'s ``x``,
+    so that the cotangents of a gradient computed from constants carry no tangent)."""
+    app = primitives.application(value)
+    primitive = entry(app.key) if app is not None else None
+    rule = None if primitive is None else primitive.vjp if primitive.jvp is TRANSPOSED else primitive.jvp
+    if not isinstance(rule, Rule) or not rule.template.no_derivative:
+        return _loads(value)
+    try:
+        bound = bind_arguments(rule.template, app.args, app.keywords)
+    except TypeError:  # refused at the rule, with the reason
+        return _loads(value)
+    return set().union(*(_loads(node) for p, node in bound.items() if p not in rule.template.no_derivative))
+
+
 def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = None) -> gast.FunctionDef:
     """The forward-mode function of ``fdef``; see the module docstring."""
     namer = namer or Namer()
@@ -331,7 +347,7 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
                   "use numbax.grad or numbax.vjp (reverse mode), or differentiate the real and imaginary parts.")
     params = {a.id for a in fdef.args.args}
     shapes = infer_shapes(fdef, {p: a[1] for p, a in spec.param_avals.items() if p in params}, avals)
-    active = active_names(fdef, spec.wrt, is_differentiable)
+    active = active_names(fdef, spec.wrt, is_differentiable, _carriers)
     alias_checks.check(fdef, active, avals)
     # integers and booleans carry no tangent (JAX's float0): ``n = min(len(x), len(y))``, a float stored into
     # an integer array
