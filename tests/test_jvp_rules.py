@@ -44,8 +44,8 @@ OVER_REVERSE_REFUSED = {"numpy.linalg.cholesky": "no derivative rule for rt.chol
 _UNTOLD = "numbax.jvp inside compiled code cannot tell the dtype and rank of an output"
 OVER_FORWARD_REFUSED = {
     **{name: _UNTOLD for name in (
-        "builtins.max", "builtins.min", "numpy.broadcast_to", "numpy.linalg.cholesky", "numpy.linalg.slogdet",
-        "numpy.ravel-2", "numpy.repeat-2", "numpy.reshape-3", "numpy.split", "numpy.squeeze", "numpy.transpose-2",
+        "builtins.max", "builtins.min", "numpy.linalg.cholesky", "numpy.linalg.slogdet",
+        "numpy.ravel-2", "numpy.repeat-2", "numpy.reshape-3", "numpy.split", "numpy.squeeze-0", "numpy.transpose-2",
         "scipy.special.logsumexp")},
     "numpy.cumprod": "no derivative rule for rt.cumprod_jvp",
     "numpy.trace": "its gradient uses rt.trace, which has no derivative rule yet",

@@ -359,12 +359,31 @@ def numpy_call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
         return AVal(np.dtype(np.int64), 0, weak=True)
     module = getattr(func, "__module__", None) or ""
     name = getattr(func, "__name__", "")
+    if func in (np.squeeze, np.broadcast_to) and args:  # squeeze's rank depends on the values without ``axis``
+        operand = aval_of(args[0])
+        given = args[1] if len(args) > 1 else kwargs.get("axis" if func is np.squeeze else "shape")
+        return None if operand is None else _counted_axes(func, operand, given)
     value_dependent = name in _VALUE_DEPENDENT and not (name == "where" and len(args) == 3)  # where(c, x, y)
     if not module.startswith("numpy") or module.startswith("numpy.random") or value_dependent:
         return None
     if func is np.reshape and len(args) == 2 and not kwargs and aval_of(args[0]) is not None:
         return reshaped(aval_of(args[0]), args[1:])
     return _probed(func, args, kwargs)
+
+
+def _counted_axes(func: Any, operand: AVal, given: Any) -> Optional[AVal]:
+    """``np.squeeze(x, axis)`` (an axis fewer per axis named) and ``np.broadcast_to(x, shape)`` (as many axes
+    as the shape has): ``x``'s dtype, a rank counted from a static ``axis`` or ``shape`` (an int or a tuple;
+    small probes could not take them). Without one: None (squeeze's rank then depends on the values)."""
+    if isinstance(given, (int, np.integer)) and not isinstance(given, bool):
+        count = 1
+    elif isinstance(given, tuple) and all(isinstance(d, (int, np.integer)) or aval_of(d) is not None
+                                          for d in given):
+        count = len(given)
+    else:
+        return None
+    ndim = operand.ndim - count if func is np.squeeze else count
+    return AVal(operand.dtype, ndim) if ndim >= 0 else None
 
 
 def _probed(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
@@ -407,8 +426,10 @@ def method_call(receiver: Optional[AVal], method: str, args: Sequence[Any], kwar
     """The abstract value of ``x.method(*args, **kwargs)`` for an ``x`` of abstract value ``receiver``, by
     calling it on a probe (``x.copy()`` keeps ``x``'s dtype, which a loop's dtype check needs); None for
     other methods, or where the probe raises."""
-    if receiver is None or receiver.weak or method not in _PROBED_METHODS:
+    if receiver is None or receiver.weak or (method not in _PROBED_METHODS and method != "squeeze"):
         return None
     if method == "reshape" and not kwargs:
         return reshaped(receiver, args)
+    if method == "squeeze":
+        return _counted_axes(np.squeeze, receiver, args[0] if args else kwargs.get("axis"))
     return _probed(getattr(_probe_argument(Dyn(None, receiver)), method), args, kwargs)
