@@ -245,3 +245,16 @@ def test_numbax_export_on_the_command_line(tmp_path, fresh_python, capsys):
     np.testing.assert_allclose(eval(grads), numbax.grad(programs.tanh_loop)(x, 2.0), rtol=1e-14)
     out, tangent = numbax.jvp(programs.tanh_loop, (x, np.float64(2)), (np.ones(5), np.float64(0.5)))
     assert pushed == repr((out, tangent))
+
+
+@pytest.mark.parametrize("value", [np.float32(0.1), np.arange(6.0).reshape(2, 3), np.array(3, np.int8), 1e-300, 3,
+                                   True, 1 + 2j])
+def test_constants_are_written_exactly(value):
+    import base64
+
+    from numbax.standalone.module import _is_number, _literal
+
+    rebuilt = eval(_literal(value), {"np": np, "base64": base64})  # noqa: S307 - the module's own text
+    assert type(rebuilt) is type(value)
+    np.testing.assert_array_equal(rebuilt, value)
+    assert _is_number(value) == (type(value) in (bool, int, float, complex))

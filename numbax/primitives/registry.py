@@ -23,9 +23,11 @@ helpers below; the analyses, the transforms and ``coverage()`` read them and kee
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from numbax.primitives import kinds, symbolic
 from numbax.primitives.templates import Rule
 
 
@@ -123,8 +125,6 @@ def def_elementwise(*keys: Any, derivative: str, **fields: Any) -> None:
     The template reads as a hand-written one would: factors multiply ``g`` from the left (``"ans * c"`` gives
     ``g * ans * c``), ``"1.0 / e"`` gives ``g / e``, and only a sum or difference is parenthesized.
     """
-    from numbax.primitives import kinds, symbolic
-
     name = getattr(keys[0], "__name__", "elementwise")
     source = f"def {name}(g, ans, x):\n    d[x] = {_times_g(derivative)}\n"
     define(*keys, **{"vjp": Rule.from_source(source), "jvp": TRANSPOSED, "aval": kinds.elementwise("f"),
@@ -134,8 +134,6 @@ def def_elementwise(*keys: Any, derivative: str, **fields: Any) -> None:
 def _times_g(derivative: str) -> str:
     """``g * (derivative)`` as a hand-written rule puts it: ``g`` joins the leftmost factor of a product or
     quotient (``"ans * c"``: ``g * ans * c``; ``"1.0 / e"``: ``g / e``), a minus sign moves onto ``g``."""
-    import ast
-
     def times(g, tree):
         if isinstance(tree, ast.BinOp) and isinstance(tree.op, (ast.Mult, ast.Div)):
             return ast.BinOp(left=times(g, tree.left), op=tree.op, right=tree.right)

@@ -91,12 +91,12 @@ def write(generated, parameters: Sequence[Parameter], arrange: Callable, title: 
     leaves = tree_util.tree_flatten_with_path([p.value for p in dynamic])[0]
     defaults = {p.name: _default(p) for p in parameters if p.defaulted}
     constants = {f"_{name}": value for name, value in generated.constants.items()}
-    constants.update({f"_default_{name}": p.value for p in parameters for name in [p.name]
-                      if defaults.get(name) == f"_default_{name}"})
+    constants.update({f"_default_{p.name}": p.value for p in parameters
+                      if defaults.get(p.name) == f"_default_{p.name}"})
     reserved = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {f.name for f in functions} | {
         "_argument", "_static", "_structure", entry, "_" + entry} | set(constants)
     own = imports + ["import numba", "import numpy as np"] + (
-        ["import base64"] if any(isinstance(v, np.ndarray) for v in constants.values()) else [])
+        ["import base64"] if any(not _is_number(v) for v in constants.values()) else [])
     runtime = copy_runtime(_runtime_calls(tree), reserved, {_bound(line): line for line in own})
     lines = [_docstring(docstring, title, entry, parameters, leaves)]
     lines += _imports(runtime.imports)
@@ -105,7 +105,8 @@ def write(generated, parameters: Sequence[Parameter], arrange: Callable, title: 
         lines.append(f"\n\n# ---- copied from {module}\n")
         lines.append("\n\n\n".join(ast.unparse(s) for s in statements))
     lines.append("\n\n# ---- the exported function")
-    lines.append(_ARGUMENT.rstrip("\n"))
+    if leaves:
+        lines.append(_ARGUMENT.rstrip("\n"))
     if any(p.static for p in parameters):
         lines.append(_STATIC.rstrip("\n"))
     if any(not tree_util.treedef_is_leaf(tree_util.tree_structure(p.value)) for p in dynamic):
@@ -123,7 +124,7 @@ def _default(parameter: Parameter) -> str:
     value = parameter.value
     if parameter.static:
         return _static_literal(parameter)
-    if value is None or (isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)):
+    if value is None or _is_number(value):
         return repr(value)
     if isinstance(value, np.ndarray):
         return f"_default_{parameter.name}"
@@ -313,9 +314,14 @@ def _written(value) -> str:
                       hint="return tuples, lists, dicts or None of arrays.")
 
 
+def _is_number(value) -> bool:
+    """A Python number (written as its ``repr``), not a NumPy scalar or array (written from its bytes)."""
+    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
+
+
 def _literal(value) -> str:
     """A constant as Python source that rebuilds it exactly."""
-    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
+    if _is_number(value):
         return repr(value)
     array = np.asarray(value)
     if array.dtype.kind not in "biufc":

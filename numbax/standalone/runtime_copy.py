@@ -150,7 +150,7 @@ def _acts_on(stmt: ast.stmt) -> Set[str]:
     return set()
 
 
-def _local_imports(source: _Source, stmt: ast.stmt) -> Dict[str, Ref]:
+def _local_imports(stmt: ast.stmt) -> Dict[str, Ref]:
     """What a function-level ``from numbax.runtime.X import y`` inside ``stmt`` binds."""
     found = {}
     for node in ast.walk(stmt):
@@ -203,7 +203,7 @@ class _Closure:
         copied.add(index)
         stmt = source.statements[index]
         self.refs.update((source.name, n) for n in source.defines[index])
-        self.local[source.name].update(_local_imports(source, stmt))
+        self.local[source.name].update(_local_imports(stmt))
         names, attributes = _read(stmt)
         needed = [(source.name, n) for n in names if not hasattr(builtins, n) or source.binders(n)
                   or n in source.internal or n in source.external]
@@ -373,8 +373,10 @@ class _Renamer(ast.NodeTransformer):
         return ast.fix_missing_locations(stmt)
 
     def _global(self, name: str) -> bool:
-        for kind, names in reversed(self.scopes):
-            if name in names:
+        """Whether ``name`` here is the module's: no enclosing function binds it, nor the class whose body
+        this is (a method does not see its class's names, as Python scopes them)."""
+        for depth, (kind, names) in enumerate(reversed(self.scopes)):
+            if name in names and (kind == "function" or depth == 0):
                 return False
         return True
 
@@ -394,7 +396,7 @@ class _Renamer(ast.NodeTransformer):
         return node
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> Optional[ast.AST]:
-        return ast.Pass() if _is_internal(node.module or "") else node
+        return None if _is_internal(node.module or "") else node  # the names it binds are the module's
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
@@ -402,9 +404,13 @@ class _Renamer(ast.NodeTransformer):
         if not self.scopes and node.name in self.names:
             node.name = self.names[node.name]
         self.scopes.append(("function", _locals(node.args, node.body)))
-        node.body = [self.visit(s) for s in node.body]
+        node.body = self._statements(node.body)
         self.scopes.pop()
         return node
+
+    def _statements(self, body: List[ast.stmt]) -> List[ast.stmt]:
+        """``body`` visited, the statements the visit removed left out (a ``pass`` if none is left)."""
+        return [s for s in (self.visit(stmt) for stmt in body) if s is not None] or [ast.Pass()]
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -421,7 +427,7 @@ class _Renamer(ast.NodeTransformer):
         if not self.scopes and node.name in self.names:
             node.name = self.names[node.name]
         self.scopes.append(("class", _stored(node.body)))
-        node.body = [self.visit(s) for s in node.body]
+        node.body = self._statements(node.body)
         self.scopes.pop()
         return node
 

@@ -192,7 +192,7 @@ class Tangents:
             _fail(stmt, f"forward mode has no derivative rule for {what}",
                   "numbax.coverage() lists the functions each mode has rules for; compute this value outside "
                   "the differentiated function, or use numbax.grad or numbax.vjp (reverse mode).")
-        rule = primitive.vjp if primitive.jvp is TRANSPOSED else primitive.jvp
+        rule = _forward_rule(primitive)
         template = rule.template
         try:
             bound = bind_arguments(template, app.args, app.keywords)
@@ -317,13 +317,18 @@ def _written(fdef: gast.FunctionDef) -> Set[str]:
     return out
 
 
+def _forward_rule(primitive):
+    """A primitive's forward-mode template: its own, or for an elementwise one (``TRANSPOSED``) its VJP's."""
+    return primitive.vjp if primitive.jvp is TRANSPOSED else primitive.jvp
+
+
 def _carriers(value: gast.expr) -> Set[str]:
     """The names whose tangents a right-hand side's tangent is made of: all it reads, but for the operands
     its forward rule reads for their shape or dtype only (``d[x] = None``: ``rt.unbroadcast(g, x)``'s ``x``,
     so that the cotangents of a gradient computed from constants carry no tangent)."""
     app = primitives.application(value)
     primitive = entry(app.key) if app is not None else None
-    rule = None if primitive is None else primitive.vjp if primitive.jvp is TRANSPOSED else primitive.jvp
+    rule = None if primitive is None else _forward_rule(primitive)
     if not isinstance(rule, Rule) or not rule.template.no_derivative:
         return _loads(value)
     try:
