@@ -133,3 +133,30 @@ def test_vjp_called_inside_jit(backend):
     out, gw, gs = numbax.jit(vjp_inside, backend=backend)(w, 0.5)
     assert out == pytest.approx(np.sum(w * w) * 2.0)
     assert np.allclose(gw, 2 * w * 2.0 * 0.5) and gs == pytest.approx(np.sum(w * w) * 0.5)
+
+
+def sine(x):
+    return np.sin(x)
+
+
+def pull_sine(x, ct):
+    _, pull = numbax.vjp(sine, x)
+    return pull(ct)[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cotangent_of_another_shape_is_jaxs_value_error(backend):
+    """Inside compiled code and out: a (1,) cotangent of a (3,) output is not broadcast (a wrong number)."""
+    x = np.array([0.1, 0.2, 0.3])
+    pull = numbax.jit(pull_sine, backend=backend)
+    np.testing.assert_allclose(pull(x, np.ones(3)), np.cos(x), rtol=1e-12)
+    for wrong in (np.ones(1), np.ones(4)):
+        with pytest.raises(ValueError, match="unexpected JAX type"):
+            pull(x, wrong)
+    with pytest.raises(numbax.NumbaxError, match="a cotangent of rank 0 for an output of rank 1"):
+        pull(x, 1.0)
+    _, python_pull = numbax.vjp(sine, x)
+    with pytest.raises(ValueError, match=r"got float64\[1\], but expected float64\[3\]"):
+        python_pull(np.ones(1))
+    with pytest.raises(ValueError, match=r"got float64\[\], but expected float64\[3\]"):
+        python_pull(1.0)

@@ -164,6 +164,23 @@ def test_jaxs_errors_for_arguments_that_do_not_match():
         numbax.jvp(lambda_free_tanh, x, x)
 
 
+def tanh_tangent(x, t):
+    return numbax.jvp(lambda_free_tanh, (x,), (t,))[1]
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_inside_compiled_code_a_tangent_of_another_shape_is_jaxs_value_error(backend):
+    """Not broadcast against its primal: a (1,) tangent of a (3,) primal would give a wrong number."""
+    f = numbax.jit(tanh_tangent, backend=backend)
+    x = np.array([0.1, 0.2, 0.3])
+    np.testing.assert_allclose(f(x, np.ones(3)), 1.0 - np.tanh(x) ** 2, rtol=1e-12)
+    for wrong in (np.ones(1), np.ones(4)):
+        with pytest.raises(ValueError, match="different primal and tangent shapes"):
+            f(x, wrong)
+    with pytest.raises(numbax.NumbaxError, match="tangent arguments to jax.jvp do not match"):
+        f(x, 1.0)
+
+
 # ---- the generated code, and the refusals ----------------------------------------------------------------
 
 
@@ -175,16 +192,21 @@ def rotate(x, w):
 ROTATE_JVP = """def jvp_rotate(x, w, dx, dw):
     # test_jvp.py:{line}: y = np.tanh(x @ w)
     _t1 = x @ w
-    # tangent of: y = np.tanh(x @ w)
-    dt1 = dx @ w + x @ dw
-    y = rt.tanh(_t1)
-    dy = dt1 * (1.0 - y * y)
-    # test_jvp.py:{next}: return np.sum(y * y)
-    _t2 = y * y
-    # tangent of: return np.sum(y * y)
-    dt2 = dy * y + dy * y
-    _t3 = np.sum(_t2)
-    dt3 = np.sum(dt2)
+    product = dx @ w
+    product_1 = x @ dw
+    _t3 = 0.0
+    dt3 = 0.0
+    for j in range(x.shape[0]):
+        # tangent of: y = np.tanh(x @ w)
+        dt1_j = product[j] + product_1[j]
+        y_j = rt.tanh(_t1[j])
+        dy_j = dt1_j * (1.0 - y_j * y_j)
+        # test_jvp.py:{next}: return np.sum(y * y)
+        t2_j = y_j * y_j
+        # tangent of: return np.sum(y * y)
+        dt2_j = dy_j * y_j + dy_j * y_j
+        _t3 = rt.add_unordered(_t3, t2_j)
+        dt3 = rt.add_unordered(dt3, dt2_j)
     return (_t3, dt3)
 """
 
@@ -261,6 +283,50 @@ def test_forward_mode_of_a_gradient_is_the_hessian_vector_product():
     want = jax.jvp(jax.grad(oracles.to_jax(rotate), (0, 1)), (x, w), tangents)[1]
     for g, v in zip(got, want):
         np.testing.assert_allclose(g, np.asarray(v), rtol=1e-10, atol=1e-12)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosenbrock_hvp(x, v):
+    return numbax.jvp(numbax.grad(rosenbrock), (x,), (v,))[1]
+
+
+ROSENBROCK_HVP_LOOP = """    ddx = rt.zeros_like(x)
+    dt5_j = dt11 * 100.0
+    t7_j = dt5_j * 2
+    for j_1 in range(x.shape[0] - 1):
+        dt8_1_j = -v[j_1]
+        # grad of: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+        ddt8_j = dt8_1_j * t6_j_1
+        ddt7_j = -ddt8_j
+        ddx[j_1] += ddt7_j
+        dt4_j = t7_j * t4[j_1]
+        ddt4_j = dt4_1[j_1] * t7_j
+        dt3_j = -dt4_j
+        ddt3_j = -ddt4_j
+        t8_j_1 = dt3_j * 2
+        dt8_2_j = ddt3_j * 2
+        ddt2_j = dt8_2_j * x[j_1] + v[j_1] * t8_j_1
+        ddx[j_1] += ddt2_j
+        ddx[j_1 + 1] += ddt4_j
+    # test_jvp.py:{line}: return numbax.jvp(numbax.grad(rosenbrock), (x,), (v,))[1]
+    return ddx
+"""
+
+
+def test_a_hessian_vector_product_is_fused_and_makes_no_gradient():
+    """Forward over reverse inside jit: the tangent statements fuse with the gradient's into loops, the
+    sliced accumulations ``ddx[1:] += g`` included, and the gradient ``dx`` that nothing returns is not
+    made (its zeros were the tangent's shape source)."""
+    x, v = np.linspace(-1.2, 1.3, 7), np.linspace(1.0, -0.5, 7)
+    hvp = numbax.jit(rosenbrock_hvp)
+    text = hvp.lower_source(x, v)
+    assert text.endswith(ROSENBROCK_HVP_LOOP.format(line=rosenbrock_hvp.__code__.co_firstlineno + 1)), text
+    assert text.count("for ") == 2 and "dx" not in text.replace("ddx", "")
+    want = jax.jvp(jax.grad(oracles.to_jax(rosenbrock)), (x,), (v,))[1]
+    np.testing.assert_allclose(hvp(x, v), want, rtol=1e-12)
 
 
 def test_numbax_show_prints_forward_mode_code(tmp_path):

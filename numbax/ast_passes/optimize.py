@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import gast
 
-from numbax.ast_passes.optimizations import copy_propagation, dead_code, fold_temporaries, hoist_invariants, \
-    local_copies
+from numbax.ast_passes.optimizations import copy_propagation, dead_arrays, dead_code, fold_temporaries, \
+    hoist_invariants, local_copies
 
 
 class _BatchInvariants:
@@ -22,6 +22,7 @@ OPTIMIZATIONS = (
     copy_propagation,  # parameter and leaf copies left by specialize and inline
     local_copies,      # copies of names assigned more than once (adjoints updated in loops), within a block
     dead_code,         # values nothing reads, often the other side of a propagated copy
+    dead_arrays,       # arrays only written into (the gradient beside its tangent in jvp of grad)
     fold_temporaries,  # A-normal form's temporaries back into the expressions people wrote
 )
 MAX_ROUNDS = 20

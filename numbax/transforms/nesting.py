@@ -75,6 +75,12 @@ def emit(spec, generated, arguments: List[Any], returns) -> Any:
     return spec.call_helper(Helper(node=fdef, arguments=list(arguments) + constants, returns=returns))
 
 
+def checked_at_run_time(spec, node, check, value: Any, ndim: int, reference: Any) -> Any:
+    """``value`` passed through ``check(value, reference)``, a Python function that raises JAX's error where
+    their shapes differ, inlined at the call; an array's only (a number's shape is its rank's)."""
+    return spec.call_python_function(node, check, [value, reference], {}) if ndim else value
+
+
 def stop_after(spec) -> str:
     """The last pass an inner transformation runs: up to optimization inside a transformed caller (the
     outer transformation reads the core subset), else up to fusion."""

@@ -337,19 +337,33 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_au
     return Differentiated(inner, argnums, has_aux, allow_int, True, static_argnums, static_argnames, backend)
 
 
+def _type_short(value) -> str:
+    """``float64[5]``: a value's dtype and shape as JAX's errors write them."""
+    return f"{np.result_type(value).name}[{','.join(map(str, np.shape(value)))}]"
+
+
 class _VJPFunction:
     """The pullback returned by ``vjp``: cotangent of the output -> cotangents of the inputs."""
 
-    def __init__(self, transformed: Differentiated, primals: tuple, out_treedef):
+    def __init__(self, transformed: Differentiated, primals: tuple, out_treedef, outputs: Optional[list] = None):
         self.transformed = transformed
         self.primals = primals
         self.out_treedef = out_treedef
+        # the output's leaves (inside compiled code, their placeholders), whose shapes the cotangent's must
+        # have; None where numbax makes the cotangents itself (a Jacobian's basis)
+        self.outputs = outputs
 
     def __call__(self, cotangent):
         leaves, treedef = tree_util.tree_flatten(cotangent)
         if treedef != self.out_treedef:
             raise ValueError(f"the cotangent must have the structure of the output ({self.out_treedef}), "
                              f"got {treedef}")
+        for leaf, output in zip(leaves, self.outputs or ()):
+            if np.shape(leaf) != np.shape(output):
+                raise ValueError("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                                 f"{_type_short(leaf)}, but expected {_type_short(output)} because the "
+                                 f"corresponding output of the differentiated function had JAX type "
+                                 f"{_type_short(output)}")
         return self.transformed.pull(self.primals, leaves)
 
     def _numbax_specialize(self, spec, node, args, kwargs):
@@ -363,6 +377,8 @@ class _VJPFunction:
         if treedef != self.out_treedef:
             spec.fail(node, f"the cotangent must have the structure of the output ({self.out_treedef}), "
                       f"got {treedef}")
+        if self.outputs is not None:
+            leaves = nested.checked_cotangents(spec, node, leaves, self.outputs)
         return nested.lower(self.transformed, spec, node, list(self.primals), {}, leaves)
 
 
@@ -402,7 +418,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     jitted = inner if isinstance(inner, Jitted) else Jitted(inner, backend=backend)
     out = jitted(*primals)
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
-    pullback = _VJPFunction(transformed, primals, tree_util.tree_structure(primal_out))
+    pullback = _VJPFunction(transformed, primals, tree_util.tree_structure(primal_out),
+                            tree_util.tree_leaves(primal_out))
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)
 
 

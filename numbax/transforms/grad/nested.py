@@ -27,6 +27,29 @@ from numbax.transforms import nesting
 from numbax.transforms.grad import higher_order as higher_order_checks
 
 
+def cotangent_checked(cotangent, output):
+    """The cotangent, after checking at run time that it has its output's shape (as ``jax.vjp``'s pullback)."""
+    if cotangent.shape != output.shape:
+        raise ValueError("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: the cotangent's "
+                         "shape differs from the output's")
+    return cotangent
+
+
+def checked_cotangents(spec, node, cotangents: List[Any], outputs: List[Any]) -> List[Any]:
+    """A pullback's cotangent leaves inside compiled code, each checked against its output leaf: the rank
+    now, the shape at run time (JAX's ``ValueError``)."""
+    checked = []
+    for cotangent, output in zip(cotangents, outputs):
+        want = nesting.abstract(spec, node, output, "an output", "vjp")
+        got = nesting.abstract(spec, node, cotangent, "a cotangent", "vjp")
+        if got.ndim != want.ndim:
+            spec.fail(node, f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: a cotangent of "
+                      f"rank {got.ndim} for an output of rank {want.ndim}",
+                      hint="pass the pullback a cotangent of the output's shape.")
+        checked.append(nesting.checked_at_run_time(spec, node, cotangent_checked, cotangent, want.ndim, output))
+    return checked
+
+
 def _check_scalar(transformed, spec, node, out: Any) -> None:
     """The scalar-output check ``Differentiated._package`` makes at run time, made on the abstract value."""
     value = out[0] if transformed.has_aux else out
@@ -86,5 +109,6 @@ def lower_vjp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
     transformed = api.vjp_transformation(fun, len(primals), has_aux)
     held = tuple(spec.snapshot(p) for p in primals)  # the pullback reads them later: pinned now
-    pullback = api._VJPFunction(transformed, held, tree_util.tree_structure(primal_out))
+    outputs = tree_util.tree_leaves(spec.snapshot(primal_out))  # their shapes check the cotangent's
+    pullback = api._VJPFunction(transformed, held, tree_util.tree_structure(primal_out), outputs)
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)

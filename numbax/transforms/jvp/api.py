@@ -128,6 +128,7 @@ class Pushforward(Jitted):
         dynamic = [p for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         leaves = [leaf for p in dynamic for leaf in tree_util.tree_leaves(bound[p])]
         with_tangent = self.wrt_leaves(bound)
+        holder: Dict[str, Any] = {}
 
         def rewrite(fdef, spec):
             if spec.returns is not None and spec.returns.num_dynamic != spec.returns.treedef.num_leaves:
@@ -146,10 +147,19 @@ class Pushforward(Jitted):
             out = jvp_transform.transform(fdef, jvp_transform.JvpSpec(wrt, param_avals, narrow))
             params = out.args.args  # the leaves, the constants, the tangents: the tangents go after the leaves
             count = len(leaves)
-            out.args.args = params[:count] + params[len(params) - len(wrt):] + params[count:len(params) - len(wrt)]
+            tangents = params[len(params) - len(wrt):]
+            out.args.args = params[:count] + tangents + params[count:len(params) - len(wrt)]
+            dtypes = [leaf.aval.dtype for leaf in leaves] + [np.asarray(v).dtype for v in spec.constants.values()]
+            if all(d == np.float64 for d in dtypes if d.kind in "fc"):  # fusion's condition (float64 buffers)
+                pairs = [(t.id, n) for t, n in zip(tangents, wrt) if n in param_avals]
+                fused_avals = {**param_avals, **{t: param_avals[n] for t, n in pairs}}
+                # a tangent has its primal's shape (checked before the call, by the caller or ``jvp``)
+                same = {f"{t}.{k}": f"{n}.{k}" for t, n in pairs for k in range(param_avals[n][1])}
+                holder["fuse"] = fused_avals, same
             return out
 
-        generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite)
+        generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite,
+                                 fuse=lambda: holder.get("fuse"))
         if generated.returns is not None and after_pass is None:
             generated.returns = self.returns(generated.returns)
         return generated

@@ -22,6 +22,13 @@ def cast_like(tangent, primal):
     return tangent.astype(primal.dtype)
 
 
+def shape_checked(tangent, primal):
+    """The tangent, after checking at run time that it has its primal's shape (as ``jax.jvp`` does)."""
+    if tangent.shape != primal.shape:
+        raise ValueError("jvp called with different primal and tangent shapes")
+    return tangent
+
+
 def _aval(value: Any):
     return value.aval if isinstance(value, Dyn) else None
 
@@ -38,15 +45,16 @@ def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], labe
     wanted = pushforward.wrt_leaves(bound)
     if sum(wanted) != len(tangents):
         spec.fail(node, f"{pushforward!r} takes {sum(wanted)} tangent leaves, got {len(tangents)}")
-    leaves = [leaf for p in pushforward._signature.params for leaf in tree_util.tree_leaves(bound[p])
-              if isinstance(leaf, Dyn)]  # in the order of the parameters, as ``wrt_leaves``
-    leaf_avals = [leaf.aval for leaf, w in zip(leaves, wanted) if w]
-    for tangent, aval in zip(tangents, leaf_avals):
+    checked = []
+    for tangent, primal in zip(tangents, [leaf for leaf, w in zip(arguments, wanted) if w]):
+        aval = nesting.abstract(spec, node, primal, "a primal", "jvp")
         got = nesting.abstract(spec, node, tangent, "a tangent", "jvp")
         if got.dtype != aval.dtype or got.ndim != aval.ndim:
             spec.fail(node, f"primal and tangent arguments to jax.jvp do not match: a primal of dtype "
                       f"{aval.dtype.name} and rank {aval.ndim} has a tangent of dtype {got.dtype.name} and rank "
                       f"{got.ndim}", hint="pass tangents of the primals' dtypes and shapes.")
+        checked.append(nesting.checked_at_run_time(spec, node, shape_checked, tangent, aval.ndim, primal))
+    tangents = checked
     generated = pushforward._run_pipeline(bound, after_pass=nesting.stop_after(spec))
     if generated.returns is None:
         spec.fail(node, f"{pushforward!r} returns nothing to differentiate")

@@ -90,10 +90,11 @@ class Trial:
         elements = [self.element(p) for p in parts]
         return None if any(e is None for e in elements) else build(*elements)
 
-    def target(self, identifier: str) -> Optional[gast.Subscript]:
-        """The element of the array from before the loop that ``identifier += ...`` writes, or None."""
+    def target(self, written: gast.expr) -> Optional[gast.Subscript]:
+        """The element of the array from before the loop that ``written += ...`` writes (a name, or a basic
+        slice of one), or None."""
         self.writing = True
-        element = self.element(gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None))
+        element = self.element(written)
         return element if isinstance(element, gast.Subscript) else None
 
     def _name(self, identifier: str, shape, aval) -> Optional[gast.expr]:

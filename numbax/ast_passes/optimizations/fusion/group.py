@@ -34,9 +34,13 @@ def _zeros_of(value: gast.expr) -> bool:
 
 
 def _sum_operand(value: gast.expr) -> Optional[gast.expr]:
-    """``a`` in ``np.sum(a)`` or ``a.sum()`` (a sum over every element), else None."""
+    """``a`` in ``np.sum(a)`` or ``a.sum()`` (a sum over every element; ``axis=None``, ``keepdims=False``
+    spelled out or not), else None."""
     app = application(value) if isinstance(value, gast.Call) else None
-    if app is None or app.keywords or len(app.args) != 1 or app.name not in ("np.sum", ".sum()"):
+    defaults = app is not None and all(
+        key in ("axis", "keepdims") and isinstance(v, gast.Constant) and v.value in (None, False)
+        for key, v in app.keywords.items())
+    if app is None or not defaults or len(app.args) != 1 or app.name not in ("np.sum", ".sum()"):
         return None
     return app.args[0]
 
@@ -57,6 +61,13 @@ def _computes(value: gast.expr) -> bool:
         return isinstance(value.op, (gast.USub, gast.UAdd))
     app = application(value) if isinstance(value, gast.Call) else None
     return app is not None and (type(app.key).__name__ == "ufunc" or app.name == "rt.unreduce")
+
+
+def _loaded(node: gast.expr) -> gast.expr:
+    """A copy of a name or subscript to read (a target's shape and element are a load's)."""
+    out = copy_tree(node)
+    out.ctx = gast.Load()
+    return out
 
 
 def _view(stmt: gast.stmt) -> Optional[Tuple[str, gast.Subscript]]:
@@ -161,8 +172,14 @@ class Group:
                 return False
             return self._join(stmt, stmt.value, stmt.target.id, "accumulate")
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript) and \
-                isinstance(stmt.op, _ACCUMULATE):
-            return self._scatter(stmt)
+                isinstance(stmt.op, _ACCUMULATE) and isinstance(stmt.target.value, gast.Name):
+            if self._scatter(stmt):
+                return True
+            base = stmt.target.value.id
+            aval = facts.avals.get(base)
+            if aval is None or aval[0] != "f" or base in self.defined:
+                return False
+            return self._join(stmt, stmt.value, base, "accumulate", written=stmt.target)  # ``a[1:] += g``
         return False
 
     def _zeros(self, stmt: gast.Assign, target: str) -> bool:
@@ -229,10 +246,13 @@ class Group:
             return None
         return operands[0]
 
-    def _join(self, stmt: gast.stmt, value: gast.expr, target: str, how: str) -> bool:
+    def _join(self, stmt: gast.stmt, value: gast.expr, target: str, how: str,
+              written: Optional[gast.Subscript] = None) -> bool:
+        """Add ``stmt`` (``target = value``, ``target += value`` or ``written += value`` for a basic slice
+        ``written`` of the array ``target``) to the loop, ``how`` says which; whether it was."""
         facts = self.facts
-        shape = facts.shape(gast.Name(id=target, ctx=gast.Load(), annotation=None, type_comment=None)) \
-            if how == "accumulate" else facts.shape(value)
+        written = written if written is not None else name(target)
+        shape = facts.shape(_loaded(written)) if how == "accumulate" else facts.shape(value)
         if shape is None or not self._start(shape) or (how == "accumulate" and facts.shape(value) not in (shape, ())):
             return False
         trial = Trial(self)
@@ -241,8 +261,8 @@ class Group:
             return False
         writes = {target}
         target_element = None
-        if how == "accumulate" and target not in self.defined:
-            target_element = Trial(self).target(target)
+        if how == "accumulate" and (isinstance(written, gast.Subscript) or target not in self.defined):
+            target_element = Trial(self).target(_loaded(written))
             if target_element is None:
                 return False
             writes |= {target_element.value.id}
