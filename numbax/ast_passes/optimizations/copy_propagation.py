@@ -22,6 +22,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import is_temp
+from numbax.ast_passes.optimizations.dead_code import remove_where
 from numbax.ast_passes.tree_copy import names
 
 
@@ -76,19 +77,6 @@ def _find_copy(stmts, stores, loads) -> Optional[Tuple[gast.Assign, str, str]]:
     return None
 
 
-def _remove(stmts: List[gast.stmt], target: gast.stmt) -> List[gast.stmt]:
-    out = []
-    for stmt in stmts:
-        if stmt is target:
-            continue
-        for field in ("body", "orelse"):
-            block = getattr(stmt, field, None)
-            if isinstance(block, list) and block:
-                setattr(stmt, field, _remove(block, target) or ([gast.Pass()] if field == "body" else []))
-        out.append(stmt)
-    return out
-
-
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     """Propagate copies in ``fdef``; ``(fdef, changed)``."""
     fdef.body = _split_parallel(fdef.body)
@@ -103,7 +91,7 @@ def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
         if found is None:
             return fdef, changed
         stmt, a, b = found
-        fdef.body = _remove(fdef.body, stmt)
+        fdef.body = remove_where(fdef.body, lambda s, doomed=stmt: s is doomed)
         stores[a] -= 1
         loads[b] -= 1
         keep_a = b not in params and (is_temp(b) or loads[b] == 0) and not is_temp(a) or stores[b] > 1

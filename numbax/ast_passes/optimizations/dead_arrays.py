@@ -26,6 +26,7 @@ import gast
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
+from numbax.ast_passes.optimizations.dead_code import remove_where
 from numbax.ast_passes.optimizations.purity import is_pure
 
 # calls that return a new array whose contents nothing else holds
@@ -94,18 +95,12 @@ def _statements(body: List[gast.stmt]):
             yield from _statements(getattr(stmt, field, None) or [])
 
 
-def _remove(body: List[gast.stmt], dead: Set[str]) -> List[gast.stmt]:
-    out = []
-    for stmt in body:
+def _doomed(dead: Set[str]):
+    def doomed(stmt: gast.stmt) -> bool:
         made = _allocation(stmt)
-        if (made is not None and made[0] in dead) or _write(stmt) in dead:
-            continue
-        for field in ("body", "orelse"):
-            block = getattr(stmt, field, None)
-            if isinstance(block, list) and block:
-                setattr(stmt, field, _remove(block, dead) or ([gast.Pass()] if field == "body" else []))
-        out.append(stmt)
-    return out
+        return (made is not None and made[0] in dead) or _write(stmt) in dead
+
+    return doomed
 
 
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
@@ -123,7 +118,7 @@ def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
             writes[array] = writes.get(array, 0) + 1
     dead = {a for a in allocated if a in writes and loads[a] == writes[a]}  # every read is a write into it
     if dead:
-        fdef.body = _remove(fdef.body, dead) or [gast.Pass()]
+        fdef.body = remove_where(fdef.body, _doomed(dead)) or [gast.Pass()]
         changed = True
     return fdef, changed
 

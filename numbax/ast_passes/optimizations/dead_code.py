@@ -15,7 +15,7 @@ anything.
 """
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Callable, List, Tuple
 
 import gast
 
@@ -65,6 +65,20 @@ def _sweep(stmts: List[gast.stmt], loads) -> Tuple[List[gast.stmt], bool]:
             continue
         out.append(stmt)
     return out, changed
+
+
+def remove_where(stmts: List[gast.stmt], doomed: Callable[[gast.stmt], bool]) -> List[gast.stmt]:
+    """``stmts`` without the statements, at any depth, that ``doomed`` holds; an emptied ``body`` is ``pass``."""
+    out = []
+    for stmt in stmts:
+        if doomed(stmt):
+            continue
+        for field in ("body", "orelse"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block:
+                setattr(stmt, field, remove_where(block, doomed) or ([gast.Pass()] if field == "body" else []))
+        out.append(stmt)
+    return out
 
 
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
