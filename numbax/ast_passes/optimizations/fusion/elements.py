@@ -95,6 +95,8 @@ class Trial:
         slice of one), or None."""
         self.writing = True
         element = self.element(written)
+        if self.hoisted:  # a copy made before the loop (``a[idx]`` of an index array): writes would be lost
+            return None
         return element if isinstance(element, gast.Subscript) else None
 
     def _name(self, identifier: str, shape, aval) -> Optional[gast.expr]:
