@@ -20,10 +20,11 @@ reports whether it changed anything.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
+from typing import Dict, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.nodes import in_order
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.dead_code import remove_where
@@ -88,13 +89,6 @@ def _write(stmt: gast.stmt):
     return target.value.id
 
 
-def _statements(body: List[gast.stmt]):
-    for stmt in body:
-        yield stmt
-        for field in ("body", "orelse"):
-            yield from _statements(getattr(stmt, field, None) or [])
-
-
 def _doomed(dead: Set[str]):
     def doomed(stmt: gast.stmt) -> bool:
         made = _allocation(stmt)
@@ -109,7 +103,7 @@ def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     changed = _shape_sources(fdef, stores)
     _, loads = count_names(fdef)
     allocated, writes = set(), {}
-    for stmt in _statements(fdef.body):
+    for stmt, _ in in_order(fdef.body):  # a write in a block it does not enter counts as a read: kept
         made = _allocation(stmt)
         if made is not None and stores[made[0]] == 1:
             allocated.add(made[0])
