@@ -20,24 +20,43 @@ from numbax.ast_passes.analyses.nodes import base
 
 _VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze", "diagonal", "T", "real", "imag",
                  "flat"}
+# the runtime helpers that may return an argument itself (or a view of it): which one
+RUNTIME_PASSTHROUGH = {"unbroadcast": 0, "stored_cotangent": 0, "scalar_output": 0, "real_output": 0,
+                       "reserve_rows": 0, "stop_gradient": 0, "custom_input": 0, "custom_input_seen": 0,
+                       "unaliased": 0, "custom_rule": 1}
 _VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "swapaxes", "moveaxis", "squeeze", "expand_dims", "asarray",
                    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "diagonal", "real", "imag"}
 
 
-def may_alias(value: gast.expr) -> bool:
-    """Whether ``value`` may be an existing array, or a view of one."""
-    if isinstance(value, (gast.Name, gast.Subscript)):
-        return True
+def sources(value: gast.expr) -> Set[str]:
+    """The names whose arrays ``value`` may be, or be a view of: the array a subscript, a view attribute
+    (``.T``) or a view function or method (``reshape``, ``transpose``...) is applied to, each side of a
+    conditional expression, the elements of a tuple or list; never an index, a shape or another argument."""
+    if isinstance(value, gast.Name):
+        return {value.id}
+    if isinstance(value, gast.Subscript):
+        return sources(value.value)
     if isinstance(value, gast.Attribute):
-        return value.attr in _VIEW_METHODS
+        return sources(value.value) if value.attr in _VIEW_METHODS else set()
     if isinstance(value, gast.IfExp):
-        return may_alias(value.body) or may_alias(value.orelse)
+        return sources(value.body) | sources(value.orelse)
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return set().union(*(sources(e) for e in value.elts))
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
         func = value.func
         if isinstance(func.value, gast.Name) and func.value.id == "np":
-            return func.attr in _VIEW_FUNCTIONS and hasattr(np, func.attr)
-        return func.attr in _VIEW_METHODS
-    return False
+            known = func.attr in _VIEW_FUNCTIONS and hasattr(np, func.attr)
+            return sources(value.args[0]) if known and value.args else set()
+        if isinstance(func.value, gast.Name) and func.value.id == "rt":
+            position = 0 if func.attr in _VIEW_METHODS else RUNTIME_PASSTHROUGH.get(func.attr)
+            return sources(value.args[position]) if position is not None and len(value.args) > position else set()
+        return sources(func.value) if func.attr in _VIEW_METHODS else set()
+    return set()
+
+
+def may_alias(value: gast.expr) -> bool:
+    """Whether ``value`` may be an existing array, or a view of one."""
+    return bool(sources(value))
 
 
 def definitions(fdef: gast.FunctionDef) -> Dict[str, List[gast.Assign]]:
@@ -67,11 +86,10 @@ def view_links(defs: Dict[str, List[gast.Assign]], avals: Optional[Dict[str, tup
         if avals is not None and (avals.get(name) or ("", 1))[1] == 0:
             continue
         for d in found:
-            if may_alias(d.value):
-                for other in {n.id for n in gast.walk(d.value) if isinstance(n, gast.Name)}:
-                    links.setdefault(other, set()).add(name)
-                    if both_ways:
-                        links.setdefault(name, set()).add(other)
+            for other in sources(d.value):
+                links.setdefault(other, set()).add(name)
+                if both_ways:
+                    links.setdefault(name, set()).add(other)
     return links
 
 

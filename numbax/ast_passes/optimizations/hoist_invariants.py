@@ -20,14 +20,14 @@ once per iteration. Reports whether it changed anything.
 """
 from __future__ import annotations
 
-from typing import List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.aliasing import linked, sharing
 from numbax.ast_passes.analyses.usage import count_names
-from numbax.ast_passes.optimizations.purity import changes_arguments, is_pure
+from numbax.ast_passes.optimizations.purity import changes_arguments, is_check, is_pure
 
 
 def stored_in(stmts: List[gast.stmt]) -> Set[str]:
@@ -54,38 +54,80 @@ def updated_in_place(stmts: List[gast.stmt]) -> Set[str]:
     return out
 
 
-def _hoist_loop(loop, stores, links) -> Tuple[List[gast.stmt], bool]:
-    changed_names = stored_in(loop.body) | linked(updated_in_place(loop.body), links)
+def _hoist_loop(loop, stores, links, before: Optional[List[gast.stmt]], written: Set[str]) \
+        -> Tuple[List[gast.stmt], bool]:
+    """The invariant statements of ``loop``, taken out of its body (never one making an array the body
+    writes into: each iteration needs its own). With ``before`` (the statements ahead of a
+    batch loop, where its first example ran), invariant checks leave too, and one that repeats a statement
+    there is dropped (a check) or reads the value computed there (``t = s``); ``written``: the names whose
+    arrays something writes into."""
+    filled = linked(updated_in_place(loop.body), links)
+    changed_names = stored_in(loop.body) | filled
     if isinstance(loop, gast.For):
-        changed_names |= {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
+        changed_names |= _names(loop.target)
+    earlier = {} if before is None else _repeatable(before, stores, written)
     hoisted: List[gast.stmt] = []
     kept: List[gast.stmt] = []
     for stmt in loop.body:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
-                and stores[stmt.targets[0].id] == 1 and is_pure(stmt.value) and not isinstance(stmt.value, gast.Name):
-            reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}
-            if not reads & changed_names:
+                and stores[stmt.targets[0].id] == 1 and stmt.targets[0].id not in filled \
+                and is_pure(stmt.value) and not isinstance(stmt.value, gast.Name):
+            if not _names(stmt.value) & changed_names:
+                same = earlier.get(gast.dump(stmt.value))
+                if same is not None and stmt.targets[0].id not in written:
+                    stmt.value = gast.Name(id=same, ctx=gast.Load(), annotation=None, type_comment=None)
                 hoisted.append(stmt)
                 continue
+        elif before is not None and isinstance(stmt, gast.Expr) and is_check(stmt.value) \
+                and not _names(stmt.value) & changed_names:
+            if gast.dump(stmt.value) not in earlier:
+                hoisted.append(stmt)
+            continue
         kept.append(stmt)
-    if hoisted:
+    changed = len(kept) < len(loop.body)
+    if changed:
         loop.body = kept or [gast.Pass()]
-    return hoisted, bool(hoisted)
+    return hoisted, changed
 
 
-def _block(stmts: List[gast.stmt], stores, links, only_batch_loops: bool) -> Tuple[List[gast.stmt], bool]:
+def _names(node: gast.AST) -> Set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _repeatable(before: List[gast.stmt], stores, written: Set[str]) -> Dict[str, Optional[str]]:
+    """The statements of ``before`` that give the same value computed again after them: pure expressions
+    and checks of names assigned at most once (and not later in ``before``) whose arrays nothing writes
+    into, keyed by their text, each to the name holding its value (None for a check)."""
+    found: Dict[str, Tuple[Optional[str], Set[str]]] = {}
+    for stmt in before:
+        target, value = None, None
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            target = stmt.targets[0].id
+            if stores[target] == 1 and target not in written and is_pure(stmt.value):
+                value = stmt.value
+        elif isinstance(stmt, gast.Expr) and is_check(stmt.value):
+            value = stmt.value
+        stored = stored_in([stmt])
+        found = {key: entry for key, entry in found.items() if not entry[1] & stored}
+        if value is not None and all(stores[n] <= 1 and n not in written for n in _names(value)):
+            found.setdefault(gast.dump(value), (target, _names(value)))
+    return {key: target for key, (target, _) in found.items()}
+
+
+def _block(stmts: List[gast.stmt], stores, links, only_batch_loops: bool, written: Set[str]) \
+        -> Tuple[List[gast.stmt], bool]:
     out: List[gast.stmt] = []
     changed = False
     for stmt in stmts:
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner:
-                new, did = _block(inner, stores, links, only_batch_loops)
+                new, did = _block(inner, stores, links, only_batch_loops, written)
                 setattr(stmt, field, new)
                 changed |= did
-        if isinstance(stmt, (gast.For, gast.While)) and \
-                (not only_batch_loops or anno.getanno(stmt, anno.Key.BATCH_LOOP, False)):
-            hoisted, did = _hoist_loop(stmt, stores, links)
+        batch = anno.getanno(stmt, anno.Key.BATCH_LOOP, False)
+        if isinstance(stmt, (gast.For, gast.While)) and (not only_batch_loops or batch):
+            hoisted, did = _hoist_loop(stmt, stores, links, out if batch else None, written)
             out.extend(hoisted)
             changed |= did
         out.append(stmt)
@@ -95,7 +137,8 @@ def _block(stmts: List[gast.stmt], stores, links, only_batch_loops: bool) -> Tup
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     """Hoist loop invariants in ``fdef``; ``(fdef, changed)``."""
     stores, _ = count_names(fdef)
-    fdef.body, changed = _block(fdef.body, stores, sharing(fdef), False)
+    links = sharing(fdef)
+    fdef.body, changed = _block(fdef.body, stores, links, False, linked(updated_in_place(fdef.body), links))
     return fdef, changed
 
 
@@ -104,5 +147,6 @@ def transform_batch_loops(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, boo
     example, before such a loop, already computed each of them from the same values, so moving them in
     front of it raises nothing new where it runs no iteration; ``(fdef, changed)``."""
     stores, _ = count_names(fdef)
-    fdef.body, changed = _block(fdef.body, stores, sharing(fdef), True)
+    links = sharing(fdef)
+    fdef.body, changed = _block(fdef.body, stores, links, True, linked(updated_in_place(fdef.body), links))
     return fdef, changed

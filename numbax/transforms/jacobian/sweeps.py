@@ -2,7 +2,7 @@
 
 numbax specializes these functions at the call of a Jacobian, as it would a user's: the loops over leaves
 run at compile time (each leaf's shape is known in rank, its size at run time), and ``vmap`` over the rows
-of an identity matrix becomes one loop in the generated code whose body is the forward mode (``jacfwd``:
+of an identity matrix (each made where it is used) becomes one loop in the generated code whose body is the forward mode (``jacfwd``:
 one column per input element) or the reverse mode (``jacrev``: one row per output element) of the user's
 function. The blocks are arranged as JAX arranges them: for each output leaf, the structure of the inputs
 differentiated, each block of shape ``output.shape + input.shape``.
@@ -40,13 +40,30 @@ def _size(tree):
     return sum([leaf.size for leaf in tree_util.tree_leaves(tree)])
 
 
+@specialized_from_source
+def _one_hot(i, n):
+    """Row ``i`` of the identity of size ``n`` (made per row: the whole identity is n * n numbers)."""
+    e = np.zeros(n)
+    e[i] = 1.0
+    return e
+
+
+@specialized_from_source
+def _is_number(tree):
+    """Whether ``tree`` is one 0-d leaf."""
+    leaves = tree_util.tree_leaves(tree)
+    return len(leaves) == 1 and leaves[0].ndim == 0
+
+
 def jacfwd(pushforward, args, dyn, single, has_aux):
     """Forward mode along each input element: ``pushforward(args, tangents)`` gives ``(output, output
     tangent, aux)`` for tangents of ``dyn``, the arguments differentiated."""
-    def column(e):
-        return pushforward(args, _split(e, dyn))
+    n = _size(dyn)
 
-    out, columns, aux = vmap(column, out_axes=(None, 0, None))(np.eye(_size(dyn)))
+    def column(i):
+        return pushforward(args, _split(_one_hot(i, n), dyn))
+
+    out, columns, aux = vmap(column, out_axes=(None, 0, None))(np.arange(n))
     example = dyn[0] if single else dyn
     blocks = []
     for leaf, cols in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(columns)):
@@ -65,11 +82,17 @@ def jacrev(linearization, args, dyn, single, has_aux):
     """Reverse mode from each output element: ``linearization(*args)`` gives ``(output, pullback, aux)``,
     the pullback returning one cotangent per argument differentiated (``dyn``)."""
     out, pullback, aux = linearization(*args)
+    if _is_number(out):  # one row, the gradient: no loop over a basis
+        cotangents = pullback(_split(np.ones(1), out))
+        jac = tree_util.tree_unflatten(tree_util.tree_structure(out), [cotangents[0] if single else cotangents])
+        return (jac, aux) if has_aux else jac
 
-    def row(e):
-        return pullback(_split(e, out))
+    n = _size(out)
 
-    rows = vmap(row)(np.eye(_size(out)))
+    def row(i):
+        return pullback(_split(_one_hot(i, n), out))
+
+    rows = vmap(row)(np.arange(n))
     blocks = []
     start = 0
     for leaf in tree_util.tree_leaves(out):
