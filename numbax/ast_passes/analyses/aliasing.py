@@ -24,8 +24,11 @@ _VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze",
 RUNTIME_PASSTHROUGH = {"unbroadcast": 0, "stored_cotangent": 0, "scalar_output": 0, "real_output": 0,
                        "reserve_rows": 0, "stop_gradient": 0, "custom_input": 0, "custom_input_seen": 0,
                        "unaliased": 0, "custom_rule": 1}
+# the NumPy functions that may return their first argument itself, a view of it, or views of it
 _VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "swapaxes", "moveaxis", "squeeze", "expand_dims", "asarray",
-                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "diagonal", "real", "imag"}
+                   "asanyarray", "ascontiguousarray", "asfortranarray", "atleast_1d", "atleast_2d", "atleast_3d",
+                   "broadcast_to", "broadcast_arrays", "diagonal", "real", "imag", "flip", "flipud", "fliplr",
+                   "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit"}
 
 
 def sources(value: gast.expr) -> Set[str]:

@@ -26,6 +26,7 @@ import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.aliasing import linked, sharing
+from numbax.ast_passes.analyses.nodes import loads
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.purity import changes_arguments, is_check, is_pure
 
@@ -57,14 +58,14 @@ def updated_in_place(stmts: List[gast.stmt]) -> Set[str]:
 def _hoist_loop(loop, stores, links, before: Optional[List[gast.stmt]], written: Set[str]) \
         -> Tuple[List[gast.stmt], bool]:
     """The invariant statements of ``loop``, taken out of its body (never one making an array the body
-    writes into: each iteration needs its own). With ``before`` (the statements ahead of a
-    batch loop, where its first example ran), invariant checks leave too, and one that repeats a statement
-    there is dropped (a check) or reads the value computed there (``t = s``); ``written``: the names whose
-    arrays something writes into."""
+    writes into: each iteration needs its own). With ``before`` (the statements ahead of a batch loop, where
+    its first example ran), invariant checks leave too, and one that repeats a statement there is dropped (a
+    check) or reads the value computed there (``t = s``); ``written``: the names whose arrays something
+    writes into."""
     filled = linked(updated_in_place(loop.body), links)
     changed_names = stored_in(loop.body) | filled
     if isinstance(loop, gast.For):
-        changed_names |= _names(loop.target)
+        changed_names |= {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
     earlier = {} if before is None else _repeatable(before, stores, written)
     hoisted: List[gast.stmt] = []
     kept: List[gast.stmt] = []
@@ -72,14 +73,14 @@ def _hoist_loop(loop, stores, links, before: Optional[List[gast.stmt]], written:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
                 and stores[stmt.targets[0].id] == 1 and stmt.targets[0].id not in filled \
                 and is_pure(stmt.value) and not isinstance(stmt.value, gast.Name):
-            if not _names(stmt.value) & changed_names:
+            if not loads(stmt.value) & changed_names:
                 same = earlier.get(gast.dump(stmt.value))
                 if same is not None and stmt.targets[0].id not in written:
                     stmt.value = gast.Name(id=same, ctx=gast.Load(), annotation=None, type_comment=None)
                 hoisted.append(stmt)
                 continue
         elif before is not None and isinstance(stmt, gast.Expr) and is_check(stmt.value) \
-                and not _names(stmt.value) & changed_names:
+                and not loads(stmt.value) & changed_names:
             if gast.dump(stmt.value) not in earlier:
                 hoisted.append(stmt)
             continue
@@ -88,10 +89,6 @@ def _hoist_loop(loop, stores, links, before: Optional[List[gast.stmt]], written:
     if changed:
         loop.body = kept or [gast.Pass()]
     return hoisted, changed
-
-
-def _names(node: gast.AST) -> Set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
 def _repeatable(before: List[gast.stmt], stores, written: Set[str]) -> Dict[str, Optional[str]]:
@@ -109,8 +106,8 @@ def _repeatable(before: List[gast.stmt], stores, written: Set[str]) -> Dict[str,
             value = stmt.value
         stored = stored_in([stmt])
         found = {key: entry for key, entry in found.items() if not entry[1] & stored}
-        if value is not None and all(stores[n] <= 1 and n not in written for n in _names(value)):
-            found.setdefault(gast.dump(value), (target, _names(value)))
+        if value is not None and all(stores[n] <= 1 and n not in written for n in loads(value)):
+            found.setdefault(gast.dump(value), (target, loads(value)))
     return {key: target for key, (target, _) in found.items()}
 
 

@@ -45,9 +45,9 @@ def is_pure(expr: gast.expr) -> bool:
     for node in gast.walk(expr):
         if isinstance(node, gast.Call):
             path = _callee_path(node.func)
-            if path is None:  # a method of a value computed here (``rt.reshape(e, s).astype(t)``): walked too
-                if isinstance(node.func, gast.Attribute) and node.func.attr not in _MUTATING_METHODS | _EFFECTS:
-                    continue
+            if path is None and isinstance(node.func, gast.Attribute):  # a method of a value computed here
+                path = ["", node.func.attr]  # (``rt.reshape(e, s).astype(t)``), whose receiver the walk reaches
+            if path is None:
                 return False
             if len(path) == 1 and path[0] not in _PURE_BUILTINS:
                 return False

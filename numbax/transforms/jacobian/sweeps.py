@@ -2,10 +2,10 @@
 
 numbax specializes these functions at the call of a Jacobian, as it would a user's: the loops over leaves
 run at compile time (each leaf's shape is known in rank, its size at run time), and ``vmap`` over the rows
-of an identity matrix (each made where it is used) becomes one loop in the generated code whose body is the forward mode (``jacfwd``:
-one column per input element) or the reverse mode (``jacrev``: one row per output element) of the user's
-function. The blocks are arranged as JAX arranges them: for each output leaf, the structure of the inputs
-differentiated, each block of shape ``output.shape + input.shape``.
+of an identity matrix (each made where it is used) becomes one loop in the generated code whose body is the
+forward mode (``jacfwd``: one column per input element) or the reverse mode (``jacrev``: one row per output
+element) of the user's function. The blocks are arranged as JAX arranges them: for each output leaf, the
+structure of the inputs differentiated, each block of shape ``output.shape + input.shape``.
 """
 import numpy as np
 
