@@ -11,7 +11,7 @@ import gast
 import pytest
 
 import numbax.runtime
-from numbax.ast_passes.analyses.aliasing import RUNTIME_PASSTHROUGH, sources
+from numbax.ast_passes.analyses.aliasing import RUNTIME_PASSTHROUGH, _VIEW_METHODS as VIEW_METHODS, sources
 
 
 def _sources(text: str):
@@ -47,8 +47,9 @@ def _returned_parameters(fn: ast.FunctionDef):
     for node in ast.walk(fn):
         if isinstance(node, ast.Return) and node.value is not None:
             value = node.value
-            while isinstance(value, (ast.Subscript, ast.Attribute)):
-                value = value.value
+            while isinstance(value, (ast.Subscript, ast.Attribute)) or isinstance(value, ast.Call) and \
+                    isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS:
+                value = value.func.value if isinstance(value, ast.Call) else value.value
             if isinstance(value, ast.Name) and value.id in params:
                 yield params.index(value.id)
 
