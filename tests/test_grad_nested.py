@@ -160,3 +160,30 @@ def test_a_cotangent_of_another_shape_is_jaxs_value_error(backend):
         python_pull(np.ones(1))
     with pytest.raises(ValueError, match=r"got float64\[\], but expected float64\[3\]"):
         python_pull(1.0)
+
+
+def pull_sum(x, ct):
+    _, pull = numbax.vjp(np.sum, x)
+    return pull(ct)[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cotangent_of_another_dtype_is_jaxs_value_error(backend):
+    """As jax.vjp's pullback: a float64 output takes a float64 cotangent (a Python float counts), and a
+    float32, integer, boolean or complex one is refused rather than cast, inside compiled code and out."""
+    x = np.array([0.1, 0.2, 0.3])
+    pull = numbax.jit(pull_sine, backend=backend)
+    with pytest.raises(numbax.NumbaxError, match="a cotangent of dtype float32 for an output of dtype float64"):
+        pull(x, np.ones(3, np.float32))
+    np.testing.assert_allclose(numbax.jit(pull_sum, backend=backend)(x, 2.0), 2.0 * np.ones(3))
+    with pytest.raises(numbax.NumbaxError, match="a cotangent of dtype int64 for an output of dtype float64"):
+        numbax.jit(pull_sum, backend=backend)(x, 2)
+    _, python_pull = numbax.vjp(sine, x)
+    for wrong, name in ((np.ones(3, np.float32), "float32"), (np.ones(3, np.int64), "int64"),
+                        (np.ones(3, bool), "bool"), (np.ones(3, complex), "complex128")):
+        with pytest.raises(ValueError, match=rf"got {name}\[3\], but expected float64\[3\]"):
+            python_pull(wrong)
+    _, scalar_pull = numbax.vjp(np.sum, x)
+    np.testing.assert_allclose(scalar_pull(2.0)[0], 2.0 * np.ones(3))
+    with pytest.raises(ValueError, match=r"got int64\[\], but expected float64\[\]"):
+        scalar_pull(2)

@@ -22,6 +22,13 @@ from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
 from numbax.ast_passes.tree_copy import copy_tree
 
 
+def cotangent_dtype_fits(cotangent: np.dtype, output: np.dtype) -> bool:
+    """Whether a cotangent of dtype ``cotangent`` is one for an output of dtype ``output``, as ``jax.vjp``'s
+    pullback has it: the output's own dtype where that is inexact (a float32 cotangent for a float64 output is
+    refused, not cast); any number for an integer or boolean output, which has no derivative."""
+    return cotangent == output or output.kind not in "fc"
+
+
 def abstract(spec, node, leaf: Any, what: str, label: str) -> AVal:
     """The abstract value of one leaf the caller passes: a run-time leaf's own, or a number's."""
     if isinstance(leaf, Dyn):

@@ -13,6 +13,7 @@ from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.errors import NumbaxDifferentiationError
+from numbax.transforms import nesting
 from numbax.transforms.grad import transform as grad_transform
 
 FLOAT0 = np.dtype([("float0", np.void, 0)])
@@ -359,7 +360,8 @@ class _VJPFunction:
             raise ValueError(f"the cotangent must have the structure of the output ({self.out_treedef}), "
                              f"got {treedef}")
         for leaf, output in zip(leaves, self.outputs or ()):
-            if np.shape(leaf) != np.shape(output):
+            if np.shape(leaf) != np.shape(output) or not nesting.cotangent_dtype_fits(np.result_type(leaf),
+                                                                               np.result_type(output)):
                 raise ValueError("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
                                  f"{_type_short(leaf)}, but expected {_type_short(output)} because the "
                                  f"corresponding output of the differentiated function had JAX type "

@@ -46,6 +46,10 @@ def checked_cotangents(spec, node, cotangents: List[Any], outputs: List[Any]) ->
             spec.fail(node, f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: a cotangent of "
                       f"rank {got.ndim} for an output of rank {want.ndim}",
                       hint="pass the pullback a cotangent of the output's shape.")
+        if not nesting.cotangent_dtype_fits(got.dtype, want.dtype):
+            spec.fail(node, f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: a cotangent "
+                      f"of dtype {got.dtype} for an output of dtype {want.dtype}",
+                      hint=f"pass the pullback a cotangent of the output's dtype ({want.dtype}).")
         checked.append(nesting.checked_at_run_time(spec, node, cotangent_checked, cotangent, want.ndim, output))
     return checked
 
