@@ -293,6 +293,19 @@ class Jitted(_CDispatcher):
         """The middle end for one specialization; transformations other than jit override this."""
         return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass)
 
+    def merged_static(self, static_argnums=(), static_argnames=()) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
+        """This function's static arguments together with ``static_argnums`` and ``static_argnames`` (what
+        ``jit`` of a transformation, or a transformation of a ``jit``, keeps: both)."""
+        nums, names = normalize_static(self.fun, static_argnums, static_argnames)
+        return (tuple(sorted(set(self.static_argnums) | set(nums))),
+                tuple(sorted(set(self.static_argnames) | set(names))))
+
+    def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Jitted":
+        """``jit`` of this function: ``jit(jit(f))`` is ``jit(f)``, with both's static arguments (and the
+        backend ``jit`` names, where it names one other than the CPU). Transformations override it."""
+        nums, names = self.merged_static(static_argnums, static_argnames)
+        return Jitted(self.fun, nums, names, self.backend if backend == "cpu" else backend, **self.options)
+
     def _repr_html_(self) -> str:
         from numbax.display import highlight_html
 
@@ -327,7 +340,7 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
         A callable with the signature of ``fun``; ``.source`` holds the last generated code.
     """
     def wrap(f: Callable) -> Jitted:
-        if isinstance(f, Jitted) and hasattr(f, "rejit"):
+        if isinstance(f, Jitted):
             return f.rejit(static_argnums, static_argnames, backend)
         return Jitted(f, static_argnums, static_argnames, backend, parallel, fastmath)
 

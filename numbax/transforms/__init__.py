@@ -1,1 +1,2 @@
-"""The transformations: grad (reverse mode) and vmap (batching); jvp and control flow follow."""
+"""The transformations (``registry`` declares them): grad (reverse mode), jvp (forward mode), the Jacobian
+family, vmap (batching) and custom rules; ``nesting`` composes them."""

@@ -284,11 +284,14 @@ class CallsMixin:
                          keywords=[gast.keyword(arg=k, value=self.materialize(v)) for k, v in kwargs.items()])
         return self.dyn(call)
 
-    def call_python_function(self, node, func: types.FunctionType, args, kwargs):
-        """Specialize a user function for these arguments and call the result."""
+    def call_python_function(self, node, func: types.FunctionType, args, kwargs, owner: Any = None):
+        """Specialize a user function for these arguments and call the result. ``owner`` tells apart calls
+        of one function of numbax's own for different objects (a Jacobian's sweep for each Jacobian, so that
+        ``jacrev(jacrev(f))`` is not taken for recursion)."""
         fdef, namespace = self.builder.parsed.get(func) or self._parse(func)
+        key = resolve.function_key(func) + (() if owner is None else (id(owner),))
         return self.call_user(node, fdef, func.__name__, namespace, {}, list(func.__defaults__ or ()),
-                              args, kwargs, key=resolve.function_key(func))
+                              args, kwargs, key=key)
 
     def _parse(self, func: types.FunctionType):
         """Parse and fence a user function once per compilation (specializing never changes the tree)."""

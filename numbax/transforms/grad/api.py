@@ -134,8 +134,7 @@ class Differentiated(Jitted):
 
     def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Differentiated":
         """``jit`` of this transformation: the same, with ``jit``'s static arguments added."""
-        nums = tuple(sorted(set(self.static_argnums) | set(_as_tuple(static_argnums))))
-        names = tuple(sorted(set(self.static_argnames) | set(_as_tuple(static_argnames))))
+        nums, names = self.merged_static(static_argnums, static_argnames)
         backend = self.backend if backend == "cpu" else backend
         argnums = self.argnums[0] if self.single else self.argnums
         return type(self)(self._target(), argnums, self.has_aux, self.allow_int, self.value, nums, names, backend,
@@ -268,10 +267,6 @@ class Differentiated(Jitted):
         return f"<numbax.{self.label} of {inner}>"
 
 
-def _as_tuple(x) -> tuple:
-    return (x,) if isinstance(x, (int, str)) else tuple(x)
-
-
 def _gradient_aval(leaf):
     """The abstract value of the gradient of a float placeholder: its own (``rt.primal_dtype`` casts it);
     None for other leaves."""
@@ -289,8 +284,7 @@ def _unwrap(fun: Callable, static_argnums, static_argnames):
             f"differentiating {fun!r} directly is not supported",
             hint="differentiate a function that calls numbax.vjp and its pullback.")
     if isinstance(fun, Jitted):
-        static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
-        static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
+        static_argnums, static_argnames = fun.merged_static(static_argnums, static_argnames)
         return (fun if type(fun) is not Jitted else fun.fun), static_argnums, static_argnames
     return fun, static_argnums, static_argnames
 

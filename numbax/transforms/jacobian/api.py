@@ -123,7 +123,7 @@ class _Sweep:
         else:
             sweep, arguments = sweeps.jacrev, [_Linearization(jac), list(values), dyn, single, jac.has_aux]
         try:
-            return spec.call_python_function(node, sweep, arguments, {})
+            return spec.call_python_function(node, sweep, arguments, {}, owner=jac)
         except NumbaxError as error:  # raised at a line of the sweep: reported at the user's call instead
             if error.origin is None or error.origin.filename != sweeps.__file__:
                 raise

@@ -21,15 +21,10 @@ from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
 
 
-def _as_tuple(x) -> tuple:
-    return (x,) if isinstance(x, (int, str)) else tuple(x)
-
-
 def _unwrap(fun: Callable, static_argnums, static_argnames):
     """``vmap(jit(f))`` maps ``f`` itself; a transformation's static arguments stay static."""
     if isinstance(fun, Jitted):
-        static_argnums = tuple(sorted(set(fun.static_argnums) | set(_as_tuple(static_argnums))))
-        static_argnames = tuple(sorted(set(fun.static_argnames) | set(_as_tuple(static_argnames))))
+        static_argnums, static_argnames = fun.merged_static(static_argnums, static_argnames)
         if type(fun) is Jitted:
             fun = fun.fun
     return fun, static_argnums, static_argnames
@@ -133,8 +128,7 @@ class Vmapped(Jitted):
 
     def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Vmapped":
         """``jit`` of this mapping: the same, with ``jit``'s static arguments added."""
-        nums = tuple(sorted(set(self.static_argnums) | set(_as_tuple(static_argnums))))
-        names = tuple(sorted(set(self.static_argnames) | set(_as_tuple(static_argnames))))
+        nums, names = self.merged_static(static_argnums, static_argnames)
         b = self.batching
         return Vmapped(b.fun, b.in_axes, b.out_axes, b.axis_name, b.axis_size, nums, names,
                        self.backend if backend == "cpu" else backend)
