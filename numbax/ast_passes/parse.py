@@ -123,6 +123,14 @@ def _tag_origins(tree: gast.AST, filename: str, first: int, indent: int, qualnam
                      Origin(filename, node.lineno, node.col_offset + indent, line, qualname))
 
 
+def adopt(fn: types.FunctionType, node: gast.FunctionDef, filename: str) -> None:
+    """Parse ``fn``, a function numbax wrote in place of a user's ``def`` or ``lambda`` (one lifted out of a
+    compiled function), as ``node``: the user's tree, its origins the user's lines in ``filename``."""
+    code = fn.__code__
+    key = id(code)
+    _CACHE[key] = (weakref.ref(code, lambda _, key=key: _CACHE.pop(key, None)), node, filename)
+
+
 def parse_function(fn: Callable) -> ParsedFunction:
     """Parse ``fn`` into a ``ParsedFunction`` (a fresh tree each time: passes may change it).
 

@@ -14,7 +14,7 @@ import functools
 from typing import Any, Callable, Dict, List
 
 from numbax import tree_util
-from numbax.ast_passes.specialize.values import LocalFunction, contains_dyn
+from numbax.ast_passes.specialize.values import LocalFunction, Partial, contains_dyn
 from numbax.errors import NumbaxError
 
 
@@ -34,14 +34,58 @@ def run_at_compile_time(fn: Callable, spec, node, args: List[Any], kwargs: Dict[
         spec.fail(node, f"{type(exc).__name__} in {fn.__name__} at compile time: {exc}")
 
 
+class LiftedTransformation:
+    """``numbax.grad(lambda p: loss(p, batch))`` inside a compiled function: at each call, the transformation
+    of the local function lifted then (``lifting``: what it closes over read at the call, as Python reads a
+    closure), called with the run-time values it closes over."""
+
+    def __init__(self, constructor: Callable, fun: Any, args: List[Any], kwargs: Dict[str, Any]):
+        self.constructor = constructor
+        self.fun = fun
+        self.args = args
+        self.kwargs = kwargs
+
+    def made(self, spec, node):
+        """``(the transformation, Lifted)`` for a call now."""
+        first, lifted = lifted_function(spec, node, self.fun, self.constructor.__name__)
+        return spec.fold(node, self.constructor, first, *self.args, **self.kwargs), lifted
+
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        transformed, lifted = self.made(spec, node)
+        return spec.call_value(node, transformed, list(args), {**kwargs, **lifted.captured_values()})
+
+
+_LOCAL = (LocalFunction, Partial, LiftedTransformation)
+
+
+def lifted_function(spec, node, fun: Any, label: str):
+    """``(function, Lifted or None)``: a function given to ``numbax.{label}`` inside compiled code as one the
+    transformation can read; a local function (or a transformation of one) lifted, another as it is."""
+    from numbax.ast_passes.specialize import lifting
+
+    if isinstance(fun, LocalFunction):
+        lifted = lifting.lift(spec, node, fun, label)
+        return lifted.function, lifted
+    if isinstance(fun, Partial):
+        lifted = lifting.lift_partial(spec, node, fun, label)
+        return lifted.function, lifted
+    if isinstance(fun, LiftedTransformation):
+        return fun.made(spec, node)
+    return fun, None
+
+
 def construct_transform(constructor, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
-    """``numbax.grad(loss)`` written inside a compiled function: built now, a compile-time value."""
-    if any(isinstance(a, LocalFunction) for a in list(args) + list(kwargs.values())):
-        spec.fail(node, f"numbax.{constructor.__name__} of a function defined inside a compiled function",
-                  hint="define the function at module level (numbax reads its source), and call "
-                  f"numbax.{constructor.__name__} of it here.")
-    if any(contains_dyn(a) for a in list(args) + list(kwargs.values())):
-        spec.fail(node, f"numbax.{constructor.__name__}'s arguments must be known at compile time")
+    """``numbax.grad(loss)`` written inside a compiled function: built now, a compile-time value (of a local
+    function, built at each call of it: ``LiftedTransformation``)."""
+    label = constructor.__name__
+    if any(isinstance(a, _LOCAL) for a in list(args)[1:] + list(kwargs.values())):
+        spec.fail(node, f"numbax.{label} of a function defined inside a compiled function, passed other than as "
+                  "its first argument", hint=f"pass the function first: numbax.{label}(f, ...).")
+    local = bool(args) and isinstance(args[0], _LOCAL)
+    if any(contains_dyn(a) for a in list(args)[local:] + list(kwargs.values())):
+        spec.fail(node, f"numbax.{label}'s arguments must be known at compile time")
+    if local:
+        return LiftedTransformation(constructor, args[0], list(args[1:]), kwargs)
     return spec.fold(node, constructor, *args, **kwargs)
 
 

@@ -340,9 +340,12 @@ def _type_short(value) -> str:
 class _VJPFunction:
     """The pullback returned by ``vjp``: cotangent of the output -> cotangents of the inputs."""
 
-    def __init__(self, transformed: Differentiated, primals: tuple, out_treedef, outputs: Optional[list] = None):
+    def __init__(self, transformed: Differentiated, primals: tuple, out_treedef, outputs: Optional[list] = None,
+                 keywords: Optional[Dict[str, Any]] = None):
         self.transformed = transformed
         self.primals = primals
+        # arguments passed by name, not differentiated (the captured values of a lifted local function)
+        self.keywords = dict(keywords or {})
         self.out_treedef = out_treedef
         # the output's leaves (inside compiled code, their placeholders), whose shapes the cotangent's must
         # have; None where numbax makes the cotangents itself (a Jacobian's basis)
@@ -375,7 +378,7 @@ class _VJPFunction:
                       f"got {treedef}")
         if self.outputs is not None:
             leaves = nested.checked_cotangents(spec, node, leaves, self.outputs)
-        return nested.lower(self.transformed, spec, node, list(self.primals), {}, leaves)
+        return nested.lower(self.transformed, spec, node, list(self.primals), self.keywords, leaves)
 
 
 class _VJP(Differentiated):

@@ -22,7 +22,8 @@ from typing import Any, Dict, List
 import numpy as np
 
 from numbax import tree_util
-from numbax.ast_passes.specialize.values import Dyn, LocalFunction
+from numbax.ast_passes.specialize.compile_time import lifted_function
+from numbax.ast_passes.specialize.values import Dyn
 from numbax.transforms import nesting
 from numbax.transforms.grad import higher_order as higher_order_checks
 
@@ -105,14 +106,13 @@ def lower_vjp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     if not isinstance(has_aux, bool):
         spec.fail(node, "numbax.vjp's has_aux must be True or False, known at compile time")
     fun, primals = args[0], list(args[1:])
-    if isinstance(fun, LocalFunction):
-        spec.fail(node, "numbax.vjp of a function defined inside a compiled function",
-                  hint="define the function at module level (numbax reads its source), and call numbax.vjp of "
-                  "it here.")
     out = spec.call_value(node, fun, primals, {})
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
+    fun, lifted = lifted_function(spec, node, fun, "vjp")
     transformed = api.vjp_transformation(fun, len(primals), has_aux)
     held = tuple(spec.snapshot(p) for p in primals)  # the pullback reads them later: pinned now
+    # a lifted local function's captured values, read now (the primal output's), pinned too
+    keywords = {} if lifted is None else {k: spec.snapshot(v) for k, v in lifted.captured_values().items()}
     outputs = tree_util.tree_leaves(spec.snapshot(primal_out))  # their shapes check the cotangent's
-    pullback = api._VJPFunction(transformed, held, tree_util.tree_structure(primal_out), outputs)
+    pullback = api._VJPFunction(transformed, held, tree_util.tree_structure(primal_out), outputs, keywords)
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)

@@ -18,6 +18,7 @@ from numbax.api import Jitted
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.parse import function_of
+from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.errors import NumbaxDifferentiationError, NumbaxError
 from numbax.origin import Origin
 from numbax.transforms.grad.api import _normalize_argnums, _unwrap
@@ -62,6 +63,15 @@ def check_outputs(label: str, leaves, origin=None) -> None:
                 origin, hint="return floating-point values; numbax.vjp and numbax.jvp take other outputs.")
 
 
+def _by_kind(jac: "Jacobian", values) -> tuple:
+    """The arguments of a call of ``jac``'s function, in parameter order, as the positional ones and a dict
+    of the keyword-only ones."""
+    kinds = [p.kind for p in jac._signature.signature.parameters.values()]
+    positional = [v for v, kind in zip(values, kinds) if kind is not kind.KEYWORD_ONLY]
+    keywords = {p: v for p, v, kind in zip(jac._signature.params, values, kinds) if kind is kind.KEYWORD_ONLY}
+    return positional, keywords
+
+
 class _Pushforward:
     """Compile-time value the forward sweep calls: ``(args, tangents of the arguments differentiated)`` ->
     ``(output, output tangent, aux)``, forward mode generated at the call."""
@@ -76,7 +86,9 @@ class _Pushforward:
         jac = self.jacobian
         primals, tangents = args
         push = pushforward(jac.target, jac.has_aux, jac.backend, jac.argnums)
-        out, out_tangent = nested.lower(push, spec, node, list(primals), tree_util.tree_leaves(tangents), jac.label)
+        positional, keywords = _by_kind(jac, primals)
+        out, out_tangent = nested.lower(push, spec, node, positional, tree_util.tree_leaves(tangents), jac.label,
+                                        keywords=keywords)
         if jac.has_aux:
             return out[0], out_tangent[0], out[1]
         return out, out_tangent, None
@@ -93,12 +105,14 @@ class _Linearization:
         from numbax.transforms.grad.api import _VJP, _VJPFunction
 
         jac = self.jacobian
-        out = spec.call_value(node, jac.target, list(args), {})
+        positional, keywords = _by_kind(jac, args)
+        out = spec.call_value(node, jac.target, positional, keywords)
         primal, aux = (out[0], out[1]) if jac.has_aux else (out, None)
         check_outputs(jac.label, tree_util.tree_leaves(primal), spec.origin(node))
         transformed = _VJP(jac.target, jac.argnums, jac.has_aux, True, False, (), (), jac.backend, cotangents=True)
-        held = tuple(spec.snapshot(a) for a in args)  # the pullback reads them later: pinned now
-        return primal, _VJPFunction(transformed, held, tree_util.tree_structure(primal)), aux
+        held = tuple(spec.snapshot(a) for a in positional)  # the pullback reads them later: pinned now
+        pinned = {k: spec.snapshot(v) for k, v in keywords.items()}
+        return primal, _VJPFunction(transformed, held, tree_util.tree_structure(primal), keywords=pinned), aux
 
 
 class _Sweep:
@@ -245,3 +259,7 @@ def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool
     ``T`` the result has shape ``T + T``."""
     _refuse_holomorphic(holomorphic)
     return jacfwd(jacrev(fun, argnums, has_aux, backend=backend), argnums, has_aux, backend=backend)
+
+
+for _constructor in (jacfwd, jacrev, hessian):
+    built_at_compile_time(_constructor)

@@ -7,12 +7,13 @@ computes both.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
 from numbax import tree_util
-from numbax.ast_passes.specialize.values import Dyn, LocalFunction
+from numbax.ast_passes.specialize.compile_time import lifted_function
+from numbax.ast_passes.specialize.values import Dyn
 from numbax.transforms import nesting
 from numbax.transforms.grad import higher_order as higher_order_checks
 
@@ -33,12 +34,14 @@ def _aval(value: Any):
     return value.aval if isinstance(value, Dyn) else None
 
 
-def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], label: str = "numbax.jvp inside compiled code") -> Any:
+def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], label: str = "numbax.jvp inside compiled code",
+          keywords: Optional[Dict[str, Any]] = None) -> Any:
     """Specialize ``pushforward`` (a ``Pushforward``) at ``primals`` with ``tangents``, one per leaf that gets
     a tangent (``Pushforward.wrt_leaves``); ``(output, output tangent)``, each output tangent in the
-    output's dtype (``label``, the caller, names it in errors)."""
+    output's dtype (``label``, the caller, names it in errors). ``keywords`` are arguments passed by name
+    that get no tangent (a lifted local function's captured values)."""
     try:
-        values = pushforward._signature.bind(tuple(primals), {})
+        values = pushforward._signature.bind(tuple(primals), dict(keywords or {}))
     except TypeError as exc:
         spec.fail(node, f"calling {pushforward!r}: {exc}")
     bound, arguments = nesting.bind(pushforward, spec, node, values, "jvp")
@@ -93,10 +96,7 @@ def lower_jvp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     if not isinstance(has_aux, bool):
         spec.fail(node, "numbax.jvp's has_aux must be True or False, known at compile time")
     fun, primals, tangents = args
-    if isinstance(fun, LocalFunction):
-        spec.fail(node, "numbax.jvp of a function defined inside a compiled function",
-                  hint="define the function at module level (numbax reads its source), and call numbax.jvp of "
-                  "it here.")
+    fun, lifted = lifted_function(spec, node, fun, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         spec.fail(node, "primal and tangent arguments to jax.jvp must be tuples or lists")
     primal_leaves, primal_tree = tree_util.tree_flatten(tuple(primals))
@@ -110,7 +110,12 @@ def lower_jvp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
             spec.fail(node, f"numbax.jvp inside compiled code with a primal of dtype {aval.dtype.name}",
                       hint="pass the integer or boolean value through a closure or a static argument, or call "
                       "numbax.jvp outside compiled code (its tangent is then float0).")
-    out, out_tangent = lower(api.pushforward(fun, has_aux, "cpu"), spec, node, list(primals), tangent_leaves)
+    if lifted is None:
+        pushforward, keywords = api.pushforward(fun, has_aux, "cpu"), None
+    else:  # its captured values, passed by name, get no tangent
+        pushforward = api.Pushforward(fun, has_aux, "cpu", tuple(range(len(primals))))
+        keywords = lifted.captured_values()
+    out, out_tangent = lower(pushforward, spec, node, list(primals), tangent_leaves, keywords=keywords)
     if has_aux:
         return out[0], out_tangent[0], out[1]
     return out, out_tangent
