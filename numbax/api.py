@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import linecache
 import sys
 import threading
 import weakref
@@ -36,6 +37,7 @@ from numbax.backends import get_backend
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
+from numbax.origin import Origin
 
 _LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
 _FAST_LOCK = threading.Lock()
@@ -292,6 +294,13 @@ class Jitted(_CDispatcher):
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
         """The middle end for one specialization; transformations other than jit override this."""
         return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass)
+
+    def origin(self) -> Origin:
+        """The ``def`` line of the user's function: where an error is reported that has no line of the user's
+        closer to it (one raised at a call numbax wrote itself)."""
+        code = function_of(self.fun).__code__
+        return Origin(code.co_filename, code.co_firstlineno, 0,
+                      linecache.getline(code.co_filename, code.co_firstlineno), code.co_qualname)
 
     def merged_static(self, static_argnums=(), static_argnames=()) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
         """This function's static arguments together with ``static_argnums`` and ``static_argnames`` (what

@@ -131,3 +131,16 @@ def test_jit_of_jit_keeps_both_static_arguments():
     assert (outer.static_argnums, outer.static_argnames) == (direct.static_argnums, direct.static_argnames)
     assert "n" in outer.static_argnames and 1 in outer.static_argnums
     np.testing.assert_allclose(outer(X, 3, scale=2.0), 2.0 * X ** 3)
+
+
+def summed_jacobian(x):
+    return np.sum(numbax.jacfwd(field, backend="python")(x))
+
+
+def test_a_refused_composition_names_the_users_function():
+    """A third derivative through a batch loop's list tape is refused (fail closed), at the user's ``def``
+    when the call that meets it is one numbax wrote (the wrapper of ``jacfwd(grad(f))``)."""
+    third = numbax.jacfwd(numbax.grad(summed_jacobian, backend="python"), backend="python")
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="higher-order derivative") as info:
+        third(X)
+    assert info.value.origin is not None and info.value.origin.filename == __file__

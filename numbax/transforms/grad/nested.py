@@ -81,7 +81,8 @@ def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any], cota
                                           general=True)  # no entry check to fall back from
     returns = transformed._returns(generated.returns, bound)
     if higher_order:
-        higher_order_checks.check(generated.module.body[-1], transformed.label, spec.origin(node))
+        higher_order_checks.check(generated.module.body[-1], transformed.label,
+                                  spec.origin(node) or transformed.origin())
     result = nesting.emit(spec, generated, arguments + list(cotangents), returns)
     if transformed.direct:  # the generated gradient returns what the user receives, and checks the output
         return result

@@ -8,7 +8,6 @@ element); the sweep is written in NumPy (``sweeps``) and specialized like the us
 """
 from __future__ import annotations
 
-import linecache
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
@@ -20,7 +19,6 @@ from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.parse import function_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.errors import NumbaxDifferentiationError, NumbaxError
-from numbax.origin import Origin
 from numbax.transforms.grad.api import _normalize_argnums, _unwrap
 from numbax.transforms.jacobian import sweeps
 
@@ -159,13 +157,6 @@ class Jacobian(Jitted):
         self.has_aux = has_aux
         self.mode = mode
         self.label = _MODES[mode]
-
-    def origin(self) -> Origin:
-        """The ``def`` line of the function differentiated: where errors of the sweep are reported."""
-        code = function_of(self.fun).__code__
-        return Origin(code.co_filename, code.co_firstlineno, 0, linecache.getline(code.co_filename,
-                                                                                 code.co_firstlineno),
-                      code.co_qualname)
 
     def _compile(self, key, values, leaves, treedef, statics, form: tuple = ()):
         check_inputs(self.label, [leaf for i in self.argnums for leaf in tree_util.tree_leaves(values[i])])

@@ -62,7 +62,7 @@ def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], labe
     if generated.returns is None:
         spec.fail(node, f"{pushforward!r} returns nothing to differentiate")
     if spec.builder.differentiated:
-        higher_order_checks.check(generated.module.body[-1], "jvp", spec.origin(node))
+        higher_order_checks.check(generated.module.body[-1], "jvp", spec.origin(node) or pushforward.origin())
     out, out_tangents = nesting.emit(spec, generated, arguments + list(tangents),
                                      pushforward.returns(generated.returns))
     outs, treedef = tree_util.tree_flatten(out)
