@@ -225,7 +225,7 @@ def uses_fft(x):
 
 def uses_complex(x):
     z = x + 1j * x
-    return np.abs(z)
+    return np.abs(np.linalg.det(z[:, None] * z + np.eye(x.shape[0])))
 
 
 def writes_a_view(x):
@@ -260,7 +260,7 @@ def test_an_update_by_a_differentiated_value_and_constant_outputs_follow_jax(bac
 
 @pytest.mark.parametrize("fn, message, line", [
     (uses_fft, "forward mode has no derivative rule for np.fft.fft", uses_fft.__code__.co_firstlineno + 1),
-    (uses_complex, "forward mode does not differentiate complex numbers yet", uses_complex.__code__.co_firstlineno + 1),
+    (uses_complex, "no forward derivative of np.linalg.det for complex numbers", uses_complex.__code__.co_firstlineno + 2),
     (writes_a_view, "cannot follow writes through views", writes_a_view.__code__.co_firstlineno + 3),
 ])
 def test_what_forward_mode_cannot_follow_is_refused_at_the_users_line(fn, message, line):

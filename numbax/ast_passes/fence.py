@@ -38,7 +38,6 @@ UNSUPPORTED = {
     gast.Set: ("set literals", "use a tuple or an array."),
     gast.SetComp: ("set comprehensions", "use a list comprehension or an array."),
     gast.DictComp: ("dict comprehensions", "build the dict with a literal or a loop over a list."),
-    gast.GeneratorExp: ("generator expressions", "use a list comprehension or a loop."),
     gast.Starred: ("starred expressions (`*args`) outside a call's arguments",
                    "unpack with `*` only in a call (`f(*xs)`); index the tuple otherwise."),
 }

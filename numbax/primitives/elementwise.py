@@ -146,6 +146,17 @@ def angle(g, ans, z, deg=False):
     d[z] = -1j * g / z * 57.29577951308232 if deg else -1j * g / z
 
 
+@defjvp(np.abs, np.absolute, abs)
+def absolute_jvp(g, ans, x):
+    """``Re(dz conj(z)) / |z|`` (the sign of ``x`` times its tangent on reals)."""
+    d[x] = np.real(g * np.conj(rt.abs_slope(x)))
+
+
+@defjvp(np.real, method_key("real"))
+def real_jvp(g, ans, val):
+    d[val] = np.real(g)
+
+
 @defjvp(np.imag, method_key("imag"))
 def imag_jvp(g, ans, val):
     d[val] = np.imag(g)
@@ -263,6 +274,8 @@ def mod(g, ans, x1, x2):
 def_nondifferentiable(np.sign, np.floor, np.ceil, np.rint, np.trunc, gast.FloorDiv, gast.Invert, gast.BitAnd,
                       gast.BitOr, gast.BitXor, gast.LShift, gast.RShift, np.bitwise_and, np.bitwise_or,
                       np.bitwise_xor, np.invert, **_SAME)
+# ``np.sign`` carries no derivative for complex operands either, as in JAX (its JVP is zero)
+define(np.sign, complex_verified=True)
 def_nondifferentiable(np.round, np.around, aval=kinds.elementwise())
 define(method_key("round"), aval=kinds.elementwise())
 def_nondifferentiable(np.fix, np.floor_divide)

@@ -180,18 +180,20 @@ def cumprod_jvp(g, ans, a, axis=None, dtype=None, out=None):
 @defjvp(np.var)
 def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """``2 (a - mean) / (n - ddof)`` weights, which ``rt.var_grad`` spreads over ``a`` from a one."""
-    d[a] = np.sum(g * rt.var_grad(rt.ones_like(ans), a, axis, ddof, keepdims), axis=axis, keepdims=keepdims)
+    d[a] = np.sum(np.real(g * np.conj(rt.var_grad(rt.ones_like(ans), a, axis, ddof, keepdims))), axis=axis,
+                  keepdims=keepdims)
 
 
 @defjvp(np.std)
 def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    d[a] = np.sum(g * rt.var_grad(rt.ones_like(ans) / (2.0 * ans), a, axis, ddof, keepdims), axis=axis,
-                  keepdims=keepdims)
+    d[a] = np.sum(np.real(g * np.conj(rt.var_grad(rt.ones_like(ans) / (2.0 * ans), a, axis, ddof, keepdims))),
+                  axis=axis, keepdims=keepdims)
 
 
 @defjvp(np.linalg.norm)
 def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
-    d[x] = np.sum(g * rt.norm_grad(rt.ones_like(ans), ans, x, ord, axis, keepdims), axis=axis, keepdims=keepdims)
+    d[x] = np.sum(np.real(g * np.conj(rt.norm_grad(rt.ones_like(ans), ans, x, ord, axis, keepdims))), axis=axis,
+                  keepdims=keepdims)
 
 
 @defjvp(np.trace)

@@ -331,15 +331,20 @@ class ExpressionsMixin:
     def eval_ListComp(self, node):
         return self.comprehension(node.elt, node.generators, [])
 
+    def eval_GeneratorExp(self, node):
+        """``sum(f(x) for x in xs)``: the list its items make, unrolled like a list comprehension's (the code
+        numbax compiles is pure, so evaluating the items at once gives what a consumer would)."""
+        return self.comprehension(node.elt, node.generators, [])
+
     def comprehension(self, elt, generators, out: list) -> list:
-        """A list comprehension over compile-time containers, unrolled."""
+        """A list comprehension (or generator expression) over compile-time containers, unrolled."""
         if not generators:
             out.append(self.snapshot(self.eval(elt)))
             return out
         gen = generators[0]
         iterable = self.eval(gen.iter)
         if isinstance(iterable, Dyn):
-            self.fail(gen.iter, "list comprehensions over run-time values are not supported",
+            self.fail(gen.iter, "comprehensions and generator expressions over run-time values are not supported",
                       hint="build an array with np.empty and fill it in a for loop.")
         saved = dict(self.env)
         for item in iterable:

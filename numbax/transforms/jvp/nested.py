@@ -73,7 +73,7 @@ def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], labe
             spec.fail(node, f"{label} cannot tell the dtype and rank of an output, which its tangent must match",
                       hint="compute it with NumPy functions numbax knows the result of "
                       "(numbax.coverage() lists them), or call numbax.jvp outside compiled code.")
-        if not np.issubdtype(aval.dtype, np.floating):
+        if not np.issubdtype(aval.dtype, np.inexact):
             spec.fail(node, f"{label} of an output of dtype {aval.dtype.name}, whose tangent is float0",
                       hint="return floating-point arrays or numbers (use numbax.jvp outside compiled code for "
                       "integer outputs, whose tangents are float0).")

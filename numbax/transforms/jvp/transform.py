@@ -62,14 +62,24 @@ def _fail(stmt: gast.AST, message: str, hint: str) -> None:
 
 
 class _Linearize(gast.NodeTransformer):
-    """An elementwise primitive's reverse-mode line read as its forward one: ``rt.unbroadcast(e, x)`` is ``e``
-    (the tangent broadcasts as the operation does) and ``np.conj(e)`` is ``e`` (operands are real)."""
+    """A rule's line as forward mode writes it: ``np.conj(e)`` and ``np.real(e)`` of a real ``e`` are ``e`` (a
+    rule written for complex operands, ``np.real(g * np.conj(rt.abs_slope(x)))``, reads as the real one on
+    real operands), and for an elementwise primitive's reverse-mode line (``TRANSPOSED``) ``rt.unbroadcast(e,
+    x)`` is ``e`` (the tangent broadcasts as the operation does). ``real(e)`` tells whether ``e`` is real."""
+
+    def __init__(self, real, transposed: bool):
+        self.real = real
+        self.transposed = transposed
 
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and node.args and \
-                ((func.value.id, func.attr) in (("rt", "unbroadcast"), ("np", "conj"))):
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and node.args):
+            return node
+        if self.transposed and (func.value.id, func.attr) == ("rt", "unbroadcast"):
+            return node.args[0]
+        if (func.value.id, func.attr) in (("np", "conj"), ("np", "real")) and len(node.args) == 1 and \
+                self.real(node.args[0]):
             return node.args[0]
         return node
 
@@ -85,13 +95,31 @@ class Tangents:
         self.avals = avals
         self.shapes = shapes
         self.names: Dict[str, str] = {}
+        self.primals: Dict[str, str] = {}  # tangent -> its primal
         self.pending: List[gast.stmt] = []  # a rule's temporaries, written before the tangent that reads them
 
     def tangent(self, name: str) -> str:
         """The name of ``name``'s tangent (``dx`` for ``x``)."""
         if name not in self.names:
             self.names[name] = self.namer.new("d" + name.lstrip("_"))
+            self.primals[self.names[name]] = name
         return self.names[name]
+
+    def kind(self, name: str) -> Optional[str]:
+        """The kind (``"f"``, ``"c"``, ...) of a primal or a tangent (its primal's), None where unknown."""
+        primal = self.primals.get(name, name)
+        return (self.avals.get(primal) or (None,))[0]
+
+    def is_real(self, expr: gast.expr) -> bool:
+        """Whether ``expr`` is known to be real: no complex constant, and every name's kind known and real."""
+        if any(isinstance(n, gast.Constant) and isinstance(n.value, complex) for n in gast.walk(expr)):
+            return False
+        return all(self.kind(n) not in (None, "c") for n in _loads(expr) - {"np", "rt", "math"})
+
+    def is_complex(self, expr: gast.expr) -> bool:
+        """Whether ``expr`` holds a complex constant or a name known to be complex."""
+        return any(isinstance(n, gast.Constant) and isinstance(n.value, complex) for n in gast.walk(expr)) or \
+            any(self.kind(n) == "c" for n in _loads(expr))
 
     def zero(self, name: str) -> gast.expr:
         """A zero tangent for ``name`` (after its primal value is computed)."""
@@ -208,6 +236,11 @@ class Tangents:
             if p not in template.differentiated | template.no_derivative:  # ``d[p] = None``: none, declared
                 _fail(stmt, f"numbax's rule for {what} has no derivative in its argument `{p}`, which is "
                             f"differentiated here", f"compute `{p}` outside the differentiated function.")
+        if not primitive.complex_verified and (self.kind(ans) == "c" or any(
+                self.is_complex(bound[p]) for p in template.params if p in bound)):
+            _fail(stmt, f"numbax has no forward derivative of {what} for complex numbers checked against JAX",
+                  "differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or compute "
+                  "this value outside the differentiated function.")
         parts = []
         for p in wanted:
             mapping = dict(bound, g=tangents[p], ans=_name(ans))
@@ -215,7 +248,7 @@ class Tangents:
                                                lambda base: self.namer.new(base))
             substitute = Substitute(mapping)
             fold = FoldTests(names_hold_values=True)
-            linearize = _Linearize().visit if primitive.jvp is TRANSPOSED else (lambda node: node)
+            linearize = _Linearize(self.is_real, primitive.jvp is TRANSPOSED).visit
             for temp in temps:
                 self.pending.append(_assign(temp.targets[0].id, linearize(fold.visit(substitute.visit(temp.value)))))
             for param, expr in contributions:
@@ -306,6 +339,25 @@ class Tangents:
               "write the new value instead: x[i] = x[i] * v.")
 
 
+def _refuse_unverified_constants(fdef: gast.FunctionDef, active: Set[str], tangents: Tangents) -> None:
+    """Refuse a primitive registered as carrying no derivative that meets a differentiated complex value and
+    gives a number, unless that is checked for complex operands: ``rt.abs_slope`` is constant on the reals
+    only (``z / |z|`` is not), which ``jvp`` of ``jvp`` of ``np.abs`` would otherwise drop."""
+    for stmt in gast.walk(fdef):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        app = primitives.application(stmt.value)
+        primitive = entry(app.key) if app is not None else None
+        if primitive is None or primitive.vjp is not NONDIFFERENTIABLE or primitive.complex_verified:
+            continue
+        if tangents.kind(stmt.targets[0].id) in ("f", "c") and any(
+                tangents.kind(n) == "c" for n in _loads(stmt.value) & active):
+            _fail(stmt, f"numbax has no forward derivative of {app.name} for complex numbers checked against JAX "
+                        "(it carries none on the reals)",
+                  "differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or compute "
+                  "this value outside the differentiated function.")
+
+
 def _written(fdef: gast.FunctionDef) -> Set[str]:
     """The variables that the function writes into through subscripts."""
     out = set()
@@ -345,11 +397,6 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
     fdef = prepare(fdef)
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
     avals = infer_avals(fdef, dict(spec.param_avals))
-    simple = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
-    for stmt in (s for s in gast.walk(fdef) if isinstance(s, simple)):
-        if any(isinstance(n, gast.Name) and (avals.get(n.id) or ("",))[0] == "c" for n in gast.walk(stmt)):
-            _fail(stmt, "forward mode does not differentiate complex numbers yet",
-                  "use numbax.grad or numbax.vjp (reverse mode), or differentiate the real and imaginary parts.")
     params = {a.id for a in fdef.args.args}
     shapes = infer_shapes(fdef, {p: a[1] for p, a in spec.param_avals.items() if p in params}, avals)
     active = active_names(fdef, spec.wrt, is_differentiable, _carriers)
@@ -358,6 +405,7 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
     # an integer array
     active = {n for n in active if (avals.get(n) or ("f",))[0] not in "bi"}
     tangents = Tangents(namer, active, avals, shapes, _written(fdef))
+    _refuse_unverified_constants(fdef, active, tangents)
     for p in spec.wrt:
         tangents.tangent(p)
     ret = fdef.body[-1]
