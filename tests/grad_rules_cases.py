@@ -173,6 +173,8 @@ RULES: Dict[str, List[Snippet]] = {
     "numpy.arctan": [S("np.arctan(x)", x=real(3, 4))],
     "numpy.sinh": [S("np.sinh(x)", x=real(3, 4))],
     "numpy.cosh": [S("np.cosh(x)", x=real(3, 4))],
+    "numpy.ndarray.astype": [S("x.astype(np.float64) * np.tanh(x.astype(np.float64))", x=real(3, 4)),
+                             S("np.sin(x) * (3 * x).astype(np.int64) + x.astype(np.float64) ** 2", x=wide(3, 4))],
     "numpy.tanh": [S("np.tanh(x)", x=real(3, 4)), S("np.tanh(x @ w + b)", x=real(2, 3), w=real(3, 4), b=real(4))],
     "numpy.arcsinh": [S("np.arcsinh(x)", x=real(3, 4))],
     "numpy.arccosh": [S("np.arccosh(x)", x=gt1(3, 4))],

@@ -77,6 +77,20 @@ def identity(g, ans, x):
 
 define(np.positive, np.copy, shape=symbolic.elementwise)
 define(float, aval=kinds.constant("f", 0))
+
+
+def _astype(app, args):
+    """``x.astype(dtype)``: ``x``'s ndim, the dtype's kind (unknown for a dtype numbax cannot read)."""
+    dtype = kinds.argument(app, 1, "dtype")
+    kind = kinds.dtype_kind(dtype) if dtype is not None else None
+    return (kind, args[0][1]) if kind is not None and args and args[0] is not None else None
+
+
+@defvjp(method_key("astype"), aval=_astype, shape=symbolic.elementwise, **_LINEARIZED)
+def astype(g, ans, x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """A cast passes the derivative where the result holds floats, none where it holds integers or booleans
+    (``rt.stored_cotangent`` asks the result's dtype; complex casts are refused, not checked against JAX)."""
+    d[x] = rt.stored_cotangent(g, ans)
 _SCALAR_TYPES = sorted({t for t in np.sctypeDict.values() if issubclass(t, np.generic)}, key=lambda t: t.__name__)
 for _type in _SCALAR_TYPES:
     define(_type, aval=kinds.cast(_type))

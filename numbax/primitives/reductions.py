@@ -101,7 +101,7 @@ def_nondifferentiable(np.argmax, np.argmin, np.count_nonzero, method_key("argmax
                       aval=kinds.reduction("i"))
 def_nondifferentiable(np.any, np.all, method_key("any"), method_key("all"), aval=kinds.reduction("b"))
 def_nondifferentiable(method_key("argsort"), method_key("nonzero"), method_key("shape"), method_key("ndim"),
-                      method_key("size"), method_key("dtype"), method_key("astype_int"), method_key("item_index"))
+                      method_key("size"), method_key("dtype"), method_key("item_index"))
 
 def_methods({"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min, "var": np.var,
              "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "trace": np.trace})

@@ -1,0 +1,51 @@
+"""``x.astype(dtype)`` differentiated in both modes: a float cast passes the derivative (float32 too, with
+NumPy's float32 arithmetic), a cast to integers passes none, as in JAX; a complex cast is refused. The
+float64 and integer casts are also in the rule table (``grad_rules_cases``), to second order."""
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import numbax
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from grad_corpus.oracles import to_jax  # noqa: E402,F401  (turns on jax_enable_x64)
+
+X = np.array([0.3, -0.7, 2.6])
+
+
+def narrowed(x, m):
+    y = x.astype(m.float32)
+    k = (x * 2).astype(m.int64)
+    return m.sum(m.sin(y).astype(m.float64) * k + x.astype(m.float64) ** 2)
+
+
+def ours(x):
+    return narrowed(x, np)
+
+
+def theirs(x):
+    return narrowed(x, jnp)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_float32_and_integer_casts_follow_jax(backend):
+    np.testing.assert_allclose(numbax.grad(ours, backend=backend)(X), jax.grad(theirs)(X), rtol=1e-6)
+    np.testing.assert_allclose(numbax.jvp(ours, (X,), (np.ones(3),), backend=backend)[1],
+                               jax.jvp(theirs, (X,), (jnp.ones(3),))[1], rtol=1e-6)
+    np.testing.assert_allclose(numbax.hessian(ours, backend=backend)(X), jax.hessian(theirs)(X), rtol=1e-6,
+                               atol=1e-7)
+
+
+def complex_cast(x):
+    return np.sum(np.abs(x.astype(np.complex128) * (1 + 2j)))
+
+
+def test_a_complex_cast_is_refused_at_the_line():
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="astype") as info:
+        numbax.grad(complex_cast, backend="python")(X)
+    assert info.value.origin.filename == __file__
