@@ -6,7 +6,7 @@ and ``numbax.runtime``, the one import of generated code, loads no compiler.
 """
 import importlib
 
-from numbax.devices import device_get, device_put, devices, local_device_count
+from numbax.devices import Array, block_until_ready, device_get, device_put, devices, local_device_count
 from numbax.errors import (
     NumbaxBatchingError,
     NumbaxCacheError,
@@ -34,7 +34,7 @@ from numbax._version import __version__  # noqa: F401
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "config", "tree_util", "tree", "devices",
-    "local_device_count", "device_put", "device_get",
+    "local_device_count", "device_put", "device_get", "block_until_ready", "Array",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError",
     "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
     "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxSourceError",

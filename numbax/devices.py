@@ -98,3 +98,21 @@ def device_put(x: Any, device: Optional[Device] = None) -> Any:
 def device_get(x: Any) -> Any:
     """``x`` (a pytree) with every device array copied back to a NumPy array; other leaves unchanged."""
     return tree_util.tree_map(_to_host, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    """``x`` (a pytree), once the work computing it is done, as ``jax.block_until_ready``: compiled CPU code
+    returns finished arrays; for ``numba.cuda`` device arrays the device is synchronized first. Inside
+    compiled code it is ``x``."""
+    if any(is_device_array(leaf) for leaf in tree_util.tree_leaves(x)):
+        from numba import cuda
+
+        cuda.synchronize()
+    return x
+
+
+# inside compiled code (where values are finished when computed) a call of it is its argument
+block_until_ready._numbax_specialize = lambda spec, node, args, kwargs: args[0] if len(args) == 1 and not kwargs \
+    else spec.fail(node, "block_until_ready takes one argument")
+
+Array = np.ndarray  # the type of numbax's arrays, as ``jax.Array`` is JAX's: for ``isinstance``

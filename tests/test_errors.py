@@ -62,8 +62,8 @@ def uses_del(x):
 
 
 def uses_starred(x):
-    first, *rest = x
-    return first
+    both = (*x, 1.0)
+    return both
 
 
 def uses_import(x):
@@ -79,7 +79,7 @@ def uses_import(x):
     (uses_class, "class A", "class definitions"),
     (uses_async, "async def", "`async def`"),
     (uses_del, "del y", "`del` statements"),
-    (uses_starred, "*rest", "starred expressions"),
+    (uses_starred, "*x", "starred expressions"),
     (uses_import, "import math", "`import` statements"),
 ])
 def test_fence_names_construct_and_line(fn, text, construct):

@@ -38,7 +38,7 @@ UNSUPPORTED = {
     gast.Set: ("set literals", "use a tuple or an array."),
     gast.SetComp: ("set comprehensions", "use a list comprehension or an array."),
     gast.DictComp: ("dict comprehensions", "build the dict with a literal or a loop over a list."),
-    gast.Starred: ("starred expressions (`*args`) outside a call's arguments",
+    gast.Starred: ("starred expressions (`*args`) outside a call's arguments and a name of an assignment target",
                    "unpack with `*` only in a call (`f(*xs)`); index the tuple otherwise."),
 }
 
@@ -61,6 +61,10 @@ def check(fn: gast.FunctionDef) -> gast.FunctionDef:
     _check_signature(fn)
     unpacked = {id(a) for node in gast.walk(fn) if isinstance(node, gast.Call) for a in node.args
                 if isinstance(a, gast.Starred)}
+    # ``head, *rest = xs``: one starred name in an assignment's tuple target (specialize splits a known container)
+    unpacked |= {id(e) for node in gast.walk(fn) if isinstance(node, gast.Assign) for t in node.targets
+                 if isinstance(t, (gast.Tuple, gast.List)) for e in t.elts
+                 if isinstance(e, gast.Starred) and isinstance(e.value, gast.Name)}
     for node in gast.walk(fn):
         entry = UNSUPPORTED.get(type(node))
         if entry is not None and id(node) not in unpacked:  # ``f(*xs)``: specialize unpacks a known container

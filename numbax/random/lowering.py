@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from numbax.ast_passes.specialize.compile_time import bind_call
-from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, Rows, contains_dyn
 from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import NumbaxRandomArgumentError, as_shape, float_dtype, sample_shape
 from numbax.runtime.random.kernels import DRAWS
@@ -86,7 +86,8 @@ def array_info(spec, node, value: Any, what: str, name: str) -> Tuple[int, np.dt
 def _lower_split(spec, node, b):
     """``split(key, num)`` -> ``rt.random_split(key, shape)``."""
     shape = as_shape(static(spec, node, b["num"], "num", "split"), "split")
-    return emit(spec, node, "random_split", [key_of(spec, node, b["key"], "split"), shape], np.uint32, len(shape) + 1)
+    keys = emit(spec, node, "random_split", [key_of(spec, node, b["key"], "split"), shape], np.uint32, len(shape) + 1)
+    return Rows(keys.node, keys.aval, shape[0]) if len(shape) == 1 else keys  # ``key, *subkeys = split(key, n)``
 
 
 def _lower_fold_in(spec, node, b):

@@ -86,6 +86,10 @@ class ExpressionsMixin:
         if base.aval is not None and attr in ("ndim", "dtype"):
             self.builder.reads_avals = True
             return base.aval.ndim if attr == "ndim" else base.aval.dtype
+        if attr == "at":  # JAX's indexed updates, functional (``at_updates``)
+            from numbax.ast_passes.specialize.at_updates import AtIndexer
+
+            return AtIndexer(base)
         if base.aval is not None and attr == "size":
             if base.aval.ndim == 0:  # a number (Numba's scalars have no ``size``)
                 return 1
@@ -284,6 +288,8 @@ class ExpressionsMixin:
 
     def eval_Subscript(self, node):
         base, index = self.eval(node.value), self.eval(node.slice)
+        if hasattr(base, "at_index"):  # ``x.at[index]``
+            return base.at_index(index)
         if _is_runtime(base):
             aval = _DIM if _is_dim(base, index) else dtypes.index(dtypes.aval_of(base), index)
             return Dyn(self.user_subscript(node, self.materialize(base), index, gast.Load()), aval)

@@ -15,7 +15,7 @@ from numbax.ast_passes.specialize.calls import CallsMixin
 from numbax.ast_passes.specialize.control_flow import ControlFlowMixin
 from numbax.ast_passes.specialize.expressions import ExpressionsMixin
 from numbax.ast_passes.specialize.materialize import Unrepresentable, name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, NeedStatic, contains_dyn, is_static_scalar
+from numbax.ast_passes.specialize.values import AVal, Dyn, NeedStatic, Rows, contains_dyn, is_static_scalar
 from numbax.errors import NumbaxSpecializationError
 
 
@@ -195,6 +195,14 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
 
     def bind_sequence(self, target, value) -> None:
         """Tuple unpacking: at compile time for containers, in generated code for run-time tuples."""
+        if isinstance(value, Dyn) and any(isinstance(e, gast.Starred) for e in target.elts):
+            if not isinstance(value, Rows):
+                self.fail(target, "starred unpacking of a run-time value, whose length is not known when compiling",
+                          hint="unpack a tuple or list, or index the array (`x[0]`, `x[1:]`).")
+            held = self.snapshot(value)
+            row = AVal(value.aval.dtype, value.aval.ndim - 1) if value.aval is not None else None
+            value = [Dyn(gast.Subscript(value=held.expr(), slice=gast.Constant(value=i, kind=None),
+                                        ctx=gast.Load()), row) for i in range(value.rows)]
         if isinstance(value, Dyn):
             names = target_names(target)
             if not names:
@@ -210,6 +218,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             raise
         except TypeError:
             self.fail(target, f"cannot unpack a {type(value).__name__}")
+        target, items = self.starred(target, items)
         if len(items) != len(target.elts):
             self.fail(target, f"cannot unpack {len(items)} values into {len(target.elts)} targets")
         simple = all(isinstance(e, (gast.Name, gast.Subscript)) for e in target.elts)
@@ -219,6 +228,23 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             return
         for elt, item in zip(target.elts, items):
             self.bind(elt, item)
+
+    def starred(self, target, items: list):
+        """``head, *rest, last = items``: the target without its star and the items with the starred name's
+        list among them (Python's rule: the others take one item each, the starred name what is left)."""
+        stars = [i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+        if not stars:
+            return target, items
+        if len(stars) > 1:
+            self.fail(target, "multiple starred expressions in assignment")
+        star = stars[0]
+        after = len(target.elts) - star - 1
+        if len(items) < star + after:
+            self.fail(target, f"not enough values to unpack (expected at least {star + after}, got {len(items)})")
+        rest = list(items[star:len(items) - after])
+        elts = list(target.elts)
+        elts[star] = elts[star].value
+        return gast.Tuple(elts=elts, ctx=gast.Store()), items[:star] + [rest] + items[len(items) - after:]
 
     def parallel_assign(self, target, items) -> None:
         """``a, b = b, a + b``: every value is read before any target is written, as Python does."""

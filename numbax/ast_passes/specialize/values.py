@@ -64,6 +64,17 @@ class Dyn:
         raise NeedStatic("the truth value of a run-time value")
 
 
+class Rows(Dyn):
+    """A run-time array whose number of rows is known when compiling (``random.split(key, 3)``): starred
+    unpacking (``key, *subkeys = ...``) takes its rows one by one."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, node: gast.expr, aval: Optional[AVal], rows: int):
+        super().__init__(node, aval)
+        self.rows = rows
+
+
 class Method(Dyn):
     """``x.attr`` of a run-time ``x``, held with ``x``'s abstract value (``receiver``): called, its result's
     abstract value is inferred from it (``dtypes.method_call``)."""

@@ -10,7 +10,10 @@ one of whose definitions may be a view of, or the same object as, another
 array: a name, a subscript, an attribute such as ``.T``, a conditional
 expression choosing one, or a call that returns a view (``reshape``,
 ``transpose``, ``ravel``...). Such code gets a ``NumbaxDifferentiationError`` at
-the write, with the definition it came from.
+the write, with the definition it came from -- unless every array the
+definition may share memory with is read nowhere else (``_private``: a
+temporary only that definition reads, such as the cotangent a reverse sweep
+hands to ``rt.unbroadcast``), when the write changes nothing that is read.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from typing import Dict, List, Optional, Set
 import gast
 
 from numbax.ast_passes import anno
-from numbax.ast_passes.analyses.aliasing import definitions, linked, may_alias, subscript_writes, view_links
+from numbax.ast_passes.analyses.aliasing import definitions, linked, may_alias, sources, subscript_writes, \
+    view_links
 from numbax.ast_passes.analyses.nodes import base, in_order, own_expressions
 from numbax.errors import NumbaxDifferentiationError
 
@@ -37,16 +41,50 @@ def _updates(fdef: gast.FunctionDef, avals: Dict[str, tuple]):
                 yield node, array, f"{array.id} {symbol}= ..."
 
 
+def _array_reads(fdef: gast.FunctionDef) -> Dict[str, int]:
+    """How many times each name is read, leaving out the run-time checks (``rt.check_reshape(x, ...)``), which
+    read arrays' shapes and indices, not the arrays' elements."""
+    checks = {id(n) for stmt in gast.walk(fdef) if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)
+              and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr.startswith("check_")
+              and isinstance(stmt.value.func.value, gast.Name) and stmt.value.func.value.id == "rt"
+              for n in gast.walk(stmt)}
+    reads: Dict[str, int] = {}
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and id(node) not in checks:
+            reads[node.id] = reads.get(node.id, 0) + 1
+    return reads
+
+
+def _private(definition: gast.Assign, name: str, defs: Dict[str, List[gast.Assign]], loads: Dict[str, int],
+             params: Set[str]) -> bool:
+    """Whether the arrays ``name``'s ``definition`` may share memory with are read nowhere else: each is a
+    fresh array (assigned once, not itself a possible alias, not a parameter) whose every read is in a
+    definition of ``name`` (``dx = rt.unbroadcast(t, x)`` of a temporary ``t``). A write into ``name`` then
+    changes nothing that anything reads."""
+    for source in sources(definition.value):
+        found = defs.get(source, ())
+        if source in params or len(found) != 1 or may_alias(found[0].value):
+            return False
+        within = sum(1 for d in defs.get(name, ()) for n in gast.walk(d.value)
+                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == source)
+        if loads.get(source, 0) != within:
+            return False
+    return True
+
+
 def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> None:
     """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``,
     or into an array a view of which is read after the write (``avals``: which names hold arrays)."""
     defs = definitions(fdef)
     _check_views_read_later(fdef, active, avals, defs)
+    loads = _array_reads(fdef)
+    params = {a.id for a in fdef.args.args}
     for stmt, target, written in [*subscript_writes(fdef), *_updates(fdef, avals)]:
         name = base(target)
         if name not in active:
             continue
-        source: Optional[gast.Assign] = next((d for d in defs.get(name, ()) if may_alias(d.value)), None)
+        source: Optional[gast.Assign] = next((d for d in defs.get(name, ()) if may_alias(d.value) and
+                                              not _private(d, name, defs, loads, params)), None)
         if source is None:
             continue
         defined = ast.unparse(gast.gast_to_ast(source.value))
