@@ -9,6 +9,7 @@ import numpy as np
 
 from numbax.ast_passes import resolve, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
+from numbax.ast_passes.specialize.at_updates import AtIndexer
 from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Method, NeedStatic, Poison
 
 _COMPARE = {
@@ -87,8 +88,6 @@ class ExpressionsMixin:
             self.builder.reads_avals = True
             return base.aval.ndim if attr == "ndim" else base.aval.dtype
         if attr == "at":  # JAX's indexed updates, functional (``at_updates``)
-            from numbax.ast_passes.specialize.at_updates import AtIndexer
-
             return AtIndexer(base)
         if base.aval is not None and attr == "size":
             if base.aval.ndim == 0:  # a number (Numba's scalars have no ``size``)
@@ -288,7 +287,7 @@ class ExpressionsMixin:
 
     def eval_Subscript(self, node):
         base, index = self.eval(node.value), self.eval(node.slice)
-        if hasattr(base, "at_index"):  # ``x.at[index]``
+        if isinstance(base, AtIndexer):  # ``x.at[index]``
             return base.at_index(index)
         if _is_runtime(base):
             aval = _DIM if _is_dim(base, index) else dtypes.index(dtypes.aval_of(base), index)
