@@ -192,3 +192,28 @@ def assigned_after_the_grad(x):
 def test_a_value_assigned_after_the_transformation_is_made_is_read_at_the_call():
     """Python's late binding again: the name is not yet bound when ``grad`` is made, and is at its call."""
     np.testing.assert_allclose(numbax.jit(assigned_after_the_grad, backend="python")(X), np.full(3, X[2]))
+
+
+shadowed = 100.0  # a global of the name the functions below take as a parameter: it must not be read
+
+
+def two_scopes_up(x, shadowed):
+    def inner(y):
+        scale = lambda p: p * shadowed  # noqa: E731
+        return scale(y)
+
+    return inner(x)
+
+
+def grad_two_scopes_up(x, shadowed):
+    def inner(y):
+        return numbax.grad(lambda p: np.sum(p * shadowed))(y)
+
+    return inner(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_lambda_in_a_local_def_reads_the_compiled_functions_variable(backend):
+    """It read the global of that name before (a silent wrong value): Python's scopes, innermost first."""
+    np.testing.assert_allclose(numbax.jit(two_scopes_up, backend=backend)(X, 3.0), 3.0 * X)
+    np.testing.assert_allclose(numbax.jit(grad_two_scopes_up, backend=backend)(X, 3.0), np.full(3, 3.0))

@@ -1,6 +1,7 @@
 """Evaluating expressions partially: compute what is known, rebuild the rest as code."""
 from __future__ import annotations
 
+import collections
 import operator
 from typing import Any, List, Optional
 
@@ -87,8 +88,8 @@ class ExpressionsMixin:
         if base.aval is not None and attr in ("ndim", "dtype"):
             self.builder.reads_avals = True
             return base.aval.ndim if attr == "ndim" else base.aval.dtype
-        if attr == "at":  # JAX's indexed updates, functional (``at_updates``)
-            return AtIndexer(base)
+        if attr == "at":  # JAX's indexed updates, functional (``at_updates``), of the array as it is now
+            return AtIndexer(self.snapshot(base))
         if base.aval is not None and attr == "size":
             if base.aval.ndim == 0:  # a number (Numba's scalars have no ``size``)
                 return 1
@@ -288,7 +289,7 @@ class ExpressionsMixin:
     def eval_Subscript(self, node):
         base, index = self.eval(node.value), self.eval(node.slice)
         if isinstance(base, AtIndexer):  # ``x.at[index]``
-            return base.at_index(index)
+            return base.at_index(self.snapshot(index))
         if _is_runtime(base):
             aval = _DIM if _is_dim(base, index) else dtypes.index(dtypes.aval_of(base), index)
             return Dyn(self.user_subscript(node, self.materialize(base), index, gast.Load()), aval)
@@ -392,9 +393,11 @@ class ExpressionsMixin:
             self.fail(node, f"{type(exc).__name__} while evaluating at compile time: {exc}")
 
     def local_function(self, node: gast.FunctionDef) -> LocalFunction:
-        """A closure over the current environment, with its defaults evaluated now."""
+        """A closure over the current environment and the ones enclosing it (a lambda in a local ``def`` reads
+        the compiled function's variables too, not globals of their names), with its defaults evaluated now."""
         defaults = [self.eval(d) for d in node.args.defaults]
-        return LocalFunction(node=node, env=self.env, name=node.name, defaults=defaults, namespace=self.namespace)
+        env = collections.ChainMap(self.env, self.closure_env) if self.closure_env else self.env
+        return LocalFunction(node=node, env=env, name=node.name, defaults=defaults, namespace=self.namespace)
 
     def lookup_free(self, name: str, node: gast.expr) -> Any:
         """A name not assigned in the function: closure cell, global or builtin."""
