@@ -311,7 +311,13 @@ class Jitted(_CDispatcher):
 
     def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Jitted":
         """``jit`` of this function: ``jit(jit(f))`` is ``jit(f)``, with both's static arguments (and the
-        backend ``jit`` names, where it names one other than the CPU). Transformations override it."""
+        backend ``jit`` names, where it names one other than the CPU). Transformations override it; one that
+        does not is refused rather than compiled as its bare function."""
+        if type(self) is not Jitted:
+            from numbax.errors import NumbaxSpecializationError
+
+            raise NumbaxSpecializationError(f"jit of {self!r} is not supported",
+                                            hint="call it from a function that jit compiles instead.")
         nums, names = self.merged_static(static_argnums, static_argnames)
         return Jitted(self.fun, nums, names, self.backend if backend == "cpu" else backend, **self.options)
 

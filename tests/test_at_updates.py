@@ -93,3 +93,15 @@ def test_refused_at_the_users_line(fn, text):
 
 def test_set_through_an_array_index():
     np.testing.assert_allclose(numbax.jit(set_through_an_array_index, backend="python")(X), [5.0, -0.7, 6.0, 2.0])
+
+
+def reference_kept_across_a_rebinding(x):
+    first = x.at[0]
+    x = x * 2.0
+    return first.set(-1.0) + x
+
+
+def test_x_at_refers_to_the_array_as_it_was():
+    """``x.at`` holds the array it was taken of, as JAX's does, even when ``x`` is rebound before ``.set``."""
+    got = numbax.jit(reference_kept_across_a_rebinding, backend="python")(X)
+    np.testing.assert_allclose(got, np.concatenate([[-1.0], X[1:]]) + 2.0 * X)

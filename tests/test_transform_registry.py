@@ -144,3 +144,11 @@ def test_a_refused_composition_names_the_users_function():
     with pytest.raises(numbax.NumbaxDifferentiationError, match="higher-order derivative") as info:
         third(X)
     assert info.value.origin is not None and info.value.origin.filename == __file__
+
+
+def test_jit_of_a_transformation_without_its_own_jit_is_refused():
+    """``jit`` of a ``Jitted`` subclass that does not say how ``jit`` composes with it (the forward-mode
+    transformation ``numbax show --transform jvp`` makes) is refused, not compiled as the bare function."""
+    pushforward = generated_source.transformed(scalar, "jvp")
+    with pytest.raises(numbax.NumbaxError, match="jit of .* is not supported"):
+        numbax.jit(pushforward)

@@ -14,17 +14,16 @@ arguments added (``rejit``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict
 
 
 @dataclasses.dataclass(frozen=True)
 class Transformation:
     """One transformation, as ``TRANSFORMATIONS`` declares it.
 
-    ``rewrites`` says what its ``transform`` pass writes; ``composes`` how it takes
-    another transformation as its function; ``rules`` the derivative templates of the
-    primitive registry (``primitives.registry``) it reads, beside the abstract-value
-    and shape rules that every transformation reads; ``static`` whether it takes
+    ``rewrites`` says what its ``transform`` pass writes (and which templates of the
+    primitive registry it reads); ``composes`` how it takes another transformation as
+    its function; ``static`` whether it takes
     ``static_argnums``; ``make(fun, static_argnums, static_argnames, in_axes,
     out_axes, backend)`` builds one.
     """
@@ -32,7 +31,6 @@ class Transformation:
     name: str
     rewrites: str
     composes: str
-    rules: Tuple[str, ...]
     static: bool
     make: Callable[..., Any]
 
@@ -86,19 +84,19 @@ _NESTS = "a transformation as its function: generated at the call, for the calle
 
 TRANSFORMATIONS: Dict[str, Transformation] = {t.name: t for t in (
     Transformation("jit", "nothing: the pass list alone (specialized, inlined, fused, legalized)",
-                   "of a transformation: that transformation with jit's static arguments added", (), True, _jit),
+                   "of a transformation: that transformation with jit's static arguments added", True, _jit),
     Transformation("grad", "the adjoint: a forward sweep that saves what the backward sweep of cotangents reads "
-                   "(transforms/grad)", _NESTS, ("vjp",), True, _reverse(False)),
-    Transformation("value_and_grad", "grad's adjoint, returning the primal output too", _NESTS, ("vjp",), True,
+                   "(transforms/grad), from the registry's VJP templates", _NESTS, True, _reverse(False)),
+    Transformation("value_and_grad", "grad's adjoint, returning the primal output too", _NESTS, True,
                    _reverse(True)),
-    Transformation("jvp", "tangent code interleaved with the primal (transforms/jvp)", _NESTS, ("jvp",), False,
-                   _jvp),
+    Transformation("jvp", "tangent code interleaved with the primal (transforms/jvp), from the registry's JVP "
+                   "templates", _NESTS, False, _jvp),
     Transformation("jacfwd", "a loop over the rows of an identity whose body is jvp's tangent code", _NESTS,
-                   ("jvp",), False, _jacobian("jacfwd")),
+                   False, _jacobian("jacfwd")),
     Transformation("jacrev", "a loop over the rows of an identity whose body is grad's adjoint code", _NESTS,
-                   ("vjp",), False, _jacobian("jacrev")),
+                   False, _jacobian("jacrev")),
     Transformation("hessian", "jacfwd of jacrev: the tangent code of the adjoint code, in one loop", _NESTS,
-                   ("vjp", "jvp"), False, _jacobian("hessian")),
+                   False, _jacobian("hessian")),
     Transformation("vmap", "a wrapper whose loop over the mapped axis calls the function (transforms/vmap)", _NESTS,
-                   (), True, _vmap),
+                   True, _vmap),
 )}

@@ -65,9 +65,9 @@ def _by_kind(jac: "Jacobian", values) -> tuple:
     """The arguments of a call of ``jac``'s function, in parameter order, as the positional ones and a dict
     of the keyword-only ones."""
     kinds = [p.kind for p in jac._signature.signature.parameters.values()]
-    positional = [v for v, kind in zip(values, kinds) if kind is not kind.KEYWORD_ONLY]
-    keywords = {p: v for p, v, kind in zip(jac._signature.params, values, kinds) if kind is kind.KEYWORD_ONLY}
-    return positional, keywords
+    positional, keyword = wrapper.by_kind(jac._signature.params, kinds)
+    bound = dict(zip(jac._signature.params, values))
+    return [bound[p] for p in positional], {p: bound[p] for p in keyword}
 
 
 class _Pushforward:

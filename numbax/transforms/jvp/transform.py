@@ -111,10 +111,8 @@ class Tangents:
         return (self.avals.get(primal) or (None,))[0]
 
     def is_real(self, expr: gast.expr) -> bool:
-        """Whether ``expr`` is known to be real: no complex constant, and every name's kind known and real."""
-        if any(isinstance(n, gast.Constant) and isinstance(n.value, complex) for n in gast.walk(expr)):
-            return False
-        return all(self.kind(n) not in (None, "c") for n in _loads(expr) - {"np", "rt", "math"})
+        """Whether ``expr`` is known to be real: not complex, and every name's kind known."""
+        return not self.is_complex(expr) and all(self.kind(n) is not None for n in _loads(expr) - {"np", "rt", "math"})
 
     def is_complex(self, expr: gast.expr) -> bool:
         """Whether ``expr`` holds a complex constant or a name known to be complex."""
