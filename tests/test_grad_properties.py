@@ -10,12 +10,9 @@ float64. Loop bodies go through ``sin``/``tanh`` and divisions through ``1 + b**
 stay bounded; names carried around loops or merged after branches are arrays on every path, so
 the programs are type-stable as Numba requires. Examples are derandomized so that CI sees the same programs every run.
 """
-import importlib.util
-import itertools
 import os
 import re
 import sys
-import tempfile
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, note, settings
@@ -25,6 +22,7 @@ import numbax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from fixtures.source_modules import load_source  # noqa: E402
 from grad_corpus import oracles  # noqa: E402
 
 CONSTANTS = ("0.5", "1.5", "-0.7", "2.0", "0.3")
@@ -35,8 +33,6 @@ BOUNDED = ("np.sin({})", "np.tanh({})", "np.cos({})")
 X = np.array([0.3, -1.1, 0.8])
 Y = np.array([-0.4, 0.9, 1.7])
 S = 0.6
-_counter = itertools.count()
-_FOLDER = []
 
 
 @st.composite
@@ -106,17 +102,8 @@ def programs(draw):
 
 def _load(source: str):
     """Write the program into a fresh module file and import it."""
-    if not _FOLDER:
-        _FOLDER.append(tempfile.mkdtemp(prefix="numbax_grad_properties_"))
-    name = f"numbax_grad_property_{os.getpid()}_{next(_counter)}"
-    path = os.path.join(_FOLDER[0], name + ".py")
-    with open(path, "w") as f:
-        f.write("import numpy as np\n\nW = np.array([0.3, -1.1, 0.8])\n\n\n" + source + "\n")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module.prog
+    return load_source("import numpy as np\n\nW = np.array([0.3, -1.1, 0.8])\n\n\n" + source + "\n",
+                       "grad_property").prog
 
 
 def _check(source: str, n: int, backend: str):

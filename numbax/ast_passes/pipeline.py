@@ -14,12 +14,17 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Union
 
 import gast
+import numpy as np
 
+from numbax import tree_util
 from numbax.ast_passes import anf, custom_rules, debug_checks, fence, inline, legalize, optimize, resolve, \
     run_time_checks
+from numbax.ast_passes.analyses import avals
+from numbax.ast_passes.optimizations import vectorize
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
+from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.ast_passes.unparse import unparse_with_origins
 
@@ -41,6 +46,8 @@ PASSES = (
               "in A-normal form with their run-time checks; the rules' markers dropped, their inputs marked seen"),
     ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
+    ("vectorize", "vmap's loops that make a matrix product per example as array code over blocks of examples, "
+                  "where every statement has a batching rule; after optimize has hoisted their invariants"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers, custom rules' "
                  "input markers dropped; last, on the final code"),
@@ -147,6 +154,24 @@ def _fuse(shapes: Callable[[], Optional[tuple]]) -> Callable[[gast.Module], gast
     return apply
 
 
+def _vectorize(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        main = module.body[-1]
+        leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
+        names = [a.id for a in main.args.args]
+        if len(names) != len(leaves) + len(spec.constants):
+            return module
+        param_avals = {n: avals.of_value(np.zeros((1,) * leaf.aval.ndim, leaf.aval.dtype))
+                       for n, leaf in zip(names, leaves)}
+        param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
+        module.body[-1], changed = vectorize.transform(main, {n: a for n, a in param_avals.items() if a is not None})
+        if changed:
+            module = optimize.transform(module)
+        return module
+
+    return apply
+
+
 def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module.body[-1] = custom_rules.drop_inputs(module.body[-1])
@@ -212,7 +237,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("checks", _each(run_time_checks.transform)),
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),
-              ("optimize", optimize.transform), ("fuse", _fuse(fuse)),
+              ("optimize", optimize.transform), ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
               ("legalize", _legalize(spec)))
     for name, stage in stages:
         module = stage(module)

@@ -6,8 +6,8 @@ import gast
 import numpy as np
 
 from numbax import runtime as rt
-from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_nondifferentiable, define, defjvp, defvjp
+from numbax.primitives import batching, kinds, symbolic
+from numbax.primitives.registry import ELEMENTWISE, def_nondifferentiable, define, defjvp, defvjp
 
 
 def _filled(dtype_position):
@@ -64,7 +64,25 @@ def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=No
 
 
 def_nondifferentiable(np.zeros, np.ones, np.empty, aval=_filled(1))
+
+
+def _filled_rows(node, operands, keywords, rows):
+    """``np.zeros(shape)`` made to hold one array a row (its rows written later, row by row)."""
+    if not operands or any(op.batched for op in operands) or len(operands) > 2:
+        return None
+    shape = operands[0]
+    if not isinstance(shape.expr, gast.Tuple) and shape.rank != 0:
+        return None
+    widened = batching.with_rows(shape.expr, rows)
+    if widened is None:
+        return None
+    return gast.Call(func=node.func, args=[widened] + [op.expr for op in operands[1:]],
+                     keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
+
+
+define(np.zeros, np.ones, np.empty, batch=_filled_rows)
 def_nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, aval=_like)
+define(np.zeros_like, np.ones_like, np.empty_like, batch=ELEMENTWISE)  # an array like each row's
 define(np.zeros_like, np.ones_like, shape=symbolic.elementwise)
 def_nondifferentiable(np.eye, np.identity, aval=kinds.constant("f", 2))
 def_nondifferentiable(np.shape, np.ndim, np.size, builtins.range, np.argsort, np.argwhere, np.nonzero,

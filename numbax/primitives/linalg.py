@@ -4,7 +4,7 @@ import gast
 import numpy as np
 
 from numbax import runtime as rt
-from numbax.primitives import kinds, symbolic
+from numbax.primitives import batching, kinds, symbolic
 from numbax.primitives.registry import def_methods, def_nondifferentiable, define, defjvp, defvjp
 
 _MATMUL = dict(aval=kinds.matmul, shape=symbolic.contraction)
@@ -17,6 +17,26 @@ def matmul(g, ans, a, b):
 
 
 define(np.linalg.matmul, rt.matmul, **_MATMUL)
+
+
+def _matmul_rows(node, operands, keywords, rows):
+    """``a @ b`` for a block of rows, as one matrix product where one is (vectors and matrices)."""
+    if len(operands) != 2 or keywords or not batching.known_ranks(operands):
+        return None
+    a, b = operands
+    ranks = (a.rank, b.rank)
+    if a.batched and not b.batched and ranks in ((1, 1), (1, 2)):
+        return gast.BinOp(left=a.expr, op=gast.MatMult(), right=b.expr)  # rows of vectors times b
+    if b.batched and not a.batched and ranks in ((1, 1), (2, 1)):
+        a_t = a.expr if a.rank == 1 else gast.Attribute(value=a.expr, attr="T", ctx=gast.Load())
+        return gast.BinOp(left=b.expr, op=gast.MatMult(), right=a_t)  # (a @ v)ᵀ = vᵀ aᵀ, row by row
+    if a.batched and b.batched and ranks == (1, 1):
+        product = gast.BinOp(left=a.expr, op=gast.Mult(), right=b.expr)
+        return batching.call("np.sum", product, keywords=[gast.keyword(arg="axis", value=batching.constant(1))])
+    return None
+
+
+define(gast.MatMult, np.matmul, np.dot, batch=_matmul_rows)
 def_methods({"dot": np.dot})
 
 

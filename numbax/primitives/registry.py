@@ -16,7 +16,11 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
 - ``complex_verified``: its VJP is checked against JAX for complex operands (reverse mode refuses any other
   primitive that meets a complex value);
 - ``sequence``: its result is a tuple or list of arrays (``np.split``, the adjoints of ``np.concatenate``),
-  whose tangent is one too.
+  whose tangent is one too;
+- ``batch``: how ``vmap``'s loop, written as array code over a block of examples (``optimizations.vectorize``),
+  computes it for all the block's rows at once: ``ELEMENTWISE`` (the rows lead, an operand of fewer axes gets
+  ones after them), or ``rule(node, operands, keywords, rows)`` (the expression of one row, its operands as
+  ``batching.Operand``s, the block's length) giving the block's expression, or None where it has none; None: no rule, so the loop stays a loop.
 
 Entries are written one family per file beside this one (``elementwise``, ``reductions``, ...), by the
 helpers below; the analyses, the transforms and ``coverage()`` read them and keep no table of their own.
@@ -26,6 +30,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
 
 from numbax.primitives import kinds, symbolic
 from numbax.primitives.templates import Rule
@@ -47,6 +53,14 @@ class _Transposed:
 TRANSPOSED = _Transposed()
 
 
+class _Elementwise:
+    def __repr__(self):
+        return "ELEMENTWISE"
+
+
+ELEMENTWISE = _Elementwise()
+
+
 @dataclasses.dataclass
 class Primitive:
     """One primitive's rules (see the module's docstring); a field left None is a rule numbax does not have."""
@@ -57,6 +71,7 @@ class Primitive:
     shape: Optional[Callable] = None
     complex_verified: bool = False
     sequence: bool = False
+    batch: Any = None
 
 
 REGISTRY: Dict[Any, Primitive] = {}
@@ -129,6 +144,7 @@ def def_elementwise(*keys: Any, derivative: str, **fields: Any) -> None:
     source = f"def {name}(g, ans, x):\n    d[x] = {_times_g(derivative)}\n"
     define(*keys, **{"vjp": Rule.from_source(source), "jvp": TRANSPOSED, "aval": kinds.elementwise("f"),
                      "shape": symbolic.elementwise, **fields})
+    define(*(key for key in keys if isinstance(key, np.ufunc)), batch=ELEMENTWISE)
 
 
 def _times_g(derivative: str) -> str:

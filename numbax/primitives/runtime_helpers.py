@@ -15,7 +15,8 @@ rule here is refused by ``higher_order.check`` at the user's call.
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_linear, def_nondifferentiable, define, defjvp, defvjp
+from numbax.primitives.batching import call
+from numbax.primitives.registry import ELEMENTWISE, def_linear, def_nondifferentiable, define, defjvp, defvjp
 from numbax.runtime import batching, checks, debug, scan
 from numbax.runtime import identity as identities
 
@@ -85,6 +86,17 @@ def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weight
                       rt.check_contraction, rt.real_output)
 # constant whatever their operand, complex ones too (``rt.abs_slope`` is not: ``z / |z|`` varies with ``z``)
 define(rt.ones_like, rt.zeros_like, rt.size_of, complex_verified=True)
+define(rt.ones_like, rt.zeros_like, batch=ELEMENTWISE)
+
+
+def _unbroadcast_rows(node, operands, keywords, rows):
+    """``rt.unbroadcast(g, x)`` of rows of ``g`` to one ``x`` shared by the rows: each row summed to ``x``."""
+    if len(operands) != 2 or keywords or not operands[0].batched or operands[1].batched:
+        return None
+    return call("rt.unbroadcast_rows", operands[0].expr, operands[1].expr)
+
+
+define(rt.unbroadcast, batch=_unbroadcast_rows)
 
 
 @defvjp(rt.reserve_rows)
@@ -404,6 +416,14 @@ define(identities.custom_input_seen, aval=kinds.same_as(0), shape=symbolic.same_
 # effects, checks and bookkeeping
 def_nondifferentiable(identities.stop_gradient, scan.stack_buffer, batching.batch_size, debug.debug_print,
                       debug.debug_callback, *(getattr(checks, name) for name in checks.__all__))
+
+
+def _stacked(app, args):
+    """``rt.stack_buffer(first, n)``: room for ``n`` values like ``first``, one axis more."""
+    return (args[0][0], args[0][1] + 1) if args and args[0] is not None else None
+
+
+define(scan.stack_buffer, aval=_stacked)
 
 
 # Abstract values and shapes of the helpers reverse mode writes (their first arguments are cotangents)

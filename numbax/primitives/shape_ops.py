@@ -9,7 +9,7 @@ import gast
 import numpy as np
 
 from numbax import runtime as rt
-from numbax.primitives import kinds, symbolic
+from numbax.primitives import batching, kinds, symbolic
 from numbax.primitives.registry import def_methods, define, defjvp, defvjp
 
 _KEEP = dict(aval=kinds.elementwise())  # the operand's kind and ndim
@@ -38,6 +38,18 @@ def reshape(g, ans, a, newshape=None):
 
 
 define(np.reshape, rt.reshape, aval=_reshape)
+
+
+def _reshape_rows(node, operands, keywords, rows):
+    """``x.reshape(shape)`` of rows of ``x``: each row to ``shape`` (a tuple written out), the rows kept."""
+    if len(operands) != 2 or keywords or not operands[0].batched or operands[1].batched \
+            or not isinstance(operands[1].expr, gast.Tuple):
+        return None
+    shape = batching.with_rows(operands[1].expr, rows)
+    return batching.applied(node, [operands[0].expr, shape])
+
+
+define(np.reshape, rt.reshape, batch=_reshape_rows)
 define(np.ravel, aval=_flat)
 
 

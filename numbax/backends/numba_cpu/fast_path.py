@@ -2,8 +2,8 @@
 
 A ``numbax.api.Jitted`` is a Numba dispatcher at the C level. When every
 argument is a dynamic leaf (no static arguments, no containers, no captured
-constants) and the generated code did not depend on dtypes or ndims, Numba's
-type dispatch is all a call needs: numbax registers the compiled entry point
+constants), Numba's type dispatch is all a call needs (a Numba type holds the
+dtype and ndim that numbax's cache key and generated code read): numbax registers the compiled entry point
 for the exact Numba types of those arguments in the C table, and later calls
 with the same types run it directly. Any other call misses the table and takes
 numbax's Python path.
@@ -36,5 +36,5 @@ def entry_for(function: Any, leaves: List[Any]) -> Optional[Tuple[Tuple[int, ...
 def eligible(compiled: Any) -> bool:
     """Whether a compiled specialization returns what the user gets, with nothing to add or rebuild."""
     generated = compiled.generated
-    return not generated.constants and not generated.reads_avals and not generated.assumes_shapes and \
+    return not generated.constants and not generated.assumes_shapes and \
         (compiled.single or compiled.flat_tuple)
