@@ -38,14 +38,13 @@ CPU_SECOND = [(name, k, snippet) for name, k, snippet in FORWARD if k == 0 and n
 # rule (or one snippet of it, "name-k") -> why forward mode refuses its second derivative there (fail closed,
 # at the user's line), for now:
 # forward over reverse meets an adjoint helper without a forward rule
-OVER_REVERSE_REFUSED = {"numpy.linalg.cholesky": "no derivative rule for rt.cholesky_grad"}
+OVER_REVERSE_REFUSED = {}
 # forward over forward: the inner jvp's output has no dtype and rank that numbax can tell while specializing
 # (an operand whose rank the specializer does not follow), or the tangent code calls a helper without a rule
 _UNTOLD = "numbax.jvp inside compiled code cannot tell the dtype and rank of an output"
 OVER_FORWARD_REFUSED = {
     **{name: _UNTOLD for name in (
-        "builtins.max", "builtins.min", "numpy.linalg.cholesky", "numpy.linalg.slogdet",
-        "numpy.ravel-2", "numpy.repeat-2", "numpy.reshape-3", "numpy.split", "numpy.squeeze-0", "numpy.transpose-2",
+        "builtins.max", "builtins.min", "numpy.linalg.slogdet", "numpy.repeat-2", "numpy.split", "numpy.squeeze-0",
         "scipy.special.logsumexp")},
     "numpy.cumprod": "no derivative rule for rt.cumprod_jvp",
     "numpy.trace": "its gradient uses rt.trace, which has no derivative rule yet",

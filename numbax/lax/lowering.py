@@ -29,6 +29,8 @@ import numpy as np
 from numbax import tree_util
 from numbax.ast_passes import anno, resolve
 from numbax.ast_passes.specialize.compile_time import bind_call
+from numbax.ast_passes.specialize.dtypes import aval_of
+from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.runtime.identity import stop_gradient as runtime_stop_gradient
 from numbax.runtime.scan import stack_buffer
@@ -206,5 +208,12 @@ def lower_select(spec, node, args, kwargs):
 def lower_stop_gradient(spec, node, args, kwargs):
     """``lax.stop_gradient(x)`` -> ``rt.stop_gradient`` on each leaf of ``x`` (a constant to reverse mode)."""
     x = _bind(spec, node, "stop_gradient", args, kwargs)["x"]
-    return tree_util.tree_map(lambda leaf: spec.call_value(node, runtime_stop_gradient, [leaf], {}), x)
+
+    def constant(leaf):
+        out = spec.call_value(node, runtime_stop_gradient, [leaf], {})
+        if isinstance(out, Dyn) and out.aval is None:
+            out.aval = aval_of(leaf)  # the value itself
+        return out
+
+    return tree_util.tree_map(constant, x)
 

@@ -200,6 +200,20 @@ def cholesky_grad(g, ans, cotangent, L):
     d[L] = cotangent @ dphi.T - inv.T @ (low + low.T) @ inv @ sym @ inv.T
 
 
+@defjvp(rt.cholesky_grad)
+def cholesky_grad_jvp(g, ans, cotangent, L):
+    """Linear in ``cotangent``; in ``L`` (tangent ``g``), with ``s0 = inv(L).T @ low @ inv(L)`` and ``d inv(L) =
+    -inv(L) @ g @ inv(L)``: ``sym(inv(L).T @ (dlow - g.T @ inv(L).T @ low - low @ inv(L) @ g) @ inv(L))``."""
+    d[cotangent] = rt.cholesky_grad(g, L)
+    inv = np.linalg.inv(L)
+    phi = L.T @ cotangent
+    low = np.tril(phi) - 0.5 * np.diag(np.diag(phi))
+    dphi = g.T @ cotangent
+    dlow = np.tril(dphi) - 0.5 * np.diag(np.diag(dphi))
+    inner = inv.T @ (dlow - g.T @ inv.T @ low - low @ inv @ g) @ inv
+    d[L] = 0.5 * (inner + inner.T)
+
+
 @defvjp(rt.solve_grad_a)
 def solve_grad_a(g, ans, gb, x):
     d[gb] = -(g @ x)

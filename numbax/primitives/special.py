@@ -3,13 +3,13 @@
 import numpy as np
 
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import TRANSPOSED, define, defjvp, defvjp
+from numbax.primitives.registry import ELEMENTWISE, TRANSPOSED, define, defjvp, defvjp
 from numbax.runtime import special
 
 _FLOAT = dict(aval=kinds.elementwise("f"), shape=symbolic.elementwise)
 
 
-define(*(getattr(special, name) for name in special.ELEMENTWISE), **_FLOAT)
+define(*(getattr(special, name) for name in special.ELEMENTWISE), batch=ELEMENTWISE, **_FLOAT)
 
 
 @defvjp(special.expit, jvp=TRANSPOSED)
@@ -30,6 +30,29 @@ def erf(g, ans, x):
 @defvjp(special.erfc, jvp=TRANSPOSED)
 def erfc(g, ans, x):
     d[x] = -g * 1.1283791670955126 * np.exp(-x * x)
+
+
+@defvjp(special.ndtr, jvp=TRANSPOSED)
+def ndtr(g, ans, x):
+    d[x] = g * 0.3989422804014327 * np.exp(-0.5 * x * x)
+
+
+@defvjp(special.ndtri, jvp=TRANSPOSED)
+def ndtri(g, ans, p):
+    d[p] = g * 2.5066282746310002 * np.exp(0.5 * ans * ans)
+
+
+@defvjp(special.gammaln, jvp=TRANSPOSED)
+def gammaln(g, ans, x):
+    d[x] = g * rt.digamma(x)
+
+
+@defvjp(special.digamma, jvp=TRANSPOSED)
+def digamma(g, ans, x):
+    d[x] = g * rt.trigamma(x)
+
+
+# rt.trigamma has no rule: a third derivative of gammaln is refused
 
 
 @defvjp(special.logsumexp, aval=kinds.reduction("f"))

@@ -10,12 +10,14 @@ import math
 import numpy as np
 from numba import types, vectorize
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from numbax.runtime import reductions as _reductions
 
-__all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp"]
-ELEMENTWISE = ("expit", "erf", "erfc", "log_expit")  # the rest reduce
+__all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp", "ndtr", "ndtri", "gammaln", "digamma",
+           "trigamma"]
+ELEMENTWISE = ("expit", "erf", "erfc", "log_expit", "ndtr", "ndtri", "gammaln", "digamma",
+               "trigamma")  # the rest reduce
 
 
 def _special():
@@ -44,6 +46,31 @@ def erfc(x):
     return _special().erfc(x)
 
 
+def ndtr(x):
+    """The standard normal distribution's CDF (``scipy.special.ndtr``)."""
+    return _special().ndtr(x)
+
+
+def ndtri(p):
+    """The standard normal distribution's quantile, the inverse of ``ndtr`` (``scipy.special.ndtri``)."""
+    return _special().ndtri(p)
+
+
+def gammaln(x):
+    """``log(abs(gamma(x)))`` (``scipy.special.gammaln``)."""
+    return _special().gammaln(x)
+
+
+def digamma(x):
+    """The derivative of ``gammaln`` (``scipy.special.digamma``)."""
+    return _special().digamma(x)
+
+
+def trigamma(x):
+    """The derivative of ``digamma`` (``scipy.special.polygamma(1, x)``)."""
+    return _special().polygamma(1, x)
+
+
 def logsumexp(a, axis=None, keepdims=False):
     """``log(sum(exp(a)))`` over ``axis``, computed stably (``scipy.special.logsumexp``)."""
     return _special().logsumexp(a, axis=axis, keepdims=keepdims)
@@ -70,6 +97,100 @@ def _erfc(x):
     return math.erfc(x)
 
 
+_SQRT_HALF = 0.7071067811865476
+_SQRT_2PI = 2.5066282746310002
+# Acklam's rational approximation of the normal quantile (relative error 1.2e-9), refined by a Halley step
+_A = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+      -3.066479806614716e+01, 2.506628277459239e+00)
+_B = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+      -1.328068155288572e+01)
+_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+      4.374664141464968e+00, 2.938163982698783e+00)
+_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
+
+
+def _ndtr(x):
+    return 0.5 * math.erfc(-x * _SQRT_HALF)
+
+
+@register_jitable
+def _tail_quantile(q):
+    """The quantile of a lower-tail probability ``q`` below 0.02425, before refinement."""
+    c, d = _C, _D
+    t = math.sqrt(-2.0 * math.log(q))
+    return (((((c[0] * t + c[1]) * t + c[2]) * t + c[3]) * t + c[4]) * t + c[5]) / \
+        ((((d[0] * t + d[1]) * t + d[2]) * t + d[3]) * t + 1.0)
+
+
+def _ndtri(p):
+    if not 0.0 < p < 1.0:
+        if p == 0.0:
+            return -math.inf
+        if p == 1.0:
+            return math.inf
+        return math.nan
+    upper = p > 0.5
+    q = 1.0 - p if upper else p  # the smaller tail, exact for p above one half
+    if q < 0.02425:
+        x = _tail_quantile(q)
+    else:
+        a, b = _A, _B
+        u = q - 0.5
+        r = u * u
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * u / \
+            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0)
+    e = 0.5 * math.erfc(-x * _SQRT_HALF) - q  # x is the lower tail's quantile: refine it there
+    step = e * _SQRT_2PI * math.exp(0.5 * x * x)
+    x = x - step / (1.0 + 0.5 * x * step)
+    return -x if upper else x
+
+
+def _gammaln(x):
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    return math.lgamma(x)
+
+
+def _digamma(x):
+    if x <= 0.0 and x == math.floor(x):
+        return -math.inf if x == 0.0 else math.nan
+    if x < 0.0:  # reflection: psi(x) = psi(1 - x) - pi / tan(pi x)
+        return digamma_positive(1.0 - x) - math.pi / math.tan(math.pi * x)
+    return digamma_positive(x)
+
+
+@register_jitable
+def digamma_positive(x):
+    """The digamma function for ``x > 0``: the recurrence up to 10, then the asymptotic series."""
+    total = 0.0
+    while x < 10.0:
+        total -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))))
+    return total + math.log(x) - 0.5 / x - series
+
+
+def _trigamma(x):
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    if x < 0.0:  # reflection: psi1(x) + psi1(1 - x) = pi^2 / sin^2(pi x)
+        s = math.sin(math.pi * x)
+        return -_trigamma_positive(1.0 - x) + math.pi * math.pi / (s * s)
+    return _trigamma_positive(x)
+
+
+@register_jitable
+def _trigamma_positive(x):
+    total = 0.0
+    while x < 12.0:
+        total += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = (1.0 + (0.5 + (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (1.0 / 30 - f * 5.0 / 66)))) / x) / x) / x
+    return total + series
+
+
 def _elementwise(fn, scalar):
     """Register Numba's implementation of ``fn``: ``scalar`` made a ufunc when first compiled.
 
@@ -87,7 +208,8 @@ def _elementwise(fn, scalar):
     return impl
 
 
-for _fn, _scalar in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erfc, _erfc)):
+for _fn, _scalar in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erfc, _erfc), (ndtr, _ndtr),
+                     (ndtri, _ndtri), (gammaln, _gammaln), (digamma, _digamma), (trigamma, _trigamma)):
     _elementwise(_fn, _scalar)
 
 

@@ -329,8 +329,8 @@ _PROBE_INT = 3     # static integers above this are clamped (shapes), so probing
 
 def _probe_argument(value: Any):
     """A small stand-in for an argument: arrays of the run-time value's dtype and rank, clamped integers."""
-    if isinstance(value, Dyn):
-        aval = value.aval
+    if isinstance(value, (Dyn, np.ndarray)):  # a constant array too: of the others' small extents
+        aval = value.aval if isinstance(value, Dyn) else AVal.of(value)
         if aval is None:
             raise LookupError
         if aval.weak:  # a Python number: one of its kind, as weak as the run-time one

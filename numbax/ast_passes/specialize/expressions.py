@@ -75,6 +75,8 @@ class ExpressionsMixin:
         base = self.eval(node.value)
         if isinstance(base, Dyn):
             return self.dyn_attribute(base, node.attr)
+        if isinstance(base, np.ndarray) and node.attr in ("T", "real", "imag"):  # a constant array too
+            return getattr(base, node.attr)
         if isinstance(base, np.ndarray) and node.attr not in ("ndim", "dtype", "shape", "size"):
             return self.dyn(gast.Attribute(value=self.materialize(base), attr=node.attr, ctx=gast.Load()))
         try:
@@ -90,6 +92,8 @@ class ExpressionsMixin:
             return base.aval.ndim if attr == "ndim" else base.aval.dtype
         if attr == "at":  # JAX's indexed updates, functional (``at_updates``), of the array as it is now
             return AtIndexer(self.snapshot(base))
+        if base.aval is not None and attr == "T":  # the axes reversed: the same dtype and rank
+            return Dyn(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()), base.aval)
         if base.aval is not None and attr == "size":
             if base.aval.ndim == 0:  # a number (Numba's scalars have no ``size``)
                 return 1

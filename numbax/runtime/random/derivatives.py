@@ -14,6 +14,7 @@ from numba import njit
 
 from numbax.runtime.random import elementwise as ew
 from numbax.runtime.random.continuous import broadcast_flat, unit
+from numbax.runtime.special import digamma_positive
 
 _EPS = float(np.finfo(np.float64).eps)
 _LOG_MAX = math.log(float(np.finfo(np.float64).max))
@@ -65,18 +66,6 @@ def truncated_normal_vjp_kernel(g, key, shape, dtype, lower, upper):
 
 
 @njit(cache=True)
-def _digamma(x):
-    """The digamma function for ``x > 0``: the recurrence up to 10, then the asymptotic series."""
-    result = 0.0
-    while x < 10.0:
-        result -= 1.0 / x
-        x += 1.0
-    f = 1.0 / (x * x)
-    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))))
-    return result + math.log(x) - 0.5 / x - series
-
-
-@njit(cache=True)
 def _series(a, x, enabled):
     """``dx/da`` by the series of ``P(a, x)`` (XLA's ``IgammaSeries``, sample-derivative mode)."""
     r, c, ans, dc_da, dans_da = a, 1.0, 1.0, 0.0, 0.0
@@ -87,7 +76,7 @@ def _series(a, x, enabled):
         c *= x / r
         ans += c
         enabled = abs(dc_da / dans_da) > _EPS
-    return -(dans_da + ans * (math.log(x) - _digamma(a + 1.0))) * x / a
+    return -(dans_da + ans * (math.log(x) - digamma_positive(a + 1.0))) * x / a
 
 
 @njit(cache=True)
@@ -117,7 +106,7 @@ def _continued_fraction(a, x, enabled):
             pkm2, pkm1, qkm2, qkm1 = pkm2 * _EPS, pkm1 * _EPS, qkm2 * _EPS, qkm1 * _EPS
             dpkm2, dqkm2, dpkm1, dqkm1 = dpkm2 * _EPS, dqkm2 * _EPS, dpkm1 * _EPS, dqkm1 * _EPS
         enabled = change > _EPS
-    return (dans + ans * (math.log(x) - _digamma(a))) * x
+    return (dans + ans * (math.log(x) - digamma_positive(a))) * x
 
 
 @njit(cache=True)
