@@ -13,15 +13,15 @@ import gast
 import numpy as np
 
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import ELEMENTWISE, TRANSPOSED, def_elementwise, def_methods, def_nondifferentiable, define, \
-    defjvp, defvjp, method_key
+from numbax.primitives.registry import ELEMENTWISE, TRANSPOSED, def_elementwise, def_methods, \
+    def_nondifferentiable, define, defjvp, defvjp, method_key
 
 _UFUNCS = [fn for fn in vars(np).values() if isinstance(fn, np.ufunc) and fn.signature is None]  # not matmul
 _MATH = [fn for name, fn in vars(math).items() if callable(fn) and not name.startswith("_")]
 define(*_UFUNCS, *_MATH, aval=kinds.elementwise("f"), shape=symbolic.elementwise)
 # NumPy's, not ``math``'s: those take numbers only
-define(*(fn for fn in _UFUNCS if fn.nout == 1), gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod, gast.FloorDiv, gast.USub, gast.UAdd,
-       np.copy, method_key("copy"), method_key("astype"), batch=ELEMENTWISE)
+define(*(fn for fn in _UFUNCS if fn.nout == 1), gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod,
+       gast.FloorDiv, gast.USub, gast.UAdd, np.copy, method_key("copy"), method_key("astype"), batch=ELEMENTWISE)
 
 _SAME = dict(aval=kinds.elementwise(), shape=symbolic.elementwise)  # the operands' promoted kind
 _FLOAT = dict(aval=kinds.elementwise("f"), shape=symbolic.elementwise)

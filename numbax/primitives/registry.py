@@ -20,7 +20,8 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
 - ``batch``: how ``vmap``'s loop, written as array code over a block of examples (``optimizations.vectorize``),
   computes it for all the block's rows at once: ``ELEMENTWISE`` (the rows lead, an operand of fewer axes gets
   ones after them), or ``rule(node, operands, keywords, rows)`` (the expression of one row, its operands as
-  ``batching.Operand``s, the block's length) giving the block's expression, or None where it has none; None: no rule, so the loop stays a loop.
+  ``batching.Operand``s, the block's length) giving the block's expression, or None where it has none;
+  None: no rule, so the loop stays a loop.
 
 Entries are written one family per file beside this one (``elementwise``, ``reductions``, ...), by the
 helpers below; the analyses, the transforms and ``coverage()`` read them and keep no table of their own.

@@ -2,7 +2,8 @@
 
 A triangular solve reads only its triangle (the other one gets no derivative, as in JAX); it is computed
 by ``np.linalg.solve`` of that triangle. ``cholesky`` reads one triangle too, and its derivative is in that
-triangle (JAX's has parts in both that sum to the same: the two agree along every symmetric direction). ``eigh`` has no derivative rule yet: differentiating it is refused.
+triangle (JAX's has parts in both that sum to the same: the two agree along every symmetric direction).
+``eigh`` has no derivative rule yet: differentiating it is refused.
 Keywords JAX accepts and ignores (``overwrite_a``, ``overwrite_b``, ``check_finite``, ``debug``) are accepted
 and ignored here too.
 """
