@@ -1,6 +1,7 @@
 """From a call's arguments to a specialization key, the flat leaves, and placeholders to compile with."""
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
@@ -22,7 +23,7 @@ def normalize_static(fun: Callable, static_argnums, static_argnames) -> Tuple[Tu
         static_argnames = (static_argnames,)
     params = list(inspect.signature(fun).parameters)
     nums = {i if i >= 0 else len(params) + i for i in static_argnums}
-    names = set(static_argnames)
+    names = set(static_argnames) | _closed_over_keywords(fun)
     for i in list(nums):
         if i < len(params):
             names.add(params[i])
@@ -30,6 +31,22 @@ def normalize_static(fun: Callable, static_argnums, static_argnames) -> Tuple[Tu
         if name in params:
             nums.add(params.index(name))
     return tuple(sorted(nums)), tuple(sorted(names))
+
+
+def _closed_over_keywords(fun: Callable) -> set:
+    """The keywords a ``functools.partial`` binds to hashable values (``mode="a"``, ``n=3``, a function): part
+    of the callable in JAX, so compile-time values here, as if static (a branch they rule out is not
+    compiled; a call that passes one anew compiles for its value). Keywords bound to arrays stay arguments."""
+    names = set()
+    while isinstance(fun, functools.partial):
+        for name, value in fun.keywords.items():
+            try:
+                hash(value)
+            except TypeError:
+                continue
+            names.add(name)
+        fun = fun.func
+    return names
 
 
 class CallSignature:

@@ -66,8 +66,34 @@ def test_jit_of_a_partial_binds_its_arguments(backend):
     keywords = numbax.jit(functools.partial(functools.partial(_affine, w=w), scale=3.0), backend=backend)
     np.testing.assert_allclose(keywords(x), _affine(x, w, scale=3.0))
     np.testing.assert_allclose(keywords(x, scale=-1.0), _affine(x, w, scale=-1.0))  # overridable, as in Python
-    assert len(keywords._cache) == 1
+    np.testing.assert_allclose(keywords(x, scale=-1.0), _affine(x, w, scale=-1.0))
+    assert len(keywords._cache) == 2  # a number a partial binds is part of the callable, as in JAX: one per value
     assert "_affine" in repr(keywords)
+
+
+def _branches(x, mode="sin", training=True, scale=1.0):
+    if mode == "sin":
+        out = np.sin(x)
+    else:
+        out = np.undefined_function(x)  # never compiled for these partials
+    if training:
+        out = out * scale
+    else:
+        out = undefined_name  # noqa: F821
+    return out
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_branch_a_partials_keyword_rules_out_is_not_compiled(backend):
+    """A partial's keywords are part of the callable, as in JAX: compile-time values (a string, a bool, a
+    number, a function), so what they rule out is not compiled; arrays it binds stay arguments."""
+    x = np.linspace(-1.0, 1.0, 5)
+    f = numbax.jit(functools.partial(_branches, mode="sin", training=True, scale=np.full(5, 2.0)), backend=backend)
+    np.testing.assert_allclose(f(x), 2.0 * np.sin(x), rtol=1e-15)
+    g = numbax.grad(lambda v: np.sum(functools.partial(_branches, mode="sin", scale=3.0)(v)), backend=backend)
+    np.testing.assert_allclose(g(x), 3.0 * np.cos(x), rtol=1e-15)
+    h = numbax.grad(functools.partial(_branches, mode="sin", training=True), backend=backend)
+    np.testing.assert_allclose(h(0.3), np.cos(0.3), rtol=1e-15)
 
 def test_new_dtype_or_ndim_compiles_a_new_specialization():
     def f(x):
