@@ -37,6 +37,7 @@ from numbax.backends import get_backend
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
+from numbax.errors import NumbaxSyntaxError
 from numbax.origin import Origin
 
 _LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
@@ -100,6 +101,12 @@ class Jitted(_CDispatcher):
         self.backend = backend
         self.options = {"parallel": parallel, "fastmath": fastmath}
         self._signature = CallSignature(fun, self.static_argnums)
+        if self._signature.variadic and type(self)._run_pipeline is not Jitted._run_pipeline:
+            raise NumbaxSyntaxError(
+                f"a transformation other than jit of {function_of(fun).__name__!r}, a function with *args or "
+                "**kwargs parameters (which arguments it maps or differentiates would not be JAX's)",
+                self.origin(), hint="transform a function of named parameters that calls it, e.g. "
+                "lambda a, b: f(a, b); jit takes it as it is.")
         self._cache: Dict[Any, Compiled] = {}
         self._last: Optional[Compiled] = None
         self._nparams = self._signature.nparams

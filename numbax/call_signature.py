@@ -57,10 +57,11 @@ class CallSignature:
         self.params = list(self.signature.parameters)
         self.static = frozenset(static_argnums)
         self.nparams = len(self.params)
+        self.variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values())
 
     def bind(self, args: tuple, kwargs: Dict[str, Any]) -> List[Any]:
-        """Positional values of every parameter, defaults filled in."""
-        if not kwargs and len(args) == self.nparams:
+        """Positional values of every parameter, defaults filled in (``*args`` a tuple, ``**kwargs`` a dict)."""
+        if not kwargs and len(args) == self.nparams and not self.variadic:
             return list(args)
         try:
             bound = self.signature.bind(*args, **kwargs)

@@ -459,3 +459,29 @@ def test_a_range_loop_variable_is_a_python_int():
     out = numbax.jit(_float32_steps)(x, 3)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, _float32_steps(x, 3), rtol=1e-6)
+
+
+class _Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+        self.weights = np.array([1.0, -2.0, 3.0])
+
+    def apply(self, x):
+        return np.sum(np.tanh(x * self.weights)) * self.scale
+
+    @classmethod
+    def doubled(cls, x):
+        return 2.0 * x
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_transformations_of_a_bound_method_take_its_object_as_part_of_the_callable(backend):
+    """``jit(model.apply)``, ``grad(model.apply)``: the object is bound at compile time, as JAX traces ``self``
+    (they were refused: "it is a method, not a Python function")."""
+    model, x = _Scaled(0.5), np.array([0.3, -0.1, 0.2])
+    np.testing.assert_allclose(numbax.jit(model.apply, backend=backend)(x), model.apply(x), rtol=1e-15)
+    np.testing.assert_allclose(numbax.grad(model.apply, backend=backend)(x),
+                               0.5 * model.weights * (1 - np.tanh(x * model.weights) ** 2), rtol=1e-14)
+    np.testing.assert_allclose(numbax.jit(_Scaled.doubled, backend=backend)(x), 2.0 * x)
+    other = _Scaled(3.0)
+    np.testing.assert_allclose(numbax.jit(other.apply, backend=backend)(x), other.apply(x), rtol=1e-15)

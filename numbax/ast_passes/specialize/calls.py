@@ -307,13 +307,23 @@ class CallsMixin:
         """Match call arguments to parameters as Python does, raising at the call's line."""
         params = [a.id for a in fdef.args.posonlyargs + fdef.args.args]
         kwonly = [a.id for a in fdef.args.kwonlyargs]
-        if len(args) > len(params):
+        variadic, keywords = fdef.args.vararg, fdef.args.kwarg
+        if len(args) > len(params) and variadic is None:
             self.fail(node, f"`{fdef.name}` takes {len(params)} positional arguments but {len(args)} were given")
         bound = dict(zip(params, args))
+        if variadic is not None:  # ``*args``: a tuple of the rest, known in length, as Python binds it
+            bound[variadic.id] = tuple(args[len(params):])
+        extra = {}
         for key, value in kwargs.items():
-            if key not in params + kwonly or key in bound:
+            if key in bound or key in (p.id for p in fdef.args.posonlyargs) or \
+                    (key not in params + kwonly and keywords is None):
                 self.fail(node, f"`{fdef.name}` got an unexpected or repeated argument `{key}`")
-            bound[key] = value
+            if key in params + kwonly:
+                bound[key] = value
+            else:
+                extra[key] = value
+        if keywords is not None:  # ``**kwargs``: a dict of the other keywords
+            bound[keywords.id] = extra
         for name, default in zip(params[len(params) - len(defaults):], defaults):
             bound.setdefault(name, default)
         for arg, default in zip(fdef.args.kwonlyargs, fdef.args.kw_defaults):
