@@ -102,6 +102,9 @@ class CallsMixin:
         wrapped = getattr(func, "_numbax_fun", None) or getattr(func, "__numbax_primitive__", None)
         if wrapped is not None:
             func = wrapped
+        if func is dataclasses.replace:  # a new pytree of the same class, made now (its source unpacks **changes)
+            return self.fold(node, func, *[self.snapshot(a) for a in args],
+                             **{k: self.snapshot(v) for k, v in kwargs.items()})
         if resolve.is_user_function(func):
             return self.call_python_function(node, func, args, kwargs)
         return self.call_static(node, func, args, kwargs)
@@ -271,6 +274,8 @@ class CallsMixin:
 
     def call_container_method(self, node, method, args, kwargs):
         """``params.append(x)`` on a compile-time list: done now, so not inside run-time control flow."""
+        if method.__name__ in _MUTATING:
+            self.refuse_writes_into_foreign(node, method.__self__, f"`{method.__name__}`")
         if method.__name__ in _MUTATING and self.runtime_depth > 0:
             self.fail(node, f"`{method.__name__}` on a list or dict inside run-time control flow",
                       hint="containers are unrolled at compile time; fill a preallocated array instead "
