@@ -10,7 +10,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.devices import is_device_array
 from numbax.ast_passes.specialize.values import AVal, Dyn
-from numbax.errors import NumbaxDtypeError, NumbaxError, NumbaxStaticArgumentError
+from numbax.errors import NumbaxDtypeError, NumbaxError, NumbaxStaticArgumentError, NumbaxTypingError
 
 _LEAF_TYPES = (np.ndarray, float, int, bool, complex, np.generic)
 
@@ -115,8 +115,8 @@ class CallSignature:
                         "(the GPU code generator is not built yet)",
                         hint="bring it back with numbax.device_get(x) first.")
                 check_dtype(param, leaf)
-                if not isinstance(leaf, _LEAF_TYPES):
-                    raise NumbaxError(
+                if not isinstance(leaf, _LEAF_TYPES):  # JAX's TypeError: not a valid JAX type
+                    raise NumbaxTypingError(
                         f"argument `{param}` holds a {type(leaf).__name__}, which compiled code cannot take",
                         hint="pass arrays, numbers or containers of them; mark other arguments static with "
                         "static_argnums or static_argnames.")

@@ -485,3 +485,16 @@ def test_transformations_of_a_bound_method_take_its_object_as_part_of_the_callab
     np.testing.assert_allclose(numbax.jit(_Scaled.doubled, backend=backend)(x), 2.0 * x)
     other = _Scaled(3.0)
     np.testing.assert_allclose(numbax.jit(other.apply, backend=backend)(x), other.apply(x), rtol=1e-15)
+
+
+def _applies(f, x):
+    return f(x) * 2.0
+
+
+def test_a_function_passed_as_a_dynamic_argument_is_jaxs_type_error():
+    """JAX raises TypeError for an argument that is not an array ("Error interpreting argument ... as an abstract
+    array"); marked static, the function is part of the specialization."""
+    with pytest.raises(TypeError, match="holds a ufunc, which compiled code cannot take") as info:
+        numbax.jit(_applies)(np.sin, np.ones(2))
+    assert isinstance(info.value, numbax.NumbaxError)
+    np.testing.assert_allclose(numbax.jit(_applies, static_argnums=0)(np.sin, np.ones(2)), 2 * np.sin(np.ones(2)))
