@@ -29,7 +29,7 @@ from numba.core.dispatcher import OmittedArg
 from numba.core.typeconv.rules import default_type_manager
 from numba.core.typing.typeof import Purpose, typeof
 
-from numbax import cache_files, config, generated_cache, tree_util
+from numbax import cache_files, config, generated_cache, transform_cache, tree_util
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
@@ -343,6 +343,7 @@ class Jitted(_CDispatcher):
         return functools.partial(self, obj)
 
 
+@transform_cache.reused
 def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[int]] = (),
         static_argnames: Union[str, Sequence[str]] = (), backend: str = "cpu", parallel: bool = False,
         fastmath: bool = False):
@@ -359,14 +360,15 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
         fastmath: pass ``fastmath=True`` to Numba.
 
     Returns:
-        A callable with the signature of ``fun``; ``.source`` holds the last generated code.
+        A callable with the signature of ``fun``; ``.source`` holds the last generated code. The same
+        function with the same options gives the same object again (``numbax.transform_cache``).
     """
-    def wrap(f: Callable) -> Jitted:
-        if isinstance(f, Jitted):
-            return f.rejit(static_argnums, static_argnames, backend)
-        return Jitted(f, static_argnums, static_argnames, backend, parallel, fastmath)
-
-    return wrap if fun is None else wrap(fun)
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 backend=backend, parallel=parallel, fastmath=fastmath)
+    if isinstance(fun, Jitted):
+        return fun.rejit(static_argnums, static_argnames, backend)
+    return Jitted(fun, static_argnums, static_argnames, backend, parallel, fastmath)
 
 
 built_at_compile_time(jit)
