@@ -31,17 +31,25 @@ What a specialization depends on besides the call's arguments (``debug_nans``,
 ``debug_infs``) is in each specialization's key (``Jitted._compiled_call``), so
 a transformation found again compiles anew under another configuration, as a
 kept one does. A transformation found again is the object made first: its
-``.source`` is that of its latest specialization, whichever spelling called it,
-and it runs the code it compiled, with the values of globals read then.
+``.source`` is that of its latest specialization, whichever spelling called it.
+The key also holds the identities of the module globals the function reads
+(and those of the functions it calls by name, to their ends): a global bound
+anew makes another transformation, which compiles with the new value, as a
+transformation made afresh did before this cache (a kept one runs the value it
+compiled with, as JAX's ``jit`` does).
 """
 from __future__ import annotations
 
 import collections
 import functools
 import threading
-from typing import Any, Callable, Optional, Tuple
+import types
+from typing import Any, Callable, List, Optional, Tuple
 
 BOUND = 4096
+_LAYERS = 64  # transformations of transformations deeper than this are not cached
+_MAX_FUNCTIONS = 256  # a function reading more functions than this by name is not cached
+_ABSENT = object()
 _ENTRIES: "collections.OrderedDict[tuple, Tuple[Any, Any]]" = collections.OrderedDict()
 _LOCK = threading.Lock()
 _ATOMS = frozenset({type(None), bool, int, str})
@@ -64,12 +72,71 @@ def _option(value: Any) -> tuple:
     raise _Unkeyed
 
 
+def _functions(fun: Any) -> List[types.FunctionType]:
+    """The Python functions under ``fun``'s layers (a transformation's ``fun``, a partial's ``func``, a bound
+    method's ``__func__``, a custom rule's function)."""
+    for _ in range(_LAYERS):
+        if isinstance(fun, types.FunctionType):
+            return [fun]
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+        elif isinstance(fun, types.MethodType):
+            fun = fun.__func__
+        elif getattr(fun, "fun", None) is not None:
+            fun = fun.fun
+        else:
+            return []
+    raise _Unkeyed
+
+
+def _globals_stamp(fun: Any) -> tuple:
+    """The identities of the module globals that ``fun`` and the functions it reads by name read, in order: a
+    global bound anew since a transformation was made (``SCALE = 3.0``) makes another key, so the code compiled
+    for the old value is not run, as it was not before this cache. (A value changed in place, an array's
+    elements or an object's attribute, is the same object: the code compiled for it runs, as with JAX's jit.)"""
+    stamp: List[int] = []
+    seen: set = set()
+    todo = _functions(fun)
+    while todo:
+        function = todo.pop()
+        if function.__code__ in seen:
+            continue
+        seen.add(function.__code__)
+        if len(seen) > _MAX_FUNCTIONS:
+            raise _Unkeyed
+        names, namespace = _names(function.__code__), function.__globals__
+        for name in names:
+            value = namespace.get(name, _ABSENT)
+            stamp.append(id(value))
+            if isinstance(value, types.FunctionType):
+                todo.append(value)
+        for cell in function.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a cell not filled yet
+                continue
+            stamp.append(id(value))
+            if isinstance(value, types.FunctionType):
+                todo.append(value)
+    return tuple(stamp)
+
+
+@functools.lru_cache(maxsize=None)
+def _names(code: types.CodeType) -> Tuple[str, ...]:
+    """The global names ``code`` and the code of the functions and lambdas it defines read."""
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.extend(_names(const))
+    return tuple(dict.fromkeys(names))
+
+
 def _key(constructor: Callable, args: tuple, kwargs: dict) -> Optional[tuple]:
     """The cache key of ``constructor(*args, **kwargs)``: None where the call is not cached."""
     if not args:
         return None
     try:
-        return (constructor, id(args[0]), _option(args[1:]), _option(kwargs))
+        return (constructor, id(args[0]), _option(args[1:]), _option(kwargs), _globals_stamp(args[0]))
     except _Unkeyed:
         return None
 
