@@ -23,6 +23,9 @@ _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, typ
 _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
 # NumPy functions that Numba wants a tuple of arrays for.
 _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
+# NumPy functions that convert these positional operands with ``np.asarray``: a list or tuple display there is
+# made an array first, so that the runtime helper and the derivative rules see one (``np.polyval([a, 1.0], x)``).
+_ARRAY_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
 # NumPy functions whose result is complex for some real inputs, and the helpers that say so at the user's line.
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
@@ -143,6 +146,8 @@ class CallsMixin:
             return self.call_ufunc(node, func, args, kwargs.get("out"))
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
+        args = [self.call_value(node, np.array, [a], {}) if isinstance(a, (list, tuple)) and
+                i in _ARRAY_OPERANDS.get(func, ()) else a for i, a in enumerate(args)]
         aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
         args = self.promoted_operands(func, args, aval)
         if func in _REAL_EIG and not kwargs and len(args) == 1 and checks.is_real_array(args[0]) and \
