@@ -18,6 +18,7 @@ from numbax.runtime.complex_parts import *  # noqa: F401,F403
 from numbax.runtime.products import *  # noqa: F401,F403
 from numbax.runtime.overlap import *  # noqa: F401,F403
 from numbax.runtime.polynomials import *  # noqa: F401,F403
+from numbax.runtime.interpolation import *  # noqa: F401,F403
 
 
 def __getattr__(name: str):
