@@ -1,6 +1,7 @@
 """legalize_arrays: the shape functions and contractions that ``legalize`` sends to ``numbax.runtime``.
 
-Numba lacks ``np.einsum``, ``np.inner``, ``np.vdot`` of matrices, ``np.polyval``, ``np.tensordot``, ``np.matmul``,
+Numba lacks ``np.einsum``, ``np.inner``, ``np.vdot`` of matrices, ``np.polyval``,
+``np.convolve`` in modes other than ``"full"``, ``np.tensordot``, ``np.matmul``,
 ``np.diagonal``, ``np.squeeze``, ``np.tile``, ``np.pad`` and the array methods
 ``diagonal``, ``trace``, ``squeeze``, ``swapaxes``; it has ``repeat``, ``flip``,
 ``roll``, ``sort`` and ``trace`` without ``axis=`` arguments, ``atleast_1d``/``atleast_2d``
@@ -68,6 +69,7 @@ ROUTES: Dict[str, Route] = {
     "inner": Route(("b",)),
     "vdot": Route(("b",)),
     "polyval": Route(("x",)),
+    "convolve": Route(("v", "mode"), {"mode": "full"}),
     "matmul": Route(("b",)),
     "tensordot": Route(("b", "axes"), {"axes": 2}),
 }

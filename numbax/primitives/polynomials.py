@@ -1,4 +1,5 @@
-"""Polynomials: ``np.polyval`` and the runtime helpers of its derivatives, closed under differentiation."""
+"""Polynomials: ``np.polyval`` and ``np.convolve`` (their product), and the runtime helpers of their derivatives,
+closed under differentiation (``numbax.runtime.polynomials``, ``numbax.runtime.convolution``)."""
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 import numpy as np
 
@@ -48,3 +49,45 @@ def polyval_grad_p_jvp(g, ans, cotangent, p, x):
     d[cotangent] = rt.polyval_grad_p(g, p, x)
     d[p] = None
     d[x] = np.concatenate((rt.polyval_grad_p(cotangent * g, p[:-1], x) * rt.polyder_weights(p), np.zeros(1)))
+
+
+# np.convolve: the product of polynomials, bilinear in its operands; an operand's cotangent is a correlation
+# (``rt.convolve_vjp``), bilinear too, whose adjoints are np.convolve and itself (``numbax.runtime.convolution``)
+
+
+def _convolved(app, args):
+    """A vector of the kind the operands promote to."""
+    if len(args) > 1 and kinds.known(args[0], args[1]):
+        return (kinds.promote(args[0][0], args[1][0]), 1)
+    return None
+
+
+define(rt.convolve, aval=_convolved)
+define(rt.convolve_vjp, aval=kinds.constant("f", 1))
+
+
+@defvjp(np.convolve, aval=_convolved)
+def convolve(g, ans, a, v, mode="full"):
+    d[a] = rt.convolve_vjp(g, v, a, mode)
+    d[v] = rt.convolve_vjp(g, a, v, mode)
+
+
+@defjvp(np.convolve)
+def convolve_jvp(g, ans, a, v, mode="full"):
+    d[a] = np.convolve(g, v, mode)
+    d[v] = np.convolve(a, g, mode)
+
+
+@defvjp(rt.convolve_vjp)
+def convolve_vjp(g, ans, cotangent, other, like, mode="full"):
+    """``<g, convolve_vjp(cotangent, other)>`` is ``<convolve(g, other), cotangent>``, symmetric in the three."""
+    d[cotangent] = np.convolve(g, other, mode)
+    d[other] = rt.convolve_vjp(cotangent, g, other, mode)
+    d[like] = None
+
+
+@defjvp(rt.convolve_vjp)
+def convolve_vjp_jvp(g, ans, cotangent, other, like, mode="full"):
+    d[cotangent] = rt.convolve_vjp(g, other, like, mode)
+    d[other] = rt.convolve_vjp(cotangent, g, like, mode)
+    d[like] = None
