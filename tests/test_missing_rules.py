@@ -244,3 +244,46 @@ def test_refusals_name_the_users_line():
         numbax.grad(interp_right_positional)(AT_KNOTS, FP)
     with pytest.raises(NumbaxError, match=_line(interp_right_positional)):
         numbax.jit(interp_right_positional)(AT_KNOTS, FP)
+
+
+CUMULATIVE = [(name, axis, reverse) for name in ("cumsum", "cumprod", "cumlogsumexp") for axis in (0, -1)
+              for reverse in (False, True)]
+
+
+@pytest.mark.parametrize("name, axis, reverse", CUMULATIVE, ids=[f"{n}-{a}-{r}" for n, a, r in CUMULATIVE])
+def test_lax_cumulative_reductions_follow_jax(name, axis, reverse):
+    """``numbax.lax.cumsum/cumprod/cumlogsumexp(operand, axis, reverse)`` against ``jax.lax``: values outside and
+    inside compiled code, grad and jvp compiled, the Hessian (python backend)."""
+    def loss(x):
+        return np.sum(getattr(numbax.lax, name)(x, axis=axis, reverse=reverse) ** 2 * M23)
+
+    def jax_loss(x):
+        return jnp.sum(getattr(jax.lax, name)(x, axis=axis % 2, reverse=reverse) ** 2 * M23)
+
+    x = M23[::-1] * 0.9
+    _close(getattr(numbax.lax, name)(x, axis=axis, reverse=reverse),
+           getattr(jax.lax, name)(x, axis=axis % 2, reverse=reverse))
+    _close(numbax.jit(loss)(x), jax_loss(x))
+    _close(numbax.grad(loss)(x), jax.grad(jax_loss)(x))
+    _close(numbax.jvp(loss, (x,), (M23,))[1], jax.jvp(jax_loss, (x,), (M23,))[1], rtol=1e-11)
+    _close(numbax.hessian(loss, backend="python")(x), jax.hessian(jax_loss)(x), rtol=1e-10, atol=1e-12)
+
+
+def cumlogsumexp_far(x):
+    return np.sum(numbax.lax.cumlogsumexp(x, reverse=True) * np.arange(4.0))
+
+
+def test_cumlogsumexp_does_not_overflow():
+    x = np.array([-1000.0, 0.0, 800.0, 3.0])
+    want = jax.lax.cumlogsumexp(x, reverse=True)
+    _close(numbax.lax.cumlogsumexp(x, reverse=True), want)
+    _close(numbax.jit(cumlogsumexp_far)(x), jnp.sum(want * jnp.arange(4.0)))
+    _close(numbax.grad(cumlogsumexp_far)(x),
+           jax.grad(lambda v: jnp.sum(jax.lax.cumlogsumexp(v, reverse=True) * jnp.arange(4.0)))(x))
+
+
+def test_lax_cumsum_under_vmap_stacks_the_rows():
+    def rows(x):
+        return numbax.lax.cumsum(x, reverse=True)
+
+    np.testing.assert_allclose(numbax.vmap(rows)(M23), np.stack([rows(r) for r in M23]), rtol=1e-14)

@@ -22,7 +22,8 @@ import numpy as np
 from numbax import tree_util
 from numbax.lax import lowering
 
-__all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "select", "stop_gradient"]
+__all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "select", "stop_gradient", "cumsum", "cumprod",
+           "cumlogsumexp"]
 
 
 @lowering.lowered_by(lowering.lower_fori_loop)
@@ -94,3 +95,6 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 def stop_gradient(x: Any) -> Any:
     """``x`` unchanged (a pytree); ``grad`` and the other transformations treat it as a constant."""
     return x
+
+
+from numbax.lax.cumulative import cumlogsumexp, cumprod, cumsum  # noqa: E402  (they call scan, defined above)
