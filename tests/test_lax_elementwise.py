@@ -134,3 +134,16 @@ def test_integers_follow_jax_lax():
         for g, w in zip(got, want):
             assert np.asarray(g).dtype.kind == "i"
             np.testing.assert_array_equal(g, w)
+
+
+def fmods(x, y):
+    return np.fmod(x, y), np.fmod(x, 2), np.fmod(-x, y)
+
+
+def test_np_fmod_of_integers_compiled_is_numpys():
+    """Numba's own ``np.fmod`` of integer arrays gave ``fmod(7, -2) == 7`` and ``fmod(-7, 2) == 1``."""
+    x, y = np.array([7, -7, 7, -7, 0, 5]), np.array([2, 2, -2, -2, 3, 5])
+    for got, want in zip(numbax.jit(fmods)(x, y), fmods(x, y)):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(numbax.jit(fmods)(x * 1.5, y), fmods(x * 1.5, y)):
+        np.testing.assert_array_equal(got, want)

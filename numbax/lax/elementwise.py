@@ -2,10 +2,10 @@
 
 Where ``jax.lax``'s function is a NumPy (or ``scipy.special``) function with its semantics, it is that
 function, and every registry rule is already its own (``exp`` is ``np.exp``, ``asin`` is ``np.arcsin``,
-``lgamma`` is ``scipy.special.gammaln``). Where the semantics differ it is written here, plain NumPy that
-numbax specializes inside compiled code: ``round`` rounds halves away from zero by default, ``div`` of
-integers rounds toward zero (not ``//``'s floor), ``rem`` has the dividend's sign (C's ``fmod``), ``clamp``
-takes ``(min, x, max)`` and passes no derivative at a tie, ``rsqrt`` and ``logistic`` have no NumPy name.
+``rem`` is ``np.fmod``, C's remainder, ``lgamma`` is ``scipy.special.gammaln``). Where the semantics differ
+it is written here, plain NumPy that numbax specializes inside compiled code: ``round`` rounds halves away
+from zero by default, ``div`` of integers rounds toward zero (not ``//``'s floor), ``clamp`` takes
+``(min, x, max)`` and passes no derivative at a tie, ``rsqrt`` and ``logistic`` have no NumPy name.
 ``erf_inv`` is not here: numbax has no accurate stand-in for it yet.
 
     >>> round(np.array([0.5, -1.5, 2.5]))
@@ -33,6 +33,7 @@ sqrt, cbrt, abs, neg, sign, floor, ceil, square = np.sqrt, np.cbrt, np.abs, np.n
     np.ceil, np.square
 pow, add, sub, mul, max, min, is_finite = np.power, np.add, np.subtract, np.multiply, np.maximum, np.minimum, \
     np.isfinite
+rem = np.fmod  # C's remainder, of the dividend's sign
 erf, erfc, lgamma, digamma = scipy.special.erf, scipy.special.erfc, scipy.special.gammaln, scipy.special.digamma
 
 _AWAY_FROM_ZERO, _TO_NEAREST_EVEN = 0, 1  # the values of jax.lax.RoundingMethod
@@ -74,15 +75,6 @@ def div(x, y):
     if np.asarray(x).dtype.kind in "iu" and np.asarray(y).dtype.kind in "iu":
         return np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))
     return x / y
-
-
-@specialized_from_source
-def rem(x, y):
-    """The remainder of ``x / y`` rounded toward zero, with ``x``'s sign (C's ``fmod``, ``np.fmod``). Of
-    integers, ``x - y * div(x, y)``: Numba's ``np.fmod`` of integer arrays is wrong (0.61: ``fmod(7, -2)`` is 7)."""
-    if np.asarray(x).dtype.kind in "iu" and np.asarray(y).dtype.kind in "iu":
-        return x - y * div(x, y)
-    return np.fmod(x, y)
 
 
 @specialized_from_source
