@@ -287,3 +287,18 @@ def test_lax_cumsum_under_vmap_stacks_the_rows():
         return numbax.lax.cumsum(x, reverse=True)
 
     np.testing.assert_allclose(numbax.vmap(rows)(M23), np.stack([rows(r) for r in M23]), rtol=1e-14)
+
+
+def polyval_of_a_matrix(p, x):
+    return np.sum(np.polyval(p, x))
+
+
+def test_operands_that_must_be_vectors_are_refused_at_the_users_line():
+    """``np.polyval``'s coefficients, ``np.interp``'s ``xp``/``fp`` and ``np.convolve``'s operands are vectors."""
+    for call in (lambda: numbax.jit(polyval_of_a_matrix)(np.ones((2, 2)), A5),
+                 lambda: numbax.grad(polyval_of_a_matrix)(np.ones((2, 2)), A5),
+                 lambda: numbax.jvp(polyval_of_a_matrix, (np.ones((2, 2)), A5), (np.ones((2, 2)), A5))):
+        with pytest.raises(NumbaxSpecializationError, match=f"(?s){_line(polyval_of_a_matrix)}.*1-D array"):
+            call()
+    with pytest.raises(NumbaxSpecializationError, match=f"(?s){_line(convolve_rows)}.*operand 2"):
+        numbax.grad(lambda a, v: np.sum(convolve_rows(a, v)), argnums=1)(A5, M23)
