@@ -184,6 +184,7 @@ RULES: Dict[str, List[Snippet]] = {
     "numpy.logaddexp": [S("np.logaddexp(x, y)", x=real(3, 4), y=real(4)), S("np.logaddexp(x, 0.0)", x=real(3))],
     "numpy.logaddexp2": [S("np.logaddexp2(x, y)", x=real(3, 4), y=real(4))],
     "numpy.sinc": [S("np.sinc(x)", x=real(3, 4))],
+    "numpy.fmod": [S("np.fmod(x, y)", x=wide(3, 4), y=pos(4)), S("np.fmod(x, -1.3)", x=wide(5))],
     "numpy.maximum": [S("np.maximum(x, y)", x=real(3, 4), y=real(4)), S("np.maximum(x, 0.0)", x=real(5))],
     "numpy.minimum": [S("np.minimum(x, y)", x=real(3, 4), y=real(3, 1)), S("np.minimum(x, 0.2)", x=real(5))],
     "numpy.fmax": [S("np.fmax(x, y)", x=real(3, 4), y=real(4))],
