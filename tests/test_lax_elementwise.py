@@ -147,3 +147,13 @@ def test_np_fmod_of_integers_compiled_is_numpys():
         np.testing.assert_array_equal(got, want)
     for got, want in zip(numbax.jit(fmods)(x * 1.5, y), fmods(x * 1.5, y)):
         np.testing.assert_array_equal(got, want)
+
+
+def row_ops(x, y):
+    return lax.clamp(-1.0, x, 1.0) + lax.round(x) + lax.rsqrt(y) + lax.rem(x, y) + lax.logistic(x)
+
+
+def test_vmap_stacks_the_rows():
+    x, y = REAL * 1.3, POS
+    np.testing.assert_allclose(numbax.vmap(row_ops)(x, y), np.stack([row_ops(a, b) for a, b in zip(x, y)]),
+                               rtol=1e-14)
