@@ -40,8 +40,8 @@ from numba.np.numpy_support import as_dtype
 from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import static
 
-__all__ = ["einsum", "inner", "tensordot", "matmul", "dot", "einsum_vjp", "inner_vjp", "tensordot_vjp", "matmul_vjp",
-           "explicit_subscripts", "ContractionShapeError", "check_contraction"]
+__all__ = ["einsum", "inner", "vdot", "tensordot", "matmul", "dot", "einsum_vjp", "inner_vjp", "tensordot_vjp",
+           "matmul_vjp", "explicit_subscripts", "ContractionShapeError", "check_contraction"]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -330,6 +330,11 @@ def inner(a, b):
     return np.inner(a, b)
 
 
+def vdot(a, b):
+    """``np.vdot(a, b)``: the dot product of the flattened operands, the first conjugated."""
+    return np.vdot(a, b)
+
+
 def _pair(axes, b_axes):
     """tensordot's ``axes``: ``b_axes`` given, ``axes`` holds ``a``'s summed axes alone (``legalize`` writes a pair
     so, as Numba keeps the values of flat constant tuples only)."""
@@ -446,6 +451,16 @@ def _einsum(subscripts, *operands):
 @overload(inner)
 def _inner(a, b):
     return _primal("inner", lambda n: inner_spec(*n), (a, b), "a, b", ["a", "b"])
+
+
+@overload(vdot)
+def _vdot(a, b):
+    """Numba's ``np.vdot`` takes vectors of one dtype only: the flattened operands' products summed."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+    if isinstance(a.dtype, types.Complex):
+        return lambda a, b: np.sum(np.conj(np.ravel(a)) * np.ravel(b))
+    return lambda a, b: np.sum(np.ravel(a) * np.ravel(b))
 
 
 def _static_axes(fn: str, axes, b_axes):

@@ -23,6 +23,9 @@ _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, typ
 _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
 # NumPy functions that Numba wants a tuple of arrays for.
 _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
+# NumPy functions whose positional operands here are vectors: a list or tuple display is made an array first, so
+# that the runtime helper and the derivative rules see one (``np.polyval([a, 1.0], x)``); another ndim is refused.
+_VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
 # NumPy functions whose result is complex for some real inputs, and the helpers that say so at the user's line.
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
@@ -146,6 +149,8 @@ class CallsMixin:
             return self.call_ufunc(node, func, args, kwargs.get("out"))
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
+        args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
+                for i, a in enumerate(args)]
         aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
         args = self.promoted_operands(func, args, aval)
         if func in _REAL_EIG and not kwargs and len(args) == 1 and checks.is_real_array(args[0]) and \
@@ -155,6 +160,17 @@ class CallsMixin:
         call.aval = aval
         self.check(node, call, checks.call(func, args, kwargs))
         return self.in_numpys_dtype(func, call)
+
+    def vector_operand(self, node, func, position: int, value: Any) -> Any:
+        """Operand ``position`` of ``func`` (``_VECTOR_OPERANDS``) as a vector: a list or tuple made an array, an
+        array of another ndim refused at the user's line (its runtime helper and rules take vectors only)."""
+        if isinstance(value, (list, tuple)):
+            value = self.call_value(node, np.array, [value], {})
+        aval = dtypes.aval_of(value)
+        if aval is not None and aval.ndim != 1:
+            self.fail(node, f"`{callee_name(func)}` takes a 1-D array as its operand {position + 1} here, not a "
+                      f"{aval.ndim}-D one", hint="pass a vector (np.ravel(...), or a row of the array).")
+        return value
 
     def in_numpys_dtype(self, func, call: Dyn) -> Dyn:
         """A reduction's result in NumPy's dtype where Numba accumulates in another (``np.sum`` of float32 is
