@@ -35,6 +35,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run_grad.py
 	$(BIN)/python benchmarks/run_lax.py
 	$(BIN)/python benchmarks/run_random.py
+	$(BIN)/python benchmarks/run_batched.py
 
 clean:
 	rm -rf $(VENV) .cache build *.egg-info

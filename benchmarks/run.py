@@ -242,6 +242,23 @@ def best_per_call(fn, args, block, repeat: int) -> float:
     return min(timer.repeat(repeat=repeat, number=number)) / number
 
 
+def timed_against_hand(task: str, columns: dict, repeat: int) -> dict:
+    """Seconds per call of each column (``name -> (fn, args)``), its result checked first against the
+    ``"hand"`` column's (a column named ``... alone`` is not checked); None, and a MISMATCH line on standard
+    error, where a result disagrees."""
+    import numpy as np
+
+    want = np.asarray(columns["hand"][0]())
+    times = {}
+    for name, (fn, args) in columns.items():
+        if name.endswith("alone") or np.allclose(np.asarray(fn()), want, rtol=1e-9, atol=1e-12):
+            times[name] = best_per_call(fn, args, None, repeat)
+        else:
+            times[name] = None
+            print(f"MISMATCH: {task}, {name}", file=sys.stderr)
+    return times
+
+
 def check_agrees(system: str, program: str, out, expected) -> None:
     """A timing of a wrong answer is no timing: compare with plain NumPy, leaf by leaf."""
     import numpy as np

@@ -24,16 +24,12 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-
+import one_thread  # noqa: E402,F401  (before NumPy and JAX)
 import numpy as np  # noqa: E402
 
 import jacobian_tasks as tasks  # noqa: E402
 from jacobian import hand_numba  # noqa: E402
-from run import best_per_call, environment, fmt_ratio, fmt_time, table  # noqa: E402
+from run import environment, fmt_ratio, fmt_time, table, timed_against_hand  # noqa: E402
 
 
 def _jax_versions():
@@ -109,15 +105,7 @@ def main(argv=None) -> int:
     repeat = 3 if ns.quick else 7
     rows = []
     for task, columns in _columns().items():
-        want = np.asarray(columns["hand"][0]())
-        times = {}
-        for name, (fn, args) in columns.items():
-            got = np.asarray(fn())
-            if name.endswith("alone") or np.allclose(got, want, rtol=1e-9, atol=1e-12):
-                times[name] = best_per_call(fn, args, None, repeat)
-            else:
-                times[name] = None
-                print(f"MISMATCH: {task}, {name}", file=sys.stderr)
+        times = timed_against_hand(task, columns, repeat)
         extra = ""
         if "numbax.grad alone" in times:
             extra = (f"HVP / grad: numbax {fmt_ratio(times['numbax'], times['numbax.grad alone'])}, "

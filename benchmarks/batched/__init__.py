@@ -1,0 +1,1 @@
+"""Reference columns of ``benchmarks/run_batched.py``: derivatives written by hand for ``numba.njit``."""
