@@ -127,3 +127,20 @@ def test_derivatives_runs(venv_kernel):
     assert "squared frequencies match the harmonic chain: True" in stream_text(modes)
     assert [o for o in modes.outputs if o.output_type == "display_data" and "image/png" in o.data]  # the plot
     assert "matches hessian(energy)(x) @ v: True" in stream_text(code_cell(nb, "def stiffness_times"))
+
+
+def test_porting_from_jax_runs(venv_kernel):
+    nb = nbformat.read(NOTEBOOKS / "03_porting_from_jax.ipynb", as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name=venv_kernel,
+                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client.execute()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+
+    out = stream_text(code_cell(nb, "on_numbax, on_jax = run("))
+    numbax_final, jax_final = (float(out.split(name)[1].split(",")[0].split(";")[0]) for name in ("numbax ", "JAX "))
+    assert numbax_final == pytest.approx(jax_final, rel=1e-9) and numbax_final < 0.05
+    curves = code_cell(nb, "ax.semilogy")
+    assert [o for o in curves.outputs if o.output_type == "display_data" and "image/png" in o.data]  # the plot
+    assert "# grad of:" in stream_text(code_cell(nb, "on_numbax.step.source"))
