@@ -99,3 +99,23 @@ def test_writes_into_own_containers_are_pythons(backend):
     total, count = numbax.jit(own_containers, backend=backend)(x)
     np.testing.assert_allclose(total, 7 * x)
     assert count == 4
+
+
+TRACES = []
+
+
+def counts_its_compilations(x):
+    TRACES.append(1)  # a compile-time value: written while compiling, as JAX writes while tracing
+    return x * 2.0
+
+
+def test_a_compile_time_value_written_into_a_module_list_is_written_while_compiling(tmp_path):
+    old = numbax.config.read("cache_dir")
+    numbax.config.update("cache_dir", str(tmp_path / "cache"))  # compiled here, not loaded from an earlier run
+    try:
+        jitted = numbax.jit(counts_its_compilations, backend="python")
+        np.testing.assert_array_equal(jitted(np.ones(2)), 2.0)
+        np.testing.assert_array_equal(jitted(np.ones(3)), 2.0)  # the same specialization (dtype and rank)
+    finally:
+        numbax.config.update("cache_dir", old)
+    assert TRACES == [1]

@@ -291,7 +291,7 @@ class CallsMixin:
     def call_container_method(self, node, method, args, kwargs):
         """``params.append(x)`` on a compile-time list: done now, so not inside run-time control flow."""
         if method.__name__ in _MUTATING:
-            self.refuse_writes_into_foreign(node, method.__self__, f"`{method.__name__}`")
+            self.refuse_writes_into_foreign(node, method.__self__, f"`{method.__name__}`", (args, kwargs))
         if method.__name__ in _MUTATING and self.runtime_depth > 0:
             self.fail(node, f"`{method.__name__}` on a list or dict inside run-time control flow",
                       hint="containers are unrolled at compile time; fill a preallocated array instead "

@@ -87,10 +87,12 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         self.arguments: List[Any] = []
         self._closure_params: Dict[str, Any] = {}
         self._path_names: Dict[tuple, str] = {}
-        # containers this function did not make: a callee's arguments and closure values (rebuilt here from the
-        # caller's leaves, or the caller's own), and module objects; a write into one would not be Python's
-        # (id -> the container, held so that its id stays its own)
-        self._foreign: Dict[int, Any] = {}
+        # containers this function did not make (id -> (the container, held so that its id stays its own,
+        # whether it was rebuilt here)): a callee's arguments and the closure values holding run-time values are
+        # rebuilt from the caller's leaves, so a write into one would not reach the caller's; closure values
+        # without run-time values and module objects are the caller's own, where this function's run-time
+        # values would be names the caller cannot read
+        self._foreign: Dict[int, Tuple[Any, bool]] = {}
 
     def _params(self):
         a = self.fdef.args
@@ -199,14 +201,18 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             self.fail(target, f"assignment to {type(target).__name__.lower()} targets is not supported",
                       hint="assign to a local variable or into an array element.")
 
-    def refuse_writes_into_foreign(self, node: gast.AST, container: Any, what: str) -> None:
-        """Refuse ``what`` (a write) into a container this function did not make: a callee's argument or closure
-        value is rebuilt from the caller's leaves (the caller would not see the write Python makes) or holds
-        the caller's names, and a module's object would be changed once, while compiling, not at each call."""
-        if id(container) in self._foreign:
-            self.fail(node, f"{what} of a value the function did not make: an argument of a function that compiled "
-                      "code calls, a value it closes over, or a module's (the caller would not see the change)",
-                      hint="return the new value and assign it in the caller: state = step(state, dt).")
+    def refuse_writes_into_foreign(self, node: gast.AST, container: Any, what: str, written: Any = ()) -> None:
+        """Refuse ``what`` (a write of ``written``) into a container this function did not make where Python's
+        write cannot be made: into one rebuilt from the caller's leaves (a callee's argument: the caller would not
+        see it), or of run-time values into the caller's own (a module's list, a closure value: they would be
+        names the caller cannot read). A compile-time value written into the caller's own container is written
+        while compiling, as JAX writes while tracing (``trace_count.append(1)``)."""
+        entry = self._foreign.get(id(container))
+        if entry is None or not (entry[1] or contains_dyn(written)):
+            return
+        self.fail(node, f"{what} of a value the function did not make: an argument of a function that compiled "
+                  "code calls, a value it closes over, or a module's (the caller would not see the change)",
+                  hint="return the new value and assign it in the caller: state = step(state, dt).")
 
     def bind_attribute(self, target: gast.Attribute, value: Any) -> None:
         """``state.x = v`` on a pytree that holds run-time values (an argument, or one made in the function: never
@@ -218,7 +224,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             self.fail(target, f"assignment to an attribute of a {type(base).__name__}",
                       hint="assign to attributes of a dataclass pytree that holds the function's run-time "
                       "values (an argument, or one made in it), or use dataclasses.replace.")
-        self.refuse_writes_into_foreign(target, base, "assignment to an attribute")
+        self.refuse_writes_into_foreign(target, base, "assignment to an attribute", value)
         if self.runtime_depth > 0:
             self.fail(target, "assigning to an attribute inside run-time control flow",
                       hint="carry the values in local variables through the loop or branch, and build the "
@@ -309,7 +315,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
                 run_time_checks.mark(store, "check_store", self.origin(target))  # after its indices' checks
             self.emit(gast.Assign(targets=[store], value=self.materialize(value), type_comment=None))
         elif isinstance(base, (list, dict)):
-            self.refuse_writes_into_foreign(target, base, "assignment into an element")
+            self.refuse_writes_into_foreign(target, base, "assignment into an element", value)
             if self.runtime_depth > 0:
                 self.fail(target, "assigning into a list or dict inside run-time control flow",
                           hint="use an array, which generated code can update in place.")
@@ -352,11 +358,12 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             leaves.append(leaf)
         self.env[name] = tree_util.tree_unflatten(treedef, leaves)
         if not self.is_entry:
-            self.mark_foreign(self.env[name])
+            self.mark_foreign(self.env[name], rebuilt=True)
 
-    def mark_foreign(self, value: Any) -> Any:
-        """Record the containers in ``value`` as ones this function did not make; ``value``."""
-        tree_util.tree_leaves(value, is_leaf=lambda node: self._foreign.setdefault(id(node), node) is None)
+    def mark_foreign(self, value: Any, rebuilt: bool = False) -> Any:
+        """Record the containers in ``value`` as ones this function did not make (``rebuilt`` here from the
+        caller's leaves, or the caller's own); ``value``."""
+        tree_util.tree_leaves(value, is_leaf=lambda node: self._foreign.setdefault(id(node), (node, rebuilt)) is None)
         return value
 
     def lookup_free(self, name: str, node) -> Any:
