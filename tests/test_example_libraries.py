@@ -1,0 +1,206 @@
+"""``numbax.example_libraries`` (``optimizers``, ``stax``) and ``numbax.nn.initializers`` against JAX's (float64):
+initial parameters bit for bit, layers' values, optimizer trajectories outside and inside ``numbax.jit``,
+gradients through a network in both modes, and an MLP trained with Adam."""
+import functools
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.example_libraries import optimizers as jax_optimizers
+from jax.example_libraries import stax as jax_stax
+
+import numbax
+from numbax import random, tree_util
+from numbax.example_libraries import optimizers, stax
+from numbax.nn import initializers
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from grad_corpus.oracles import to_jax  # noqa: E402,F401  (turns on jax_enable_x64)
+
+RTOL = 1e-12
+
+
+def assert_trees_close(ours, theirs, rtol=RTOL, atol=1e-14):
+    ours_leaves, ours_def = tree_util.tree_flatten(ours)
+    theirs_leaves = jax.tree.leaves(theirs)
+    assert len(ours_leaves) == len(theirs_leaves), (ours_def, jax.tree.structure(theirs))
+    for a, b in zip(ours_leaves, theirs_leaves):
+        b = np.asarray(b)
+        assert np.shape(a) == b.shape
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+# -- initializers ---------------------------------------------------------------------------------------------
+
+SCALINGS = ["glorot_normal", "glorot_uniform", "xavier_normal", "xavier_uniform", "lecun_normal", "lecun_uniform",
+            "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform"]
+
+
+@pytest.mark.parametrize("name", SCALINGS)
+@pytest.mark.parametrize("shape", [(5, 7), (3, 3, 4, 6)])
+def test_variance_scaling_initializers_are_jaxs_bits(name, shape):
+    ours = getattr(initializers, name)()(random.PRNGKey(3), shape)
+    theirs = np.asarray(getattr(jax.nn.initializers, name)()(jax.random.PRNGKey(3), shape))
+    assert ours.dtype == theirs.dtype == np.float64
+    assert np.array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("name, arguments", [("normal", (0.3,)), ("uniform", (0.3,)), ("truncated_normal", (0.3,)),
+                                             ("constant", (1.5,))])
+def test_distribution_initializers_are_jaxs_bits(name, arguments):
+    ours = getattr(initializers, name)(*arguments)(random.PRNGKey(5), (4, 6))
+    theirs = np.asarray(getattr(jax.nn.initializers, name)(*arguments)(jax.random.PRNGKey(5), (4, 6)))
+    assert np.array_equal(ours, theirs)
+
+
+def test_zeros_ones_and_custom_axes_and_float32():
+    key, jkey = random.PRNGKey(1), jax.random.PRNGKey(1)
+    assert np.array_equal(initializers.zeros(key, (2, 3)), jax.nn.initializers.zeros(jkey, (2, 3)))
+    assert np.array_equal(initializers.ones(key, (2,)), jax.nn.initializers.ones(jkey, (2,)))
+    ours = initializers.glorot_normal(in_axis=0, out_axis=(1, 2), dtype=np.float32)(key, (3, 4, 5))
+    theirs = np.asarray(jax.nn.initializers.glorot_normal(in_axis=0, out_axis=(1, 2), dtype=jnp.float32)(
+        jkey, (3, 4, 5)))
+    assert ours.dtype == np.float32 and np.array_equal(ours, theirs)
+
+
+def test_initializers_refuse_what_they_do_not_draw():
+    with pytest.raises(numbax.NumbaxDtypeError, match="real floating"):
+        initializers.glorot_normal()(random.PRNGKey(0), (2, 2), np.complex128)
+    with pytest.raises(ValueError, match="in_axis"):
+        initializers.he_normal()(random.PRNGKey(0), (3,))
+    with pytest.raises(ValueError, match="invalid mode"):
+        initializers.variance_scaling(1.0, "fan_sum", "normal")(random.PRNGKey(0), (2, 2))
+    with pytest.raises(ValueError, match="invalid distribution"):
+        initializers.variance_scaling(1.0, "fan_in", "cauchy")(random.PRNGKey(0), (2, 2))
+
+
+# -- optimizers -----------------------------------------------------------------------------------------------
+
+def quadratic_loss(params, x):
+    residual = x @ params["w"] + params["b"]
+    return np.sum(residual * residual) + 0.25 * np.sum(params["w"] ** 4)
+
+
+def jax_quadratic_loss(params, x):
+    residual = x @ params["w"] + params["b"]
+    return jnp.sum(residual * residual) + 0.25 * jnp.sum(params["w"] ** 4)
+
+
+X = np.random.default_rng(0).normal(size=(4, 3))
+PARAMS = {"w": np.random.default_rng(1).normal(size=(3, 2)), "b": np.random.default_rng(2).normal(size=2)}
+
+
+def schedules(module):
+    """Each schedule of ``module`` (``optimizers`` or JAX's), made with the same arguments."""
+    return {"exponential_decay": module.exponential_decay(0.1, 3, 0.5),
+            "inverse_time_decay": module.inverse_time_decay(0.1, 2, 0.5),
+            "inverse_time_decay_staircase": module.inverse_time_decay(0.1, 2, 0.5, staircase=True),
+            "polynomial_decay": module.polynomial_decay(0.1, 6, 0.01, power=2.0),
+            "piecewise_constant": module.piecewise_constant([2, 5], [0.1, 0.05, 0.01])}
+
+
+OPTIMIZERS = {  # name -> arguments after the step size
+    "sgd": (), "momentum": (0.9,), "nesterov": (0.8,), "adagrad": (), "rmsprop": (), "rmsprop_momentum": (),
+    "adam": (), "adamax": ()}
+CASES = [(name, 0.05) for name in OPTIMIZERS] + [
+    ("sgd", "exponential_decay"), ("momentum", "inverse_time_decay"), ("adam", "inverse_time_decay_staircase"),
+    ("rmsprop", "polynomial_decay"), ("sgd", "piecewise_constant")]
+
+
+def made(module, name, step_size):
+    if isinstance(step_size, str):
+        step_size = schedules(module)[step_size]
+    return getattr(module, name)(step_size, *OPTIMIZERS[name])
+
+
+def jax_trajectory(name, step_size, steps=10):
+    init, update, get_params = made(jax_optimizers, name, step_size)
+    state = init(jax.tree.map(jnp.asarray, PARAMS))
+    for i in range(steps):
+        state = update(i, jax.grad(jax_quadratic_loss)(get_params(state), X), state)
+    return get_params(state)
+
+
+@pytest.mark.parametrize("name, step_size", CASES)
+def test_optimizer_trajectory_matches_jax_outside_and_inside_jit(name, step_size):
+    init, update, get_params = made(optimizers, name, step_size)
+
+    @numbax.jit
+    def step(i, opt_state, x):
+        params = get_params(opt_state)
+        return update(i, numbax.grad(quadratic_loss)(params, x), opt_state)
+
+    outside = inside = init(PARAMS)
+    for i in range(10):
+        outside = update(i, numbax.grad(quadratic_loss)(get_params(outside), X), outside)
+        inside = step(i, inside, X)
+    expected = jax_trajectory(name, step_size)
+    assert_trees_close(get_params(outside), expected)
+    assert_trees_close(get_params(inside), expected)
+    assert tree_util.tree_structure(inside) == tree_util.tree_structure(outside)
+
+
+@pytest.mark.parametrize("name", sorted(schedules(optimizers)))
+def test_schedules_match_jax(name):
+    ours, theirs = schedules(optimizers)[name], schedules(jax_optimizers)[name]
+    for i in range(12):
+        np.testing.assert_allclose(ours(i), float(theirs(i)), rtol=RTOL)
+
+
+def test_make_schedule():
+    assert optimizers.make_schedule(0.3)(7) == 0.3
+    schedule = optimizers.exponential_decay(0.1, 2, 0.5)
+    assert optimizers.make_schedule(schedule) is schedule
+    with pytest.raises(TypeError):
+        optimizers.make_schedule([0.1, 0.2])
+    with pytest.raises(ValueError, match="one shorter"):
+        optimizers.piecewise_constant([1, 2], [0.1, 0.2])
+
+
+def test_optimizer_state_is_jaxs_pytree():
+    state = optimizers.adam(0.1)[0](PARAMS)
+    jax_state = jax_optimizers.adam(0.1)[0](jax.tree.map(jnp.asarray, PARAMS))
+    assert isinstance(state, optimizers.OptimizerState)
+    leaves, treedef = tree_util.tree_flatten(state)
+    assert len(leaves) == len(jax.tree.leaves(jax_state)) == 6
+    assert_trees_close(state, jax_state)
+    assert tree_util.tree_unflatten(treedef, leaves).tree_def == state.tree_def
+    identity = numbax.jit(lambda s: s)(state)
+    assert isinstance(identity, optimizers.OptimizerState) and identity.subtree_defs == state.subtree_defs
+    assert_trees_close(identity, jax_state)
+
+
+def test_pack_and_unpack_optimizer_state_round_trip():
+    state = optimizers.momentum(0.1, 0.9)[0](PARAMS)
+    marked = optimizers.unpack_optimizer_state(state)
+    assert set(marked) == {"w", "b"} and isinstance(marked["w"], optimizers.JoinPoint)
+    packed = optimizers.pack_optimizer_state(marked)
+    assert packed.tree_def == state.tree_def and packed.subtree_defs == state.subtree_defs
+    for a, b in zip(tree_util.tree_leaves(packed), tree_util.tree_leaves(state), strict=True):
+        assert a is b
+    with pytest.raises(TypeError, match="JoinPoint"):
+        optimizers.pack_optimizer_state({"w": np.ones(2)})
+
+
+def test_update_refuses_a_gradient_of_another_structure():
+    init, update, get_params = optimizers.sgd(0.1)
+    state = init(PARAMS)
+    with pytest.raises(TypeError, match="did not match the parameter tree"):
+        update(0, {"w": PARAMS["w"]}, state)
+    with pytest.raises(TypeError, match="did not match the parameter tree"):  # JAX's error, inside jit too
+        numbax.jit(lambda s: update(0, [s.packed_state[0][0]], s))(state)
+
+
+def test_l2_norm_and_clip_grads_match_jax_outside_and_inside_jit():
+    jax_params = jax.tree.map(jnp.asarray, PARAMS)
+    np.testing.assert_allclose(optimizers.l2_norm(PARAMS), float(jax_optimizers.l2_norm(jax_params)), rtol=RTOL)
+    for max_norm in (0.5, 100.0):
+        expected = jax_optimizers.clip_grads(jax_params, max_norm)
+        assert_trees_close(optimizers.clip_grads(PARAMS, max_norm), expected)
+        assert_trees_close(numbax.jit(optimizers.clip_grads)(PARAMS, max_norm), expected)
+    np.testing.assert_allclose(numbax.jit(optimizers.l2_norm)(PARAMS), float(jax_optimizers.l2_norm(jax_params)),
+                               rtol=RTOL)
