@@ -338,7 +338,7 @@ def make_schedule(scalar_or_schedule) -> Schedule:
 def l2_norm(tree):
     """The l2 norm of a pytree of arrays (all its leaves as one vector)."""
     leaves = tree_util.tree_leaves(tree)
-    return np.sqrt(sum([np.vdot(x, x) for x in leaves]))
+    return np.sqrt(sum([np.vdot(np.ravel(x), np.ravel(x)) for x in leaves]))
 
 
 @specialized_from_source
