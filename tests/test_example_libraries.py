@@ -204,3 +204,158 @@ def test_l2_norm_and_clip_grads_match_jax_outside_and_inside_jit():
         assert_trees_close(numbax.jit(optimizers.clip_grads)(PARAMS, max_norm), expected)
     np.testing.assert_allclose(numbax.jit(optimizers.l2_norm)(PARAMS), float(jax_optimizers.l2_norm(jax_params)),
                                rtol=RTOL)
+
+
+# -- stax ------------------------------------------------------------------------------------------------------
+
+def residual(module):
+    return module.serial(module.FanOut(2), module.parallel(module.Dense(4), module.Identity), module.FanInSum)
+
+
+def concatenated(module):
+    return module.serial(module.FanOut(2), module.parallel(module.Dense(2), module.Tanh), module.FanInConcat())
+
+
+LAYERS = {  # name -> (layer of a module, input shape)
+    "Dense": (lambda m: m.Dense(3), (5, 4)),
+    "Dense_3d": (lambda m: m.Dense(3, m.glorot(), m.randn()), (2, 3, 4)),
+    "Relu": (lambda m: m.Relu, (5, 4)), "Tanh": (lambda m: m.Tanh, (5, 4)), "Sigmoid": (lambda m: m.Sigmoid, (5, 4)),
+    "Softplus": (lambda m: m.Softplus, (5, 4)), "Elu": (lambda m: m.Elu, (5, 4)),
+    "LeakyRelu": (lambda m: m.LeakyRelu, (5, 4)), "Exp": (lambda m: m.Exp, (5, 4)),
+    "LogSoftmax": (lambda m: m.LogSoftmax, (5, 4)), "Softmax": (lambda m: m.Softmax, (5, 4)),
+    "Gelu": (lambda m: m.Gelu, (5, 4)), "Identity": (lambda m: m.Identity, (5, 4)),
+    "Flatten": (lambda m: m.Flatten, (2, 3, 2)),
+    "BatchNorm": (lambda m: m.BatchNorm(axis=0), (6, 3)),
+    "BatchNorm_default_axes": (lambda m: m.BatchNorm(beta_init=m.randn(), gamma_init=m.randn()), (2, 3, 2, 2)),
+    "BatchNorm_no_scale": (lambda m: m.BatchNorm(axis=(0, 1), scale=False, beta_init=m.randn()), (3, 2, 4)),
+    "residual": (residual, (5, 4)), "concatenated": (concatenated, (5, 4)),
+    "serial_with_elementwise": (lambda m: m.serial(m.Dense(3), m.Elu, m.Dense(2), m.Softmax), (5, 4)),
+}
+
+
+def inputs(shape):
+    return np.random.default_rng(7).normal(size=shape) * 1.5
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layer_init_is_jaxs_and_apply_matches_jax_outside_and_inside_jit(name):
+    layer, shape = LAYERS[name]
+    init_fun, apply_fun = layer(stax)
+    jax_init, jax_apply = layer(jax_stax)
+    out_shape, params = init_fun(random.PRNGKey(2), shape)
+    jax_out_shape, jax_params = jax_init(jax.random.PRNGKey(2), shape)
+    assert tuple(out_shape) == tuple(jax_out_shape)
+    assert tree_util.tree_structure(params) == tree_util.tree_structure(jax.tree.map(np.asarray, jax_params))
+    for ours, theirs in zip(tree_util.tree_leaves(params), jax.tree.leaves(jax_params), strict=True):
+        assert np.array_equal(ours, theirs)
+    x = inputs(shape)
+    expected = np.asarray(jax_apply(jax_params, jnp.asarray(x)))
+    assert expected.shape == tuple(out_shape)
+    np.testing.assert_allclose(apply_fun(params, x), expected, rtol=RTOL, atol=1e-14)
+    np.testing.assert_allclose(numbax.jit(apply_fun)(params, x), expected, rtol=RTOL, atol=1e-14)
+
+
+MLP = [lambda m: m.Dense(5), lambda m: m.Tanh, lambda m: m.Dense(3), lambda m: m.LogSoftmax]
+
+
+def mlp(module):
+    return module.serial(*[layer(module) for layer in MLP])
+
+
+def cross_entropy(predict, np_module):
+    def loss(params, x, targets):
+        return -np_module.mean(np_module.sum(predict(params, x) * targets, axis=1))
+    return loss
+
+
+def mlp_problem():
+    x = inputs((6, 4))
+    targets = np.eye(3)[[0, 2, 1, 1, 0, 2]]
+    (_, params), (_, jax_params) = mlp(stax)[0](random.PRNGKey(4), (-1, 4)), mlp(jax_stax)[0](
+        jax.random.PRNGKey(4), (-1, 4))
+    return x, targets, params, jax_params
+
+
+def test_grad_through_a_network_matches_jax_in_both_modes_and_central_differences():
+    x, targets, params, jax_params = mlp_problem()
+    loss = cross_entropy(mlp(stax)[1], np)
+    jax_loss = cross_entropy(mlp(jax_stax)[1], jnp)
+    assert_trees_close(numbax.grad(loss)(params, x, targets), jax.grad(jax_loss)(jax_params, x, targets))
+    tangent = tree_util.tree_map(lambda p: np.cos(np.arange(p.size).reshape(p.shape)), params)
+    value, derivative = numbax.jvp(lambda p: loss(p, x, targets), (params,), (tangent,))
+    jax_value, jax_derivative = jax.jvp(lambda p: jax_loss(p, x, targets), (jax_params,),
+                                        (jax.tree.map(jnp.asarray, tangent),))
+    np.testing.assert_allclose(value, float(jax_value), rtol=RTOL)
+    np.testing.assert_allclose(derivative, float(jax_derivative), rtol=RTOL)
+    h = 1e-6
+    shifted = [loss(tree_util.tree_map(lambda p, t: p + s * h * t, params, tangent), x, targets) for s in (1, -1)]
+    np.testing.assert_allclose(derivative, (shifted[0] - shifted[1]) / (2 * h), rtol=1e-7)
+
+
+def test_second_derivatives_through_a_network_match_jax():
+    x, targets, params, jax_params = mlp_problem()
+    loss = cross_entropy(mlp(stax)[1], np)
+    jax_loss = cross_entropy(mlp(jax_stax)[1], jnp)
+    ours = numbax.hessian(lambda v: loss(params, v, targets[:2]))(x[:2])
+    theirs = jax.hessian(lambda v: jax_loss(jax_params, v, targets[:2]))(x[:2])
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-10, atol=1e-13)
+
+
+def test_mlp_trained_with_adam_inside_jit_follows_jaxs_losses():
+    x, targets, params, jax_params = mlp_problem()
+    loss = cross_entropy(mlp(stax)[1], np)
+    jax_loss = cross_entropy(mlp(jax_stax)[1], jnp)
+    opt_init, opt_update, get_params = optimizers.adam(1e-2)
+    jax_init, jax_update, jax_get_params = jax_optimizers.adam(1e-2)
+
+    @numbax.jit
+    def update(i, opt_state, batch):
+        params = get_params(opt_state)
+        return opt_update(i, numbax.grad(loss)(params, *batch), opt_state)
+
+    @jax.jit
+    def jax_step(i, opt_state, batch):
+        return jax_update(i, jax.grad(jax_loss)(jax_get_params(opt_state), *batch), opt_state)
+
+    opt_state, jax_state = opt_init(params), jax_init(jax_params)
+    losses, jax_losses = [], []
+    for i in range(20):
+        opt_state, jax_state = update(i, opt_state, (x, targets)), jax_step(i, jax_state, (x, targets))
+        losses.append(loss(get_params(opt_state), x, targets))
+        jax_losses.append(float(jax_loss(jax_get_params(jax_state), x, targets)))
+    np.testing.assert_allclose(losses, jax_losses, rtol=1e-11)
+    assert losses[-1] < 0.8 * losses[0]
+
+
+def dropout_network(module, mode="train"):
+    return module.serial(module.Dense(6), module.Dropout(0.6, mode), module.Relu)
+
+
+def test_dropout_draws_jaxs_mask_from_the_key_and_is_refused_where_it_cannot_draw():
+    x = inputs((4, 3))
+    (init_fun, apply_fun), (jax_init, jax_apply) = dropout_network(stax), dropout_network(jax_stax)
+    _, params = init_fun(random.PRNGKey(0), (-1, 3))
+    _, jax_params = jax_init(jax.random.PRNGKey(0), (-1, 3))
+    expected = np.asarray(jax_apply(jax_params, x, rng=jax.random.PRNGKey(9)))
+    ours = apply_fun(params, x, rng=random.PRNGKey(9))
+    np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=1e-14)
+    assert 0 < np.count_nonzero(ours == 0) < ours.size
+    with pytest.raises(ValueError, match="requires apply_fun to be called with a PRNG key"):
+        apply_fun(params, x)
+    with pytest.raises(numbax.NumbaxError, match="shape must be known at compile time"):
+        numbax.jit(lambda p, v, k: apply_fun(p, v, rng=k))(params, x, random.PRNGKey(9))
+    test_init, test_apply = dropout_network(stax, mode="test")
+    np.testing.assert_allclose(numbax.jit(lambda p, v, k: test_apply(p, v, rng=k))(params, x, random.PRNGKey(9)),
+                               np.asarray(dropout_network(jax_stax, "test")[1](jax_params, x, rng=jax.random.PRNGKey(9))),
+                               rtol=RTOL, atol=1e-14)
+
+
+def test_layers_not_provided_are_missing_names_and_other_keywords_are_refused():
+    for name in ("Conv", "GeneralConv", "ConvTranspose", "MaxPool", "AvgPool", "SumPool", "Selu", "shape_dependent"):
+        assert not hasattr(stax, name)
+    with pytest.raises(ImportError):
+        from numbax.example_libraries.stax import Conv  # noqa: F401
+    init_fun, apply_fun = mlp(stax)
+    _, params = init_fun(random.PRNGKey(0), (-1, 4))
+    with pytest.raises(numbax.NumbaxError, match="unexpected or repeated argument `mode`"):
+        numbax.jit(lambda p, v: apply_fun(p, v, mode="train"))(params, inputs((2, 4)))

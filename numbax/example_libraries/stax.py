@@ -44,7 +44,7 @@ def _layer(init_fun: Callable, apply_fun: Callable) -> Layer:
 
 
 def Dense(out_dim, W_init=glorot_normal(), b_init=normal()) -> Layer:
-    """A dense (fully connected) layer: ``inputs @ W + b``."""
+    """A dense (fully connected) layer: ``inputs @ W + b``, over the last axis of ``inputs``."""
 
     def init_fun(rng, input_shape):
         output_shape = tuple(input_shape[:-1]) + (out_dim,)
@@ -53,7 +53,7 @@ def Dense(out_dim, W_init=glorot_normal(), b_init=normal()) -> Layer:
 
     def apply_fun(params, inputs, rng=None):
         W, b = params
-        return np.dot(inputs, W) + b
+        return inputs @ W + b  # np.dot(inputs, W) for a matrix W, which Numba computes for any rank of inputs
 
     return _layer(init_fun, apply_fun)
 
