@@ -14,7 +14,7 @@ from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree_util's functions the hooks read here)
 from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack_buffer its hook)
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Method, Partial, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, contains_dyn
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -151,6 +151,9 @@ class CallsMixin:
         call = self.emit_call(node, callee, args, kwargs)
         call.aval = aval
         self.check(node, call, checks.call(func, args, kwargs))
+        items = None if aval is not None else dtypes.numpy_call_items(func, args, kwargs)
+        if items is not None:  # several results: each keeps its abstract value when unpacked
+            return Items(call.node, items)
         return self.in_numpys_dtype(func, call)
 
     def in_numpys_dtype(self, func, call: Dyn) -> Dyn:
