@@ -344,9 +344,9 @@ def test_dropout_draws_jaxs_mask_from_the_key_and_is_refused_where_it_cannot_dra
         apply_fun(params, x)
     with pytest.raises(numbax.NumbaxError, match="shape must be known at compile time"):
         numbax.jit(lambda p, v, k: apply_fun(p, v, rng=k))(params, x, random.PRNGKey(9))
-    test_init, test_apply = dropout_network(stax, mode="test")
+    test_apply, jax_test_apply = dropout_network(stax, "test")[1], dropout_network(jax_stax, "test")[1]
     np.testing.assert_allclose(numbax.jit(lambda p, v, k: test_apply(p, v, rng=k))(params, x, random.PRNGKey(9)),
-                               np.asarray(dropout_network(jax_stax, "test")[1](jax_params, x, rng=jax.random.PRNGKey(9))),
+                               np.asarray(jax_test_apply(jax_params, x, rng=jax.random.PRNGKey(9))),
                                rtol=RTOL, atol=1e-14)
 
 
@@ -359,3 +359,34 @@ def test_layers_not_provided_are_missing_names_and_other_keywords_are_refused():
     _, params = init_fun(random.PRNGKey(0), (-1, 4))
     with pytest.raises(numbax.NumbaxError, match="unexpected or repeated argument `mode`"):
         numbax.jit(lambda p, v: apply_fun(p, v, mode="train"))(params, inputs((2, 4)))
+
+
+@optimizers.optimizer
+def signed_descent(step_size):
+    def init(x0):
+        return x0, np.zeros_like(x0)
+
+    def update(i, g, state):
+        x, count = state
+        return x - step_size * np.sign(g), count + 1.0
+
+    def get_params(state):
+        return state[0]
+
+    return init, update, get_params
+
+
+def test_a_users_optimizer_over_pytrees_outside_and_inside_jit():
+    init, update, get_params = signed_descent(0.1)
+    step = numbax.jit(lambda i, s, x: update(i, numbax.grad(quadratic_loss)(get_params(s), x), s))
+    outside = inside = init(PARAMS)
+    expected = dict(PARAMS)
+    for i in range(3):
+        grads = numbax.grad(quadratic_loss)(expected, X)
+        expected = {k: expected[k] - 0.1 * np.sign(grads[k]) for k in expected}
+        outside = update(i, numbax.grad(quadratic_loss)(get_params(outside), X), outside)
+        inside = step(i, inside, X)
+    for state in (outside, inside):
+        for k in expected:
+            np.testing.assert_allclose(get_params(state)[k], expected[k], rtol=RTOL)
+        assert all(np.all(leaf[1] == 3.0) for leaf in state.packed_state)

@@ -59,8 +59,8 @@ def test_stax_adam_program_runs_on_numbax_and_on_jax_alike(tmp_path):
                       "from numbax.example_libraries import optimizers, stax\n")
     assert numbax_imports in source and "numbax" not in source.split('"""', 2)[2].replace(numbax_imports, "")
     jax_program = tmp_path / "mlp_stax_adam_on_jax.py"
-    jax_program.write_text(source.replace(numbax_imports, "import jax\nimport jax.numpy as jnp\nfrom jax import random\n"
-                                          "from jax.example_libraries import optimizers, stax\n"
+    jax_program.write_text(source.replace(numbax_imports, "import jax\nimport jax.numpy as jnp\n"
+                                          "from jax import random\nfrom jax.example_libraries import optimizers, stax\n"
                                           "jax.config.update('jax_enable_x64', True)\n"))
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     jax_out = subprocess.run([sys.executable, str(jax_program)], env=env, capture_output=True, text=True, timeout=600)

@@ -11,6 +11,7 @@ The updates are JAX's formulas in JAX's order, so float64 trajectories agree wit
 from __future__ import annotations
 
 import functools
+import types
 from collections import namedtuple
 from typing import Any, Callable, NamedTuple
 
@@ -41,8 +42,13 @@ class Optimizer(NamedTuple):
 
 
 def _compiled(*functions: Callable) -> tuple:
-    """``functions`` marked to be specialized from their source inside compiled code."""
-    return tuple(specialized_from_source(f) for f in functions)
+    """``functions``, the plain ones marked to be specialized from their source inside compiled code (a user's
+    own are anyway; a ``numbax.jit`` or another object that specializes its own calls is left as it is)."""
+    return tuple(specialized_from_source(f) if isinstance(f, types.FunctionType) and
+                 not hasattr(f, "_numbax_specialize") else f for f in functions)
+
+
+_wraps = functools.partial(functools.wraps, updated=())  # the name and docstring, not the hook in ``__dict__``
 
 
 def optimizer(opt_maker: Callable[..., tuple]) -> Callable[..., Optimizer]:
@@ -56,17 +62,17 @@ def optimizer(opt_maker: Callable[..., tuple]) -> Callable[..., Optimizer]:
         parameters and an ``OptimizerState``.
     """
 
-    @functools.wraps(opt_maker)
+    @_wraps(opt_maker)
     def tree_opt_maker(*args, **kwargs):
         init, update, get_params = _compiled(*opt_maker(*args, **kwargs))
 
-        @functools.wraps(init)
+        @_wraps(init)
         def tree_init(x0_tree):
             x0_flat, tree = tree_util.tree_flatten(x0_tree)
             flattened = [tree_util.tree_flatten(init(x0)) for x0 in x0_flat]
             return OptimizerState([s for s, _ in flattened], tree, [d for _, d in flattened])
 
-        @functools.wraps(update)
+        @_wraps(update)
         def tree_update(i, grad_tree, opt_state):
             states_flat, tree, subtrees = opt_state
             grad_flat, tree2 = tree_util.tree_flatten(grad_tree)
@@ -80,7 +86,7 @@ def optimizer(opt_maker: Callable[..., tuple]) -> Callable[..., Optimizer]:
                                 "input structure")
             return OptimizerState([s for s, _ in flattened], tree, subtrees)
 
-        @functools.wraps(get_params)
+        @_wraps(get_params)
         def tree_get_params(opt_state):
             states_flat, tree, subtrees = opt_state
             params = [get_params(tree_util.tree_unflatten(d, s)) for d, s in zip(subtrees, states_flat)]

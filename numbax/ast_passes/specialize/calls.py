@@ -46,6 +46,13 @@ def _is_pytree_type(func: Any) -> bool:
         (issubclass(func, tuple) and hasattr(func, "_fields")) or dataclasses.is_dataclass(func))
 
 
+def _copied_by_wraps(func: Any, lowering: Any) -> bool:
+    """Whether ``func``'s ``_numbax_specialize`` is the one of the function it wraps, copied with its
+    ``__dict__`` by ``functools.wraps``: that hook specializes the other function, not ``func``."""
+    wrapped = getattr(func, "__wrapped__", None)
+    return wrapped is not None and getattr(wrapped, "_numbax_specialize", None) is lowering
+
+
 class CallsMixin:
     """Call evaluation for the ``Specializer``."""
 
@@ -78,7 +85,7 @@ class CallsMixin:
         (``numbax.lax``, ``numbax.tree_util``) specializes its own calls.
         """
         lowering = getattr(func, "_numbax_specialize", None)
-        if lowering is not None:
+        if lowering is not None and not _copied_by_wraps(func, lowering):
             return lowering(self, node, args, kwargs)
         if isinstance(func, Dyn):
             if not isinstance(func.node, gast.Attribute):
