@@ -350,9 +350,10 @@ def test_dropout_draws_jaxs_mask_from_the_key_and_is_refused_where_it_cannot_dra
                                rtol=RTOL, atol=1e-14)
 
 
-def test_layers_not_provided_are_missing_names_and_other_keywords_are_refused():
+def test_what_is_not_provided_is_a_missing_name_and_other_keywords_are_refused():
     for name in ("Conv", "GeneralConv", "ConvTranspose", "MaxPool", "AvgPool", "SumPool", "Selu", "shape_dependent"):
         assert not hasattr(stax, name)
+    assert not hasattr(optimizers, "sm3")
     with pytest.raises(ImportError):
         from numbax.example_libraries.stax import Conv  # noqa: F401
     init_fun, apply_fun = mlp(stax)
