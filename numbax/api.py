@@ -29,7 +29,7 @@ from numba.core.dispatcher import OmittedArg
 from numba.core.typeconv.rules import default_type_manager
 from numba.core.typing.typeof import Purpose, typeof
 
-from numbax import cache_files, config, generated_cache, tree_util
+from numbax import cache_files, config, generated_cache, transform_cache, tree_util
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
@@ -37,6 +37,7 @@ from numbax.backends import get_backend
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
+from numbax.errors import NumbaxSyntaxError
 from numbax.origin import Origin
 
 _LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
@@ -100,6 +101,12 @@ class Jitted(_CDispatcher):
         self.backend = backend
         self.options = {"parallel": parallel, "fastmath": fastmath}
         self._signature = CallSignature(fun, self.static_argnums)
+        if self._signature.variadic and type(self)._run_pipeline is not Jitted._run_pipeline:
+            raise NumbaxSyntaxError(
+                f"a transformation other than jit of {function_of(fun).__name__!r}, a function with *args or "
+                "**kwargs parameters (which arguments it maps or differentiates would not be JAX's)",
+                self.origin(), hint="transform a function of named parameters that calls it, e.g. "
+                "lambda a, b: f(a, b); jit takes it as it is.")
         self._cache: Dict[Any, Compiled] = {}
         self._last: Optional[Compiled] = None
         self._nparams = self._signature.nparams
@@ -336,6 +343,7 @@ class Jitted(_CDispatcher):
         return functools.partial(self, obj)
 
 
+@transform_cache.reused
 def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[int]] = (),
         static_argnames: Union[str, Sequence[str]] = (), backend: str = "cpu", parallel: bool = False,
         fastmath: bool = False):
@@ -352,14 +360,15 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
         fastmath: pass ``fastmath=True`` to Numba.
 
     Returns:
-        A callable with the signature of ``fun``; ``.source`` holds the last generated code.
+        A callable with the signature of ``fun``; ``.source`` holds the last generated code. The same
+        function with the same options gives the same object again (``numbax.transform_cache``).
     """
-    def wrap(f: Callable) -> Jitted:
-        if isinstance(f, Jitted):
-            return f.rejit(static_argnums, static_argnames, backend)
-        return Jitted(f, static_argnums, static_argnames, backend, parallel, fastmath)
-
-    return wrap if fun is None else wrap(fun)
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 backend=backend, parallel=parallel, fastmath=fastmath)
+    if isinstance(fun, Jitted):
+        return fun.rejit(static_argnums, static_argnames, backend)
+    return Jitted(fun, static_argnums, static_argnames, backend, parallel, fastmath)
 
 
 built_at_compile_time(jit)

@@ -1,6 +1,7 @@
 """From a call's arguments to a specialization key, the flat leaves, and placeholders to compile with."""
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
@@ -9,7 +10,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.devices import is_device_array
 from numbax.ast_passes.specialize.values import AVal, Dyn
-from numbax.errors import NumbaxDtypeError, NumbaxError, NumbaxStaticArgumentError
+from numbax.errors import NumbaxDtypeError, NumbaxError, NumbaxStaticArgumentError, NumbaxTypingError
 
 _LEAF_TYPES = (np.ndarray, float, int, bool, complex, np.generic)
 
@@ -22,7 +23,7 @@ def normalize_static(fun: Callable, static_argnums, static_argnames) -> Tuple[Tu
         static_argnames = (static_argnames,)
     params = list(inspect.signature(fun).parameters)
     nums = {i if i >= 0 else len(params) + i for i in static_argnums}
-    names = set(static_argnames)
+    names = set(static_argnames) | _closed_over_keywords(fun)
     for i in list(nums):
         if i < len(params):
             names.add(params[i])
@@ -30,6 +31,22 @@ def normalize_static(fun: Callable, static_argnums, static_argnames) -> Tuple[Tu
         if name in params:
             nums.add(params.index(name))
     return tuple(sorted(nums)), tuple(sorted(names))
+
+
+def _closed_over_keywords(fun: Callable) -> set:
+    """The keywords a ``functools.partial`` binds to hashable values (``mode="a"``, ``n=3``, a function): part
+    of the callable in JAX, so compile-time values here, as if static (a branch they rule out is not
+    compiled; a call that passes one anew compiles for its value). Keywords bound to arrays stay arguments."""
+    names = set()
+    while isinstance(fun, functools.partial):
+        for name, value in fun.keywords.items():
+            try:
+                hash(value)
+            except TypeError:
+                continue
+            names.add(name)
+        fun = fun.func
+    return names
 
 
 class CallSignature:
@@ -40,10 +57,11 @@ class CallSignature:
         self.params = list(self.signature.parameters)
         self.static = frozenset(static_argnums)
         self.nparams = len(self.params)
+        self.variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values())
 
     def bind(self, args: tuple, kwargs: Dict[str, Any]) -> List[Any]:
-        """Positional values of every parameter, defaults filled in."""
-        if not kwargs and len(args) == self.nparams:
+        """Positional values of every parameter, defaults filled in (``*args`` a tuple, ``**kwargs`` a dict)."""
+        if not kwargs and len(args) == self.nparams and not self.variadic:
             return list(args)
         try:
             bound = self.signature.bind(*args, **kwargs)
@@ -97,8 +115,8 @@ class CallSignature:
                         "(the GPU code generator is not built yet)",
                         hint="bring it back with numbax.device_get(x) first.")
                 check_dtype(param, leaf)
-                if not isinstance(leaf, _LEAF_TYPES):
-                    raise NumbaxError(
+                if not isinstance(leaf, _LEAF_TYPES):  # JAX's TypeError: not a valid JAX type
+                    raise NumbaxTypingError(
                         f"argument `{param}` holds a {type(leaf).__name__}, which compiled code cannot take",
                         hint="pass arrays, numbers or containers of them; mark other arguments static with "
                         "static_argnums or static_argnames.")

@@ -66,8 +66,34 @@ def test_jit_of_a_partial_binds_its_arguments(backend):
     keywords = numbax.jit(functools.partial(functools.partial(_affine, w=w), scale=3.0), backend=backend)
     np.testing.assert_allclose(keywords(x), _affine(x, w, scale=3.0))
     np.testing.assert_allclose(keywords(x, scale=-1.0), _affine(x, w, scale=-1.0))  # overridable, as in Python
-    assert len(keywords._cache) == 1
+    np.testing.assert_allclose(keywords(x, scale=-1.0), _affine(x, w, scale=-1.0))
+    assert len(keywords._cache) == 2  # a number a partial binds is part of the callable, as in JAX: one per value
     assert "_affine" in repr(keywords)
+
+
+def _branches(x, mode="sin", training=True, scale=1.0):
+    if mode == "sin":
+        out = np.sin(x)
+    else:
+        out = np.undefined_function(x)  # never compiled for these partials
+    if training:
+        out = out * scale
+    else:
+        out = undefined_name  # noqa: F821
+    return out
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_branch_a_partials_keyword_rules_out_is_not_compiled(backend):
+    """A partial's keywords are part of the callable, as in JAX: compile-time values (a string, a bool, a
+    number, a function), so what they rule out is not compiled; arrays it binds stay arguments."""
+    x = np.linspace(-1.0, 1.0, 5)
+    f = numbax.jit(functools.partial(_branches, mode="sin", training=True, scale=np.full(5, 2.0)), backend=backend)
+    np.testing.assert_allclose(f(x), 2.0 * np.sin(x), rtol=1e-15)
+    g = numbax.grad(lambda v: np.sum(functools.partial(_branches, mode="sin", scale=3.0)(v)), backend=backend)
+    np.testing.assert_allclose(g(x), 3.0 * np.cos(x), rtol=1e-15)
+    h = numbax.grad(functools.partial(_branches, mode="sin", training=True), backend=backend)
+    np.testing.assert_allclose(h(0.3), np.cos(0.3), rtol=1e-15)
 
 def test_new_dtype_or_ndim_compiles_a_new_specialization():
     def f(x):
@@ -462,3 +488,42 @@ def test_a_function_wrapping_one_of_numbaxs_own_is_compiled_as_itself():
     # it (0.0 for -1.0, a silent wrong value); the hook of the wrapped function and the copied module are ignored
     assert numbax.jit(lambda x: _doubled_under_relus_name(x))(-1.0) == -2.0
     assert numbax.grad(lambda x: _doubled_under_relus_name(x) ** 2)(-1.0) == -8.0
+
+
+class _Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+        self.weights = np.array([1.0, -2.0, 3.0])
+
+    def apply(self, x):
+        return np.sum(np.tanh(x * self.weights)) * self.scale
+
+    @classmethod
+    def doubled(cls, x):
+        return 2.0 * x
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_transformations_of_a_bound_method_take_its_object_as_part_of_the_callable(backend):
+    """``jit(model.apply)``, ``grad(model.apply)``: the object is bound at compile time, as JAX traces ``self``
+    (they were refused: "it is a method, not a Python function")."""
+    model, x = _Scaled(0.5), np.array([0.3, -0.1, 0.2])
+    np.testing.assert_allclose(numbax.jit(model.apply, backend=backend)(x), model.apply(x), rtol=1e-15)
+    np.testing.assert_allclose(numbax.grad(model.apply, backend=backend)(x),
+                               0.5 * model.weights * (1 - np.tanh(x * model.weights) ** 2), rtol=1e-14)
+    np.testing.assert_allclose(numbax.jit(_Scaled.doubled, backend=backend)(x), 2.0 * x)
+    other = _Scaled(3.0)
+    np.testing.assert_allclose(numbax.jit(other.apply, backend=backend)(x), other.apply(x), rtol=1e-15)
+
+
+def _applies(f, x):
+    return f(x) * 2.0
+
+
+def test_a_function_passed_as_a_dynamic_argument_is_jaxs_type_error():
+    """JAX raises TypeError for an argument that is not an array ("Error interpreting argument ... as an abstract
+    array"); marked static, the function is part of the specialization."""
+    with pytest.raises(TypeError, match="holds a ufunc, which compiled code cannot take") as info:
+        numbax.jit(_applies)(np.sin, np.ones(2))
+    assert isinstance(info.value, numbax.NumbaxError)
+    np.testing.assert_allclose(numbax.jit(_applies, static_argnums=0)(np.sin, np.ones(2)), 2 * np.sin(np.ones(2)))

@@ -35,7 +35,7 @@ RUNTIME = ("operator.add", "operator.mul", "operator.truediv", "operator.pow", "
            "numpy.linalg.solve", "scipy.special.logsumexp", "numpy.var", "numpy.std", "numpy.argsort",
            "numpy.linalg.norm", "numpy.inner", "numpy.tensordot", "numpy.einsum", "numpy.sinc", "numpy.concatenate",
            "numpy.stack", "numpy.hstack", "numpy.vstack", "numpy.split", "numpy.cumprod",
-           "numpy.linalg.cholesky")
+           "numpy.linalg.cholesky", "numpy.vdot", "numpy.polyval", "numpy.convolve", "numpy.interp")
 CHECKED = [(name, k, snippet) for name, k, snippet in SNIPPETS if k == 0 or name in RUNTIME]
 CPU = [(name, k, snippet) for name, k, snippet in SNIPPETS if k == 0 and name in RUNTIME]
 

@@ -33,7 +33,8 @@ CPU = [(name, k, snippet) for name, k, snippet in FORWARD if k == 0]
 # forward over reverse on cpu: the rules whose gradients call the helpers with forward rules of their own
 _HELPERS = ("numpy.einsum", "numpy.inner", "numpy.tensordot", "numpy.linalg.solve", "numpy.linalg.norm",
             "numpy.concatenate", "numpy.stack", "numpy.split", "numpy.pad", "numpy.var", "numpy.cumsum",
-            "numpy.max", "numpy.sum", "operator.matmul", "numpy.sort", "numpy.prod")
+            "numpy.max", "numpy.sum", "operator.matmul", "numpy.sort", "numpy.prod", "numpy.vdot", "numpy.polyval",
+            "numpy.convolve", "numpy.interp")
 CPU_SECOND = [(name, k, snippet) for name, k, snippet in FORWARD if k == 0 and name in _HELPERS]
 # rule (or one snippet of it, "name-k") -> why forward mode refuses its second derivative there (fail closed,
 # at the user's line), for now:

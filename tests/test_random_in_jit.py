@@ -68,10 +68,50 @@ def sized_at_run_time(key, n):
     return random.normal(key, (n,))
 
 
-def test_shapes_must_be_static():
+def like(key, x):
+    k1, k2, k3 = random.split(key, 3)
+    return (x + random.normal(k1, x.shape), random.uniform(k2, x.shape, minval=-2.0, maxval=3.0),
+            random.exponential(k3, (x.shape[0], 2)), random.gumbel(key, x.shape[-1], np.float32))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shapes_known_at_run_time(backend):
+    """``normal(key, x.shape)`` and other shapes whose dims are run-time ints (JAX's shapes inside ``jit`` come
+    from the arrays): the same bits as the draws outside, for arrays of each shape one compilation serves."""
+    jitted = numbax.jit(like, backend=backend)
+    for x in (np.zeros((2, 3)), np.ones((4, 1)), np.zeros((0, 5))):
+        for got, want in zip(jitted(KEY, x), like(KEY, x)):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert_bits_equal(got, want)
+    assert len(jitted._cache) == 1
+    np.testing.assert_array_equal(numbax.jit(sized_at_run_time, backend=backend)(KEY, 3), sized_at_run_time(KEY, 3))
+    np.testing.assert_allclose(numbax.jit(sized_at_run_time, backend=backend)(KEY, 3),
+                               jax.random.normal(jax.random.PRNGKey(7), (3,)), rtol=1e-13)
+    per_row = numbax.vmap(lambda k, row: row + random.normal(k, row.shape), backend=backend)
+    keys = random.split(KEY, 3)
+    np.testing.assert_array_equal(per_row(keys, np.zeros((3, 2))), np.stack([random.normal(k, (2,)) for k in keys]))
+    np.testing.assert_allclose(numbax.grad(lambda x, k: np.sum(like(k, x)[0] ** 2), backend=backend)(X, KEY),
+                               2 * like(KEY, X)[0], rtol=1e-13)
+
+
+LOW, HIGH = np.zeros(3), np.ones(3)
+
+
+def bounded_by_arrays(key, x):
+    return random.uniform(key, x.shape, minval=LOW, maxval=HIGH)
+
+
+def sized_by_an_array(key, s):
+    return random.normal(key, s)
+
+
+def test_run_time_shapes_refused_where_numbax_cannot_tell_the_rank_or_broadcast():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="bounds must be numbers"):
+        numbax.jit(bounded_by_arrays)(KEY, np.zeros(3))
+    with pytest.raises(numbax.NumbaxSpecializationError, match="shape must be a tuple of integers"):
+        numbax.jit(sized_by_an_array)(KEY, np.array([2, 3]))
     with pytest.raises(numbax.NumbaxSpecializationError, match="shape must be known at compile time"):
-        numbax.jit(sized_at_run_time)(KEY, 3)
-    assert numbax.jit(sized_at_run_time, static_argnums=(1,))(KEY, 3).shape == (3,)
+        numbax.jit(lambda key, n: random.randint(key, (n,), 0, 3))(KEY, 3)
 
 
 # ---- permutation, choice, categorical, truncated_normal, gamma: the same bits as eager and JAX's (gamma's:
@@ -288,12 +328,30 @@ def test_a_parameter_without_a_derivative_rule_must_be_static_rather_than_give_z
 
 
 def new_key(seed):
-    return random.PRNGKey(seed)
+    key = random.PRNGKey(seed)
+    typed = random.key(seed)
+    return key, random.split(typed)[1], random.PRNGKey(5)
 
 
-def test_keys_are_made_outside():
-    with pytest.raises(numbax.NumbaxSpecializationError, match="PRNGKey inside compiled code"):
-        numbax.jit(new_key)(3)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keys_made_inside_compiled_code_are_jaxs(backend):
+    """``PRNGKey(seed)`` and ``key(seed)`` of a run-time seed: the key made outside (JAX's, with 64-bit seeds
+    as with jax_enable_x64; 32-bit seeds in 32 bits), one compilation for every seed of a dtype."""
+    jitted = numbax.jit(new_key, backend=backend)
+    for seed in (0, 3, -1, 2 ** 40 + 3, -(2 ** 63), np.int32(-1), np.uint32(2 ** 32 - 1), np.uint64(2 ** 64 - 1)):
+        for got, want in zip(jitted(seed), new_key(seed)):
+            assert got.dtype == np.uint32
+            np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(jitted(2 ** 40 + 3)[0], jax.random.PRNGKey(2 ** 40 + 3))
+    np.testing.assert_array_equal(jitted(3)[1], jax.random.split(jax.random.PRNGKey(3))[1])
+
+
+def test_a_key_of_a_non_integer_seed_is_refused_at_the_users_line():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="takes one integer seed") as info:
+        numbax.jit(new_key)(1.5)
+    assert "test_random_in_jit.py" in str(info.value)
+    with pytest.raises(random.NumbaxRandomArgumentError, match="takes one integer seed"):
+        numbax.jit(lambda k: random.PRNGKey(2.5) + k)(KEY)
 
 
 def categorical_of_computed_logits(key, n):

@@ -115,6 +115,29 @@ def test_vmap_of_vmap(backend):
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def distances_inside(xs, ys):
+    return numbax.vmap(numbax.vmap(pairwise, (None, 0)), (0, None))(xs, ys)
+
+
+def nested_lambdas_inside(s, xs):
+    return numbax.vmap(lambda x: numbax.vmap(lambda y: s * np.dot(x, y))(xs))(xs)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vmap_of_vmap_made_inside_compiled_code(backend):
+    """``vmap(vmap(f, ...), ...)`` written inside a jit-compiled function ("vmap expects a callable" before),
+    and its gradient, as JAX's."""
+    def jax_distances(xs, ys):
+        return jax.vmap(jax.vmap(to_jax(pairwise), (None, 0)), (0, None))(xs, ys)
+
+    got = numbax.jit(distances_inside, backend=backend)(XS, XS[:4])
+    np.testing.assert_allclose(got, jax_distances(XS, XS[:4]), rtol=1e-12)
+    grad = numbax.grad(lambda xs: np.sum(distances_inside(xs, xs[:4]) ** 2), backend=backend)(XS)
+    np.testing.assert_allclose(grad, jax.grad(lambda xs: jnp.sum(jax_distances(xs, xs[:4]) ** 2))(XS), rtol=1e-12)
+    np.testing.assert_allclose(numbax.jit(nested_lambdas_inside, backend=backend)(2.0, XS), 2.0 * XS @ XS.T,
+                               rtol=1e-12)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_jit_of_vmap_and_vmap_of_jit(backend):
     want = jax.vmap(to_jax(loss), in_axes=(None, 0, 0))(W, XS, YS)

@@ -19,6 +19,8 @@ class Key(enum.Enum):
     TANGENT_OF = "the user's source line whose tangent this statement computes"
     CHECK = "the run-time check (a run_time_checks.Check) of a subscript, operation or call the user wrote"
     IN_PLACE = "an assignment x_1 = x + y written for the user's x += y: it writes into the memory of x"
+    SCALAR_CAST = ("a cast numbax wrote around a 0-d operation to NumPy's scalar dtype (np.int8(a + b), "
+                   "np.bool(a @ b)): the operation's run-time check is made of the operation inside it")
     BATCH_LOOP = ("a loop vmap wrote over examples 1, 2, ...: the first example's code, run before it, computed "
                   "whatever its body computes from values that do not change in it")
 

@@ -48,17 +48,8 @@ def _fail(node: gast.AST, what: str, hint: str) -> None:
                             anno.getanno(node, anno.Key.ORIGIN), hint=f"Instead: {hint}")
 
 
-def _check_signature(fn: gast.FunctionDef) -> None:
-    args = fn.args
-    if args.vararg is not None:
-        _fail(args.vararg, "variadic parameters (`*args`)", "take a tuple or a list as one argument.")
-    if args.kwarg is not None:
-        _fail(args.kwarg, "keyword-variadic parameters (`**kwargs`)", "take a dict as one argument.")
-
-
 def check(fn: gast.FunctionDef) -> gast.FunctionDef:
     """Raise ``NumbaxSyntaxError`` at the first construct outside the compiled subset; return ``fn``."""
-    _check_signature(fn)
     unpacked = {id(a) for node in gast.walk(fn) if isinstance(node, gast.Call) for a in node.args
                 if isinstance(a, gast.Starred)}
     # ``head, *rest = xs``: one starred name in an assignment's tuple target (specialize splits a known container)
@@ -72,5 +63,4 @@ def check(fn: gast.FunctionDef) -> gast.FunctionDef:
         if isinstance(node, gast.FunctionDef) and node is not fn:
             if node.decorator_list:
                 _fail(node, "decorated inner functions", "define the decorated function outside.")
-            _check_signature(node)
     return fn

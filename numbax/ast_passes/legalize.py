@@ -105,8 +105,9 @@ REDUCTIONS: Dict[str, Reduction] = {
 }
 # NumPy ufuncs whose helper computes what NumPy does better than Numba's own, by their number of operands:
 # ``exp`` and ``tanh`` vectorize where Numba calls libm (``numbax.runtime.vector_math``), ``minimum`` and
-# ``maximum`` return NumPy's operand of two equal ones (``numbax.runtime.extrema``)
-VECTORIZED = {"exp": 1, "tanh": 1, "minimum": 2, "maximum": 2}
+# ``maximum`` return NumPy's operand of two equal ones (``numbax.runtime.extrema``), ``fmod`` of integers is
+# NumPy's (``numbax.runtime.remainders``)
+VECTORIZED = {"exp": 1, "tanh": 1, "minimum": 2, "maximum": 2, "fmod": 2}
 METHODS = frozenset(REDUCTIONS) - {"amax", "amin", "ptp", "norm"}  # ndarray's methods of the same name
 DEFAULTS = {"axis": None, "keepdims": False, "ddof": 0, "ord": None, "dtype": None, "out": None}
 

@@ -1,6 +1,8 @@
 """legalize_arrays: the shape functions and contractions that ``legalize`` sends to ``numbax.runtime``.
 
-Numba lacks ``np.einsum``, ``np.inner``, ``np.tensordot``, ``np.matmul``,
+Numba lacks ``np.einsum``, ``np.inner``, ``np.vdot`` of matrices, ``np.polyval``,
+``np.convolve`` in modes other than ``"full"``, ``np.tensordot``, ``np.matmul``,
+``np.dot`` of integers, of two dtypes or of more than two dims,
 ``np.diagonal``, ``np.squeeze``, ``np.tile``, ``np.pad`` and the array methods
 ``diagonal``, ``trace``, ``squeeze``, ``swapaxes``; it has ``repeat``, ``flip``,
 ``roll``, ``sort`` and ``trace`` without ``axis=`` arguments, ``atleast_1d``/``atleast_2d``
@@ -66,7 +68,11 @@ ROUTES: Dict[str, Route] = {
     "roll": Route(("shift", "axis"), {"axis": None}, needs=("axis",)),
     "sort": Route(("axis", "kind"), {"axis": -1, "kind": None}, needs=("axis",)),
     "inner": Route(("b",)),
+    "vdot": Route(("b",)),
+    "polyval": Route(("x",)),
+    "convolve": Route(("v", "mode"), {"mode": "full"}),
     "matmul": Route(("b",)),
+    "dot": Route(("b",)),
     "tensordot": Route(("b", "axes"), {"axes": 2}),
 }
 _TRACE_AXES = Route(("offset", "axis1", "axis2"), _DIAGONAL, needs=("axis1", "axis2"))  # np.trace, 2 axes named

@@ -193,7 +193,8 @@ def _without_partial(fn: Callable, bound: Dict[str, Any]):
 
     The partial's positional arguments are compile-time values (arrays become
     constants); its keyword arguments are parameters of its signature with
-    defaults, so a call passes them like any other argument.
+    defaults, static where hashable (``call_signature.normalize_static``), so a
+    call passes them like any other argument.
     """
     positional: List[Any] = []
     while isinstance(fn, functools.partial):

@@ -71,9 +71,13 @@ def _required(fn: Callable) -> List[str]:
 def around_primitive(fn: Callable) -> Callable:
     """``fn``, or for a NumPy function or ufunc ``def var(a): return var_(a)`` (``var_`` bound to ``np.var``),
     with its source in ``linecache`` so that numbax reads it as the user's (the same function each time); a
-    compile-time callable of numbax's (a ``vjp`` pullback) gets such a function too."""
+    compile-time callable of numbax's (a ``vjp`` pullback) gets such a function too, and a bound method of the
+    user's (``jit(model.apply)``) is its function with the object bound, a compile-time value (JAX traces
+    ``self`` as part of the callable: its attributes are read when compiling)."""
     if _compile_time_callable(fn):
         return _around_compile_time(fn)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return functools.partial(fn.__func__, fn.__self__)  # its object is part of the callable, as in JAX
     if isinstance(fn, types.FunctionType) or not (isinstance(fn, np.ufunc) or
                                                    getattr(fn, "__module__", "").startswith("numpy")):
         return fn

@@ -15,14 +15,16 @@ cannot reverse-differentiate.
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from numbax import tree_util
-from numbax.lax import lowering
+from numbax.lax import elementwise, lowering
 
-__all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "select", "stop_gradient"]
+__all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "select", "stop_gradient", "cumsum", "cumprod",
+           "cumlogsumexp"] + elementwise.__all__
 
 
 @lowering.lowered_by(lowering.lower_fori_loop)
@@ -61,7 +63,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]`` as JAX does."""
     if len(branches) == 0:
         raise ValueError("switch: empty branch sequence")
-    clamped = min(max(int(index), 0), len(branches) - 1)
+    clamped = builtins.min(builtins.max(int(index), 0), len(branches) - 1)  # ``min``/``max`` here are lax's
     return branches[clamped](*operands)
 
 
@@ -94,3 +96,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 def stop_gradient(x: Any) -> Any:
     """``x`` unchanged (a pytree); ``grad`` and the other transformations treat it as a constant."""
     return x
+
+
+from numbax.lax.cumulative import cumlogsumexp, cumprod, cumsum  # noqa: E402  (they call scan, defined above)
+from numbax.lax.elementwise import *  # noqa: E402,F401,F403  (clamp calls stop_gradient, defined above)

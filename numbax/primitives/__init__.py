@@ -2,10 +2,12 @@
 
 The families of primitives are written one per module, and importing this package registers them all:
 ``elementwise`` (operators, ufuncs, ``math``, comparisons, casts), ``reductions``, ``shape_ops``,
-``linalg``, ``constructors``, ``special`` (``scipy.special``) and ``runtime_helpers`` (what generated code
-calls). Rules are written in ``templates`` (reverse mode), ``kinds`` (abstract values) and ``symbolic``
-(shapes). ``numbax.random`` registers its samplers' rules itself, when it is first used.
+``linalg``, ``polynomials`` (``polyval``, ``convolve``), ``interpolation``, ``constructors``, ``special``
+(``scipy.special``) and ``runtime_helpers`` (what generated code calls). Rules are written in ``templates``
+(reverse mode), ``kinds`` (abstract values) and ``symbolic`` (shapes). ``numbax.random`` registers its
+samplers' rules itself, when it is first used.
 """
 from numbax.primitives import registry  # noqa: F401  (first: the families register into it)
 from numbax.primitives import elementwise, reductions, shape_ops, linalg, constructors, special  # noqa: F401
+from numbax.primitives import polynomials, interpolation  # noqa: F401
 from numbax.primitives import runtime_helpers  # noqa: F401

@@ -285,6 +285,13 @@ def mod(g, ans, x1, x2):
     d[x2] = rt.unbroadcast(-g * np.floor_divide(x1, x2), x2)
 
 
+@defvjp(np.fmod, **_SAME, **_LINEARIZED)
+def fmod(g, ans, x1, x2):
+    """C's remainder, of ``x1``'s sign: ``x1 - x2 * trunc(x1 / x2)`` (JAX's rule for ``lax.rem``)."""
+    d[x1] = rt.unbroadcast(g, x1)
+    d[x2] = rt.unbroadcast(-g * np.trunc(x1 / x2), x2)
+
+
 # ---------------------------------------------------------------------------
 # No derivative: rounding, comparisons, logic, bits and casts to integers
 

@@ -55,7 +55,24 @@ def inner(g, ans, a, b):
 
 define(rt.inner, aval=_inner)
 define(np.linalg.outer, aval=kinds.constant("f", 2))
-define(np.vdot, aval=kinds.constant("f", 0))
+
+
+def _vdot(app, args):
+    """A number of the operands' promoted kind (a float where one is unknown)."""
+    if len(args) > 1 and kinds.known(args[0], args[1]):
+        return (kinds.promote(args[0][0], args[1][0]), 0)
+    return ("f", 0)
+
+
+define(rt.vdot, aval=_vdot)
+
+
+@defvjp(np.vdot, aval=_vdot)
+def vdot(g, ans, a, b):
+    """The dot product of the flattened operands; real ones only (not complex-verified: reverse mode refuses a
+    complex operand, whose conjugation this rule does not write)."""
+    d[a] = rt.reshape_like(g * np.ravel(b), a)
+    d[b] = rt.reshape_like(g * np.ravel(a), b)
 
 
 @defvjp(np.outer, aval=kinds.constant("f", 2))
@@ -169,6 +186,12 @@ def solve_jvp(g, ans, a, b):
 @defjvp(np.linalg.det)
 def det_jvp(g, ans, a):
     d[a] = ans * np.trace(np.linalg.solve(a, g))
+
+
+@defjvp(np.vdot)
+def vdot_jvp(g, ans, a, b):
+    d[a] = np.vdot(g, b)
+    d[b] = np.vdot(a, g)
 
 
 @defjvp(np.inner)

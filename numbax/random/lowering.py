@@ -4,9 +4,14 @@ While a function is specialized, ``normal(key, (3, 4))`` has a run-time key and
 a compile-time shape and dtype; the lowering checks them as the Python function
 would and emits ``rt.random_normal(key, (3, 4), np.float64)``, the same kernel
 the Python function calls, so samples are the same bits inside and outside
-``jit``. Every sampler is lowered. Shapes, dtypes, axes and ``replace`` must be
-known at compile time; ``uniform``'s bounds, ``randint``'s and ``bernoulli``'s
-parameters too. ``truncated_normal``'s bounds, ``gamma``'s ``a``, and the
+``jit``. Every sampler is lowered. Dtypes, axes and ``replace`` must be known
+at compile time, and so must the number of a shape's dims: ``normal``,
+``uniform`` (with number bounds), ``exponential`` and ``gumbel`` take a shape
+whose dims are run-time ints (``x.shape``, ``(n, 3)``), as JAX's shapes inside
+``jit`` come from the arrays; the other samplers' shapes are known at compile
+time, and ``uniform``'s array bounds, ``randint``'s and ``bernoulli``'s
+parameters too. ``PRNGKey(seed)`` and ``key(seed)`` of a run-time integer seed
+make the key JAX makes. ``truncated_normal``'s bounds, ``gamma``'s ``a``, and the
 arrays that ``permutation``, ``choice`` and ``categorical`` draw from may be
 run-time values: the kernels broadcast parameters themselves, and the gathers
 by random indices (``selection.py``) are compiled from their source.
@@ -21,10 +26,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+import gast
 import numpy as np
 
 from numbax.ast_passes.specialize.compile_time import bind_call
-from numbax.ast_passes.specialize.values import AVal, Dyn, Rows, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, Method, Rows, contains_dyn
 from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import NumbaxRandomArgumentError, as_shape, float_dtype, sample_shape
 from numbax.runtime.random.kernels import DRAWS
@@ -95,11 +101,39 @@ def _lower_fold_in(spec, node, b):
     return emit(spec, node, "random_fold_in", [key_of(spec, node, b["key"], "fold_in"), b["data"]], np.uint32, 1)
 
 
+def _run_time_dim(value: Any) -> bool:
+    """An integer known at run time (``n``, ``x.shape[0]``)."""
+    return isinstance(value, Dyn) and value.aval is not None and value.aval.ndim == 0 and \
+        value.aval.dtype.kind in "iu"
+
+
+def sample_shape_of(spec, node, value: Any, name: str) -> Tuple[Any, int]:
+    """A sample's shape and its number of dims: a tuple of ints known now, or one whose dims are known only at
+    run time but whose length is known (``x.shape`` of an array of known rank, ``(n, 3)``, ``n``), as JAX's
+    shapes inside ``jit`` are known from the arrays they come from. Negative run-time dims raise NumPy's
+    ``ValueError`` where the sample is made."""
+    if not contains_dyn(value):
+        shape = as_shape(value, name)
+        return shape, len(shape)
+    if isinstance(value, Method) and isinstance(value.node, gast.Attribute) and value.node.attr == "shape" \
+            and value.receiver is not None:
+        spec.builder.reads_avals = True
+        return value, value.receiver.ndim
+    if _run_time_dim(value):
+        return (value,), 1
+    if isinstance(value, (tuple, list)) and all(_run_time_dim(d) for d in value if isinstance(d, Dyn)):
+        known = [d for d in value if not isinstance(d, Dyn)]
+        as_shape(tuple(known), name)  # the dims known now are non-negative ints
+        return tuple(value), len(value)
+    spec.fail(node, f"numbax.random.{name}'s shape must be a tuple of integers whose number is known at compile "
+              "time inside compiled code", hint="pass x.shape, a tuple such as (n, 3), or a static argument.")
+
+
 def _standard(name: str):
     def lower(spec, node, b):
-        shape = as_shape(static(spec, node, b["shape"], "shape", name), name)
+        shape, ndim = sample_shape_of(spec, node, b["shape"], name)
         dtype = float_dtype(static(spec, node, b["dtype"], "dtype", name), name)
-        return emit(spec, node, f"random_{name}", [key_of(spec, node, b["key"], name), shape, dtype], dtype, len(shape))
+        return emit(spec, node, f"random_{name}", [key_of(spec, node, b["key"], name), shape, dtype], dtype, ndim)
 
     lower.__doc__ = f"``{name}(key, shape, dtype)`` -> ``rt.random_{name}(key, shape, dtype)``."
     return lower
@@ -107,12 +141,16 @@ def _standard(name: str):
 
 def _lower_uniform(spec, node, b):
     """``uniform(key, shape, dtype, minval, maxval)`` with bounds known at compile time."""
-    shape = as_shape(static(spec, node, b["shape"], "shape", "uniform"), "uniform")
+    shape, ndim = sample_shape_of(spec, node, b["shape"], "uniform")
     dtype = float_dtype(static(spec, node, b["dtype"], "dtype", "uniform"), "uniform")
-    bounds = [np.broadcast_to(np.asarray(static(spec, node, b[k], k, "uniform"), dtype), shape).copy()
-              for k in ("minval", "maxval")]
+    bounds = [np.asarray(static(spec, node, b[k], k, "uniform"), dtype) for k in ("minval", "maxval")]
+    if contains_dyn(shape) and any(bound.ndim for bound in bounds):
+        spec.fail(node, "numbax.random.uniform's bounds must be numbers where its shape is known only at run time",
+                  hint="draw uniform(key, shape) and scale it: minval + (maxval - minval) * u.")
+    if not contains_dyn(shape):
+        bounds = [np.broadcast_to(bound, shape).copy() for bound in bounds]
     return emit(spec, node, "random_uniform", [key_of(spec, node, b["key"], "uniform"), shape, dtype, *bounds],
-                dtype, len(shape))
+                dtype, ndim)
 
 
 def _lower_bits(spec, node, b):
@@ -192,9 +230,19 @@ def _lowering(name: str, lower):
     return specialize
 
 
-def _not_in_compiled_code(spec, node, args, kwargs):
-    spec.fail(node, "numbax.random.PRNGKey inside compiled code is not supported",
-              hint="make the key outside and pass it in; split or fold_in it inside.")
+def _lower_key(spec, node, b):
+    """``PRNGKey(seed)`` / ``key(seed)``: the key itself for a seed known now, else ``rt.random_key(seed, wide)``
+    (the seed's two's complement in 64 bits, or in 32 for seeds of 32 bits or fewer, as outside)."""
+    seed = b["seed"]
+    if not isinstance(seed, Dyn):
+        return keys.PRNGKey(seed)
+    aval = seed.aval
+    if aval is None or aval.ndim != 0 or aval.dtype.kind not in "iu":
+        spec.fail(node, f"numbax.random.PRNGKey takes one integer seed, got a value of "
+                  f"{'unknown type' if aval is None else f'dtype {aval.dtype} and {aval.ndim} dims'}",
+                  hint="pass an integer; to make several keys, split one.")
+    spec.builder.reads_avals = True
+    return emit(spec, node, "random_key", [seed, aval.dtype.itemsize > 4], np.uint32, 1)
 
 
 def attach() -> None:
@@ -209,7 +257,6 @@ def attach() -> None:
                  "normal": _standard("normal"), "exponential": _standard("exponential"),
                  "gumbel": _standard("gumbel"), "bits": _lower_bits, "randint": _lower_randint,
                  "bernoulli": _lower_bernoulli, "truncated_normal": _lower_truncated_normal, "gamma": _lower_gamma,
-                 **lowering_selection.LOWERINGS}
+                 "PRNGKey": _lower_key, "key": _lower_key, **lowering_selection.LOWERINGS}
     for name, lower in lowerings.items():
         getattr(random, name)._numbax_specialize = _lowering(name, lower)
-    keys.PRNGKey._numbax_specialize = _not_in_compiled_code

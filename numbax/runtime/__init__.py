@@ -17,6 +17,10 @@ from numbax.runtime.constructors import *  # noqa: F401,F403
 from numbax.runtime.complex_parts import *  # noqa: F401,F403
 from numbax.runtime.products import *  # noqa: F401,F403
 from numbax.runtime.overlap import *  # noqa: F401,F403
+from numbax.runtime.polynomials import *  # noqa: F401,F403
+from numbax.runtime.interpolation import *  # noqa: F401,F403
+from numbax.runtime.convolution import *  # noqa: F401,F403
+from numbax.runtime.remainders import *  # noqa: F401,F403
 
 
 def __getattr__(name: str):

@@ -40,8 +40,8 @@ from numba.np.numpy_support import as_dtype
 from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import static
 
-__all__ = ["einsum", "inner", "tensordot", "matmul", "einsum_vjp", "inner_vjp", "tensordot_vjp", "matmul_vjp",
-           "explicit_subscripts", "ContractionShapeError", "check_contraction"]
+__all__ = ["einsum", "inner", "vdot", "tensordot", "matmul", "dot", "einsum_vjp", "inner_vjp", "tensordot_vjp",
+           "matmul_vjp", "explicit_subscripts", "ContractionShapeError", "check_contraction"]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -135,6 +135,14 @@ def inner_spec(na: int, nb: int) -> Spec:
     return tensordot_spec(na, nb, ([-1], [-1]))
 
 
+def dot_spec(na: int, nb: int) -> Spec:
+    """``np.dot(a, b)``: a product where either is a scalar, else the last axis of ``a`` summed with ``b``'s only
+    axis or its second-to-last."""
+    if na == 0 or nb == 0:
+        return inner_spec(na, nb)
+    return tensordot_spec(na, nb, ([-1], [-1 if nb == 1 else -2]))
+
+
 def matmul_spec(na: int, nb: int) -> Spec:
     """``np.matmul(a, b)``: the batch axes broadcast, 1-D operands promoted and their axis dropped."""
     if na == 0 or nb == 0:
@@ -208,16 +216,18 @@ def contraction_source(spec: Spec, scalars: Sequence[bool], dtype: np.dtype, sig
     lines, factors = _sizes(spec, names)
     out = spec.output
     summed = "".join(c for c in spec.letters() if c not in out)
-    product = " * ".join(_element(n, s, o, factors, scalar)
-                         for o, (n, s, scalar) in enumerate(zip(names, spec.inputs, scalars)))
+    logical = np.dtype(dtype) == np.bool_  # NumPy's contraction of booleans: any of the elementwise ands
+    product = (" & " if logical else " * ").join(_element(n, s, o, factors, scalar)
+                                                  for o, (n, s, scalar) in enumerate(zip(names, spec.inputs, scalars)))
     zero = f"{numpy_type(dtype)}(0)"
+    accumulate = f"s {'|' if logical else '+'}= {product}"
     if not out:
-        lines += [f"s = {zero}"] + _nest("", summed, [], [f"s += {product}"], []) + ["return s"]
+        lines += [f"s = {zero}"] + _nest("", summed, [], [accumulate], []) + ["return s"]
     else:
         shape = "".join(f"n_{c}, " for c in out)
         lines.append(f"out = np.empty(({shape}), {numpy_type(dtype)})")
         store = f"out[{', '.join(f'i_{c}' for c in out)}] = s"
-        lines += _nest(out, summed, [f"s = {zero}"], [f"s += {product}"], [store])
+        lines += _nest(out, summed, [f"s = {zero}"], [accumulate], [store])
         lines.append("return out")
     return _function(signature, operands, lines)
 
@@ -320,6 +330,11 @@ def inner(a, b):
     return np.inner(a, b)
 
 
+def vdot(a, b):
+    """``np.vdot(a, b)``: the dot product of the flattened operands, the first conjugated."""
+    return np.vdot(a, b)
+
+
 def _pair(axes, b_axes):
     """tensordot's ``axes``: ``b_axes`` given, ``axes`` holds ``a``'s summed axes alone (``legalize`` writes a pair
     so, as Numba keeps the values of flat constant tuples only)."""
@@ -334,6 +349,11 @@ def tensordot(a, b, axes=2, b_axes=None):
 def matmul(a, b):
     """``np.matmul(a, b)``."""
     return np.matmul(a, b)
+
+
+def dot(a, b):
+    """``np.dot(a, b)``."""
+    return np.dot(a, b)
 
 
 def _numpy_adjoint(spec: Spec, k: int, g, operands):
@@ -433,6 +453,16 @@ def _inner(a, b):
     return _primal("inner", lambda n: inner_spec(*n), (a, b), "a, b", ["a", "b"])
 
 
+@overload(vdot)
+def _vdot(a, b):
+    """Numba's ``np.vdot`` takes vectors of one dtype only: the flattened operands' products summed."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+    if isinstance(a.dtype, types.Complex):
+        return lambda a, b: np.sum(np.conj(np.ravel(a)) * np.ravel(b))
+    return lambda a, b: np.sum(np.ravel(a) * np.ravel(b))
+
+
 def _static_axes(fn: str, axes, b_axes):
     return _pair(static(fn, "axes", axes), static(fn, "b_axes", b_axes))
 
@@ -455,6 +485,19 @@ def _matmul(a, b):
     if _native_matmul(a, b):
         return lambda a, b: a @ b
     return _primal("matmul", lambda n: matmul_spec(*n), (a, b), "a, b", ["a", "b"])
+
+
+@overload(dot)
+def _dot(a, b):
+    """Numba's own ``np.dot`` where it takes the operands (float or complex arrays of one dtype, of 1 or 2
+    dims), one dtype NumPy promotes both to for two float dtypes, the loop nest otherwise (integers, 0-d
+    operands, more than two dims), as NumPy computes them."""
+    if _native_matmul(a, b) and a.dtype == b.dtype:
+        return lambda a, b: np.dot(a, b)
+    if _native_matmul(a, b):
+        kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
+        return lambda a, b: np.dot(a.astype(kind), b.astype(kind))
+    return _primal("dot", lambda n: dot_spec(*n), (a, b), "a, b", ["a", "b"])
 
 
 @overload(operator.matmul)

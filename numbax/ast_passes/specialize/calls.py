@@ -23,6 +23,9 @@ _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, typ
 _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
 # NumPy functions that Numba wants a tuple of arrays for.
 _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
+# NumPy functions whose positional operands here are vectors: a list or tuple display is made an array first, so
+# that the runtime helper and the derivative rules see one (``np.polyval([a, 1.0], x)``); another ndim is refused.
+_VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
 # NumPy functions whose result is complex for some real inputs, and the helpers that say so at the user's line.
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
@@ -109,6 +112,9 @@ class CallsMixin:
         wrapped = getattr(func, "_numbax_fun", None) or getattr(func, "__numbax_primitive__", None)
         if wrapped is not None:
             func = wrapped
+        if func is dataclasses.replace:  # a new pytree of the same class, made now (its source unpacks **changes)
+            return self.fold(node, func, *[self.snapshot(a) for a in args],
+                             **{k: self.snapshot(v) for k, v in kwargs.items()})
         if resolve.is_user_function(func):
             return self.call_python_function(node, func, args, kwargs)
         return self.call_static(node, func, args, kwargs)
@@ -150,6 +156,8 @@ class CallsMixin:
             return self.call_ufunc(node, func, args, kwargs.get("out"))
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
+        args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
+                for i, a in enumerate(args)]
         aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
         args = self.promoted_operands(func, args, aval)
         if func in _REAL_EIG and not kwargs and len(args) == 1 and checks.is_real_array(args[0]) and \
@@ -162,6 +170,17 @@ class CallsMixin:
         if items is not None:  # several results: each keeps its abstract value when unpacked
             return Items(call.node, items)
         return self.in_numpys_dtype(func, call)
+
+    def vector_operand(self, node, func, position: int, value: Any) -> Any:
+        """Operand ``position`` of ``func`` (``_VECTOR_OPERANDS``) as a vector: a list or tuple made an array, an
+        array of another ndim refused at the user's line (its runtime helper and rules take vectors only)."""
+        if isinstance(value, (list, tuple)):
+            value = self.call_value(node, np.array, [value], {})
+        aval = dtypes.aval_of(value)
+        if aval is not None and aval.ndim != 1:
+            self.fail(node, f"`{callee_name(func)}` takes a 1-D array as its operand {position + 1} here, not a "
+                      f"{aval.ndim}-D one", hint="pass a vector (np.ravel(...), or a row of the array).")
+        return value
 
     def in_numpys_dtype(self, func, call: Dyn) -> Dyn:
         """A reduction's result in NumPy's dtype where Numba accumulates in another (``np.sum`` of float32 is
@@ -281,6 +300,8 @@ class CallsMixin:
 
     def call_container_method(self, node, method, args, kwargs):
         """``params.append(x)`` on a compile-time list: done now, so not inside run-time control flow."""
+        if method.__name__ in _MUTATING:
+            self.refuse_writes_into_foreign(node, method.__self__, f"`{method.__name__}`")
         if method.__name__ in _MUTATING and self.runtime_depth > 0:
             self.fail(node, f"`{method.__name__}` on a list or dict inside run-time control flow",
                       hint="containers are unrolled at compile time; fill a preallocated array instead "
@@ -317,13 +338,23 @@ class CallsMixin:
         """Match call arguments to parameters as Python does, raising at the call's line."""
         params = [a.id for a in fdef.args.posonlyargs + fdef.args.args]
         kwonly = [a.id for a in fdef.args.kwonlyargs]
-        if len(args) > len(params):
+        variadic, keywords = fdef.args.vararg, fdef.args.kwarg
+        if len(args) > len(params) and variadic is None:
             self.fail(node, f"`{fdef.name}` takes {len(params)} positional arguments but {len(args)} were given")
         bound = dict(zip(params, args))
+        if variadic is not None:  # ``*args``: a tuple of the rest, known in length, as Python binds it
+            bound[variadic.id] = tuple(args[len(params):])
+        extra = {}
         for key, value in kwargs.items():
-            if key not in params + kwonly or key in bound:
+            if key in bound or key in (p.id for p in fdef.args.posonlyargs) or \
+                    (key not in params + kwonly and keywords is None):
                 self.fail(node, f"`{fdef.name}` got an unexpected or repeated argument `{key}`")
-            bound[key] = value
+            if key in params + kwonly:
+                bound[key] = value
+            else:
+                extra[key] = value
+        if keywords is not None:  # ``**kwargs``: a dict of the other keywords
+            bound[keywords.id] = extra
         for name, default in zip(params[len(params) - len(defaults):], defaults):
             bound.setdefault(name, default)
         for arg, default in zip(fdef.args.kwonlyargs, fdef.args.kw_defaults):

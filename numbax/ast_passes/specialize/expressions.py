@@ -8,7 +8,7 @@ from typing import Any, List, Optional
 import gast
 import numpy as np
 
-from numbax.ast_passes import resolve, run_time_checks
+from numbax.ast_passes import anno, resolve, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.at_updates import AtIndexer
 from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, NeedStatic, Poison
@@ -174,6 +174,7 @@ class ExpressionsMixin:
         dtype = dtypes.widened_scalar(func, avals, result)
         if dtype is not None:
             expr = gast.Call(func=self.materializer.reference(dtype.type), args=[expr], keywords=[])
+            anno.setanno(expr, anno.Key.SCALAR_CAST, True)
         return Dyn(expr, result)
 
     def refuse_numpys_refusal(self, node: gast.expr, func: Any, avals, what: str) -> None:
@@ -325,7 +326,8 @@ class ExpressionsMixin:
         if check is None or not isinstance(value, Dyn) or \
                 (self.builder.differentiated and check[0] in checks.CONTRACTION_CHECKS):
             return
-        run_time_checks.mark(value.node, check[0], self.origin(node), *check[1:])
+        operation = value.node.args[0] if anno.getanno(value.node, anno.Key.SCALAR_CAST, False) else value.node
+        run_time_checks.mark(operation, check[0], self.origin(node), *check[1:])
 
     def materialize_index(self, index: Any) -> gast.expr:
         """An index expression: slices stay slices inside tuples (``x[:, 0]``)."""

@@ -87,6 +87,10 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         self.arguments: List[Any] = []
         self._closure_params: Dict[str, Any] = {}
         self._path_names: Dict[tuple, str] = {}
+        # containers this function did not make: a callee's arguments and closure values (rebuilt here from the
+        # caller's leaves, or the caller's own), and module objects; a write into one would not be Python's
+        # (id -> the container, held so that its id stays its own)
+        self._foreign: Dict[int, Any] = {}
 
     def _params(self):
         a = self.fdef.args
@@ -189,9 +193,40 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             self.bind_sequence(target, value)
         elif isinstance(target, gast.Subscript):
             self.bind_subscript(target, value)
+        elif isinstance(target, gast.Attribute):
+            self.bind_attribute(target, value)
         else:
             self.fail(target, f"assignment to {type(target).__name__.lower()} targets is not supported",
                       hint="assign to a local variable or into an array element.")
+
+    def refuse_writes_into_foreign(self, node: gast.AST, container: Any, what: str) -> None:
+        """Refuse ``what`` (a write) into a container this function did not make: a callee's argument or closure
+        value is rebuilt from the caller's leaves (the caller would not see the write Python makes) or holds
+        the caller's names, and a module's object would be changed once, while compiling, not at each call."""
+        if id(container) in self._foreign:
+            self.fail(node, f"{what} of a value the function did not make: an argument of a function that compiled "
+                      "code calls, a value it closes over, or a module's (the caller would not see the change)",
+                      hint="return the new value and assign it in the caller: state = step(state, dt).")
+
+    def bind_attribute(self, target: gast.Attribute, value: Any) -> None:
+        """``state.x = v`` on a pytree that holds run-time values (an argument, or one made in the function: never
+        a module's object, which a write at compile time would change once, not at each call): done now, as
+        Python does, so not inside run-time control flow. A caller's pytree is not changed, as in JAX."""
+        base = self.eval(target.value)
+        if isinstance(base, (Dyn, np.ndarray)) or tree_util.treedef_is_leaf(tree_util.tree_structure(base)) or \
+                not contains_dyn(base):
+            self.fail(target, f"assignment to an attribute of a {type(base).__name__}",
+                      hint="assign to attributes of a dataclass pytree that holds the function's run-time "
+                      "values (an argument, or one made in it), or use dataclasses.replace.")
+        self.refuse_writes_into_foreign(target, base, "assignment to an attribute")
+        if self.runtime_depth > 0:
+            self.fail(target, "assigning to an attribute inside run-time control flow",
+                      hint="carry the values in local variables through the loop or branch, and build the "
+                      "pytree after it.")
+        try:
+            setattr(base, target.attr, self.snapshot(value))
+        except Exception as exc:  # noqa: BLE001 - Python's own refusal (a frozen dataclass), at the user's line
+            self.fail(target, f"{type(exc).__name__}: {exc}")
 
     def bind_sequence(self, target, value) -> None:
         """Tuple unpacking: at compile time for containers, in generated code for run-time tuples."""
@@ -275,6 +310,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
                 run_time_checks.mark(store, "check_store", self.origin(target))  # after its indices' checks
             self.emit(gast.Assign(targets=[store], value=self.materialize(value), type_comment=None))
         elif isinstance(base, (list, dict)):
+            self.refuse_writes_into_foreign(target, base, "assignment into an element")
             if self.runtime_depth > 0:
                 self.fail(target, "assigning into a list or dict inside run-time control flow",
                           hint="use an array, which generated code can update in place.")
@@ -316,6 +352,13 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
                 leaf = Dyn(name_node(var), leaf.aval)
             leaves.append(leaf)
         self.env[name] = tree_util.tree_unflatten(treedef, leaves)
+        if not self.is_entry:
+            self.mark_foreign(self.env[name])
+
+    def mark_foreign(self, value: Any) -> Any:
+        """Record the containers in ``value`` as ones this function did not make; ``value``."""
+        tree_util.tree_leaves(value, is_leaf=lambda node: self._foreign.setdefault(id(node), node) is None)
+        return value
 
     def lookup_free(self, name: str, node) -> Any:
         """Free names of a local function read its enclosing environment; run-time ones become parameters."""
@@ -325,9 +368,9 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
                 if contains_dyn(value):
                     self.bind_parameter(name, value)
                     value = self.env.pop(name)
-                self._closure_params[name] = value
+                self._closure_params[name] = self.mark_foreign(value)
             return self._closure_params[name]
-        return super().lookup_free(name, node)
+        return self.mark_foreign(super().lookup_free(name, node))
 
     def run_body(self) -> None:
         """Specialize the function body into ``self.block``."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 from numbax.runtime.random import continuous, discrete
 from numbax.runtime.random.derivatives import gamma_vjp_kernel, truncated_normal_vjp_kernel
 from numbax.runtime.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
-from numbax.runtime.random.threefry import bits_kernel, fold_in_kernel, split_kernel
+from numbax.runtime.random.threefry import bits_kernel, fold_in_kernel, key_kernel, split_kernel
 
 # the ``rt.`` name generated code calls -> the kernel. Draws from a key alone, and random integers, carry
 # no derivative; the arrays that ``permutation`` and ``choice`` gather from keep theirs through indexing.
-DRAWS = {"random_split": split_kernel, "random_fold_in": fold_in_kernel, "random_bits": bits_kernel,
+DRAWS = {"random_key": key_kernel, "random_split": split_kernel, "random_fold_in": fold_in_kernel, "random_bits": bits_kernel,
          "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
          "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
          "random_randint": discrete.randint_kernel, "random_bernoulli": discrete.bernoulli_kernel,

@@ -97,3 +97,14 @@ def bits_kernel(key, shape, dtype):
         b0, b1 = hash_index(key, i)
         flat[i] = (b0 << _THIRTY_TWO) | b1 if wide else b0 ^ b1
     return out
+
+
+@njit(cache=True)
+def key_kernel(seed, wide):
+    """``jax.random.PRNGKey(seed)`` of an integer seed known at run time: its high and low words, the seed taken
+    in two's complement of 64 bits (``wide``) or of 32 (seeds of 32 bits or fewer, whose high word is 0)."""
+    value = np.uint64(seed) if wide else np.uint64(np.uint32(seed))
+    out = np.empty(2, np.uint32)
+    out[0] = np.uint32(value >> _THIRTY_TWO)
+    out[1] = np.uint32(value & _MASK)
+    return out

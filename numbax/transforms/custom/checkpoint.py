@@ -12,7 +12,23 @@ import inspect
 from typing import Callable
 
 from numbax.ast_passes import wrapper
+from numbax.errors import NumbaxDifferentiationError
+from numbax.transform_cache import reused
 from numbax.transforms.custom.api import custom_vjp
+
+
+class _Checkpointed(custom_vjp):
+    """What ``checkpoint`` returns: a ``custom_vjp`` function whose rule is numbax's, set once. Every
+    ``checkpoint`` of one function returns this one object (``numbax.transform_cache``), so a rule given to
+    it later would change what all of them compute: refused."""
+
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
+        """Set numbax's rule, once; refused afterwards."""
+        if self.fwd is not None:
+            raise NumbaxDifferentiationError(
+                f"checkpoint of {self.name} has numbax's rule, shared by every checkpoint of {self.name}; it "
+                "cannot be given another", hint=f"give {self.name} a rule of your own with numbax.custom_vjp.")
+        super().defvjp(fwd, bwd, symbolic_zeros)
 
 
 def _rules(fun: Callable, params: list, name: str):
@@ -28,6 +44,7 @@ def _rules(fun: Callable, params: list, name: str):
     return namespace[f"{name}_fwd"], namespace[f"{name}_bwd"]
 
 
+@reused
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None, static_argnums=()) -> custom_vjp:
     """``fun``, with reverse mode recomputing its intermediates in the backward sweep (``jax.checkpoint``).
 
@@ -38,7 +55,8 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None, static_a
         static_argnums: must be empty.
 
     Returns:
-        A ``custom_vjp`` function that computes ``fun``; under ``grad`` only its inputs are saved.
+        A ``custom_vjp`` function that computes ``fun``; under ``grad`` only its inputs are saved. The same
+        function with the same options gives the same object again, whose rule cannot be replaced.
     """
     if policy is not None:
         raise NotImplementedError("numbax's checkpoint does not implement policies: it saves the inputs only")
@@ -50,7 +68,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None, static_a
            for p in signature.parameters.values()) or not params:
         raise TypeError(f"checkpoint takes a function of positional parameters without defaults, got {signature}")
     name = getattr(fun, "__name__", "f").replace("<lambda>", "lambda")
-    out = custom_vjp(fun)
+    out = _Checkpointed(fun)
     out.defvjp(*_rules(fun, params, name if name.isidentifier() else "f"))
     return out
 

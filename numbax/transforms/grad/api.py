@@ -7,12 +7,13 @@ import gast
 import numpy as np
 
 from numbax import config, generated_cache, runtime, tree_util
-from numbax.api import Jitted
+from numbax.api import Jitted, jit
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.errors import NumbaxDifferentiationError
+from numbax.transform_cache import reused
 from numbax.transforms import nesting
 from numbax.transforms.grad import transform as grad_transform
 
@@ -153,8 +154,8 @@ class Differentiated(Jitted):
                 of = ":of=" + repr(generated_cache.value(self.of._numbax_fingerprint()))
             except generated_cache.Uncacheable:
                 return None
-        return f"{self.label}:argnums={self.argnums}:has_aux={self.has_aux}:cotangents={self.cotangents}:" \
-               f"direct={self.direct}:value={self.value}{of}"
+        return f"{self.label}:argnums={self.argnums}:single={self.single}:has_aux={self.has_aux}:" \
+               f"cotangents={self.cotangents}:direct={self.direct}:value={self.value}{of}"
 
     def _numbax_fingerprint(self) -> tuple:
         """What code generated for a call of this gradient depends on (the disk cache of a caller's code)."""
@@ -296,6 +297,7 @@ def _refuse_holomorphic(holomorphic: bool) -> None:
             "follows JAX's convention without it; for a complex output, use numbax.vjp with a complex cotangent")
 
 
+@reused
 def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False, allow_int: bool = False,
          *, static_argnums=(), static_argnames=(), backend: str = "cpu", holomorphic: bool = False) -> Callable:
     """The gradient of a scalar function, as a compiled function (reverse mode, JAX's semantics).
@@ -323,6 +325,7 @@ def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = 
     return Differentiated(inner, argnums, has_aux, allow_int, False, static_argnums, static_argnames, backend)
 
 
+@reused
 def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False,
                    allow_int: bool = False, *, static_argnums=(), static_argnames=(), backend: str = "cpu",
                    holomorphic: bool = False):
@@ -400,6 +403,7 @@ class _VJP(Differentiated):
         return tuple(grads)
 
 
+@reused
 def vjp_transformation(fun: Callable, nprimals: int, has_aux: bool, backend: str = "cpu") -> "_VJP":
     """The transformation a ``vjp`` pullback calls: ``fun`` differentiated in all ``nprimals`` arguments."""
     inner, _, _ = _unwrap(fun, (), ())
@@ -414,7 +418,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     """
     inner, _, _ = _unwrap(fun, (), ())
     transformed = vjp_transformation(fun, len(primals), has_aux, backend)
-    jitted = inner if isinstance(inner, Jitted) else Jitted(inner, backend=backend)
+    jitted = inner if isinstance(inner, Jitted) else jit(inner, backend=backend)
     out = jitted(*primals)
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
     pullback = _VJPFunction(transformed, primals, tree_util.tree_structure(primal_out),

@@ -19,6 +19,7 @@ from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.parse import function_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.errors import NumbaxDifferentiationError, NumbaxError
+from numbax.transform_cache import reused
 from numbax.transforms.grad.api import _normalize_argnums, _unwrap
 from numbax.transforms.jacobian import sweeps
 
@@ -204,6 +205,7 @@ def _refuse_holomorphic(holomorphic: bool) -> None:
                                   "with complex tangents or cotangents")
 
 
+@reused
 def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False,
            holomorphic: bool = False, *, backend: str = "cpu") -> Jacobian:
     """The Jacobian of ``fun`` by forward mode, as JAX's ``jax.jacfwd``: one column per input element, all
@@ -228,6 +230,7 @@ def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool 
     return Jacobian(fun, argnums, has_aux, "fwd", backend)
 
 
+@reused
 def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False,
            holomorphic: bool = False, allow_int: bool = False, *, backend: str = "cpu") -> Jacobian:
     """The Jacobian of ``fun`` by reverse mode, as JAX's ``jax.jacrev``: one row per output element, all in
@@ -243,6 +246,7 @@ def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool 
 jacobian = jacrev
 
 
+@reused
 def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False,
             holomorphic: bool = False, *, backend: str = "cpu") -> Jacobian:
     """The Hessian of ``fun``, as JAX's ``jax.hessian``: ``jacfwd(jacrev(fun))``, forward mode over the

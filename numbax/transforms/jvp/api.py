@@ -12,6 +12,7 @@ from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.call_signature import leaf_key
 from numbax.errors import NumbaxDifferentiationError
+from numbax.transform_cache import reused
 from numbax.transforms.grad.api import FLOAT0
 from numbax.transforms.jvp import transform as jvp_transform
 
@@ -217,19 +218,10 @@ class Pushforward(Jitted):
         return f"<numbax.jvp of {self.fun.__qualname__}>"
 
 
-_TRANSFORMATIONS: Dict[tuple, Pushforward] = {}
-
-
+@reused
 def pushforward(fun: Callable, has_aux: bool, backend: str, argnums: Optional[Tuple[int, ...]] = None) -> Pushforward:
-    """The compiled forward mode of ``fun``, made once per function and options."""
-    key = (fun, has_aux, backend, argnums)
-    try:
-        return _TRANSFORMATIONS[key]
-    except TypeError:  # an unhashable callable: a transformation of its own each time
-        return Pushforward(fun, has_aux, backend, argnums)
-    except KeyError:
-        _TRANSFORMATIONS[key] = Pushforward(fun, has_aux, backend, argnums)
-        return _TRANSFORMATIONS[key]
+    """The compiled forward mode of ``fun``, made once per function and options (``numbax.transform_cache``)."""
+    return Pushforward(fun, has_aux, backend, argnums)
 
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False, *, backend: str = "cpu"):

@@ -17,6 +17,7 @@ from numbax import config, generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import ParsedFunction, function_of
+from numbax.transform_cache import reused
 from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
 
@@ -140,6 +141,7 @@ class Vmapped(Jitted):
 _NO_DEFAULT = object()
 
 
+@reused
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional[str] = None,
          axis_size: Optional[int] = None, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
          backend: str = "cpu") -> Callable:

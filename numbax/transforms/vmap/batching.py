@@ -20,7 +20,8 @@ class Batching:
 
     def __init__(self, fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional[str] = None,
                  axis_size: Optional[int] = None):
-        if not callable(fun) and not isinstance(fun, (LocalFunction, Partial)):
+        if not callable(fun) and not isinstance(fun, (LocalFunction, Partial)) \
+                and not hasattr(fun, "_numbax_specialize"):  # vmap(vmap(f)) inside compiled code
             raise TypeError(f"vmap expects a callable, got {fun!r}")
         if axis_size is not None and type(axis_size) is not int:
             raise TypeError(f"vmap axis_size must be an int or None, got {axis_size!r}")
