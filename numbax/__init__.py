@@ -33,7 +33,8 @@ from numbax._version import __version__  # noqa: F401
 
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
-    "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "config", "tree_util", "tree", "nn", "devices",
+    "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "config", "tree_util", "tree", "nn",
+    "example_libraries", "devices",
     "local_device_count", "device_put", "device_get", "block_until_ready", "Array",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError",
     "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
@@ -55,7 +56,7 @@ _COMPILER = {
     "checkpoint": "numbax.transforms.custom", "remat": "numbax.transforms.custom",
     "export": "numbax.standalone",
 }
-_SUBMODULES = ("config", "tree_util", "tree", "lax", "numpy", "debug", "random", "nn")
+_SUBMODULES = ("config", "tree_util", "tree", "lax", "numpy", "debug", "random", "nn", "example_libraries")
 
 
 def __getattr__(name: str):

@@ -476,6 +476,35 @@ def test_a_range_loop_variable_is_a_python_int():
     np.testing.assert_allclose(out, _float32_steps(x, 3), rtol=1e-6)
 
 
+def _halved(x):
+    return 0.5 * x
+
+
+@functools.wraps(_halved)
+def _doubled_under_a_borrowed_name(x):
+    return 2.0 * x
+
+
+def test_a_function_made_with_functools_wraps_compiles_its_own_source_not_the_wrapped_ones():
+    # inspect.getsource follows __wrapped__: numbax compiled `_halved` for it, and returned 0.5 * x (a silent
+    # wrong value); the code object's own source is read instead
+    assert numbax.jit(_doubled_under_a_borrowed_name)(3.0) == 6.0
+    assert numbax.grad(_doubled_under_a_borrowed_name)(3.0) == 2.0
+    assert numbax.jit(lambda x: _doubled_under_a_borrowed_name(x) + 1.0)(3.0) == 7.0
+
+
+@functools.wraps(numbax.nn.relu)
+def _doubled_under_relus_name(x):
+    return 2.0 * x
+
+
+def test_a_function_wrapping_one_of_numbaxs_own_is_compiled_as_itself():
+    # functools.wraps copied relu's `_numbax_specialize` hook and its __module__: numbax compiled relu for
+    # it (0.0 for -1.0, a silent wrong value); the hook of the wrapped function and the copied module are ignored
+    assert numbax.jit(lambda x: _doubled_under_relus_name(x))(-1.0) == -2.0
+    assert numbax.grad(lambda x: _doubled_under_relus_name(x) ** 2)(-1.0) == -8.0
+
+
 class _Scaled:
     def __init__(self, scale):
         self.scale = scale

@@ -188,3 +188,35 @@ def test_a_cotangent_of_another_dtype_is_jaxs_value_error(backend):
     np.testing.assert_allclose(scalar_pull(2.0)[0], 2.0 * np.ones(3))
     with pytest.raises(ValueError, match=r"got int64\[\], but expected float64\[\]"):
         scalar_pull(2)
+
+
+def _sum_of_sines(w):
+    return np.sum(np.sin(w))
+
+
+def _eigenvalue_gradient(a):
+    w, v = np.linalg.eigh(a)
+    return numbax.grad(_sum_of_sines)(w) + 0.0 * v[0]
+
+
+def _log_determinant_gradient(a):
+    return numbax.grad(_sum_of_sines)(np.linalg.slogdet(a)[1])
+
+
+def _of_two_dtypes(w, flag):
+    if flag > 0:
+        return w
+    return w.astype(np.float32)
+
+
+def test_grad_of_a_value_unpacked_from_a_numpy_functions_tuple_result_inside_jit():
+    # ``w, v = np.linalg.eigh(a)`` gave names of unknown dtype and rank, which grad refused
+    a = np.array([[2.0, 0.5], [0.5, 1.0]])
+    np.testing.assert_allclose(numbax.jit(_eigenvalue_gradient)(a), np.cos(np.linalg.eigh(a)[0]), rtol=1e-14)
+    np.testing.assert_allclose(numbax.jit(_log_determinant_gradient)(a), np.cos(np.linalg.slogdet(a)[1]),
+                               rtol=1e-14)
+
+
+def test_grad_of_a_value_whose_dtype_depends_on_the_path_is_still_refused():
+    with pytest.raises(numbax.NumbaxSpecializationError, match="cannot tell the dtype and rank of argument `w`"):
+        numbax.jit(lambda w, flag: numbax.grad(_sum_of_sines)(_of_two_dtypes(w, flag)))(np.ones(2), 1.0)

@@ -77,8 +77,8 @@ def source_of(fn: Callable) -> tuple:
             hint="numbax compiles functions written in Python; call builtins and NumPy functions "
             "from inside such a function instead.",
         )
-    try:
-        lines, first = inspect.getsourcelines(fn)
+    try:  # of the code object: inspect follows a function's ``__wrapped__`` (functools.wraps) to another's source
+        lines, first = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as exc:
         raise NumbaxSourceError(
             f"cannot compile {_describe(fn)!r}: its source code is not available ({exc})",
@@ -168,11 +168,12 @@ def _parse(fn: Callable) -> Tuple[gast.FunctionDef, str]:
             f"cannot parse the source of {_describe(fn)!r} on its own ({exc.msg})",
             hint="define the function with def at the start of its own line.",
         ) from None
-    _tag_origins(tree, filename, first, indent, fn.__qualname__)
-    if fn.__name__ == "<lambda>":
+    code = fn.__code__  # its names, not those functools.wraps copied onto the function
+    _tag_origins(tree, filename, first, indent, code.co_qualname)
+    if code.co_name == "<lambda>":
         node = _lambda_to_def(_find_lambda(tree, fn))
     else:
-        defs = [n for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n.name == fn.__name__]
+        defs = [n for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n.name == code.co_name]
         if not defs:
             raise NumbaxSourceError(f"cannot find the definition of {_describe(fn)!r} in its source")
         node = defs[0]

@@ -149,7 +149,7 @@ def is_user_function(obj: Any) -> bool:
     """Whether ``obj`` is a Python function numbax should compile itself (inline or transform)."""
     if not isinstance(obj, types.FunctionType):
         return False
-    module = getattr(obj, "__module__", "") or ""
+    module = obj.__globals__.get("__name__") or ""  # where it was defined (functools.wraps copies __module__)
     return not module.split(".")[0] in ("numpy", "scipy", "numba", "math", "builtins", "numbax")
 
 

@@ -14,7 +14,7 @@ from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree_util's functions the hooks read here)
 from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack_buffer its hook)
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Method, Partial, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, contains_dyn
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -49,6 +49,13 @@ def _is_pytree_type(func: Any) -> bool:
         (issubclass(func, tuple) and hasattr(func, "_fields")) or dataclasses.is_dataclass(func))
 
 
+def _copied_by_wraps(func: Any, lowering: Any) -> bool:
+    """Whether ``func``'s ``_numbax_specialize`` is the one of the function it wraps, copied with its
+    ``__dict__`` by ``functools.wraps``: that hook specializes the other function, not ``func``."""
+    wrapped = getattr(func, "__wrapped__", None)
+    return wrapped is not None and getattr(wrapped, "_numbax_specialize", None) is lowering
+
+
 class CallsMixin:
     """Call evaluation for the ``Specializer``."""
 
@@ -81,7 +88,7 @@ class CallsMixin:
         (``numbax.lax``, ``numbax.tree_util``) specializes its own calls.
         """
         lowering = getattr(func, "_numbax_specialize", None)
-        if lowering is not None:
+        if lowering is not None and not _copied_by_wraps(func, lowering):
             return lowering(self, node, args, kwargs)
         if isinstance(func, Dyn):
             if not isinstance(func.node, gast.Attribute):
@@ -159,6 +166,9 @@ class CallsMixin:
         call = self.emit_call(node, callee, args, kwargs)
         call.aval = aval
         self.check(node, call, checks.call(func, args, kwargs))
+        items = None if aval is not None else dtypes.numpy_call_items(func, args, kwargs)
+        if items is not None:  # several results: each keeps its abstract value when unpacked
+            return Items(call.node, items)
         return self.in_numpys_dtype(func, call)
 
     def vector_operand(self, node, func, position: int, value: Any) -> Any:

@@ -386,19 +386,38 @@ def _counted_axes(func: Any, operand: AVal, given: Any) -> Optional[AVal]:
     return AVal(operand.dtype, ndim) if ndim >= 0 else None
 
 
-def _probed(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
-    """The abstract value of ``func`` called on probes of ``args`` and ``kwargs``; None where it raises or
-    gives no array or NumPy scalar."""
+def _probe_output(func: Any, args: Sequence[Any], kwargs: dict) -> Any:
+    """``func`` called on probes of ``args`` and ``kwargs``; None where it raises."""
     try:
         probe_args = [_probe_argument(a) for a in args]
         probe_kwargs = {k: _probe_argument(v) for k, v in kwargs.items()}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            out = func(*probe_args, **probe_kwargs)
+            return func(*probe_args, **probe_kwargs)
     except Exception:  # noqa: BLE001 - NumPy's error on a probe only means "unknown"
         return None
+
+
+def _probed(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
+    """The abstract value of ``func`` called on probes of ``args`` and ``kwargs``; None where it raises or
+    gives no array or NumPy scalar."""
+    out = _probe_output(func, args, kwargs)
     if isinstance(out, (np.ndarray, np.generic)):
         return AVal(out.dtype, out.ndim)
+    return None
+
+
+def numpy_call_items(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[AVal, ...]]:
+    """The abstract values of the items of a NumPy function's tuple result (``np.linalg.eigh``'s ``(w, v)``,
+    ``np.linalg.slogdet``'s ``(sign, logabsdet)``), by calling it on probes as ``numpy_call`` does; None
+    where a probe raises or gives anything but a tuple of arrays and NumPy scalars."""
+    module = getattr(func, "__module__", None) or ""
+    if not module.startswith("numpy") or module.startswith("numpy.random") or \
+            getattr(func, "__name__", "") in _VALUE_DEPENDENT:
+        return None
+    out = _probe_output(func, args, kwargs)
+    if isinstance(out, tuple) and out and all(isinstance(o, (np.ndarray, np.generic)) for o in out):
+        return tuple(AVal(o.dtype, o.ndim) for o in out)
     return None
 
 

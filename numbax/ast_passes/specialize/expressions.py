@@ -11,7 +11,7 @@ import numpy as np
 from numbax.ast_passes import anno, resolve, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.at_updates import AtIndexer
-from numbax.ast_passes.specialize.values import AVal, Dyn, LocalFunction, Method, NeedStatic, Poison
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, NeedStatic, Poison
 
 _COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
@@ -296,7 +296,8 @@ class ExpressionsMixin:
         if isinstance(base, AtIndexer):  # ``x.at[index]``
             return base.at_index(self.snapshot(index))
         if _is_runtime(base):
-            aval = _DIM if _is_dim(base, index) else dtypes.index(dtypes.aval_of(base), index)
+            aval = _DIM if _is_dim(base, index) else base.item(index) if isinstance(base, Items) else \
+                dtypes.index(dtypes.aval_of(base), index)
             return Dyn(self.user_subscript(node, self.materialize(base), index, gast.Load()), aval)
         if isinstance(index, Dyn) or (isinstance(index, tuple) and any(isinstance(i, Dyn) for i in index)):
             raise NeedStatic(f"indexing a {type(base).__name__} with a run-time value")

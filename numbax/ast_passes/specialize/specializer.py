@@ -15,7 +15,7 @@ from numbax.ast_passes.specialize.calls import CallsMixin
 from numbax.ast_passes.specialize.control_flow import ControlFlowMixin
 from numbax.ast_passes.specialize.expressions import ExpressionsMixin
 from numbax.ast_passes.specialize.materialize import Unrepresentable, name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, NeedStatic, Rows, contains_dyn, is_static_scalar
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, NeedStatic, Rows, contains_dyn, is_static_scalar
 from numbax.errors import NumbaxSpecializationError
 
 
@@ -250,8 +250,9 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
                 self.fail(target, "unpacking a run-time tuple into subscripts is not supported")
             store = tree_copy.copy_tree(target)
             self.emit(gast.Assign(targets=[store], value=value.expr(), type_comment=None))
-            for name in names:
-                self.env[name] = Dyn(name_node(name))
+            flat = isinstance(value, Items) and len(value.items) == len(target.elts) == len(names)
+            for k, name in enumerate(names):
+                self.env[name] = Dyn(name_node(name), value.items[k] if flat else None)
             return
         try:
             items = list(value)

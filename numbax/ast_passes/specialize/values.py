@@ -9,7 +9,7 @@ hold ``Dyn`` leaves: ``params`` is a real Python list of tuples of ``Dyn``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import gast
 import numpy as np
@@ -73,6 +73,24 @@ class Rows(Dyn):
     def __init__(self, node: gast.expr, aval: Optional[AVal], rows: int):
         super().__init__(node, aval)
         self.rows = rows
+
+
+class Items(Dyn):
+    """A run-time tuple whose items' abstract values are known (``np.linalg.eigh(a)``'s ``(w, v)``): unpacked
+    (``w, v = ...``) or indexed by a number, each item keeps its own."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, node: gast.expr, items: Tuple[AVal, ...]):
+        super().__init__(node)
+        self.items = items
+
+    def item(self, index: Any) -> Optional[AVal]:
+        """The abstract value of ``self[index]`` for a compile-time ``index``; None for another index."""
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool) and \
+                -len(self.items) <= index < len(self.items):
+            return self.items[index]
+        return None
 
 
 class Method(Dyn):

@@ -13,7 +13,7 @@ import scipy.special
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
 
 __all__ = ["relu", "relu6", "sigmoid", "softplus", "silu", "swish", "gelu", "elu", "leaky_relu", "log_sigmoid",
-           "softmax", "log_softmax", "logsumexp", "one_hot", "standardize"]
+           "softmax", "log_softmax", "logsumexp", "one_hot", "standardize", "initializers"]
 
 
 @specialized_from_source
@@ -113,3 +113,6 @@ def standardize(x, axis=-1, epsilon=1e-5):
     mean = np.mean(x, axis=axis, keepdims=True)
     variance = np.mean(x * x, axis=axis, keepdims=True) - mean * mean
     return (x - mean) / np.sqrt(variance + epsilon)
+
+
+from numbax.nn import initializers  # noqa: E402,F401  (``numbax.nn.initializers``, as ``jax.nn.initializers``)

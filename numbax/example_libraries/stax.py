@@ -1,0 +1,245 @@
+"""``numbax.example_libraries.stax``: ``jax.example_libraries.stax``'s layers over NumPy arrays.
+
+A layer is an ``(init_fun, apply_fun)`` pair: ``init_fun(key, input_shape)`` returns ``(output_shape,
+params)`` (in Python, drawing from ``numbax.nn.initializers`` with JAX's keys, so parameters are JAX's bits),
+``apply_fun(params, inputs, rng=None)`` the layer's output. Apply functions are marked
+``specialized_from_source``: inside ``numbax.jit`` or ``numbax.grad`` a network compiles from this source.
+They take ``rng`` as their one keyword (JAX's take ``**kwargs`` and ignore what they do not read; here another
+keyword is refused). ``Dropout`` draws its mask with a shape read from its input, so it runs in Python (with
+``rng=key``) but is refused inside compiled code, where numbax.random needs shapes known at compile time.
+
+Not provided (their names raise ``AttributeError``): ``GeneralConv``, ``Conv``, ``ConvTranspose``,
+``Conv1DTranspose``, ``GeneralConvTranspose``, ``MaxPool``, ``SumPool``, ``AvgPool``, ``Selu``,
+``shape_dependent``.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable, Tuple
+
+import numpy as np
+
+from numbax import random
+from numbax.ast_passes.specialize.compile_time import specialized_from_source
+from numbax.nn import gelu, log_softmax, relu, sigmoid, softmax, softplus, elu, leaky_relu, standardize
+from numbax.nn.initializers import glorot_normal, normal, ones, zeros
+
+__all__ = ["serial", "parallel", "Dense", "BatchNorm", "elementwise", "Tanh", "Relu", "Exp",
+           "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu", "Gelu", "Flatten", "Identity",
+           "FanOut", "FanInSum", "FanInConcat", "Dropout", "glorot", "randn", "logsoftmax", "relu", "log_softmax",
+           "softmax", "softplus", "sigmoid", "elu", "leaky_relu", "gelu", "standardize", "glorot_normal", "normal",
+           "ones", "zeros"]
+
+Layer = Tuple[Callable, Callable]
+
+glorot = glorot_normal
+randn = normal
+logsoftmax = log_softmax
+
+
+def _layer(init_fun: Callable, apply_fun: Callable) -> Layer:
+    """``(init_fun, apply_fun)``, the apply function compiled from its source inside compiled code."""
+    return init_fun, specialized_from_source(apply_fun)
+
+
+def Dense(out_dim, W_init=glorot_normal(), b_init=normal()) -> Layer:
+    """A dense (fully connected) layer: ``inputs @ W + b``, over the last axis of ``inputs``."""
+
+    def init_fun(rng, input_shape):
+        output_shape = tuple(input_shape[:-1]) + (out_dim,)
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, (input_shape[-1], out_dim)), b_init(k2, (out_dim,)))
+
+    def apply_fun(params, inputs, rng=None):
+        W, b = params
+        return inputs @ W + b  # np.dot(inputs, W) for a matrix W, which Numba computes for any rank of inputs
+
+    return _layer(init_fun, apply_fun)
+
+
+def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=zeros, gamma_init=ones) -> Layer:
+    """Batch normalization: ``inputs`` standardized over the ``axis`` axes, scaled by the learned ``gamma`` and
+    shifted by the learned ``beta`` (each over the other axes)."""
+    axis = (axis,) if np.isscalar(axis) else tuple(axis)
+
+    def init_fun(rng, input_shape):
+        shape = tuple(d for i, d in enumerate(input_shape) if i not in axis)
+        k1, k2 = random.split(rng)
+        beta = beta_init(k1, shape) if center else ()
+        gamma = gamma_init(k2, shape) if scale else ()
+        return input_shape, (beta, gamma)
+
+    def apply_fun(params, x, rng=None):
+        beta, gamma = params
+        ed = tuple([None if i in axis else slice(None) for i in range(x.ndim)])
+        z = standardize(x, axis, epsilon=epsilon)
+        if center and scale:
+            return gamma[ed] * z + beta[ed]
+        if center:
+            return z + beta[ed]
+        if scale:
+            return gamma[ed] * z
+        return z
+
+    return _layer(init_fun, apply_fun)
+
+
+def elementwise(fun, **fun_kwargs) -> Layer:
+    """A layer applying ``fun(inputs, **fun_kwargs)``, with no parameters."""
+    bound = functools.partial(fun, **fun_kwargs)
+
+    def init_fun(rng, input_shape):
+        return input_shape, ()
+
+    def apply_fun(params, inputs, rng=None):
+        return bound(inputs)
+
+    return _layer(init_fun, apply_fun)
+
+
+Tanh = elementwise(np.tanh)
+Relu = elementwise(relu)
+Exp = elementwise(np.exp)
+LogSoftmax = elementwise(log_softmax, axis=-1)
+Softmax = elementwise(softmax, axis=-1)
+Softplus = elementwise(softplus)
+Sigmoid = elementwise(sigmoid)
+Elu = elementwise(elu)
+LeakyRelu = elementwise(leaky_relu)
+Gelu = elementwise(gelu)
+
+
+def _flatten() -> Layer:
+    """Flattens all but the leading axis."""
+
+    def init_fun(rng, input_shape):
+        return (input_shape[0], math.prod(input_shape[1:])), ()
+
+    def apply_fun(params, inputs, rng=None):
+        return np.reshape(inputs, (inputs.shape[0], -1))
+
+    return _layer(init_fun, apply_fun)
+
+
+def _identity() -> Layer:
+    """The identity layer."""
+
+    def init_fun(rng, input_shape):
+        return input_shape, ()
+
+    def apply_fun(params, inputs, rng=None):
+        return inputs
+
+    return _layer(init_fun, apply_fun)
+
+
+def FanOut(num) -> Layer:
+    """A layer whose output is a list of ``num`` copies of its input."""
+
+    def init_fun(rng, input_shape):
+        return [input_shape] * num, ()
+
+    def apply_fun(params, inputs, rng=None):
+        return [inputs for _ in range(num)]
+
+    return _layer(init_fun, apply_fun)
+
+
+def _fan_in_sum() -> Layer:
+    """The sum of a sequence of inputs."""
+
+    def init_fun(rng, input_shape):
+        return input_shape[0], ()
+
+    def apply_fun(params, inputs, rng=None):
+        return sum(inputs)
+
+    return _layer(init_fun, apply_fun)
+
+
+def FanInConcat(axis=-1) -> Layer:
+    """A sequence of inputs concatenated along ``axis``."""
+
+    def init_fun(rng, input_shape):
+        ax = axis % len(input_shape[0])
+        concat_size = sum(shape[ax] for shape in input_shape)
+        return tuple(input_shape[0][:ax]) + (concat_size,) + tuple(input_shape[0][ax + 1:]), ()
+
+    def apply_fun(params, inputs, rng=None):
+        return np.concatenate(inputs, axis)
+
+    return _layer(init_fun, apply_fun)
+
+
+def Dropout(rate, mode="train") -> Layer:
+    """Dropout (JAX's): in ``mode="train"`` each input is kept with probability ``rate`` and divided by it, else
+    set to 0; in any other mode the layer is the identity. ``apply_fun`` needs ``rng``, a key."""
+
+    def init_fun(rng, input_shape):
+        return input_shape, ()
+
+    def apply_fun(params, inputs, rng=None):
+        if rng is None:
+            raise ValueError("Dropout layer requires apply_fun to be called with a PRNG key argument. That is, "
+                             "instead of `apply_fun(params, inputs)`, call it like `apply_fun(params, inputs, "
+                             "rng)` where `rng` is a PRNG key (e.g. from `numbax.random.key`).")
+        if mode == "train":
+            keep = random.bernoulli(rng, rate, inputs.shape)
+            return np.where(keep, inputs / rate, 0)
+        return inputs
+
+    return _layer(init_fun, apply_fun)
+
+
+def serial(*layers) -> Layer:
+    """The layers composed in sequence; ``rng`` is split into one key per layer."""
+    nlayers = len(layers)
+    init_funs = tuple(layer[0] for layer in layers)
+    apply_funs = tuple(layer[1] for layer in layers)
+
+    def init_fun(rng, input_shape):
+        params = []
+        for init in init_funs:
+            rng, layer_rng = random.split(rng)
+            input_shape, param = init(layer_rng, input_shape)
+            params.append(param)
+        return input_shape, params
+
+    def apply_fun(params, inputs, rng=None):
+        if rng is None:
+            for fun, param in zip(apply_funs, params):
+                inputs = fun(param, inputs, rng=None)
+            return inputs
+        rngs = random.split(rng, nlayers)
+        for k, fun in enumerate(apply_funs):
+            inputs = fun(params[k], inputs, rng=rngs[k])
+        return inputs
+
+    return _layer(init_fun, apply_fun)
+
+
+def parallel(*layers) -> Layer:
+    """The layers side by side: a sequence of inputs to the sequence of their outputs (with ``FanOut`` and
+    ``FanInSum``, a residual block)."""
+    nlayers = len(layers)
+    init_funs = tuple(layer[0] for layer in layers)
+    apply_funs = tuple(layer[1] for layer in layers)
+
+    def init_fun(rng, input_shape):
+        rngs = random.split(rng, nlayers)
+        made = [init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)]
+        return tuple(shape for shape, _ in made), tuple(param for _, param in made)
+
+    def apply_fun(params, inputs, rng=None):
+        if rng is None:
+            return [f(p, x, rng=None) for f, p, x in zip(apply_funs, params, inputs)]
+        rngs = random.split(rng, nlayers)
+        return [apply_funs[k](params[k], inputs[k], rng=rngs[k]) for k in range(nlayers)]
+
+    return _layer(init_fun, apply_fun)
+
+
+Flatten = _flatten()
+Identity = _identity()
+FanInSum = _fan_in_sum()
