@@ -10,6 +10,14 @@ from numbax.errors import NumbaxShapeError, NumbaxTypingError
 from numbax.runtime.contractions import ContractionShapeError
 from numbax.runtime.grad import ShapesDiffer
 
+# Numba turns a 0-d array into a number in arithmetic, so a variable that starts as a 0-d array and is rebound
+# in a loop or a branch has two types where the paths join.
+_ZERO_D_JOIN = re.compile(r"Cannot unify array\((\w+), 0d, \w+\) and \1\b")
+_ZERO_D_HINT = ("a 0-d array that a loop or a branch rebinds (a `fori_loop` carry, say) becomes a number after "
+                "arithmetic in compiled code, so it has two types where the paths join: pass it as a number (a "
+                "Python float or a NumPy scalar such as `np.float64(0.0)`) rather than a 0-d array, and start it "
+                "inside as one (`b = 0.0`, not `jnp.array(0.0)`). ")
+
 
 class Compiled:
     """A compiled function over flat leaves plus what rebuilds its output."""
@@ -56,5 +64,7 @@ class Compiled:
             ">>>", "No implementation", "Unknown attribute", "Cannot unify", "Invalid use", "NameError",
             "Use of unsupported"))]))[:3]
         message = "\n  ".join([f"Numba could not compile the generated code: {head}"] + details)
-        return NumbaxTypingError(message, origin,
-                                 hint=f"see the generated code with numbax.source(...) or {self.path or 'show'}.")
+        hint = f"see the generated code with numbax.source(...) or {self.path or 'show'}."
+        if any(_ZERO_D_JOIN.search(line) for line in details):
+            hint = _ZERO_D_HINT + hint[0].upper() + hint[1:]
+        return NumbaxTypingError(message, origin, hint=hint)

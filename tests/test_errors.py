@@ -212,3 +212,22 @@ def test_non_array_argument_must_be_static():
 def test_gpu_backend_is_not_there_yet():
     with pytest.raises(numbax.NumbaxError, match="GPU code generator"):
         numbax.jit(string_argument, backend="gpu")
+
+
+def halves_in_a_loop(b, n):
+    for i in range(n):
+        b = b * 0.5
+    return b
+
+
+def halves_a_fori_loop_carry(b, n):
+    return numbax.lax.fori_loop(0, n, lambda i, c: c * 0.5, b)
+
+
+@pytest.mark.parametrize("fn, text", [(halves_in_a_loop, "for i in range(n):"),
+                                      (halves_a_fori_loop_carry, "return numbax.lax.fori_loop")])
+def test_a_rebound_zero_d_array_is_refused_with_what_to_pass_instead(fn, text):
+    err = _raises(numbax.NumbaxTypingError, fn, np.array(3.0), 4)
+    assert err.origin.lineno == _line_of(fn, text)
+    assert "0-d array that a loop or a branch rebinds" in str(err) and "np.float64(0.0)" in str(err)
+    assert numbax.jit(fn)(np.float64(3.0), 4) == 3.0 / 16 and numbax.jit(fn)(3.0, 4) == 3.0 / 16
