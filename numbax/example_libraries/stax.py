@@ -5,8 +5,8 @@ params)`` (in Python, drawing from ``numbax.nn.initializers`` with JAX's keys, s
 ``apply_fun(params, inputs, rng=None)`` the layer's output. Apply functions are marked
 ``specialized_from_source``: inside ``numbax.jit`` or ``numbax.grad`` a network compiles from this source.
 They take ``rng`` as their one keyword (JAX's take ``**kwargs`` and ignore what they do not read; here another
-keyword is refused). ``Dropout`` draws its mask with a shape read from its input, so it runs in Python (with
-``rng=key``) but is refused inside compiled code, where numbax.random needs shapes known at compile time.
+keyword is refused). ``Dropout`` draws its mask with a shape read from its input, JAX's bits in Python and
+inside compiled code alike.
 
 Not provided (their names raise ``AttributeError``): ``GeneralConv``, ``Conv``, ``ConvTranspose``,
 ``Conv1DTranspose``, ``GeneralConvTranspose``, ``MaxPool``, ``SumPool``, ``AvgPool``, ``Selu``,

@@ -6,7 +6,8 @@ would and emits ``rt.random_normal(key, (3, 4), np.float64)``, the same kernel
 the Python function calls, so samples are the same bits inside and outside
 ``jit``. Every sampler is lowered. Dtypes, axes and ``replace`` must be known
 at compile time, and so must the number of a shape's dims: ``normal``,
-``uniform`` (with number bounds), ``exponential`` and ``gumbel`` take a shape
+``uniform`` (with number bounds), ``exponential``, ``gumbel`` and ``bernoulli``
+(with a number ``p``) take a shape
 whose dims are run-time ints (``x.shape``, ``(n, 3)``), as JAX's shapes inside
 ``jit`` come from the arrays; the other samplers' shapes are known at compile
 time, and ``uniform``'s array bounds, ``randint``'s and ``bernoulli``'s
@@ -172,11 +173,20 @@ def _lower_randint(spec, node, b):
 
 
 def _lower_bernoulli(spec, node, b):
-    """``bernoulli(key, p, shape)`` with ``p`` known at compile time."""
-    shape, probabilities = discrete.bernoulli_arguments(static(spec, node, b["p"], "p", "bernoulli"),
-                                                         static(spec, node, b["shape"], "shape", "bernoulli"))
+    """``bernoulli(key, p, shape)`` with ``p`` known at compile time, ``shape`` too or of run-time dims with a
+    number ``p`` (``bernoulli(key, rate, x.shape)``, stax's ``Dropout``)."""
+    p = static(spec, node, b["p"], "p", "bernoulli")
+    if not contains_dyn(b["shape"]):
+        shape, probabilities = discrete.bernoulli_arguments(p, b["shape"])
+        ndim = len(shape)
+    else:
+        shape, ndim = sample_shape_of(spec, node, b["shape"], "bernoulli")
+        if np.ndim(p):
+            spec.fail(node, "numbax.random.bernoulli's p must be a number where its shape is known only at run time",
+                      hint="draw uniform(key, shape) and compare it with p.")
+        probabilities = discrete.bernoulli_arguments(p, ())[1]
     return emit(spec, node, "random_bernoulli", [key_of(spec, node, b["key"], "bernoulli"), shape, probabilities],
-                np.bool_, len(shape))
+                np.bool_, ndim)
 
 
 def _shape_and_ndim(spec, node, name: str, shape, parameters: List[Any]):
