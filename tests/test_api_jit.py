@@ -4,6 +4,7 @@ import functools
 import os
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -542,3 +543,21 @@ def test_a_function_passed_as_a_dynamic_argument_is_jaxs_type_error():
         numbax.jit(_applies)(np.sin, np.ones(2))
     assert isinstance(info.value, numbax.NumbaxError)
     np.testing.assert_allclose(numbax.jit(_applies, static_argnums=0)(np.sin, np.ones(2)), 2 * np.sin(np.ones(2)))
+
+
+def _strided_product(a, b):
+    return a[:, ::2] @ b
+
+
+def test_numbas_performance_warnings_about_generated_code_are_not_shown(tmp_path):
+    """Numba warns that ``@`` is faster on contiguous arrays, naming a line of generated code the user cannot
+    change: numbax compiles without showing it."""
+    old = numbax.config.read("cache_dir")
+    numbax.config.update("cache_dir", str(tmp_path / "cache"))  # compiled here, not loaded
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = numbax.jit(_strided_product)(np.ones((3, 4)), np.ones((2, 2)))
+    finally:
+        numbax.config.update("cache_dir", old)
+    np.testing.assert_array_equal(out, np.full((3, 2), 2.0))

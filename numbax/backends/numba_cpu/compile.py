@@ -40,11 +40,13 @@ import io
 import os
 import pickle
 import sys
+import warnings
 from typing import Callable, Dict, Iterator, Optional, Tuple
 
 from numba.core import config as numba_config
 from numba.core import entrypoints, environment
 from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.errors import NumbaPerformanceWarning
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
@@ -141,6 +143,13 @@ class NumbaxDispatcher(CPUDispatcher):
 
     def _compilation_chain_init_hook(self):
         """Numba loads its extensions here, before typing the arguments; ``_LoadFirstCache`` does on a miss."""
+
+    def compile(self, sig):
+        """Numba's compile, without its performance warnings: they name lines of generated code (``'@' is
+        faster on contiguous arrays``) that the user did not write and cannot change."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            return super().compile(sig)
 
 
 def prepare() -> None:
