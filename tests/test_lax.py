@@ -184,3 +184,24 @@ def test_calling_numbax_internals_in_compiled_code_is_a_clear_error():
 def test_scan_over_zero_elements_in_python_says_why():
     with pytest.raises(ValueError, match="zero elements"):
         lax.scan(lambda c, x: (c, x), 0.0, np.zeros((0, 3)))
+
+
+def carry_updated_by_where(x):
+    def body(i, state):
+        best, count = state
+        better = x[i] > best
+        return np.where(better, x[i], best), count + better
+
+    return lax.fori_loop(0, x.shape[0], body, (x[0], 0))
+
+
+@pytest.mark.xfail(strict=True, raises=numbax.NumbaxTypingError,
+                   reason="np.where of numbers is a 0-d array, and Numba cannot hold it in a loop carry that enters "
+                   "as a number (`Cannot unify float64 and array(float64, 0d, C)`); JAX's where is typed like its "
+                   "operands. The same stops a Python for loop, and random-walk Metropolis carrying its log density")
+def test_a_number_carried_through_where_matches_jax():
+    x = np.array([0.5, 2.0, -1.0, 3.0, 1.0])
+    best, count = numbax.jit(carry_updated_by_where)(x)
+    want = jax.jit(lambda x: jax.lax.fori_loop(0, 5, lambda i, s: (jnp.where(x[i] > s[0], x[i], s[0]),
+                                                                   s[1] + (x[i] > s[0])), (x[0], 0)))(x)
+    assert float(best) == float(want[0]) and int(count) == int(want[1])
