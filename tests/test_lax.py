@@ -184,3 +184,56 @@ def test_calling_numbax_internals_in_compiled_code_is_a_clear_error():
 def test_scan_over_zero_elements_in_python_says_why():
     with pytest.raises(ValueError, match="zero elements"):
         lax.scan(lambda c, x: (c, x), 0.0, np.zeros((0, 3)))
+
+
+def numbers_carried(L):
+    """A carry that enters the loop as Python numbers, in a tuple and in a dict, and leaves as run-time values."""
+
+    def f(x):
+        v, n = L.while_loop(lambda s: s[0] < 10.0, lambda s: (s[0] * x, s[1] + 1), (1.0, 0))
+        a, b = L.fori_loop(0, 3, lambda i, s: (s[0] * x + i, {"b": s[1]["b"] + x * x}), (1.0, {"b": 0.0}))
+        return v + n + a + b["b"]
+
+    return f
+
+
+def pair_summed_in_a_python_loop(x):
+    acc = (0.0, 1.0)
+    for i in range(x.shape[0]):
+        acc = (acc[0] + x[i], acc[1] * x[i])
+    return acc[0] + acc[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_carry_of_python_numbers_matches_jax(backend):
+    """``(1.0, 0)`` as a loop's carry is given run-time variables before the loop, as a lone number is, not
+    refused as a carry that changes its structure."""
+    ours, theirs = numbers_carried(lax), jax.jit(numbers_carried(jax.lax))
+    for x in (1.5, 2.5):
+        np.testing.assert_allclose(numbax.jit(ours, backend=backend)(x), theirs(x), rtol=1e-13)
+        np.testing.assert_allclose(numbax.grad(ours, backend=backend)(x), jax.jacfwd(numbers_carried(jax.lax))(x),
+                                   rtol=1e-13)
+    x = np.array([0.5, 2.0, -1.5])
+    np.testing.assert_allclose(numbax.jit(pair_summed_in_a_python_loop, backend=backend)(x), 1.0 - 1.5, rtol=1e-15)
+    np.testing.assert_allclose(numbax.grad(pair_summed_in_a_python_loop, backend=backend)(x),
+                               1.0 + np.array([-3.0, -0.75, 1.0]), rtol=1e-15)
+
+def carry_updated_by_where(x):
+    def body(i, state):
+        best, count = state
+        better = x[i] > best
+        return np.where(better, x[i], best), count + better
+
+    return lax.fori_loop(0, x.shape[0], body, (x[0], 0))
+
+
+@pytest.mark.xfail(strict=True, raises=numbax.NumbaxTypingError,
+                   reason="np.where of numbers is a 0-d array, and Numba cannot hold it in a loop carry that enters "
+                   "as a number (`Cannot unify float64 and array(float64, 0d, C)`); JAX's where is typed like its "
+                   "operands. The same stops a Python for loop, and random-walk Metropolis carrying its log density")
+def test_a_number_carried_through_where_matches_jax():
+    x = np.array([0.5, 2.0, -1.0, 3.0, 1.0])
+    best, count = numbax.jit(carry_updated_by_where)(x)
+    want = jax.jit(lambda x: jax.lax.fori_loop(0, 5, lambda i, s: (jnp.where(x[i] > s[0], x[i], s[0]),
+                                                                   s[1] + (x[i] > s[0])), (x[0], 0)))(x)
+    assert float(best) == float(want[0]) and int(count) == int(want[1])

@@ -94,6 +94,40 @@ def test_shapes_known_at_run_time(backend):
                                2 * like(KEY, X)[0], rtol=1e-13)
 
 
+def resampled(key, x, n):
+    return (random.choice(key, x, (x.shape[0],)), random.choice(key, x, (n, 2), False), random.choice(key, n, x.shape),
+            random.choice(key, x.shape[0], (n,), True, x / np.sum(x)))
+
+
+def resampled_rows(key, x):
+    return random.choice(key, x, (x.shape[0],))
+
+
+def resampled_loss(x, key):
+    return np.sum(random.choice(key, x, (x.shape[0],)) ** 3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_choice_of_a_shape_known_at_run_time(backend):
+    """``choice(key, x, (x.shape[0],))``, the bootstrap's resample, as JAX's shapes inside ``jit`` come from the
+    arrays: the same bits as the draws outside and as JAX's, one compilation for every length, the counts
+    checked when the draw runs, and the derivative of the gather; ``a`` of more than one axis is refused."""
+    jitted = numbax.jit(resampled, backend=backend)
+    for x, n in ((np.arange(1.0, 7.0), 3), (np.arange(1.0, 3.0), 1)):
+        got, eager, oracle = jitted(KEY, x, n), resampled(KEY, x, n), with_jax(resampled)(KEY, x, n)
+        for ours, theirs, jaxs in zip(got, eager, oracle):
+            assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+            assert_bits_equal(ours, theirs)
+            assert_bits_equal(ours, np.asarray(jaxs))
+    assert len(jitted._cache) == 1
+    with pytest.raises(ValueError, match="more samples than there are entries"):
+        jitted(KEY, np.arange(1.0, 3.0), 2)
+    np.testing.assert_allclose(numbax.grad(resampled_loss, backend=backend)(NORMALS[0, 0], KEY),
+                               np.asarray(jax.grad(with_jax(resampled_loss))(NORMALS[0, 0], KEY)), rtol=1e-13)
+    with pytest.raises(numbax.NumbaxSpecializationError, match="where a has more than one axis"):
+        numbax.jit(resampled_rows, backend=backend)(KEY, X)
+
+
 LOW, HIGH = np.zeros(3), np.ones(3)
 
 

@@ -51,8 +51,8 @@ def draw_choice(key, a, shape, replace, p, axis, from_range):
         index = weighted_choice_kernel(key, shape, n, replace, p)
     if from_range:
         return index
-    if math.prod(shape) == 0:
-        return np.zeros(shape, a.dtype)  # JAX's: the draw shape, not the gathered one
+    if a.ndim > 1 and math.prod(shape) == 0:
+        return np.zeros(shape, a.dtype)  # JAX's: the draw shape, not the gathered one (a 1-D a's gathered one)
     return take(a, np.ravel(index), axis).reshape(a.shape[:axis] + shape + a.shape[axis + 1:])
 
 

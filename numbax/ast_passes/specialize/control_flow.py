@@ -34,7 +34,19 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _materializable(value: Any) -> bool:
-    return is_static_scalar(value) or (isinstance(value, (list, tuple, dict)) and contains_dyn(value))
+    """Whether a variable that a run-time loop reassigns must hold ``value`` in run-time variables before it:
+    a number, or a list, tuple or dict holding a number or a run-time value (``(1.0, 0)``, a ``lax.while_loop``
+    carry that enters as numbers and leaves as run-time values)."""
+    return is_static_scalar(value) or (isinstance(value, (list, tuple, dict)) and _holds_a_leaf(value))
+
+
+def _holds_a_leaf(value: Any) -> bool:
+    """Whether a (possibly nested) list, tuple or dict holds a number or a run-time value."""
+    if is_static_scalar(value) or isinstance(value, Dyn):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_a_leaf(v) for v in value)
+    return isinstance(value, dict) and any(_holds_a_leaf(v) for v in value.values())
 
 
 def _item_aval(iterable) -> Optional[AVal]:
