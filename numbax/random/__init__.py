@@ -22,7 +22,8 @@ them in plain NumPy (``selection.py``), functions that numbax also compiles from
 Inside ``jit`` and ``grad`` every sampler is lowered (``lowering.py``) to the same kernels and
 gathers, so samples are the same bits in both places (keys made from run-time seeds too); dtypes,
 axes and ``replace`` must be known at compile time, shapes too except the run-time dims that
-``normal``, ``uniform``, ``exponential``, ``gumbel`` and ``choice`` (of an int or a 1-D array) take
+``normal``, ``uniform``, ``exponential``, ``gumbel``, ``bernoulli`` (of a number ``p``) and ``choice``
+(of an int or a 1-D array) take
 (``x.shape``), and ``truncated_normal``'s bounds, ``gamma``'s ``a`` and the arrays
 drawn from may be run-time values. Keys are integer data and carry no derivative; ``uniform``'s
 bounds act only through the arithmetic after the draw, ``truncated_normal``'s bounds and
