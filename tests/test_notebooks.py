@@ -108,14 +108,20 @@ def test_quickstart_runs(venv_kernel):
     assert "params_0_0" in results[0].data["text/html"]
 
 
-def test_derivatives_runs(venv_kernel):
-    nb = nbformat.read(NOTEBOOKS / "02_derivatives.ipynb", as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=600, kernel_name=venv_kernel,
+def executed(name: str, kernel: str):
+    """The notebook ``name`` run from its first cell to its last, every code cell checked free of errors."""
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name=kernel,
                                      resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+    return nb
+
+
+def test_derivatives_runs(venv_kernel):
+    nb = executed("02_derivatives.ipynb", venv_kernel)
 
     assert "matches central differences: True" in stream_text(code_cell(nb, "grad_energy = numbax.grad"))
     assert "# grad of:" in stream_text(code_cell(nb, "grad_energy = numbax.grad"))
@@ -130,13 +136,7 @@ def test_derivatives_runs(venv_kernel):
 
 
 def test_porting_from_jax_runs(venv_kernel):
-    nb = nbformat.read(NOTEBOOKS / "03_porting_from_jax.ipynb", as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=600, kernel_name=venv_kernel,
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+    nb = executed("03_porting_from_jax.ipynb", venv_kernel)
 
     out = stream_text(code_cell(nb, "on_numbax, on_jax = run("))
     numbax_final, jax_final = (float(out.split(name)[1].split(",")[0].split(";")[0]) for name in ("numbax ", "JAX "))
