@@ -33,7 +33,8 @@ from numbax._version import __version__  # noqa: F401
 
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
-    "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "config", "tree_util", "tree", "nn",
+    "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "clear_caches", "config",
+    "tree_util", "tree", "nn",
     "example_libraries", "devices",
     "local_device_count", "device_put", "device_get", "block_until_ready", "Array",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDifferentiationError",
@@ -54,7 +55,7 @@ _COMPILER = {
     "jacobian": "numbax.transforms.jacobian", "hessian": "numbax.transforms.jacobian",
     "custom_jvp": "numbax.transforms.custom", "custom_vjp": "numbax.transforms.custom",
     "checkpoint": "numbax.transforms.custom", "remat": "numbax.transforms.custom",
-    "export": "numbax.standalone",
+    "export": "numbax.standalone", "clear_caches": "numbax.transform_cache",
 }
 _SUBMODULES = ("config", "tree_util", "tree", "lax", "numpy", "debug", "random", "nn", "example_libraries")
 

@@ -176,3 +176,11 @@ def reused(constructor: Callable) -> Callable:
 def size() -> int:
     """How many transformations the cache holds now (at most ``BOUND``)."""
     return len(_ENTRIES)
+
+
+def clear_caches() -> None:
+    """Forget every transformation made so far (``jax.clear_caches``): one made afresh after this compiles anew,
+    reading the configuration (``cache_dir``, ...) and module globals as they are then; a transformation the
+    program kept keeps what it compiled."""
+    with _LOCK:
+        _ENTRIES.clear()

@@ -146,8 +146,15 @@ X = np.array([0.3, -0.7, 1.1, 0.5])
 def use_cache():
     """Point numbax's cache at a path for this test."""
     old = numbax.config.read("cache_dir")
-    yield lambda path: numbax.config.update("cache_dir", str(path))
+    numbax.clear_caches()  # numbax.jit(_f) made anew, so that it compiles with this cache
+
+    def use(path):
+        numbax.config.update("cache_dir", str(path))
+        numbax.clear_caches()
+
+    yield use
     numbax.config.update("cache_dir", old)
+    numbax.clear_caches()
 
 
 def test_a_new_cache_directory_is_owner_only(tmp_path, use_cache):

@@ -269,3 +269,13 @@ SCALE = 2.0
 
 def scaled_by_global(x):
     return np.sum(x) * SCALE
+
+
+def test_clear_caches_forgets_the_transformations_made():
+    """``numbax.clear_caches()``, JAX's name: a transformation made afresh after it is a new object."""
+    first = numbax.grad(scaled_by_global)
+    assert numbax.grad(scaled_by_global) is first
+    numbax.clear_caches()
+    again = numbax.grad(scaled_by_global)
+    assert again is not first
+    np.testing.assert_allclose(again(X), first(X))
