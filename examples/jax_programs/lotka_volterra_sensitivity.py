@@ -1,6 +1,6 @@
 """Sensitivity of the Lotka-Volterra predator-prey solution to its four parameters by forward mode:
-``jax.jacfwd`` and ``jax.jvp`` through a fixed-step RK4 integrator in ``lax.fori_loop``, checked against a
-central difference."""
+``jax.jacfwd`` and ``jax.jvp`` through a fixed-step RK4 integrator in ``lax.fori_loop``, the initial state
+closed over where the sensitivity is to the parameters alone."""
 import numbax as jax
 import numbax.numpy as jnp
 from numbax import lax

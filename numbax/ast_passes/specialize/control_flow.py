@@ -34,7 +34,10 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _materializable(value: Any) -> bool:
-    return is_static_scalar(value) or (isinstance(value, (list, tuple, dict)) and contains_dyn(value))
+    """Whether a compile-time value becomes a variable where run-time code may rebind it: a number, a constant
+    array (one a closure or a global holds, carried by a loop), a container of run-time values."""
+    return is_static_scalar(value) or isinstance(value, np.ndarray) or \
+        (isinstance(value, (list, tuple, dict)) and contains_dyn(value))
 
 
 def _item_aval(iterable) -> Optional[AVal]:
