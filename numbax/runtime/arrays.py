@@ -36,7 +36,7 @@ from numba.np.numpy_support import as_dtype
 
 from numbax.runtime import grad as _grad
 from numbax.runtime.loops import INDENT, compile_source, numpy_type
-from numbax.runtime.statics import array_dtype, normalize_axes, static
+from numbax.runtime.statics import array_dtype, normalize_axes, static, static_value
 
 __all__ = ["diagonal", "trace", "squeeze", "atleast_1d", "atleast_2d", "tile", "pad", "repeat", "flip", "roll",
            "reshape", "stack"]
@@ -249,9 +249,9 @@ def _stack(arrays, axis=0):
     if not items or not all(isinstance(t, (types.Number, types.Boolean)) or
                             (isinstance(t, types.Array) and t.ndim == 0) for t in items):
         return lambda arrays, axis=0: np.stack(arrays, axis)
-    ax = static("stack", "axis", axis)
-    if ax not in (0, -1):
-        raise TypingError(f"stack: axis {ax} is out of bounds for the 1-d array of {len(items)} scalars")
+    if static_value(axis) not in (0, -1):
+        raise TypingError(f"numbax.runtime.stack: a stack of {len(items)} scalars has one axis, so `axis` must be "
+                          f"the constant 0 or -1, got {axis}")
     dtype = np.result_type(*(as_dtype(t.dtype if isinstance(t, types.Array) else t) for t in items))
     reads = [f"arrays[{k}]" + ("[()]" if isinstance(t, types.Array) else "") for k, t in enumerate(items)]
     lines = [f"out = np.empty({len(items)}, np.{dtype.name})"] + \
