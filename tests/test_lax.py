@@ -46,6 +46,12 @@ def programs(L, np_):
         v = L.fori_loop(0, 4, body, np_.stack([w[1], xs[0, 0]]))
         return v[0] * v[1]
 
+    def fori_where_of_scalars(w, xs):
+        def body(i, v):
+            return np_.where(v > 0.0, v * w[0] - 0.5, v + w[1] * w[2])
+
+        return L.fori_loop(0, 4, body, w[0] + xs[0, 0])
+
     def cond(w, xs):
         y = L.cond(np_.sum(w) > 0, lambda u, v: np_.sin(u) * v, lambda u, v: u ** 3 - v, w, xs[0])
         z = L.cond(np_.sum(w) < 0, lambda u, v: np_.sin(u) * v, lambda u, v: u ** 3 - v, w, xs[1])
@@ -88,7 +94,7 @@ def programs(L, np_):
         x, k = L.while_loop(lambda v: v[1] < 30, body, (a, 0))
         return x
 
-    return {f.__name__: f for f in (fori, fori_pytree, fori_constant_start, fori_stack_of_scalars, cond, switch, scan, scan_reverse, scan_length, select)}, \
+    return {f.__name__: f for f in (fori, fori_pytree, fori_constant_start, fori_stack_of_scalars, fori_where_of_scalars, cond, switch, scan, scan_reverse, scan_length, select)}, \
         while_cube_root
 
 
@@ -129,6 +135,16 @@ def test_constant_array_carried_by_a_loop_is_not_written():
     assert np.array_equal(numbax.jit(grow)(2.0, 2), before + 4.0)
     assert np.array_equal(numbax.jit(grow)(2.0, 0), before) and np.array_equal(START, before)
     assert np.array_equal(numbax.grad(lambda t: np.sum(grow(t, 3)))(2.0), 9.0)
+
+
+def where_of_scalars(c, i, x):
+    return np.where(c > 0, i, x), np.where(c > 0, i, i), np.where(c < 0, True, False)
+
+
+def test_where_of_scalars_is_the_scalar_in_numpys_dtype():
+    for c in (1.0, -1.0):
+        for got, expected in zip(numbax.jit(where_of_scalars)(c, 3, 2.5), where_of_scalars(c, 3, 2.5)):
+            assert got == expected and np.asarray(got).dtype == expected.dtype
 
 
 def stacked(w):
