@@ -94,7 +94,8 @@ def programs(L, np_):
         x, k = L.while_loop(lambda v: v[1] < 30, body, (a, 0))
         return x
 
-    return {f.__name__: f for f in (fori, fori_pytree, fori_constant_start, fori_stack_of_scalars, fori_where_of_scalars, cond, switch, scan, scan_reverse, scan_length, select)}, \
+    return {f.__name__: f for f in (fori, fori_pytree, fori_constant_start, fori_stack_of_scalars, fori_where_of_scalars,
+                                    cond, switch, scan, scan_reverse, scan_length, select)}, \
         while_cube_root
 
 

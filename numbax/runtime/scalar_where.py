@@ -1,4 +1,4 @@
-"""select: ``np.where`` of three scalars, as the scalar it selects.
+"""scalar_where: ``np.where`` of three scalars, as the scalar it selects.
 
 NumPy and Numba make a 0-d array of ``np.where(c, x, y)`` when all three are
 numbers; generated code that carries the result through a loop started from a
