@@ -248,6 +248,26 @@ def _smooth(w, x):
     return np.mean((h - 0.25) ** 2)
 
 
+def _carried_through_a_copy(w, xs):
+    z = xs[4]
+    for i in range(3):
+        v = z
+        z = v * w + xs[i]
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_loop_carrying_a_copy_keeps_its_cotangent(backend):
+    """The backward loop's ``dv = dz * w; ...; dz = dv`` fused: ``dz`` is read by the next iteration."""
+    w, xs = np.array([0.3, -0.7, 0.5]), np.random.default_rng(0).normal(size=(5, 3))
+
+    def jax_carried(w, xs):
+        return jnp.sum(jax.lax.fori_loop(0, 3, lambda i, v: v * w + xs[i], xs[4]))
+
+    np.testing.assert_allclose(numbax.grad(_carried_through_a_copy, backend=backend)(w, xs),
+                               jax.grad(jax_carried)(w, jnp.asarray(xs)), rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize("backend", ["python", "cpu"])
 def test_fused_gradients_match_jax(backend):
     rng = np.random.default_rng(0)

@@ -19,6 +19,7 @@ jax.config.update("jax_enable_x64", True)
 BACKENDS = ("python", "cpu")
 W = np.array([0.3, -0.7, 0.5])
 XS = np.random.default_rng(0).normal(size=(5, 3))
+START = np.array([0.2, -0.4, 1.1])  # a module's constant array, the start of a carry
 
 
 def programs(L, np_):
@@ -34,6 +35,22 @@ def programs(L, np_):
 
         a, b = L.fori_loop(1, 5, body, (w, 0.0))
         return np_.sum(a) + b
+
+    def fori_constant_start(w, xs):
+        return np_.sum(L.fori_loop(0, 3, lambda i, v: v * w + xs[i], START))
+
+    def fori_stack_of_scalars(w, xs):
+        def body(i, v):
+            return np_.stack([v[0] * w[0] - v[1] * w[1], v[1] + w[2] * np_.sin(v[0])])
+
+        v = L.fori_loop(0, 4, body, np_.stack([w[1], xs[0, 0]]))
+        return v[0] * v[1]
+
+    def fori_where_of_scalars(w, xs):
+        def body(i, v):
+            return np_.where(v > 0.0, v * w[0] - 0.5, v + w[1] * w[2])
+
+        return L.fori_loop(0, 4, body, w[0] + xs[0, 0])
 
     def cond(w, xs):
         y = L.cond(np_.sum(w) > 0, lambda u, v: np_.sin(u) * v, lambda u, v: u ** 3 - v, w, xs[0])
@@ -77,7 +94,8 @@ def programs(L, np_):
         x, k = L.while_loop(lambda v: v[1] < 30, body, (a, 0))
         return x
 
-    return {f.__name__: f for f in (fori, fori_pytree, cond, switch, scan, scan_reverse, scan_length, select)}, \
+    return {f.__name__: f for f in (fori, fori_pytree, fori_constant_start, fori_stack_of_scalars, fori_where_of_scalars,
+                                    cond, switch, scan, scan_reverse, scan_length, select)}, \
         while_cube_root
 
 
@@ -104,6 +122,62 @@ def test_jit_matches_jax(name, backend):
 def test_grad_matches_jax(name, backend):
     got = numbax.grad(NUMBAX[name], backend=backend)(W, XS)
     assert np.allclose(got, jax.grad(JAX[name])(W, JXS), rtol=1e-10, atol=1e-12)
+
+
+def test_constant_array_carried_by_a_loop_is_not_written():
+    """The loop's variable starts as a copy of the module's array, which an update in place leaves alone."""
+    def grow(t, n):
+        z = START
+        for i in range(n):
+            z += t
+        return z
+
+    before = START.copy()
+    assert np.array_equal(numbax.jit(grow)(2.0, 2), before + 4.0)
+    assert np.array_equal(numbax.jit(grow)(2.0, 0), before) and np.array_equal(START, before)
+    assert np.array_equal(numbax.grad(lambda t: np.sum(grow(t, 3)))(2.0), 9.0)
+
+
+def where_of_scalars(c, i, x):
+    return np.where(c > 0, i, x), np.where(c > 0, i, i), np.where(c < 0, True, False)
+
+
+def test_where_of_scalars_is_the_scalar_in_numpys_dtype():
+    for c in (1.0, -1.0):
+        for got, expected in zip(numbax.jit(where_of_scalars)(c, 3, 2.5), where_of_scalars(c, 3, 2.5)):
+            assert got == expected and np.asarray(got).dtype == expected.dtype
+
+
+def stacked(w):
+    return np.sum(np.stack([w[0] * w[1], np.sin(w[2]), 2.0]) ** 2)
+
+
+def stacked_jax(w):
+    return jnp.sum(jnp.stack([w[0] * w[1], jnp.sin(w[2]), 2.0]) ** 2)
+
+
+def test_stack_of_scalars_matches_jax_to_second_order_and_batched():
+    assert np.allclose(numbax.jit(stacked)(W), stacked_jax(W), rtol=1e-12, atol=0)
+    assert np.allclose(numbax.hessian(stacked)(W), jax.hessian(stacked_jax)(W), rtol=1e-12, atol=1e-14)
+    assert np.allclose(numbax.jacfwd(numbax.grad(stacked))(W), jax.hessian(stacked_jax)(W), rtol=1e-12, atol=1e-14)
+    assert np.allclose(numbax.vmap(stacked)(XS), jax.vmap(stacked_jax)(JXS), rtol=1e-12, atol=0)
+    check_grads(stacked, (W,), order=2, modes=("fwd",))
+    check_grads(stacked, (W,), order=1, modes=("rev",))
+
+
+@pytest.mark.xfail(strict=True, reason="numbax.vjp of numbax.vjp through a stack of scalars calls rt.zeros_like "
+                   "of the tuple of scalars, which Numba has no implementation for (a NumbaxTypingError)")
+def test_stack_of_scalars_reverse_over_reverse():
+    check_grads(stacked, (W,), order=2, modes=("rev",))
+
+
+def test_stack_of_scalars_along_a_missing_axis_is_refused():
+    with pytest.raises(numbax.errors.NumbaxTypingError, match="must be the constant 0 or -1"):
+        numbax.jit(lambda_stack_axis_1)(2.5)
+
+
+def lambda_stack_axis_1(x):
+    return np.stack([x, x], axis=1)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -3,7 +3,8 @@
 Numba lacks ``np.einsum``, ``np.inner``, ``np.vdot`` of matrices, ``np.polyval``,
 ``np.convolve`` in modes other than ``"full"``, ``np.tensordot``, ``np.matmul``,
 ``np.dot`` of integers, of two dtypes or of more than two dims,
-``np.diagonal``, ``np.squeeze``, ``np.tile``, ``np.pad`` and the array methods
+``np.diagonal``, ``np.squeeze``, ``np.stack`` of scalars, ``np.where`` of scalars as a scalar,
+``np.tile``, ``np.pad`` and the array methods
 ``diagonal``, ``trace``, ``squeeze``, ``swapaxes``; it has ``repeat``, ``flip``,
 ``roll``, ``sort`` and ``trace`` without ``axis=`` arguments, ``atleast_1d``/``atleast_2d``
 for arrays only, ``reshape`` of C-contiguous arrays only, and keeps the values
@@ -62,6 +63,8 @@ ROUTES: Dict[str, Route] = {
     "atleast_1d": Route(()),
     "atleast_2d": Route(()),
     "tile": Route(("reps",)),
+    "stack": Route(("axis",), {"axis": 0}),
+    "where": Route(("x", "y"), needs=("x",)),
     "pad": Route(("pad_width", "mode", "constant_values"), {"mode": "constant", "constant_values": 0}),
     "repeat": Route(("repeats", "axis"), {"axis": None}, needs=("axis",), method=True),
     "flip": Route(("axis",), {"axis": None}, needs=("axis",)),

@@ -1,7 +1,7 @@
 """arrays: NumPy's shape functions where Numba lacks them, or lacks the arguments users pass.
 
 ``diagonal`` and ``trace`` over any two axes, ``squeeze`` of named axes,
-``atleast_1d``/``atleast_2d`` of a scalar, ``tile``, ``pad`` (constant),
+``atleast_1d``/``atleast_2d`` of a scalar, ``stack`` of scalars, ``tile``, ``pad`` (constant),
 ``repeat``/``flip``/``roll`` along an axis, and ``reshape`` of an array that is
 not C-contiguous (a transposed one). Each helper is NumPy itself when called
 from Python; inside ``numba.njit`` code an ``overload`` writes one explicit
@@ -36,10 +36,10 @@ from numba.np.numpy_support import as_dtype
 
 from numbax.runtime import grad as _grad
 from numbax.runtime.loops import INDENT, compile_source, numpy_type
-from numbax.runtime.statics import array_dtype, normalize_axes, static
+from numbax.runtime.statics import array_dtype, normalize_axes, static, static_value
 
 __all__ = ["diagonal", "trace", "squeeze", "atleast_1d", "atleast_2d", "tile", "pad", "repeat", "flip", "roll",
-           "reshape"]
+           "reshape", "stack"]
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -65,6 +65,11 @@ def atleast_1d(a):
 def atleast_2d(a):
     """``np.atleast_2d(a)``."""
     return np.atleast_2d(a)
+
+
+def stack(arrays, axis=0):
+    """``np.stack(arrays, axis)``: of scalars (``jnp.stack([x, y])``) too, which Numba's takes arrays only."""
+    return np.stack(arrays, axis)
 
 
 def tile(A, reps):
@@ -234,6 +239,24 @@ def _at_least(fn, ndim: int) -> None:
 
 _at_least(atleast_1d, 1)
 _at_least(atleast_2d, 2)
+
+
+@overload(stack, prefer_literal=True)
+def _stack(arrays, axis=0):
+    """A tuple of scalars (numbers, 0-d arrays) becomes a 1-d array in NumPy's dtype of them, along axis 0 or -1,
+    the only axes of one dimension; arrays go to Numba's own ``np.stack``."""
+    items = list(arrays) if isinstance(arrays, types.BaseTuple) else None
+    if not items or not all(isinstance(t, (types.Number, types.Boolean)) or
+                            (isinstance(t, types.Array) and t.ndim == 0) for t in items):
+        return lambda arrays, axis=0: np.stack(arrays, axis)
+    if static_value(axis) not in (0, -1):
+        raise TypingError(f"numbax.runtime.stack: a stack of {len(items)} scalars has one axis, so `axis` must be "
+                          f"the constant 0 or -1, got {axis}")
+    dtype = np.result_type(*(as_dtype(t.dtype if isinstance(t, types.Array) else t) for t in items))
+    reads = [f"arrays[{k}]" + ("[()]" if isinstance(t, types.Array) else "") for k, t in enumerate(items)]
+    lines = [f"out = np.empty({len(items)}, np.{dtype.name})"] + \
+        [f"out[{k}] = {read}" for k, read in enumerate(reads)] + ["return out"]
+    return compile_source(_function("arrays, axis=0", lines))
 
 
 @overload(reshape)

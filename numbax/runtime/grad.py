@@ -851,8 +851,17 @@ def _concatenate_grad(g, arrays, axis=0):
     return _sequence_impl(arrays, "g, arrays, axis=0", axis_source, lambda i, t: f"arrays[{i}].shape[ax]")
 
 
+def _scalars(items) -> bool:
+    """Whether the Numba types ``items`` are all numbers or 0-d arrays (what ``np.stack`` lays along one axis)."""
+    return all(isinstance(t, (types.Number, types.Boolean)) or (isinstance(t, types.Array) and t.ndim == 0)
+               for t in items)
+
+
 @overload(stack_grad)
 def _stack_grad(g, arrays, axis=0):
+    if isinstance(arrays, types.BaseTuple) and len(arrays) and _scalars(arrays):  # a scalar's cotangent: one
+        parts = "".join(f"g[{i}], " for i in range(len(arrays)))
+        return compile_source(f"def impl(g, arrays, axis=0):\n{INDENT}return ({parts})")
     axis_source = "0" if isinstance(axis, (types.Omitted, int)) else "axis if axis >= 0 else axis + g.ndim"
     return _sequence_impl(arrays, "g, arrays, axis=0", axis_source, lambda i, t: "1")
 
@@ -953,6 +962,15 @@ def sequence_join(g, like, axis=0):
 
 @overload(sequence_join)
 def _sequence_join(g, like, axis=0):
+    if isinstance(g, (types.List, types.UniTuple)) and isinstance(g.dtype, types.Number) and \
+            isinstance(like, types.Array) and like.ndim == 1:  # the cotangents of a stack of scalars
+
+        def join_scalars(g, like, axis=0):
+            out = np.zeros(like.shape)
+            for i, p in enumerate(g):
+                out[i] = p
+            return out
+        return join_scalars
     if not (isinstance(g, (types.List, types.UniTuple)) and isinstance(g.dtype, types.Array)):
         raise TypingError("numbax: the adjoint of a sequence of arrays needs a list of arrays on cpu")
     if isinstance(axis, types.NoneType):

@@ -34,10 +34,12 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _materializable(value: Any) -> bool:
-    """Whether a variable that a run-time loop reassigns must hold ``value`` in run-time variables before it:
-    a number, or a list, tuple or dict holding a number or a run-time value (``(1.0, 0)``, a ``lax.while_loop``
-    carry that enters as numbers and leaves as run-time values)."""
-    return is_static_scalar(value) or (isinstance(value, (list, tuple, dict)) and _holds_a_leaf(value))
+    """Whether a compile-time value becomes a variable where run-time code may rebind it: a number, a constant
+    array (one a closure or a global holds, carried by a loop), or a list, tuple or dict holding a number or a
+    run-time value (``(1.0, 0)``, a ``lax.while_loop`` carry that enters as numbers and leaves as run-time
+    values)."""
+    return is_static_scalar(value) or isinstance(value, np.ndarray) or \
+        (isinstance(value, (list, tuple, dict)) and _holds_a_leaf(value))
 
 
 def _holds_a_leaf(value: Any) -> bool:

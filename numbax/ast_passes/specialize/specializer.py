@@ -7,7 +7,7 @@ import gast
 import numpy as np
 
 from numbax import tree_util
-from numbax.ast_passes import anno, run_time_checks, tree_copy
+from numbax.ast_passes import anno, resolve, run_time_checks, tree_copy
 from numbax.ast_passes.naming import Namer, leaf_name
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.builder import DYNAMIC, Helper, ModuleBuilder, ReturnSpec
@@ -179,9 +179,16 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             self.env[name] = value
 
     def materialize_name(self, name: str) -> None:
-        """Give a compile-time number (or a container's numbers) a run-time variable."""
+        """Give a compile-time number, a constant array (or a container's numbers) a run-time variable.
+
+        The variable of a constant array is a copy of it: run-time code may update it in place (``z += dz`` in
+        a loop), which must not change the array a closure or a module holds."""
         value = self.env.get(name)
-        if is_static_scalar(value):
+        if isinstance(value, np.ndarray):
+            copy = gast.Call(func=resolve.reference_node("np.copy"), args=[self.materialize(value)], keywords=[])
+            self.emit(gast.Assign(targets=[name_node(name, gast.Store())], value=copy, type_comment=None))
+            self.env[name] = Dyn(name_node(name), AVal.of(value))
+        elif is_static_scalar(value):
             self.emit_assign(name, value)
             self.env[name] = Dyn(name_node(name), AVal.of(value))
         elif isinstance(value, (list, tuple, dict)) and value:

@@ -33,7 +33,8 @@ def _loads(stmts: List[gast.stmt], array: str) -> int:
 
 def _read_after(group, array: str, block, in_loop: bool) -> bool:
     """Whether a statement may read the value the loop gives ``array``: one after the group, one moved
-    after the loop, one outside this block, or, in a loop, one earlier in the block in the next iteration."""
+    after the loop, one outside this block, or, in a loop, one earlier in the block or the group's own
+    statements that read ``array`` before they define it (``dv = dz * w; dz = dv``), in the next iteration."""
     start, end = block.start, block.end
     if _loads(block.stmts[end:] + [stmt for stmt, _ in group.deferred], array):
         return True
@@ -46,6 +47,7 @@ def _read_after(group, array: str, block, in_loop: bool) -> bool:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and \
                     stmt.targets[0].id == array:
                 return False
+        return array in group.read_then_defined
     return False
 
 
