@@ -301,11 +301,9 @@ def carry_updated_by_where(x):
     return lax.fori_loop(0, x.shape[0], body, (x[0], 0))
 
 
-@pytest.mark.xfail(strict=True, raises=numbax.NumbaxTypingError,
-                   reason="np.where of numbers is a 0-d array, and Numba cannot hold it in a loop carry that enters "
-                   "as a number (`Cannot unify float64 and array(float64, 0d, C)`); JAX's where is typed like its "
-                   "operands. The same stops a Python for loop, and random-walk Metropolis carrying its log density")
 def test_a_number_carried_through_where_matches_jax():
+    """np.where of numbers is the selected number (``rt.where``): a loop carry entering as a number holds it (it
+    was Numba's "Cannot unify float64 and array(float64, 0d, C)", stopping random-walk Metropolis)."""
     x = np.array([0.5, 2.0, -1.0, 3.0, 1.0])
     best, count = numbax.jit(carry_updated_by_where)(x)
     want = jax.jit(lambda x: jax.lax.fori_loop(0, 5, lambda i, s: (jnp.where(x[i] > s[0], x[i], s[0]),
