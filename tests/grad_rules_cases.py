@@ -36,7 +36,7 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-DOMAINS = ("real", "wide", "pos", "unit", "gt1", "wellcond")
+DOMAINS = ("real", "wide", "steps", "pos", "unit", "gt1", "wellcond")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +79,12 @@ def wide(*shape: int) -> Input:
     return Input(shape, "wide")
 
 
+def steps(*shape: int) -> Input:
+    """``wide`` values at least 0.05 from every integer and half-integer: where ``floor``, ``ceil`` and ``round``
+    jump, central differences would measure the jump (which values land there depends on the seed)."""
+    return Input(shape, "steps")
+
+
 def pos(*shape: int) -> Input:
     return Input(shape, "pos")
 
@@ -100,8 +106,11 @@ def sample(inp: Input, seed: int):
     rng = np.random.default_rng(seed)
     if inp.domain == "real":
         value = rng.normal(size=inp.shape)
-    elif inp.domain == "wide":
+    elif inp.domain in ("wide", "steps"):
         value = 3.0 * rng.normal(size=inp.shape)
+        if inp.domain == "steps":
+            doubled = 2.0 * value
+            value = np.where(np.abs(doubled - np.round(doubled)) < 0.1, value + 0.1, value)
     elif inp.domain == "pos":
         value = rng.uniform(0.5, 2.0, size=inp.shape)
     elif inp.domain == "unit":
@@ -197,9 +206,9 @@ RULES: Dict[str, List[Snippet]] = {
                     S("np.where(c > 0.0, x * y, 2.0)", c=real(3), x=real(3), y=real(3))],
     # ---- non-differentiable: zero contribution ------------------------------------------------
     "numpy.sign": [S("np.sign(x) * y", x=real(3, 4), y=real(3, 4)), S("np.sign(x) * x", x=real(5))],
-    "numpy.floor": [S("np.floor(x) + x", x=wide(3, 4)), S("np.floor(x) * x", x=wide(5))],
-    "numpy.ceil": [S("np.ceil(x) * x", x=wide(3, 4))],
-    "numpy.round": [S("np.round(x) * x", x=wide(3, 4)), S("np.round(x) + x * x", x=wide(5))],
+    "numpy.floor": [S("np.floor(x) + x", x=steps(3, 4)), S("np.floor(x) * x", x=steps(5))],
+    "numpy.ceil": [S("np.ceil(x) * x", x=steps(3, 4))],
+    "numpy.round": [S("np.round(x) * x", x=steps(3, 4)), S("np.round(x) + x * x", x=steps(5))],
     "numpy.argmax": [S("x[np.argmax(x)]", x=real(6)), S("y * np.argmax(x, axis=1)", x=real(3, 4), y=real(3))],
     "numpy.argmin": [S("x[np.argmin(x)]", x=real(6)), S("y * np.argmin(x, axis=0)", x=real(3, 4), y=real(4))],
     "numpy.argsort": [S("x[np.argsort(x)]", x=real(5)), S("y[np.argsort(x)] * x", x=real(5), y=real(5))],

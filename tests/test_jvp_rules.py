@@ -45,7 +45,7 @@ OVER_REVERSE_REFUSED = {}
 _UNTOLD = "numbax.jvp inside compiled code cannot tell the dtype and rank of an output"
 OVER_FORWARD_REFUSED = {
     **{name: _UNTOLD for name in (
-        "builtins.max", "builtins.min", "numpy.linalg.slogdet", "numpy.repeat-2", "numpy.split", "numpy.squeeze-0",
+        "builtins.max", "builtins.min", "numpy.repeat-2", "numpy.split", "numpy.squeeze-0",
         "scipy.special.logsumexp")},
     "numpy.cumprod": "no derivative rule for rt.cumprod_jvp",
     "numpy.trace": "its gradient uses rt.trace, which has no derivative rule yet",
