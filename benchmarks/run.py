@@ -242,6 +242,14 @@ def best_per_call(fn, args, block, repeat: int) -> float:
     return min(timer.repeat(repeat=repeat, number=number)) / number
 
 
+def write_report(title: str, headers, rows, output: str) -> None:
+    """A Markdown report (the title, the machine and versions, one table) on standard output and in ``output``."""
+    text = "\n".join([f"# {title}", "", environment(), "", table(headers, rows), ""])
+    print(text)
+    with open(output, "w") as f:
+        f.write(text)
+
+
 def timed_against_hand(task: str, columns: dict, repeat: int) -> dict:
     """Seconds per call of each column (``name -> (fn, args)``), its result checked first against the
     ``"hand"`` column's (a column named ``... alone`` is not checked); None, and a MISMATCH line on standard

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 import batched_tasks as tasks  # noqa: E402
 from batched import hand_numba  # noqa: E402
-from run import environment, fmt_ratio, fmt_time, table, timed_against_hand  # noqa: E402
+from run import fmt_ratio, fmt_time, timed_against_hand, write_report  # noqa: E402
 
 
 def _columns():
@@ -71,13 +71,8 @@ def main(argv=None) -> int:
         times = timed_against_hand(task, columns, repeat)
         rows.append([task, fmt_time(times["numbax"]), fmt_time(times["jax"]), fmt_time(times["hand"]),
                      fmt_ratio(times["numbax"], times["jax"]), fmt_ratio(times["numbax"], times["hand"])])
-    text = "\n".join([
-        "# numbax vmap of grad and keepdims reductions against jax.jit and hand-written Numba", "",
-        environment(), "",
-        table(["task", "numbax", "jax.jit", "hand Numba", "numbax / jax", "numbax / hand"], rows), ""])
-    print(text)
-    with open(ns.output, "w") as f:
-        f.write(text)
+    write_report("numbax vmap of grad and keepdims reductions against jax.jit and hand-written Numba",
+                 ["task", "numbax", "jax.jit", "hand Numba", "numbax / jax", "numbax / hand"], rows, ns.output)
     return 0
 
 

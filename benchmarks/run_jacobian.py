@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 import jacobian_tasks as tasks  # noqa: E402
 from jacobian import hand_numba  # noqa: E402
-from run import environment, fmt_ratio, fmt_time, table, timed_against_hand  # noqa: E402
+from run import fmt_ratio, fmt_time, timed_against_hand, write_report  # noqa: E402
 
 
 def _jax_versions():
@@ -112,13 +112,8 @@ def main(argv=None) -> int:
                      f"jax {fmt_ratio(times['jax'], times['jax.grad alone'])}")
         rows.append([task, fmt_time(times["numbax"]), fmt_time(times["jax"]), fmt_time(times["hand"]),
                      fmt_ratio(times["numbax"], times["jax"]), fmt_ratio(times["numbax"], times["hand"]), extra])
-    text = "\n".join([
-        "# numbax forward mode and Jacobians against jax.jit and hand-written Numba", "",
-        environment(), "",
-        table(["task", "numbax", "jax.jit", "hand Numba", "numbax / jax", "numbax / hand", "notes"], rows), ""])
-    print(text)
-    with open(ns.output, "w") as f:
-        f.write(text)
+    write_report("numbax forward mode and Jacobians against jax.jit and hand-written Numba",
+                 ["task", "numbax", "jax.jit", "hand Numba", "numbax / jax", "numbax / hand", "notes"], rows, ns.output)
     return 0
 
 

@@ -24,7 +24,7 @@ FOLDER = os.path.join(ROOT, "examples", "jax_programs")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from run import environment, fmt_ratio, table  # noqa: E402
+from run import fmt_ratio, write_report  # noqa: E402
 from test_jax_programs import as_jax  # noqa: E402
 
 
@@ -76,12 +76,8 @@ def main(argv=None) -> int:
             print(" | ".join(rows[-1]), file=sys.stderr)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    text = "\n".join([
-        "# examples/jax_programs: the whole run of each program, numbax against JAX", "", environment(), "",
-        table(["program", "numbax cold", "JAX cold", "ratio", "numbax warm", "JAX warm", "ratio"], rows), ""])
-    print(text)
-    with open(ns.output, "w") as f:
-        f.write(text)
+    write_report("examples/jax_programs: the whole run of each program, numbax against JAX",
+                 ["program", "numbax cold", "JAX cold", "ratio", "numbax warm", "JAX warm", "ratio"], rows, ns.output)
     return 0
 
 
