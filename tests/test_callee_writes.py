@@ -34,6 +34,16 @@ def through_store(x):
     return len(d)
 
 
+def extends(lst, x):
+    lst += [x * 2.0]
+
+
+def through_extend(x):
+    lst = [x]
+    extends(lst, x)
+    return len(lst)
+
+
 def through_set(x):
     lst = [x, x]
     sets_first(lst, x)
@@ -41,7 +51,8 @@ def through_set(x):
 
 
 @pytest.mark.parametrize("fun, what", [(through_append, "`append`"), (through_store, "assignment into an element"),
-                                       (through_set, "assignment into an element")])
+                                       (through_set, "assignment into an element"),
+                                       (through_extend, "`+=`")])
 def test_writes_into_a_callees_arguments_are_refused(fun, what):
     with pytest.raises(numbax.NumbaxSpecializationError, match="the caller would not see the change") as info:
         numbax.jit(fun)(np.ones(2))
@@ -50,10 +61,12 @@ def test_writes_into_a_callees_arguments_are_refused(fun, what):
 
 def own_containers(x):
     parts = [x]
+    table = {}
+    table |= {"first": parts[0]}
+    parts += []
     record = parts.append
     for k in (1.0, 2.0, 3.0):  # unrolled: a loop over a container
         record(x * k)
-    table = {}
     table["sum"] = sum(parts)
     return table["sum"], len(parts)
 

@@ -1,6 +1,7 @@
 """Statements during specialization: compile-time branches and loops vanish, run-time ones stay."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Dict, List, Optional, Tuple
 
 import gast
@@ -31,6 +32,10 @@ def _same(a: Any, b: Any) -> bool:
     if is_static_scalar(a) or isinstance(a, (str, type(None))):
         return a == b
     return False
+
+
+# the augmented assignments that change a compile-time list or dict itself, as Python's do
+_IN_PLACE = {(list, gast.Add): operator.iadd, (list, gast.Mult): operator.imul, (dict, gast.BitOr): operator.ior}
 
 
 def _materializable(value: Any) -> bool:
@@ -142,6 +147,16 @@ class ControlFlowMixin:
                     target=self.user_subscript(target, base.expr(), index, gast.Store()),
                     op=node.op, value=operand))
                 return
+        current = self.eval(load)
+        in_place = _IN_PLACE.get((type(current), type(node.op)))
+        if in_place is not None:  # ``lst += [v]``, ``d |= {...}``: Python changes the container itself
+            value = self.eval(node.value)
+            self.refuse_writes_into_foreign(node, current, f"`{dtypes.operator_symbol(node.op)}=`", value)
+            if self.runtime_depth > 0:
+                self.fail(node, "updating a list or dict in place inside run-time control flow",
+                          hint="containers are unrolled at compile time; fill a preallocated array instead.")
+            self.bind(target, self.fold(node, in_place, current, self.snapshot(value)))
+            return
         combined = gast.BinOp(left=load, op=node.op, right=node.value)
         self.bind(target, self.eval(combined))
 

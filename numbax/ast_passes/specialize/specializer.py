@@ -370,8 +370,13 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
 
     def mark_foreign(self, value: Any, rebuilt: bool = False) -> Any:
         """Record the containers in ``value`` as ones this function did not make (``rebuilt`` here from the
-        caller's leaves, or the caller's own); ``value``."""
-        tree_util.tree_leaves(value, is_leaf=lambda node: self._foreign.setdefault(id(node), (node, rebuilt)) is None)
+        caller's leaves, or the caller's own); ``value``. A name read again is not walked again."""
+        if id(value) not in self._foreign:
+            def record(node: Any) -> bool:
+                self._foreign.setdefault(id(node), (node, rebuilt))
+                return False
+
+            tree_util.tree_leaves(value, is_leaf=record)
         return value
 
     def lookup_free(self, name: str, node) -> Any:
