@@ -136,9 +136,17 @@ def _key(constructor: Callable, args: tuple, kwargs: dict) -> Optional[tuple]:
     if not args:
         return None
     try:
-        return (constructor, id(args[0]), _option(args[1:]), _option(kwargs), _globals_stamp(args[0]))
+        return (constructor, _identity(args[0]), _option(args[1:]), _option(kwargs), _globals_stamp(args[0]))
     except _Unkeyed:
         return None
+
+
+def _identity(fun: Any) -> tuple:
+    """``fun`` by identity; a bound method (made anew at each ``model.apply``) by its function's and its object's,
+    each held alive by the entry's bound method, so neither id is reused while the entry lives."""
+    if isinstance(fun, types.MethodType):
+        return id(fun.__func__), id(fun.__self__)
+    return (id(fun),)
 
 
 def reused(constructor: Callable) -> Callable:

@@ -279,3 +279,20 @@ def test_clear_caches_forgets_the_transformations_made():
     again = numbax.grad(scaled_by_global)
     assert again is not first
     np.testing.assert_allclose(again(X), first(X))
+
+
+class _Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def apply(self, x):
+        return np.sum(x * x) * self.scale
+
+
+def test_a_bound_method_is_found_again_by_its_function_and_object():
+    """``model.apply`` is a new object at each access: the key is its function and its object."""
+    model, other = _Model(2.0), _Model(3.0)
+    assert numbax.grad(model.apply) is numbax.grad(model.apply)
+    assert numbax.grad(other.apply) is not numbax.grad(model.apply)
+    np.testing.assert_allclose(numbax.grad(model.apply)(X), 4.0 * X)
+    np.testing.assert_allclose(numbax.grad(other.apply)(X), 6.0 * X)
