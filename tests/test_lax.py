@@ -165,6 +165,14 @@ def test_stack_of_scalars_matches_jax_to_second_order_and_batched():
     check_grads(stacked, (W,), order=1, modes=("rev",))
 
 
+def test_stack_of_float32_scalars_keeps_float32_in_both_modes():
+    w = W.astype(np.float32)
+    _, tangent = numbax.jvp(lambda v: np.stack([v[0] * v[1], v[2]]), (w,), (np.ones_like(w),))
+    assert tangent.dtype == np.float32
+    np.testing.assert_allclose(tangent, [w[0] + w[1], 1.0], rtol=1e-6)
+    assert numbax.grad(stacked)(w).dtype == np.float32
+
+
 @pytest.mark.xfail(strict=True, reason="numbax.vjp of numbax.vjp through a stack of scalars calls rt.zeros_like "
                    "of the tuple of scalars, which Numba has no implementation for (a NumbaxTypingError)")
 def test_stack_of_scalars_reverse_over_reverse():

@@ -246,8 +246,7 @@ def _stack(arrays, axis=0):
     """A tuple of scalars (numbers, 0-d arrays) becomes a 1-d array in NumPy's dtype of them, along axis 0 or -1,
     the only axes of one dimension; arrays go to Numba's own ``np.stack``."""
     items = list(arrays) if isinstance(arrays, types.BaseTuple) else None
-    if not items or not all(isinstance(t, (types.Number, types.Boolean)) or
-                            (isinstance(t, types.Array) and t.ndim == 0) for t in items):
+    if not items or not _grad.all_scalars(items):
         return lambda arrays, axis=0: np.stack(arrays, axis)
     if static_value(axis) not in (0, -1):
         raise TypingError(f"numbax.runtime.stack: a stack of {len(items)} scalars has one axis, so `axis` must be "

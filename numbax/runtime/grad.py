@@ -851,7 +851,7 @@ def _concatenate_grad(g, arrays, axis=0):
     return _sequence_impl(arrays, "g, arrays, axis=0", axis_source, lambda i, t: f"arrays[{i}].shape[ax]")
 
 
-def _scalars(items) -> bool:
+def all_scalars(items) -> bool:
     """Whether the Numba types ``items`` are all numbers or 0-d arrays (what ``np.stack`` lays along one axis)."""
     return all(isinstance(t, (types.Number, types.Boolean)) or (isinstance(t, types.Array) and t.ndim == 0)
                for t in items)
@@ -859,7 +859,7 @@ def _scalars(items) -> bool:
 
 @overload(stack_grad)
 def _stack_grad(g, arrays, axis=0):
-    if isinstance(arrays, types.BaseTuple) and len(arrays) and _scalars(arrays):  # a scalar's cotangent: one
+    if isinstance(arrays, types.BaseTuple) and len(arrays) and all_scalars(arrays):  # a scalar's cotangent: one
         parts = "".join(f"g[{i}], " for i in range(len(arrays)))
         return compile_source(f"def impl(g, arrays, axis=0):\n{INDENT}return ({parts})")
     axis_source = "0" if isinstance(axis, (types.Omitted, int)) else "axis if axis >= 0 else axis + g.ndim"
@@ -965,8 +965,10 @@ def _sequence_join(g, like, axis=0):
     if isinstance(g, (types.List, types.UniTuple)) and isinstance(g.dtype, types.Number) and \
             isinstance(like, types.Array) and like.ndim == 1:  # the cotangents of a stack of scalars
 
+        dtype = np.result_type(as_dtype(like.dtype), as_dtype(g.dtype))  # a float32 stack's tangent is float32
+
         def join_scalars(g, like, axis=0):
-            out = np.zeros(like.shape)
+            out = np.zeros(like.shape, dtype)
             for i, p in enumerate(g):
                 out[i] = p
             return out
