@@ -47,7 +47,7 @@ def expected_vmap_predict(w, b, x):
         _t14 = np.sum(h_1 ** 2)
         out_0[i] = h_1
         out_1[i] = _t14
-    return (np.moveaxis(out_0, 0, 1), out_1)
+    return (rt.moveaxis(out_0, 0, 1), out_1)
 
 
 def _vmapped():

@@ -15,7 +15,10 @@ arguments positional in NumPy's order, trailing defaults dropped and list
 displays written as tuples; an einsum's subscripts, a literal, are parsed
 here and written with their output explicit. It returns ``None`` for a call
 Numba compiles as it is, or that no helper takes (``out=``, ``order=``, a
-subscripts string known only at run time).
+subscripts string known only at run time). A positional call of a NumPy function whose Numba
+implementation takes seconds to compile (``np.linalg.solve``, ``np.tril``, ``np.moveaxis``: those of
+``numbax.runtime.numpy_once``) goes to the helper of its name, compiled once per machine
+(``np.linalg.solve(a, b)`` becomes ``rt.solve(a, b)``).
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -27,13 +30,13 @@ subscripts string known only at run time).
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
 import gast
 
 from numbax.ast_passes import resolve
+from numbax.runtime import numpy_once
 from numbax.runtime.contractions import explicit_subscripts
 
 _MODULES = frozenset({"np", "math", "cmath"})
@@ -190,14 +193,14 @@ def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
     path = callee(node.func)
     if path and len(path) == 2 and path[0] == alias:
         return _runtime(alias, path[1], node)
+    if path and path[0] == "np" and ".".join(path[1:]) in numpy_once.FUNCTIONS and node.args and \
+            not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
+        args = [node.args[0]] + [_tuples(a) for a in node.args[1:]] if path[1] == "moveaxis" else node.args
+        return _call(alias, path[-1], args)
     if path and len(path) == 2 and path[0] == "np":
         name = path[1]
         if name == "einsum":
             return _einsum(alias, node)
-        if name == "moveaxis" and len(node.args) == 3 and not node.keywords:
-            moved = copy.copy(node)
-            moved.args = [node.args[0]] + [_tuples(a) for a in node.args[1:]]
-            return moved
         if not node.args:
             return None
         if name == "reshape":

@@ -11,12 +11,13 @@ import functools
 import inspect
 import os
 import sys
+import time
 from typing import Any, Callable, Dict, List, Optional, Union
 
 import gast
 import numpy as np
 
-from numbax import tree_util
+from numbax import timings, tree_util
 from numbax.ast_passes import anf, custom_rules, debug_checks, fence, inline, legalize, optimize, resolve, \
     run_time_checks
 from numbax.ast_passes.analyses import avals
@@ -220,6 +221,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
+    started = time.perf_counter()
     if isinstance(fn, ParsedFunction):
         parsed, key = fn, id(fn.node)  # not the user function's code: the wrapper calls it
     else:
@@ -232,6 +234,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
         return _user_source(parsed, label)
     spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=key,
                                differentiated=transform is not None)
+    specialized = time.perf_counter()
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
@@ -240,13 +243,19 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
               ("legalize", _legalize(spec)))
+    seconds = []
     for name, stage in stages:
+        start = time.perf_counter()
         module = stage(module)
+        seconds.append((name, time.perf_counter() - start))
         if _dump_requested(name):
             print(f"# ---- numbax: after {name} ----\n{_render(module, spec.imports, header)[0]}",
                   file=sys.stderr)
         if name == after_pass:
             break
+    if timings.ENABLED:
+        timings.report_passes(f"{label} of {parsed.fn.__qualname__}", f"{parsed.filename}:{parsed.node.lineno}",
+                              [("parse+specialize", specialized - started)] + seconds[1:])
     used = {n.id for n in gast.walk(module.body[-1]) if isinstance(n, gast.Name)}
     constants = {k: v for k, v in spec.constants.items() if k in used}
     main = module.body[-1]

@@ -31,10 +31,10 @@ from typing import List, Sequence, Tuple
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from numbax.runtime import grad as _grad
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import array_dtype, normalize_axes, static, static_value
 

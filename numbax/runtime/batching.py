@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
+from numbax.runtime.cached import overload
 from numbax.runtime.grad import unbroadcast
 
 __all__ = ["batch_size", "unbroadcast_rows"]

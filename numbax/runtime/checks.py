@@ -31,9 +31,10 @@ import numbers
 
 import numpy as np
 from numba import literal_unroll, types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
 from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
+from numbax.runtime.cached import overload
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",

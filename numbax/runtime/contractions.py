@@ -34,9 +34,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import static
 

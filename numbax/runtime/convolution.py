@@ -15,7 +15,9 @@ result is a correlation with the other operand: ``out[k] = sum_j g[j] * other[j 
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
+
+from numbax.runtime.cached import overload
 
 __all__ = ["convolve", "convolve_vjp"]
 

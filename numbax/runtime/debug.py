@@ -10,7 +10,8 @@ import importlib
 
 import numba
 from numba import types
-from numba.extending import overload
+
+from numbax.runtime.cached import overload
 
 __all__ = ["has_nan", "has_inf", "debug_print", "debug_callback"]
 

@@ -8,9 +8,9 @@ to do. Run as plain Python (the ``python`` backend) they return NumPy's value.
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import overload
 
 from numbax.errors import NumbaxDomainError
+from numbax.runtime.cached import overload
 
 __all__ = ["eig", "eigvals"]
 

@@ -12,7 +12,8 @@ Complex operands, which NumPy orders lexicographically, keep Numba's own functio
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload
+
+from numbax.runtime.cached import overload
 
 __all__ = ["minimum", "maximum"]
 

@@ -15,9 +15,10 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.cpython.unsafe.tuple import tuple_setitem
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import INDENT, compile_source, element_source, empty_like_source, function_source, nest
 
 __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",

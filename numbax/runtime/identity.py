@@ -5,7 +5,7 @@ derivative its rule replaces (a constant to the transformation that reads the ru
 those inputs once that transformation has run (no rule: a transformation of the result refuses them)."""
 from __future__ import annotations
 
-from numba.extending import overload
+from numbax.runtime.cached import overload
 
 __all__ = ["stop_gradient", "custom_rule", "custom_input", "custom_input_seen"]
 

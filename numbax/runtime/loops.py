@@ -40,6 +40,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numba
 import numpy as np
 
+from numbax.runtime.cached import describe_kernel
+
 INDENT = "    "
 
 
@@ -258,7 +260,7 @@ def compile_source(source: str, **names: Any) -> Callable:
     fn = _COMPILED.get(key)
     if fn is None:
         namespace = {"__name__": __name__, "np": np, **names}
-        exec(compile(source, f"<numbax.runtime {hash(source) & 0xFFFFFFFF:08x}>", "exec"), namespace)
+        exec(compile(source, describe_kernel(source, names), "exec"), namespace)
         fn = _COMPILED[key] = namespace["impl"]
     return fn
 

@@ -16,8 +16,8 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload
 
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import Accumulator, Map, Plan, Sweep, batch_source, compile_source, jit_source, \
     numpy_type, reduction_source
 from numbax.runtime.statics import NOT_STATIC, array_dtype, normalize_axes, numpy_result, static, static_value

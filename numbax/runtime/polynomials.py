@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload
+
+from numbax.runtime.cached import overload
 
 __all__ = ["polyval", "polyval_grad_p", "polyder_weights"]
 

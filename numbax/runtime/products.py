@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 from numba.cpython.unsafe.tuple import tuple_setitem
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
+from numbax.runtime.cached import overload
 from numbax.runtime.grad import _is_none, inverse_axes
 from numbax.runtime.statics import array_dtype
 

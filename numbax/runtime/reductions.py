@@ -25,9 +25,9 @@ from typing import Callable, Optional, Tuple, Union
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import Accumulator, Map, Plan, Sweep, compile_source, numpy_type, reduction_source, \
     scan_source
 from numbax.runtime.norms import norm

@@ -11,7 +11,8 @@ where NumPy and C give 1 and -1), so compiled code calls ``fmod``, which compute
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload
+
+from numbax.runtime.cached import overload
 
 __all__ = ["fmod"]
 

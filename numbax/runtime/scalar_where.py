@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import compile_source
 
 __all__ = ["where"]

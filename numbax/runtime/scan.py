@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
+
+from numbax.runtime.cached import overload
 
 __all__ = ["stack_buffer"]
 

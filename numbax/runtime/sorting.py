@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
+
+from numbax.runtime.cached import overload
 
 __all__ = ["sort", "sort_grad", "sort_gather"]
 

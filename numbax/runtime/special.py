@@ -10,9 +10,10 @@ import math
 import numpy as np
 from numba import types, vectorize
 from numba.core.errors import TypingError
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
 from numbax.runtime import reductions as _reductions
+from numbax.runtime.cached import overload
 
 __all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp", "ndtr", "ndtri", "gammaln", "digamma",
            "trigamma"]

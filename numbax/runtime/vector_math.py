@@ -34,8 +34,9 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import compile_source, element_source, empty_like_source, function_source, nest
 
 __all__ = ["exp", "tanh", "add_unordered"]

@@ -50,9 +50,10 @@ from numba.core.errors import NumbaPerformanceWarning
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
-from numbax import cache_files
+from numbax import cache_files, config, timings
 from numbax.backends.module_cache import module_for
 from numbax.backends.numba_cpu import scipy_blas
+from numbax.runtime import cached
 
 _DISPATCHERS: Dict[Tuple, Callable] = {}
 
@@ -147,7 +148,7 @@ class NumbaxDispatcher(CPUDispatcher):
     def compile(self, sig):
         """Numba's compile, without its performance warnings: they name lines of generated code (``'@' is
         faster on contiguous arrays``) that the user did not write and cannot change."""
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), timings.numba_compile(self.py_func.__name__):
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
             return super().compile(sig)
 
@@ -174,6 +175,17 @@ def runtime_digest() -> str:
                 with open(path, "rb") as file:
                     digest.update(file.read() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _runtime_folder() -> Optional[str]:
+    """Where the runtime's helpers are cached (``numbax.runtime.cached``): a checked folder per runtime digest
+    in the cache directory; None where it cannot hold one."""
+    root = cache_files.directory(config.read("cache_dir"))
+    folder = root and cache_files.subdirectory(root, "runtime")
+    return folder and cache_files.subdirectory(folder, runtime_digest())
+
+
+cached.use_folder(_runtime_folder)
 
 
 def compile_function(source: str, name: str, cache_dir: Optional[str], parallel: bool = False,

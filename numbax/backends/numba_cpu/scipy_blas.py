@@ -21,7 +21,7 @@ import sys
 _PACKAGE = "scipy.linalg"
 _MODULES = ("cython_blas", "cython_lapack")
 # What in generated source calls BLAS or LAPACK through Numba: a miss only costs the slower import.
-_CALLS = re.compile(r" @ |\bnp\.(dot|vdot|inner|matmul|linalg)\b|\brt\.(matmul|solve|inv|cholesky|det|slogdet)")
+_CALLS = re.compile(r" @ |\bnp\.(dot|vdot|inner|matmul|linalg)\b|\brt\.(matmul|solve|inv|cholesky|det|slogdet|eigh|qr|svd)\b")
 
 
 def uses_blas(source: str) -> bool:

@@ -33,8 +33,9 @@ from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
+from numbax.runtime.cached import overload
 from numbax.runtime.loops import compile_source
 
 __all__ = ["bitcast", "fma", "horner", "as_type_of", "tiny", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]

@@ -6,9 +6,9 @@ import math
 import numpy as np
 from numba import njit, types
 from numba.core.errors import TypingError
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
+from numbax.runtime.cached import overload
 from numbax.runtime.random import elementwise as ew
 from numbax.runtime.random.continuous import standard_gumbel, unit
 from numbax.runtime.random.discrete import randint_kernel

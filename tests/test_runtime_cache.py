@@ -1,0 +1,194 @@
+"""The runtime's helpers are compiled once per machine (``numbax.runtime.cached``), and ``NUMBAX_TIMINGS`` says
+where compile time goes."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba.core import types
+
+import numbax
+from numbax.runtime import cached, numpy_once
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_PROGRAM = """
+import sys
+import numpy as np
+from numba.core import event
+import numbax
+
+compiled = []  # the runtime's functions that Numba compiles (not loads) in this process
+
+class Runtime(event.Listener):
+    def on_start(self, ev):
+        module = ev.data["dispatcher"].py_func.__module__
+        if module.startswith("numbax.runtime"):
+            compiled.append(module)
+
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Runtime())
+
+@numbax.jit
+def f(a, b):
+    return np.linalg.solve(a @ a.T + np.eye(3), b), np.tril(a), np.moveaxis(a, 0, -1)
+
+x, y, z = f(np.arange(9.0).reshape(3, 3), np.ones(3))
+print(repr(float(x.sum())), float(y.sum()), float(z[2, 0]))
+print("runtime compiled:", " ".join(compiled), file=sys.stderr)
+"""
+
+
+def _run(cache: str, timings: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NUMBAX_CACHE_DIR=cache, PYTHONPATH=ROOT)
+    env.pop("NUMBAX_TIMINGS", None)
+    if timings:
+        env["NUMBAX_TIMINGS"] = "1"
+    program = os.path.join(os.path.dirname(cache), "program.py")
+    with open(program, "w") as file:
+        file.write(_PROGRAM)
+    proc = subprocess.run([sys.executable, program], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _compiled(proc: subprocess.CompletedProcess) -> str:
+    return next(line for line in proc.stderr.splitlines() if line.startswith("runtime compiled:"))
+
+
+def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(tmp_path):
+    cache = str(tmp_path / "numbax")
+    first = _run(cache)
+    folders = os.listdir(os.path.join(cache, "runtime"))
+    assert len(folders) == 1  # one runtime digest
+    entries = os.listdir(os.path.join(cache, "runtime", folders[0]))
+    assert any(e.startswith("numpy_once.") and e.endswith(".nbi") for e in entries), entries
+    assert "numbax.runtime.numpy_once" in _compiled(first)  # compiled in the first process
+    for entry in os.listdir(cache):  # a new program: generated code gone, the runtime's helpers kept
+        if entry != "runtime":
+            subprocess.run(["rm", "-rf", os.path.join(cache, entry)], check=True)
+    second = _run(cache)
+    assert second.stdout == first.stdout
+    assert "Numba compiling f" in second.stderr  # the generated code compiled again ...
+    assert "numbax.runtime.numpy_once" not in _compiled(second)  # ... but not the helpers: loaded
+    a = np.arange(9.0).reshape(3, 3)
+    assert float(first.stdout.split()[0]) == pytest.approx(np.linalg.solve(a @ a.T + np.eye(3), np.ones(3)).sum(),
+                                                           rel=1e-12)
+
+
+def test_timings_name_each_pass_and_numbas_stages(tmp_path):
+    err = _run(str(tmp_path / "numbax")).stderr
+    assert "numbax timings: jit of f (" in err and "program.py:21)" in err
+    passes = next(line for line in err.splitlines() if line.startswith("  numbax passes"))
+    for name in ("parse+specialize", "inline", "anf", "checks", "transform", "optimize", "fuse", "legalize"):
+        assert f"{name} " in passes
+    stages = next(line for line in err.splitlines() if line.startswith("  generated code"))
+    for stage in ("typing", "lowering", "LLVM", "other"):
+        assert f"{stage} " in stages
+
+
+def test_without_the_variable_nothing_is_printed(tmp_path):
+    assert "numbax timings" not in _run(str(tmp_path / "numbax"), timings=False).stderr
+
+
+@pytest.mark.parametrize("name", sorted(numpy_once.FUNCTIONS))
+def test_generated_code_calls_the_helper_compiled_once(name):
+    helper = name.rsplit(".", 1)[-1]
+    assert numbax.source(_CALLS[name], *_ARGS[name]).count(f"rt.{helper}(") == 1
+
+
+def _square(a):
+    return a @ a.T + np.eye(3)
+
+
+def _moveaxis(a):
+    return np.moveaxis(a, 0, 1)
+
+
+def _tril(a):
+    return np.tril(a)
+
+
+def _triu(a):
+    return np.triu(a, 1)
+
+
+def _outer(a):
+    return np.outer(a[0], a[1])
+
+
+def _diag(a):
+    return np.diag(a)
+
+
+def _solve(a):
+    return np.linalg.solve(_square(a), a[0])
+
+
+def _inv(a):
+    return np.linalg.inv(_square(a))
+
+
+def _cholesky(a):
+    return np.linalg.cholesky(_square(a))
+
+
+def _det(a):
+    return np.linalg.det(a)
+
+
+def _slogdet(a):
+    return np.linalg.slogdet(_square(a))
+
+
+def _eigh(a):
+    return np.linalg.eigh(_square(a))
+
+
+def _qr(a):
+    return np.linalg.qr(a)
+
+
+def _svd(a):
+    return np.linalg.svd(a)
+
+
+_CALLS = {"moveaxis": _moveaxis, "tril": _tril, "triu": _triu, "outer": _outer, "diag": _diag,
+          "linalg.solve": _solve, "linalg.inv": _inv, "linalg.cholesky": _cholesky, "linalg.det": _det,
+          "linalg.slogdet": _slogdet, "linalg.eigh": _eigh, "linalg.qr": _qr, "linalg.svd": _svd}
+_ARGS = {name: (np.arange(9.0).reshape(3, 3) / 7.0 - 0.4,) for name in _CALLS}
+
+
+def _canonical(name: str, result):
+    """What a result determines whatever signs LAPACK picks: a decomposition's product."""
+    if name == "linalg.eigh":
+        return result[1] @ np.diag(result[0]) @ result[1].T
+    if name == "linalg.qr":
+        return result[0] @ result[1]
+    if name == "linalg.svd":
+        return result[0] @ np.diag(result[1]) @ result[2]
+    return np.asarray(result)
+
+
+@pytest.mark.parametrize("name", sorted(numpy_once.FUNCTIONS))
+def test_the_helpers_compute_what_numpy_does(name):
+    got, want = numbax.jit(_CALLS[name])(*_ARGS[name]), _CALLS[name](*_ARGS[name])
+    np.testing.assert_allclose(_canonical(name, got), _canonical(name, want), rtol=1e-12, atol=1e-13)
+
+
+def test_kernels_of_one_text_seeing_different_functions_are_told_apart():
+    source = "def impl(x):\n    return step(x)\n"
+    assert cached.describe_kernel(source, {"step": np.sin}) != cached.describe_kernel(source, {"step": np.cos})
+    assert cached.describe_kernel(source, {"step": np.sin}) == cached.describe_kernel(source, {"step": np.sin})
+    assert cached.describe_kernel(source, {"t": types.float32}) != cached.describe_kernel(source, {"t": types.float64})
+
+
+def test_a_kernel_seeing_a_value_without_a_stable_name_is_refused():
+    def local(x):
+        return x
+
+    with pytest.raises(TypeError, match="no name that is stable across processes"):
+        cached.describe_kernel("def impl(x):\n    return step(x)\n", {"step": local})
