@@ -50,7 +50,8 @@ PASSES = (
                   "where every statement has a batching rule; after optimize has hoisted their invariants"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers, custom rules' "
-                 "input markers dropped; last, on the final code"),
+                 "input markers dropped; last, on the final code. On the GPU backend: kernels and their host "
+                 "driver (backends.cuda.lower), or a refusal at the user's line"),
 )
 PASS_NAMES = tuple(name for name, _ in PASSES)
 
@@ -182,6 +183,29 @@ def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
     return apply
 
 
+def _stand_ins(spec, bound: Dict[str, Any], main: gast.FunctionDef) -> Dict[str, Any]:
+    """Each parameter of the main function: a value of its dtype and ndim (the GPU lowering's probes)."""
+    from numbax.backends.cuda.lower import probes
+
+    leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
+    names = [a.id for a in main.args.args]
+    params = {n: probes.of_aval(leaf.aval) for n, leaf in zip(names, leaves)}
+    params.update({n: probes.of_value(v) for n, v in spec.constants.items()})
+    return params
+
+
+def _lower_for_gpu(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        from numbax.backends.cuda import lower  # the compiler half: no numba.cuda needed
+
+        module.body[-1] = custom_rules.drop_inputs(module.body[-1])
+        module = lower.transform(module, _stand_ins(spec, bound, module.body[-1]))
+        spec.imports[:] = lower.IMPORTS
+        return module
+
+    return apply
+
+
 def _user_source(parsed, label: str) -> Generated:
     text, origins = unparse_with_origins(gast.Module(body=[parsed.node], type_ignores=[]))
     return Generated(source=text + "\n", name=parsed.name, line_origins=origins, constants={}, returns=None,
@@ -207,7 +231,7 @@ def _without_partial(fn: Callable, bound: Dict[str, Any]):
 def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: str = "jit",
         after_pass: Optional[str] = None,
         transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None,
-        fuse: Callable[[], Optional[tuple]] = lambda: None) -> Generated:
+        fuse: Callable[[], Optional[tuple]] = lambda: None, backend: str = "cpu") -> Generated:
     """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree).
 
     ``fn`` is a user function, or a ``ParsedFunction`` that numbax wrote itself
@@ -216,7 +240,8 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     and the specialization (``Specialized``). ``fuse``, asked after optimization,
     gives the parameters' (kind, ndim) and the dims the transformation took as
     equal (``shapes.assumed_equal``) when the transformed function's
-    elementwise runs should be fused.
+    elementwise runs should be fused. ``backend`` ``"gpu"``: the last pass
+    writes kernels and a host driver instead of Numba's CPU code.
     """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
@@ -239,7 +264,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
-              ("legalize", _legalize(spec)))
+              ("legalize", _lower_for_gpu(spec, bound) if backend == "gpu" else _legalize(spec)))
     for name, stage in stages:
         module = stage(module)
         if _dump_requested(name):

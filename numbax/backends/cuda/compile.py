@@ -1,0 +1,39 @@
+"""Compile the GPU backend's generated module: its kernels are ``numba.cuda.jit`` functions (compiled by
+numba.cuda on their first launch, for the argument types of that launch) and its driver plain Python."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from numbax.backends.cuda import placement
+from numbax.backends.cuda.availability import cuda
+from numbax.backends.module_cache import module_for
+
+
+def compile_function(source: str, name: str, cache_dir: Optional[str], **options) -> Callable:
+    """The driver of the generated module, taking the call's leaves (device arrays and numbers) and the
+    specialization's constants (copied to the device here), giving device arrays: JAX gives a number
+    computed on a device as a 0-d device array, and so does this."""
+    cuda()
+    driver = getattr(module_for(source, name, cache_dir, variant="numba-cuda"), name)
+
+    def run(*args: Any) -> Any:
+        out = driver(*placement.to_gpu(list(args)))
+        return tuple(_on_device(v) for v in out) if isinstance(out, tuple) else _on_device(out)
+
+    run.__name__ = name
+    return run
+
+
+def _on_device(value: Any) -> Any:
+    if value is None or placement.is_device_array(value):
+        return value
+    return cuda().to_device(np.asarray(value))
+
+
+def typing_errors() -> tuple:
+    """The Numba exception classes that mean a kernel failed to compile."""
+    from numba.core import errors
+
+    return (errors.TypingError, errors.UnsupportedError, errors.LoweringError, errors.NumbaError)
