@@ -19,14 +19,15 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], **options
     driver = getattr(module_for(source, name, cache_dir, variant="numba-cuda"), name)
 
     def run(*args: Any) -> Any:
-        out = driver(*placement.to_gpu(list(args)))
-        return tuple(_on_device(v) for v in out) if isinstance(out, tuple) else _on_device(out)
+        return _on_device(driver(*placement.to_gpu(list(args))))
 
     run.__name__ = name
     return run
 
 
 def _on_device(value: Any) -> Any:
+    if isinstance(value, tuple):  # the driver returns a flat tuple, or a shape among its values
+        return tuple(_on_device(v) for v in value)
     if value is None or placement.is_device_array(value):
         return value
     return cuda().to_device(np.asarray(value))

@@ -48,6 +48,14 @@ def full(shape: Any, value: Any, dtype) -> Any:
     return cuda.to_device(np.full(shape, value, dtype))
 
 
+class shaped:  # noqa: N801 - read as a function in generated code
+    """A stand-in with a shape only: what a run-time check of an array that a kernel folded away reads."""
+
+    def __init__(self, shape: Sequence[int]):
+        self.shape = tuple(shape)
+        self.ndim = len(self.shape)
+
+
 def broadcast_shape(*shapes: Sequence[int]) -> Tuple[int, ...]:
     """NumPy's broadcast of ``shapes`` (the operands' shapes were checked where the user wrote them)."""
     return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))

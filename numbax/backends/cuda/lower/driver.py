@@ -3,8 +3,10 @@
 Expects the jitted function after optimization (expressions folded back, run-time checks in place); gives a
 module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python function of the same parameters:
 
-- an assignment of an elementwise array expression becomes one kernel over its shape (the expression is the
-  fused run: optimization has folded its temporaries into it) and, in the driver, an allocation and a launch;
+- an assignment of an elementwise array expression becomes one kernel over its shape and, in the driver, an
+  allocation and a launch; an array read once, by a later statement of its block (``fusible``), is not
+  written at all: its expression is folded into that statement's kernel, so a run of elementwise statements
+  over one shape becomes one kernel (run-time checks of its shape read ``gr.shaped(...)`` instead);
 - a reduction (``sum``, ``mean``, ``max``, ``min``; ``axis``, ``keepdims``) becomes a block-reduction kernel
   whose element is its operand's expression (fused too) and a launch through ``gr.reduce``, which runs the
   second pass; a reduction to a number gives a number on the host;
@@ -25,7 +27,7 @@ import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.primitives import application
-from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower import fusible, probes
 from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element, elementwise_kernel, finisher, \
     reduction_kernel
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
@@ -45,7 +47,7 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
     """The module as kernels plus the driver; ``params`` maps each parameter of the main function to a
     stand-in of its dtype and ndim (``probes``)."""
     main = module.body[-1]
-    lowering = _Lowering(dict(params))
+    lowering = _Lowering(dict(params), fusible.reads_outside_checks(main))
     main.body = lowering.block(main.body)
     kernels = []
     for source, origin in lowering.kernels:
@@ -53,7 +55,7 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
         _tag(kernel, origin)
         kernels.append(kernel)
     module.body = kernels + [main]
-    return module
+    return gast.fix_missing_locations(module)
 
 
 def _tag(kernel: gast.FunctionDef, origin) -> None:
@@ -80,8 +82,10 @@ def _parse(source: str) -> List[gast.stmt]:
 class _Lowering:
     """The walk over the driver: statements kept, rewritten as launches, or refused."""
 
-    def __init__(self, env: Dict[str, Any]):
+    def __init__(self, env: Dict[str, Any], reads):
         self.env = env  # name -> stand-in of its value (probes)
+        self.reads = reads  # name -> how often the function reads it (fusible)
+        self.folded: Dict[str, gast.expr] = {}  # array name -> the expression its one reader computes
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
         self.count = 0
@@ -103,9 +107,10 @@ class _Lowering:
     def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
         """The driver's statements for ``stmts``, each tagged with the user's line it came from."""
         out = []
-        for stmt in stmts:
+        folds = fusible.fusible(stmts, self.reads)
+        for i, stmt in enumerate(stmts):
             saved, self.origin = self.origin, anno.getanno(stmt, anno.Key.ORIGIN) or self.origin
-            for emitted in self.statement(stmt):
+            for emitted in (self.fold(stmt) if i in folds else self.statement(stmt)):
                 if not anno.hasanno(emitted, anno.Key.ORIGIN) and self.origin is not None:
                     anno.setanno(emitted, anno.Key.ORIGIN, self.origin)
                 out.append(emitted)
@@ -119,7 +124,7 @@ class _Lowering:
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             return self.update(stmt)
         if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
-            return [stmt]
+            return [self.check(stmt)]
         if isinstance(stmt, gast.If):
             return self.branch(stmt)
         if isinstance(stmt, gast.While) and not stmt.orelse:
@@ -142,12 +147,52 @@ class _Lowering:
         return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
             isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.func.attr in _CHECKS
 
+    def fold(self, stmt: gast.Assign) -> List[gast.stmt]:
+        """An assignment ``fusible`` found: an elementwise array expression is kept for its reader's kernel;
+        anything else is assigned as usual."""
+        self.pre = []
+        target, value = stmt.targets[0].id, self.hoist(self.unfold(stmt.value))
+        result = self.probe(value)
+        if not self._launches(value, result):
+            return self.assign_hoisted(target, value, result)
+        self.folded[target] = value
+        self.env[target] = result
+        return self.pre
+
+    def unfold(self, node: gast.expr) -> gast.expr:
+        """``node`` with each folded array's name replaced by its expression."""
+        if isinstance(node, gast.Name) and node.id in self.folded:
+            return self.folded.pop(node.id)
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, gast.expr):
+                setattr(node, field, self.unfold(value))
+            elif isinstance(value, list):
+                setattr(node, field, [self.unfold(v) if isinstance(v, gast.expr) else v for v in value])
+        return node
+
+    def check(self, stmt: gast.Expr) -> gast.stmt:
+        """A run-time check: a folded array it reads becomes ``gr.shaped(its shape)`` (checks read shapes)."""
+        call = stmt.value
+        for k, arg in enumerate(call.args):
+            if isinstance(arg, gast.Name) and arg.id in self.folded:
+                expr = self.folded[arg.id]
+                shape = self.shape_of(self.operands(expr), self.env[arg.id].ndim)
+                call.args[k] = gast.parse(f"gr.shaped({shape})").body[0].value
+        return stmt
+
     def assign(self, target: str, value: gast.expr) -> List[gast.stmt]:
         """``target = value``: a launch where ``value`` is an array, a host statement where a number."""
         self.pre = []
-        value = self.hoist(value)
-        result = self.probe(value)
-        if probes.is_array(result) and not isinstance(value, gast.Name) and not self._is_view(value):
+        value = self.hoist(self.unfold(value))
+        return self.assign_hoisted(target, value, self.probe(value))
+
+    def _launches(self, value: gast.expr, result: Any) -> bool:
+        """Whether ``value`` (with stand-in ``result``) is computed by a kernel: an array, not a name or view."""
+        return probes.is_array(result) and not isinstance(value, gast.Name) and not self._is_view(value)
+
+    def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
+        """``target = value``, its reductions and products launched already (in ``self.pre``)."""
+        if self._launches(value, result):
             launched = self.launch_elementwise(target, value, result)
             out = self.pre + launched
         else:
@@ -227,7 +272,7 @@ class _Lowering:
         values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
         out, names = [], []
         for value in values:
-            if isinstance(value, (gast.Name, gast.Constant)):
+            if isinstance(value, gast.Constant) or isinstance(value, gast.Name) and value.id not in self.folded:
                 names.append(value)
                 continue
             temp = self.fresh("t")
@@ -242,8 +287,8 @@ class _Lowering:
         """The stand-in of ``value``'s result (its dtype and ndim, by NumPy)."""
         try:
             return probes.evaluate(value, self.env)
-        except Exception as exc:  # noqa: BLE001 - NumPy's own refusal of the operation, reported at the line
-            raise self.refuse(f"`{_text(value)}` ({type(exc).__name__}: {exc})") from None
+        except Exception:  # noqa: BLE001 - stand-ins have extent 1, so what fails here is no shape error
+            raise self.refuse(f"`{_text(value)}`") from None
 
     def host_test(self, test: gast.expr) -> gast.expr:
         """A branch's or loop's test, computed on the host (hoisted reductions into ``self.pre``)."""
@@ -357,10 +402,12 @@ class _Lowering:
         expr = self.element(value, operands)
         kernel = self.fresh("kernel")
         self.kernels.append((elementwise_kernel(kernel, expr, operands, result.ndim), self.origin))
-        lines = [f"{target} = gr.empty({self.shape_of(operands, result.ndim)}, np.{result.dtype.name})"] \
-            if allocate else []
-        lines.append(f"{kernel}[gr.grid({target}.size)]({', '.join([target] + operands.params())})")
-        return _parse("\n".join(lines))
+        if not allocate:
+            return _parse(f"{kernel}[gr.grid({target}.size)]({', '.join([target] + operands.args())})")
+        out = self.fresh("t") if target in operands.arrays else target  # an operand is read after allocating
+        lines = [f"{out} = gr.empty({self.shape_of(operands, result.ndim)}, np.{result.dtype.name})",
+                 f"{kernel}[gr.grid({out}.size)]({', '.join([out] + operands.args())})"]
+        return _parse("\n".join(lines + ([f"{target} = {out}"] if out != target else [])))
 
     def numbers_for_metadata(self, node: gast.expr) -> gast.expr:
         """``node`` with each ``x.shape[k]``, ``x.size`` and ``x.ndim`` read on the host into a number first
@@ -400,7 +447,7 @@ class _Lowering:
         where = self.origin.position() if self.origin is not None else ""
         call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean)}, "
                 f"{self.shape_of(operands, stand_in.ndim)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
-                f"({', '.join(operands.params())},), {where!r}, {lowering.op == 'sum'})")
+                f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
         self.pre += _parse(call)
         self.env[temp] = result
         return _name(temp)

@@ -30,29 +30,55 @@ class Unsupported(Exception):
         self.what = what
 
 
+# the names kernels use for themselves: an operand's parameter never takes one
+_RESERVED = frozenset({"out", "i", "q", "partial", "shape", "parts", "cache", "cached", "t", "count", "b", "o",
+                       "acc", "seen", "r", "s", "cuda", "gr", "np", "math", "THREADS"})
+
+
 @dataclasses.dataclass
 class Operands:
-    """The names an element expression reads: arrays (name -> ndim) and numbers, in order of first use."""
+    """The names an element expression reads: arrays (name -> ndim) and numbers, in order of first use;
+    ``names`` gives each its parameter's name in the kernel and each array the name of its element there."""
 
     arrays: Dict[str, int]
     numbers: List[str]
+    names: Dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        taken = set(_RESERVED) | {f"i{d}" for d in range(32)}
+        for name in list(self.arrays) + self.numbers:
+            for key, wanted in ((name, name), (name + "[]", name + "_i")):
+                if key == name + "[]" and name not in self.arrays:
+                    continue
+                while wanted in taken:
+                    wanted += "_"
+                taken.add(wanted)
+                self.names[key] = wanted
+
+    def args(self) -> List[str]:
+        """The driver's arguments for them."""
+        return list(self.arrays) + self.numbers
 
     def params(self) -> List[str]:
         """The kernel's parameters for them."""
-        return list(self.arrays) + self.numbers
+        return [self.names[name] for name in self.args()]
+
+    def element_of(self, name: str) -> str:
+        """The kernel's name for the element of array ``name`` that a thread reads."""
+        return self.names[name + "[]"]
 
 
 def element(node: gast.expr, operands: Operands) -> str:
-    """The expression one thread evaluates for one element (arrays read as ``x_i``, loaded beforehand).
+    """The expression one thread evaluates for one element (array ``x`` read as ``x_i``, loaded beforehand).
 
     Raises:
         Unsupported: ``node`` holds something without an elementwise lowering.
     """
     if isinstance(node, gast.Name):
         if node.id in operands.arrays:
-            return f"{node.id}_i"
+            return operands.element_of(node.id)
         if node.id in operands.numbers:
-            return node.id
+            return operands.names[node.id]
         raise Unsupported(f"the value `{node.id}`")
     if isinstance(node, gast.Constant) and type(node.value) in (bool, int, float):
         return repr(node.value)
@@ -86,8 +112,9 @@ def _unravel(flat: str, dims: Sequence[int], extent) -> List[str]:
 def _loads(operands: Operands, ndim: int) -> List[str]:
     lines = []
     for name, rank in operands.arrays.items():
-        index = ", ".join(f"i{j + ndim - rank} if {name}.shape[{j}] != 1 else 0" for j in range(rank))
-        lines.append(f"{name}_i = {name}[{index}]")
+        param = operands.names[name]
+        index = ", ".join(f"i{j + ndim - rank} if {param}.shape[{j}] != 1 else 0" for j in range(rank))
+        lines.append(f"{operands.element_of(name)} = {param}[{index}]")
     return lines
 
 
