@@ -20,7 +20,7 @@ falls back to the CPU behind the user's back.
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 import gast
 import numpy as np
@@ -38,6 +38,12 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
 _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 _CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul"})
+# what the run-time checks the GPU backend does not take check: the operations it refuses with them
+_CHECKED_OPERATIONS = {"rt.check_index": "indexing an array element", "rt.check_span": "slicing an array",
+                       "rt.check_store": "assigning into an array", "rt.check_reshape": "reshaping an array",
+                       "rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
+                       "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
+                       "rt.check_dot": "np.dot", "rt.check_extent": "indexing an array"}
 _METADATA = frozenset({"shape", "size", "ndim"})
 _HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max"})
 _CONSTRUCTORS = frozenset({"zeros", "ones"})
@@ -86,6 +92,8 @@ class _Lowering:
         self.env = env  # name -> stand-in of its value (probes)
         self.reads = reads  # name -> how often the function reads it (fusible)
         self.folded: Dict[str, gast.expr] = {}  # array name -> the expression its one reader computes
+        # arrays the driver allocated (or views and aliases of them): an in-place update touches no argument
+        self.owned: Set[str] = set()
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
         self.count = 0
@@ -125,6 +133,9 @@ class _Lowering:
             return self.update(stmt)
         if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
             return [self.check(stmt)]
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) in _CHECKED_OPERATIONS:
+            raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
         if isinstance(stmt, gast.If):
             return self.branch(stmt)
         if isinstance(stmt, gast.While) and not stmt.orelse:
@@ -195,7 +206,13 @@ class _Lowering:
         if self._launches(value, result):
             launched = self.launch_elementwise(target, value, result)
             out = self.pre + launched
+            self.owned.add(target)
         else:
+            source = value.value if self._is_view(value) else value
+            if isinstance(source, gast.Name) and source.id in self.owned:
+                self.owned.add(target)
+            else:
+                self.owned.discard(target)
             if not probes.is_array(result):
                 self.check_host(value)
             out = self.pre + [gast.Assign(targets=[_name(target, gast.Store())], value=value, type_comment=None)]
@@ -209,6 +226,9 @@ class _Lowering:
         if not probes.is_array(self.env.get(target)):
             combined = gast.BinOp(left=_name(target), op=stmt.op, right=stmt.value)
             return self.assign(target, combined)
+        if target not in self.owned:
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
+                              "may hold as a copy),")
         self.pre = []
         value = gast.BinOp(left=_name(target), op=stmt.op, right=self.hoist(stmt.value))
         result = self.probe(value)
@@ -221,10 +241,12 @@ class _Lowering:
         """``if``: its test a number on the host; both branches must leave each variable one dtype."""
         self.pre = []
         test = self.host_test(stmt.test)
-        pre, before = self.pre, dict(self.env)
+        pre, before, owned = self.pre, dict(self.env), set(self.owned)
         body = self.block(stmt.body) or [gast.Pass()]
         after_body, self.env = self.env, dict(before)
+        owned_after_body, self.owned = self.owned, owned
         orelse = self.block(stmt.orelse)
+        self.owned &= owned_after_body
         for name in set(after_body) & set(self.env):
             if probes.signature(after_body[name]) != probes.signature(self.env[name]):
                 raise self.refuse(f"`{name}`, given another dtype or number of dimensions on each branch,")
@@ -237,6 +259,7 @@ class _Lowering:
         test = self.host_test(stmt.test)
         pre = self.pre
         before = dict(self.env)
+        self.forget_aliases(stmt.body)
         body = self.block(stmt.body)
         self.check_loop(before)
         if not pre:
@@ -254,9 +277,16 @@ class _Lowering:
             self.check_host(arg)
         before = dict(self.env)
         self.env[stmt.target.id] = 1
+        self.forget_aliases(stmt.body)
         body = self.block(stmt.body)
         self.check_loop(before)
         return [gast.For(target=stmt.target, iter=it, body=body, orelse=[], type_comment=None)]
+
+    def forget_aliases(self, body: List[gast.stmt]) -> None:
+        """Before a loop: a name the body binds to another array may hold an argument's at its start."""
+        for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute)):
+                self.owned -= {t.id for t in node.targets if isinstance(t, gast.Name)}
 
     def check_loop(self, before: Dict[str, Any]) -> None:
         """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:
@@ -450,6 +480,7 @@ class _Lowering:
                 f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
         self.pre += _parse(call)
         self.env[temp] = result
+        self.owned.add(temp)
         return _name(temp)
 
     def reduction_arguments(self, app) -> Tuple[gast.expr, Any, bool]:
@@ -490,6 +521,7 @@ class _Lowering:
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
         self.env[temp] = result
+        self.owned.add(temp)
         return _name(temp)
 
     def construct(self, node: gast.Call) -> gast.Name:
@@ -503,4 +535,5 @@ class _Lowering:
         shape = _text(node.args[0])
         self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
         self.env[temp] = result
+        self.owned.add(temp)
         return _name(temp)

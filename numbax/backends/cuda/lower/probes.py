@@ -46,7 +46,8 @@ def is_array(value: Any) -> bool:
     return isinstance(value, np.ndarray) and value.ndim > 0
 
 
-def signature(value: Any) -> Tuple[str, Any, int]:
-    """What must not change where control flow joins: Python number or NumPy value, dtype and ndim."""
-    return type(value).__name__ if isinstance(value, (bool, int, float, complex)) else "numpy", \
-        np.asarray(value).dtype, np.ndim(value)
+def signature(value: Any) -> Tuple[Any, int]:
+    """What must not change where control flow joins: dtype and ndim. A Python number and a NumPy scalar of
+    one dtype agree (``err = 1.0`` before ``err = np.max(...)`` in a loop): the host holds either, and the
+    kernels compiled for the first compute the second's values in the same dtype, as the CPU backend does."""
+    return np.asarray(value).dtype, np.ndim(value)
