@@ -37,6 +37,12 @@ class Reduction:
     mean: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class Cast:
+    """``x.astype(t)``: the element converted by ``t``'s own lowering (``np.float32(x)``); ``t`` must name
+    one of the NumPy types below."""
+
+
 class _Matmul:
     def __repr__(self):
         return "MATMUL"
@@ -70,6 +76,9 @@ define(np.where, cuda=Elementwise("({1} if {0} else {2})", 3))
 define(np.clip, method_key("clip"), cuda=Elementwise("gr.minimum(gr.maximum({0}, {1}), {2})", 3))
 _unary("float({0})", builtins.float)
 _unary("{0}", np.copy, method_key("copy"))
+for _type in (np.float32, np.float64, np.int32, np.int64):
+    _unary(f"np.{_type.__name__}({{0}})", _type)
+define(method_key("astype"), cuda=Cast())
 for _name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh",
               "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"):
     _math = "a" + _name[3:] if _name.startswith("arc") else _name  # np.arcsin is math.asin

@@ -20,7 +20,8 @@ falls back to the CPU behind the user's back.
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, List, Set, Tuple
+import collections
+from typing import Any, Counter, Dict, List, Set, Tuple
 
 import gast
 import numpy as np
@@ -96,7 +97,7 @@ class _Lowering:
         self.owned: Set[str] = set()
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
-        self.count = 0
+        self.count: Counter = collections.Counter()
         self.pre: List[gast.stmt] = []
 
     # -- errors ----------------------------------------------------------------
@@ -106,9 +107,9 @@ class _Lowering:
         return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet", self.origin, hint=_HINT)
 
     def fresh(self, stem: str) -> str:
-        """A new name (kernels, temporaries)."""
-        self.count += 1
-        return f"_{stem}_{self.count}"
+        """A new name (kernels, temporaries), numbered for each stem."""
+        self.count[stem] += 1
+        return f"_{stem}_{self.count[stem]}"
 
     # -- statements ------------------------------------------------------------
 
@@ -369,6 +370,8 @@ class _Lowering:
                 setattr(node, field, [self.hoist(v) if isinstance(v, gast.expr) else v for v in value])
         if isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name):
             return node  # a view, made on the host
+        if self._same_type_cast(node):
+            return node.func.value
         app = application(node) if isinstance(node, (gast.Call, gast.BinOp)) else None
         lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
         if isinstance(lowering, Reduction):
@@ -380,6 +383,16 @@ class _Lowering:
                 node.func.attr in _CONSTRUCTORS:
             return self.construct(node)
         return node
+
+    def _same_type_cast(self, node: gast.expr) -> bool:
+        """``x.astype(t)`` where ``x`` has type ``t`` already (the CPU's pipeline casts a float32 mean back)."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and
+                node.func.attr == "astype" and len(node.args) == 1 and not node.keywords):
+            return False
+        try:
+            return self.probe(node.func.value).dtype == self.probe(node).dtype
+        except NumbaxDeviceError:
+            return False
 
     def temp_for(self, node: gast.expr) -> gast.Name:
         """A name holding ``node``'s value: itself if a name, else a temporary assigned before."""

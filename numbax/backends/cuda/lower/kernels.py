@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
-from numbax.primitives.cuda import Elementwise
+from numbax.primitives.cuda import Cast, Elementwise
 from numbax.primitives.registry import entry
 
 _COMPARE = {gast.Gt: ">", gast.GtE: ">=", gast.Lt: "<", gast.LtE: "<=", gast.Eq: "==", gast.NotEq: "!="}
@@ -90,6 +90,12 @@ def element(node: gast.expr, operands: Operands) -> str:
                f"else {element(node.orelse, operands)})"
     app = application(node)
     lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
+    if isinstance(lowering, Cast) and len(app.args) == 2 and not app.keywords:
+        target = application(gast.Call(func=app.args[1], args=[], keywords=[]))
+        lowering = getattr(entry(target.key), "cuda", None) if target is not None else None
+        if isinstance(lowering, Elementwise) and lowering.template.startswith("np."):
+            return lowering.template.format(element(app.args[0], operands))
+        raise Unsupported(f"`.astype` to `{target.name if target else '?'}`")
     if not isinstance(lowering, Elementwise):
         raise Unsupported(f"`{app.name}`" if app is not None else type(node).__name__)
     if app.keywords or len(app.args) != lowering.arity:

@@ -1,0 +1,78 @@
+"""Golden sources of the GPU backend: a fused elementwise kernel, a reduction, and the host driver of a
+``while`` loop on a reduced value, each the expected code written as real functions in
+``fixtures/gpu_golden_expected.py`` and compared after unparsing (comments aside; the origin comments are
+checked apart). Generating the source needs no GPU."""
+import ast
+import inspect
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+import numbax
+from fixtures import gpu_golden_expected as expected
+
+HERE = os.path.abspath(__file__)
+
+
+def softplus(x):
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0.0)
+
+
+def row_means(x):
+    return np.mean(x * x, axis=1, keepdims=True)
+
+
+def relax(x, tol):
+    err = 1.0
+    while err > tol:
+        y = 0.5 * (x + np.cos(x))
+        err = np.max(np.abs(y - x))
+        x = y
+    return x
+
+
+def _generated(fn, *args):
+    source = numbax.source(numbax.jit(fn, backend="gpu"), *args)
+    return source, {node.name: node for node in ast.parse(source.replace(HERE, os.path.basename(HERE))).body
+                    if isinstance(node, ast.FunctionDef)}
+
+
+def _text(node: ast.FunctionDef) -> str:
+    return ast.unparse(node)
+
+
+def _expected(fn) -> str:
+    return ast.unparse(ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0])
+
+
+def _assert_same(generated: ast.FunctionDef, want, name: str, kernel: bool) -> None:
+    decorators = [ast.unparse(d) for d in generated.decorator_list]
+    assert decorators == (["cuda.jit"] if kernel else []), decorators
+    generated.decorator_list = []
+    generated.name = want.__name__
+    assert _text(generated) == _expected(want), f"{name}:\n{_text(generated)}"
+
+
+CASES = [
+    (softplus, (np.ones((3, 4)),), {"_kernel_1": expected.softplus_kernel, "softplus": expected.softplus}),
+    (row_means, (np.ones((3, 4), np.float32),), {"_reduce_1": expected.row_means_reduce,
+                                                 "row_means": expected.row_means}),
+    (relax, (np.ones(5), 1e-8), {"_kernel_1": expected.relax_kernel, "_reduce_1": expected.relax_reduce,
+                                 "relax": expected.relax}),
+]
+
+
+@pytest.mark.parametrize("fn, args, functions", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_golden_kernels_and_driver(fn, args, functions):
+    source, generated = _generated(fn, *args)
+    assert set(generated) == set(functions), sorted(generated)
+    for name, want in functions.items():
+        _assert_same(generated[name], want, name, kernel=name != fn.__name__)
+    first = inspect.getsourcelines(fn)[1]
+    assert f"# test_gpu_golden.py:{first + 1}:" in source  # kernels and driver point at the user's line
+
+
+def test_golden_source_is_deterministic():
+    assert _generated(relax, np.ones(5), 1e-8)[0] == _generated(relax, np.ones(5), 1e-8)[0]
