@@ -70,8 +70,11 @@ def test_golden_kernels_and_driver(fn, args, functions):
     assert set(generated) == set(functions), sorted(generated)
     for name, want in functions.items():
         _assert_same(generated[name], want, name, kernel=name != fn.__name__)
-    first = inspect.getsourcelines(fn)[1]
-    assert f"# test_gpu_golden.py:{first + 1}:" in source  # kernels and driver point at the user's line
+    lines = range(inspect.getsourcelines(fn)[1], inspect.getsourcelines(fn)[1] + len(inspect.getsourcelines(fn)[0]))
+    driver = source[source.index(f"def {fn.__name__}("):]
+    for text in (source[:source.index(f"def {fn.__name__}(")], driver):  # kernels, driver: the user's lines
+        cited = {int(line.split(":")[1]) for line in text.splitlines() if line.strip().startswith("# test_gpu_golden")}
+        assert cited and cited <= set(lines), cited
 
 
 def test_golden_source_is_deterministic():
