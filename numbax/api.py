@@ -89,6 +89,21 @@ def _on_disable_jit_change(disabled: bool) -> None:
 config.on_disable_jit_change(_on_disable_jit_change)
 
 
+def drop_array_fast_paths() -> None:
+    """Empty every ``Jitted``'s C table of signatures; from now on none with an array is offered again.
+
+    Numba's C dispatch types a ``numba.cuda`` device array by its ``_numba_type_``, which is the type of the
+    host array it mirrors, so a signature registered for host arrays would take device arrays too and fail to
+    unbox them. Called when numbax first puts arrays on a GPU (``device_put``); a process that never imports
+    ``numba.cuda`` keeps its fast paths.
+    """
+    with _FAST_LOCK:
+        for jitted in list(_LIVE):
+            jitted._clear()
+            jitted._fast_entries = []
+            jitted._fast_codes = set()
+
+
 class Jitted(_CDispatcher):
     """A function compiled on first call for each new signature; see ``jit``."""
 
@@ -237,6 +252,8 @@ class Jitted(_CDispatcher):
         """Let Numba's C dispatch serve later calls with these argument types, when that is exact."""
         if self.backend != "cpu" or len(leaves) != self._nparams:
             return
+        if "numba.cuda" in sys.modules and any(isinstance(leaf, np.ndarray) for leaf in leaves):
+            return  # Numba's C dispatch types a device array as the host array it mirrors (drop_array_fast_paths)
         for leaf in leaves:
             if type(leaf) not in FAST_LEAF_TYPES:
                 return

@@ -77,6 +77,9 @@ def device_put(x: Any, device: Optional[Device] = None) -> Any:
     if device.platform == "cpu":
         return tree_util.tree_map(lambda leaf: np.asarray(_to_host(leaf)), x)
     cuda = availability.cuda()
+    from numbax import api  # above this module: jit's C dispatch must stop serving host-array signatures
+
+    api.drop_array_fast_paths()
 
     def put(leaf: Any) -> Any:
         if is_device_array(leaf):  # numba.cuda arrays stay; CuPy, PyTorch: numba.cuda views of their memory
