@@ -190,11 +190,11 @@ class Jitted(_CDispatcher):
     def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
         """Run the compiled specialization for these arguments, compiling it first if needed."""
         values = self._signature.bind(args, kwargs)
-        form = self._call_form(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
         if self._runs_on_gpu(values, leaves):
-            return self._gpu_call(values, leaves, treedef, statics, form)
+            return self._gpu_call(values, leaves, treedef, statics, args, kwargs)
+        form = self._call_form(args, kwargs)
         key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs) + form
         try:
             compiled = self._cache[key]
@@ -219,9 +219,10 @@ class Jitted(_CDispatcher):
                  if i not in self._signature.static for leaf in tree_util.tree_leaves(value)]
         return placement.target(self.backend, named) == "gpu"
 
-    def _gpu_call(self, values, leaves, treedef, statics, form: tuple):
+    def _gpu_call(self, values, leaves, treedef, statics, args: tuple, kwargs: Dict[str, Any]):
         """Run the GPU backend's specialization (compiled from host stand-ins of the device arrays)."""
         self._check_gpu_support()
+        form = self._call_form(args, kwargs)
         leaves = placement.to_gpu(leaves)
         stand_ins = [placement.stand_in(leaf) for leaf in leaves]
         values = [v if i in self._signature.static else tree_util.tree_map(placement.stand_in, v)

@@ -95,6 +95,7 @@ class _Lowering:
         self.folded: Dict[str, gast.expr] = {}  # array name -> the expression its one reader computes
         # arrays the driver allocated (or views and aliases of them): an in-place update touches no argument
         self.owned: Set[str] = set()
+        self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
         self.count: Counter = collections.Counter()
@@ -102,9 +103,11 @@ class _Lowering:
 
     # -- errors ----------------------------------------------------------------
 
-    def refuse(self, what: str) -> NumbaxDeviceError:
-        """The error for a construct the GPU backend does not support yet, at the current statement."""
-        return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet", self.origin, hint=_HINT)
+    def refuse(self, what: str, origin=None) -> NumbaxDeviceError:
+        """The error for a construct the GPU backend does not support yet, at ``origin`` (by default the
+        current statement's)."""
+        return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet", origin or self.origin,
+                                 hint=_HINT)
 
     def fresh(self, stem: str) -> str:
         """A new name (kernels, temporaries), numbered for each stem."""
@@ -204,6 +207,7 @@ class _Lowering:
 
     def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
         """``target = value``, its reductions and products launched already (in ``self.pre``)."""
+        self.assigned_at[target] = self.origin
         if self._launches(value, result):
             launched = self.launch_elementwise(target, value, result)
             out = self.pre + launched
@@ -250,7 +254,8 @@ class _Lowering:
         self.owned &= owned_after_body
         for name in set(after_body) & set(self.env):
             if probes.signature(after_body[name]) != probes.signature(self.env[name]):
-                raise self.refuse(f"`{name}`, given another dtype or number of dimensions on each branch,")
+                raise self.refuse(f"`{name}`, given another dtype or number of dimensions on each branch,",
+                                  self.assigned_at.get(name))
         self.env = {**after_body, **self.env}
         return pre + [gast.If(test=test, body=body, orelse=orelse)]
 
@@ -294,7 +299,8 @@ class _Lowering:
         the kernels compiled for its first value would compute the next ones in the wrong dtype."""
         for name, value in before.items():
             if name in self.env and probes.signature(self.env[name]) != probes.signature(value):
-                raise self.refuse(f"`{name}`, which changes its dtype or number of dimensions in a loop,")
+                raise self.refuse(f"`{name}`, which changes its dtype or number of dimensions in a loop,",
+                                  self.assigned_at.get(name))
 
     def returns(self, stmt: gast.Return) -> List[gast.stmt]:
         """``return``: each returned value a name (of an array or a number) or a constant."""
