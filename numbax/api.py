@@ -34,6 +34,7 @@ from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends import get_backend
+from numbax.backends.cuda import lower as cuda_lower
 from numbax.backends.cuda import placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
@@ -369,7 +370,8 @@ class Jitted(_CDispatcher):
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, backend: str = "cpu"):
         """The middle end for one specialization (for ``backend``: the GPU's is ``"gpu"``); transformations
         other than jit override this."""
-        return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass, backend=backend)
+        return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass,
+                            lower=cuda_lower.legalize if backend == "gpu" else None)
 
     def origin(self) -> Origin:
         """The ``def`` line of the user's function: where an error is reported that has no line of the user's

@@ -191,7 +191,7 @@ class _Lowering:
         for k, arg in enumerate(call.args):
             if isinstance(arg, gast.Name) and arg.id in self.folded:
                 expr = self.folded[arg.id]
-                shape = self.shape_of(self.operands(expr), self.env[arg.id].ndim)
+                shape = self.shape_of(self.operands(expr))
                 call.args[k] = gast.parse(f"gr.shaped({shape})").body[0].value
         return stmt
 
@@ -432,10 +432,9 @@ class _Lowering:
             raise self.refuse(f"{exc.what} inside an array expression") from None
 
     @staticmethod
-    def shape_of(operands: Operands, ndim: int) -> str:
+    def shape_of(operands: Operands) -> str:
         """The driver's expression of the broadcast shape of an element expression's arrays."""
-        full = [name for name, rank in operands.arrays.items() if rank == ndim]
-        if len(operands.arrays) == 1 or (full and len(full) == len(operands.arrays) == 1):
+        if len(operands.arrays) == 1:
             return f"{next(iter(operands.arrays))}.shape"
         return f"gr.broadcast_shape({', '.join(f'{name}.shape' for name in operands.arrays)})"
 
@@ -454,7 +453,7 @@ class _Lowering:
         if not allocate:
             return _parse(f"{kernel}[gr.grid({target}.size)]({', '.join([target] + operands.args())})")
         out = self.fresh("t") if target in operands.arrays else target  # an operand is read after allocating
-        lines = [f"{out} = gr.empty({self.shape_of(operands, result.ndim)}, np.{result.dtype.name})",
+        lines = [f"{out} = gr.empty({self.shape_of(operands)}, np.{result.dtype.name})",
                  f"{kernel}[gr.grid({out}.size)]({', '.join([out] + operands.args())})"]
         return _parse("\n".join(lines + ([f"{target} = {out}"] if out != target else [])))
 
@@ -495,7 +494,7 @@ class _Lowering:
         temp = self.fresh("t")
         where = self.origin.position() if self.origin is not None else ""
         call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean)}, "
-                f"{self.shape_of(operands, stand_in.ndim)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
+                f"{self.shape_of(operands)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
                 f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
         self.pre += _parse(call)
         self.env[temp] = result
