@@ -21,7 +21,9 @@ from corpus import all_cases  # noqa: E402
 
 CASES = all_cases()
 SUPPORTED = frozenset({
-    "basics.float32_tanh",
+    "basics.float32_tanh", "basics.clipped_sqrt", "basics.float32_const", "basics.float32_python_scalar",
+    "basics.const_tuple_scales", "basics.astype_and_float32_of_scalar", "basics.float32_module_constant",
+    "basics.float32_ufunc_with_float", "basics.float32_times_weak_argument", "basics.int32_plus_literal",
     "basics.tanh_layer", "basics.softplus", "basics.leaky_relu", "basics.sin_pi", "basics.math_sqrt_scalar",
     "basics.power_and_abs", "basics.row_sums", "basics.col_means", "basics.standardize", "basics.softmax",
     "basics.matvec_gram", "basics.zeros_from_shape", "basics.gram_transpose", "basics.ndim_dispatch_1d",
