@@ -19,25 +19,17 @@ falls back to the CPU behind the user's back.
 """
 from __future__ import annotations
 
-import ast
-import collections
-from typing import Any, Counter, Dict, List, Set, Tuple
+from typing import Any, Dict, List
 
 import gast
-import numpy as np
 
 from numbax.ast_passes import anno
-from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import fusible, probes
-from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element, elementwise_kernel, finisher, \
-    reduction_kernel
-from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, Reduction
-from numbax.primitives.registry import entry
+from numbax.backends.cuda.lower.launches import Launches
+from numbax.backends.cuda.lower.state import name as _name, text as _text
 
 IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
-_HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 _CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul"})
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
 _CHECKED_OPERATIONS = {"rt.check_index": "indexing an array element", "rt.check_span": "slicing an array",
@@ -45,16 +37,13 @@ _CHECKED_OPERATIONS = {"rt.check_index": "indexing an array element", "rt.check_
                        "rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
                        "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
                        "rt.check_dot": "np.dot", "rt.check_extent": "indexing an array"}
-_METADATA = frozenset({"shape", "size", "ndim"})
-_HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max"})
-_CONSTRUCTORS = frozenset({"zeros", "ones"})
 
 
 def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
     """The module as kernels plus the driver; ``params`` maps each parameter of the main function to a
     stand-in of its dtype and ndim (``probes``)."""
     main = module.body[-1]
-    lowering = _Lowering(dict(params), fusible.reads_outside_checks(main))
+    lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
     main.body = lowering.block(main.body)
     kernels = []
     for source, origin in lowering.kernels:
@@ -74,47 +63,8 @@ def _tag(kernel: gast.FunctionDef, origin) -> None:
             anno.setanno(node, anno.Key.ORIGIN, origin)
 
 
-def _text(node: gast.AST) -> str:
-    return ast.unparse(gast.gast_to_ast(node)).splitlines()[0]
-
-
-def _name(name: str, ctx=None) -> gast.Name:
-    return gast.Name(id=name, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
-
-
-def _parse(source: str) -> List[gast.stmt]:
-    return gast.parse(source).body
-
-
-class _Lowering:
+class Lowering(Launches):
     """The walk over the driver: statements kept, rewritten as launches, or refused."""
-
-    def __init__(self, env: Dict[str, Any], reads):
-        self.env = env  # name -> stand-in of its value (probes)
-        self.reads = reads  # name -> how often the function reads it (fusible)
-        self.folded: Dict[str, gast.expr] = {}  # array name -> the expression its one reader computes
-        # arrays the driver allocated (or views and aliases of them): an in-place update touches no argument
-        self.owned: Set[str] = set()
-        self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
-        self.kernels: List[Tuple[str, Any]] = []
-        self.origin = None
-        self.count: Counter = collections.Counter()
-        self.pre: List[gast.stmt] = []
-
-    # -- errors ----------------------------------------------------------------
-
-    def refuse(self, what: str, origin=None) -> NumbaxDeviceError:
-        """The error for a construct the GPU backend does not support yet, at ``origin`` (by default the
-        current statement's)."""
-        return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet", origin or self.origin,
-                                 hint=_HINT)
-
-    def fresh(self, stem: str) -> str:
-        """A new name (kernels, temporaries), numbered for each stem."""
-        self.count[stem] += 1
-        return f"_{stem}_{self.count[stem]}"
-
-    # -- statements ------------------------------------------------------------
 
     def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
         """The driver's statements for ``stmts``, each tagged with the user's line it came from."""
@@ -151,11 +101,6 @@ class _Lowering:
         if isinstance(stmt, gast.Return):
             return self.returns(stmt)
         raise self.refuse(f"`{_text(stmt)}`")
-
-    def _is_view(self, node: gast.expr) -> bool:
-        """``x.T`` of a 2-d array: a view the host makes (a kernel reads it through its strides)."""
-        return isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name) and \
-            probes.is_array(self.env.get(node.value.id)) and self.env[node.value.id].ndim <= 2
 
     @staticmethod
     def _is_check(node: gast.expr) -> bool:
@@ -318,15 +263,6 @@ class _Lowering:
         result = gast.Tuple(elts=names, ctx=gast.Load()) if isinstance(stmt.value, gast.Tuple) else names[0]
         return out + [gast.Return(value=result)]
 
-    # -- expressions -----------------------------------------------------------
-
-    def probe(self, value: gast.expr) -> Any:
-        """The stand-in of ``value``'s result (its dtype and ndim, by NumPy)."""
-        try:
-            return probes.evaluate(value, self.env)
-        except Exception:  # noqa: BLE001 - stand-ins have extent 1, so what fails here is no shape error
-            raise self.refuse(f"`{_text(value)}`") from None
-
     def host_test(self, test: gast.expr) -> gast.expr:
         """A branch's or loop's test, computed on the host (hoisted reductions into ``self.pre``)."""
         test = self.hoist(test)
@@ -334,71 +270,6 @@ class _Lowering:
             raise self.refuse(f"a test of an array, `{_text(test)}`, (NumPy refuses its truth value too)")
         self.check_host(test)
         return test
-
-    def check_host(self, node: gast.expr) -> None:
-        """Refuse a host expression that reads an array element or calls what has no lowering."""
-        for sub in gast.walk(node):
-            if isinstance(sub, gast.Name) and probes.is_array(self.env.get(sub.id)) and \
-                    not self._metadata_of(sub, node):
-                raise self.refuse(f"reading the array `{sub.id}` in `{_text(node)}` on the host")
-            if isinstance(sub, gast.Call) and not self._host_call(sub):
-                raise self.refuse(f"`{_text(sub)}`")
-            if isinstance(sub, gast.Subscript) and not (isinstance(sub.value, gast.Attribute)
-                                                        and sub.value.attr == "shape"):
-                raise self.refuse(f"indexing `{_text(sub)}`")
-
-    @staticmethod
-    def _metadata_of(name: gast.Name, root: gast.expr) -> bool:
-        """Whether ``name`` appears in ``root`` only as ``name.shape``, ``.size``, ``.ndim`` or ``len(name)``."""
-        for sub in gast.walk(root):
-            if isinstance(sub, gast.Attribute) and sub.value is name:
-                return sub.attr in _METADATA
-            if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name) and sub.func.id == "len" and \
-                    name in sub.args:
-                return True
-        return False
-
-    @staticmethod
-    def _host_call(call: gast.Call) -> bool:
-        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS:
-            return True
-        app = application(call)
-        return app is not None and getattr(entry(app.key), "cuda", None) is not None and \
-            not isinstance(entry(app.key).cuda, Reduction)
-
-    def hoist(self, node: gast.expr) -> gast.expr:
-        """``node`` with each reduction, product and constructor in it launched first (into ``self.pre``) and
-        replaced by the name of its result."""
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, gast.expr):
-                setattr(node, field, self.hoist(value))
-            elif isinstance(value, list):
-                setattr(node, field, [self.hoist(v) if isinstance(v, gast.expr) else v for v in value])
-        if isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name):
-            return node  # a view, made on the host
-        if self._same_type_cast(node):
-            return node.func.value
-        app = application(node) if isinstance(node, (gast.Call, gast.BinOp)) else None
-        lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
-        if isinstance(lowering, Reduction):
-            return self.launch_reduction(node, app, lowering)
-        if lowering is MATMUL:
-            return self.launch_matmul(node, app)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
-                node.func.attr in _CONSTRUCTORS:
-            return self.construct(node)
-        return node
-
-    def _same_type_cast(self, node: gast.expr) -> bool:
-        """``x.astype(t)`` where ``x`` has type ``t`` already (the CPU's pipeline casts a float32 mean back)."""
-        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and
-                node.func.attr == "astype" and len(node.args) == 1 and not node.keywords):
-            return False
-        try:
-            return self.probe(node.func.value).dtype == self.probe(node).dtype
-        except NumbaxDeviceError:
-            return False
 
     def temp_for(self, node: gast.expr) -> gast.Name:
         """A name holding ``node``'s value: itself if a name, else a temporary assigned before."""
@@ -408,150 +279,4 @@ class _Lowering:
         saved = self.pre
         emitted = self.assign(temp, node)
         self.pre = saved + emitted
-        return _name(temp)
-
-    # -- launches --------------------------------------------------------------
-
-    def operands(self, node: gast.expr) -> Operands:
-        """The arrays and numbers an element expression reads."""
-        arrays: Dict[str, int] = {}
-        numbers: List[str] = []
-        for sub in gast.walk(node):
-            if isinstance(sub, gast.Name) and sub.id in self.env:
-                value = self.env[sub.id]
-                if probes.is_array(value):
-                    arrays.setdefault(sub.id, value.ndim)
-                elif sub.id not in numbers:
-                    numbers.append(sub.id)
-        return Operands(arrays, numbers)
-
-    def element(self, node: gast.expr, operands: Operands) -> str:
-        try:
-            return element(node, operands)
-        except Unsupported as exc:
-            raise self.refuse(f"{exc.what} inside an array expression") from None
-
-    @staticmethod
-    def shape_of(operands: Operands) -> str:
-        """The driver's expression of the broadcast shape of an element expression's arrays."""
-        if len(operands.arrays) == 1:
-            return f"{next(iter(operands.arrays))}.shape"
-        return f"gr.broadcast_shape({', '.join(f'{name}.shape' for name in operands.arrays)})"
-
-    def launch_elementwise(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
-        """``target = value`` for an elementwise array expression: allocate, launch its kernel."""
-        return self.launch(value, target, result, allocate=True)
-
-    def launch(self, value: gast.expr, target: str, result: Any, allocate: bool) -> List[gast.stmt]:
-        """The kernel of an elementwise expression, and the driver's launch of it into ``target`` (after
-        ``self.pre``)."""
-        value = self.numbers_for_metadata(value)
-        operands = self.operands(value)
-        expr = self.element(value, operands)
-        kernel = self.fresh("kernel")
-        self.kernels.append((elementwise_kernel(kernel, expr, operands, result.ndim), self.origin))
-        if not allocate:
-            return _parse(f"{kernel}[gr.grid({target}.size)]({', '.join([target] + operands.args())})")
-        out = self.fresh("t") if target in operands.arrays else target  # an operand is read after allocating
-        lines = [f"{out} = gr.empty({self.shape_of(operands)}, np.{result.dtype.name})",
-                 f"{kernel}[gr.grid({out}.size)]({', '.join([out] + operands.args())})"]
-        return _parse("\n".join(lines + ([f"{target} = {out}"] if out != target else [])))
-
-    def numbers_for_metadata(self, node: gast.expr) -> gast.expr:
-        """``node`` with each ``x.shape[k]``, ``x.size`` and ``x.ndim`` read on the host into a number first
-        (into ``self.pre``): kernels take numbers as arguments."""
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, gast.expr):
-                setattr(node, field, self.numbers_for_metadata(value))
-            elif isinstance(value, list):
-                setattr(node, field, [self.numbers_for_metadata(v) if isinstance(v, gast.expr) else v
-                                      for v in value])
-        metadata = isinstance(node, gast.Attribute) and node.attr in ("size", "ndim") or \
-            isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) and node.value.attr == "shape"
-        if not metadata:
-            return node
-        self.check_host(node)
-        temp = self.fresh("n")
-        self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
-        self.env[temp] = self.probe(node)
-        return _name(temp)
-
-    def launch_reduction(self, node: gast.expr, app, lowering: Reduction) -> gast.Name:
-        """A reduction: its kernel (its operand's expression fused in), launched through ``gr.reduce``."""
-        operand, axis, keepdims = self.reduction_arguments(app)
-        operand = self.numbers_for_metadata(operand)
-        stand_in = self.probe(operand)
-        if not probes.is_array(stand_in):
-            raise self.refuse(f"`{app.name}` of a number")
-        axes = self.axes(axis, stand_in.ndim)
-        result = self.probe(node)
-        dtype = np.asarray(result).dtype
-        operands = self.operands(operand)
-        expr = self.element(operand, operands)
-        kernel = self.fresh("reduce")
-        self.kernels.append((reduction_kernel(kernel, expr, operands, stand_in.ndim, axes, lowering.op, dtype),
-                             self.origin))
-        temp = self.fresh("t")
-        where = self.origin.position() if self.origin is not None else ""
-        call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean)}, "
-                f"{self.shape_of(operands)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
-                f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
-        self.pre += _parse(call)
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
-
-    def reduction_arguments(self, app) -> Tuple[gast.expr, Any, bool]:
-        """The operand, ``axis`` and ``keepdims`` of a reduction (constants; anything else refused)."""
-        names = ["a", "axis"]
-        values: Dict[str, gast.expr] = dict(zip(names, app.args))
-        if len(app.args) > len(names) or set(app.keywords) - {"axis", "keepdims"}:
-            raise self.refuse(f"`{app.name}` with arguments other than axis and keepdims")
-        values.update(app.keywords)
-        constants = {}
-        for key in ("axis", "keepdims"):
-            node = values.get(key)
-            try:
-                constants[key] = None if node is None else ast.literal_eval(gast.gast_to_ast(node))
-            except ValueError:
-                raise self.refuse(f"`{app.name}` with a {key} known only at run time") from None
-        return values["a"], constants["axis"], bool(constants["keepdims"])
-
-    def axes(self, axis: Any, ndim: int) -> Tuple[int, ...]:
-        """``axis`` as sorted non-negative axes of an ``ndim``-d operand."""
-        given = tuple(range(ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
-        for a in given:
-            if not isinstance(a, int) or not -ndim <= a < ndim:
-                raise NumbaxShapeError("axis {} is out of bounds for array of dimension {}",
-                                       self.origin.position() if self.origin else "", a, ndim)
-        return tuple(sorted({a % ndim for a in given}))
-
-    def launch_matmul(self, node: gast.expr, app) -> gast.Name:
-        """``a @ b`` of 1-d or 2-d arrays: ``gr.matmul``."""
-        if app.keywords or len(app.args) != 2:
-            raise self.refuse(f"`{app.name}` with keyword arguments")
-        names = [self.temp_for(arg) for arg in app.args]
-        for name in names:
-            value = self.env.get(name.id)
-            if not probes.is_array(value) or value.ndim > 2:
-                raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
-        result = self.probe(gast.BinOp(left=names[0], op=gast.MatMult(), right=names[1]))
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
-
-    def construct(self, node: gast.Call) -> gast.Name:
-        """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over."""
-        if len(node.args) != 1 or set(k.arg for k in node.keywords) - {"dtype"}:
-            raise self.refuse(f"`{_text(node)}` with arguments other than a shape and dtype")
-        self.check_host(node.args[0])
-        result = self.probe(node)
-        temp = self.fresh("t")
-        fill = 0 if node.func.attr == "zeros" else 1
-        shape = _text(node.args[0])
-        self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
-        self.env[temp] = result
-        self.owned.add(temp)
         return _name(temp)
