@@ -4,9 +4,9 @@ Expects the jitted function after optimization (expressions folded back, run-tim
 module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python function of the same parameters:
 
 - an assignment of an elementwise array expression becomes one kernel over its shape and, in the driver, an
-  allocation and a launch; an array read once, by a later statement of its block (``fusible``), is not
-  written at all: its expression is folded into that statement's kernel, so a run of elementwise statements
-  over one shape becomes one kernel (run-time checks of its shape read ``gr.shaped(...)`` instead);
+  allocation and a launch; an array read by one later statement of its block only (``fusible``) is not
+  written at all: its reader's kernel computes it, as a local of each thread, so a run of elementwise
+  statements over one shape becomes one kernel (run-time checks of its shape read ``gr.shaped(...)``);
 - a reduction (``sum``, ``mean``, ``max``, ``min``; ``axis``, ``keepdims``) becomes a block-reduction kernel
   whose element is its operand's expression (fused too) and a launch through ``gr.reduce``, which runs the
   second pass; a reduction to a number gives a number on the host;
@@ -111,24 +111,13 @@ class Lowering(Launches):
         """An assignment ``fusible`` found: an elementwise array expression is kept for its reader's kernel;
         anything else is assigned as usual."""
         self.pre = []
-        target, value = stmt.targets[0].id, self.hoist(self.unfold(stmt.value))
+        target, value = stmt.targets[0].id, self.hoist(stmt.value)
         result = self.probe(value)
         if not self._launches(value, result):
             return self.assign_hoisted(target, value, result)
         self.folded[target] = value
         self.env[target] = result
         return self.pre
-
-    def unfold(self, node: gast.expr) -> gast.expr:
-        """``node`` with each folded array's name replaced by its expression."""
-        if isinstance(node, gast.Name) and node.id in self.folded:
-            return self.folded.pop(node.id)
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, gast.expr):
-                setattr(node, field, self.unfold(value))
-            elif isinstance(value, list):
-                setattr(node, field, [self.unfold(v) if isinstance(v, gast.expr) else v for v in value])
-        return node
 
     def check(self, stmt: gast.Expr) -> gast.stmt:
         """A run-time check: a folded array it reads becomes ``gr.shaped(its shape)`` (checks read shapes)."""
@@ -143,12 +132,15 @@ class Lowering(Launches):
     def assign(self, target: str, value: gast.expr) -> List[gast.stmt]:
         """``target = value``: a launch where ``value`` is an array, a host statement where a number."""
         self.pre = []
-        value = self.hoist(self.unfold(value))
+        value = self.hoist(value)
         return self.assign_hoisted(target, value, self.probe(value))
 
     def _launches(self, value: gast.expr, result: Any) -> bool:
-        """Whether ``value`` (with stand-in ``result``) is computed by a kernel: an array, not a name or view."""
-        return probes.is_array(result) and not isinstance(value, gast.Name) and not self._is_view(value)
+        """Whether ``value`` (with stand-in ``result``) is computed by a kernel: an array, not a name (unless
+        folded: no one wrote it) or view."""
+        if isinstance(value, gast.Name):
+            return value.id in self.folded
+        return probes.is_array(result) and not self._is_view(value)
 
     def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
         """``target = value``, its reductions and products launched already (in ``self.pre``)."""
@@ -273,7 +265,7 @@ class Lowering(Launches):
 
     def temp_for(self, node: gast.expr) -> gast.Name:
         """A name holding ``node``'s value: itself if a name, else a temporary assigned before."""
-        if isinstance(node, gast.Name):
+        if isinstance(node, gast.Name) and node.id not in self.folded:
             return node
         temp = self.fresh("t")
         saved = self.pre

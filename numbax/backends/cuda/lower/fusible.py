@@ -1,10 +1,10 @@
 """fusible: which assignments of a block the GPU lowering may fold into the one statement that reads them.
 
 An analysis: it reads a block and changes nothing. ``t = <expr>`` is fusible into statement ``j`` when ``t``
-is read nowhere else in the function (run-time checks of its shape aside: they get its shape), ``j`` is an
+is read nowhere but there (run-time checks of its shape aside: they get its shape), ``j`` is an
 assignment or a ``return`` later in the same block, and between the two only assignments of other names and checks run,
-none of them assigning a name ``<expr>`` reads. Then the kernel of ``j`` computes ``<expr>`` itself: a run of
-elementwise statements over one shape becomes one kernel.
+none of them assigning a name ``<expr>`` reads. Then the kernel of ``j`` computes ``<expr>`` itself, once per
+element: a run of elementwise statements over one shape becomes one kernel.
 """
 from __future__ import annotations
 
@@ -44,13 +44,13 @@ def _assigned(stmt: gast.stmt) -> Set[str]:
 
 
 def fusible(block: List[gast.stmt], reads: Counter) -> Set[int]:
-    """The indices of the assignments in ``block`` that may be folded into their one reader (see above)."""
+    """The indices of the assignments in ``block`` that may be folded into their reader (see above)."""
     found = set()
     for i, stmt in enumerate(block):
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
             continue
         name, needs = stmt.targets[0].id, set(_reads(stmt.value)) | {stmt.targets[0].id}
-        if reads[name] != 1:
+        if not reads[name]:
             continue
         for later in block[i + 1:]:
             if _is_check(later):
@@ -59,7 +59,7 @@ def fusible(block: List[gast.stmt], reads: Counter) -> Set[int]:
                     or isinstance(later, gast.Return) and later.value is not None):
                 break
             if name in _reads(later.value):
-                if not any(isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == name
+                if _reads(later.value)[name] == reads[name] and not any(isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == name
                            for n in gast.walk(later.value)):  # x.shape of a folded x: none to read
                     found.add(i)
                 break

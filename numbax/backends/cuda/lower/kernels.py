@@ -37,23 +37,28 @@ _RESERVED = frozenset({"out", "i", "q", "partial", "shape", "parts", "cache", "c
 
 @dataclasses.dataclass
 class Operands:
-    """The names an element expression reads: arrays (name -> ndim) and numbers, in order of first use;
-    ``names`` gives each its parameter's name in the kernel and each array the name of its element there."""
+    """The names an element expression reads: arrays (name -> ndim) and numbers, in order of first use, and
+    the arrays no one wrote that it computes (name -> expression, each after what it reads): ``computed``, read
+    more than once, into a local of each thread; ``inline``, read once, where it is read. ``names`` gives each
+    its parameter's name in the kernel, each array the name of its element there (``x_i``), and each computed
+    array the name of its element (``y_v``)."""
 
     arrays: Dict[str, int]
     numbers: List[str]
+    computed: Dict[str, gast.expr] = dataclasses.field(default_factory=dict)
+    inline: Dict[str, gast.expr] = dataclasses.field(default_factory=dict)
     names: Dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         taken = set(_RESERVED) | {f"i{d}" for d in range(32)}
-        for name in list(self.arrays) + self.numbers:
-            for key, wanted in ((name, name), (name + "[]", name + "_i")):
-                if key == name + "[]" and name not in self.arrays:
-                    continue
-                while wanted in taken:
-                    wanted += "_"
-                taken.add(wanted)
-                self.names[key] = wanted
+        wanted = [(name, name) for name in list(self.arrays) + self.numbers]
+        wanted += [(name + "[]", name + "_i") for name in self.arrays]
+        wanted += [(name + "()", name + "_v") for name in self.computed]
+        for key, local in wanted:
+            while local in taken:
+                local += "_"
+            taken.add(local)
+            self.names[key] = local
 
     def args(self) -> List[str]:
         """The driver's arguments for them."""
@@ -79,6 +84,10 @@ def element(node: gast.expr, operands: Operands) -> str:
             return operands.element_of(node.id)
         if node.id in operands.numbers:
             return operands.names[node.id]
+        if node.id in operands.computed:
+            return operands.names[node.id + "()"]
+        if node.id in operands.inline:
+            return element(operands.inline[node.id], operands)
         raise Unsupported(f"the value `{node.id}`")
     if isinstance(node, gast.Constant) and type(node.value) in (bool, int, float):
         return repr(node.value)
@@ -116,11 +125,14 @@ def _unravel(flat: str, dims: Sequence[int], extent) -> List[str]:
 
 
 def _loads(operands: Operands, ndim: int) -> List[str]:
+    """Each thread's reads of its arrays' elements, then the computed arrays' elements."""
     lines = []
     for name, rank in operands.arrays.items():
         param = operands.names[name]
         index = ", ".join(f"i{j + ndim - rank} if {param}.shape[{j}] != 1 else 0" for j in range(rank))
         lines.append(f"{operands.element_of(name)} = {param}[{index}]")
+    for name, expr in operands.computed.items():
+        lines.append(f"{operands.names[name + '()']} = {element(expr, operands)}")
     return lines
 
 

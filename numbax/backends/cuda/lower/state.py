@@ -45,7 +45,7 @@ class LoweringState:
     def __init__(self, env: Dict[str, Any], reads):
         self.env = env  # name -> stand-in of its value (probes)
         self.reads = reads  # name -> how often the function reads it (fusible)
-        self.folded: Dict[str, gast.expr] = {}  # array name -> the expression its one reader computes
+        self.folded: Dict[str, gast.expr] = {}  # array name -> the expression its reader's kernel computes
         # arrays the driver allocated (or views and aliases of them): an in-place update touches no argument
         self.owned: Set[str] = set()
         self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
@@ -109,20 +109,40 @@ class LoweringState:
             probes.is_array(self.env.get(node.value.id)) and self.env[node.value.id].ndim <= 2
 
     def operands(self, node: gast.expr) -> Operands:
-        """The arrays and numbers an element expression reads."""
+        """The arrays and numbers an element expression reads, and the folded arrays it computes on the way
+        (each after those it reads)."""
         arrays: Dict[str, int] = {}
         numbers: List[str] = []
-        for sub in gast.walk(node):
+        computed: Dict[str, gast.expr] = {}
+        uses: Counter = collections.Counter()
+
+        def visit(expr: gast.expr) -> None:
+            for sub in gast.walk(expr):
+                if isinstance(sub, gast.Name) and sub.id in self.folded:
+                    uses[sub.id] += 1
+                    if sub.id not in computed:
+                        visit(self.folded[sub.id])
+                        computed[sub.id] = self.folded[sub.id]
+                    continue
+                read(sub)
+
+        def read(sub: gast.AST) -> None:
             if isinstance(sub, gast.Name) and sub.id in self.env:
                 value = self.env[sub.id]
                 if probes.is_array(value):
                     arrays.setdefault(sub.id, value.ndim)
                 elif sub.id not in numbers:
                     numbers.append(sub.id)
-        return Operands(arrays, numbers)
+
+        visit(node)
+        return Operands(arrays, numbers, {n: e for n, e in computed.items() if uses[n] > 1},
+                        {n: e for n, e in computed.items() if uses[n] == 1})
 
     def element(self, node: gast.expr, operands: Operands) -> str:
+        """``kernels.element`` of ``node`` (and of the arrays it computes), refused where it has none."""
         try:
+            for expr in operands.computed.values():
+                element(expr, operands)
             return element(node, operands)
         except Unsupported as exc:
             raise self.refuse(f"{exc.what} inside an array expression") from None
