@@ -90,14 +90,23 @@ def _on_disable_jit_change(disabled: bool) -> None:
 config.on_disable_jit_change(_on_disable_jit_change)
 
 
-def drop_array_fast_paths() -> None:
-    """Empty every ``Jitted``'s C table of signatures; from now on none with an array is offered again.
+_arrays_on_gpu = False  # numbax has put arrays on a GPU or been given some: see note_arrays_on_gpu
 
-    Numba's C dispatch types a ``numba.cuda`` device array by its ``_numba_type_``, which is the type of the
-    host array it mirrors, so a signature registered for host arrays would take device arrays too and fail to
-    unbox them. Called when numbax first puts arrays on a GPU (``device_put``); a process that never imports
-    ``numba.cuda`` keeps its fast paths.
+
+def note_arrays_on_gpu() -> None:
+    """Empty every ``Jitted``'s C table of signatures, and offer none with an array from now on.
+
+    Numba's C dispatch types a ``numba.cuda`` device array as the host array it mirrors (its
+    ``_numba_type_``), so a signature registered for host arrays would take device arrays too and fail to
+    unbox them. Called when numbax first puts arrays on a GPU (``device_put``) or is given some (a call that
+    runs on the GPU backend); a process that never does keeps its fast paths. Device arrays made by
+    ``numba.cuda`` itself and passed to a function with a fast path before either happened would meet Numba's
+    unboxing error: put them with ``numbax.device_put``, or jit with ``backend="gpu"``.
     """
+    global _arrays_on_gpu
+    if _arrays_on_gpu:
+        return
+    _arrays_on_gpu = True
     with _FAST_LOCK:
         for jitted in list(_LIVE):
             jitted._clear()
@@ -222,6 +231,7 @@ class Jitted(_CDispatcher):
 
     def _gpu_call(self, values, leaves, treedef, statics, args: tuple, kwargs: Dict[str, Any]):
         """Run the GPU backend's specialization (compiled from host stand-ins of the device arrays)."""
+        note_arrays_on_gpu()
         self._check_gpu_support()
         form = self._call_form(args, kwargs)
         leaves = placement.to_gpu(leaves)
@@ -254,8 +264,8 @@ class Jitted(_CDispatcher):
         """Let Numba's C dispatch serve later calls with these argument types, when that is exact."""
         if self.backend != "cpu" or len(leaves) != self._nparams:
             return
-        if "numba.cuda" in sys.modules and any(isinstance(leaf, np.ndarray) for leaf in leaves):
-            return  # Numba's C dispatch types a device array as the host array it mirrors (drop_array_fast_paths)
+        if _arrays_on_gpu and any(isinstance(leaf, np.ndarray) for leaf in leaves):
+            return  # Numba's C dispatch types a device array as the host array it mirrors (note_arrays_on_gpu)
         for leaf in leaves:
             if type(leaf) not in FAST_LEAF_TYPES:
                 return

@@ -79,7 +79,7 @@ def device_put(x: Any, device: Optional[Device] = None) -> Any:
     cuda = availability.cuda()
     from numbax import api  # above this module: jit's C dispatch must stop serving host-array signatures
 
-    api.drop_array_fast_paths()
+    api.note_arrays_on_gpu()
 
     def put(leaf: Any) -> Any:
         if is_device_array(leaf):  # numba.cuda arrays stay; CuPy, PyTorch: numba.cuda views of their memory

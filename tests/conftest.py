@@ -54,3 +54,14 @@ def gpu():
         if REQUIRE_CUDA:
             raise
         pytest.skip(f"no GPU for the GPU backend's tests: {exc.message}")
+
+
+@pytest.fixture(autouse=True)
+def _cpu_fast_paths(request, monkeypatch):
+    """Outside the GPU backend's tests, jit's C fast path as in a process that never put arrays on a GPU
+    (``numbax.api.note_arrays_on_gpu``): the GPU tests an xdist worker ran before leave no device arrays."""
+    if not request.node.path.name.startswith("test_gpu_"):
+        from numbax import api
+
+        monkeypatch.setattr(api, "_arrays_on_gpu", False)
+
