@@ -105,3 +105,8 @@ def test_show_backend_gpu_reports_a_refusal_as_a_user_error(capsys):
 def test_export_backend_gpu_is_refused(capsys, tmp_path):
     status = cli.main(["export", f"{HERE}:loss", "--args", "f64[8]", "--backend", "gpu", "-o", str(tmp_path / "o.py")])
     assert status == 2 and "--backend gpu goes with show" in capsys.readouterr()[1]
+
+
+def test_export_of_gpu_code_is_refused():
+    with pytest.raises(numbax.NumbaxError, match="export of the GPU backend's kernels and driver"):
+        numbax.export(numbax.jit(loss, backend="gpu"), np.ones(3))
