@@ -79,3 +79,17 @@ def test_golden_kernels_and_driver(fn, args, functions):
 
 def test_golden_source_is_deterministic():
     assert _generated(relax, np.ones(5), 1e-8)[0] == _generated(relax, np.ones(5), 1e-8)[0]
+
+
+def reused(x):
+    y = x * 2.0
+    return y * y + y
+
+
+def test_a_temporary_read_twice_by_its_reader_is_a_local_of_one_kernel(gpu):
+    source, generated = _generated(reused, np.ones(5))
+    assert sorted(generated) == ["_kernel_1", "reused"], sorted(generated)
+    kernel = _text(generated["_kernel_1"])
+    assert "y_v = x_i * 2.0" in kernel and "out[i0] = y_v * y_v + y_v" in kernel, kernel
+    x = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(numbax.device_get(numbax.jit(reused, backend="gpu")(x)), reused(x), rtol=1e-15)
