@@ -1,8 +1,10 @@
 """What the GPU backend does not compile yet is refused at the user's line with a ``NumbaxDeviceError`` that
 names the construct and says to use the CPU backend; ``numbax show --backend gpu`` prints kernels and driver."""
 import inspect
+import math
 import os
 import pathlib
+import warnings
 
 import numpy as np
 import pytest
@@ -110,3 +112,17 @@ def test_export_backend_gpu_is_refused(capsys, tmp_path):
 def test_export_of_gpu_code_is_refused():
     with pytest.raises(numbax.NumbaxError, match="export of the GPU backend's kernels and driver"):
         numbax.export(numbax.jit(loss, backend="gpu"), np.ones(3))
+
+
+def sqrt_of_difference(x, a, b):
+    return x.sum() * math.sqrt(a - b)  # numbers: computed by the driver, on the host
+
+
+def test_math_on_the_host_gives_nan_as_compiled_code_does(gpu):
+    """``math.sqrt(-1.0)`` raises in Python; the driver computes numbers with NumPy, as the CPU backend does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nor a warning of NumPy's: compiled code gives none
+        got = numbax.device_get(numbax.jit(sqrt_of_difference, backend="gpu")(np.ones(2), 1.0, 2.0))
+    expected = numbax.jit(sqrt_of_difference)(np.ones(2), 1.0, 2.0)
+    assert np.isnan(got) and np.isnan(expected)
+    assert float(numbax.device_get(numbax.jit(sqrt_of_difference, backend="gpu")(np.ones(2), 5.0, 1.0))) == 4.0

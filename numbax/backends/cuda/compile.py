@@ -19,7 +19,8 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], **options
     driver = getattr(module_for(source, name, cache_dir, variant="numba-cuda"), name)
 
     def run(*args: Any) -> Any:
-        return _on_device(driver(*placement.to_gpu(list(args))))
+        with np.errstate(all="ignore"):  # the driver's numbers: inf and nan without warnings, as compiled code
+            return _on_device(driver(*placement.to_gpu(list(args))))
 
     run.__name__ = name
     return run

@@ -20,6 +20,10 @@ from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones"})
+_MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
+                                          "tan", "sinh", "cosh", "tanh", "fabs")}
+_MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
+                      atanh="arctanh")
 
 
 class Launches(LoweringState):
@@ -31,12 +35,17 @@ class Launches(LoweringState):
 
     def hoist(self, node: gast.expr) -> gast.expr:
         """``node`` with each reduction, product and constructor in it launched first (into ``self.pre``) and
-        replaced by the name of its result."""
+        replaced by the name of its result; ``math.f(x)`` as ``np.f(x)``: on the host, NumPy gives ``nan``
+        where ``math`` raises ``ValueError`` (as compiled code does on the CPU), and kernels compute either
+        alike."""
         for field, value in gast.iter_fields(node):
             if isinstance(value, gast.expr):
                 setattr(node, field, self.hoist(value))
             elif isinstance(value, list):
                 setattr(node, field, [self.hoist(v) if isinstance(v, gast.expr) else v for v in value])
+        if isinstance(node, gast.Call) and _text(node.func).startswith("math.") and \
+                _text(node.func)[5:] in _MATH_AS_NUMPY and not node.keywords:
+            node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
         if isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name):
             return node  # a view, made on the host
         if self._same_type_cast(node):
