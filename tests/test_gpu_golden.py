@@ -93,3 +93,16 @@ def test_a_temporary_read_twice_by_its_reader_is_a_local_of_one_kernel(gpu):
     assert "y_v = x_i * 2.0" in kernel and "out[i0] = y_v * y_v + y_v" in kernel, kernel
     x = np.linspace(-1.0, 1.0, 5)
     np.testing.assert_allclose(numbax.device_get(numbax.jit(reused, backend="gpu")(x)), reused(x), rtol=1e-15)
+
+
+def scaled_by_length(x):
+    t = x / x.shape[0]
+    return t + 1.0
+
+
+def test_a_folded_array_reads_its_shape_on_the_host(gpu):
+    source, generated = _generated(scaled_by_length, np.ones(4))
+    assert sorted(generated) == ["_kernel_1", "scaled_by_length"], sorted(generated)
+    x = np.arange(4.0)
+    np.testing.assert_allclose(numbax.device_get(numbax.jit(scaled_by_length, backend="gpu")(x)), x / 4 + 1.0,
+                               rtol=1e-15)

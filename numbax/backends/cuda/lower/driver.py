@@ -115,7 +115,7 @@ class Lowering(Launches):
         result = self.probe(value)
         if not self._launches(value, result):
             return self.assign_hoisted(target, value, result)
-        self.folded[target] = value
+        self.folded[target] = self.numbers_for_metadata(value)  # read now: a kernel takes numbers
         self.env[target] = result
         return self.pre
 
