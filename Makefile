@@ -17,7 +17,7 @@ $(VENV)/.installed: $(BIN)/python setup.cfg pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,cuda-sim]'
 	touch $@
 
 $(VENV)/.installed-bench: $(VENV)/.installed
@@ -27,8 +27,9 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
+# The GPU backend's tests run in Numba's CUDA simulator; they fail, not skip, if numba-cuda is missing.
 test: $(VENV)/.installed-test
-	NUMBA_OPT=1 $(BIN)/python -m pytest -n 2 -q
+	NUMBA_OPT=1 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py

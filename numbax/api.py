@@ -34,16 +34,21 @@ from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends import get_backend
+from numbax.backends.cuda import lower as cuda_lower
+from numbax.backends.cuda import placement
+from numbax.backends.cuda.placement import is_device_array
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
-from numbax.errors import NumbaxSyntaxError
+from numbax.errors import NumbaxDeviceError, NumbaxSyntaxError
 from numbax.origin import Origin
 
 _LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
 _FAST_LOCK = threading.Lock()
 _UNSET = object()  # folded in by Numba's C code for a parameter the call did not pass
 _UNSET_ID = id(_UNSET)
+_GPU = ("gpu", "cuda")
+_ON_GPU = (("backend", "gpu"),)  # in a call's form: part of the cache key, and the pipeline's backend
 # Types whose values Numba's C dispatch never caches a type code for (no fingerprint): it asks
 # ``typeof_pyval`` about each such argument (a dict, a dataclass) on every call. Their codes are
 # never shared with other dispatchers and never match a signature numbax registers, so numbax
@@ -83,6 +88,30 @@ def _on_disable_jit_change(disabled: bool) -> None:
 
 
 config.on_disable_jit_change(_on_disable_jit_change)
+
+
+_arrays_on_gpu = False  # numbax has put arrays on a GPU or been given some: see note_arrays_on_gpu
+
+
+def note_arrays_on_gpu() -> None:
+    """Empty every ``Jitted``'s C table of signatures, and offer none with an array from now on.
+
+    Numba's C dispatch types a ``numba.cuda`` device array as the host array it mirrors (its
+    ``_numba_type_``), so a signature registered for host arrays would take device arrays too and fail to
+    unbox them. Called when numbax first puts arrays on a GPU (``device_put``) or is given some (a call that
+    runs on the GPU backend); a process that never does keeps its fast paths. Device arrays made by
+    ``numba.cuda`` itself and passed to a function with a fast path before either happened would meet Numba's
+    unboxing error: put them with ``numbax.device_put``, or jit with ``backend="gpu"``.
+    """
+    global _arrays_on_gpu
+    if _arrays_on_gpu:
+        return
+    _arrays_on_gpu = True
+    with _FAST_LOCK:
+        for jitted in list(_LIVE):
+            jitted._clear()
+            jitted._fast_entries = []
+            jitted._fast_codes = set()
 
 
 class Jitted(_CDispatcher):
@@ -171,9 +200,11 @@ class Jitted(_CDispatcher):
     def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
         """Run the compiled specialization for these arguments, compiling it first if needed."""
         values = self._signature.bind(args, kwargs)
-        form = self._call_form(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
+        if self._runs_on_gpu(values, leaves):
+            return self._gpu_call(values, leaves, treedef, statics, args, kwargs)
+        form = self._call_form(args, kwargs)
         key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs) + form
         try:
             compiled = self._cache[key]
@@ -187,10 +218,54 @@ class Jitted(_CDispatcher):
             self._offer_fast_path(compiled, treedef, leaves)
         return out
 
+    # -- the GPU backend: computation follows data -------------------------------
+
+    def _runs_on_gpu(self, values: List[Any], leaves: List[Any]) -> bool:
+        """Whether this call runs on the GPU backend (``backend="gpu"``, or a device array among the
+        arguments); raises ``NumbaxDeviceError`` for arrays on two devices."""
+        if self.backend not in _GPU and not any(map(is_device_array, leaves)):
+            return False
+        named = [(param, leaf) for i, (param, value) in enumerate(zip(self._signature.params, values))
+                 if i not in self._signature.static for leaf in tree_util.tree_leaves(value)]
+        return placement.target(self.backend, named) == "gpu"
+
+    def _gpu_call(self, values, leaves, treedef, statics, args: tuple, kwargs: Dict[str, Any]):
+        """Run the GPU backend's specialization (compiled from host stand-ins of the device arrays)."""
+        note_arrays_on_gpu()
+        self._check_gpu_support()
+        form = self._call_form(args, kwargs)
+        leaves = placement.to_gpu(leaves)
+        stand_ins = [placement.stand_in(leaf) for leaf in leaves]
+        values = [v if i in self._signature.static else tree_util.tree_map(placement.stand_in, v)
+                  for i, v in enumerate(values)]
+        form = form + _ON_GPU
+        key = (treedef, statics, leaf_key(stand_ins), config.state.debug_nans, config.state.debug_infs) + form
+        try:
+            compiled = self._cache[key]
+        except KeyError:
+            compiled = self._compile(key, values, stand_ins, treedef, statics, form)
+        except TypeError:
+            self._signature.check_hashable(statics)
+            raise
+        return compiled(leaves)
+
+    def _check_gpu_support(self) -> None:
+        """Refuse what the GPU backend does not compile yet: transformations other than jit, CPU options."""
+        if type(self)._run_pipeline is not Jitted._run_pipeline:
+            raise NumbaxDeviceError(f"{self!r} on the GPU backend is not implemented yet (jit is)", self.origin(),
+                                    hint="run it on the CPU backend: NumPy arguments and backend='cpu' "
+                                         "(numbax.device_get(x) brings device arrays back).")
+        chosen = [name for name, value in self.options.items() if value]
+        if chosen:
+            raise NumbaxDeviceError(f"{', '.join(chosen)}=True is an option of the CPU backend (Numba's njit)",
+                                    self.origin(), hint="leave it out for the GPU backend.")
+
     def _offer_fast_path(self, compiled: Compiled, treedef, leaves) -> None:
         """Let Numba's C dispatch serve later calls with these argument types, when that is exact."""
         if self.backend != "cpu" or len(leaves) != self._nparams:
             return
+        if _arrays_on_gpu and any(isinstance(leaf, np.ndarray) for leaf in leaves):
+            return  # Numba's C dispatch types a device array as the host array it mirrors (note_arrays_on_gpu)
         for leaf in leaves:
             if type(leaf) not in FAST_LEAF_TYPES:
                 return
@@ -227,9 +302,10 @@ class Jitted(_CDispatcher):
             generated = self._run_pipeline(bound, **dict(form))
             if disk_key:
                 generated_cache.store(cache_dir, disk_key, generated)
-        backend = get_backend(self.backend)
+        name = dict(form).get("backend", self.backend)
+        backend = get_backend(name)
         function = backend.compile_function(generated.source, generated.name, cache_dir, **self.options) \
-            if self.backend != "python" else backend.compile_function(generated.source, generated.name, cache_dir)
+            if name != "python" else backend.compile_function(generated.source, generated.name, cache_dir)
         errors = backend.typing_errors() if hasattr(backend, "typing_errors") else ()
         compiled = Compiled(generated, function, errors)
         if generated.assumes_shapes:  # where its entry check fails: code that takes no dims as equal
@@ -276,8 +352,11 @@ class Jitted(_CDispatcher):
                  general: bool = False):
         """Run the middle end for a call with these arguments; the ``pipeline.Generated`` result (``general``:
         the code that takes no dims as equal, for a result whose ``assumes_shapes`` is set)."""
-        values = self._signature.bind(args, kwargs)
-        form = self._call_form(args, kwargs) + ((("general", True),) if general else ())
+        values = [tree_util.tree_map(placement.stand_in, v) for v in self._signature.bind(args, kwargs)]
+        form = self._call_form(args, kwargs) + ((("general", True),) if general else ()) + \
+            (_ON_GPU if self.backend in _GPU else ())
+        if self.backend in _GPU:
+            self._check_gpu_support()
         statics, dynamic = self._signature.split(values)
         self._signature.check_hashable(statics)
         leaves, treedef = tree_util.tree_flatten(dynamic)
@@ -298,9 +377,11 @@ class Jitted(_CDispatcher):
         unflattens it (containers of placeholders, for ``numbax.export``)."""
         return out
 
-    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
-        """The middle end for one specialization; transformations other than jit override this."""
-        return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass)
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, backend: str = "cpu"):
+        """The middle end for one specialization (for ``backend``: the GPU's is ``"gpu"``); transformations
+        other than jit override this."""
+        return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass,
+                            lower=cuda_lower.legalize if backend == "gpu" else None)
 
     def origin(self) -> Origin:
         """The ``def`` line of the user's function: where an error is reported that has no line of the user's
@@ -355,7 +436,9 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
         fun: a Python function whose source numbax can read.
         static_argnums: positions of arguments whose values are compile-time constants (hashable).
         static_argnames: names of such arguments.
-        backend: ``"cpu"`` (Numba) or ``"python"`` (run the generated code uncompiled, for debugging).
+        backend: ``"cpu"`` (Numba), ``"gpu"`` (``numba.cuda`` kernels; host arguments are copied to the GPU)
+            or ``"python"`` (run the generated code uncompiled, for debugging). Whatever it says, a call
+            with device arrays runs on the GPU and returns device arrays (computation follows data).
         parallel: pass ``parallel=True`` to Numba.
         fastmath: pass ``fastmath=True`` to Numba.
 

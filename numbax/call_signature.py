@@ -8,9 +8,8 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 import numpy as np
 
 from numbax import tree_util
-from numbax.devices import is_device_array
 from numbax.ast_passes.specialize.values import AVal, Dyn
-from numbax.errors import NumbaxDtypeError, NumbaxError, NumbaxStaticArgumentError, NumbaxTypingError
+from numbax.errors import NumbaxDtypeError, NumbaxStaticArgumentError, NumbaxTypingError
 
 _LEAF_TYPES = (np.ndarray, float, int, bool, complex, np.generic)
 
@@ -109,11 +108,6 @@ class CallSignature:
             if i in self.static:
                 continue
             for leaf in tree_util.tree_leaves(value):
-                if is_device_array(leaf):
-                    raise NumbaxError(
-                        f"argument `{param}` is a GPU device array; numbax compiles for the CPU only so far "
-                        "(the GPU code generator is not built yet)",
-                        hint="bring it back with numbax.device_get(x) first.")
                 check_dtype(param, leaf)
                 if not isinstance(leaf, _LEAF_TYPES):  # JAX's TypeError: not a valid JAX type
                     raise NumbaxTypingError(

@@ -2,6 +2,7 @@
 
     numbax show model.py:loss --args '[(f64[10,20], f64[20])]' f64[5,10] --pass anf
     numbax show model.py:loss --args '[(f64[10,20], f64[20])]' f64[32,5,10] --transform vmap --in-axes '(None, 0)'
+    numbax show model.py:loss --args '[(f64[10,20], f64[20])]' f64[5,10] --backend gpu
     numbax export model.py:loss --args '[(f64[10,20], f64[20])]' f64[5,10] -o loss_jit.py
 
 Every user error ends the command with status 2 and one line on stderr that
@@ -141,6 +142,9 @@ def _add_target_arguments(parser: argparse.ArgumentParser, required: bool) -> No
                         help="with --transform vmap: in_axes as a Python literal, e.g. '(None, 0)' (default: 0)")
     parser.add_argument("--out-axes", default="0", metavar="AXES",
                         help="with --transform vmap: out_axes as a Python literal (default: 0)")
+    parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
+                        help="the backend whose code to show: gpu prints the kernels and their host driver "
+                             "(default: cpu)")
     parser.add_argument("--pass", dest="after_pass", metavar="NAME",
                         help="show the code right after this pass instead of the final code")
     parser.add_argument("--traceback", action="store_true",
@@ -167,6 +171,8 @@ def _run_export(ns: argparse.Namespace) -> int:
 
     if ns.after_pass is not None:
         raise CliError("--pass goes with show: export writes the final code")
+    if ns.backend != "cpu":
+        raise CliError("--backend gpu goes with show: export writes the CPU backend's code")
     if ns.kwargs:
         raise CliError("export takes its examples by position: give every argument with --args")
     target = load_target(ns.target)
@@ -233,7 +239,7 @@ def generate(ns: argparse.Namespace) -> str:
     try:
         return generated_source.source_for(target.fun, args, kwargs, transform=transform,
                               static_argnums=static_argnums, static_argnames=static_argnames,
-                              after_pass=after_pass, **axes)
+                              after_pass=after_pass, backend=ns.backend, **axes)
     except (ValueError, TypeError) as exc:  # JAX's errors for axes that do not fit the specs
         if not axes or isinstance(exc, NumbaxError):
             raise

@@ -1,9 +1,11 @@
 """Devices as JAX lists them: the CPU always, CUDA GPUs through ``numba.cuda`` when one is present.
 
 Values stay NumPy arrays on the CPU; ``device_put`` to a GPU gives ``numba.cuda``
-device arrays and ``device_get`` brings any pytree back. Compiled code runs on the
-CPU: passing a device array to a ``jit`` function raises a ``NumbaxError`` that
-says so (the GPU code generator is a later piece of work).
+device arrays (from NumPy arrays, or from anything with ``__cuda_array_interface__``)
+and ``device_get`` brings any pytree back. A ``jit`` function called with device
+arrays runs on the GPU backend (``numbax.backends.cuda``). Where no GPU (or simulator)
+is usable, every GPU request raises the same ``NumbaxDeviceError``
+(``backends.cuda.availability``).
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from typing import Any, List, Optional
 import numpy as np
 
 from numbax import tree_util
+from numbax.backends.cuda import availability, placement
+from numbax.backends.cuda.placement import is_device_array
 
 _GPU_NAMES = ("gpu", "cuda")
 
@@ -40,32 +44,21 @@ def _kind(gpu: Any) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _gpus() -> tuple:
-    try:
-        from numba import cuda
-    except ImportError:  # pragma: no cover - numba always has its cuda package or numba-cuda
-        return ()
-    try:
-        if not cuda.is_available():
-            return ()
-        return tuple(Device("gpu", i, _kind(gpu)) for i, gpu in enumerate(cuda.gpus))
-    except Exception:  # a driver that fails to initialise means no usable GPU
-        return ()
+    cuda = availability.cuda()
+    return tuple(Device("gpu", i, _kind(gpu)) for i, gpu in enumerate(cuda.gpus))
 
 
 def devices(backend: Optional[str] = None) -> List[Device]:
     """The devices of ``backend`` (``"cpu"``, ``"gpu"``/``"cuda"``); by default the CPU, where compiled code runs.
 
     Raises:
-        RuntimeError: ``backend`` is unknown, or ``"gpu"`` is asked for and no CUDA GPU is present.
+        RuntimeError: ``backend`` is unknown; ``NumbaxDeviceError`` (a ``RuntimeError``) where ``"gpu"`` is
+            asked for and numba.cuda finds no GPU (nor its simulator).
     """
     if backend is None or backend == "cpu":
         return [_CPU]
     if backend in _GPU_NAMES:
-        found = list(_gpus())
-        if not found:
-            raise RuntimeError("Unknown backend gpu: no CUDA GPU was found by numba.cuda (install the `cuda` extra "
-                               "and a CUDA driver)")
-        return found
+        return list(_gpus())
     raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
 
 
@@ -74,14 +67,8 @@ def local_device_count(backend: Optional[str] = None) -> int:
     return len(devices(backend))
 
 
-def is_device_array(value: Any) -> bool:
-    """Whether ``value`` is a ``numba.cuda`` device array (real or simulated)."""
-    return hasattr(value, "copy_to_host") and (hasattr(value, "__cuda_array_interface__")
-                                               or type(value).__name__ == "FakeCUDAArray")
-
-
 def _to_host(leaf: Any) -> Any:
-    return leaf.copy_to_host() if is_device_array(leaf) else leaf
+    return placement.on_host(leaf)
 
 
 def device_put(x: Any, device: Optional[Device] = None) -> Any:
@@ -89,10 +76,18 @@ def device_put(x: Any, device: Optional[Device] = None) -> Any:
     device = device or _CPU
     if device.platform == "cpu":
         return tree_util.tree_map(lambda leaf: np.asarray(_to_host(leaf)), x)
-    from numba import cuda
+    cuda = availability.cuda()
+    from numbax import api  # above this module: jit's C dispatch must stop serving host-array signatures
+
+    api.note_arrays_on_gpu()
+
+    def put(leaf: Any) -> Any:
+        if is_device_array(leaf):  # numba.cuda arrays stay; CuPy, PyTorch: numba.cuda views of their memory
+            return leaf if hasattr(leaf, "copy_to_host") else cuda.as_cuda_array(leaf)
+        return cuda.to_device(np.asarray(leaf))
 
     with cuda.gpus[device.id]:
-        return tree_util.tree_map(lambda leaf: cuda.to_device(np.asarray(_to_host(leaf))), x)
+        return tree_util.tree_map(put, x)
 
 
 def device_get(x: Any) -> Any:
@@ -105,9 +100,7 @@ def block_until_ready(x: Any) -> Any:
     returns finished arrays; for ``numba.cuda`` device arrays the device is synchronized first. Inside
     compiled code it is ``x``."""
     if any(is_device_array(leaf) for leaf in tree_util.tree_leaves(x)):
-        from numba import cuda
-
-        cuda.synchronize()
+        availability.cuda().synchronize()
     return x
 
 

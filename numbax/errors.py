@@ -77,6 +77,11 @@ class NumbaxCacheError(NumbaxError):
     write it, or a symbolic link leads out of it), so numbax refuses to use it."""
 
 
+class NumbaxDeviceError(NumbaxError, RuntimeError):
+    """A request for a device numbax cannot serve: no GPU (or no numba-cuda) here, arrays on different devices
+    in one call, or a program or transformation the GPU backend does not compile yet."""
+
+
 class NumbaxWarning(UserWarning):
     """Base class of the warnings numbax gives."""
 

@@ -28,10 +28,12 @@ def transformed(fun: Callable, transform: str = "jit", static_argnums=(), static
 
 
 def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
-               static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0) -> str:
+               static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0,
+               backend: str = "cpu") -> str:
     """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
-    ``in_axes`` and ``out_axes`` are ``vmap``'s."""
-    jitted = transformed(fun, transform, static_argnums, static_argnames, in_axes, out_axes)
+    ``in_axes`` and ``out_axes`` are ``vmap``'s; ``backend`` ``"gpu"``: the GPU backend's kernels and driver."""
+    jitted = transformed(fun, transform, static_argnums, static_argnames, in_axes, out_axes,
+                         "gpu" if backend == "gpu" else "python")
     return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
 
 

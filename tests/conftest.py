@@ -1,5 +1,6 @@
-"""Shared test configuration: caches that outlive a run, and hypothesis settings that make property tests
-deterministic and keep their example database out of the repository.
+"""Shared test configuration: caches that outlive a run, hypothesis settings that make property tests
+deterministic and keep their example database out of the repository, and the CUDA simulator for the GPU
+backend's tests.
 
 numbax's cache (generated source, Numba's machine code) is a per-machine directory unless the Makefile set
 one. JAX, the oracle of most tests, compiles each program it runs with XLA (seconds for ``jax.random.gamma``,
@@ -7,10 +8,22 @@ tens of milliseconds per primitive of an un-jitted ``jax.grad``); its persistent
 numbax's, keeps every compiled program, however fast it compiled, so a second run and the other xdist worker
 load them instead. The environment carries both to subprocesses (examples, notebooks) too.
 """
+import importlib.util
 import os
 import tempfile
 
+import pytest
 from hypothesis import settings
+
+# The GPU backend's tests (tests/test_gpu_*.py) run in Numba's CUDA simulator. numba.cuda reads this setting
+# when it is first imported, which is after this file; nothing else reads it, so the CPU backend compiles and
+# runs as it would without it. On a machine with a GPU, NUMBA_ENABLE_CUDASIM=0 runs them there.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# `make test` installs numba-cuda and sets this: then the GPU tests may not be skipped for want of it.
+REQUIRE_CUDA = os.environ.get("NUMBAX_REQUIRE_CUDASIM") == "1"
+if REQUIRE_CUDA and importlib.util.find_spec("numba_cuda") is None:
+    raise RuntimeError("NUMBAX_REQUIRE_CUDASIM=1 but numba-cuda is not installed, so the GPU backend's tests "
+                       "cannot run: pip install 'numbax[cuda-sim]' (make test does)")
 
 # LLVM's optimization level 1 compiles numbax's loop nests up to four times faster than Numba's default 3
 # and computes the same bits (no fast-math flags); tests/test_optimization_level.py checks both claims.
@@ -27,3 +40,28 @@ os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gett
 
 settings.register_profile("numbax", database=None, derandomize=True, deadline=None)
 settings.load_profile("numbax")
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    """The GPU the GPU backend's tests run on (the simulator's); they are skipped, with the reason, where
+    numba.cuda has none, unless NUMBAX_REQUIRE_CUDASIM=1 (then they fail)."""
+    import numbax
+
+    try:
+        return numbax.devices("gpu")[0]
+    except numbax.NumbaxDeviceError as exc:
+        if REQUIRE_CUDA:
+            raise
+        pytest.skip(f"no GPU for the GPU backend's tests: {exc.message}")
+
+
+@pytest.fixture(autouse=True)
+def _cpu_fast_paths(request, monkeypatch):
+    """Outside the GPU backend's tests, jit's C fast path as in a process that never put arrays on a GPU
+    (``numbax.api.note_arrays_on_gpu``): the GPU tests an xdist worker ran before leave no device arrays."""
+    if not request.node.path.name.startswith("test_gpu_"):
+        from numbax import api
+
+        monkeypatch.setattr(api, "_arrays_on_gpu", False)
+

@@ -1,4 +1,4 @@
-"""Devices: the CPU always; GPUs through numba.cuda (its simulator here); device arrays refused by jit."""
+"""Devices: the CPU always; GPUs through numba.cuda (its simulator here); jit of device arrays runs there."""
 from __future__ import annotations
 
 import os
@@ -29,7 +29,7 @@ def test_device_put_and_get_on_the_cpu_keep_the_pytree():
     assert np.allclose(got["b"][0], 1.0) and numbax.tree_util.tree_structure(got) == numbax.tree_util.tree_structure(tree)
 
 
-def test_gpu_round_trip_and_jit_refusal_in_the_cuda_simulator(tmp_path):
+def test_gpu_round_trip_and_jit_in_a_fresh_cuda_simulator_process(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, numbax
         (gpu,) = numbax.devices("gpu")
@@ -40,12 +40,8 @@ def test_gpu_round_trip_and_jit_refusal_in_the_cuda_simulator(tmp_path):
         assert np.allclose(numbax.device_get(tree)["x"], [0.0, 1.0, 2.0])
         def f(x):
             return x * 2.0
-        try:
-            numbax.jit(f)(tree["x"])
-        except numbax.NumbaxError as e:
-            assert "GPU device array" in str(e) and "device_get" in str(e), e
-        else:
-            raise AssertionError("jit accepted a device array")
+        out = numbax.jit(f)(tree["x"])  # computation follows data: on the GPU, a device array back
+        assert not isinstance(out, np.ndarray) and np.allclose(numbax.device_get(out), [0.0, 2.0, 4.0])
         print("ok")
     """)
     path = tmp_path / "on_gpu.py"

@@ -51,7 +51,8 @@ PASSES = (
                   "where every statement has a batching rule; after optimize has hoisted their invariants"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers, custom rules' "
-                 "input markers dropped; last, on the final code"),
+                 "input markers dropped; last, on the final code. Another backend's last pass instead (the GPU's: "
+                 "kernels and their host driver, or a refusal at the user's line)"),
 )
 PASS_NAMES = tuple(name for name, _ in PASSES)
 
@@ -173,9 +174,15 @@ def _vectorize(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Modu
     return apply
 
 
-def _legalize(spec) -> Callable[[gast.Module], gast.Module]:
+def _legalize(spec, bound: Dict[str, Any], lower: Optional[Callable]) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module.body[-1] = custom_rules.drop_inputs(module.body[-1])
+        if lower is not None:  # another backend's last pass, given the parameters' abstract values
+            leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value)
+                      if isinstance(leaf, Dyn)]
+            avals = {a.id: leaf.aval for a, leaf in zip(module.body[-1].args.args, leaves)}
+            module, spec.imports[:] = lower(module, avals, spec.constants)
+            return module
         module = legalize.transform(module)
         spec.imports.extend(line for line in legalize.imports(module) if line not in spec.imports)
         return module
@@ -208,7 +215,7 @@ def _without_partial(fn: Callable, bound: Dict[str, Any]):
 def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: str = "jit",
         after_pass: Optional[str] = None,
         transform: Optional[Callable[[gast.FunctionDef, Any], gast.FunctionDef]] = None,
-        fuse: Callable[[], Optional[tuple]] = lambda: None) -> Generated:
+        fuse: Callable[[], Optional[tuple]] = lambda: None, lower: Optional[Callable] = None) -> Generated:
     """Generate source for ``fn`` called with ``bound`` (parameter -> static value or Dyn pytree).
 
     ``fn`` is a user function, or a ``ParsedFunction`` that numbax wrote itself
@@ -217,7 +224,9 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     and the specialization (``Specialized``). ``fuse``, asked after optimization,
     gives the parameters' (kind, ndim) and the dims the transformation took as
     equal (``shapes.assumed_equal``) when the transformed function's
-    elementwise runs should be fused.
+    elementwise runs should be fused. ``lower``, a backend's last pass in place of
+    Numba's legalization (the GPU's kernels and driver), takes the module, the
+    parameters' abstract values and the constants, and gives the module and its imports.
     """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
@@ -242,7 +251,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
-              ("legalize", _legalize(spec)))
+              ("legalize", _legalize(spec, bound, lower)))
     seconds = []
     for name, stage in stages:
         start = time.perf_counter()

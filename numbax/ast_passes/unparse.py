@@ -42,6 +42,8 @@ class _CommentingUnparser(ast._Unparser):
         self._last_tangent: Optional[Origin] = None
 
     def traverse(self, node):
+        if isinstance(node, ast.FunctionDef):  # a function's first line cites the user's line again
+            self._last = self._last_primal = self._last_tangent = None
         if isinstance(node, ast.stmt):
             self._comment(node)
         super().traverse(node)

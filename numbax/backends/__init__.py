@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def get_backend(name: str):
-    """The module implementing ``name`` (``"cpu"``, ``"python"``)."""
+    """The module implementing ``name`` (``"cpu"``, ``"python"``, ``"gpu"``/``"cuda"``)."""
     if name == "python":
         from numbax.backends import python
 
@@ -13,9 +13,8 @@ def get_backend(name: str):
 
         return numba_cpu
     if name in ("gpu", "cuda"):
-        from numbax.errors import NumbaxError
+        from numbax.backends import cuda
 
-        raise NumbaxError(f"backend {name!r} is not available yet: the GPU code generator is still to be built",
-                          hint="use backend='cpu' (Numba) or backend='python'.")
-    raise ValueError(f"unknown backend {name!r}; choose 'cpu' or 'python'")
+        return cuda
+    raise ValueError(f"unknown backend {name!r}; choose 'cpu', 'gpu' or 'python'")
 

@@ -21,7 +21,9 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
   computes it for all the block's rows at once: ``ELEMENTWISE`` (the rows lead, an operand of fewer axes gets
   ones after them), or ``rule(node, operands, keywords, rows)`` (the expression of one row, its operands as
   ``batching.Operand``s, the block's length) giving the block's expression, or None where it has none;
-  None: no rule, so the loop stays a loop.
+  None: no rule, so the loop stays a loop;
+- ``cuda``: how the GPU backend computes it (``cuda.Elementwise``: a kernel expression; ``cuda.Reduction``:
+  a block reduction; ``cuda.MATMUL``), or None: the GPU backend refuses it.
 
 Entries are written one family per file beside this one (``elementwise``, ``reductions``, ...), by the
 helpers below; the analyses, the transforms and ``coverage()`` read them and keep no table of their own.
@@ -73,6 +75,7 @@ class Primitive:
     complex_verified: bool = False
     sequence: bool = False
     batch: Any = None
+    cuda: Any = None
 
 
 REGISTRY: Dict[Any, Primitive] = {}

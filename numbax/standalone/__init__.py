@@ -26,6 +26,9 @@ def export(fun: Callable, *example_args: Any, path: Optional[str] = None) -> str
     of its example, and returns what ``fun`` returns. ``path``: also write the module there.
     """
     jitted = fun if isinstance(fun, Jitted) else Jitted(fun, backend="cpu")
+    if jitted.backend in ("gpu", "cuda"):
+        raise ExportError("export of the GPU backend's kernels and driver is not supported yet",
+                          jitted.origin(), hint="export the function for the CPU (jit without backend='gpu').")
     parameters = [Parameter(*form) for form in jitted.export_parameters(tuple(example_args))]
     generated = jitted.generate(tuple(example_args), {})
     if generated.assumes_shapes:

@@ -1,0 +1,274 @@
+"""lower: the GPU backend's last pass: the jitted function becomes kernels and a host driver that runs them.
+
+Expects the jitted function after optimization (expressions folded back, run-time checks in place); gives a
+module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python function of the same parameters:
+
+- an assignment of an elementwise array expression becomes one kernel over its shape and, in the driver, an
+  allocation and a launch; an array read by one later statement of its block only (``fusible``) is not
+  written at all: its reader's kernel computes it, as a local of each thread, so a run of elementwise
+  statements over one shape becomes one kernel (run-time checks of its shape read ``gr.shaped(...)``);
+- a reduction (``sum``, ``mean``, ``max``, ``min``; ``axis``, ``keepdims``) becomes a block-reduction kernel
+  whose element is its operand's expression (fused too) and a launch through ``gr.reduce``, which runs the
+  second pass; a reduction to a number gives a number on the host;
+- ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel);
+- numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
+  driver, on the host: a branch on a reduced value or ``while err > tol`` reads the reduced number there.
+
+Anything else is refused at the user's line with a ``NumbaxDeviceError`` naming it: the GPU backend never
+falls back to the CPU behind the user's back.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.backends.cuda.lower import fusible, probes
+from numbax.backends.cuda.lower.launches import Launches
+from numbax.backends.cuda.lower.state import name as _name, text as _text
+
+IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
+           "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
+_CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul"})
+# what the run-time checks the GPU backend does not take check: the operations it refuses with them
+_CHECKED_OPERATIONS = {"rt.check_index": "indexing an array element", "rt.check_span": "slicing an array",
+                       "rt.check_store": "assigning into an array", "rt.check_reshape": "reshaping an array",
+                       "rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
+                       "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
+                       "rt.check_dot": "np.dot", "rt.check_extent": "indexing an array"}
+
+
+def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
+    """The module as kernels plus the driver; ``params`` maps each parameter of the main function to a
+    stand-in of its dtype and ndim (``probes``)."""
+    main = module.body[-1]
+    lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
+    main.body = lowering.block(main.body)
+    kernels = []
+    for source, origin in lowering.kernels:
+        kernel = gast.parse(source).body[0]
+        _tag(kernel, origin)
+        kernels.append(kernel)
+    module.body = kernels + [main]
+    return gast.fix_missing_locations(module)
+
+
+def _tag(kernel: gast.FunctionDef, origin) -> None:
+    """Give every statement of a kernel the user's line it computes (unparse comments it)."""
+    if origin is None:
+        return
+    for node in gast.walk(kernel):
+        if isinstance(node, gast.stmt) and node is not kernel:
+            anno.setanno(node, anno.Key.ORIGIN, origin)
+
+
+class Lowering(Launches):
+    """The walk over the driver: statements kept, rewritten as launches, or refused."""
+
+    def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        """The driver's statements for ``stmts``, each tagged with the user's line it came from."""
+        out = []
+        folds = fusible.fusible(stmts, self.reads)
+        for i, stmt in enumerate(stmts):
+            saved, self.origin = self.origin, anno.getanno(stmt, anno.Key.ORIGIN) or self.origin
+            for emitted in (self.fold(stmt) if i in folds else self.statement(stmt)):
+                if not anno.hasanno(emitted, anno.Key.ORIGIN) and self.origin is not None:
+                    anno.setanno(emitted, anno.Key.ORIGIN, self.origin)
+                out.append(emitted)
+            self.origin = saved
+        return out
+
+    def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
+        """The driver's statements for one statement (see the module docstring)."""
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            return self.assign(stmt.targets[0].id, stmt.value)
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            return self.update(stmt)
+        if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
+            return [self.check(stmt)]
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) in _CHECKED_OPERATIONS:
+            raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
+        if isinstance(stmt, gast.If):
+            return self.branch(stmt)
+        if isinstance(stmt, gast.While) and not stmt.orelse:
+            return self.loop_while(stmt)
+        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name):
+            return self.loop_for(stmt)
+        if isinstance(stmt, (gast.Break, gast.Continue, gast.Pass)):
+            return [stmt]
+        if isinstance(stmt, gast.Return):
+            return self.returns(stmt)
+        raise self.refuse(f"`{_text(stmt)}`")
+
+    @staticmethod
+    def _is_check(node: gast.expr) -> bool:
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.func.attr in _CHECKS
+
+    def fold(self, stmt: gast.Assign) -> List[gast.stmt]:
+        """An assignment ``fusible`` found: an elementwise array expression is kept for its reader's kernel;
+        anything else is assigned as usual."""
+        self.pre = []
+        target, value = stmt.targets[0].id, self.hoist(stmt.value)
+        result = self.probe(value)
+        if not self._launches(value, result):
+            return self.assign_hoisted(target, value, result)
+        self.folded[target] = self.numbers_for_metadata(value)  # read now: a kernel takes numbers
+        self.env[target] = result
+        return self.pre
+
+    def check(self, stmt: gast.Expr) -> gast.stmt:
+        """A run-time check: a folded array it reads becomes ``gr.shaped(its shape)`` (checks read shapes)."""
+        call = stmt.value
+        for k, arg in enumerate(call.args):
+            if isinstance(arg, gast.Name) and arg.id in self.folded:
+                expr = self.folded[arg.id]
+                shape = self.shape_of(self.operands(expr))
+                call.args[k] = gast.parse(f"gr.shaped({shape})").body[0].value
+        return stmt
+
+    def assign(self, target: str, value: gast.expr) -> List[gast.stmt]:
+        """``target = value``: a launch where ``value`` is an array, a host statement where a number."""
+        self.pre = []
+        value = self.hoist(value)
+        return self.assign_hoisted(target, value, self.probe(value))
+
+    def _launches(self, value: gast.expr, result: Any) -> bool:
+        """Whether ``value`` (with stand-in ``result``) is computed by a kernel: an array, not a name (unless
+        folded: no one wrote it) or view."""
+        if isinstance(value, gast.Name):
+            return value.id in self.folded
+        return probes.is_array(result) and not self._is_view(value)
+
+    def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
+        """``target = value``, its reductions and products launched already (in ``self.pre``)."""
+        self.assigned_at[target] = self.origin
+        if self._launches(value, result):
+            launched = self.launch_elementwise(target, value, result)
+            out = self.pre + launched
+            self.owned.add(target)
+        else:
+            source = value.value if self._is_view(value) else value
+            if isinstance(source, gast.Name) and source.id in self.owned:
+                self.owned.add(target)
+            else:
+                self.owned.discard(target)
+            if not probes.is_array(result):
+                self.check_host(value)
+            out = self.pre + [gast.Assign(targets=[_name(target, gast.Store())], value=value, type_comment=None)]
+        self.env[target] = result
+        return out
+
+    def update(self, stmt: gast.AugAssign) -> List[gast.stmt]:
+        """``x op= y``: on the host for a number; for an array, a kernel writing ``x op y`` into ``x``'s own
+        memory (its run-time check made sure ``y`` broadcasts to ``x``'s shape)."""
+        target = stmt.target.id
+        if not probes.is_array(self.env.get(target)):
+            combined = gast.BinOp(left=_name(target), op=stmt.op, right=stmt.value)
+            return self.assign(target, combined)
+        if target not in self.owned:
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
+                              "may hold as a copy),")
+        self.pre = []
+        value = gast.BinOp(left=_name(target), op=stmt.op, right=self.hoist(stmt.value))
+        result = self.probe(value)
+        if probes.signature(result) != probes.signature(self.env[target]):
+            raise self.refuse(f"`{_text(stmt)}`, which changes the dtype of an array in place,")
+        launched = self.launch(value, target, result, allocate=False)
+        return self.pre + launched
+
+    def branch(self, stmt: gast.If) -> List[gast.stmt]:
+        """``if``: its test a number on the host; both branches must leave each variable one dtype."""
+        self.pre = []
+        test = self.host_test(stmt.test)
+        pre, before, owned = self.pre, dict(self.env), set(self.owned)
+        body = self.block(stmt.body) or [gast.Pass()]
+        after_body, self.env = self.env, dict(before)
+        owned_after_body, self.owned = self.owned, owned
+        orelse = self.block(stmt.orelse)
+        self.owned &= owned_after_body
+        for name in set(after_body) & set(self.env):
+            if probes.signature(after_body[name]) != probes.signature(self.env[name]):
+                raise self.refuse(f"`{name}`, given another dtype or number of dimensions on each branch,",
+                                  self.assigned_at.get(name))
+        self.env = {**after_body, **self.env}
+        return pre + [gast.If(test=test, body=body, orelse=orelse)]
+
+    def loop_while(self, stmt: gast.While) -> List[gast.stmt]:
+        """``while``: its test read on the host before each iteration."""
+        self.pre = []
+        test = self.host_test(stmt.test)
+        pre = self.pre
+        before = dict(self.env)
+        self.forget_aliases(stmt.body)
+        body = self.block(stmt.body)
+        self.check_loop(before)
+        if not pre:
+            return [gast.While(test=test, body=body, orelse=[])]
+        exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
+        return [gast.While(test=gast.Constant(value=True, kind=None), body=pre + [exit_] + body, orelse=[])]
+
+    def loop_for(self, stmt: gast.For) -> List[gast.stmt]:
+        """``for i in range(...)``: a host loop."""
+        it = stmt.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
+                and not it.keywords):
+            raise self.refuse(f"a loop over `{_text(it)}` (only `for ... in range(...)` runs on the host)")
+        for arg in it.args:
+            self.check_host(arg)
+        before = dict(self.env)
+        self.env[stmt.target.id] = 1
+        self.forget_aliases(stmt.body)
+        body = self.block(stmt.body)
+        self.check_loop(before)
+        return [gast.For(target=stmt.target, iter=it, body=body, orelse=[], type_comment=None)]
+
+    def forget_aliases(self, body: List[gast.stmt]) -> None:
+        """Before a loop: a name the body binds to another array may hold an argument's at its start."""
+        for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute)):
+                self.owned -= {t.id for t in node.targets if isinstance(t, gast.Name)}
+
+    def check_loop(self, before: Dict[str, Any]) -> None:
+        """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:
+        the kernels compiled for its first value would compute the next ones in the wrong dtype."""
+        for name, value in before.items():
+            if name in self.env and probes.signature(self.env[name]) != probes.signature(value):
+                raise self.refuse(f"`{name}`, which changes its dtype or number of dimensions in a loop,",
+                                  self.assigned_at.get(name))
+
+    def returns(self, stmt: gast.Return) -> List[gast.stmt]:
+        """``return``: each returned value a name (of an array or a number) or a constant."""
+        if stmt.value is None:
+            return [stmt]
+        values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
+        out, names = [], []
+        for value in values:
+            if isinstance(value, gast.Constant) or isinstance(value, gast.Name) and value.id not in self.folded:
+                names.append(value)
+                continue
+            temp = self.fresh("t")
+            out += self.assign(temp, value)
+            names.append(_name(temp))
+        result = gast.Tuple(elts=names, ctx=gast.Load()) if isinstance(stmt.value, gast.Tuple) else names[0]
+        return out + [gast.Return(value=result)]
+
+    def host_test(self, test: gast.expr) -> gast.expr:
+        """A branch's or loop's test, computed on the host (hoisted reductions into ``self.pre``)."""
+        test = self.hoist(test)
+        if probes.is_array(self.probe(test)):
+            raise self.refuse(f"a test of an array, `{_text(test)}`, (NumPy refuses its truth value too)")
+        self.check_host(test)
+        return test
+
+    def temp_for(self, node: gast.expr) -> gast.Name:
+        """A name holding ``node``'s value: itself if a name, else a temporary assigned before."""
+        if isinstance(node, gast.Name) and node.id not in self.folded:
+            return node
+        temp = self.fresh("t")
+        saved = self.pre
+        emitted = self.assign(temp, node)
+        self.pre = saved + emitted
+        return _name(temp)

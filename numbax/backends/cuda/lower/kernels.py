@@ -1,0 +1,192 @@
+"""Kernel source: one thread's element expression, the elementwise kernel and the reduction's first pass.
+
+Kernels iterate over a shape with a grid-stride loop and find each operand's element by index arithmetic:
+the flat index is unravelled into ``i0, i1, ...`` over the iteration shape, and an operand broadcast along a
+dimension (extent 1 there, or fewer dimensions: NumPy aligns them on the right) reads index 0 there.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Sequence
+
+import gast
+import numpy as np
+
+from numbax.ast_passes.analyses.primitives import application
+from numbax.primitives.cuda import Cast, Elementwise
+from numbax.primitives.registry import entry
+
+_COMPARE = {gast.Gt: ">", gast.GtE: ">=", gast.Lt: "<", gast.LtE: "<=", gast.Eq: "==", gast.NotEq: "!="}
+_COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})"}
+_FINISH = {("sum", False): "gr.finish_sum", ("sum", True): "gr.finish_mean", ("max", False): "gr.finish_max",
+           ("min", False): "gr.finish_min"}
+
+
+class Unsupported(Exception):
+    """A construct the GPU backend has no lowering for; ``what`` names it for the user."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+# the names kernels use for themselves: an operand's parameter never takes one
+_RESERVED = frozenset({"out", "i", "q", "partial", "shape", "parts", "cache", "cached", "t", "count", "b", "o",
+                       "acc", "seen", "r", "s", "cuda", "gr", "np", "math", "THREADS"})
+
+
+@dataclasses.dataclass
+class Operands:
+    """The names an element expression reads: arrays (name -> ndim) and numbers, in order of first use, and
+    the arrays no one wrote that it computes (name -> expression, each after what it reads): ``computed``, read
+    more than once, into a local of each thread; ``inline``, read once, where it is read. ``names`` gives each
+    its parameter's name in the kernel, each array the name of its element there (``x_i``), and each computed
+    array the name of its element (``y_v``)."""
+
+    arrays: Dict[str, int]
+    numbers: List[str]
+    computed: Dict[str, gast.expr] = dataclasses.field(default_factory=dict)
+    inline: Dict[str, gast.expr] = dataclasses.field(default_factory=dict)
+    names: Dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        taken = set(_RESERVED) | {f"i{d}" for d in range(32)}
+        wanted = [(name, name) for name in list(self.arrays) + self.numbers]
+        wanted += [(name + "[]", name + "_i") for name in self.arrays]
+        wanted += [(name + "()", name + "_v") for name in self.computed]
+        for key, local in wanted:
+            while local in taken:
+                local += "_"
+            taken.add(local)
+            self.names[key] = local
+
+    def args(self) -> List[str]:
+        """The driver's arguments for them."""
+        return list(self.arrays) + self.numbers
+
+    def params(self) -> List[str]:
+        """The kernel's parameters for them."""
+        return [self.names[name] for name in self.args()]
+
+    def element_of(self, name: str) -> str:
+        """The kernel's name for the element of array ``name`` that a thread reads."""
+        return self.names[name + "[]"]
+
+
+def element(node: gast.expr, operands: Operands) -> str:
+    """The expression one thread evaluates for one element (array ``x`` read as ``x_i``, loaded beforehand).
+
+    Raises:
+        Unsupported: ``node`` holds something without an elementwise lowering.
+    """
+    if isinstance(node, gast.Name):
+        if node.id in operands.arrays:
+            return operands.element_of(node.id)
+        if node.id in operands.numbers:
+            return operands.names[node.id]
+        if node.id in operands.computed:
+            return operands.names[node.id + "()"]
+        if node.id in operands.inline:
+            return element(operands.inline[node.id], operands)
+        raise Unsupported(f"the value `{node.id}`")
+    if isinstance(node, gast.Constant) and type(node.value) in (bool, int, float):
+        return repr(node.value)
+    if isinstance(node, gast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        return f"({element(node.left, operands)} {_COMPARE[type(node.ops[0])]} " \
+               f"{element(node.comparators[0], operands)})"
+    if isinstance(node, gast.IfExp):
+        return f"({element(node.body, operands)} if {element(node.test, operands)} " \
+               f"else {element(node.orelse, operands)})"
+    app = application(node)
+    lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
+    if isinstance(lowering, Cast) and len(app.args) == 2 and not app.keywords:
+        target = application(gast.Call(func=app.args[1], args=[], keywords=[]))
+        lowering = getattr(entry(target.key), "cuda", None) if target is not None else None
+        if isinstance(lowering, Elementwise) and lowering.template.startswith("np."):
+            return lowering.template.format(element(app.args[0], operands))
+        raise Unsupported(f"`.astype` to `{target.name if target else '?'}`")
+    if not isinstance(lowering, Elementwise):
+        raise Unsupported(f"`{app.name}`" if app is not None else type(node).__name__)
+    if app.keywords or len(app.args) != lowering.arity:
+        raise Unsupported(f"`{app.name}` with keyword arguments or {len(app.args)} operands")
+    return lowering.template.format(*[element(arg, operands) for arg in app.args])
+
+
+def _unravel(flat: str, dims: Sequence[int], extent) -> List[str]:
+    if not dims:
+        return []
+    lines = [f"q = {flat}"]
+    for position, d in enumerate(reversed(dims)):
+        if position == len(dims) - 1:
+            lines.append(f"i{d} = q")
+        else:
+            lines += [f"i{d} = q % {extent(d)}", f"q = q // {extent(d)}"]
+    return lines
+
+
+def _loads(operands: Operands, ndim: int) -> List[str]:
+    """Each thread's reads of its arrays' elements, then the computed arrays' elements."""
+    lines = []
+    for name, rank in operands.arrays.items():
+        param = operands.names[name]
+        index = ", ".join(f"i{j + ndim - rank} if {param}.shape[{j}] != 1 else 0" for j in range(rank))
+        lines.append(f"{operands.element_of(name)} = {param}[{index}]")
+    for name, expr in operands.computed.items():
+        lines.append(f"{operands.names[name + '()']} = {element(expr, operands)}")
+    return lines
+
+
+def _indent(lines: List[str], depth: int) -> str:
+    return "".join("    " * depth + line + "\n" for line in lines)
+
+
+def elementwise_kernel(name: str, expr: str, operands: Operands, ndim: int) -> str:
+    """A kernel writing ``expr`` at every element of ``out`` (``ndim`` dimensions)."""
+    index = ", ".join(f"i{d}" for d in range(ndim))
+    body = _unravel("i", range(ndim), lambda d: f"out.shape[{d}]") + _loads(operands, ndim) + \
+        [f"out[{index}] = {expr}"]
+    return (f"@cuda.jit\ndef {name}({', '.join(['out'] + operands.params())}):\n"
+            f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))
+
+
+def reduction_kernel(name: str, expr: str, operands: Operands, ndim: int, axes: Sequence[int], op: str,
+                     dtype: np.dtype) -> str:
+    """The first pass of a reduction of ``expr`` (over an iteration shape ``shape`` of ``ndim`` dimensions)
+    over ``axes``: block ``b`` reduces part ``b % parts`` of the elements of output ``b // parts`` into
+    ``partial[output, part]``, its threads striding over them and then halving a shared cache. A thread or a
+    part that met no element marks its slot unseen (max and min have no identity)."""
+    kept = [d for d in range(ndim) if d not in axes]
+    count = " * ".join(f"shape[{d}]" for d in axes) or "1"
+    combine = _COMBINE[op]
+    zero = f"np.{dtype.name}(0)"
+    inner = _unravel("o", kept, lambda d: f"shape[{d}]") + _unravel("r", list(axes), lambda d: f"shape[{d}]") + \
+        _loads(operands, ndim) + [f"acc = {combine.format('acc', expr)} if seen else {expr}", "seen = True"]
+    return (f"@cuda.jit\ndef {name}({', '.join(['partial', 'shape', 'parts'] + operands.params())}):\n"
+            f"    cache = cuda.shared.array(THREADS, np.{dtype.name})\n"
+            f"    cached = cuda.shared.array(THREADS, np.bool_)\n"
+            f"    t = cuda.threadIdx.x\n"
+            f"    count = {count}\n"
+            f"    for b in range(cuda.blockIdx.x, partial.size, cuda.gridDim.x):\n"
+            f"        o = b // parts\n"
+            f"        acc = {zero}\n"
+            f"        seen = False\n"
+            f"        for r in range(b % parts * cuda.blockDim.x + t, count, parts * cuda.blockDim.x):\n"
+            + _indent(inner, 3) +
+            f"        cache[t] = acc\n"
+            f"        cached[t] = seen\n"
+            f"        cuda.syncthreads()\n"
+            f"        s = cuda.blockDim.x // 2\n"
+            f"        while s > 0:\n"
+            f"            if t < s and cached[t + s]:\n"
+            f"                cache[t] = {combine.format('cache[t]', 'cache[t + s]')} if cached[t] else cache[t + s]\n"
+            f"                cached[t] = True\n"
+            f"            cuda.syncthreads()\n"
+            f"            s //= 2\n"
+            f"        if t == 0:\n"
+            f"            partial[o, b % parts] = cache[0] if cached[0] else {zero}\n"
+            f"        cuda.syncthreads()\n")
+
+
+def finisher(op: str, mean: bool) -> str:
+    """The runtime kernel of a reduction's second pass."""
+    return _FINISH[(op, mean)]

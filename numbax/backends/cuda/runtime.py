@@ -1,0 +1,169 @@
+"""What the GPU backend's generated host drivers and kernels call (imported there as ``gr``).
+
+Launch shapes, allocation, the shape arithmetic of broadcasting and reductions, the second pass of a
+reduction, matrix products (cuBLAS through CuPy where CuPy is installed; else a plain kernel, the simulator's
+path) and the device functions kernels share. It imports NumPy and ``numba.cuda`` only, no compiler code.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence, Tuple
+
+import numpy as np
+
+from numbax.backends.cuda.availability import cuda as _cuda_module, simulated
+from numbax.errors import NumbaxShapeError
+
+cuda = _cuda_module()
+# Threads per block: a power of two (the block reductions halve it). The simulator runs each thread as a Python
+# thread, so it gets few.
+THREADS = 8 if simulated() else 256
+MAX_BLOCKS = 4 if simulated() else 4096
+
+
+@cuda.jit(device=True)
+def maximum(a, b):
+    """``np.maximum`` of two numbers: NaN if either is NaN."""
+    return a if a > b or a != a else b
+
+
+@cuda.jit(device=True)
+def minimum(a, b):
+    """``np.minimum`` of two numbers: NaN if either is NaN."""
+    return a if a < b or a != a else b
+
+
+def grid(n: int) -> Tuple[int, int]:
+    """``(blocks, threads)`` for a grid-stride loop over ``n`` elements."""
+    return max(1, min(MAX_BLOCKS, -(-n // THREADS))), THREADS
+
+
+def empty(shape: Sequence[int], dtype) -> Any:
+    """An uninitialised device array."""
+    return cuda.device_array(tuple(shape), dtype=dtype)
+
+
+def full(shape: Any, value: Any, dtype) -> Any:
+    """``np.full(shape, value, dtype)`` on the device (made on the host and copied)."""
+    return cuda.to_device(np.full(shape, value, dtype))
+
+
+class shaped:  # noqa: N801 - read as a function in generated code
+    """A stand-in with a shape only: what a run-time check of an array that a kernel folded away reads."""
+
+    def __init__(self, shape: Sequence[int]):
+        self.shape = tuple(shape)
+        self.ndim = len(self.shape)
+
+
+def broadcast_shape(*shapes: Sequence[int]) -> Tuple[int, ...]:
+    """NumPy's broadcast of ``shapes`` (the operands' shapes were checked where the user wrote them)."""
+    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+
+
+def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdims: bool) -> Tuple[int, ...]:
+    """The shape of a reduction of an array of ``shape`` over ``axes`` (normalized, non-negative)."""
+    return tuple(1 if d in axes else n for d, n in enumerate(shape) if keepdims or d not in axes)
+
+
+def reduce(first, finish, shape: Sequence[int], axes: Sequence[int], keepdims: bool, dtype, operands,
+           where: str, has_identity: bool) -> Any:
+    """Launch a reduction: ``first`` (generated: each block reduces a slice of the elements of one output
+    into ``partial[output, part]``), then ``finish`` (a second pass over the parts). A reduction to a number
+    gives a NumPy scalar on the host, as ``np.sum`` does; over axes, a device array."""
+    shape = tuple(shape)
+    out_shape = reduced_shape(shape, axes, keepdims)
+    n_out = math.prod(n for d, n in enumerate(shape) if d not in axes)
+    count = math.prod(shape[d] for d in axes)
+    if count == 0 and not has_identity:
+        raise NumbaxShapeError("zero-size array to reduction operation which has no identity", where)
+    parts = 1 if n_out >= MAX_BLOCKS else max(1, min(MAX_BLOCKS // max(n_out, 1), -(-count // THREADS)))
+    partial = cuda.device_array((n_out, parts), dtype=dtype)
+    if n_out:
+        first[min(n_out * parts, MAX_BLOCKS), THREADS](partial, shape, parts, *operands)
+    out = cuda.device_array(n_out, dtype=dtype)
+    finish[grid(n_out)](out, partial, count)
+    if not out_shape:
+        return out.copy_to_host()[0]
+    return out.reshape(out_shape)
+
+
+@cuda.jit
+def finish_sum(out, partial, count):
+    """Second pass of a sum: add each output's parts."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc += partial[o, p]
+        out[o] = acc
+
+
+@cuda.jit
+def finish_mean(out, partial, count):
+    """Second pass of a mean: add each output's parts and divide by the number of elements."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc += partial[o, p]
+        out[o] = acc / count
+
+
+@cuda.jit
+def finish_max(out, partial, count):
+    """Second pass of a maximum (NaN wins, as in NumPy)."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc = maximum(acc, partial[o, p])
+        out[o] = acc
+
+
+@cuda.jit
+def finish_min(out, partial, count):
+    """Second pass of a minimum (NaN wins, as in NumPy)."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc = minimum(acc, partial[o, p])
+        out[o] = acc
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` of device arrays (1-d or 2-d; the shapes were checked where the user wrote the product):
+    cuBLAS through CuPy where CuPy is installed, else ``_matmul_kernel``."""
+    dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
+    cupy = _cupy()
+    if cupy is not None:
+        return cuda.as_cuda_array(cupy.matmul(cupy.asarray(a).astype(dtype, copy=False),
+                                              cupy.asarray(b).astype(dtype, copy=False)))
+    a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
+    b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
+    out = cuda.device_array((a2.shape[0], b2.shape[1]), dtype=dtype)
+    if a2.shape[1] == 0:
+        out = cuda.to_device(np.zeros(out.shape, dtype))
+    else:
+        _matmul_kernel[grid(out.size)](out, a2, b2)
+    shape = tuple(n for n, keep in ((a2.shape[0], a.ndim == 2), (b2.shape[1], b.ndim == 2)) if keep)
+    if not shape:
+        return out.copy_to_host()[0, 0]
+    return out.reshape(shape)
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return None if simulated() else cupy
+
+
+@cuda.jit
+def _matmul_kernel(out, a, b):
+    """One thread per element of ``out``: the simulator's (and a machine without CuPy's) matrix product."""
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        row = i // out.shape[1]
+        col = i % out.shape[1]
+        acc = a[row, 0] * b[0, col]  # the host gives a product over no terms zeros instead
+        for k in range(1, a.shape[1]):
+            acc += a[row, k] * b[k, col]
+        out[row, col] = acc

@@ -1,0 +1,91 @@
+"""The GPU backend's lowering of each primitive it supports: a kernel expression, a block reduction or cuBLAS.
+
+A primitive without a ``cuda`` field is refused by the GPU backend at the user's line
+(``backends.cuda.lower``), never approximated. An ``Elementwise`` template is what one thread computes for
+one element, ``{0}``, ``{1}``... standing for its operands' values, in NumPy's semantics: NaN propagates
+through ``maximum``/``minimum`` as in NumPy (Python's ``max`` would drop it), so those call the device
+functions of ``backends.cuda.runtime`` (``gr``). The same templates hold for numbers in the host driver,
+where the original NumPy call runs on NumPy scalars instead.
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import math
+
+import gast
+import numpy as np
+
+from numbax.primitives.registry import define, method_key
+
+
+@dataclasses.dataclass(frozen=True)
+class Elementwise:
+    """One element of the result: ``template`` formatted with the operands' expressions; ``arity`` operands,
+    passed positionally (a keyword is refused)."""
+
+    template: str
+    arity: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Reduction:
+    """A reduction over all elements or over ``axis`` (``keepdims``): ``op`` is ``sum``, ``max`` or ``min``;
+    ``mean`` divides the sum by the count."""
+
+    op: str
+    mean: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Cast:
+    """``x.astype(t)``: the element converted by ``t``'s own lowering (``np.float32(x)``); ``t`` must name
+    one of the NumPy types below."""
+
+
+class _Matmul:
+    def __repr__(self):
+        return "MATMUL"
+
+
+MATMUL = _Matmul()
+
+
+def _unary(template: str, *keys) -> None:
+    define(*keys, cuda=Elementwise(template, 1))
+
+
+def _binary(template: str, *keys) -> None:
+    define(*keys, cuda=Elementwise(template, 2))
+
+
+_binary("({0} + {1})", gast.Add, np.add)
+_binary("({0} - {1})", gast.Sub, np.subtract)
+_binary("({0} * {1})", gast.Mult, np.multiply)
+_binary("({0} / {1})", gast.Div, np.divide, np.true_divide)
+_binary("({0} ** {1})", gast.Pow, np.power)
+_binary("({0} // {1})", gast.FloorDiv)
+_binary("({0} % {1})", gast.Mod)
+_unary("(-{0})", gast.USub, np.negative)
+_unary("(+{0})", gast.UAdd)
+_unary("abs({0})", np.abs, np.absolute, abs, math.fabs, np.fabs)
+_binary("gr.maximum({0}, {1})", np.maximum)
+_binary("gr.minimum({0}, {1})", np.minimum)
+_unary("({0} * {0})", np.square)
+define(np.where, cuda=Elementwise("({1} if {0} else {2})", 3))
+define(np.clip, method_key("clip"), cuda=Elementwise("gr.minimum(gr.maximum({0}, {1}), {2})", 3))
+_unary("float({0})", builtins.float)
+_unary("{0}", np.copy, method_key("copy"))
+for _type in (np.float32, np.float64, np.int32, np.int64):
+    _unary(f"np.{_type.__name__}({{0}})", _type)
+define(method_key("astype"), cuda=Cast())
+for _name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh",
+              "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"):
+    _math = "a" + _name[3:] if _name.startswith("arc") else _name  # np.arcsin is math.asin
+    _unary(f"math.{_math}({{0}})", getattr(np, _name), getattr(math, _math))
+
+define(np.sum, cuda=Reduction("sum"))  # the methods (x.sum()) share these entries
+define(np.mean, cuda=Reduction("sum", mean=True))
+define(np.max, np.amax, cuda=Reduction("max"))
+define(np.min, np.amin, cuda=Reduction("min"))
+define(gast.MatMult, np.matmul, cuda=MATMUL)

@@ -1,0 +1,117 @@
+"""The jit corpus on the GPU backend, in Numba's CUDA simulator: every case the backend compiles agrees with
+the CPU backend (structure, dtypes, values: rtol 1e-12, 1e-5 for float32), and every other case is refused
+with a ``NumbaxDeviceError`` at the user's line, never run with a wrong result.
+
+``SUPPORTED`` is what the first slice of the backend compiles; a case that starts to compile moves there (the
+refusal test fails until it does).
+"""
+import copy
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import numbax
+from numbax import tree_util
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from corpus import all_cases  # noqa: E402
+
+CASES = all_cases()
+SUPPORTED = frozenset({
+    "basics.float32_tanh", "basics.clipped_sqrt", "basics.float32_const", "basics.float32_python_scalar",
+    "basics.const_tuple_scales", "basics.astype_and_float32_of_scalar", "basics.float32_module_constant",
+    "basics.float32_ufunc_with_float", "basics.float32_times_weak_argument", "basics.int32_plus_literal",
+    "basics.tanh_layer", "basics.softplus", "basics.leaky_relu", "basics.sin_pi", "basics.math_sqrt_scalar",
+    "basics.power_and_abs", "basics.row_sums", "basics.col_means", "basics.standardize", "basics.softmax",
+    "basics.matvec_gram", "basics.zeros_from_shape", "basics.gram_transpose", "basics.ndim_dispatch_1d",
+    "basics.ndim_dispatch_2d", "basics.len_mean", "basics.int_arithmetic", "basics.int_sum",
+    "basics.bool_mask_count", "basics.zero_d_array", "basics.zero_d_reduce", "basics.const_array_affine",
+    "basics.builtin_min_max_abs", "basics.conditional_expression_pos", "basics.conditional_expression_neg",
+    "basics.keepdims_normalize", "basics.method_axis", "basics.math_module", "basics.int_true_division",
+    "basics.vector_dot_matmul", "basics.chained_comparison", "basics.abs_of_array", "basics.annotated",
+    "basics.static_assert", "basics.rebinding_after_use", "basics.loop_variable_after_loop",
+    "basics.int_array_times_float", "basics.shape_comparison", "basics.gram_transpose_noncontiguous",
+    "basics.row_sums_fortran", "basics.softmax_rows", "basics.static_axis", "basics.static_axis_tuple",
+    "control_flow.sign_branch_if", "control_flow.sign_branch_elif", "control_flow.sign_branch_else",
+    "control_flow.early_return_first", "control_flow.early_return_fallthrough", "control_flow.newton_sqrt",
+    "control_flow.bisection_cube_root", "control_flow.while_and_condition", "control_flow.euler_decay",
+    "control_flow.return_inside_while", "control_flow.defined_in_branch", "control_flow.runtime_bool",
+    "control_flow.array_ternary", "control_flow.int_elif_chain", "control_flow.logistic_regression_gd",
+    "control_flow.clip_scalar_negative", "control_flow.clip_scalar_positive",
+    "control_flow.dict_return_in_branches_if", "control_flow.dict_return_in_branches_else",
+    "control_flow.while_else_break", "control_flow.while_else_exhausted", "control_flow.for_else_nested_primes",
+    "pytrees.mlp_forward", "pytrees.mlp_range_len", "pytrees.mlp_enumerate", "pytrees.dict_affine",
+    "pytrees.dict_out", "pytrees.tuple_out", "pytrees.namedtuple_step", "pytrees.namedtuple_out",
+    "pytrees.nested_dict_of_lists", "pytrees.len_of_list", "pytrees.none_leaf", "pytrees.list_out",
+    "pytrees.nested_tuple_out", "pytrees.constant_indexing", "pytrees.sgd_comprehension", "pytrees.sgd_loop",
+    "pytrees.dict_items", "pytrees.dict_update_out", "pytrees.tuple_of_arrays_in", "pytrees.passthrough",
+    "pytrees.registered_dataclass", "pytrees.constant_output", "pytrees.shape_output",
+    "pytrees.empty_list_params", "pytrees.reversed_and_sliced", "pytrees.loop_over_string_keys",
+    "pytrees.keys_values", "pytrees.local_dict_built", "pytrees.builtin_sum_of_list", "pytrees.isinstance_dict",
+    "pytrees.isinstance_tuple", "pytrees.optional_bias_none", "pytrees.optional_bias_array",
+    "pytrees.scalar_leaves", "pytrees.zip_params_range", "pytrees.break_in_unrolled_loop",
+    "pytrees.continue_in_unrolled_loop", "pytrees.return_in_unrolled_loop", "pytrees.return_params_unchanged",
+    "pytrees.namedtuples_in_list", "pytrees.break_keeps_loop_target", "pytrees.unrolled_for_else_done",
+    "pytrees.unrolled_for_else_broke", "pytrees.break_under_static_condition", "pytrees.sum_with_start",
+    "calls.layer", "calls.keyword_defaults", "calls.helper_early_return", "calls.nested_def",
+    "calls.nested_def_closure", "calls.lambda_activation", "calls.dense_relu", "calls.dense_tanh",
+    "calls.dense_linear", "calls.helper_chain", "calls.helper_taking_pytree", "calls.helper_scalar_and_array",
+    "calls.static_callable", "calls.dynamic_scalars", "calls.static_flag_false", "calls.imported_helper",
+    "calls.helper_with_array_kwargs", "calls.helper_name_collision", "calls.helper_default_constant",
+    "calls.higher_order_helper", "calls.closure_assigned_after_def", "calls.lambda_closure_local",
+    "calls.module_attribute_helper", "calls.calls_jitted_helper", "calls.keyword_only",
+    "calls.negative_static_argnum", "calls.static_range_unrolled", "calls.default_dynamic_tolerance",
+    "calls.helper_in_conditional_expression", "calls.helper_with_nested_def", "calls.lambda_default",
+    "calls.partial_helper", "calls.helper_rebinds_param", "calls.helper_return_in_while",
+    "calls.partial_keywords_local",
+})
+
+
+def _jit(case, backend):
+    return numbax.jit(case.fn, static_argnums=case.static_argnums, static_argnames=case.static_argnames,
+                      backend=backend)
+
+
+def _call(fn, case):
+    return fn(*case.args_factory(), **copy.deepcopy(case.kwargs or {}))
+
+
+def _assert_leaf(expected, got):
+    expected, got = np.asarray(expected), np.asarray(got)
+    assert got.shape == expected.shape
+    # the CPU backend gives a float32 number as a Python float (Numba boxes it so): compare the kind there
+    assert got.dtype == expected.dtype if expected.ndim else got.dtype.kind == expected.dtype.kind, \
+        (got.dtype, expected.dtype)
+    if expected.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if np.float32 in (got.dtype, expected.dtype)
+                                   else 1e-12)
+
+
+def test_supported_names_exist():
+    assert SUPPORTED <= {case.id for case in CASES}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in SUPPORTED], ids=lambda c: c.id)
+def test_gpu_backend_agrees_with_the_cpu_backend(case, gpu):
+    expected = _call(_jit(case, "cpu"), case)
+    out = _call(_jit(case, "gpu"), case)
+    for leaf in tree_util.tree_leaves(out):
+        assert not isinstance(leaf, np.ndarray), f"a result on the host: {leaf!r}"
+    got = numbax.device_get(out)
+    assert tree_util.tree_structure(got) == tree_util.tree_structure(expected)
+    for e, g in zip(tree_util.tree_leaves(expected), tree_util.tree_leaves(got)):
+        _assert_leaf(e, g)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id not in SUPPORTED], ids=lambda c: c.id)
+def test_gpu_backend_refuses_the_rest_at_the_users_line(case, gpu):
+    filename = case.fn.__code__.co_filename
+    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
+        _call(_jit(case, "gpu"), case)
+    assert info.value.origin is not None and info.value.origin.filename == filename
+    assert "CPU backend" in str(info.value)

@@ -1,0 +1,128 @@
+"""What the GPU backend does not compile yet is refused at the user's line with a ``NumbaxDeviceError`` that
+names the construct and says to use the CPU backend; ``numbax show --backend gpu`` prints kernels and driver."""
+import inspect
+import math
+import os
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import numbax
+from numbax import cli
+
+HERE = os.path.abspath(__file__)
+
+
+def loss(x):
+    return np.sum(x * x)
+
+
+def spread(x):
+    return x.std()
+
+
+def element(x, i):
+    return x[i] * 2.0
+
+
+def int_then_float(x):
+    s = 0
+    for _ in range(3):
+        s = s + x.sum()
+    return s
+
+
+def doubles_argument(x):
+    x *= 2.0
+    return x
+
+
+def typed_sum(x):
+    return np.sum(x, dtype=np.float32)
+
+
+def _line(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def _refused(fn, *args, backend="gpu"):
+    with pytest.raises(numbax.NumbaxDeviceError) as info:
+        numbax.jit(fn, backend=backend)(*args)
+    return info.value
+
+
+@pytest.mark.parametrize("fn, args, line, construct", [
+    (spread, (np.ones(3),), "x.std()", "`x.std()`"),
+    (element, (np.ones(3), 1), "x[i]", "indexing an array element"),
+    (int_then_float, (np.ones(3),), "s = s + x.sum()", "`s`, which changes its dtype"),
+    (doubles_argument, (np.ones(3),), "x *= 2.0", "an in-place update of an argument's array"),
+    (typed_sum, (np.ones(3),), "np.sum", "`np.sum` with arguments other than axis and keepdims"),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_unsupported_constructs_are_refused_at_the_users_line(gpu, fn, args, line, construct):
+    error = _refused(fn, *args)
+    assert error.origin is not None and error.origin.filename == HERE
+    assert error.origin.lineno == _line(fn, line), error
+    assert construct in error.message and "not supported by the GPU backend yet" in error.message
+    assert "CPU backend" in error.hint
+
+
+@pytest.mark.parametrize("transform", [numbax.grad, numbax.value_and_grad, numbax.vmap, numbax.jacfwd],
+                         ids=["grad", "value_and_grad", "vmap", "jacfwd"])
+def test_transformations_other_than_jit_are_refused_on_the_gpu(gpu, transform):
+    x = numbax.device_put(np.ones(3), gpu)
+    with pytest.raises(numbax.NumbaxDeviceError, match="on the GPU backend is not implemented yet") as info:
+        transform(loss)(x)
+    assert "CPU backend" in info.value.hint and info.value.origin.lineno == _line(loss, "def loss")
+
+
+def test_cpu_options_are_refused_on_the_gpu(gpu):
+    with pytest.raises(numbax.NumbaxDeviceError, match="parallel=True is an option of the CPU backend"):
+        numbax.jit(loss, parallel=True)(numbax.device_put(np.ones(3), gpu))
+
+
+def test_the_refusal_needs_no_gpu():
+    """The lowering runs before anything touches numba.cuda: show and refusals work on any machine."""
+    with pytest.raises(numbax.NumbaxDeviceError, match="`x.std\\(\\)`"):
+        numbax.source(numbax.jit(spread, backend="gpu"), np.ones(3))
+
+
+def test_show_backend_gpu_prints_kernels_and_driver(capsys):
+    status = cli.main(["show", f"{HERE}:loss", "--args", "f64[8]", "--backend", "gpu", "--color", "never"])
+    out, err = capsys.readouterr()
+    assert status == 0 and err == ""
+    assert "@cuda.jit\ndef _reduce_1(partial, shape, parts, x):" in out and "def loss(x):" in out
+    assert f"# {pathlib.Path(HERE).name}:{_line(loss, 'np.sum')}: return np.sum(x * x)" in out
+    assert "gr.reduce(_reduce_1, gr.finish_sum, x.shape, (0,), False, np.float64, (x,)" in out
+
+
+def test_show_backend_gpu_reports_a_refusal_as_a_user_error(capsys):
+    status = cli.main(["show", f"{HERE}:spread", "--args", "f64[8]", "--backend", "gpu"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and "`x.std()` is not supported by the GPU backend yet" in err
+
+
+def test_export_backend_gpu_is_refused(capsys, tmp_path):
+    status = cli.main(["export", f"{HERE}:loss", "--args", "f64[8]", "--backend", "gpu", "-o", str(tmp_path / "o.py")])
+    assert status == 2 and "--backend gpu goes with show" in capsys.readouterr()[1]
+
+
+def test_export_of_gpu_code_is_refused():
+    with pytest.raises(numbax.NumbaxError, match="export of the GPU backend's kernels and driver"):
+        numbax.export(numbax.jit(loss, backend="gpu"), np.ones(3))
+
+
+def sqrt_of_difference(x, a, b):
+    return x.sum() * math.sqrt(a - b)  # numbers: computed by the driver, on the host
+
+
+def test_math_on_the_host_gives_nan_as_compiled_code_does(gpu):
+    """``math.sqrt(-1.0)`` raises in Python; the driver computes numbers with NumPy, as the CPU backend does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nor a warning of NumPy's: compiled code gives none
+        got = numbax.device_get(numbax.jit(sqrt_of_difference, backend="gpu")(np.ones(2), 1.0, 2.0))
+    expected = numbax.jit(sqrt_of_difference)(np.ones(2), 1.0, 2.0)
+    assert np.isnan(got) and np.isnan(expected)
+    assert float(numbax.device_get(numbax.jit(sqrt_of_difference, backend="gpu")(np.ones(2), 5.0, 1.0))) == 4.0
