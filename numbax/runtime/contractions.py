@@ -516,6 +516,17 @@ def _matmul_operator(a, b):
     return lambda a, b: a.astype(kind) @ b.astype(kind)
 
 
+@overload(np.linalg.solve)
+def _solve_two_dtypes(a, b):
+    """``np.linalg.solve`` of float operands of two dtypes (a float32 matrix meeting a float64 tangent or
+    right-hand side), both in the dtype NumPy promotes them to: Numba's own takes one dtype only."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)) or a.dtype == b.dtype or \
+            not all(isinstance(t.dtype, types.Float) for t in (a, b)):
+        return None  # Numba's own
+    kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
+    return lambda a, b: np.linalg.solve(a.astype(kind), b.astype(kind))
+
+
 @overload(einsum_vjp, prefer_literal=True)
 def _einsum_vjp(g, k, subscripts, *operands):
     text, which = static("einsum_vjp", "subscripts", subscripts), static("einsum_vjp", "k", k)
