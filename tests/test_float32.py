@@ -195,7 +195,7 @@ VMAP_CASES = [c for c in GRAD_CASES if c.argnums == 0 and not c.static_argnums a
 
 
 @pytest.mark.parametrize("case, backend", list(_params(VMAP_CASES, 5)))
-def test_vmap_of_grad_in_float32(case, backend):
+def test_vmap_and_vmap_of_grad_in_float32(case, backend):
     args = case.args_factory()
     batch = np.stack([args[0], np.flip(args[0]) * 0.5])
     rest = as_float32(args[1:])
@@ -203,6 +203,10 @@ def test_vmap_of_grad_in_float32(case, backend):
     def per_example(x):
         return case.fn(x, *rest)
 
+    values = numbax.vmap(per_example, backend=backend)(batch.astype(np.float32))
+    eager = [per_example(x) for x in batch.astype(np.float32)]
+    assert values.dtype == np.result_type(*eager)  # a batch of scalars keeps their dtype, on cpu too
+    assert_close(np.stack([case.fn(x, *args[1:]) for x in batch]), values)
     got = numbax.vmap(numbax.grad(per_example, backend=backend), backend=backend)(batch.astype(np.float32))
     assert got.dtype == np.float32
     want = np.stack([numbax.grad(case.fn, backend="python")(x, *args[1:]) for x in batch])
