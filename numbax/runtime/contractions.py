@@ -18,6 +18,9 @@ operand's letters outside: ``out[i, j] += g[i, k] * b[j, k]``; repeated
 letters write a diagonal (``'ii->'``), letters the operand alone has are
 broadcast back, and broadcast axes of size 1 are summed.
 
+Float operands of two dtypes (a float32 primal meeting a float64 cotangent or tangent) go to ``@``,
+``np.dot`` and ``np.linalg.solve`` promoted to the one dtype NumPy gives: Numba's own take one dtype.
+
     >>> import numba
     >>> a, b = np.arange(6.0).reshape(2, 3), np.arange(3.0)
     >>> numba.njit(lambda a, b: einsum('ij,j->i', a, b))(a, b)
