@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import corpus  # noqa: E402
 import grad_corpus  # noqa: E402
+from test_jacobian import UNTYPED_OUTPUTS  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5  # float32's tolerance, ATOL relative to the largest magnitude of the leaf
 
@@ -171,12 +172,8 @@ def test_jit_and_grad_of_float32_and_float64_arguments(case, backend):
     _grad_check(case, backend, args)
 
 
-# jacfwd takes no static arguments, and refuses these programs in float64 too: it cannot tell the dtype and rank of
-# their outputs (a scalar returned from branches, a number summed in a loop over a container, scipy's logsumexp)
-JACFWD_CASES = [c for c in GRAD_CASES if not c.static_argnums and c.id not in (
-    "numpy_functions.log_sum_exp_scipy", "branches.scalar_piecewise_low", "branches.scalar_piecewise_mid",
-    "branches.scalar_piecewise_high", "loops.nested_loops",
-    "loops.enumerate_and_zip", "loops.enumerate_zip_with_start_and_range", "inplace.matmul_loops")]
+# jacfwd takes no static arguments, and refuses the programs whose outputs it cannot tell in float64 too
+JACFWD_CASES = [c for c in GRAD_CASES if not c.static_argnums and c.id not in UNTYPED_OUTPUTS]
 
 
 @pytest.mark.parametrize("case, backend", list(_params(JACFWD_CASES[::2], 6)))
