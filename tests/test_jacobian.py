@@ -39,7 +39,7 @@ CASES = [c for c in all_cases() if not c.static_argnums and _real_inputs(c)]
 # outputs whose dtype and rank numbax cannot tell while specializing (the sweep's basis must match them)
 UNTYPED_OUTPUTS = {
     "numpy_functions.log_sum_exp_scipy", "branches.scalar_piecewise_low",
-    "branches.scalar_piecewise_mid", "branches.scalar_piecewise_high", "branches.conditional_expression",
+    "branches.scalar_piecewise_mid", "branches.scalar_piecewise_high",
     "loops.nested_loops", "loops.enumerate_and_zip", "loops.enumerate_zip_with_start_and_range",
     "inplace.matmul_loops",
 }

@@ -18,6 +18,9 @@ operand's letters outside: ``out[i, j] += g[i, k] * b[j, k]``; repeated
 letters write a diagonal (``'ii->'``), letters the operand alone has are
 broadcast back, and broadcast axes of size 1 are summed.
 
+Float operands of two dtypes (a float32 primal meeting a float64 cotangent or tangent) go to ``@``,
+``np.dot`` and ``np.linalg.solve`` promoted to the one dtype NumPy gives: Numba's own take one dtype.
+
     >>> import numba
     >>> a, b = np.arange(6.0).reshape(2, 3), np.arange(3.0)
     >>> numba.njit(lambda a, b: einsum('ij,j->i', a, b))(a, b)
@@ -515,6 +518,17 @@ def _matmul_operator(a, b):
         return None  # Numba's own
     kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
     return lambda a, b: a.astype(kind) @ b.astype(kind)
+
+
+@overload(np.linalg.solve)
+def _solve_two_dtypes(a, b):
+    """``np.linalg.solve`` of float operands of two dtypes (a float32 matrix meeting a float64 tangent or
+    right-hand side), both in the dtype NumPy promotes them to: Numba's own takes one dtype only."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)) or a.dtype == b.dtype or \
+            not all(isinstance(t.dtype, types.Float) for t in (a, b)):
+        return None  # Numba's own
+    kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
+    return lambda a, b: np.linalg.solve(a.astype(kind), b.astype(kind))
 
 
 @overload(einsum_vjp, prefer_literal=True)

@@ -274,7 +274,11 @@ class ExpressionsMixin:
         if not isinstance(test, Dyn):
             return self.eval(node.body if test else node.orelse)
         body, orelse = self.eval(node.body), self.eval(node.orelse)
-        return self.dyn(gast.IfExp(test=test.expr(), body=self.materialize(body), orelse=self.materialize(orelse)))
+        # one abstract value where both arms have it (``2.0 if c else 0.5`` stays a weak float, which a float32
+        # array keeps its dtype with); arms of two dtypes or ranks give the value's dtype by the path taken
+        avals = {dtypes.aval_of(body), dtypes.aval_of(orelse)}
+        return Dyn(gast.IfExp(test=test.expr(), body=self.materialize(body), orelse=self.materialize(orelse)),
+                   avals.pop() if len(avals) == 1 else None)
 
     def eval_Tuple(self, node):
         return tuple(self.eval(e) for e in node.elts)

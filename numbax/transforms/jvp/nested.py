@@ -19,7 +19,7 @@ from numbax.transforms.grad import higher_order as higher_order_checks
 
 
 def cast_like(tangent, primal):
-    """The tangent in its primal's dtype (a float32 output's tangent may be computed in float64)."""
+    """The tangent array in its primal's dtype (a float32 output's tangent may be computed in float64)."""
     return tangent.astype(primal.dtype)
 
 
@@ -78,7 +78,12 @@ def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], labe
                       hint="return floating-point arrays or numbers (use numbax.jvp outside compiled code for "
                       "integer outputs, whose tangents are float0).")
         same = _aval(tangent) is not None and _aval(tangent).dtype == aval.dtype
-        cast.append(tangent if same else spec.call_python_function(node, cast_like, [tangent, primal], {}))
+        if same:
+            cast.append(tangent)
+        elif aval.ndim:
+            cast.append(spec.call_python_function(node, cast_like, [tangent, primal], {}))
+        else:  # a scalar has no astype in Numba: its dtype's constructor casts it
+            cast.append(spec.call_value(node, aval.dtype.type, [tangent], {}))
     return out, tree_util.tree_unflatten(treedef, cast)
 
 
