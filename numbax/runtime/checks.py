@@ -23,7 +23,9 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
 error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
 written in Python (``numbax.error_text``): text built in nopython mode would cost seconds of compilation on
-every first call, as Numba compiles a function's error paths with it.
+every first call, as Numba compiles a function's error paths with it. They are Numba's own ``overload``s,
+not ``numbax.runtime.cached``'s: a check is a few comparisons, often in a loop's body, and compiled with its
+caller it is inlined there, where code loaded from the disk cache would be a call.
 """
 from __future__ import annotations
 
@@ -31,10 +33,9 @@ import numbers
 
 import numpy as np
 from numba import literal_unroll, types
-from numba.extending import register_jitable
+from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
-from numbax.runtime.cached import overload
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
