@@ -13,12 +13,14 @@ residuals and the output's cotangent::
         d[x0] = f_bwd(r0, g)
 
 so reverse mode differentiates the call like any primitive's, and the ``rules`` pass of the pipeline
-inlines ``f_bwd``'s helper into the adjoint code and drops the marker. A ``custom_jvp`` function gets a
-forward-mode template instead, one part per operand (the user's rule with that operand's tangent, the
-others zero: the sum is the rule's tangent where it is linear in the tangents, as JAX requires), and its
-primal is ``f`` on ``rt.custom_input`` of its arguments. A second derivative through a rule (the rule's own
-code read by another transformation) is refused for now. A mode without a rule in the entry (reverse mode of
-a ``custom_jvp`` function, forward mode of a ``custom_vjp`` one) is refused at the user's line.
+inlines ``f_bwd``'s helper into the adjoint code and drops the marker. A ``custom_jvp`` function's entry holds
+both templates: forward mode's, one part per operand (the user's rule with that operand's tangent, the
+others zero: the sum is the rule's tangent where it is linear in the tangents, as JAX requires), and reverse
+mode's, the rule transposed by numbax's own reverse mode (``transpose``); its primal is ``f`` on
+``rt.custom_input`` of its arguments. A second derivative through a rule (the rule's own code read by another
+transformation) is refused for now: the transposed rule's cotangents pass through ``rt.custom_input_seen``,
+which no transformation differentiates. Forward mode of a ``custom_vjp`` function has no rule in its entry and
+is refused at the user's line.
 """
 from __future__ import annotations
 
@@ -33,11 +35,12 @@ from numbax import tree_util
 from numbax.ast_passes import resolve
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import Dyn
-from numbax.errors import NumbaxInternalError
+from numbax.errors import NumbaxError, NumbaxInternalError
 from numbax.primitives import kinds, symbolic
 from numbax.primitives.registry import CUSTOM, Primitive
 from numbax.primitives.templates import Rule
 from numbax.runtime.identity import custom_input, custom_rule
+from numbax.transforms.custom import transpose
 
 _NUMBERS = itertools.count()
 
@@ -108,16 +111,19 @@ def _single_output(custom, spec, node, out: Any, what: str) -> Dyn:
     return leaves[0]
 
 
-def _register(number: int, params: List[str], lines: List[str], name: str, mode: str) -> None:
-    """The registry entry ``("custom", number)``: a template written for this call, and the marker's output's
-    abstract value and shape (those of ``out``, its second argument)."""
-    source = f"def custom_rule_{number}(g, ans, {', '.join(params)}):\n" + "".join(f"    {line}\n" for line in lines)
-    filename = f"<numbax: custom rule {number}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: Dict[str, Any] = {}
-    exec(compile(source, filename, "exec"), namespace)
-    rule = Rule(namespace[f"custom_rule_{number}"])
-    fields = {"vjp": rule} if mode == "rev" else {"jvp": rule}
+def _register(number: int, params: List[str], rules: Dict[str, List[str]], name: str) -> None:
+    """The registry entry ``("custom", number)``: a template written for this call per mode (``"vjp"``,
+    ``"jvp"``: the lines of its body), and the marker's output's abstract value and shape (those of ``out``,
+    its second argument)."""
+    fields = {}
+    for mode, lines in rules.items():
+        source = f"def custom_{mode}_{number}(g, ans, {', '.join(params)}):\n" + "".join(f"    {line}\n"
+                                                                                       for line in lines)
+        filename = f"<numbax: custom {mode} rule {number}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace: Dict[str, Any] = {}
+        exec(compile(source, filename, "exec"), namespace)
+        fields[mode] = Rule(namespace[f"custom_{mode}_{number}"])
     CUSTOM[number] = (name, Primitive(aval=kinds.same_as(1), shape=symbolic.same_as(1), **fields))
 
 
@@ -179,8 +185,8 @@ def lower_vjp(custom, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> An
         operands.append(x)
         lines.append(f"d[x{k}] = None" if position is None else
                      f"d[x{k}] = cotangents" if dynamic == 1 else f"d[x{k}] = cotangents[{position}]")
-    _register(number, params, lines, f"custom_vjp function `{custom.name}` (forward mode of a custom_vjp function "
-              "is not defined, as in JAX)", "rev")
+    _register(number, params, {"vjp": lines}, f"custom_vjp function `{custom.name}` (forward mode of a custom_vjp "
+              "function is not defined, as in JAX)")
     y = _marker(spec, node, number, y0, operands)
     return tree_util.tree_unflatten(tree_util.tree_structure(out), [y])
 
@@ -239,13 +245,6 @@ def lower_jvp(custom, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> An
     kept = [spec.snapshot(values[i]) for i in nondiff]
     primals = [spec.snapshot(values[i]) for i in range(len(values)) if i not in nondiff]
     xs = [leaf for leaf in tree_util.tree_leaves(primals) if isinstance(leaf, Dyn)]
-    tangents = [Dyn(name_node(f"t{k}"), x.aval) for k, x in enumerate(xs)]
-    by_x = {id(x): t for x, t in zip(xs, tangents)}
-    tangent_tree = tree_util.tree_map(lambda leaf: by_x.get(id(leaf), 0.0), primals)
-    helper = _specialize(spec, node, custom.jvp, kept + [tuple(primals), tuple(tangent_tree)])
-    if helper.returns is None or helper.returns.num_dynamic != 2 or len(helper.returns.statics) != 2:
-        spec.fail(node, f"the custom_jvp rule of `{custom.name}` must return (primal_out, tangent_out) of one "
-                  "array or number each, computed at run time")
     number = next(_NUMBERS)
     names: Dict[int, str] = {}
     params = ["key", "out"]
@@ -255,14 +254,66 @@ def lower_jvp(custom, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> An
     for k, x in enumerate(xs):
         names[id(x)] = f"x{k}"
         params.append(f"x{k}")
-    lines = [f"d[{p}] = None" for p in params if not p.startswith("x")]
-    for k in range(len(xs)):  # operand k's part: the rule with its tangent g, the others zero
+    rules = {"jvp": _pushed(custom, spec, node, kept, primals, xs, names)}
+    name = f"custom_jvp function `{custom.name}`"
+    if transpose.is_transposing(custom):  # a call inside its own rule: see ``transpose``
+        name += " inside its own custom_jvp rule, whose tangent output must be linear in the tangents"
+    else:
+        try:
+            rules["vjp"] = _pulled(custom, spec, node, kept, primals, xs, y0, names)
+        except NumbaxError as exc:  # forward mode still has its rule; reverse mode refuses, saying why
+            where = f" at {exc.origin.location()}" if exc.origin is not None else ""
+            name += f" (its rule cannot be transposed{where}: {exc.message}; {exc.hint})"
+    _register(number, params, {mode: [f"d[{p}] = None" for p in params if not p.startswith("x")] + lines
+                               for mode, lines in rules.items()}, name)
+    y = _marker(spec, node, number, y0, [leaf for leaf in tree_util.tree_leaves(kept) if isinstance(leaf, Dyn)] + xs)
+    return tree_util.tree_unflatten(tree_util.tree_structure(out), [y])
+
+
+def _pushed(custom, spec, node, kept: List[Any], primals: List[Any], xs: List[Dyn], names: Dict[int, str]) -> List[str]:
+    """The forward-mode template's lines: one part per operand, the user's rule with that operand's tangent
+    ``g`` and the others zero (the sum is the rule's tangent where it is linear in the tangents)."""
+    tangents = [Dyn(name_node(f"t{k}"), x.aval) for k, x in enumerate(xs)]
+    by_x = {id(x): t for x, t in zip(xs, tangents)}
+    tangent_tree = tree_util.tree_map(lambda leaf: by_x.get(id(leaf), 0.0), primals)
+    helper = _specialize(spec, node, custom.jvp, kept + [tuple(primals), tuple(tangent_tree)])
+    if helper.returns is None or helper.returns.num_dynamic != 2 or len(helper.returns.statics) != 2:
+        spec.fail(node, f"the custom_jvp rule of `{custom.name}` must return (primal_out, tangent_out) of one "
+                  "array or number each, computed at run time")
+    lines = []
+    for k in range(len(xs)):
         part = dict(names)
         for j, t in enumerate(tangents):
             part[id(t)] = "g" if j == k else f"rt.zeros_like(x{j})"
         lines.append(f"pushed_{k} = {helper.node.name}({', '.join(_names(helper, part))})")  # inlined by the rules pass
         lines.append(f"d[x{k}] = pushed_{k}[1]")
-    _register(number, params, lines, f"custom_jvp function `{custom.name}` (numbax does not transpose custom_jvp "
-              "rules yet: give the function a custom_vjp for reverse mode)", "fwd")
-    y = _marker(spec, node, number, y0, [leaf for leaf in tree_util.tree_leaves(kept) if isinstance(leaf, Dyn)] + xs)
-    return tree_util.tree_unflatten(tree_util.tree_structure(out), [y])
+    return lines
+
+
+def _pulled(custom, spec, node, kept: List[Any], primals: List[Any], xs: List[Dyn], y0: Dyn,
+            names: Dict[int, str]) -> List[str]:
+    """The reverse-mode template's lines: the cotangents of the operands from the rule transposed by numbax's
+    reverse mode (``transpose``), generated here for the rule and the output's cotangent ``g``."""
+    g = Dyn(name_node("g"), y0.aval)
+    with transpose.transposing(custom):
+        helper = _specialize(spec, node, transpose.transposed, [custom.jvp, tuple(kept), tuple(primals), g])
+    returned = helper.returns
+    leaves = tree_util.tree_leaves(tuple(primals))
+    if returned is None or len(returned.statics) != len(leaves):
+        raise NumbaxInternalError(f"the transposed rule of {custom.name} returned {returned!r} for "
+                                  f"{len(leaves)} primal leaves")
+    from numbax.ast_passes.specialize.builder import DYNAMIC
+
+    positions, count = {}, 0
+    for leaf, static in zip(leaves, returned.statics):
+        if static is DYNAMIC:
+            positions[id(leaf)] = count
+            count += 1
+    lines = [f"cotangents = {helper.node.name}({', '.join(_names(helper, {**names, id(g): 'g'}))})"]
+    for k, x in enumerate(xs):
+        if id(x) not in positions:
+            raise NumbaxInternalError(f"the transposed rule of {custom.name} has no run-time cotangent of "
+                                      f"operand {k}")
+        cotangent = "cotangents" if count == 1 else f"cotangents[{positions[id(x)]}]"
+        lines.append(f"d[x{k}] = rt.custom_input_seen({cotangent})")  # not differentiated again: refused
+    return lines
