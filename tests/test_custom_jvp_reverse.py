@@ -3,7 +3,8 @@
 The functions are written as JAX's documentation writes them; each is checked against ``jax.custom_jvp`` of
 the same rule (float64) in ``grad``, ``value_and_grad``, ``vjp``, ``jacrev``, inside ``jit`` and ``vmap``,
 against central differences where the rule is the true derivative, and the refusals at the user's line (a
-rule not linear in the tangents, which JAX refuses to transpose too; a second derivative).
+rule not linear in the tangents, which JAX refuses to transpose too); and second derivatives in each order of
+the modes, where JAX differentiates the rule's own code.
 """
 import functools
 
@@ -298,19 +299,39 @@ def test_control_flow_on_the_tangents_is_refused_at_its_line():
     assert f"test_custom_jvp_reverse.py:{branchy_jvp.__code__.co_firstlineno + 4}" in str(info.value)
 
 
+# ---- second derivatives: the rule's own code differentiated, as JAX does ------------------------------------
+
 def hvp(x):
     return numbax.grad(log1pexp_loss)(x) @ X
 
 
-def test_a_second_derivative_is_refused_at_the_users_line():
-    with pytest.raises(numbax.NumbaxDifferentiationError, match="custom_input_seen") as info:
-        numbax.grad(hvp)(X)
-    assert "return numbax.grad(log1pexp_loss)(x) @ X" in str(info.value)
+def jax_hvp(x):
+    return jax.grad(jax_log1pexp_loss)(x) @ X
 
 
-@pytest.mark.xfail(strict=True, raises=numbax.NumbaxDifferentiationError,
-                   reason="a second derivative through a custom rule is refused: the primal of a custom_jvp "
-                          "function is computed by code no transformation differentiates again")
-def test_hessian_through_a_custom_jvp_function():
-    np.testing.assert_allclose(numbax.hessian(log1pexp_loss)(X), np.asarray(jax.hessian(jax_log1pexp_loss)(X)),
-                               rtol=1e-12)
+def test_grad_of_grad_against_jax():
+    np.testing.assert_allclose(numbax.grad(hvp)(X), np.asarray(jax.grad(jax_hvp)(X)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, jax_f, true_derivative", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_hessian_forward_over_reverse_against_jax(f, jax_f, true_derivative):
+    """For scale_gradient the rule's primal output, tanh(x), is differentiated as code at second order: JAX's
+    hessian is 1 - tanh(x)^2 on the diagonal, not the rule's 0.5."""
+    want = np.asarray(jax.hessian(jax_f)(X))
+    np.testing.assert_allclose(numbax.hessian(f)(X), want, rtol=1e-12, atol=1e-15)
+    if true_derivative:
+        np.testing.assert_allclose(want, np.stack([central(lambda x: float(numbax.grad(f)(x)[i]), X)
+                                                    for i in range(4)]), rtol=1e-6, atol=1e-8)
+
+
+def test_reverse_over_forward_and_two_arguments():
+    want = np.asarray(jax.hessian(jax_norm_loss)(X))
+    np.testing.assert_allclose(numbax.jacrev(numbax.jacfwd(norm_loss))(X), want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(numbax.jacrev(numbax.jacrev(norm_loss))(X), want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(numbax.jacfwd(numbax.jacfwd(log1pexp_loss))(X),
+                               np.asarray(jax.hessian(jax_log1pexp_loss)(X)), rtol=1e-12, atol=1e-15)
+    got = numbax.hessian(wave_loss, (0, 1))(X, X + 1.0)
+    want = jax.hessian(jax_wave_loss, (0, 1))(X, X + 1.0)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(got[i][j], np.asarray(want[i][j]), rtol=1e-12, atol=1e-15)
