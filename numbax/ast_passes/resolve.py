@@ -86,7 +86,8 @@ def _scipy_stand_ins():
     """SciPy functions Numba cannot call, and the runtime helpers generated code calls instead."""
     special = sys.modules["scipy.special"]
     return [(special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
-            (special.erfc, "rt.erfc"), (special.log_expit, "rt.log_expit"), (special.ndtr, "rt.ndtr"),
+            (special.erfc, "rt.erfc"), (special.erfinv, "rt.erfinv"), (special.log_expit, "rt.log_expit"),
+            (special.ndtr, "rt.ndtr"),
             (special.ndtri, "rt.ndtri"), (special.gammaln, "rt.gammaln"), (special.digamma, "rt.digamma"),
             (special.psi, "rt.digamma")]
 
