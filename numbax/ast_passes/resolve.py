@@ -78,7 +78,8 @@ def _runtime_stand_ins():
 
     return [(debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
             (stop_gradient, "rt.stop_gradient"), (custom_rule, "rt.custom_rule"),
-            (custom_input, "rt.custom_input"), (custom_input_seen, "rt.custom_input_seen"), (custom_primal, "rt.custom_primal"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")] + \
+            (custom_input, "rt.custom_input"), (custom_input_seen, "rt.custom_input_seen"),
+            (custom_primal, "rt.custom_primal"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")] + \
         [(getattr(checks, name), f"rt.{name}") for name in checks.__all__]
 
 

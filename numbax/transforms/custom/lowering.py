@@ -13,14 +13,15 @@ residuals and the output's cotangent::
         d[x0] = f_bwd(r0, g)
 
 so reverse mode differentiates the call like any primitive's, and the ``rules`` pass of the pipeline
-inlines ``f_bwd``'s helper into the adjoint code and drops the marker. A ``custom_jvp`` function's entry holds
-both templates: forward mode's, one part per operand (the user's rule with that operand's tangent, the
-others zero: the sum is the rule's tangent where it is linear in the tangents, as JAX requires), and reverse
-mode's, the rule transposed by numbax's own reverse mode (``transpose``); its primal is ``f`` on
-``rt.custom_input`` of its arguments. A second derivative through a rule (the rule's own code read by another
-transformation) is refused for now: the transposed rule's cotangents pass through ``rt.custom_input_seen``,
-which no transformation differentiates. Forward mode of a ``custom_vjp`` function has no rule in its entry and
-is refused at the user's line.
+inlines ``f_bwd``'s helper into the adjoint code and drops the marker (a second derivative through a
+``custom_vjp`` rule is refused: its residuals were computed on ``rt.custom_input``). A ``custom_jvp``
+function's entry holds both templates: forward mode's, one part per operand (the user's rule with that
+operand's tangent, the others zero: the sum is the rule's tangent where it is linear in the tangents, as JAX
+requires), and reverse mode's, the rule transposed by numbax's own reverse mode (``transpose``); its output is
+the rule's primal output on ``rt.custom_primal`` of its operands. The rule's code in all three is specialized
+as code a transformation of the result reads (a second derivative differentiates the rule, as JAX's does),
+each helper an entry's own copy (``_private``). Forward mode of a ``custom_vjp`` function has no rule in its
+entry and is refused at the user's line.
 """
 from __future__ import annotations
 

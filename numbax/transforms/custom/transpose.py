@@ -27,6 +27,7 @@ from numbax.primitives.templates import Rule
 from numbax.transforms.custom import linearity
 from numbax.transforms.grad.api import Differentiated
 
+
 @dataclasses.dataclass
 class Frame:
     """A custom_jvp function whose rule is being specialized for its call numbered ``number``, whose operands
@@ -88,7 +89,8 @@ class _LinearGrad(Differentiated):
     def _run_pipeline(self, bound, after_pass=None, higher_order=False, general=False):
         anf = pipeline.run(self._source(), bound, label="custom_jvp rule", after_pass="anf").module.body[-1]
         count = len(tree_util.tree_leaves(bound[self._signature.params[0]]))
-        linearity.check(anf, [a.id for a in anf.args.args[:count]], f"the custom_jvp rule of `{_LOWERING[-1].custom.name}`")
+        rule = f"the custom_jvp rule of `{_LOWERING[-1].custom.name}`"
+        linearity.check(anf, [a.id for a in anf.args.args[:count]], rule)
         return super()._run_pipeline(bound, after_pass, higher_order, general)
 
 
