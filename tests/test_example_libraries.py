@@ -105,7 +105,7 @@ def schedules(module):
 
 OPTIMIZERS = {  # name -> arguments after the step size
     "sgd": (), "momentum": (0.9,), "nesterov": (0.8,), "adagrad": (), "rmsprop": (), "rmsprop_momentum": (),
-    "adam": (), "adamax": ()}
+    "adam": (), "adamax": (), "sm3": (0.8,)}
 CASES = [(name, 0.05) for name in OPTIMIZERS] + [
     ("sgd", "exponential_decay"), ("momentum", "inverse_time_decay"), ("adam", "inverse_time_decay_staircase"),
     ("rmsprop", "polynomial_decay"), ("sgd", "piecewise_constant")]
@@ -357,7 +357,6 @@ def test_dropout_draws_jaxs_mask_from_the_key_inside_compiled_code_too():
 def test_what_is_not_provided_is_a_missing_name_and_other_keywords_are_refused():
     for name in ("Conv", "GeneralConv", "ConvTranspose", "MaxPool", "AvgPool", "SumPool", "Selu", "shape_dependent"):
         assert not hasattr(stax, name)
-    assert not hasattr(optimizers, "sm3")
     with pytest.raises(ImportError):
         from numbax.example_libraries.stax import Conv  # noqa: F401
     init_fun, apply_fun = mlp(stax)
@@ -395,3 +394,18 @@ def test_a_users_optimizer_over_pytrees_outside_and_inside_jit():
         for k in expected:
             np.testing.assert_allclose(get_params(state)[k], expected[k], rtol=RTOL)
         assert all(np.all(leaf[1] == 3.0) for leaf in state.packed_state)
+
+
+@pytest.mark.parametrize("x0", [np.float64(1.5), np.arange(24.0).reshape(2, 3, 4) - 10.0])
+def test_sm3_keeps_one_accumulator_per_axis_of_a_scalar_and_a_3d_array(x0):
+    init, update, get_params = optimizers.sm3(0.1)
+    jax_init, jax_update, jax_get_params = jax_optimizers.sm3(0.1)
+    step = numbax.jit(lambda i, state, g: update(i, g, state))
+    outside = inside = init(x0)
+    theirs = jax_init(jnp.asarray(x0))
+    for i in range(4):
+        g = np.sin(np.asarray(get_params(outside)) * (i + 1)) + 0.1
+        outside, inside, theirs = update(i, g, outside), step(i, inside, g), jax_update(i, jnp.asarray(g), theirs)
+    assert np.shape(get_params(inside)) == np.shape(x0)
+    assert_trees_close(get_params(outside), jax_get_params(theirs))
+    assert_trees_close(get_params(inside), jax_get_params(theirs))

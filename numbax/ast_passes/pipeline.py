@@ -44,9 +44,11 @@ PASSES = (
                "user's line); before the transformations, so that nothing they generate is checked"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
     ("rules", "the helpers that users' custom rules call (a custom_vjp's bwd) inlined into the transformed code, "
-              "in A-normal form with their run-time checks; the rules' markers dropped, their inputs marked seen"),
+              "in A-normal form with their run-time checks; custom_vjp markers dropped, their inputs marked seen"),
     ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
     ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
+    ("markers", "custom_jvp markers dropped; after optimize, where the code of a transformation inside another "
+                "one stops: the outer transformation reads the marker's rules again"),
     ("vectorize", "vmap's loops that make a matrix product per example as array code over blocks of examples, "
                   "where every statement has a batching rule; after optimize has hoisted their invariants"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
@@ -100,9 +102,9 @@ def _each(transform: Callable[[gast.FunctionDef], gast.FunctionDef]) -> Callable
 
 def _inline_rules(spec) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
-        helpers = spec.module.body[:-1]  # as specialized: inlining copied them
-        names = {h.name for h in helpers}
         main = module.body[-1]
+        helpers = spec.module.body[:-1] + custom_rules.rule_helpers(main)  # as specialized: inlining copied them
+        names = {h.name for h in helpers}
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in names
                for n in gast.walk(main)):
             prepared = [run_time_checks.transform(anf.transform(copy_tree(h))) for h in helpers]
@@ -250,7 +252,8 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("checks", _each(run_time_checks.transform)),
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),
-              ("optimize", optimize.transform), ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
+              ("optimize", optimize.transform), ("markers", _each(custom_rules.drop_markers)),
+              ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
               ("legalize", _legalize(spec, bound, lower)))
     seconds = []
     for name, stage in stages:

@@ -72,13 +72,14 @@ def _runtime_stand_ins():
     """The ``numbax.runtime`` helpers that generated code calls by their ``rt.`` names."""
     from numbax.runtime import checks
     from numbax.runtime.debug import debug_callback, debug_print
-    from numbax.runtime.identity import custom_input, custom_input_seen, custom_rule, stop_gradient
+    from numbax.runtime.identity import custom_input, custom_input_seen, custom_primal, custom_rule, stop_gradient
     from numbax.runtime.batching import batch_size
     from numbax.runtime.scan import stack_buffer
 
     return [(debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
             (stop_gradient, "rt.stop_gradient"), (custom_rule, "rt.custom_rule"),
-            (custom_input, "rt.custom_input"), (custom_input_seen, "rt.custom_input_seen"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")] + \
+            (custom_input, "rt.custom_input"), (custom_input_seen, "rt.custom_input_seen"),
+            (custom_primal, "rt.custom_primal"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")] + \
         [(getattr(checks, name), f"rt.{name}") for name in checks.__all__]
 
 
@@ -86,7 +87,8 @@ def _scipy_stand_ins():
     """SciPy functions Numba cannot call, and the runtime helpers generated code calls instead."""
     special = sys.modules["scipy.special"]
     return [(special.expit, "rt.expit"), (special.erf, "rt.erf"), (special.logsumexp, "rt.logsumexp"),
-            (special.erfc, "rt.erfc"), (special.log_expit, "rt.log_expit"), (special.ndtr, "rt.ndtr"),
+            (special.erfc, "rt.erfc"), (special.erfinv, "rt.erfinv"), (special.log_expit, "rt.log_expit"),
+            (special.ndtr, "rt.ndtr"),
             (special.ndtri, "rt.ndtri"), (special.gammaln, "rt.gammaln"), (special.digamma, "rt.digamma"),
             (special.psi, "rt.digamma")]
 

@@ -21,7 +21,7 @@ from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
 
 __all__ = ["OptimizerState", "Optimizer", "optimizer", "sgd", "momentum", "nesterov", "adagrad", "rmsprop",
-           "rmsprop_momentum", "adam", "adamax", "constant", "exponential_decay", "inverse_time_decay",
+           "rmsprop_momentum", "adam", "adamax", "sm3", "constant", "exponential_decay", "inverse_time_decay",
            "polynomial_decay", "piecewise_constant", "make_schedule", "l2_norm", "clip_grads", "JoinPoint",
            "unpack_optimizer_state", "pack_optimizer_state"]
 
@@ -259,6 +259,50 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         return state[0]
 
     return init, update, get_params
+
+
+@optimizer
+def sm3(step_size, momentum=0.9):
+    """SM3 (Anil et al. 2019): per axis, the largest accumulated squared gradient over the other axes; each
+    element's accumulator the smallest of its axes' (``jax.example_libraries.optimizers.sm3``)."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        x_shape = x0.shape
+        x0 = np.atleast_1d(x0)
+        vs = [np.zeros(size, dtype=x0.dtype) for size in x0.shape]
+        return x0, np.zeros_like(x0), vs, x_shape
+
+    def update(i, g, state):
+        x, m, vs, x_shape = state
+        ndim = len(vs)  # x's, known at compile time
+        accum = _broadcast_into(ndim, vs[0], 0)
+        for axis in range(1, ndim):
+            accum = np.minimum(accum, _broadcast_into(ndim, vs[axis], axis))
+        accum = accum + np.square(g)
+        accum_inv_sqrt = np.where(accum > 0, 1. / np.sqrt(accum), 0)
+        m = (1. - momentum) * (g * accum_inv_sqrt) + momentum * m
+        x = x - step_size(i) * m
+        vs = [_max_over_others(accum, axis, ndim) for axis in range(ndim)]
+        return x, m, vs, x_shape
+
+    def get_params(state):
+        x, _, _, x_shape = state
+        return x.reshape(x_shape)
+
+    return init, update, get_params
+
+
+@specialized_from_source
+def _broadcast_into(ndim, v, axis):
+    """``v``, the accumulator of ``axis``, with size-1 axes around it: of ``ndim`` axes."""
+    return v.reshape(tuple([v.shape[0] if j == axis else 1 for j in range(ndim)]))
+
+
+@specialized_from_source
+def _max_over_others(accum, axis, ndim):
+    """The largest of ``accum`` (of ``ndim`` axes) over every axis but ``axis``."""
+    return np.max(accum, axis=tuple([j for j in range(ndim) if j != axis])) if ndim > 1 else accum
 
 
 def constant(step_size) -> Schedule:

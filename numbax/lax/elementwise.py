@@ -5,8 +5,8 @@ function, and every registry rule is already its own (``exp`` is ``np.exp``, ``a
 ``rem`` is ``np.fmod``, C's remainder, ``lgamma`` is ``scipy.special.gammaln``). Where the semantics differ
 it is written here, plain NumPy that numbax specializes inside compiled code: ``round`` rounds halves away
 from zero by default, ``div`` of integers rounds toward zero (not ``//``'s floor), ``clamp`` takes
-``(min, x, max)`` and passes no derivative at a tie, ``rsqrt`` and ``logistic`` have no NumPy name.
-``erf_inv`` is not here: numbax has no accurate stand-in for it yet.
+``(min, x, max)`` and passes no derivative at a tie, ``rsqrt``, ``logistic`` and ``erf_inv`` have no NumPy
+name (``erf_inv`` is ``scipy.special.erfinv``, compiled as XLA's polynomial).
 
     >>> round(np.array([0.5, -1.5, 2.5]))
     array([ 1., -2.,  3.])
@@ -24,7 +24,7 @@ from numbax import lax
 __all__ = ["exp", "exp2", "log", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
            "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "abs", "neg", "sign", "floor",
            "ceil", "round", "square", "logistic", "integer_pow", "pow", "add", "sub", "mul", "div", "rem", "max",
-           "min", "erf", "erfc", "lgamma", "digamma", "is_finite", "clamp"]
+           "min", "erf", "erfc", "erf_inv", "lgamma", "digamma", "is_finite", "clamp"]
 
 exp, exp2, log, log1p, expm1 = np.exp, np.exp2, np.log, np.log1p, np.expm1
 sin, cos, tan, asin, acos, atan, atan2 = np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.arctan2
@@ -61,6 +61,12 @@ def rsqrt(x):
 def logistic(x):
     """``1 / (1 + exp(-x))`` (``scipy.special.expit``)."""
     return scipy.special.expit(x)
+
+
+@specialized_from_source
+def erf_inv(x):
+    """The inverse of ``erf`` on ``(-1, 1)`` (``scipy.special.erfinv``)."""
+    return scipy.special.erfinv(x)
 
 
 @specialized_from_source

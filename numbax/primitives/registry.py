@@ -82,6 +82,12 @@ REGISTRY: Dict[Any, Primitive] = {}
 # the rules of users' custom_vjp and custom_jvp functions, by the number their marker call holds
 # (``rt.custom_rule(key, out, *operands)``, key ``("custom", key)``), with the name errors give them
 CUSTOM: Dict[int, Tuple[str, Primitive]] = {}
+# the helpers those rules' templates call, by name (each entry's own copies, named apart: a transformation of
+# code generated elsewhere, a second derivative, instantiates the rule in a module that has not specialized them)
+CUSTOM_HELPERS: Dict[str, Any] = {}
+# the numbers of the markers that stay after their transformation, for a transformation of its result to read
+# (a custom_jvp function's call inside its own rule, ``numbax.transforms.custom.lowering``)
+PERSISTENT: set = set()
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Primitive))
 
 

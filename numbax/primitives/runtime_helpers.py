@@ -421,8 +421,9 @@ def einsum_vjp_jvp(g, ans, cotangent, k, subscripts, x, y=None, z=None):
 
 # The inputs of a custom rule's own code: a constant to the transformation that reads the rule; once it has
 # run they are ``custom_input_seen``, which has no rule: a transformation of that code (a second derivative
-# through a custom rule) refuses them
-def_nondifferentiable(identities.custom_input, aval=kinds.same_as(0), shape=symbolic.same_as(0))
+# through a custom rule) refuses them; those of a custom_jvp function's primal code are the identity then
+def_nondifferentiable(identities.custom_input, identities.custom_primal, aval=kinds.same_as(0),
+                      shape=symbolic.same_as(0))
 define(identities.custom_input_seen, aval=kinds.same_as(0), shape=symbolic.same_as(0))
 
 

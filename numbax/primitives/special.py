@@ -32,6 +32,11 @@ def erfc(g, ans, x):
     d[x] = -g * 1.1283791670955126 * np.exp(-x * x)
 
 
+@defvjp(special.erfinv, jvp=TRANSPOSED)
+def erfinv(g, ans, x):
+    d[x] = g * 0.886226925452758 * np.exp(ans * ans)
+
+
 @defvjp(special.ndtr, jvp=TRANSPOSED)
 def ndtr(g, ans, x):
     d[x] = g * 0.3989422804014327 * np.exp(-0.5 * x * x)

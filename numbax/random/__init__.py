@@ -34,10 +34,11 @@ from numbax.random.arguments import NumbaxRandomArgumentError
 from numbax.random.continuous import exponential, gamma, gumbel, normal, truncated_normal, uniform
 from numbax.random.discrete import bernoulli, bits, randint
 from numbax.random.keys import PRNGKey, fold_in, key, key_data, split
+from numbax.random.multivariate import multivariate_normal
 from numbax.random.selection import categorical, choice, permutation
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "exponential", "gumbel",
-           "truncated_normal", "gamma", "randint", "bernoulli", "choice", "permutation", "categorical",
+           "truncated_normal", "multivariate_normal", "gamma", "randint", "bernoulli", "choice", "permutation", "categorical",
            "NumbaxRandomArgumentError"]
 
 from numbax.random import lowering as _lowering  # noqa: E402

@@ -14,10 +14,11 @@ from numba.extending import register_jitable
 
 from numbax.runtime import reductions as _reductions
 from numbax.runtime.cached import overload
+from numbax.runtime.random.elementwise import erf_inv as _xla_erf_inv
 
-__all__ = ["expit", "erf", "erfc", "log_expit", "logsumexp", "ndtr", "ndtri", "gammaln", "digamma",
+__all__ = ["expit", "erf", "erfc", "erfinv", "log_expit", "logsumexp", "ndtr", "ndtri", "gammaln", "digamma",
            "trigamma"]
-ELEMENTWISE = ("expit", "erf", "erfc", "log_expit", "ndtr", "ndtri", "gammaln", "digamma",
+ELEMENTWISE = ("expit", "erf", "erfc", "erfinv", "log_expit", "ndtr", "ndtri", "gammaln", "digamma",
                "trigamma")  # the rest reduce
 
 
@@ -45,6 +46,12 @@ def erf(x):
 def erfc(x):
     """The complementary error function (``scipy.special.erfc``)."""
     return _special().erfc(x)
+
+
+def erfinv(x):
+    """The inverse of ``erf`` on ``(-1, 1)`` (``scipy.special.erfinv``); compiled, XLA's polynomial
+    (``jax.lax.erf_inv``)."""
+    return _special().erfinv(x)
 
 
 def ndtr(x):
@@ -96,6 +103,10 @@ def _erf(x):
 
 def _erfc(x):
     return math.erfc(x)
+
+
+def _erfinv(x):
+    return _xla_erf_inv(x)
 
 
 _SQRT_HALF = 0.7071067811865476
@@ -209,7 +220,8 @@ def _elementwise(fn, scalar):
     return impl
 
 
-for _fn, _scalar in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erfc, _erfc), (ndtr, _ndtr),
+for _fn, _scalar in ((expit, _expit), (log_expit, _log_expit), (erf, _erf), (erfc, _erfc), (erfinv, _erfinv),
+                     (ndtr, _ndtr),
                      (ndtri, _ndtri), (gammaln, _gammaln), (digamma, _digamma), (trigamma, _trigamma)):
     _elementwise(_fn, _scalar)
 

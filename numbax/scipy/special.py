@@ -11,7 +11,7 @@ import scipy.special
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
 from numbax.lax import stop_gradient
 
-__all__ = ["logsumexp", "expit", "logit", "xlogy", "xlog1py", "erf", "erfc", "ndtr", "ndtri", "log_ndtr",
+__all__ = ["logsumexp", "expit", "logit", "xlogy", "xlog1py", "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr",
            "gammaln", "digamma"]
 
 
@@ -73,6 +73,12 @@ def erf(x):
 def erfc(x):
     """The complementary error function ``1 - erf(x)``."""
     return scipy.special.erfc(x)
+
+
+@specialized_from_source
+def erfinv(x):
+    """The inverse of ``erf`` on ``(-1, 1)``; derivative ``sqrt(pi) / 2 * exp(erfinv(x) ** 2)``."""
+    return scipy.special.erfinv(x)
 
 
 @specialized_from_source

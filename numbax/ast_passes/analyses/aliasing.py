@@ -22,7 +22,7 @@ _VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze",
                  "flat"}
 # the runtime helpers that may return an argument itself (or a view of it): which one
 RUNTIME_PASSTHROUGH = {"unbroadcast": 0, "unbroadcast_rows": 0, "stored_cotangent": 0, "scalar_output": 0, "real_output": 0,
-                       "reserve_rows": 0, "stop_gradient": 0, "custom_input": 0, "custom_input_seen": 0,
+                       "reserve_rows": 0, "stop_gradient": 0, "custom_input": 0, "custom_input_seen": 0, "custom_primal": 0,
                        "unaliased": 0, "custom_rule": 1}
 # the NumPy functions that may return their first argument itself, a view of it, or views of it
 _VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "swapaxes", "moveaxis", "squeeze", "expand_dims", "asarray",

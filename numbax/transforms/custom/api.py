@@ -3,9 +3,9 @@
 Outside compiled code the function runs as the Python it is; inside (under ``jit``, ``vmap``) its code is
 specialized like any function's; where a transformation differentiates it, its rule replaces the
 derivative numbax would derive (``numbax.transforms.custom.lowering``). numbax's custom rules take
-functions of one output (an array or a number); forward mode of a ``custom_vjp`` function and reverse mode
-of a ``custom_jvp`` one are refused at the user's line (JAX transposes a ``custom_jvp`` rule; numbax does
-not yet).
+functions of one output (an array or a number); forward mode of a ``custom_vjp`` function is refused at the
+user's line, as in JAX; reverse mode of a ``custom_jvp`` function transposes its rule, which must be linear in
+the tangents (``numbax.transforms.custom.transpose``).
 """
 from __future__ import annotations
 
@@ -117,7 +117,8 @@ class custom_jvp(_Custom):
             return log1pexp(x), t / (1.0 + np.exp(-x))
 
     The rule takes ``(*nondiff_args, primals, tangents)`` and returns ``(primal_out, tangent_out)``, linear in
-    the tangents.
+    the tangents; reverse mode (``grad``, ``vjp``, ``jacrev``) transposes it, and refuses at the rule's line an
+    operation or a branch on the tangents that is not linear in them, as JAX does.
     """
 
     kind = "custom_jvp"
