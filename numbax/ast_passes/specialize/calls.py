@@ -30,6 +30,11 @@ _VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
 _NUMBER_TYPES = {float, int, bool, complex}
+# Constructors of arrays -> where the value of a 0-d result comes from: the position of the argument that holds
+# it, or the value itself. Compiled code holds a 0-d array as a number (numbax.runtime.boundary).
+_ZERO_D_CONSTRUCTORS = {np.array: 0, np.asarray: 0, np.ascontiguousarray: 0, np.copy: 0, np.full: 1,
+                        np.full_like: 1, np.zeros: 0.0, np.zeros_like: 0.0, np.empty: 0.0, np.empty_like: 0.0,
+                        np.ones: 1.0, np.ones_like: 1.0}
 # NumPy functions that wrap or call Python callables at run time
 _PYTHON_CALLABLES = {np.frompyfunc, np.vectorize, np.apply_along_axis, np.apply_over_axes, np.piecewise}
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
@@ -159,6 +164,8 @@ class CallsMixin:
         args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
                 for i, a in enumerate(args)]
         aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
+        if func in _ZERO_D_CONSTRUCTORS and aval is not None and aval.ndim == 0 and not aval.weak:
+            return self.zero_d_array(func, args, kwargs, aval)
         args = self.promoted_operands(func, args, aval)
         if func in _REAL_EIG and not kwargs and len(args) == 1 and checks.is_real_array(args[0]) and \
                 self.origin(node) is not None:  # Numba's result is real: an error at the user's line where it is not
@@ -170,6 +177,18 @@ class CallsMixin:
         if items is not None:  # several results: each keeps its abstract value when unpacked
             return Items(call.node, items)
         return self.in_numpys_dtype(func, call)
+
+    def zero_d_array(self, func, args: List[Any], kwargs: Dict[str, Any], aval) -> Dyn:
+        """A constructor's 0-d array as the number of its dtype that compiled code holds it as: ``np.array(0.0)``,
+        ``np.zeros(())``, ``np.full((), v)`` are ``np.float64(0.0)``, ``np.float64(v)``."""
+        source = _ZERO_D_CONSTRUCTORS[func]
+        if isinstance(source, int):
+            names = ("object", "fill_value") if source == 0 else ("fill_value",)
+            value = args[source] if len(args) > source else next(kwargs[n] for n in names + ("a",) if n in kwargs)
+        else:
+            value = source
+        return Dyn(gast.Call(func=self.materializer.reference(aval.dtype.type), args=[self.materialize(value)],
+                             keywords=[]), aval)
 
     def vector_operand(self, node, func, position: int, value: Any) -> Any:
         """Operand ``position`` of ``func`` (``_VECTOR_OPERANDS``) as a vector: a list or tuple made an array, an
