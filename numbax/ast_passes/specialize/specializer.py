@@ -184,11 +184,11 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         The variable of a constant array is a copy of it: run-time code may update it in place (``z += dz`` in
         a loop), which must not change the array a closure or a module holds."""
         value = self.env.get(name)
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and value.ndim:
             copy = gast.Call(func=resolve.reference_node("np.copy"), args=[self.materialize(value)], keywords=[])
             self.emit(gast.Assign(targets=[name_node(name, gast.Store())], value=copy, type_comment=None))
             self.env[name] = Dyn(name_node(name), AVal.of(value))
-        elif is_static_scalar(value):
+        elif is_static_scalar(value) or isinstance(value, np.ndarray):  # a 0-d array: a number (its literal)
             self.emit_assign(name, value)
             self.env[name] = Dyn(name_node(name), AVal.of(value))
         elif isinstance(value, (list, tuple, dict)) and value:
