@@ -11,12 +11,15 @@ from numbax.runtime.contractions import ContractionShapeError
 from numbax.runtime.grad import ShapesDiffer
 
 # Numba turns a 0-d array into a number in arithmetic, so a variable that starts as a 0-d array and is rebound
-# in a loop or a branch has two types where the paths join.
+# in a loop or a branch has two types where the paths join. Arguments, constants and constructors
+# (``np.array(0.0)``, ``np.zeros(())``) are numbers inside already (numbax.runtime.boundary); other calls that make
+# a 0-d array (``x.reshape(())``) are not.
 _ZERO_D_JOIN = re.compile(r"Cannot unify array\((\w+), 0d, \w+\) and \1\b")
-_ZERO_D_HINT = ("a 0-d array that a loop or a branch rebinds (a `fori_loop` carry, say) becomes a number after "
-                "arithmetic in compiled code, so it has two types where the paths join: pass it as a number (a "
-                "Python float or a NumPy scalar such as `np.float64(0.0)`) rather than a 0-d array, and start it "
-                "inside as one (`b = 0.0`, not `jnp.array(0.0)`). ")
+_ZERO_D_HINT = ("a 0-d array that a loop or a branch rebinds becomes a number after arithmetic in compiled code, so "
+                "it has two types where the paths join; numbax makes 0-d arguments and constructors "
+                "(`np.array(0.0)`, `np.zeros(())`) numbers, but not a 0-d array that another call makes "
+                "(`x.reshape(())`): make it a number where it is made (`np.float64(...)` of it, or `x[0]` of a "
+                "1-element array). ")
 
 
 class Compiled:

@@ -258,16 +258,15 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
                      imports=list(spec.imports), header=header)
 
 
-def at_boundary(generated: Generated, bound: Dict[str, Any]) -> Generated:
+def at_boundary(generated: Generated, leaves: List[Any]) -> Generated:
     """The code the caller calls, its 0-d arrays numbers inside and 0-d arrays outside (``boundary``), from the
-    final ``generated`` (its ``returns`` what the transformation returns) and the call's placeholders."""
+    final ``generated`` (its ``returns`` what the transformation returns) and the call's leaves (what the
+    generated function's parameters receive, in order, before its constants)."""
     if generated.module is None or not generated.header:
         return generated
     main = generated.module.body[-1]
-    leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
     names = [a.id for a in main.args.args if a.id not in generated.constants]
-    zero_d = [n for n, leaf in zip(names, leaves) if leaf.aval is None or leaf.aval.ndim == 0] \
-        if len(names) == len(leaves) else names
+    zero_d = [n for n, leaf in zip(names, leaves) if isinstance(leaf, np.ndarray) and leaf.ndim == 0]
     returns = generated.returns
     numbers = returns is not None and returns.num_dynamic > 0 and (
         len(returns.avals) != returns.num_dynamic or any(a is None or a.ndim == 0 for a in returns.avals))
