@@ -1,6 +1,8 @@
 """0-d arrays as values (issue 14): as arguments, loop carries (``fori_loop``, ``while_loop``, ``scan``, Python
 loops), branch joins, pytree leaves, made by constructors, and returned, through jit, grad, value_and_grad, jvp,
 vmap and hessian, against JAX (float64) and central differences. Every 0-d result is a 0-d array of its dtype."""
+import functools
+import inspect
 import os
 import sys
 
@@ -199,3 +201,51 @@ def test_a_constant_0d_array_captured_is_a_number_inside():
 
     _close(numbax.jit(f)(X), 2.0 * np.prod(X))
     _close(numbax.grad(f)(X), jax.grad(f)(jnp.asarray(X)))
+
+
+def rows_appended(x, n):
+    out = []
+    for i in range(n):
+        out.append(nnp.sin(x[i]) * x[i])
+    return nnp.stack(out)
+
+
+def items_summed(x, n):
+    out = []
+    i = 0
+    while i < n:
+        out.append(x[i] * x[i])
+        i += 1
+    return sum(out)
+
+
+def summed_rows(x, n):
+    return nnp.sum(rows_appended(x, n))
+
+
+# each program -> the line it appends at, a scalar function of it (for grad and jvp)
+APPENDING = {rows_appended: ("out.append(nnp.sin", summed_rows), items_summed: ("out.append(x[i]", items_summed)}
+TRANSFORMS = {"jit": lambda fn, scalar: numbax.jit(fn)(X, 3),
+              "grad": lambda fn, scalar: numbax.grad(scalar)(X, 3),
+              "jvp": lambda fn, scalar: numbax.jvp(functools.partial(scalar, n=3), (X,), (np.ones(3),)),
+              "vmap": lambda fn, scalar: numbax.vmap(fn, in_axes=(0, None))(XS, 3)}
+
+
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
+@pytest.mark.parametrize("fn", list(APPENDING), ids=["for", "while"])
+def test_append_in_a_loop_over_a_run_time_length_is_refused_at_its_line(transform, fn):
+    line, scalar = APPENDING[fn]
+    with pytest.raises(numbax.errors.NumbaxSpecializationError, match="lax.scan") as info:
+        TRANSFORMS[transform](fn, scalar)
+    lines, first = inspect.getsourcelines(fn)
+    assert info.value.origin.lineno == first + next(k for k, text in enumerate(lines) if line in text)
+
+
+def rows_by_scan(x, n, m, lax):
+    _, rows = lax.scan(lambda c, xi: (c, m.sin(xi) * xi), 0.0, x[:n])
+    return m.sum(rows ** 2)
+
+
+def test_the_scan_that_the_refusal_suggests_gives_jaxs_gradient():
+    ours = numbax.grad(lambda x: rows_by_scan(x, 3, nnp, nlax))(X)
+    _close(ours, jax.grad(lambda x: rows_by_scan(x, 3, jnp, jax.lax))(jnp.asarray(X)))

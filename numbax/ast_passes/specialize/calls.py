@@ -323,8 +323,10 @@ class CallsMixin:
             self.refuse_writes_into_foreign(node, method.__self__, f"`{method.__name__}`", (args, kwargs))
         if method.__name__ in _MUTATING and self.runtime_depth > 0:
             self.fail(node, f"`{method.__name__}` on a list or dict inside run-time control flow",
-                      hint="containers are unrolled at compile time; fill a preallocated array instead "
-                      "(np.empty then x[i] = ...).")
+                      hint="a list's items are known when compiling, so it cannot grow in a loop that runs when "
+                      "called (`for i in range(n)`, `while`): preallocate the result and write its rows "
+                      "(out = np.zeros((n,) + shape); out[i] = ...), or write the loop as lax.scan, whose stacked "
+                      "outputs are that array.")
         args = [self.snapshot(a) for a in args]
         return self.fold(node, method, *args, **kwargs)
 
