@@ -118,6 +118,12 @@ def test_grad_and_value_and_grad_against_jax_and_differences(program):
     h = 1e-6
     central = (theirs(jnp.asarray(B + h), jnp.asarray(X)) - theirs(jnp.asarray(B - h), jnp.asarray(X))) / (2 * h)
     np.testing.assert_allclose(gb, central, rtol=1e-6)
+    out, pull = numbax.vjp(ours, B, X)
+    vb, vx = pull(np.array(2.0))
+    _zero_d(out)
+    _zero_d(vb)
+    _close(vb, 2.0 * jb)
+    _close(vx, 2.0 * jx)
     value, g = numbax.value_and_grad(ours)(B, X)
     _zero_d(value)
     _zero_d(g)
@@ -188,6 +194,10 @@ def test_0d_results_keep_their_dtypes_and_act_as_arrays():
     g32 = numbax.grad(lambda b: nnp.sin(b) * b)(np.array(0.5, np.float32))
     _zero_d(g32, np.float32)
     np.testing.assert_allclose(g32, np.sin(0.5) + 0.5 * np.cos(0.5), rtol=1e-6)
+    primal, tangent = numbax.jvp(lambda b: nnp.sin(b) * b, (np.array(0.5, np.float32),), (np.array(1.0, np.float32),))
+    _zero_d(primal, np.float32)
+    _zero_d(tangent, np.float32)
+    np.testing.assert_allclose(tangent, g32, rtol=1e-6)
 
 
 def test_a_constant_0d_array_captured_is_a_number_inside():

@@ -3,11 +3,19 @@
 Inside compiled code a 0-d array is a number, Numba's own view: Numba turns a
 0-d array into a number in arithmetic, so a 0-d array that a loop or a branch
 rebinds (a ``fori_loop`` carry) would otherwise need one variable of two types.
-At the entry of generated code each 0-d parameter is read as its number
+At the entry of generated code each 0-d array argument is read as its number
 (``number``); what the code returns has each number made a 0-d array
-(``arrays_out``), so the caller gets an array with ``.shape == ()``, ``.dtype``
-(float32 kept), ``.item()``, as JAX returns, and Numba's C dispatch can still
-serve later calls (it boxes a returned 0-d array as one).
+(``arrays_out``).
+
+Why a 0-d array and not a NumPy scalar (``np.float64``): JAX returns an array
+for every result, a 0-d one included, and a 0-d array has all that JAX users
+read of one (``.shape == ()``, ``.dtype``, ``.ndim``, ``.size``, ``.item()``,
+``float(b)``, formatting) while staying an array (``b[()]``, ``b[...]``). It is
+also the one that costs nothing extra per call: Numba's C dispatch boxes a
+returned 0-d array itself, so later calls never reach Python, whereas a NumPy
+scalar would have to be made in Python after every call. Its dtype is the
+compiled code's (float32 and int8 results stay float32 and int8, where Numba
+boxes a number as a Python ``float`` or ``int``).
 
     >>> import numba
     >>> numba.njit(lambda x, y: arrays_out((number(x) * 2.0, y)))(np.array(1.5), np.ones(2))

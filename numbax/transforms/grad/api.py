@@ -395,7 +395,9 @@ class _VJP(Differentiated):
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(key, values, leaves, treedef, statics)
-        cotangents = [np.asarray(c) if isinstance(c, np.ndarray) else c for c in cotangent_leaves]
+        # a 0-d cotangent as its number, which the generated code (compiled for the primals alone) takes it as
+        cotangents = [(c[()] if c.ndim == 0 else np.asarray(c)) if isinstance(c, np.ndarray) else c
+                      for c in cotangent_leaves]
         out_tree = tree_util.tree_unflatten(compiled.treedef, [0] * compiled.treedef.num_leaves)[0]
         if len(cotangents) > 1 and len(tree_util.tree_leaves(out_tree)) == 1:
             cotangents = [cotangents]  # one result that is a list of arrays (np.split's): its cotangent a list

@@ -60,7 +60,7 @@ def _tangent_of(out, tangent):
         return np.zeros(np.shape(out), FLOAT0)
     dtype = np.asarray(out).dtype
     if np.asarray(tangent).dtype != dtype:
-        return np.asarray(tangent).astype(dtype) if np.ndim(tangent) else dtype.type(tangent)
+        return np.asarray(tangent).astype(dtype)  # a 0-d one too: every 0-d result is a 0-d array
     return tangent
 
 
