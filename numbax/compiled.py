@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, List, Optional
 
+import numpy as np
+
 from numbax import tree_util
 from numbax.ast_passes.pipeline import Generated
 from numbax.errors import NumbaxShapeError, NumbaxTypingError
@@ -20,6 +22,13 @@ _ZERO_D_HINT = ("a 0-d array that a loop or a branch rebinds becomes a number af
                 "(`np.array(0.0)`, `np.zeros(())`) numbers, but not a 0-d array that another call makes "
                 "(`x.reshape(())`): make it a number where it is made (`np.float64(...)` of it, or `x[0]` of a "
                 "1-element array). ")
+
+
+def as_numbers(leaves: List[Any]) -> List[Any]:
+    """``leaves`` with each 0-d array as its number: what generated code takes for the leaves its entry does not
+    read as numbers itself (``rt.number``), the tangents and cotangents that ``jvp`` and ``vjp`` pass after the
+    primals it was compiled for."""
+    return [(leaf[()] if leaf.ndim == 0 else leaf) if isinstance(leaf, np.ndarray) else leaf for leaf in leaves]
 
 
 class Compiled:

@@ -259,3 +259,32 @@ def rows_by_scan(x, n, m, lax):
 def test_the_scan_that_the_refusal_suggests_gives_jaxs_gradient():
     ours = numbax.grad(lambda x: rows_by_scan(x, 3, nnp, nlax))(X)
     _close(ours, jax.grad(lambda x: rows_by_scan(x, 3, jnp, jax.lax))(jnp.asarray(X)))
+
+
+def attributes(b):
+    return nnp.zeros(b.shape) + b.ndim + b.size + nnp.zeros_like(b) + float(b)
+
+
+def test_a_0d_arguments_shape_ndim_and_size_are_numpys():
+    out = numbax.jit(attributes)(B)
+    _zero_d(out)
+    _close(out, 1.0 + B)  # 0 + 0 + 1 + 0 + b
+
+
+def writes_into_an_argument(b, x):
+    b[()] = x[0]
+    return b
+
+
+def writes_into_a_local(x):
+    b = nnp.zeros(())
+    b[...] = x[0]
+    return b
+
+
+@pytest.mark.parametrize("fn, args", [(writes_into_an_argument, (B.copy(), X)), (writes_into_a_local, (X,))])
+def test_writing_into_a_0d_array_is_refused_at_its_line(fn, args):
+    with pytest.raises(numbax.errors.NumbaxSpecializationError, match=r"writing into a 0-d array") as info:
+        numbax.jit(fn)(*args)
+    lines, first = inspect.getsourcelines(fn)
+    assert info.value.origin.lineno == first + next(k for k, text in enumerate(lines) if "] = x[0]" in text)

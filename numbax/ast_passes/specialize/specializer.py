@@ -317,6 +317,11 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         """``x[i] = v`` into an array, or into a compile-time list or dict."""
         base = self.eval(target.value)
         index = self.eval(target.slice)
+        if isinstance(base, Dyn) and base.aval is not None and base.aval.ndim == 0:
+            self.fail(target, "writing into a 0-d array (`b[()] = v`, `b[...] = v`)",
+                      hint="compiled code holds a 0-d array as a number, which has no element to write: bind the "
+                      "name to the new value instead (b = np.float64(v)); a 0-d argument is then not updated in "
+                      "place, as JAX's arrays never are.")
         if isinstance(base, Dyn):
             store = self.user_subscript(target, base.expr(), index, gast.Store())
             if checks.is_array(dtypes.index(dtypes.aval_of(base), index)) and checks.is_array(dtypes.aval_of(value)):
