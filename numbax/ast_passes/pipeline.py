@@ -17,8 +17,8 @@ import gast
 import numpy as np
 
 from numbax import tree_util
-from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, inline, legalize, optimize, resolve, \
-    run_time_checks
+from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, inline, legalize, optimize, \
+    resolve, run_time_checks
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.optimizations import vectorize
 from numbax.ast_passes.parse import ParsedFunction, parse_function

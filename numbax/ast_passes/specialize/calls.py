@@ -30,11 +30,12 @@ _VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
 _NUMBER_TYPES = {float, int, bool, complex}
-# Constructors of arrays -> where the value of a 0-d result comes from: the position of the argument that holds
-# it, or the value itself. Compiled code holds a 0-d array as a number (numbax.runtime.boundary).
-_ZERO_D_CONSTRUCTORS = {np.array: 0, np.asarray: 0, np.ascontiguousarray: 0, np.copy: 0, np.full: 1,
-                        np.full_like: 1, np.zeros: 0.0, np.zeros_like: 0.0, np.empty: 0.0, np.empty_like: 0.0,
-                        np.ones: 1.0, np.ones_like: 1.0}
+# Constructors of arrays -> where the value of a 0-d result comes from: the argument that holds it (position,
+# name), or the value itself. Compiled code holds a 0-d array as a number (numbax.runtime.boundary).
+_ZERO_D_CONSTRUCTORS = {np.array: (0, "object"), np.asarray: (0, "a"), np.ascontiguousarray: (0, "a"),
+                        np.copy: (0, "a"), np.full: (1, "fill_value"), np.full_like: (1, "fill_value"),
+                        np.zeros: 0.0, np.zeros_like: 0.0, np.empty: 0.0, np.empty_like: 0.0, np.ones: 1.0,
+                        np.ones_like: 1.0}
 # NumPy functions that wrap or call Python callables at run time
 _PYTHON_CALLABLES = {np.frompyfunc, np.vectorize, np.apply_along_axis, np.apply_over_axes, np.piecewise}
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
@@ -182,9 +183,9 @@ class CallsMixin:
         """A constructor's 0-d array as the number of its dtype that compiled code holds it as: ``np.array(0.0)``,
         ``np.zeros(())``, ``np.full((), v)`` are ``np.float64(0.0)``, ``np.float64(v)``."""
         source = _ZERO_D_CONSTRUCTORS[func]
-        if isinstance(source, int):
-            names = ("object", "fill_value") if source == 0 else ("fill_value",)
-            value = args[source] if len(args) > source else next(kwargs[n] for n in names + ("a",) if n in kwargs)
+        if isinstance(source, tuple):
+            position, name = source
+            value = args[position] if len(args) > position else kwargs[name]  # NumPy's binding: one is there
         else:
             value = source
         return Dyn(gast.Call(func=self.materializer.reference(aval.dtype.type), args=[self.materialize(value)],
