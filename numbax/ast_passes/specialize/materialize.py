@@ -81,8 +81,8 @@ class Materializer:
             return gast.Tuple(elts=[self.node(v, hint) for v in value], ctx=gast.Load())
         if isinstance(value, list):
             return gast.List(elts=[self.node(v, hint) for v in value], ctx=gast.Load())
-        if isinstance(value, np.ndarray):  # a 0-d one is a number in compiled code (numbax.runtime.boundary)
-            return constant_node(value[()]) if value.ndim == 0 else self.constant_array(value, hint)
+        if isinstance(value, np.ndarray):
+            return self.constant_array(value, hint)
         if isinstance(value, range):
             args = [value.start, value.stop, value.step] if value.step != 1 else [value.start, value.stop]
             return gast.Call(func=name_node("range"), args=[constant_node(a) for a in args], keywords=[])

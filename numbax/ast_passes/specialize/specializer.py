@@ -188,8 +188,8 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
             copy = gast.Call(func=resolve.reference_node("np.copy"), args=[self.materialize(value)], keywords=[])
             self.emit(gast.Assign(targets=[name_node(name, gast.Store())], value=copy, type_comment=None))
             self.env[name] = Dyn(name_node(name), AVal.of(value))
-        elif is_static_scalar(value) or isinstance(value, np.ndarray):  # a 0-d array: a number (its literal)
-            self.emit_assign(name, value)
+        elif is_static_scalar(value) or isinstance(value, np.ndarray):  # a 0-d array: its number
+            self.emit_assign(name, value[()] if isinstance(value, np.ndarray) else value)
             self.env[name] = Dyn(name_node(name), AVal.of(value))
         elif isinstance(value, (list, tuple, dict)) and value:
             self.bind_container(name, value, everything=True)
