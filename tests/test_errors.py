@@ -228,6 +228,7 @@ def halves_a_fori_loop_carry(b, n):
 def test_a_rebound_zero_d_array_argument_is_a_number_inside(fn):
     out = numbax.jit(fn)(np.array(3.0), 4)
     assert isinstance(out, np.ndarray) and out.shape == () and out == 3.0 / 16
+    assert numbax.jit(fn)(np.float64(3.0), 4) == 3.0 / 16 and numbax.jit(fn)(3.0, 4) == 3.0 / 16
 
 
 def halves_a_reshaped_element(x, n):
@@ -241,4 +242,3 @@ def test_a_rebound_zero_d_array_that_a_reshape_makes_is_refused_with_what_to_wri
     err = _raises(numbax.NumbaxTypingError, halves_a_reshaped_element, np.array([3.0]), 4)
     assert err.origin.lineno == _line_of(halves_a_reshaped_element, "for i in range(n):")
     assert "0-d array that a loop or a branch rebinds" in str(err) and "np.float64(" in str(err)
-    assert numbax.jit(halves_in_a_loop)(np.float64(3.0), 4) == 3.0 / 16 and numbax.jit(halves_in_a_loop)(3.0, 4) == 3.0 / 16
