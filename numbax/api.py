@@ -299,7 +299,7 @@ class Jitted(_CDispatcher):
         disk_key = generated_cache.key_for(self.fun, tag, key) if tag and cache_dir else None
         generated = generated_cache.load(cache_dir, disk_key, pipeline.Generated) if disk_key else None
         if generated is None:
-            generated = self._run_pipeline(bound, **dict(form))
+            generated = pipeline.at_boundary(self._run_pipeline(bound, **dict(form)), leaves)
             if disk_key:
                 generated_cache.store(cache_dir, disk_key, generated)
         name = dict(form).get("backend", self.backend)
@@ -361,7 +361,8 @@ class Jitted(_CDispatcher):
         self._signature.check_hashable(statics)
         leaves, treedef = tree_util.tree_flatten(dynamic)
         bound = self._signature.placeholders(values, leaves, treedef)
-        return self._run_pipeline(bound, after_pass, **dict(form))
+        generated = self._run_pipeline(bound, after_pass, **dict(form))
+        return generated if after_pass is not None else pipeline.at_boundary(generated, leaves)
 
     def export_parameters(self, args: tuple) -> List[Tuple[str, Any, bool, bool]]:
         """``(name, example value, static, left to its default)`` of each parameter of the function that

@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, List, Optional
 
+import numpy as np
+
 from numbax import tree_util
 from numbax.ast_passes.pipeline import Generated
 from numbax.errors import NumbaxShapeError, NumbaxTypingError
@@ -11,12 +13,22 @@ from numbax.runtime.contractions import ContractionShapeError
 from numbax.runtime.grad import ShapesDiffer
 
 # Numba turns a 0-d array into a number in arithmetic, so a variable that starts as a 0-d array and is rebound
-# in a loop or a branch has two types where the paths join.
+# in a loop or a branch has two types where the paths join. Arguments, constants and constructors
+# (``np.array(0.0)``, ``np.zeros(())``) are numbers inside already (numbax.runtime.boundary); other calls that make
+# a 0-d array (``x.reshape(())``) are not.
 _ZERO_D_JOIN = re.compile(r"Cannot unify array\((\w+), 0d, \w+\) and \1\b")
-_ZERO_D_HINT = ("a 0-d array that a loop or a branch rebinds (a `fori_loop` carry, say) becomes a number after "
-                "arithmetic in compiled code, so it has two types where the paths join: pass it as a number (a "
-                "Python float or a NumPy scalar such as `np.float64(0.0)`) rather than a 0-d array, and start it "
-                "inside as one (`b = 0.0`, not `jnp.array(0.0)`). ")
+_ZERO_D_HINT = ("a 0-d array that a loop or a branch rebinds becomes a number after arithmetic in compiled code, so "
+                "it has two types where the paths join; numbax makes 0-d arguments and constructors "
+                "(`np.array(0.0)`, `np.zeros(())`) numbers, but not a 0-d array that another call makes "
+                "(`x.reshape(())`): make it a number where it is made (`np.float64(...)` of it, or `x[0]` of a "
+                "1-element array). ")
+
+
+def as_numbers(leaves: List[Any]) -> List[Any]:
+    """``leaves`` with each 0-d array as its number: what generated code takes for the leaves its entry does not
+    read as numbers itself (``rt.number``), the tangents and cotangents that ``jvp`` and ``vjp`` pass after the
+    primals it was compiled for."""
+    return [(leaf[()] if leaf.ndim == 0 else leaf) if isinstance(leaf, np.ndarray) else leaf for leaf in leaves]
 
 
 class Compiled:

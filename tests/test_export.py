@@ -198,7 +198,7 @@ def test_the_exported_function_checks_its_arguments(fresh_python, tmp_path):
                          timeout=300, env=_environment())
     assert run.returncode == 0, run.stderr[-3000:]
     lines = run.stdout.splitlines()
-    assert lines[0] == "{'a': 13.5, 'b': (1.0, 1.0)}"
+    assert lines[0] == "{'a': array(13.5), 'b': (array(1.), array(1.))}"
     assert lines[1] == "argument x must be a float64 array of rank 1, as the example this module was exported " \
                        "for; got a float32 array of rank 1"
     assert lines[2].startswith("argument x must be a float64 array of rank 1") and "rank 2" in lines[2]

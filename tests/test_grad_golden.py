@@ -83,7 +83,7 @@ def expected_grad_euler(y0, k, n):
     dk = -dt1
     # grad of: y = y0
     dy0 = dy
-    return (dy0, dk)
+    return rt.arrays_out((dy0, dk))
 
 
 def expected_grad_newton_sqrt(a, tol):
@@ -128,7 +128,7 @@ def expected_grad_newton_sqrt(a, tol):
         dx = dx + -dt6 * t5 / x_1
     # grad of: x = a
     da = da + dx
-    return da
+    return rt.arrays_out(da)
 
 
 def expected_grad_relu_sum(x):

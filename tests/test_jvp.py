@@ -207,7 +207,7 @@ ROTATE_JVP = """def jvp_rotate(x, w, dx, dw):
         dt2_j = dy_j * y_j + dy_j * y_j
         _t3 = rt.add_unordered(_t3, t2_j)
         dt3 = rt.add_unordered(dt3, dt2_j)
-    return (_t3, dt3)
+    return rt.arrays_out((_t3, dt3))
 """
 
 

@@ -18,8 +18,8 @@ import gast
 import numpy as np
 
 from numbax import timings, tree_util
-from numbax.ast_passes import anf, custom_rules, debug_checks, fence, inline, legalize, optimize, resolve, \
-    run_time_checks
+from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, inline, legalize, optimize, \
+    resolve, run_time_checks
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.optimizations import vectorize
 from numbax.ast_passes.parse import ParsedFunction, parse_function
@@ -75,6 +75,7 @@ class Generated:
     # the tree ``source`` was written from, origins kept (for a gradient generated inside another function)
     module: Optional[gast.Module] = dataclasses.field(default=None, compare=False, repr=False)
     imports: List[str] = dataclasses.field(default_factory=list)
+    header: str = ""  # the docstring that opens ``source``
 
     def __getstate__(self) -> Dict[str, Any]:
         """Pickled (the disk cache) without the tree: the source is what a later process needs."""
@@ -275,4 +276,24 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     source, origins = _render(module, spec.imports, header)
     return Generated(source=source + "\n", name=spec.name, line_origins=origins, constants=constants,
                      returns=spec.returns, label=label, reads_avals=spec.reads_avals, module=module,
-                     imports=list(spec.imports))
+                     imports=list(spec.imports), header=header)
+
+
+def at_boundary(generated: Generated, leaves: List[Any]) -> Generated:
+    """The code the caller calls, its 0-d arrays numbers inside and 0-d arrays outside (``boundary``), from the
+    final ``generated`` (its ``returns`` what the transformation returns) and the call's leaves (what the
+    generated function's parameters receive, in order, before its constants)."""
+    if generated.module is None or not generated.header:
+        return generated
+    main = generated.module.body[-1]
+    names = [a.id for a in main.args.args if a.id not in generated.constants]
+    zero_d = [n for n, leaf in zip(names, leaves) if isinstance(leaf, np.ndarray) and leaf.ndim == 0]
+    returns = generated.returns
+    numbers = returns is not None and returns.num_dynamic > 0 and (
+        len(returns.avals) != returns.num_dynamic or any(a is None or a.ndim == 0 for a in returns.avals))
+    if not zero_d and not numbers:
+        return generated
+    generated.module.body[-1] = boundary.transform(main, zero_d, numbers)
+    imports = generated.imports + [_RUNTIME_IMPORT] * (_RUNTIME_IMPORT not in generated.imports)
+    source, origins = _render(generated.module, imports, generated.header)
+    return dataclasses.replace(generated, source=source + "\n", line_origins=origins, imports=imports)

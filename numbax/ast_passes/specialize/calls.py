@@ -30,6 +30,12 @@ _VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
 _NUMBER_TYPES = {float, int, bool, complex}
+# Constructors of arrays -> where the value of a 0-d result comes from: the argument that holds it (position,
+# name), or the value itself. Compiled code holds a 0-d array as a number (numbax.runtime.boundary).
+_ZERO_D_CONSTRUCTORS = {np.array: (0, "object"), np.asarray: (0, "a"), np.ascontiguousarray: (0, "a"),
+                        np.copy: (0, "a"), np.full: (1, "fill_value"), np.full_like: (1, "fill_value"),
+                        np.zeros: 0.0, np.zeros_like: 0.0, np.empty: 0.0, np.empty_like: 0.0, np.ones: 1.0,
+                        np.ones_like: 1.0}
 # NumPy functions that wrap or call Python callables at run time
 _PYTHON_CALLABLES = {np.frompyfunc, np.vectorize, np.apply_along_axis, np.apply_over_axes, np.piecewise}
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
@@ -159,6 +165,8 @@ class CallsMixin:
         args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
                 for i, a in enumerate(args)]
         aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
+        if func in _ZERO_D_CONSTRUCTORS and aval is not None and aval.ndim == 0 and not aval.weak:
+            return self.zero_d_array(func, args, kwargs, aval)
         args = self.promoted_operands(func, args, aval)
         if func in _REAL_EIG and not kwargs and len(args) == 1 and checks.is_real_array(args[0]) and \
                 self.origin(node) is not None:  # Numba's result is real: an error at the user's line where it is not
@@ -170,6 +178,18 @@ class CallsMixin:
         if items is not None:  # several results: each keeps its abstract value when unpacked
             return Items(call.node, items)
         return self.in_numpys_dtype(func, call)
+
+    def zero_d_array(self, func, args: List[Any], kwargs: Dict[str, Any], aval) -> Dyn:
+        """A constructor's 0-d array as the number of its dtype that compiled code holds it as: ``np.array(0.0)``,
+        ``np.zeros(())``, ``np.full((), v)`` are ``np.float64(0.0)``, ``np.float64(v)``."""
+        source = _ZERO_D_CONSTRUCTORS[func]
+        if isinstance(source, tuple):
+            position, name = source
+            value = args[position] if len(args) > position else kwargs[name]  # NumPy's binding: one is there
+        else:
+            value = source
+        return Dyn(gast.Call(func=self.materializer.reference(aval.dtype.type), args=[self.materialize(value)],
+                             keywords=[]), aval)
 
     def vector_operand(self, node, func, position: int, value: Any) -> Any:
         """Operand ``position`` of ``func`` (``_VECTOR_OPERANDS``) as a vector: a list or tuple made an array, an
@@ -304,8 +324,10 @@ class CallsMixin:
             self.refuse_writes_into_foreign(node, method.__self__, f"`{method.__name__}`", (args, kwargs))
         if method.__name__ in _MUTATING and self.runtime_depth > 0:
             self.fail(node, f"`{method.__name__}` on a list or dict inside run-time control flow",
-                      hint="containers are unrolled at compile time; fill a preallocated array instead "
-                      "(np.empty then x[i] = ...).")
+                      hint="a list's items are known when compiling, so it cannot grow in a loop that runs when "
+                      "called (`for i in range(n)`, `while`): preallocate the result and write its rows "
+                      "(out = np.zeros((n,) + shape); out[i] = ...), or write the loop as lax.scan, whose stacked "
+                      "outputs are that array.")
         args = [self.snapshot(a) for a in args]
         return self.fold(node, method, *args, **kwargs)
 

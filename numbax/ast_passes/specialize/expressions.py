@@ -94,6 +94,8 @@ class ExpressionsMixin:
             return AtIndexer(self.snapshot(base))
         if base.aval is not None and attr == "T":  # the axes reversed: the same dtype and rank
             return Dyn(gast.Attribute(value=base.expr(), attr=attr, ctx=gast.Load()), base.aval)
+        if base.aval is not None and attr == "shape" and base.aval.ndim == 0:  # a number: no ``shape`` in Numba
+            return ()
         if base.aval is not None and attr == "size":
             if base.aval.ndim == 0:  # a number (Numba's scalars have no ``size``)
                 return 1

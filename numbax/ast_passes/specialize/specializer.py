@@ -184,12 +184,12 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         The variable of a constant array is a copy of it: run-time code may update it in place (``z += dz`` in
         a loop), which must not change the array a closure or a module holds."""
         value = self.env.get(name)
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and value.ndim:
             copy = gast.Call(func=resolve.reference_node("np.copy"), args=[self.materialize(value)], keywords=[])
             self.emit(gast.Assign(targets=[name_node(name, gast.Store())], value=copy, type_comment=None))
             self.env[name] = Dyn(name_node(name), AVal.of(value))
-        elif is_static_scalar(value):
-            self.emit_assign(name, value)
+        elif is_static_scalar(value) or isinstance(value, np.ndarray):  # a 0-d array: its number
+            self.emit_assign(name, value[()] if isinstance(value, np.ndarray) else value)
             self.env[name] = Dyn(name_node(name), AVal.of(value))
         elif isinstance(value, (list, tuple, dict)) and value:
             self.bind_container(name, value, everything=True)
@@ -317,6 +317,11 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
         """``x[i] = v`` into an array, or into a compile-time list or dict."""
         base = self.eval(target.value)
         index = self.eval(target.slice)
+        if isinstance(base, Dyn) and base.aval is not None and base.aval.ndim == 0:
+            self.fail(target, "writing into a 0-d array (`b[()] = v`, `b[...] = v`)",
+                      hint="compiled code holds a 0-d array as a number, which has no element to write: bind the "
+                      "name to the new value instead (b = np.float64(v)); a 0-d argument is then not updated in "
+                      "place, as JAX's arrays never are.")
         if isinstance(base, Dyn):
             store = self.user_subscript(target, base.expr(), index, gast.Store())
             if checks.is_array(dtypes.index(dtypes.aval_of(base), index)) and checks.is_array(dtypes.aval_of(value)):

@@ -8,6 +8,7 @@ import numpy as np
 
 from numbax import config, generated_cache, runtime, tree_util
 from numbax.api import Jitted, jit
+from numbax.compiled import as_numbers
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
@@ -395,7 +396,7 @@ class _VJP(Differentiated):
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(key, values, leaves, treedef, statics)
-        cotangents = [np.asarray(c) if isinstance(c, np.ndarray) else c for c in cotangent_leaves]
+        cotangents = as_numbers([np.asarray(c) if isinstance(c, np.ndarray) else c for c in cotangent_leaves])
         out_tree = tree_util.tree_unflatten(compiled.treedef, [0] * compiled.treedef.num_leaves)[0]
         if len(cotangents) > 1 and len(tree_util.tree_leaves(out_tree)) == 1:
             cotangents = [cotangents]  # one result that is a list of arrays (np.split's): its cotangent a list

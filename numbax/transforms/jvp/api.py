@@ -11,6 +11,7 @@ from numbax.api import Jitted
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.call_signature import leaf_key
+from numbax.compiled import as_numbers
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
 from numbax.transforms.grad.api import FLOAT0
@@ -60,7 +61,7 @@ def _tangent_of(out, tangent):
         return np.zeros(np.shape(out), FLOAT0)
     dtype = np.asarray(out).dtype
     if np.asarray(tangent).dtype != dtype:
-        return np.asarray(tangent).astype(dtype) if np.ndim(tangent) else dtype.type(tangent)
+        return np.asarray(tangent).astype(dtype)  # a 0-d one too: every 0-d result is a 0-d array
     return tangent
 
 
@@ -98,7 +99,7 @@ class Pushforward(Jitted):
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(key, values, leaves, treedef, statics)
-        out, tangents = compiled(list(leaves) + list(tangent_leaves))
+        out, tangents = compiled(list(leaves) + as_numbers(tangent_leaves))
         return out, tree_util.tree_map(_tangent_of, out, tangents)
 
     def _generated_cache_tag(self) -> Optional[str]:
