@@ -19,7 +19,7 @@ array of shape ``()`` in its dtype, as JAX returns (see
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Dict, Iterable, Optional, Sequence
 
 import gast
 
@@ -34,8 +34,34 @@ def _is_call_of(node: gast.AST, helper: str) -> bool:
     return isinstance(node, gast.Call) and gast.dump(node.func) == gast.dump(gast.parse(helper).body[0].value)
 
 
+_CONSTANT_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+def _constant_dtypes(fdef: gast.FunctionDef) -> Dict[str, set]:
+    """name -> the dtypes Numba gives the number constants assigned to it (``s = 0``: int64)."""
+    found: Dict[str, set] = {}
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            value = node.value.operand if isinstance(node.value, gast.UnaryOp) else node.value
+            if isinstance(value, gast.Constant) and type(value.value) in _CONSTANT_DTYPES:
+                found.setdefault(node.targets[0].id, set()).add(_CONSTANT_DTYPES[type(value.value)])
+    return found
+
+
+def _cast(dtype: Optional[str], value: gast.expr, constants: Dict[str, set]) -> gast.expr:
+    """``np.float64(s)`` where ``s`` also holds a constant of another dtype (``s = 0`` before a loop adds
+    floats to it); ``value`` as it is elsewhere."""
+    if dtype is None or not isinstance(value, gast.Name) or not constants.get(value.id, set()) - {dtype}:
+        return value
+    return gast.copy_location(_call(f"np.{'bool_' if dtype == 'bool' else dtype}", value), value)
+
+
 class _Returns(gast.NodeTransformer):
-    """Wraps each returned value of one function in ``rt.arrays_out`` (not those of nested functions)."""
+    """Wraps each returned value of one function in ``rt.arrays_out`` (not those of nested functions), a
+    variable that also holds a constant of another dtype first cast to its leaf's dtype in ``dtypes``."""
+
+    def __init__(self, dtypes: Sequence[Optional[str]], constants: Dict[str, set]):
+        self.dtypes, self.constants = list(dtypes), constants
 
     def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
         return node
@@ -43,14 +69,25 @@ class _Returns(gast.NodeTransformer):
     visit_Lambda = visit_FunctionDef
 
     def visit_Return(self, node: gast.Return) -> gast.Return:
-        if node.value is not None and not _is_call_of(node.value, _ARRAYS_OUT):
-            node.value = gast.copy_location(_call(_ARRAYS_OUT, node.value), node.value)
+        if node.value is None or _is_call_of(node.value, _ARRAYS_OUT):
+            return node
+        value = node.value
+        if isinstance(value, gast.Tuple) and len(value.elts) == len(self.dtypes) > 1:
+            value.elts = [_cast(d, e, self.constants) for d, e in zip(self.dtypes, value.elts)]
+        elif len(self.dtypes) == 1 and not isinstance(value, gast.Tuple):
+            value = _cast(self.dtypes[0], value, self.constants)
+        node.value = gast.copy_location(_call(_ARRAYS_OUT, value), node.value)
         return node
 
 
-def transform(fdef: gast.FunctionDef, zero_d: Iterable[str], returns_numbers: bool = True) -> gast.FunctionDef:
+def transform(fdef: gast.FunctionDef, zero_d: Iterable[str], returns_numbers: bool = True,
+              dtypes: Sequence[Optional[str]] = ()) -> gast.FunctionDef:
     """``fdef`` reading its parameters named in ``zero_d`` as numbers, and (``returns_numbers``: what it returns
-    may hold a number) returning each number as a 0-d array."""
+    may hold a number) returning each number as a 0-d array.
+
+    ``dtypes`` names, per returned leaf, the dtype of one that is a number (None for others): a number that a
+    loop or a branch rebinds from an int to a float has the float's dtype only after Numba joins its types,
+    and its 0-d array one dtype only if it is cast to that first."""
     names = [a.id for a in fdef.args.args]
     done = {s.targets[0].id for s in fdef.body if isinstance(s, gast.Assign) and _is_call_of(s.value, _NUMBER)}
     prologue = [gast.Assign(targets=[gast.Name(id=n, ctx=gast.Store(), annotation=None, type_comment=None)],
@@ -58,6 +95,7 @@ def transform(fdef: gast.FunctionDef, zero_d: Iterable[str], returns_numbers: bo
                                                            type_comment=None)), type_comment=None)
                 for n in names if n in set(zero_d) and n not in done]
     if returns_numbers:
-        fdef.body = [_Returns().visit(stmt) for stmt in fdef.body]
+        returns = _Returns(dtypes, _constant_dtypes(fdef))
+        fdef.body = [returns.visit(stmt) for stmt in fdef.body]
     fdef.body = [gast.copy_location(s, fdef) for s in prologue] + fdef.body
     return gast.fix_missing_locations(fdef)

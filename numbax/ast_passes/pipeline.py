@@ -293,7 +293,10 @@ def at_boundary(generated: Generated, leaves: List[Any]) -> Generated:
         len(returns.avals) != returns.num_dynamic or any(a is None or a.ndim == 0 for a in returns.avals))
     if not zero_d and not numbers:
         return generated
-    generated.module.body[-1] = boundary.transform(main, zero_d, numbers)
-    imports = generated.imports + [_RUNTIME_IMPORT] * (_RUNTIME_IMPORT not in generated.imports)
+    dtypes = [a.dtype.name if a is not None and a.ndim == 0 and a.dtype is not None else None
+              for a in returns.avals] if returns is not None and len(returns.avals) == returns.num_dynamic else []
+    generated.module.body[-1] = boundary.transform(main, zero_d, numbers, dtypes)
+    needed = [_RUNTIME_IMPORT, "import numpy as np"]
+    imports = generated.imports + [line for line in needed if line not in generated.imports]
     source, origins = _render(generated.module, imports, generated.header)
     return dataclasses.replace(generated, source=source + "\n", line_origins=origins, imports=imports)

@@ -14,14 +14,6 @@ import numpy as np
 
 from numbax.runtime.cached import overload
 
-# NumPy's name (after ``np.``) -> the function; each helper is named by the last part (``rt.solve``)
-FUNCTIONS = {
-    "moveaxis": np.moveaxis, "tril": np.tril, "triu": np.triu, "outer": np.outer, "diag": np.diag,
-    "linalg.solve": np.linalg.solve, "linalg.inv": np.linalg.inv, "linalg.cholesky": np.linalg.cholesky,
-    "linalg.det": np.linalg.det, "linalg.slogdet": np.linalg.slogdet, "linalg.eigh": np.linalg.eigh,
-    "linalg.qr": np.linalg.qr, "linalg.svd": np.linalg.svd,
-}
-
 
 def _compiled_once(name: str, numpy_fn: Callable) -> Callable:
     def helper(*args):
@@ -37,6 +29,22 @@ def _compiled_once(name: str, numpy_fn: Callable) -> Callable:
     return helper
 
 
-for _name, _numpy_fn in FUNCTIONS.items():
-    globals()[_name.rsplit(".", 1)[-1]] = _compiled_once(_name, _numpy_fn)
+moveaxis = _compiled_once("moveaxis", np.moveaxis)
+tril = _compiled_once("tril", np.tril)
+triu = _compiled_once("triu", np.triu)
+outer = _compiled_once("outer", np.outer)
+diag = _compiled_once("diag", np.diag)
+solve = _compiled_once("linalg.solve", np.linalg.solve)
+inv = _compiled_once("linalg.inv", np.linalg.inv)
+cholesky = _compiled_once("linalg.cholesky", np.linalg.cholesky)
+det = _compiled_once("linalg.det", np.linalg.det)
+slogdet = _compiled_once("linalg.slogdet", np.linalg.slogdet)
+eigh = _compiled_once("linalg.eigh", np.linalg.eigh)
+qr = _compiled_once("linalg.qr", np.linalg.qr)
+svd = _compiled_once("linalg.svd", np.linalg.svd)
+
+# NumPy's name (after ``np.``) -> its helper, which has the last part's name (``rt.solve``)
+FUNCTIONS = {"moveaxis": moveaxis, "tril": tril, "triu": triu, "outer": outer, "diag": diag, "linalg.solve": solve,
+             "linalg.inv": inv, "linalg.cholesky": cholesky, "linalg.det": det, "linalg.slogdet": slogdet,
+             "linalg.eigh": eigh, "linalg.qr": qr, "linalg.svd": svd}
 __all__ = [name.rsplit(".", 1)[-1] for name in FUNCTIONS]
