@@ -16,9 +16,18 @@ from numbax.backends.cuda.availability import cuda
 from numbax.errors import NumbaxDeviceError
 
 
+# what most leaves of a call are, never on a GPU: answered without looking for an attribute (every call of a
+# compiled function outside Numba's C dispatch asks about each leaf)
+_HOST_TYPES = frozenset({np.ndarray, float, int, bool, complex, np.float64, np.float32, np.int64, np.int32,
+                         np.bool_, np.complex128, type(None)})
+
+
 def is_device_array(value: Any) -> bool:
     """Whether ``value`` lives on a GPU: it has ``__cuda_array_interface__`` or is the simulator's array."""
-    return hasattr(value, "__cuda_array_interface__") or type(value).__name__ == "FakeCUDAArray"
+    kind = type(value)
+    if kind in _HOST_TYPES:
+        return False
+    return hasattr(value, "__cuda_array_interface__") or kind.__name__ == "FakeCUDAArray"
 
 
 def _device_id(value: Any) -> int:
