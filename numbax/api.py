@@ -205,14 +205,7 @@ class Jitted(_CDispatcher):
         if self._runs_on_gpu(values, leaves):
             return self._gpu_call(values, leaves, treedef, statics, args, kwargs)
         form = self._call_form(args, kwargs)
-        key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs) + form
-        try:
-            compiled = self._cache[key]
-        except KeyError:
-            compiled = self._compile(key, values, leaves, treedef, statics, form)
-        except TypeError:
-            self._signature.check_hashable(statics)
-            raise
+        compiled = self._specialization(values, leaves, treedef, statics, form)
         out = compiled(leaves)
         if self._folds:
             self._offer_fast_path(compiled, treedef, leaves)
@@ -238,16 +231,18 @@ class Jitted(_CDispatcher):
         stand_ins = [placement.stand_in(leaf) for leaf in leaves]
         values = [v if i in self._signature.static else tree_util.tree_map(placement.stand_in, v)
                   for i, v in enumerate(values)]
-        form = form + _ON_GPU
-        key = (treedef, statics, leaf_key(stand_ins), config.state.debug_nans, config.state.debug_infs) + form
+        return self._specialization(values, stand_ins, treedef, statics, form + _ON_GPU)(leaves)
+
+    def _specialization(self, values, leaves, treedef, statics, form: tuple) -> Compiled:
+        """The compiled specialization for arguments of these leaves' kinds (compiled now if new)."""
+        key = (treedef, statics, leaf_key(leaves), config.state.debug_nans, config.state.debug_infs) + form
         try:
-            compiled = self._cache[key]
+            return self._cache[key]
         except KeyError:
-            compiled = self._compile(key, values, stand_ins, treedef, statics, form)
+            return self._compile(key, values, leaves, treedef, statics, form)
         except TypeError:
             self._signature.check_hashable(statics)
             raise
-        return compiled(leaves)
 
     def _check_gpu_support(self) -> None:
         """Refuse what the GPU backend does not compile yet: transformations other than jit, CPU options."""

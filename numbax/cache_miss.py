@@ -2,7 +2,7 @@
 
 A key is ``(argument structure, static values, leaf types, debug_nans, debug_infs)``
 followed by the ``(name, value)`` pairs of the call's form (``vmap``'s ``in_axes``;
-``Jitted._compiled_call``). ``log_compiles`` prints the key in words and, for
+``Jitted._specialization``). ``log_compiles`` prints the key in words and, for
 a later compilation, what changed since the nearest earlier one.
 
     >>> import numpy as np

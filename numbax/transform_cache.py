@@ -28,7 +28,7 @@ are kept by ``backends.module_cache`` whether or not the cache keeps their
 transformation), so tens of megabytes at most for such functions.
 
 What a specialization depends on besides the call's arguments (``debug_nans``,
-``debug_infs``) is in each specialization's key (``Jitted._compiled_call``), so
+``debug_infs``) is in each specialization's key (``Jitted._specialization``), so
 a transformation found again compiles anew under another configuration, as a
 kept one does. A transformation found again is the object made first: its
 ``.source`` is that of its latest specialization, whichever spelling called it.
