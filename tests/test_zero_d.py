@@ -288,3 +288,29 @@ def test_writing_into_a_0d_array_is_refused_at_its_line(fn, args):
         numbax.jit(fn)(*args)
     lines, first = inspect.getsourcelines(fn)
     assert info.value.origin.lineno == first + next(k for k, text in enumerate(lines) if "] = x[0]" in text)
+
+
+def _count_then_floats(x):
+    s = x.shape[0]
+    for i in range(x.shape[0]):
+        s = s + x[i]
+    return s
+
+
+def _int_or_float(x):
+    s = 1
+    if x[0] > 0:
+        s = x[0] * 2.0
+    return s, x
+
+
+def test_a_returned_number_rebound_from_an_int_to_floats_is_a_float_array():
+    # Numba types the return before joining `s`'s int and float: the code casts it to the join's dtype first
+    x = np.array([0.5, 1.25, -0.25])
+    got = numbax.jit(_count_then_floats)(x)
+    assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == np.float64
+    assert float(got) == _count_then_floats(x)
+    first, _ = numbax.jit(_int_or_float)(x)
+    assert first.shape == () and first.dtype == np.float64 and float(first) == 1.0
+    second, _ = numbax.jit(_int_or_float)(-x)
+    assert second.dtype == np.float64 and float(second) == 1.0
