@@ -20,7 +20,7 @@ array of shape ``()`` in its dtype, as JAX returns (see
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Optional, Sequence, Set
+from typing import Dict, Iterable, Optional, Sequence, Set
 
 import gast
 
@@ -35,44 +35,52 @@ def _is_call_of(node: gast.AST, helper: str) -> bool:
     return isinstance(node, gast.Call) and gast.dump(node.func) == gast.dump(gast.parse(helper).body[0].value)
 
 
-def _an_int(value: gast.expr) -> bool:
-    """Whether ``value`` is written as an integer or bool: ``0``, ``-1``, ``True``, ``len(x)``, ``x.shape[0]``,
-    ``x.size``, ``x.ndim``."""
+_NUMBA_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+def _number_dtype(value: gast.expr) -> Optional[str]:
+    """The dtype Numba gives ``value`` where it is written as a Python number (``0``, ``-1.5``, ``True``) or an
+    integer of the shape (``len(x)``, ``x.shape[0]``, ``x.size``, ``x.ndim``); None for anything else."""
     if isinstance(value, gast.UnaryOp):
         value = value.operand
     if isinstance(value, gast.Constant):
-        return isinstance(value.value, (bool, int))
+        return _NUMBA_DTYPES.get(type(value.value))
     if isinstance(value, gast.Subscript):
         value = value.value
-    if isinstance(value, gast.Attribute):
-        return value.attr in ("shape", "size", "ndim")
-    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "len"
+    if isinstance(value, gast.Attribute) and value.attr in ("shape", "size", "ndim") or \
+            isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "len":
+        return "int64"
+    return None
 
 
-def _int_starts(fdef: gast.FunctionDef) -> Set[str]:
-    """The names ``fdef`` binds to an integer and binds again (a loop's carry, a branch's join): where the
-    function returns one, Numba may type the return before it joins the integer with what comes later."""
+def _number_starts(fdef: gast.FunctionDef) -> Dict[str, Set[str]]:
+    """name -> the dtypes of the numbers written into it, for the names ``fdef`` binds again (a loop's carry, a
+    branch's join): where the function returns one, Numba may type the return before it joins them with what
+    comes later."""
     counts = Counter(node.id for node in gast.walk(fdef)
                      if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store))
-    ints = {node.targets[0].id for node in gast.walk(fdef) if isinstance(node, gast.Assign) and
-            len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and _an_int(node.value)}
-    return {name for name in ints if counts[name] > 1}
+    starts: Dict[str, Set[str]] = {}
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
+                and counts[node.targets[0].id] > 1 and _number_dtype(node.value):
+            starts.setdefault(node.targets[0].id, set()).add(_number_dtype(node.value))
+    return starts
 
 
-def _cast(dtype: Optional[str], value: gast.expr, rebound: Set[str]) -> gast.expr:
-    """``np.float64(s)`` where ``s`` starts as an integer and is rebound (``s = 0`` or ``s = x.shape[0]`` before
-    a loop that adds floats to it); ``value`` as it is elsewhere."""
-    if dtype is None or not isinstance(value, gast.Name) or value.id not in rebound:
+def _cast(dtype: Optional[str], value: gast.expr, starts: Dict[str, Set[str]]) -> gast.expr:
+    """``np.float32(s)`` where ``s`` is rebound and was written a number of another dtype (``s = 0`` or
+    ``s = 0.0`` before a loop that adds float32 values to it); ``value`` as it is elsewhere."""
+    if dtype is None or not isinstance(value, gast.Name) or not starts.get(value.id, set()) - {dtype}:
         return value
     return gast.copy_location(_call(f"np.{'bool_' if dtype == 'bool' else dtype}", value), value)
 
 
 class _Returns(gast.NodeTransformer):
     """Wraps each returned value of one function in ``rt.arrays_out`` (not those of nested functions), a
-    variable that starts as an integer and is rebound first cast to its leaf's dtype in ``dtypes``."""
+    rebound variable written a number of another dtype first cast to its leaf's dtype in ``dtypes``."""
 
-    def __init__(self, dtypes: Sequence[Optional[str]], rebound: Set[str]):
-        self.dtypes, self.rebound = list(dtypes), rebound
+    def __init__(self, dtypes: Sequence[Optional[str]], starts: Dict[str, Set[str]]):
+        self.dtypes, self.starts = list(dtypes), starts
 
     def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
         return node
@@ -84,9 +92,9 @@ class _Returns(gast.NodeTransformer):
             return node
         value = node.value
         if isinstance(value, gast.Tuple) and len(value.elts) == len(self.dtypes) > 1:
-            value.elts = [_cast(d, e, self.rebound) for d, e in zip(self.dtypes, value.elts)]
+            value.elts = [_cast(d, e, self.starts) for d, e in zip(self.dtypes, value.elts)]
         elif len(self.dtypes) == 1 and not isinstance(value, gast.Tuple):
-            value = _cast(self.dtypes[0], value, self.rebound)
+            value = _cast(self.dtypes[0], value, self.starts)
         node.value = gast.copy_location(_call(_ARRAYS_OUT, value), node.value)
         return node
 
@@ -106,7 +114,7 @@ def transform(fdef: gast.FunctionDef, zero_d: Iterable[str], returns_numbers: bo
                                                            type_comment=None)), type_comment=None)
                 for n in names if n in set(zero_d) and n not in done]
     if returns_numbers:
-        returns = _Returns(dtypes, _int_starts(fdef))
+        returns = _Returns(dtypes, _number_starts(fdef))
         fdef.body = [returns.visit(stmt) for stmt in fdef.body]
     fdef.body = [gast.copy_location(s, fdef) for s in prologue] + fdef.body
     return gast.fix_missing_locations(fdef)
