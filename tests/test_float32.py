@@ -10,8 +10,8 @@ cast to float32 (``as_float32``), so this audit grows with them. Each check comp
   python backend, which ``test_grad_corpus`` checks against JAX) to float32's tolerance.
 
 Every selected case runs on the python backend (no compile); about ten of each test's, evenly spread, on cpu,
-where Numba types the generated code (its compiles are most of this module's time). A scalar result on cpu is
-compared by kind: Numba boxes a float32 scalar as a Python float (``test_dtypes``' strict xfail).
+where Numba types the generated code (its compiles are most of this module's time). Scalar results are 0-d
+arrays of their dtype on both backends, compared exactly.
 Mixed arguments (one float32 array among float64 ones) follow the same checks. Programs that a float32
 argument turns into one whose loop carries change dtype are refused at the user's line (tested here).
 An MLP trained in float32 with ``stax`` and ``optimizers`` matches JAX's default (float32) mode.
@@ -64,15 +64,12 @@ def has_float32(tree):
     return any(np.asarray(leaf).dtype == np.float32 for leaf in tree_util.tree_leaves(tree))
 
 
-def assert_dtypes(want, got, exact_scalars):
-    """Leaf by leaf ``got`` has ``want``'s dtype (a scalar's kind only where ``exact_scalars`` is false)."""
+def assert_dtypes(want, got):
+    """Leaf by leaf ``got`` has ``want``'s dtype."""
     assert tree_util.tree_structure(got) == tree_util.tree_structure(want)
     for e, g in zip(tree_util.tree_leaves(want), tree_util.tree_leaves(got)):
-        if isinstance(e, np.ndarray) or exact_scalars:
-            assert np.asarray(g).dtype == np.asarray(e).dtype, f"dtype {np.asarray(g).dtype}, NumPy gives " \
-                                                               f"{np.asarray(e).dtype}"
-        else:
-            assert np.asarray(g).dtype.kind == np.asarray(e).dtype.kind
+        assert np.asarray(g).dtype == np.asarray(e).dtype, f"dtype {np.asarray(g).dtype}, NumPy gives " \
+                                                           f"{np.asarray(e).dtype}"
 
 
 def assert_close(want, got, rtol=RTOL, eager=None):
@@ -121,7 +118,7 @@ def test_jit_in_float32(case, backend):
     want = _call(case.fn, case, args)
     got = _call(numbax.jit(case.fn, static_argnums=case.static_argnums, static_argnames=case.static_argnames,
                            backend=backend), case, args)
-    assert_dtypes(want, got, exact_scalars=backend == "python")
+    assert_dtypes(want, got)
     assert_close(_call(case.fn, case, case.args_factory()), got, eager=want)
 
 
@@ -148,7 +145,7 @@ def _reference_grad(case):
 
 def _grad_check(case, backend, args):
     got = _without_aux(case, numbax.grad(case.fn, **_grad_kwargs(case, backend))(*args))
-    assert_dtypes(_differentiated(case, args), got, exact_scalars=False)
+    assert_dtypes(_differentiated(case, args), got)
     assert_close(_reference_grad(case), got, rtol=1e-3)
 
 
@@ -168,7 +165,7 @@ def test_jit_and_grad_of_float32_and_float64_arguments(case, backend):
     args = as_float32(case.args_factory(), first_only=True)
     assert_dtypes(_without_aux(case, case.fn(*as_float32(case.args_factory(), first_only=True))),
                   _without_aux(case, numbax.jit(case.fn, static_argnums=case.static_argnums, backend=backend)(
-                      *args)), exact_scalars=backend == "python")
+                      *args)))
     _grad_check(case, backend, args)
 
 
@@ -228,7 +225,7 @@ def int_arange(x):
 def test_int_and_float32(fn, args, backend):
     want = fn(*args)
     got = numbax.jit(fn, backend=backend)(*args)
-    assert_dtypes(want, got, exact_scalars=backend == "python")
+    assert_dtypes(want, got)
     np.testing.assert_allclose(got, want, rtol=1e-6)
     gradient = numbax.grad(fn, backend=backend)(*args)
     assert gradient.dtype == np.float32
