@@ -82,6 +82,11 @@ class NumbaxDeviceError(NumbaxError, RuntimeError):
     in one call, or a program or transformation the GPU backend does not compile yet."""
 
 
+class NumbaxDistributedError(NumbaxError, RuntimeError):
+    """A multi-process program numbax cannot run as asked: MPI not installed, ``numbax.distributed.initialize``
+    called twice or with arguments it cannot honour, or processes that the launcher and MPI count differently."""
+
+
 class NumbaxWarning(UserWarning):
     """Base class of the warnings numbax gives."""
 
@@ -140,3 +145,11 @@ class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
     reshapes), JAX ``TypeError`` (contractions such as ``np.dot`` under ``grad``), so it is both."""
 
     HINT = "make the shapes agree (x.shape shows them), or reshape or index an operand first."
+
+
+class NumbaxCollectiveError(NumbaxRunTimeError, RuntimeError):
+    """A collective across processes (``numbax.distributed.collectives``) that compiled code cannot complete: MPI
+    reported an error, MPI is shut down, or a permutation is not one."""
+
+    HINT = "call collectives between numbax.distributed.initialize() and shutdown(), with the same arguments on " \
+           "every process."
