@@ -52,8 +52,9 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
             ``num_processes`` or ``process_id``.
     """
     if _processes.running or _processes.finished:
-        raise NumbaxDistributedError("numbax.distributed.initialize() was called twice: MPI starts once in a process",
-                                     hint="call it once, at the start of the program.")
+        when = "twice" if _processes.running else "after shutdown()"
+        raise NumbaxDistributedError(f"numbax.distributed.initialize() was called {when}: MPI starts once in a "
+                                     "process", hint="call it once, at the start of the program.")
     _refuse_unsupported(local_device_ids, cluster_detection_method, slice_index, partition_index)
     world = mpi.load("mpi4py.MPI").COMM_WORLD
     index, count = world.Get_rank(), world.Get_size()
