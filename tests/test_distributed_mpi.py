@@ -90,6 +90,8 @@ def test_permute_scalars_and_collectives_inside_user_njit_code(reports):
         np.testing.assert_array_equal(values["ring"], xs[1 - rank])
         np.testing.assert_array_equal(values["partial"], np.zeros((3, 2)) if rank == 0 else xs[0])
         assert values["sum_scalar"] == 2.0 and report["dtypes"]["sum_scalar"] == "float64"
+        assert values["sum_0d"] == 1.5 and values["sum_float32_scalar"] == 2.0
+        np.testing.assert_array_equal(values["min_strided"], np.minimum(*[x.ravel()[::2] for x in xs]))
         assert values["max_int_scalar"] == 10 and report["dtypes"]["max_int_scalar"] == "int64"
         assert values["gather_scalar"] == [0.0, 1.0]
         with np.errstate(invalid="ignore"):
