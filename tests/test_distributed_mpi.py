@@ -106,8 +106,14 @@ def test_every_process_gets_the_same_bits(reports):
 
 
 def test_collective_errors_are_numbax_errors(reports):
+    # process 1 receives process 0's 3 elements into 1 (MPI_ERR_TRUNCATE); process 0 receives 1 into 3
+    assert reports[0]["collective_errors"]["longer_message"] == "no error"
+    assert reports[1]["collective_errors"]["longer_message"].startswith(
+        "NumbaxCollectiveError: MPI_Sendrecv failed with MPI error code ")
     for report in reports:
         errors = report["collective_errors"]
+        assert errors["check_dtype"].startswith("NumbaxDtypeError: collectives across processes take float32, "
+                                                "float64, int32 or int64 arrays and numbers, not float16")
         assert errors["bad_perm"].startswith("NumbaxCollectiveError: permute's pairs (0, 1) and (1, 1) share")
         assert errors["outside_perm"].startswith("NumbaxCollectiveError: permute's pair (0, 2) names a process "
                                                  "outside range(2)")
