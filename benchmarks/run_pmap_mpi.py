@@ -7,11 +7,12 @@ called from Python, each over the same float64 buffer of 8 B to 8 MB. The numbax
 allocate their result each call (as ``psum`` returns a new array); mpi4py writes into a buffer made once
 (the ratio's reference) or, in the last column, into a new one each call.
 
-From 1 MB up a new result costs page faults: Numba frees a result as soon as it is dead, glibc gives the
-memory at the heap's top back to the system (``brk``) and the next call faults it in again (about 180
-faults per 1 MB call, against 1 with a reused buffer). The run is repeated with ``MALLOC_TOP_PAD_`` set
-(64 MiB), which keeps that memory in the process.
-A time is the slowest process's mean over a loop of about 50 ms, the best of 15 loops, the systems
+From 64 KB up a new result costs page faults: Numba frees a result as soon as it is dead, glibc gives the
+memory back to the system (``brk`` at the heap's top, ``munmap`` of a large block) and the next call
+faults it in again (about 180 faults per 1 MB call, 1500 per 8 MB call, against 1 and 10 with a reused
+buffer). The run is repeated with ``MALLOC_MMAP_THRESHOLD_`` (32 MiB) and ``MALLOC_TOP_PAD_`` (64 MiB) set,
+which keep that memory in the process.
+A time is the slowest process's mean over a loop of about 20 ms, the best of 31 loops, the systems
 taking turns. Prints Markdown and writes
 ``benchmarks/pmap_mpi_results.md``; timings are reported, never asserted.
 Usage: ``python benchmarks/run_pmap_mpi.py [--quick]`` (it starts ``mpiexec -n 2`` from Python's bin/).
@@ -30,8 +31,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZES = (8, 64, 1024, 64 * 1024, 1024 * 1024, 8 * 1024 * 1024)  # bytes
-LOOP_SECONDS = 0.05
-REPEATS = 15
+LOOP_SECONDS = 0.02
+REPEATS = 31
 
 
 def _loops():
@@ -128,9 +129,10 @@ def _report(rows, quick: bool, library: str) -> None:
     import numba
 
     if os.environ.get("MALLOC_TOP_PAD_"):
-        heading = (f"## With `MALLOC_TOP_PAD_={os.environ['MALLOC_TOP_PAD_']}`\n\nglibc keeps that much above the "
-                   "heap's top when it shrinks it, so a freed result is not given back to the system and faulted in "
-                   "again by the next call.")
+        heading = (f"## With `MALLOC_MMAP_THRESHOLD_={os.environ['MALLOC_MMAP_THRESHOLD_']}` and "
+                   f"`MALLOC_TOP_PAD_={os.environ['MALLOC_TOP_PAD_']}`\n\nglibc takes results up to 32 MiB from its "
+                   "heap, not from fresh mappings, and keeps 64 MiB above the heap's top when it shrinks it, so a "
+                   "freed result is not given back to the system and faulted in again by the next call.")
     else:
         heading = (f"# psum latency across 2 MPI processes\n\n{datetime.datetime.now().isoformat(timespec='seconds')}"
                    f", Python {platform.python_version()}, numba {numba.__version__}, {library.strip()}, "
@@ -154,7 +156,7 @@ def main() -> None:
     open(os.path.join(HERE, "pmap_mpi_results.md"), "w").close()
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     command = [mpiexec, "-n", "2", sys.executable, os.path.abspath(__file__), "--worker"] + (["--quick"] * args.quick)
-    for environ in ({}, {"MALLOC_TOP_PAD_": str(64 * 1024 * 1024)}):
+    for environ in ({}, {"MALLOC_MMAP_THRESHOLD_": str(32 * 1024 * 1024), "MALLOC_TOP_PAD_": str(64 * 1024 * 1024)}):
         subprocess.run(command, env=dict(os.environ, **environ), check=True)
 
 

@@ -1,8 +1,9 @@
 """numbax: JAX's function transformations for plain NumPy code, compiled with Numba.
 
-The error classes and ``numbax.devices`` are imported here (the function ``devices`` shadows the module of
-that name only if imported before it); the compiler on first use (PEP 562), so that ``import numbax`` is fast
-and ``numbax.runtime``, the one import of generated code, loads no compiler.
+The error classes, ``numbax.devices`` and ``process_index``/``process_count`` are imported here (the function
+``devices`` shadows the module of that name only if imported before it; the processes' module imports no MPI);
+the compiler on first use (PEP 562), so that ``import numbax`` is fast and ``numbax.runtime``, the one import
+of generated code, loads no compiler.
 """
 import importlib
 
