@@ -52,9 +52,10 @@ def _kind(gpu: Any) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _gpus() -> tuple:
+def _gpus(process: int) -> tuple:
+    """The GPUs of this process, which is process ``process``."""
     cuda = availability.cuda()
-    return tuple(Device("gpu", i, _kind(gpu)) for i, gpu in enumerate(cuda.gpus))
+    return tuple(Device("gpu", i, _kind(gpu), process) for i, gpu in enumerate(cuda.gpus))
 
 
 def devices(backend: Optional[str] = None) -> List[Device]:
@@ -73,7 +74,7 @@ def devices(backend: Optional[str] = None) -> List[Device]:
             raise NumbaxDeviceError(f"devices({backend!r}) of {processes.process_count()} processes: numbax "
                                     "lists only this process's GPUs",
                                     hint=f"use numbax.local_devices(backend={backend!r}).")
-        return list(_gpus())
+        return list(_gpus(processes.process_index()))
     raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
 
 
@@ -90,7 +91,7 @@ def local_devices(process_index: Optional[int] = None, backend: Optional[str] = 
         if index != processes.process_index():
             raise NumbaxDeviceError(f"local_devices({index}, {backend!r}): numbax knows only this process's GPUs",
                                     hint=f"ask for local_devices(backend={backend!r}) in process {index}.")
-        return list(_gpus())
+        return list(_gpus(processes.process_index()))
     return [device for device in devices(backend) if device.process_index == index]
 
 

@@ -34,7 +34,7 @@ def _run(command, tmp_path, **env):
 
 def _mpiexec(count, tmp_path, mode="all"):
     assert os.path.exists(MPIEXEC), f"no mpiexec beside {sys.executable}: pip install 'numbax[mpi]'"
-    _run([MPIEXEC, "-n", str(count), sys.executable, PROGRAM, str(tmp_path), mode], tmp_path)
+    _run([MPIEXEC, "-n", str(count), sys.executable, PROGRAM, str(tmp_path), mode], tmp_path, NUMBA_ENABLE_CUDASIM="1")
     return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(count)]
 
 
@@ -61,6 +61,7 @@ def test_processes_and_devices(reports):
         assert report["count"] == 2 and report["local_device_count"] == 1
         assert report["devices"] == [[0, 0, "CpuDevice(id=0)"], [1, 1, "CpuDevice(id=1)"]]
         assert report["local_devices"] == [[rank, rank]]
+        assert report["local_gpus"] == [["gpu", 0, rank]] and report["put_on_local_gpu"] == "no error"
         errors = report["errors"]
         assert errors["twice"].startswith("NumbaxDistributedError: numbax.distributed.initialize() was called twice")
         assert errors["put_elsewhere"].startswith(f"NumbaxDeviceError: device_put to CpuDevice(id={1 - rank}) of "
