@@ -62,6 +62,8 @@ def test_processes_and_devices(reports):
         assert report["devices"] == [[0, 0, "CpuDevice(id=0)"], [1, 1, "CpuDevice(id=1)"]]
         assert report["local_devices"] == [[rank, rank]]
         assert report["local_gpus"] == [["gpu", 0, rank]] and report["put_on_local_gpu"] == "no error"
+        assert report["early_import"].startswith("NumbaxDistributedError: numbax.distributed.collectives was "
+                                                 "imported before numbax.distributed.initialize()")
         errors = report["errors"]
         assert errors["twice"].startswith("NumbaxDistributedError: numbax.distributed.initialize() was called twice")
         assert errors["put_elsewhere"].startswith(f"NumbaxDeviceError: device_put to CpuDevice(id={1 - rank}) of "

@@ -20,8 +20,8 @@ shape and dtype, as in MPI.
 A failed MPI call, a call after ``numbax.distributed.shutdown()`` and a ``perm`` that is no permutation of
 processes raise ``NumbaxCollectiveError``.
 
-Importing this module imports mpi4py (which starts MPI) and numba-mpi, or raises ``NumbaxDistributedError``
-naming ``pip install 'numbax[mpi]'``.
+Importing this module imports mpi4py and numba-mpi, or raises ``NumbaxDistributedError`` naming
+``pip install 'numbax[mpi]'``; it must follow ``numbax.distributed.initialize()``.
 """
 from __future__ import annotations
 
@@ -32,11 +32,14 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from numbax.distributed import mpi, mpi_datatypes
+from numbax.distributed import mpi, mpi_datatypes, processes
 from numbax.errors import NumbaxCollectiveError, NumbaxDistributedError, NumbaxDtypeError
 
 MPI = mpi.load("mpi4py.MPI")
 numba_mpi = mpi.load("numba_mpi")
+if not processes.is_initialized():  # else process_count() and devices() would not count the processes these span
+    raise NumbaxDistributedError("numbax.distributed.collectives was imported before "
+                                 "numbax.distributed.initialize()", hint="call initialize() first, in every process.")
 mpi_datatypes.complete(numba_mpi.common._MPI_DTYPES, MPI)
 
 if MPI._sizeof(MPI.Status) > 5 * ctypes.sizeof(ctypes.c_int):  # numba-mpi's status buffer: 5 C ints
