@@ -148,11 +148,13 @@ def test_one_process_without_mpiexec_and_a_launcher_mpi_does_not_match(tmp_path)
               "distributed.initialize(num_processes=1, process_id=0, coordinator_address='ignored:1234')\n"
               "print(numbax.process_index(), numbax.process_count(), numbax.devices())\n")
     assert _run([sys.executable, "-c", script], tmp_path).stdout.split() == ["0", "1", "[CpuDevice(id=0)]"]
-    mismatch = "from numbax import distributed\ntry:\n    distributed.initialize()\nexcept RuntimeError as e:\n" \
-               "    print(f'{type(e).__name__}: {e}')\n"
-    out = _run([sys.executable, "-c", mismatch], tmp_path, SLURM_STEP_NUM_TASKS="2", SLURM_PROCID="1")
+    mismatch = "from numbax import distributed\ntry:\n    distributed.initialize({})\nexcept RuntimeError as e:\n" \
+               "    print(f'{{type(e).__name__}}: {{e}}')\n"
+    out = _run([sys.executable, "-c", mismatch.format("")], tmp_path, SLURM_STEP_NUM_TASKS="2", SLURM_PROCID="1")
     assert out.stdout.startswith("NumbaxDistributedError: srun started this program as process 1 of 2, but MPI "
                                  "sees process 0 of 1"), out.stdout
+    out = _run([sys.executable, "-c", mismatch.format("num_processes=2")], tmp_path)
+    assert out.stdout.startswith("NumbaxDistributedError: initialize(num_processes=2) but MPI has num_processes 1")
 
 
 def test_launcher_variables_innermost_first():
