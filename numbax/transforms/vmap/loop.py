@@ -86,7 +86,7 @@ def _take(spec, leaf: Dyn, axis: int, index: Any) -> Dyn:
     return Dyn(gast.Subscript(value=leaf.expr(), slice=spec.materialize_index(where), ctx=gast.Load()), aval)
 
 
-def _batch(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], has_arguments: bool) -> Any:
+def batch_of(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], has_arguments: bool) -> Any:
     """The batch size: ``axis_size`` alone, or ``rt.batch_size`` of the mapped axes' lengths (checked equal)."""
     if not mapped:
         if axis_size is None:
@@ -103,7 +103,7 @@ def _batch(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], 
     return Dyn(name_node(name), _INDEX)
 
 
-class _Examples:
+class Examples:
     """The arguments of one example: mapped leaves indexed, the others as they are."""
 
     def __init__(self, spec, leaves: List[Tuple[Any, Optional[int]]], treedef):
@@ -115,7 +115,7 @@ class _Examples:
         return list(args), kwargs
 
 
-def _check_outputs(spec, node, pairs) -> None:
+def check_outputs(spec, node, pairs) -> None:
     for leaf, _ in pairs:
         if not (isinstance(leaf, (Dyn, np.ndarray)) or is_static_scalar(leaf)):
             spec.fail(node, f"a vmapped function cannot return a {type(leaf).__name__}",
@@ -148,7 +148,7 @@ def _stacked_aval(leaf: Any) -> Optional[AVal]:
     return None if aval is None else AVal(aval.dtype, aval.ndim + 1)
 
 
-def _arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+def arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
                kwarg_axes: Dict[str, Any]) -> Tuple[List[Tuple[Any, Optional[int]]], Any]:
     """Each leaf of the call's arguments with its axis (mapped ones as checked run-time values), and the
     structure of ``(args, kwargs)``."""
@@ -192,10 +192,10 @@ def _result(spec, node, leaf: Any, axis: Optional[int], buffer: Optional[str]) -
 def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
          kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
     """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree)."""
-    leaves, structure = _arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
+    leaves, structure = arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
-    batch = _batch(spec, node, mapped, axis_size, bool(leaves))
-    examples = _Examples(spec, leaves, structure)
+    batch = batch_of(spec, node, mapped, axis_size, bool(leaves))
+    examples = Examples(spec, leaves, structure)
 
     start = len(spec.block)
     first = spec.call_value(node, fun, *examples.at(0))
@@ -204,7 +204,7 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
         out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=_is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
-    _check_outputs(spec, node, out_pairs)
+    check_outputs(spec, node, out_pairs)
     _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], first, out_pairs)
 
     buffers = _buffers(spec, node, outputs, out_pairs, batch)
@@ -214,7 +214,7 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     return tree_util.tree_unflatten(out_treedef, results)
 
 
-def _loop(spec, node, fun, examples: _Examples, batch: Any, buffers: List[Optional[str]]) -> None:
+def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optional[str]]) -> None:
     """``for i in range(1, batch):`` the example at ``i``, each batched output stored at ``i``."""
     index = spec.namer.new("i")
     saved, spec.block = spec.block, []

@@ -11,6 +11,8 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   whose element is its operand's expression (fused too) and a launch through ``gr.reduce``, which runs the
   second pass; a reduction to a number gives a number on the host;
 - ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel);
+- the loop ``vmap`` writes over examples (``anno.Key.PER_THREAD``) becomes one kernel, one example per thread
+  (``threads``);
 - numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
   driver, on the host: a branch on a reduced value or ``while err > tol`` reads the reduced number there.
 
@@ -24,7 +26,7 @@ from typing import Any, Dict, List
 import gast
 
 from numbax.ast_passes import anno
-from numbax.backends.cuda.lower import fusible, probes
+from numbax.backends.cuda.lower import fusible, probes, threads
 from numbax.backends.cuda.lower.launches import Launches
 from numbax.backends.cuda.lower.state import name as _name, text as _text
 
@@ -46,8 +48,8 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
     main.body = lowering.block(main.body)
     kernels = []
-    for source, origin in lowering.kernels:
-        kernel = gast.parse(source).body[0]
+    for source, origin in lowering.kernels:  # a kernel's source, or one that tags its own lines (``threads``)
+        kernel = gast.parse(source).body[0] if isinstance(source, str) else source
         _tag(kernel, origin)
         kernels.append(kernel)
     module.body = kernels + [main]
@@ -94,6 +96,8 @@ class Lowering(Launches):
             return self.branch(stmt)
         if isinstance(stmt, gast.While) and not stmt.orelse:
             return self.loop_while(stmt)
+        if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.PER_THREAD, False):
+            return threads.lower(self, stmt)
         if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name):
             return self.loop_for(stmt)
         if isinstance(stmt, (gast.Break, gast.Continue, gast.Pass)):

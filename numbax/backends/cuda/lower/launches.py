@@ -19,7 +19,7 @@ from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
 
-_CONSTRUCTORS = frozenset({"zeros", "ones"})
+_CONSTRUCTORS = frozenset({"zeros", "ones", "empty"})
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
@@ -177,15 +177,19 @@ class Launches(LoweringState):
         return _name(temp)
 
     def construct(self, node: gast.Call) -> gast.Name:
-        """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over."""
+        """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over;
+        ``np.empty(shape)``: allocated on the device."""
         if len(node.args) != 1 or set(k.arg for k in node.keywords) - {"dtype"}:
             raise self.refuse(f"`{_text(node)}` with arguments other than a shape and dtype")
         self.check_host(node.args[0])
         result = self.probe(node)
         temp = self.fresh("t")
-        fill = 0 if node.func.attr == "zeros" else 1
+        fill = 1 if node.func.attr == "ones" else 0
         shape = _text(node.args[0])
-        self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
+        if node.func.attr == "empty":
+            self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})")
+        else:
+            self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
         self.env[temp] = result
         self.owned.add(temp)
         return _name(temp)

@@ -17,6 +17,13 @@ import gast
 import numpy as np
 
 from numbax.ast_passes.specialize.values import AVal
+from numbax.runtime.batching import batch_size
+
+
+class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expressions evaluated
+    """The helpers of ``numbax.runtime`` that the driver calls on the host, on numbers: vmap's batch size."""
+
+    batch_size = staticmethod(batch_size)
 
 
 def of_aval(aval: AVal) -> Any:
@@ -38,7 +45,8 @@ def evaluate(node: gast.expr, env: Dict[str, Any]) -> Any:
     tree = ast.fix_missing_locations(ast.Expression(body=gast.gast_to_ast(node)))
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return eval(compile(tree, "<numbax probe>", "eval"), {"np": np, "math": math}, dict(env))  # noqa: S307
+        names = {"np": np, "math": math, "rt": _HOST_RUNTIME}
+        return eval(compile(tree, "<numbax probe>", "eval"), names, dict(env))  # noqa: S307
 
 
 def is_array(value: Any) -> bool:

@@ -22,6 +22,7 @@ from numbax.primitives.registry import entry
 _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 _METADATA = frozenset({"shape", "size", "ndim"})
 _HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max"})
+_HOST_RUNTIME = frozenset({"rt.batch_size"})  # vmap's check of the mapped axes' lengths (``probes``)
 
 
 def text(node: gast.AST) -> str:
@@ -97,7 +98,7 @@ class LoweringState:
 
     @staticmethod
     def _host_call(call: gast.Call) -> bool:
-        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS:
+        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS or text(call.func) in _HOST_RUNTIME:
             return True
         app = application(call)
         return app is not None and getattr(entry(app.key), "cuda", None) is not None and \

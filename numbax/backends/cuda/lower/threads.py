@@ -1,0 +1,202 @@
+"""threads: the loop ``vmap`` writes for the GPU (``anno.Key.PER_THREAD``) as one kernel, one example per thread.
+
+Expects ``for i in range(batch):`` whose body is one example's code, reading the mapped arguments as
+``x[i]`` and writing each output as ``out[i] = v``; gives a kernel whose threads run a grid-stride loop over
+the examples, each running the body as it is (numbers, ``if``, ``while``, ``for ... in range``), and the
+driver's launch of it::
+
+    @cuda.jit
+    def _examples_1(out, y0, k, steps, batch):
+        for i in range(cuda.grid(1), batch, cuda.gridsize(1)):
+            y = y0[i]
+            for i_1 in range(steps):
+                y = y + 0.01 * (-k[i] * y + math.sin(y))
+            out[i] = y
+
+Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
+array read other than at the example's index, allocation, run-time checks, calls without a kernel lowering,
+a value carried from one example to the next.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Set
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.tree_copy import copy_tree
+from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element
+from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
+
+_BODIES = ("body", "orelse")
+
+
+def _stored(stmts: List[gast.stmt]) -> Set[str]:
+    return {n.id for n in gast.walk(gast.Module(body=stmts, type_ignores=[]))
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _own_nodes(stmt: gast.stmt) -> List[gast.AST]:
+    """The nodes of ``stmt`` outside the blocks it holds (an ``if``'s test, not its branches)."""
+    fields = [value for field, value in gast.iter_fields(stmt) if field not in _BODIES]
+    return [n for value in fields for item in (value if isinstance(value, list) else [value])
+            if isinstance(item, gast.AST) for n in gast.walk(item)]
+
+
+def _is_range(node: gast.expr) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "range" and \
+        not node.keywords and 1 <= len(node.args) <= 3
+
+
+class _Body:
+    """One example's body: its locals, the host's arrays it reads and writes at the example's index and the
+    host's numbers it reads (gathered first: the kernel's parameters), each checked at its statement."""
+
+    def __init__(self, state: LoweringState, loop: gast.For):
+        self.state, self.index = state, loop.target.id
+        self.locals = _stored(loop.body) | {self.index}
+        self.inputs: Dict[str, int] = {}
+        self.outputs: Dict[str, int] = {}
+        self.numbers: List[str] = []
+        for node in gast.walk(gast.Module(body=loop.body, type_ignores=[])):
+            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+                    probes.is_array(state.env.get(node.value.id)) and node.value.id not in self.locals:
+                (self.outputs if isinstance(node.ctx, gast.Store) else self.inputs)[node.value.id] = 1
+            elif isinstance(node, gast.Name) and node.id not in self.locals and node.id in state.env and \
+                    not probes.is_array(state.env[node.id]) and node.id not in self.numbers:
+                self.numbers.append(node.id)
+
+    def check(self, stmt: gast.stmt) -> None:
+        """Refuse what ``stmt`` itself reads or writes that one thread cannot (see the module docstring)."""
+        nodes = _own_nodes(stmt)
+        # not values: what is indexed (checked as such), called or a module (``element`` checks those)
+        named = {id(n.value) for n in nodes if isinstance(n, (gast.Subscript, gast.Attribute))} | \
+            {id(n.func) for n in nodes if isinstance(n, gast.Call)}
+        for node in nodes:
+            if isinstance(node, gast.Subscript):
+                self._element(node)
+            elif isinstance(node, gast.Name) and node.id not in self.locals and id(node) not in named:
+                if node.id not in self.state.env:
+                    raise self.state.refuse(f"the value `{node.id}` in one example's body")
+                if probes.is_array(self.state.env[node.id]):
+                    raise self.state.refuse(f"the array `{node.id}` in one example's body (one thread reads "
+                                            f"`{node.id}[{self.index}]`)")
+
+    def _element(self, node: gast.Subscript) -> None:
+        """``x[i]``: a mapped argument's number read, or an output's number written."""
+        array = node.value.id if isinstance(node.value, gast.Name) else None
+        value = self.state.env.get(array)
+        if array not in self.inputs and array not in self.outputs or \
+                not (isinstance(node.slice, gast.Name) and node.slice.id == self.index):
+            raise self.state.refuse(f"indexing `{_text(node)}` in one example's body (it reads its arguments' "
+                                    f"numbers as `x[{self.index}]`)")
+        if value.ndim != 1:
+            raise self.state.refuse(f"an array per example (`{_text(node)}` of the {value.ndim}-d `{array}`): "
+                                    "vmap on the GPU runs one example per thread, on numbers,")
+        if array in self.outputs and array not in self.state.owned:
+            raise self.state.refuse(f"writing into the argument `{array}` in one example's body")
+        if array in self.inputs and array in self.outputs:
+            raise self.state.refuse(f"`{array}`, both read and written in one example's body,")
+
+    def operands(self) -> Operands:
+        """The kernel's operands: each array read as ``x[i]``, every local and host number by its name."""
+        return Operands({**self.outputs, **self.inputs}, self.numbers + sorted(self.locals - {self.index}),
+                        index=self.index)
+
+    def arguments(self) -> List[str]:
+        """The driver's arguments of the kernel (outputs, inputs, host numbers)."""
+        return list(self.outputs) + list(self.inputs) + self.numbers
+
+
+class _WithoutIndices(gast.NodeTransformer):
+    """Each ``x[i]`` read as the name ``x`` (``element`` reads an array's element by its name)."""
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.Name:  # noqa: N802 - gast's visitor naming
+        return _name(node.value.id)
+
+
+class _Translate:
+    """One example's statements as the kernel's, each checked and keeping its user's line."""
+
+    def __init__(self, state: LoweringState, body: _Body):
+        self.state, self.body, self.operands = state, body, body.operands()
+
+    def expr(self, node: gast.expr) -> gast.expr:
+        try:
+            return gast.parse(element(_WithoutIndices().visit(copy_tree(node)), self.operands)).body[0].value
+        except Unsupported as exc:
+            raise self.state.refuse(f"{exc.what} in one example's body") from None
+
+    def target(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Name):
+            return _name(self.operands.names[node.id], gast.Store())
+        return gast.parse(f"{self.operands.element_of(node.value.id)} = 0").body[0].targets[0]
+
+    def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
+        out = []
+        for stmt in stmts:
+            saved, self.state.origin = self.state.origin, anno.getanno(stmt, anno.Key.ORIGIN) or self.state.origin
+            self.body.check(stmt)
+            new = self.statement(stmt)
+            if self.state.origin is not None:
+                anno.setanno(new, anno.Key.ORIGIN, self.state.origin)
+            out.append(new)
+            self.state.origin = saved
+        return out
+
+    def statement(self, stmt: gast.stmt) -> gast.stmt:
+        if anno.getanno(stmt, anno.Key.PER_THREAD, False):
+            raise self.state.refuse("a vmap inside a vmapped function")
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], (gast.Name, gast.Subscript)):
+            return gast.Assign(targets=[self.target(stmt.targets[0])], value=self.expr(stmt.value), type_comment=None)
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            value = gast.BinOp(left=_name(stmt.target.id), op=stmt.op, right=stmt.value)
+            return gast.Assign(targets=[self.target(stmt.target)], value=self.expr(value), type_comment=None)
+        if isinstance(stmt, gast.If):
+            return gast.If(test=self.expr(stmt.test), body=self.block(stmt.body) or [gast.Pass()],
+                           orelse=self.block(stmt.orelse))
+        if isinstance(stmt, gast.While) and not stmt.orelse:
+            return gast.While(test=self.expr(stmt.test), body=self.block(stmt.body), orelse=[])
+        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) and \
+                _is_range(stmt.iter):
+            trips = gast.Call(func=_name("range"), args=[self.expr(a) for a in stmt.iter.args], keywords=[])
+            return gast.For(target=self.target(stmt.target), iter=trips, body=self.block(stmt.body), orelse=[],
+                            type_comment=None)
+        if isinstance(stmt, (gast.Break, gast.Continue, gast.Pass)):
+            return stmt
+        raise self.state.refuse(f"`{_text(stmt)}` in one example's body")
+
+
+def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
+    """The kernel of a per-thread loop (into ``state.kernels``) and the driver's launch of it."""
+    # refusals of what the body reads point at the vmap call, or at the function's first line (a top-level vmap)
+    state.origin = state.origin or next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(loop)
+                                         if anno.hasanno(n, anno.Key.ORIGIN)), None)
+    if not _is_range(loop.iter) or len(loop.iter.args) != 1 or loop.orelse:
+        raise state.refuse(f"a loop over `{_text(loop.iter)}` as one example per thread")
+    for name in sorted(_stored(loop.body) & set(state.env)):
+        raise state.refuse(f"`{name}`, carried from one example to the next,", state.assigned_at.get(name))
+    trips, pre = loop.iter.args[0], []
+    state.check_host(trips)
+    if not isinstance(trips, (gast.Name, gast.Constant)):
+        count = state.fresh("n")
+        pre = [gast.Assign(targets=[_name(count, gast.Store())], value=trips, type_comment=None)]
+        state.env[count] = 1
+        trips = _name(count)
+    body = _Body(state, loop)
+    if isinstance(trips, gast.Name) and trips.id not in body.numbers:
+        body.numbers.append(trips.id)
+    translate = _Translate(state, body)
+    args = body.arguments()
+    kernel_name = state.fresh("examples")
+    count = translate.operands.names[trips.id] if isinstance(trips, gast.Name) else _text(trips)
+    kernel = gast.parse(f"@cuda.jit\ndef {kernel_name}({', '.join(translate.operands.params()[:len(args)])}):\n"
+                        f"    for {body.index} in range(cuda.grid(1), {count}, cuda.gridsize(1)):\n"
+                        f"        pass\n").body[0]
+    if state.origin is not None:
+        anno.setanno(kernel.body[0], anno.Key.ORIGIN, state.origin)
+    kernel.body[0].body = translate.block(loop.body)
+    state.kernels.append((kernel, None))
+    return pre + _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
