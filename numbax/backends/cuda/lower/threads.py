@@ -119,8 +119,9 @@ class _WithoutIndices(gast.NodeTransformer):
 class _Translate:
     """One example's statements as the kernel's, each checked and keeping its user's line."""
 
-    def __init__(self, state: LoweringState, body: _Body):
+    def __init__(self, state: LoweringState, body: _Body, tag):
         self.state, self.body, self.operands = state, body, body.operands()
+        self.tag = tag  # the user's line of the statement being translated (none for vmap's own code)
 
     def expr(self, node: gast.expr) -> gast.expr:
         try:
@@ -136,13 +137,15 @@ class _Translate:
     def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
         out = []
         for stmt in stmts:
-            saved, self.state.origin = self.state.origin, anno.getanno(stmt, anno.Key.ORIGIN) or self.state.origin
+            own = anno.getanno(stmt, anno.Key.ORIGIN)
+            saved = self.state.origin, self.tag
+            self.state.origin, self.tag = own or self.state.origin, own or self.tag
             self.body.check(stmt)
             new = self.statement(stmt)
-            if self.state.origin is not None:
-                anno.setanno(new, anno.Key.ORIGIN, self.state.origin)
+            if self.tag is not None:
+                anno.setanno(new, anno.Key.ORIGIN, self.tag)
             out.append(new)
-            self.state.origin = saved
+            self.state.origin, self.tag = saved
         return out
 
     def statement(self, stmt: gast.stmt) -> gast.stmt:
@@ -171,7 +174,8 @@ class _Translate:
 
 def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
     """The kernel of a per-thread loop (into ``state.kernels``) and the driver's launch of it."""
-    # refusals of what the body reads point at the vmap call, or at the function's first line (a top-level vmap)
+    tag = state.origin  # the vmap call's line (none for a top-level vmap)
+    # refusals point at the vmap call, or, for a top-level vmap, at the first line of the example's body
     state.origin = state.origin or next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(loop)
                                          if anno.hasanno(n, anno.Key.ORIGIN)), None)
     if not _is_range(loop.iter) or len(loop.iter.args) != 1 or loop.orelse:
@@ -188,15 +192,16 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
     body = _Body(state, loop)
     if isinstance(trips, gast.Name) and trips.id not in body.numbers:
         body.numbers.append(trips.id)
-    translate = _Translate(state, body)
+    translate = _Translate(state, body, tag)
     args = body.arguments()
     kernel_name = state.fresh("examples")
     count = translate.operands.names[trips.id] if isinstance(trips, gast.Name) else _text(trips)
     kernel = gast.parse(f"@cuda.jit\ndef {kernel_name}({', '.join(translate.operands.params()[:len(args)])}):\n"
                         f"    for {body.index} in range(cuda.grid(1), {count}, cuda.gridsize(1)):\n"
                         f"        pass\n").body[0]
-    if state.origin is not None:
-        anno.setanno(kernel.body[0], anno.Key.ORIGIN, state.origin)
+    if tag is not None:
+        anno.setanno(kernel.body[0], anno.Key.ORIGIN, tag)
     kernel.body[0].body = translate.block(loop.body)
     state.kernels.append((kernel, None))
+    state.origin = tag
     return pre + _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
