@@ -53,6 +53,8 @@ class Operands:
     # a per-thread kernel's (``threads``): its example's index, each array's element read as ``x[index]``, and
     # only the modules it calls reserved (its locals keep the names of the generated code)
     index: str = ""
+    # a per-thread kernel's values written verbatim: a slot of a tape, ``tape[i, row, 0]`` (``threads``)
+    verbatim: Dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         taken = set(_MODULES) | {self.index} if self.index else set(_RESERVED) | {f"i{d}" for d in range(32)}
@@ -87,6 +89,8 @@ def element(node: gast.expr, operands: Operands) -> str:
         Unsupported: ``node`` holds something without an elementwise lowering.
     """
     if isinstance(node, gast.Name):
+        if node.id in operands.verbatim:
+            return operands.verbatim[node.id]
         if node.id in operands.arrays:
             return operands.element_of(node.id)
         if node.id in operands.numbers:

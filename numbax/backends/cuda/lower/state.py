@@ -21,7 +21,7 @@ from numbax.primitives.registry import entry
 
 _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 _METADATA = frozenset({"shape", "size", "ndim"})
-_HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max"})
+_HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max", "range"})
 _HOST_RUNTIME = frozenset({"rt.batch_size"})  # vmap's check of the mapped axes' lengths (``probes``)
 
 

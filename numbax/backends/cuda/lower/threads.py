@@ -13,12 +13,19 @@ driver's launch of it::
                 y = y + 0.01 * (-k[i] * y + math.sin(y))
             out[i] = y
 
+Reverse mode's tape of a ``for`` loop in the body (``tape = np.empty((len(range(steps)), 1))``, its size
+known on the host) lives in device memory: the driver allocates one for all examples, the example's index
+last (neighbouring threads write neighbouring slots), and the kernel reads ``tape[row, 0]`` as
+``tape[row, 0, i]``.
+
 Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
-array read other than at the example's index, allocation, run-time checks, calls without a kernel lowering,
-a value carried from one example to the next.
+array read other than at the example's index, other allocations, a tape that grows (reverse mode through a
+``while`` loop), run-time checks, calls without a kernel lowering, a value carried from one example to the
+next.
 """
 from __future__ import annotations
 
+import collections
 from typing import Dict, List, Set
 
 import gast
@@ -30,6 +37,7 @@ from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element
 from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 
 _BODIES = ("body", "orelse")
+_GROWING = frozenset({"rt.grow_rows", "rt.reserve_rows"})  # reverse mode's tapes of while loops
 
 
 def _stored(stmts: List[gast.stmt]) -> Set[str]:
@@ -49,17 +57,30 @@ def _is_range(node: gast.expr) -> bool:
         not node.keywords and 1 <= len(node.args) <= 3
 
 
+def _is_allocation(stmt: gast.stmt) -> bool:
+    """``t = np.empty(shape)`` (``dtype=`` allowed): how reverse mode allocates a ``for`` loop's tape."""
+    return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+        and isinstance(stmt.value, gast.Call) and _text(stmt.value.func) == "np.empty" and \
+        len(stmt.value.args) == 1 and {k.arg for k in stmt.value.keywords} <= {"dtype"}
+
+
 class _Body:
-    """One example's body: its locals, the host's arrays it reads and writes at the example's index and the
-    host's numbers it reads (gathered first: the kernel's parameters), each checked at its statement."""
+    """One example's body: its locals and tapes, the host's arrays it reads and writes at the example's index
+    and the host's numbers it reads (gathered first: the kernel's parameters), each checked at its statement."""
 
     def __init__(self, state: LoweringState, loop: gast.For):
         self.state, self.index = state, loop.target.id
-        self.locals = _stored(loop.body) | {self.index}
+        nodes = list(gast.walk(gast.Module(body=loop.body, type_ignores=[])))
+        stores = collections.Counter(n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+        self._refuse_growing_tapes(loop.body)
+        # tape name -> its allocation, a statement of the body's own (run once per example) assigning it alone
+        self.tapes: Dict[str, gast.Assign] = {stmt.targets[0].id: stmt for stmt in loop.body
+                                              if _is_allocation(stmt) and stores[stmt.targets[0].id] == 1}
+        self.locals = _stored(loop.body) - set(self.tapes) | {self.index}
         self.inputs: Dict[str, int] = {}
         self.outputs: Dict[str, int] = {}
         self.numbers: List[str] = []
-        for node in gast.walk(gast.Module(body=loop.body, type_ignores=[])):
+        for node in nodes:
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                     probes.is_array(state.env.get(node.value.id)) and node.value.id not in self.locals:
                 (self.outputs if isinstance(node.ctx, gast.Store) else self.inputs)[node.value.id] = 1
@@ -67,21 +88,61 @@ class _Body:
                     not probes.is_array(state.env[node.id]) and node.id not in self.numbers:
                 self.numbers.append(node.id)
 
+    def _refuse_growing_tapes(self, body: List[gast.stmt]) -> None:
+        """At the user's ``while`` loop whose tape grows as it runs."""
+        loops = [n for n in gast.walk(gast.Module(body=body, type_ignores=[])) if isinstance(n, gast.While)]
+        for stmt in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call) and \
+                    _text(stmt.value.func) in _GROWING:
+                around = [anno.getanno(w, anno.Key.ORIGIN) for w in loops if any(n is stmt for n in gast.walk(w))]
+                self.state.origin = anno.getanno(stmt, anno.Key.ORIGIN) or next(
+                    (o for o in reversed(around) if o is not None), self.state.origin)
+                raise self.state.refuse(f"reverse mode through a `while` loop in one example's body (`{_text(stmt)}`: "
+                                        "its tape grows as the loop runs, and a thread cannot allocate)")
+
+    def allocations(self, count: str) -> List[gast.stmt]:
+        """The driver's allocation of each tape, for ``count`` examples, the example's index last."""
+        out = []
+        for tape, stmt in self.tapes.items():
+            self.state.origin = anno.getanno(stmt, anno.Key.ORIGIN) or self.state.origin
+            shape = stmt.value.args[0]
+            if {n.id for n in gast.walk(shape) if isinstance(n, gast.Name)} & self.locals:
+                raise self.state.refuse(f"`{_text(stmt)}`, a tape whose size one example computes,")
+            self.state.check_host(shape)
+            dtype = self.state.probe(stmt.value).dtype.name
+            extents = [_text(e) for e in shape.elts] if isinstance(shape, gast.Tuple) else [_text(shape)]
+            out += _parse(f"{tape} = gr.empty(({', '.join(extents + [count])}), np.{dtype})")
+        return out
+
     def check(self, stmt: gast.stmt) -> None:
         """Refuse what ``stmt`` itself reads or writes that one thread cannot (see the module docstring)."""
         nodes = _own_nodes(stmt)
         # not values: what is indexed (checked as such), called or a module (``element`` checks those)
         named = {id(n.value) for n in nodes if isinstance(n, (gast.Subscript, gast.Attribute))} | \
             {id(n.func) for n in nodes if isinstance(n, gast.Call)}
+        named |= {id(a) for n in nodes if isinstance(n, gast.Call) and _text(n.func) == "len" for a in n.args
+                  if isinstance(a, gast.Name) and a.id in self.tapes}
         for node in nodes:
-            if isinstance(node, gast.Subscript):
+            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id in self.tapes:
+                self._slot(node)
+            elif isinstance(node, gast.Subscript):
                 self._element(node)
+            elif isinstance(node, gast.Name) and node.id in self.tapes and id(node) not in named:
+                raise self.state.refuse(f"the tape `{node.id}` as a value in one example's body")
             elif isinstance(node, gast.Name) and node.id not in self.locals and id(node) not in named:
                 if node.id not in self.state.env:
                     raise self.state.refuse(f"the value `{node.id}` in one example's body")
                 if probes.is_array(self.state.env[node.id]):
                     raise self.state.refuse(f"the array `{node.id}` in one example's body (one thread reads "
                                             f"`{node.id}[{self.index}]`)")
+
+    def _slot(self, node: gast.Subscript) -> None:
+        """``tape[row, 0]``: one slot of a tape, a number at each index."""
+        rank = len(self.tapes[node.value.id].value.args[0].elts) \
+            if isinstance(self.tapes[node.value.id].value.args[0], gast.Tuple) else 1
+        indices = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if len(indices) != rank or any(isinstance(i, gast.Slice) for i in indices):
+            raise self.state.refuse(f"`{_text(node)}`, not one slot of the tape, in one example's body")
 
     def _element(self, node: gast.Subscript) -> None:
         """``x[i]``: a mapped argument's number read, or an output's number written."""
@@ -101,19 +162,31 @@ class _Body:
 
     def operands(self) -> Operands:
         """The kernel's operands: each array read as ``x[i]``, every local and host number by its name."""
-        return Operands({**self.outputs, **self.inputs}, self.numbers + sorted(self.locals - {self.index}),
-                        index=self.index)
+        return Operands({**self.outputs, **self.inputs, **dict.fromkeys(self.tapes, 1)},
+                        self.numbers + sorted(self.locals - {self.index}), index=self.index)
 
     def arguments(self) -> List[str]:
-        """The driver's arguments of the kernel (outputs, inputs, host numbers)."""
-        return list(self.outputs) + list(self.inputs) + self.numbers
+        """The driver's arguments of the kernel (outputs, inputs, tapes, host numbers)."""
+        return list(self.outputs) + list(self.inputs) + list(self.tapes) + self.numbers
 
 
-class _WithoutIndices(gast.NodeTransformer):
-    """Each ``x[i]`` read as the name ``x`` (``element`` reads an array's element by its name)."""
+class _Elements(gast.NodeTransformer):
+    """An expression as ``element`` reads it: ``x[i]`` as the name ``x`` (its element), a tape's slot
+    ``tape[row, 0]`` and ``len(tape)`` as names for their kernel text (``Operands.verbatim``)."""
+
+    def __init__(self, translate: "_Translate"):
+        self.translate = translate
 
     def visit_Subscript(self, node: gast.Subscript) -> gast.Name:  # noqa: N802 - gast's visitor naming
+        if node.value.id in self.translate.body.tapes:
+            return _name(self.translate.slot(node))
         return _name(node.value.id)
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:  # noqa: N802
+        if _text(node.func) == "len" and len(node.args) == 1 and isinstance(node.args[0], gast.Name) and \
+                node.args[0].id in self.translate.body.tapes:
+            return _name(self.translate.verbatim(f"{self.translate.operands.names[node.args[0].id]}.shape[0]"))
+        return self.generic_visit(node)
 
 
 class _Translate:
@@ -123,15 +196,31 @@ class _Translate:
         self.state, self.body, self.operands = state, body, body.operands()
         self.tag = tag  # the user's line of the statement being translated (none for vmap's own code)
 
-    def expr(self, node: gast.expr) -> gast.expr:
+    def text(self, node: gast.expr) -> str:
         try:
-            return gast.parse(element(_WithoutIndices().visit(copy_tree(node)), self.operands)).body[0].value
+            return element(_Elements(self).visit(copy_tree(node)), self.operands)
         except Unsupported as exc:
             raise self.state.refuse(f"{exc.what} in one example's body") from None
+
+    def expr(self, node: gast.expr) -> gast.expr:
+        return gast.parse(self.text(node)).body[0].value
+
+    def verbatim(self, text: str) -> str:
+        """A name that ``element`` writes as ``text``."""
+        self.operands.verbatim[text] = text
+        return text
+
+    def slot(self, node: gast.Subscript) -> str:
+        """``tape[row, 0]`` as the kernel's ``tape[row, 0, i]``."""
+        indices = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        return self.verbatim(f"{self.operands.names[node.value.id]}"
+                             f"[{', '.join([self.text(i) for i in indices] + [self.body.index])}]")
 
     def target(self, node: gast.expr) -> gast.expr:
         if isinstance(node, gast.Name):
             return _name(self.operands.names[node.id], gast.Store())
+        if node.value.id in self.body.tapes:
+            return gast.parse(f"{self.slot(node)} = 0").body[0].targets[0]
         return gast.parse(f"{self.operands.element_of(node.value.id)} = 0").body[0].targets[0]
 
     def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
@@ -140,6 +229,9 @@ class _Translate:
             own = anno.getanno(stmt, anno.Key.ORIGIN)
             saved = self.state.origin, self.tag
             self.state.origin, self.tag = own or self.state.origin, own or self.tag
+            if any(stmt is allocation for allocation in self.body.tapes.values()):
+                self.state.origin, self.tag = saved
+                continue  # the driver allocates the tape (``allocations``)
             self.body.check(stmt)
             new = self.statement(stmt)
             if self.tag is not None:
@@ -203,5 +295,6 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
         anno.setanno(kernel.body[0], anno.Key.ORIGIN, tag)
     kernel.body[0].body = translate.block(loop.body)
     state.kernels.append((kernel, None))
+    pre += body.allocations(_text(trips))
     state.origin = tag
     return pre + _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
