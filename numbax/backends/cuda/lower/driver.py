@@ -32,7 +32,10 @@ from numbax.backends.cuda.lower.state import name as _name, text as _text
 
 IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
-_CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul"})
+# run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
+# reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
+_CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul",
+                     "check_contraction", "assume_equal"})
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
 _CHECKED_OPERATIONS = {"rt.check_index": "indexing an array element", "rt.check_span": "slicing an array",
                        "rt.check_store": "assigning into an array", "rt.check_reshape": "reshaping an array",
@@ -46,6 +49,9 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
     stand-in of its dtype and ndim (``probes``)."""
     main = module.body[-1]
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
+    # what the code does before the user's first line (a transformation's checks) is refused there
+    lowering.origin = next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(main)
+                            if anno.hasanno(n, anno.Key.ORIGIN)), None)
     main.body = lowering.block(main.body)
     kernels = []
     for source, origin in lowering.kernels:  # a kernel's source, or one that tags its own lines (``threads``)

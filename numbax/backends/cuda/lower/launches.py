@@ -60,6 +60,8 @@ class Launches(LoweringState):
                 isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
                 node.func.attr in _CONSTRUCTORS:
             return self.construct(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
+            return self.unreduce(node)
         return node
 
     def _same_type_cast(self, node: gast.expr) -> bool:
@@ -172,6 +174,24 @@ class Launches(LoweringState):
         result = self.probe(gast.BinOp(left=names[0], op=gast.MatMult(), right=names[1]))
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def unreduce(self, node: gast.Call) -> gast.Name:
+        """Reverse mode's ``rt.unreduce(g, a, None, keepdims)``: the cotangent ``g`` of a reduction of ``a`` to a
+        number, as an array of ``a``'s shape filled with it (a reduction over axes is refused)."""
+        if len(node.args) != 4 or node.keywords or not isinstance(node.args[2], gast.Constant) or \
+                node.args[2].value is not None or not isinstance(node.args[1], gast.Name):
+            raise self.refuse(f"`{_text(node)}`, the cotangent of a reduction over axes,")
+        g, a = node.args[0], node.args[1].id
+        if probes.is_array(self.probe(g)) or not probes.is_array(self.env.get(a)):
+            raise self.refuse(f"`{_text(node)}`")
+        self.check_host(g)
+        result = self.probe(node)
+        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.full({shape}, {_text(g)}, np.{result.dtype.name})")
         self.env[temp] = result
         self.owned.add(temp)
         return _name(temp)

@@ -18,12 +18,17 @@ import numpy as np
 
 from numbax.ast_passes.specialize.values import AVal
 from numbax.runtime.batching import batch_size
+from numbax.runtime.grad import ones_like, scalar_output, unreduce
 
 
 class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expressions evaluated
-    """The helpers of ``numbax.runtime`` that the driver calls on the host, on numbers: vmap's batch size."""
+    """The helpers of ``numbax.runtime`` the driver's code calls: vmap's batch size and reverse mode's seed
+    on numbers, on the host; reverse mode's broadcast of a reduction's cotangent (a launch, ``launches``)."""
 
     batch_size = staticmethod(batch_size)
+    ones_like = staticmethod(ones_like)
+    scalar_output = staticmethod(scalar_output)
+    unreduce = staticmethod(unreduce)
 
 
 def of_aval(aval: AVal) -> Any:

@@ -22,7 +22,9 @@ from numbax.primitives.registry import entry
 _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 _METADATA = frozenset({"shape", "size", "ndim"})
 _HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max", "range"})
-_HOST_RUNTIME = frozenset({"rt.batch_size"})  # vmap's check of the mapped axes' lengths (``probes``)
+# numbax.runtime's helpers that the driver calls on numbers (``probes``): vmap's check of the mapped axes'
+# lengths, reverse mode's seed of a number's gradient
+_HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.scalar_output"})
 
 
 def text(node: gast.AST) -> str:
