@@ -317,7 +317,8 @@ def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = 
         allow_int: accept integer inputs (their gradient is zero, as in JAX).
         static_argnums: arguments that are compile-time constants (as in ``jit``).
         static_argnames: the same, by name.
-        backend: ``"cpu"`` (Numba) or ``"python"`` (the generated code, uncompiled).
+        backend: ``"cpu"`` (Numba), ``"gpu"`` (the reverse-mode code as ``numba.cuda`` kernels and a host
+            driver; host arguments are copied to the GPU) or ``"python"`` (the generated code, uncompiled).
         holomorphic: must be False (JAX's complex convention holds without it).
 
     Returns:
@@ -393,7 +394,13 @@ class _VJPFunction:
 
 
 class _VJP(Differentiated):
+    def _compiles_for_gpu(self) -> bool:
+        """A pullback compiles through ``pull``, which has no GPU pipeline yet."""
+        return False
+
     def pull(self, primals: tuple, cotangent_leaves):
+        if self.backend in ("gpu", "cuda"):  # never the CPU's code run on the host behind the user's back
+            self._check_gpu_support()
         values = self._signature.bind(primals, {})
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)

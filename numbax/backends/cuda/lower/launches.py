@@ -20,6 +20,7 @@ from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty"})
+_SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
@@ -62,6 +63,9 @@ class Launches(LoweringState):
             return self.construct(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
+        if isinstance(node, gast.Call) and _text(node.func) in _SEEDS and len(node.args) == 1 and \
+                isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
+            return self.seed(node)
         return node
 
     def _same_type_cast(self, node: gast.expr) -> bool:
@@ -178,6 +182,20 @@ class Launches(LoweringState):
         self.owned.add(temp)
         return _name(temp)
 
+    def seed(self, node: gast.Call) -> gast.Name:
+        """Reverse mode's ``rt.zeros_like(a)``, ``rt.ones_like(a)`` of an array: filled on the device."""
+        a = node.args[0].id
+        result = self.probe(node)
+        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
+        return self._filled(shape, _SEEDS[_text(node.func)], result)
+
+    def _filled(self, shape: str, value: str, result: Any) -> gast.Name:
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.full({shape}, {value}, np.{result.dtype.name})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
     def unreduce(self, node: gast.Call) -> gast.Name:
         """Reverse mode's ``rt.unreduce(g, a, None, keepdims)``: the cotangent ``g`` of a reduction of ``a`` to a
         number, as an array of ``a``'s shape filled with it (a reduction over axes is refused)."""
@@ -190,11 +208,7 @@ class Launches(LoweringState):
         self.check_host(g)
         result = self.probe(node)
         shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.full({shape}, {_text(g)}, np.{result.dtype.name})")
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
+        return self._filled(shape, _text(g), result)
 
     def construct(self, node: gast.Call) -> gast.Name:
         """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over;

@@ -24,7 +24,7 @@ _METADATA = frozenset({"shape", "size", "ndim"})
 _HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max", "range"})
 # numbax.runtime's helpers that the driver calls on numbers (``probes``): vmap's check of the mapped axes'
 # lengths, reverse mode's seed of a number's gradient
-_HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.scalar_output"})
+_HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.zeros_like", "rt.scalar_output"})
 
 
 def text(node: gast.AST) -> str:
