@@ -13,10 +13,7 @@ driver's launch of it::
                 y = y + 0.01 * (-k[i] * y + math.sin(y))
             out[i] = y
 
-Reverse mode's tape of a ``for`` loop in the body (``tape = np.empty((len(range(steps)), 1))``, its size
-known on the host) lives in device memory: the driver allocates one for all examples, the example's index
-last (neighbouring threads write neighbouring slots), and the kernel reads ``tape[row, 0]`` as
-``tape[row, 0, i]``.
+Reverse mode's tape of a ``for`` loop in the body lives in device memory, one slot per example (``tapes``).
 
 Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
 array read other than at the example's index, other allocations, a tape that grows (reverse mode through a
@@ -25,24 +22,17 @@ next.
 """
 from __future__ import annotations
 
-import collections
-from typing import Dict, List, Set
+from typing import Dict, List
 
 import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower import probes, tapes
 from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element
 from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 
 _BODIES = ("body", "orelse")
-_GROWING = frozenset({"rt.grow_rows", "rt.reserve_rows"})  # reverse mode's tapes of while loops
-
-
-def _stored(stmts: List[gast.stmt]) -> Set[str]:
-    return {n.id for n in gast.walk(gast.Module(body=stmts, type_ignores=[]))
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _own_nodes(stmt: gast.stmt) -> List[gast.AST]:
@@ -57,13 +47,6 @@ def _is_range(node: gast.expr) -> bool:
         not node.keywords and 1 <= len(node.args) <= 3
 
 
-def _is_allocation(stmt: gast.stmt) -> bool:
-    """``t = np.empty(shape)`` (``dtype=`` allowed): how reverse mode allocates a ``for`` loop's tape."""
-    return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
-        and isinstance(stmt.value, gast.Call) and _text(stmt.value.func) == "np.empty" and \
-        len(stmt.value.args) == 1 and {k.arg for k in stmt.value.keywords} <= {"dtype"}
-
-
 class _Body:
     """One example's body: its locals and tapes, the host's arrays it reads and writes at the example's index
     and the host's numbers it reads (gathered first: the kernel's parameters), each checked at its statement."""
@@ -71,12 +54,9 @@ class _Body:
     def __init__(self, state: LoweringState, loop: gast.For):
         self.state, self.index = state, loop.target.id
         nodes = list(gast.walk(gast.Module(body=loop.body, type_ignores=[])))
-        stores = collections.Counter(n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
-        self._refuse_growing_tapes(loop.body)
-        # tape name -> its allocation, a statement of the body's own (run once per example) assigning it alone
-        self.tapes: Dict[str, gast.Assign] = {stmt.targets[0].id: stmt for stmt in loop.body
-                                              if _is_allocation(stmt) and stores[stmt.targets[0].id] == 1}
-        self.locals = _stored(loop.body) - set(self.tapes) | {self.index}
+        tapes.refuse_growing(state, loop.body)
+        self.tapes = tapes.of_body(loop.body)
+        self.locals = tapes.stored(loop.body) - set(self.tapes) | {self.index}
         self.inputs: Dict[str, int] = {}
         self.outputs: Dict[str, int] = {}
         self.numbers: List[str] = []
@@ -88,31 +68,9 @@ class _Body:
                     not probes.is_array(state.env[node.id]) and node.id not in self.numbers:
                 self.numbers.append(node.id)
 
-    def _refuse_growing_tapes(self, body: List[gast.stmt]) -> None:
-        """At the user's ``while`` loop whose tape grows as it runs."""
-        loops = [n for n in gast.walk(gast.Module(body=body, type_ignores=[])) if isinstance(n, gast.While)]
-        for stmt in gast.walk(gast.Module(body=body, type_ignores=[])):
-            if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call) and \
-                    _text(stmt.value.func) in _GROWING:
-                around = [anno.getanno(w, anno.Key.ORIGIN) for w in loops if any(n is stmt for n in gast.walk(w))]
-                self.state.origin = anno.getanno(stmt, anno.Key.ORIGIN) or next(
-                    (o for o in reversed(around) if o is not None), self.state.origin)
-                raise self.state.refuse(f"reverse mode through a `while` loop in one example's body (`{_text(stmt)}`: "
-                                        "its tape grows as the loop runs, and a thread cannot allocate)")
-
     def allocations(self, count: str) -> List[gast.stmt]:
-        """The driver's allocation of each tape, for ``count`` examples, the example's index last."""
-        out = []
-        for tape, stmt in self.tapes.items():
-            self.state.origin = anno.getanno(stmt, anno.Key.ORIGIN) or self.state.origin
-            shape = stmt.value.args[0]
-            if {n.id for n in gast.walk(shape) if isinstance(n, gast.Name)} & self.locals:
-                raise self.state.refuse(f"`{_text(stmt)}`, a tape whose size one example computes,")
-            self.state.check_host(shape)
-            dtype = self.state.probe(stmt.value).dtype.name
-            extents = [_text(e) for e in shape.elts] if isinstance(shape, gast.Tuple) else [_text(shape)]
-            out += _parse(f"{tape} = gr.empty(({', '.join(extents + [count])}), np.{dtype})")
-        return out
+        """The driver's allocation of each tape, for ``count`` examples (``tapes.allocation``)."""
+        return [stmt for tape in self.tapes.values() for stmt in tapes.allocation(self.state, tape, self.locals, count)]
 
     def check(self, stmt: gast.stmt) -> None:
         """Refuse what ``stmt`` itself reads or writes that one thread cannot (see the module docstring)."""
@@ -138,10 +96,7 @@ class _Body:
 
     def _slot(self, node: gast.Subscript) -> None:
         """``tape[row, 0]``: one slot of a tape, a number at each index."""
-        rank = len(self.tapes[node.value.id].value.args[0].elts) \
-            if isinstance(self.tapes[node.value.id].value.args[0], gast.Tuple) else 1
-        indices = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
-        if len(indices) != rank or any(isinstance(i, gast.Slice) for i in indices):
+        if not tapes.is_slot(node, self.tapes[node.value.id]):
             raise self.state.refuse(f"`{_text(node)}`, not one slot of the tape, in one example's body")
 
     def _element(self, node: gast.Subscript) -> None:
@@ -272,7 +227,7 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
                                          if anno.hasanno(n, anno.Key.ORIGIN)), None)
     if not _is_range(loop.iter) or len(loop.iter.args) != 1 or loop.orelse:
         raise state.refuse(f"a loop over `{_text(loop.iter)}` as one example per thread")
-    for name in sorted(_stored(loop.body) & set(state.env)):
+    for name in sorted(tapes.stored(loop.body) & set(state.env)):
         raise state.refuse(f"`{name}`, carried from one example to the next,", state.assigned_at.get(name))
     trips, pre = loop.iter.args[0], []
     state.check_host(trips)
