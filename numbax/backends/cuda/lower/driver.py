@@ -50,8 +50,8 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
     main = module.body[-1]
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
     # what the code does before the user's first line (a transformation's checks) is refused there
-    lowering.origin = next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(main)
-                            if anno.hasanno(n, anno.Key.ORIGIN)), None)
+    lowering.first_origin = next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(main)
+                                  if anno.hasanno(n, anno.Key.ORIGIN)), None)
     main.body = lowering.block(main.body)
     kernels = []
     for source, origin in lowering.kernels:  # a kernel's source, or one that tags its own lines (``threads``)

@@ -54,14 +54,15 @@ class LoweringState:
         self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
+        self.first_origin = None  # the function's first line of the user's: where code before it is refused
         self.count: Counter = collections.Counter()
         self.pre: List[gast.stmt] = []
 
     def refuse(self, what: str, origin=None) -> NumbaxDeviceError:
         """The error for a construct the GPU backend does not support yet, at ``origin`` (by default the
         current statement's)."""
-        return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet", origin or self.origin,
-                                 hint=_HINT)
+        return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet",
+                                 origin or self.origin or self.first_origin, hint=_HINT)
 
     def fresh(self, stem: str) -> str:
         """A new name (kernels, temporaries), numbered for each stem."""

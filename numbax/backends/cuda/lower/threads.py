@@ -224,7 +224,7 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
     tag = state.origin  # the vmap call's line (none for a top-level vmap)
     # refusals point at the vmap call, or, for a top-level vmap, at the first line of the example's body
     state.origin = state.origin or next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(loop)
-                                         if anno.hasanno(n, anno.Key.ORIGIN)), None)
+                                         if anno.hasanno(n, anno.Key.ORIGIN)), state.first_origin)
     if not _is_range(loop.iter) or len(loop.iter.args) != 1 or loop.orelse:
         raise state.refuse(f"a loop over `{_text(loop.iter)}` as one example per thread")
     for name in sorted(tapes.stored(loop.body) & set(state.env)):
