@@ -14,6 +14,7 @@ from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends.cuda import lower as cuda_lower
+from numbax.backends.cuda.placement import is_device_array
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
 from numbax.transforms import nesting
@@ -399,11 +400,11 @@ class _VJP(Differentiated):
         return False
 
     def pull(self, primals: tuple, cotangent_leaves):
-        if self.backend in ("gpu", "cuda"):  # never the CPU's code run on the host behind the user's back
-            self._check_gpu_support()
         values = self._signature.bind(primals, {})
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
+        if self.backend in ("gpu", "cuda") or any(map(is_device_array, leaves + list(cotangent_leaves))):
+            self._check_gpu_support()  # refused: never the CPU's code run on the host behind the user's back
         from numbax.call_signature import leaf_key
 
         key = (treedef, statics, leaf_key(leaves), leaf_key(cotangent_leaves))
