@@ -83,6 +83,7 @@ CASES = [
     ("float32", float32_step, (np.linspace(0, 1, 5, dtype=np.float32), 1.5), (0, None), -1),
     ("piecewise_bool_ops", piecewise, (V,), 0, 0),
     ("constant_output_broadcast", constant_and_value, (V,), 0, 0),
+    ("negative_in_axes", newton_sqrt, (np.linspace(1.0, 3.0, 4),), -1, -1),
 ] + [(f"corpus.{name}", CORPUS[name].fn, CORPUS[name].args, CORPUS[name].in_axes, CORPUS[name].out_axes)
      for name in ("elementwise_rows_of_scalars", "while_loop", "scalar_examples")]
 

@@ -70,7 +70,7 @@ def _mapped_leaf(spec, node, leaf: Any, axis: int) -> Dyn:
     return leaf
 
 
-def _normal(axis: int, leaf: Dyn) -> int:
+def normal_axis(axis: int, leaf: Dyn) -> int:
     """``axis`` counted from the front when the rank is known (``x.shape[1]`` reads better than ``[-1]``)."""
     return axis % leaf.aval.ndim if leaf.aval is not None and axis < 0 else axis
 
@@ -95,7 +95,7 @@ def batch_of(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int]
             fail(spec, node, ValueError(EMPTY))
         return axis_size
     sizes = [Dyn(gast.Subscript(value=gast.Attribute(value=leaf.expr(), attr="shape", ctx=gast.Load()),
-                                slice=gast.Constant(value=_normal(axis, leaf), kind=None), ctx=gast.Load()),
+                                slice=gast.Constant(value=normal_axis(axis, leaf), kind=None), ctx=gast.Load()),
                  _INDEX) for leaf, axis in mapped]
     sizes += [axis_size] if axis_size is not None else []
     name = spec.namer.new("batch")

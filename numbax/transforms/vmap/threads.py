@@ -71,6 +71,8 @@ def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Seq
     """Emit the loop over all examples for ``fun(*args, **kwargs)`` at ``node``; the call's value: for each
     batched output leaf, a 1-d array of the examples' numbers."""
     leaves, structure = loop.arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
+    # axes counted from the front where the rank is known: ``x[i]``, which one thread reads, not ``x[..., i]``
+    leaves = [(leaf, axis if axis is None else loop.normal_axis(axis, leaf)) for leaf, axis in leaves]
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
     batch = loop.batch_of(spec, node, mapped, axis_size, bool(leaves))
     examples = loop.Examples(spec, leaves, structure)
