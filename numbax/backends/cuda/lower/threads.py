@@ -13,12 +13,12 @@ driver's launch of it::
                 y = y + 0.01 * (-k[i] * y + math.sin(y))
             out[i] = y
 
-Reverse mode's tape of a ``for`` loop in the body lives in device memory, one slot per example (``tapes``).
+Reverse mode's tapes in the body live in device memory, one slot per example; a ``while`` loop's, which grows,
+by launching again with longer tapes when one is full (``tapes``).
 
 Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
-array read other than at the example's index, other allocations, a tape that grows (reverse mode through a
-``while`` loop), run-time checks, calls without a kernel lowering, a value carried from one example to the
-next.
+array read other than at the example's index, other allocations, a tape resized otherwise, run-time
+checks, calls without a kernel lowering, a value carried from one example to the next.
 """
 from __future__ import annotations
 
@@ -54,8 +54,10 @@ class _Body:
     def __init__(self, state: LoweringState, loop: gast.For):
         self.state, self.index = state, loop.target.id
         nodes = list(gast.walk(gast.Module(body=loop.body, type_ignores=[])))
-        tapes.refuse_growing(state, loop.body)
-        self.tapes = tapes.of_body(loop.body)
+        self.tapes, self.growing = tapes.of_body(loop.body)
+        tapes.refuse_resizing(state, loop.body, self.tapes)
+        # a growing tape's overflow flag, set by a thread whose tape is full (``tapes``)
+        self.overflow = state.fresh("overflow") if self.growing else ""
         self.locals = tapes.stored(loop.body) - set(self.tapes) | {self.index}
         self.inputs: Dict[str, int] = {}
         self.outputs: Dict[str, int] = {}
@@ -68,9 +70,14 @@ class _Body:
                     not probes.is_array(state.env[node.id]) and node.id not in self.numbers:
                 self.numbers.append(node.id)
 
-    def allocations(self, count: str) -> List[gast.stmt]:
-        """The driver's allocation of each tape, for ``count`` examples (``tapes.allocation``)."""
-        return [stmt for tape in self.tapes.values() for stmt in tapes.allocation(self.state, tape, self.locals, count)]
+    def allocations(self, count: str, scale: str) -> List[gast.stmt]:
+        """The driver's allocation of each tape, for ``count`` examples (``tapes.allocation``); the growing ones
+        ``scale`` times as long, and after them the overflow flag, cleared."""
+        fixed = [stmt for name, tape in self.tapes.items() if name not in self.growing
+                 for stmt in tapes.allocation(self.state, tape, self.locals, count)]
+        grown = [stmt for name, tape in self.tapes.items() if name in self.growing
+                 for stmt in tapes.allocation(self.state, tape, self.locals, count, scale)]
+        return fixed + grown + (_parse(f"{self.overflow} = gr.full(1, 0, np.int32)") if self.overflow else [])
 
     def check(self, stmt: gast.stmt) -> None:
         """Refuse what ``stmt`` itself reads or writes that one thread cannot (see the module docstring)."""
@@ -117,12 +124,14 @@ class _Body:
 
     def operands(self) -> Operands:
         """The kernel's operands: each array read as ``x[i]``, every local and host number by its name."""
-        return Operands({**self.outputs, **self.inputs, **dict.fromkeys(self.tapes, 1)},
-                        self.numbers + sorted(self.locals - {self.index}), index=self.index)
+        arrays = {**self.outputs, **self.inputs, **dict.fromkeys(self.tapes, 1)}
+        arrays.update({self.overflow: 1} if self.overflow else {})
+        return Operands(arrays, self.numbers + sorted(self.locals - {self.index}), index=self.index)
 
     def arguments(self) -> List[str]:
-        """The driver's arguments of the kernel (outputs, inputs, tapes, host numbers)."""
-        return list(self.outputs) + list(self.inputs) + list(self.tapes) + self.numbers
+        """The driver's arguments of the kernel (outputs, inputs, tapes, the overflow flag, host numbers)."""
+        return list(self.outputs) + list(self.inputs) + list(self.tapes) + \
+            ([self.overflow] if self.overflow else []) + self.numbers
 
 
 class _Elements(gast.NodeTransformer):
@@ -187,11 +196,15 @@ class _Translate:
             if any(stmt is allocation for allocation in self.body.tapes.values()):
                 self.state.origin, self.tag = saved
                 continue  # the driver allocates the tape (``allocations``)
-            self.body.check(stmt)
-            new = self.statement(stmt)
-            if self.tag is not None:
-                anno.setanno(new, anno.Key.ORIGIN, self.tag)
-            out.append(new)
+            if tapes.is_growth(stmt) and stmt.targets[0].id in self.body.growing:
+                news = _parse(f"{self.operands.names[self.body.overflow]}[0] = 1\nreturn")  # ``tapes``
+            else:
+                self.body.check(stmt)
+                news = [self.statement(stmt)]
+            for new in news:
+                if self.tag is not None:
+                    anno.setanno(new, anno.Key.ORIGIN, self.tag)
+            out += news
             self.state.origin, self.tag = saved
         return out
 
@@ -250,6 +263,14 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
         anno.setanno(kernel.body[0], anno.Key.ORIGIN, tag)
     kernel.body[0].body = translate.block(loop.body)
     state.kernels.append((kernel, None))
-    pre += body.allocations(_text(trips))
+    launch = _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
+    if not body.growing:
+        pre += body.allocations(_text(trips), "") + launch
+    else:  # until no thread's tape overflows, each growing tape twice as long (``tapes``)
+        scale = state.fresh("scale")
+        relaunch = gast.parse(f"{scale} = 1\nwhile True:\n    pass\n").body
+        relaunch[1].body = body.allocations(_text(trips), scale) + launch + _parse(
+            f"if {body.overflow}.copy_to_host()[0] == 0:\n    break\n{scale} = 2 * {scale}")
+        pre += relaunch
     state.origin = tag
-    return pre + _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
+    return pre
