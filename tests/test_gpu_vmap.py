@@ -75,6 +75,7 @@ def constant_and_value(x):
 
 V = np.linspace(-1.5, 2.0, 5)
 CORPUS = {c.id: c for c in test_vmap.CASES}
+SCALAR_CORPUS = ("elementwise_rows_of_scalars", "while_loop", "scalar_examples")  # numbers per example
 CASES = [
     ("ode", ode, (np.linspace(0.1, 1.0, 5), np.linspace(1.0, 2.0, 5), 20), (0, 0, None), 0),
     ("newton_sqrt", newton_sqrt, (np.linspace(1.0, 3.0, 4),), 0, 0),
@@ -85,7 +86,7 @@ CASES = [
     ("constant_output_broadcast", constant_and_value, (V,), 0, 0),
     ("negative_in_axes", newton_sqrt, (np.linspace(1.0, 3.0, 4),), -1, -1),
 ] + [(f"corpus.{name}", CORPUS[name].fn, CORPUS[name].args, CORPUS[name].in_axes, CORPUS[name].out_axes)
-     for name in ("elementwise_rows_of_scalars", "while_loop", "scalar_examples")]
+     for name in SCALAR_CORPUS]
 
 
 def assert_agrees(got, expected):
@@ -112,6 +113,15 @@ def test_vmap_on_the_gpu_agrees_with_the_cpu_backend(gpu, name, fn, args, in_axe
     assert_agrees(got, expected)
     source = numbax.source(numbax.vmap(fn, in_axes, out_axes, backend="gpu"), *args)
     assert source.count("@cuda.jit") == 1, source  # one kernel: each thread runs an example's whole body
+
+
+@pytest.mark.parametrize("case", [c for c in test_vmap.CASES if c.id not in SCALAR_CORPUS], ids=lambda c: c.id)
+def test_the_rest_of_the_vmap_corpus_is_refused_at_the_users_line(gpu, case):
+    """Arrays per example: refused (one thread runs one example, on numbers), never run with a wrong result."""
+    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
+        numbax.vmap(case.fn, case.in_axes, case.out_axes, backend="gpu")(*case.args)
+    assert info.value.origin is not None and info.value.origin.filename == inspect.getsourcefile(case.fn)
+    assert "CPU backend" in info.value.hint
 
 
 def test_jit_of_vmap_and_device_arrays(gpu):
