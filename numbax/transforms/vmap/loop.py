@@ -33,10 +33,11 @@ from numbax.runtime.batching import EMPTY, batch_size
 from numbax.runtime.scan import stack_buffer
 from numbax.transforms.vmap import axes, dependence
 
-_INDEX = AVal(np.dtype(np.int64), 0)
+INDEX = AVal(np.dtype(np.int64), 0)
 
 
-def _is_dyn(x: Any) -> bool:
+def is_dyn(x: Any) -> bool:
+    """Whether ``x`` is a run-time value (a leaf of the pytrees vmap maps and stacks)."""
     return isinstance(x, Dyn)
 
 
@@ -50,7 +51,7 @@ def fail(spec, node, error: Exception) -> None:
 def _pinned(spec, value: Any) -> Any:
     """Run-time leaves that are expressions are computed once, before the loop."""
     return tree_util.tree_map(lambda v: spec.snapshot(v) if isinstance(v, Dyn) and v.name is None else v, value,
-                              is_leaf=_is_dyn)
+                              is_leaf=is_dyn)
 
 
 def _mapped_leaf(spec, node, leaf: Any, axis: int) -> Dyn:
@@ -96,11 +97,11 @@ def batch_of(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int]
         return axis_size
     sizes = [Dyn(gast.Subscript(value=gast.Attribute(value=leaf.expr(), attr="shape", ctx=gast.Load()),
                                 slice=gast.Constant(value=normal_axis(axis, leaf), kind=None), ctx=gast.Load()),
-                 _INDEX) for leaf, axis in mapped]
+                 INDEX) for leaf, axis in mapped]
     sizes += [axis_size] if axis_size is not None else []
     name = spec.namer.new("batch")
     spec.emit_assign(name, spec.call_value(node, batch_size, sizes, {}))
-    return Dyn(name_node(name), _INDEX)
+    return Dyn(name_node(name), INDEX)
 
 
 class Examples:
@@ -124,7 +125,7 @@ def check_outputs(spec, node, pairs) -> None:
 
 def _check_unbatched(spec, node, start: int, mapped: Sequence[Dyn], first: Any, out_pairs) -> None:
     """JAX's error for ``out_axes=None`` on an output that depends on a mapped input."""
-    paths = tree_util.tree_flatten_with_path(first, is_leaf=_is_dyn)[0]
+    paths = tree_util.tree_flatten_with_path(first, is_leaf=is_dyn)[0]
     unbatched = [(path, leaf) for (path, leaf), (_, axis) in zip(paths, out_pairs)
                  if axis is None and isinstance(leaf, Dyn)]
     if not unbatched:
@@ -154,11 +155,11 @@ def arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Seq
     structure of ``(args, kwargs)``."""
     args, kwargs = _pinned(spec, list(args)), _pinned(spec, dict(kwargs))
     try:
-        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=_is_dyn)
+        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
     leaves = [(leaf, None) if axis is None else (_mapped_leaf(spec, node, leaf, axis), axis) for leaf, axis in pairs]
-    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=_is_dyn)
+    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=is_dyn)
 
 
 def _buffers(spec, node, outputs, out_pairs, batch: Any) -> List[Optional[str]]:
@@ -201,7 +202,7 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     first = spec.call_value(node, fun, *examples.at(0))
     outputs, out_treedef = spec.leaves_with_paths(first)
     try:
-        out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=_is_dyn)
+        out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
     check_outputs(spec, node, out_pairs)
@@ -220,10 +221,10 @@ def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optiona
     saved, spec.block = spec.block, []
     spec.runtime_depth += 1
     try:
-        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), _INDEX)))
+        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), INDEX)))
         for (_, leaf), buffer in zip(spec.leaves_with_paths(result)[0], buffers):
             if buffer is not None:
-                _store(spec, buffer, Dyn(name_node(index), _INDEX), leaf)
+                _store(spec, buffer, Dyn(name_node(index), INDEX), leaf)
         body = spec.block
     finally:
         spec.block = saved

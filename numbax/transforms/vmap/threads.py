@@ -30,12 +30,7 @@ from numbax.errors import NumbaxDeviceError
 from numbax.origin import Origin
 from numbax.transforms.vmap import axes, loop
 
-_INDEX = AVal(np.dtype(np.int64), 0)
 _HINT = "run it on the CPU backend: vmap with NumPy arguments (numbax.device_get(x) brings device arrays back)."
-
-
-def _is_dyn(x: Any) -> bool:
-    return isinstance(x, Dyn)
 
 
 def refuse(spec, node, fun, what: str) -> None:
@@ -80,10 +75,10 @@ def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Seq
     saved, spec.block = spec.block, []
     spec.runtime_depth += 1
     try:
-        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), _INDEX)))
+        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), loop.INDEX)))
         outputs, out_treedef = spec.leaves_with_paths(result)
         try:
-            out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, result, is_leaf=_is_dyn)
+            out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, result, is_leaf=loop.is_dyn)
         except ValueError as exc:
             loop.fail(spec, node, exc)
         loop.check_outputs(spec, node, out_pairs)
