@@ -33,10 +33,11 @@ from numbax.runtime.batching import EMPTY, batch_size
 from numbax.runtime.scan import stack_buffer
 from numbax.transforms.vmap import axes, dependence
 
-_INDEX = AVal(np.dtype(np.int64), 0)
+INDEX = AVal(np.dtype(np.int64), 0)
 
 
-def _is_dyn(x: Any) -> bool:
+def is_dyn(x: Any) -> bool:
+    """Whether ``x`` is a run-time value (a leaf of the pytrees vmap maps and stacks)."""
     return isinstance(x, Dyn)
 
 
@@ -50,7 +51,7 @@ def fail(spec, node, error: Exception) -> None:
 def _pinned(spec, value: Any) -> Any:
     """Run-time leaves that are expressions are computed once, before the loop."""
     return tree_util.tree_map(lambda v: spec.snapshot(v) if isinstance(v, Dyn) and v.name is None else v, value,
-                              is_leaf=_is_dyn)
+                              is_leaf=is_dyn)
 
 
 def _mapped_leaf(spec, node, leaf: Any, axis: int) -> Dyn:
@@ -70,7 +71,7 @@ def _mapped_leaf(spec, node, leaf: Any, axis: int) -> Dyn:
     return leaf
 
 
-def _normal(axis: int, leaf: Dyn) -> int:
+def normal_axis(axis: int, leaf: Dyn) -> int:
     """``axis`` counted from the front when the rank is known (``x.shape[1]`` reads better than ``[-1]``)."""
     return axis % leaf.aval.ndim if leaf.aval is not None and axis < 0 else axis
 
@@ -86,7 +87,7 @@ def _take(spec, leaf: Dyn, axis: int, index: Any) -> Dyn:
     return Dyn(gast.Subscript(value=leaf.expr(), slice=spec.materialize_index(where), ctx=gast.Load()), aval)
 
 
-def _batch(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], has_arguments: bool) -> Any:
+def batch_of(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], has_arguments: bool) -> Any:
     """The batch size: ``axis_size`` alone, or ``rt.batch_size`` of the mapped axes' lengths (checked equal)."""
     if not mapped:
         if axis_size is None:
@@ -95,15 +96,15 @@ def _batch(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], 
             fail(spec, node, ValueError(EMPTY))
         return axis_size
     sizes = [Dyn(gast.Subscript(value=gast.Attribute(value=leaf.expr(), attr="shape", ctx=gast.Load()),
-                                slice=gast.Constant(value=_normal(axis, leaf), kind=None), ctx=gast.Load()),
-                 _INDEX) for leaf, axis in mapped]
+                                slice=gast.Constant(value=normal_axis(axis, leaf), kind=None), ctx=gast.Load()),
+                 INDEX) for leaf, axis in mapped]
     sizes += [axis_size] if axis_size is not None else []
     name = spec.namer.new("batch")
     spec.emit_assign(name, spec.call_value(node, batch_size, sizes, {}))
-    return Dyn(name_node(name), _INDEX)
+    return Dyn(name_node(name), INDEX)
 
 
-class _Examples:
+class Examples:
     """The arguments of one example: mapped leaves indexed, the others as they are."""
 
     def __init__(self, spec, leaves: List[Tuple[Any, Optional[int]]], treedef):
@@ -115,7 +116,7 @@ class _Examples:
         return list(args), kwargs
 
 
-def _check_outputs(spec, node, pairs) -> None:
+def check_outputs(spec, node, pairs) -> None:
     for leaf, _ in pairs:
         if not (isinstance(leaf, (Dyn, np.ndarray)) or is_static_scalar(leaf)):
             spec.fail(node, f"a vmapped function cannot return a {type(leaf).__name__}",
@@ -124,7 +125,7 @@ def _check_outputs(spec, node, pairs) -> None:
 
 def _check_unbatched(spec, node, start: int, mapped: Sequence[Dyn], first: Any, out_pairs) -> None:
     """JAX's error for ``out_axes=None`` on an output that depends on a mapped input."""
-    paths = tree_util.tree_flatten_with_path(first, is_leaf=_is_dyn)[0]
+    paths = tree_util.tree_flatten_with_path(first, is_leaf=is_dyn)[0]
     unbatched = [(path, leaf) for (path, leaf), (_, axis) in zip(paths, out_pairs)
                  if axis is None and isinstance(leaf, Dyn)]
     if not unbatched:
@@ -148,17 +149,17 @@ def _stacked_aval(leaf: Any) -> Optional[AVal]:
     return None if aval is None else AVal(aval.dtype, aval.ndim + 1)
 
 
-def _arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+def arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
                kwarg_axes: Dict[str, Any]) -> Tuple[List[Tuple[Any, Optional[int]]], Any]:
     """Each leaf of the call's arguments with its axis (mapped ones as checked run-time values), and the
     structure of ``(args, kwargs)``."""
     args, kwargs = _pinned(spec, list(args)), _pinned(spec, dict(kwargs))
     try:
-        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=_is_dyn)
+        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
     leaves = [(leaf, None) if axis is None else (_mapped_leaf(spec, node, leaf, axis), axis) for leaf, axis in pairs]
-    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=_is_dyn)
+    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=is_dyn)
 
 
 def _buffers(spec, node, outputs, out_pairs, batch: Any) -> List[Optional[str]]:
@@ -192,19 +193,19 @@ def _result(spec, node, leaf: Any, axis: Optional[int], buffer: Optional[str]) -
 def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
          kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
     """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree)."""
-    leaves, structure = _arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
+    leaves, structure = arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
-    batch = _batch(spec, node, mapped, axis_size, bool(leaves))
-    examples = _Examples(spec, leaves, structure)
+    batch = batch_of(spec, node, mapped, axis_size, bool(leaves))
+    examples = Examples(spec, leaves, structure)
 
     start = len(spec.block)
     first = spec.call_value(node, fun, *examples.at(0))
     outputs, out_treedef = spec.leaves_with_paths(first)
     try:
-        out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=_is_dyn)
+        out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
-    _check_outputs(spec, node, out_pairs)
+    check_outputs(spec, node, out_pairs)
     _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], first, out_pairs)
 
     buffers = _buffers(spec, node, outputs, out_pairs, batch)
@@ -214,16 +215,16 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     return tree_util.tree_unflatten(out_treedef, results)
 
 
-def _loop(spec, node, fun, examples: _Examples, batch: Any, buffers: List[Optional[str]]) -> None:
+def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optional[str]]) -> None:
     """``for i in range(1, batch):`` the example at ``i``, each batched output stored at ``i``."""
     index = spec.namer.new("i")
     saved, spec.block = spec.block, []
     spec.runtime_depth += 1
     try:
-        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), _INDEX)))
+        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), INDEX)))
         for (_, leaf), buffer in zip(spec.leaves_with_paths(result)[0], buffers):
             if buffer is not None:
-                _store(spec, buffer, Dyn(name_node(index), _INDEX), leaf)
+                _store(spec, buffer, Dyn(name_node(index), INDEX), leaf)
         body = spec.block
     finally:
         spec.block = saved
