@@ -27,6 +27,7 @@ from numbax.errors import (
     NumbaxStaticArgumentError,
     NumbaxSyntaxError,
     NumbaxTypingError,
+    NumbaxUnimplementedValueError,
     NumbaxWarning,
     NumbaxZeroDivisionError,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "NumbaxDomainError", "NumbaxDtypeError", "NumbaxEmptyListError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
     "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
+    "NumbaxUnimplementedValueError",
     "NumbaxWarning", "NumbaxZeroDivisionError",
 ]
 

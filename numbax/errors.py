@@ -143,6 +143,13 @@ class NumbaxEmptyListError(NumbaxRunTimeError, ValueError):
             "(out = np.zeros((n,) + shape); out[i] = ...), which may be empty.")
 
 
+class NumbaxUnimplementedValueError(NumbaxRunTimeError, NotImplementedError):
+    """A value for which numbax has no verified implementation of what the user called, found when the code
+    runs (``random.poisson`` of a rate of 10 or more: JAX's transformed rejection, which numbax does not draw)."""
+
+    HINT = "keep the values in the range the message names, or draw these samples with JAX."
+
+
 class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
     """Arrays whose shapes do not fit the operation the user wrote: NumPy raises ``ValueError`` (broadcasting,
     reshapes), JAX ``TypeError`` (contractions such as ``np.dot`` under ``grad``), so it is both."""
