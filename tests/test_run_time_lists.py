@@ -177,6 +177,15 @@ def leaves_early(x, n):
     return np.stack(out)
 
 
+def written_after_appending(x, n):
+    row = np.zeros(2)
+    out = []
+    for i in range(n):
+        row[0] = x[i]
+        out.append(row)
+    return np.stack(out)
+
+
 def axis_one(x, n):
     return np.stack([x for i in range(n)], axis=1)
 
@@ -185,7 +194,7 @@ def axis_one(x, n):
     (returned, "returned from a function"), (passed_on, "returned from a function"), (filtered, "a condition in a comprehension"), (joined, "`\\+` of a list"),
     (mixed_dtypes, "an item of dtype int64 and 0 dimensions appended to a list of items of dtype float64 and 1"),
     (read_while_growing, "`out` is used inside a loop"), (leaves_early, "may leave an iteration early"),
-    (axis_one, "passed to `stack` with these arguments"),
+    (axis_one, "passed to `stack` with these arguments"), (written_after_appending, "written in place"),
 ])
 def test_what_a_run_time_list_cannot_do_is_refused_at_the_line(fun, message):
     with pytest.raises(numbax.NumbaxSpecializationError, match=message) as info:

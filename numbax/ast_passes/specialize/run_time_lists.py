@@ -58,6 +58,10 @@ def _append_item(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> None:
         spec.fail(node, f"an item of {_described(aval)} appended to a list of items of {_described(row)}, made "
                   "at run time (held as one array, whose dtype and rank its first item sets)",
                   hint="give every item one dtype and rank (cast with .astype, or np.float64(v)).")
+    if row.ndim > 0 and isinstance(item, Dyn) and item.name in _written_in_place(spec.fdef):
+        spec.fail(node, f"the array `{item.name}`, written in place in this function, appended to a list made at "
+                  "run time: the list holds a copy of its items, where Python's would see the later writes",
+                  hint=f"append a copy (`{item.name}.copy()`) or a new array, and keep writing into the old one.")
     if row.ndim > 0:
         spec.emit(gast.Expr(value=gast.Call(func=spec.materializer.reference(check_list_item),
                                             args=[items.expr(), spec.materialize(item),
@@ -73,6 +77,21 @@ def append_item(items: np.ndarray, index: int, item: Any) -> None:
 
 
 append_item._numbax_specialize = _append_item
+
+
+def _written_in_place(fdef: gast.FunctionDef) -> set:
+    """The names that ``fdef`` writes into (``x[i] = v``, ``x += v``, ``x[i] += v``)."""
+    names = set()
+    for node in gast.walk(fdef):
+        target = node.target if isinstance(node, gast.AugAssign) else None
+        for store in (node.targets if isinstance(node, gast.Assign) else [target] if target is not None else []):
+            while isinstance(store, gast.Subscript):
+                store = store.value
+                if isinstance(store, gast.Name):
+                    names.add(store.id)
+            if isinstance(node, gast.AugAssign) and isinstance(store, gast.Name):
+                names.add(store.id)
+    return names
 
 
 def _described(aval) -> str:
