@@ -20,6 +20,7 @@ from numbax.errors import (
     NumbaxDistributedError,
     NumbaxDomainError,
     NumbaxDtypeError,
+    NumbaxEmptyListError,
     NumbaxError,
     NumbaxIndexError,
     NumbaxInternalError,
@@ -31,6 +32,7 @@ from numbax.errors import (
     NumbaxStaticArgumentError,
     NumbaxSyntaxError,
     NumbaxTypingError,
+    NumbaxUnimplementedValueError,
     NumbaxWarning,
     NumbaxZeroDivisionError,
 )
@@ -44,9 +46,11 @@ __all__ = [
     "example_libraries", "devices", "local_devices", "process_index", "process_count", "distributed",
     "local_device_count", "device_put", "device_get", "block_until_ready", "Array",
     "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxCollectiveError", "NumbaxDeviceError",
-    "NumbaxDifferentiationError", "NumbaxDistributedError", "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError",
-    "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxSourceError",
+    "NumbaxDifferentiationError", "NumbaxDistributedError", "NumbaxDomainError", "NumbaxDtypeError",
+    "NumbaxEmptyListError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError",
+    "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
+    "NumbaxUnimplementedValueError",
     "NumbaxWarning", "NumbaxZeroDivisionError",
 ]
 

@@ -140,6 +140,21 @@ class NumbaxDomainError(NumbaxRunTimeError, ValueError):
     HINT = "pass a complex matrix (np.linalg.eig(a.astype(np.complex128))), whose results are complex always."
 
 
+class NumbaxEmptyListError(NumbaxRunTimeError, ValueError):
+    """A list made at run time (a comprehension over a run-time range, ``append`` in a loop of run-time
+    length) got no item: compiled code holds it as the array of its items, whose shape its first item sets."""
+
+    HINT = ("make sure the loop runs at least once (n >= 1), or build the result in a preallocated array "
+            "(out = np.zeros((n,) + shape); out[i] = ...), which may be empty.")
+
+
+class NumbaxUnimplementedValueError(NumbaxRunTimeError, NotImplementedError):
+    """A value for which numbax has no verified implementation of what the user called, found when the code
+    runs (``random.poisson`` of a rate of 10 or more: JAX's transformed rejection, which numbax does not draw)."""
+
+    HINT = "keep the values in the range the message names, or draw these samples with JAX."
+
+
 class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
     """Arrays whose shapes do not fit the operation the user wrote: NumPy raises ``ValueError`` (broadcasting,
     reshapes), JAX ``TypeError`` (contractions such as ``np.dot`` under ``grad``), so it is both."""

@@ -8,9 +8,15 @@ They take ``rng`` as their one keyword (JAX's take ``**kwargs`` and ignore what 
 keyword is refused). ``Dropout`` draws its mask with a shape read from its input, JAX's bits in Python and
 inside compiled code alike.
 
-Not provided (their names raise ``AttributeError``): ``GeneralConv``, ``Conv``, ``ConvTranspose``,
-``Conv1DTranspose``, ``GeneralConvTranspose``, ``MaxPool``, ``SumPool``, ``AvgPool``, ``Selu``,
-``shape_dependent``.
+Convolutions and pooling are two-dimensional, in JAX's default layout (``Conv``: inputs ``NHWC``, kernels
+``HWIO``; pooling: ``NHWC``), with ``padding`` ``'VALID'`` or ``'SAME'``: each is a sum over the window's
+offsets of strided slices of the (padded) inputs, times the kernel's slice for a convolution, so every
+transformation differentiates it from the rules of slicing and ``@``. Other layouts, dimensions and explicit
+paddings are refused when the layer is made (``NumbaxStaticArgumentError``).
+
+Not provided (their names raise ``AttributeError``): ``ConvTranspose``, ``Conv1DTranspose``,
+``GeneralConvTranspose``, ``MaxPool`` (JAX's derivative at ties picks one element of the window, which a
+maximum of slices does not), ``shape_dependent``.
 """
 from __future__ import annotations
 
@@ -22,11 +28,13 @@ import numpy as np
 
 from numbax import random
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
-from numbax.nn import gelu, log_softmax, relu, sigmoid, softmax, softplus, elu, leaky_relu, standardize
+from numbax.errors import NumbaxStaticArgumentError
+from numbax.nn import gelu, log_softmax, relu, selu, sigmoid, softmax, softplus, elu, leaky_relu, standardize
 from numbax.nn.initializers import glorot_normal, normal, ones, zeros
 
 __all__ = ["serial", "parallel", "Dense", "BatchNorm", "elementwise", "Tanh", "Relu", "Exp",
-           "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu", "Gelu", "Flatten", "Identity",
+           "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu", "Gelu", "Selu", "GeneralConv", "Conv", "SumPool", "AvgPool",
+           "Flatten", "Identity",
            "FanOut", "FanInSum", "FanInConcat", "Dropout", "glorot", "randn", "logsoftmax", "relu", "log_softmax",
            "softmax", "softplus", "sigmoid", "elu", "leaky_relu", "gelu", "standardize", "glorot_normal", "normal",
            "ones", "zeros"]
@@ -108,6 +116,117 @@ Sigmoid = elementwise(sigmoid)
 Elu = elementwise(elu)
 LeakyRelu = elementwise(leaky_relu)
 Gelu = elementwise(gelu)
+Selu = elementwise(selu)
+
+_NHWC = ("NHWC", "HWIO", "NHWC")  # JAX's ``Conv`` layout, the one implemented
+
+
+def _windows(name: str, window, strides, padding) -> Tuple[tuple, tuple]:
+    """``(window, strides)`` of a two-dimensional layer, refused where numbax has no implementation."""
+    window = tuple(window)
+    strides = tuple(strides) if strides else (1,) * len(window)
+    if len(window) != 2 or len(strides) != 2 or padding not in ("VALID", "SAME"):
+        raise NumbaxStaticArgumentError(
+            f"stax.{name} with a window of {len(window)} dims, {len(strides)} strides and padding {padding!r}",
+            hint="numbax's convolutions and pools are two-dimensional, with padding 'VALID' or 'SAME'.")
+    return window, strides
+
+
+def _out_size(size: int, window: int, stride: int, padding: str) -> int:
+    """A spatial dim after a window (``lax.padtype_to_pads``'s ``'SAME'``: the size divided by the stride,
+    rounded up)."""
+    return -(-size // stride) if padding == "SAME" else (size - window) // stride + 1
+
+
+@specialized_from_source
+def _padded(x, window, strides, padding):
+    """``x`` (``NHWC``) with ``'SAME'``'s zeros around its spatial dims (the lower side takes the smaller half,
+    as ``lax.padtype_to_pads``), unchanged for ``'VALID'``."""
+    if padding == "VALID":
+        return x
+    pads = [(0, 0)]
+    for k in range(2):
+        size = x.shape[k + 1]
+        total = max((-(-size // strides[k]) - 1) * strides[k] + window[k] - size, 0)
+        pads.append((total // 2, total - total // 2))
+    pads.append((0, 0))
+    return np.pad(x, tuple(pads))
+
+
+@specialized_from_source
+def _window_terms(x, window, strides, kernel):
+    """The sum over the window's offsets of ``x``'s strided slice there, times ``kernel[i, j]`` (``kernel`` None:
+    the slices themselves): a convolution, or a sum pool."""
+    rows = (x.shape[1] - window[0]) // strides[0] + 1
+    cols = (x.shape[2] - window[1]) // strides[1] + 1
+    total = _window_term(x, 0, 0, rows, cols, strides, kernel)
+    for k in range(1, window[0] * window[1]):
+        total = total + _window_term(x, k // window[1], k % window[1], rows, cols, strides, kernel)
+    return total
+
+
+@specialized_from_source
+def _window_term(x, i, j, rows, cols, strides, kernel):
+    """``x``'s strided slice at the window's offset ``(i, j)``, times ``kernel[i, j]`` unless it is None."""
+    term = x[:, i:i + (rows - 1) * strides[0] + 1:strides[0], j:j + (cols - 1) * strides[1] + 1:strides[1], :]
+    return term if kernel is None else term @ kernel[i, j]
+
+
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
+                b_init=normal(1e-6)) -> Layer:
+    """A two-dimensional convolution (``jax.example_libraries.stax.GeneralConv``) of ``dimension_numbers``
+    ``('NHWC', 'HWIO', 'NHWC')``, plus a bias; kernels drawn by ``glorot_normal`` over the kernel's ``I`` and
+    ``O`` axes, as JAX's."""
+    if tuple(dimension_numbers) != _NHWC:
+        raise NumbaxStaticArgumentError(f"stax.GeneralConv with dimension_numbers {dimension_numbers!r}",
+                                        hint=f"numbax implements {_NHWC} (stax.Conv's); transpose the inputs.")
+    window, strides = _windows("Conv", filter_shape, strides, padding)
+    W_init = W_init or glorot_normal(2, 3)
+
+    def init_fun(rng, input_shape):
+        n, h, w, c = input_shape
+        output_shape = (n, _out_size(h, window[0], strides[0], padding),
+                        _out_size(w, window[1], strides[1], padding), out_chan)
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, window + (c, out_chan)), b_init(k2, (1, 1, 1, out_chan)))
+
+    def apply_fun(params, inputs, rng=None):
+        W, b = params
+        return _window_terms(_padded(inputs, window, strides, padding), window, strides, W) + b
+
+    return _layer(init_fun, apply_fun)
+
+
+Conv = functools.partial(GeneralConv, _NHWC)
+
+
+def _pooling(name: str, average: bool):
+    def layer(window_shape, strides=None, padding="VALID", spec=None) -> Layer:
+        if spec is not None and spec != "NHWC":
+            raise NumbaxStaticArgumentError(f"stax.{name} with spec {spec!r}", hint="numbax pools NHWC inputs.")
+        window, steps = _windows(name, window_shape, strides, padding)
+
+        def init_fun(rng, input_shape):
+            n, h, w, c = input_shape
+            return (n, _out_size(h, window[0], steps[0], padding), _out_size(w, window[1], steps[1], padding), c), ()
+
+        def apply_fun(params, inputs, rng=None):
+            sums = _window_terms(_padded(inputs, window, steps, padding), window, steps, None)
+            if not average:
+                return sums
+            ones = np.ones((1, inputs.shape[1], inputs.shape[2], 1))  # how many inputs each window holds
+            return sums / _window_terms(_padded(ones, window, steps, padding), window, steps, None)
+
+        return _layer(init_fun, apply_fun)
+
+    layer.__name__ = layer.__qualname__ = name
+    layer.__doc__ = (f"A two-dimensional {'average' if average else 'sum'} pool over ``NHWC`` inputs "
+                     f"(``jax.example_libraries.stax.{name}``).")
+    return layer
+
+
+SumPool = _pooling("SumPool", average=False)
+AvgPool = _pooling("AvgPool", average=True)
 
 
 def _flatten() -> Layer:

@@ -24,7 +24,7 @@ from numbax import tree_util
 from numbax.lax import elementwise, lowering
 
 __all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "select", "stop_gradient", "cumsum", "cumprod",
-           "cumlogsumexp"] + elementwise.__all__
+           "cumlogsumexp", "cummax", "cummin"] + elementwise.__all__
 
 
 @lowering.lowered_by(lowering.lower_fori_loop)
@@ -98,5 +98,5 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
-from numbax.lax.cumulative import cumlogsumexp, cumprod, cumsum  # noqa: E402  (they call scan, defined above)
+from numbax.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: E402  (they call scan, defined above)
 from numbax.lax.elementwise import *  # noqa: E402,F401,F403  (clamp calls stop_gradient, defined above)

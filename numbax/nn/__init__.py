@@ -12,7 +12,7 @@ import scipy.special
 
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
 
-__all__ = ["relu", "relu6", "sigmoid", "softplus", "silu", "swish", "gelu", "elu", "leaky_relu", "log_sigmoid",
+__all__ = ["relu", "relu6", "sigmoid", "softplus", "silu", "swish", "gelu", "elu", "selu", "leaky_relu", "log_sigmoid",
            "softmax", "log_softmax", "logsumexp", "one_hot", "standardize", "initializers"]
 
 
@@ -62,6 +62,12 @@ def gelu(x, approximate=True):
 def elu(x, alpha=1.0):
     """``x`` for positive ``x``, ``alpha * (exp(x) - 1)`` otherwise."""
     return np.where(x > 0, x, alpha * np.expm1(np.where(x > 0, 0.0, x)))
+
+
+@specialized_from_source
+def selu(x):
+    """The scaled ``elu`` of self-normalizing networks (``jax.nn.selu``): ``scale * elu(x, alpha)``."""
+    return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)
 
 
 @specialized_from_source

@@ -27,19 +27,19 @@ axes and ``replace`` must be known at compile time, shapes too except the run-ti
 (``x.shape``), and ``truncated_normal``'s bounds, ``gamma``'s ``a`` and the arrays
 drawn from may be run-time values. Keys are integer data and carry no derivative; ``uniform``'s
 bounds act only through the arithmetic after the draw, ``truncated_normal``'s bounds and
-``gamma``'s ``a`` have JAX's derivatives (``derivatives.py``), and a permuted or chosen array has
+``gamma``'s ``a`` have JAX's derivatives, ``poisson``'s counts (rates below 10) none (``derivatives.py``), and a permuted or chosen array has
 the derivative its indexing has.
 """
 from numbax.random.arguments import NumbaxRandomArgumentError
 from numbax.random.continuous import exponential, gamma, gumbel, normal, truncated_normal, uniform
-from numbax.random.discrete import bernoulli, bits, randint
+from numbax.random.discrete import bernoulli, bits, poisson, randint
 from numbax.random.keys import PRNGKey, fold_in, key, key_data, split
 from numbax.random.multivariate import multivariate_normal
 from numbax.random.selection import categorical, choice, permutation
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "exponential", "gumbel",
            "truncated_normal", "multivariate_normal", "gamma", "randint", "bernoulli", "choice", "permutation", "categorical",
-           "NumbaxRandomArgumentError"]
+           "poisson", "NumbaxRandomArgumentError"]
 
 from numbax.random import lowering as _lowering  # noqa: E402
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter
-from numbax.runtime.random.discrete import bernoulli_kernel, randint_kernel
+from numbax.random.arguments import _caller_origin, as_key, as_shape, check_broadcast, fail, float_dtype, parameter
+from numbax.runtime.random.discrete import bernoulli_kernel, poisson_kernel, randint_kernel
 from numbax.runtime.random.threefry import bits_kernel
 
-__all__ = ["bits", "randint", "bernoulli"]
+__all__ = ["bits", "randint", "bernoulli", "poisson"]
 
 
 def bits(key, shape=(), dtype=None) -> np.ndarray:
@@ -100,3 +100,39 @@ def bernoulli_arguments(p, shape):
     shape = as_shape(probabilities.shape if shape is None else shape, "bernoulli")
     check_broadcast("bernoulli", shape, probabilities.shape)
     return shape, parameter(probabilities, dtype, shape)
+
+
+def poisson(key, lam, shape=None, dtype=None) -> np.ndarray:
+    """Poisson counts of rate ``lam``: ``jax.random.poisson``, bit for bit, for rates below 10 (Knuth's
+    algorithm, in float32 as JAX draws it); a rate of 10 or more (JAX's transformed rejection) raises
+    ``NumbaxUnimplementedValueError``. Integers: no derivative flows to ``lam`` (JAX's is zero).
+
+    Args:
+        key: a key.
+        lam: rates (a number or an array) broadcast to ``shape``, made float32 as JAX makes them.
+        shape: the sample's shape; ``None`` takes ``lam``'s shape.
+        dtype: an integer dtype (default int64, as JAX with ``jax_enable_x64``).
+    """
+    shape, dtype, rates = poisson_arguments(lam, shape, dtype)
+    origin = _caller_origin()
+    return poisson_kernel(as_key(key, "poisson"), shape, dtype.type, rates,
+                          origin.position() if origin is not None else "")
+
+
+def poisson_arguments(lam, shape, dtype):
+    """``(shape, dtype, rates broadcast to the shape in float32)``: ``poisson``'s checked arguments."""
+    dtype = poisson_dtype(dtype)
+    rates = np.asarray(lam)
+    if rates.dtype.kind not in "iuf":
+        raise fail(f"numbax.random.poisson: lam must be a real number or array, got {rates.dtype}")
+    shape = as_shape(rates.shape if shape is None else shape, "poisson")
+    check_broadcast("poisson", shape, rates.shape)
+    return shape, dtype, parameter(rates, np.float32, shape)
+
+
+def poisson_dtype(dtype) -> np.dtype:
+    """``poisson``'s integer dtype (int64 by default)."""
+    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    if dtype.kind not in "iu":
+        raise fail(f"numbax.random.poisson draws integers, not {dtype}", "pass dtype=np.int32 or np.int64")
+    return dtype

@@ -172,6 +172,29 @@ def _lower_randint(spec, node, b):
                 sampled, len(shape))
 
 
+def _lower_poisson(spec, node, b):
+    """``poisson(key, lam, shape, dtype)`` -> ``rt.random_poisson(key, shape, dtype, lam, where)``: ``lam`` may be
+    a run-time value (no derivative flows to it: the counts are integers, JAX's derivative is zero)."""
+    dtype = discrete.poisson_dtype(static(spec, node, b["dtype"], "dtype", "poisson"))
+    lam = b["lam"]
+    if isinstance(lam, Dyn) and (lam.aval is None or lam.aval.dtype.kind not in "iuf"):
+        spec.fail(node, "numbax.random.poisson: lam must be a real number or array, not "
+                  f"{'a value of unknown dtype' if lam.aval is None else lam.aval.dtype}")
+    if contains_dyn(b["shape"]):  # run-time dims (``x.shape``): one rate for every element
+        shape, ndim = sample_shape_of(spec, node, b["shape"], "poisson")
+        if np.ndim(lam) if not isinstance(lam, Dyn) else lam.aval.ndim:
+            spec.fail(node, "numbax.random.poisson's lam must be a number where its shape is known only at run time",
+                      hint="pass shape=None to take lam's shape, or a shape known when compiling.")
+    elif not isinstance(lam, Dyn):
+        shape, dtype, lam = discrete.poisson_arguments(lam, b["shape"], dtype)
+        ndim = len(shape)
+    else:
+        shape, ndim = _shape_and_ndim(spec, node, "poisson", b["shape"], [lam])
+    where = spec.origin(node).position() if spec.origin(node) is not None else ""
+    return emit(spec, node, "random_poisson", [key_of(spec, node, b["key"], "poisson"), shape, dtype.type, lam, where],
+                dtype, ndim)
+
+
 def _lower_bernoulli(spec, node, b):
     """``bernoulli(key, p, shape)`` with ``p`` known at compile time, ``shape`` too or of run-time dims with a
     number ``p`` (``bernoulli(key, rate, x.shape)``, stax's ``Dropout``)."""
@@ -267,6 +290,6 @@ def attach() -> None:
                  "normal": _standard("normal"), "exponential": _standard("exponential"),
                  "gumbel": _standard("gumbel"), "bits": _lower_bits, "randint": _lower_randint,
                  "bernoulli": _lower_bernoulli, "truncated_normal": _lower_truncated_normal, "gamma": _lower_gamma,
-                 "PRNGKey": _lower_key, "key": _lower_key, **lowering_selection.LOWERINGS}
+                 "poisson": _lower_poisson, "PRNGKey": _lower_key, "key": _lower_key, **lowering_selection.LOWERINGS}
     for name, lower in lowerings.items():
         getattr(random, name)._numbax_specialize = _lowering(name, lower)

@@ -19,6 +19,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   ``check_stack(arrays, where)``: the arrays joined fit (``ValueError``).
 - ``check_dot(a, b, where)``, ``check_matmul(a, b, where)``: the contracted dims agree (``ValueError``).
 - ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
+- ``check_list_length(n, where)``: a list made at run time that starts empty gets an item (``ValueError``);
+  ``check_list_item(items, item, where)``: its array ``item`` has the shape of the others (``ValueError``).
 
 The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
 error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
@@ -35,11 +37,11 @@ import numpy as np
 from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
-from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
+from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
-           "check_matmul", "check_reshape"]
+           "check_matmul", "check_reshape", "check_list_length", "check_list_item"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -278,3 +280,20 @@ def check_reshape(x, shape, where):
             known *= d
     if (unknown == 0 and known != x.size) or (unknown == 1 and (known == 0 or x.size % known != 0)):
         raise NumbaxShapeError("cannot reshape array of size {} into shape {:newshape}", where, x.size, shape)
+
+
+@register_jitable
+def check_list_length(n, where):
+    """Raise ``NumbaxEmptyListError`` at ``where`` if a list made at run time, which takes the shape of its
+    items from its first one, would get none (``numbax.ast_passes.specialize.run_time_lists``)."""
+    if n <= 0:
+        raise NumbaxEmptyListError("a list made at run time would be empty", where)
+
+
+@register_jitable
+def check_list_item(items, item, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless the array ``item`` has the shape of the rows of
+    ``items``, the array that holds a list made at run time (NumPy's ``stack`` needs one shape)."""
+    if item.shape != items.shape[1:]:
+        raise NumbaxShapeError("all input arrays must have the same shape: an item of shape {:shape} in a list of "
+                               "items of shape {:shape}", where, item.shape, items.shape[1:])

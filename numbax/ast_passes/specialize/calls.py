@@ -14,7 +14,8 @@ from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree_util's functions the hooks read here)
 from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack_buffer its hook)
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, contains_dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, RunTimeList, \
+    contains_dyn
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -123,6 +124,8 @@ class CallsMixin:
                              **{k: self.snapshot(v) for k, v in kwargs.items()})
         if resolve.is_user_function(func):
             return self.call_python_function(node, func, args, kwargs)
+        if any(isinstance(a, RunTimeList) for a in list(args) + list(kwargs.values())):
+            return self.list_call(node, func, args, kwargs)
         return self.call_static(node, func, args, kwargs)
 
     def call_static(self, node, func, args: List[Any], kwargs: Dict[str, Any]) -> Any:
@@ -160,6 +163,9 @@ class CallsMixin:
         self.check_keywords(node, func, kwargs)
         if isinstance(func, np.ufunc):
             return self.call_ufunc(node, func, args, kwargs.get("out"))
+        if func in (np.array, np.asarray) and len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple)) \
+                and args[0] and all(checks.is_array(dtypes.aval_of(a)) for a in args[0]):
+            return self.call_value(node, np.stack, [tuple(args[0])], {})  # Numba's np.array takes no arrays
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
         args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
@@ -324,8 +330,9 @@ class CallsMixin:
             self.refuse_writes_into_foreign(node, method.__self__, f"`{method.__name__}`", (args, kwargs))
         if method.__name__ in _MUTATING and self.runtime_depth > 0:
             self.fail(node, f"`{method.__name__}` on a list or dict inside run-time control flow",
-                      hint="a list's items are known when compiling, so it cannot grow in a loop that runs when "
-                      "called (`for i in range(n)`, `while`): preallocate the result and write its rows "
+                      hint="a list grows in a loop that runs when called only by one `append` per iteration at the "
+                      "top level of a `for` loop's body (not under `if`, not in a `while`): preallocate the "
+                      "result and write its rows "
                       "(out = np.zeros((n,) + shape); out[i] = ...), or write the loop as lax.scan, whose stacked "
                       "outputs are that array.")
         args = [self.snapshot(a) for a in args]

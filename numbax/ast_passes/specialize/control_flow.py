@@ -10,7 +10,7 @@ import numpy as np
 from numbax.ast_passes import anno, exits, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, NeedStatic, Poison, contains_dyn,
+from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, NeedStatic, Poison, RunTimeList, contains_dyn,
                                                  is_static_scalar)
 from numbax.ast_passes.tree_copy import copy_tree
 
@@ -260,6 +260,14 @@ class ControlFlowMixin:
             self.exec_block(exits.loop_else(node, self.namer))
             return
         iterable = self.eval(node.iter)
+        if isinstance(iterable, RunTimeList):  # its items are the rows of its array
+            iterable = iterable.items
+        if isinstance(iterable, range) and len(iterable) > MAX_UNROLL and self.lists_appended(node):
+            iterable = Dyn(self.materialize(iterable))  # a list grown in a long loop: made at run time
+        if isinstance(iterable, Dyn) and self.lists_appended(node):
+            return self.append_loop(node, iterable, self.lists_appended(node))
+        if isinstance(iterable, range) and self.lists_appended(node):
+            return self.unroll(node, iterable)
         if isinstance(iterable, range):
             self.builder.static_attempts += 1
             try:
@@ -301,9 +309,9 @@ class ControlFlowMixin:
         flags, body = exits.ExitLowering(self.namer, native=True).unrolled_body(node)
         self.env[flags.go] = True
         item_name = self.namer.new("item")
-        iteration = [_at(node, gast.Assign(targets=[copy_tree(node.target)], value=name_node(item_name),
+        iteration = [at_line(node, gast.Assign(targets=[copy_tree(node.target)], value=name_node(item_name),
                                            type_comment=None))] + body
-        guarded = [_at(node, gast.If(test=name_node(flags.run), body=iteration, orelse=[]))]
+        guarded = [at_line(node, gast.If(test=name_node(flags.run), body=iteration, orelse=[]))]
         if flags.run != flags.go:
             guarded.insert(0, exits.flag(flags.run, flags.go, node))
         for item in items:
@@ -439,7 +447,7 @@ def _dimensions(aval: AVal) -> str:
     return "0 dimensions" if aval.ndim == 0 else f"{aval.ndim} dimension{'s' * (aval.ndim > 1)}"
 
 
-def _at(origin: gast.stmt, stmt: gast.stmt) -> gast.stmt:
+def at_line(origin: gast.stmt, stmt: gast.stmt) -> gast.stmt:
     """``stmt`` placed at ``origin``'s line (a statement numbax writes for the user's loop)."""
     gast.copy_location(stmt, origin)
     anno.copyanno(origin, stmt)

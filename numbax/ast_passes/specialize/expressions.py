@@ -11,7 +11,7 @@ import numpy as np
 from numbax.ast_passes import anno, resolve, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.at_updates import AtIndexer
-from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, NeedStatic, Poison
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, NeedStatic, Poison, RunTimeList
 
 _COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
@@ -73,6 +73,9 @@ class ExpressionsMixin:
 
     def eval_Attribute(self, node):
         base = self.eval(node.value)
+        if isinstance(base, RunTimeList):
+            self.fail(node, f"`.{node.attr}` of a list made at run time (held as the array of its items)",
+                      hint="append to a list only in the loop that makes it; use np.stack(items) as an array.")
         if isinstance(base, Dyn):
             return self.dyn_attribute(base, node.attr)
         if isinstance(base, np.ndarray) and node.attr in ("T", "real", "imag"):  # a constant array too
@@ -107,6 +110,9 @@ class ExpressionsMixin:
 
     def binop(self, node: gast.expr, op: gast.operator, left: Any, right: Any) -> Any:
         """``left op right``: folded when both are known, else generated."""
+        if isinstance(left, RunTimeList) or isinstance(right, RunTimeList):
+            self.fail(node, f"`{dtypes.operator_symbol(op)}` of a list made at run time",
+                      hint="operate on np.stack(items), the array of its items (`+` of lists would join them).")
         if _is_runtime(left) or _is_runtime(right):
             out = self.runtime_binop(node, op, left, right)
             self.check(node, out, checks.binop(op, left, right))
@@ -301,6 +307,8 @@ class ExpressionsMixin:
         base, index = self.eval(node.value), self.eval(node.slice)
         if isinstance(base, AtIndexer):  # ``x.at[index]``
             return base.at_index(self.snapshot(index))
+        if isinstance(base, RunTimeList):
+            return self.list_item(node, base, index)
         if _is_runtime(base):
             aval = _DIM if _is_dim(base, index) else base.item(index) if isinstance(base, Items) else \
                 dtypes.index(dtypes.aval_of(base), index)
@@ -348,23 +356,26 @@ class ExpressionsMixin:
         return self.local_function(gast.copy_location(fdef, node))
 
     def eval_ListComp(self, node):
-        return self.comprehension(node.elt, node.generators, [])
+        return self.comprehension(node.elt, node.generators, [], node)
 
     def eval_GeneratorExp(self, node):
         """``sum(f(x) for x in xs)``: the list its items make, unrolled like a list comprehension's (the code
         numbax compiles is pure, so evaluating the items at once gives what a consumer would)."""
-        return self.comprehension(node.elt, node.generators, [])
+        return self.comprehension(node.elt, node.generators, [], node)
 
-    def comprehension(self, elt, generators, out: list) -> list:
-        """A list comprehension (or generator expression) over compile-time containers, unrolled."""
+    def comprehension(self, elt, generators, out: list, node: Optional[gast.expr] = None) -> Any:
+        """A list comprehension (or generator expression) over compile-time containers, unrolled; over a
+        run-time range or array (its one generator, ``node`` the comprehension), a ``RunTimeList``."""
         if not generators:
             out.append(self.snapshot(self.eval(elt)))
             return out
         gen = generators[0]
         iterable = self.eval(gen.iter)
-        if isinstance(iterable, Dyn):
-            self.fail(gen.iter, "comprehensions and generator expressions over run-time values are not supported",
-                      hint="build an array with np.empty and fill it in a for loop.")
+        if isinstance(iterable, (Dyn, RunTimeList)):
+            if node is None or len(generators) > 1:
+                self.fail(gen.iter, "a comprehension with several `for`s over run-time values",
+                          hint="write the loops, filling a preallocated array (out[i, j] = ...).")
+            return self.run_time_comprehension(node, elt, gen, iterable)
         saved = dict(self.env)
         for item in iterable:
             self.bind_static_target(gen.target, item)

@@ -15,7 +15,9 @@ from numbax.ast_passes.specialize.calls import CallsMixin
 from numbax.ast_passes.specialize.control_flow import ControlFlowMixin
 from numbax.ast_passes.specialize.expressions import ExpressionsMixin
 from numbax.ast_passes.specialize.materialize import Unrepresentable, name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, Items, NeedStatic, Rows, contains_dyn, is_static_scalar
+from numbax.ast_passes.specialize.run_time_lists import RunTimeListsMixin
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, NeedStatic, Rows, RunTimeList, contains_dyn, \
+    is_static_scalar
 from numbax.errors import NumbaxSpecializationError
 
 
@@ -56,7 +58,7 @@ def assigned_names(stmts: List[gast.stmt]) -> set:
     return names
 
 
-class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
+class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMixin):
     """Specializes one user function (the entry point or a callee) to its arguments."""
 
     def __init__(self, builder: ModuleBuilder, fdef: gast.FunctionDef, namespace, closure_env=None, key=None):
@@ -118,6 +120,10 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
 
     def materialize(self, value: Any) -> gast.expr:
         """An expression for ``value`` in generated code."""
+        if isinstance(value, RunTimeList):
+            self.fail(self.current, "a list made at run time used as a value (returned, or passed on)",
+                      hint="a list whose length is known only at run time is held as the array of its items: "
+                      "return or pass np.stack(items).")
         try:
             return self.materializer.node(value)
         except Unrepresentable as exc:
@@ -463,6 +469,10 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin):
     def record_return(self, node, value: Any, emit: bool = True) -> None:
         """Check that every return has one structure; emit the flat return statement."""
         leaves, treedef = tree_util.tree_flatten(value, is_leaf=_is_dyn)
+        if any(isinstance(leaf, RunTimeList) for leaf in leaves):
+            self.fail(node, "a list made at run time returned from a function",
+                      hint="a list whose length is known only at run time is held as the array of its items: "
+                      "return np.stack(items).")
         if self.materialize_outputs and self.is_entry:
             for leaf in leaves:
                 if not (isinstance(leaf, Dyn) or is_static_scalar(leaf) or isinstance(leaf, np.ndarray)):

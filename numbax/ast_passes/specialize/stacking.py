@@ -11,7 +11,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from numbax.ast_passes.specialize import dtypes
-from numbax.ast_passes.specialize.values import Dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn
 from numbax.runtime.scan import stack_buffer
 
 
@@ -21,7 +21,10 @@ def _stack_buffer(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     if len(args) == 2 and not kwargs and aval is not None and aval.ndim == 0 and not aval.weak and \
             aval.dtype not in dtypes.WIDEST:
         return spec.call_value(node, np.empty, [args[1], aval.dtype.type], {})
-    return spec.call_static(node, stack_buffer, args, kwargs)
+    out = spec.call_static(node, stack_buffer, args, kwargs)
+    if out.aval is None and aval is not None:  # one axis more, in the leaf's dtype (a weak number's default)
+        out.aval = AVal(aval.dtype, aval.ndim + 1)
+    return out
 
 
 stack_buffer._numbax_specialize = _stack_buffer

@@ -112,6 +112,23 @@ class Method(Dyn):
     __hash__ = None
 
 
+class RunTimeList:
+    """A list whose length is known only at run time (``[f(x) for x in xs]`` over a run-time array, ``append``
+    in a loop of run-time length), held as ``items``: the array of its items, one per row, never empty
+    (``specialize.run_time_lists``)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Dyn):
+        self.items = items
+
+    def __bool__(self):
+        raise NeedStatic("the truth value of a list made at run time")
+
+    def __iter__(self):
+        raise NeedStatic("unpacking a list made at run time")
+
+
 class NeedStatic(Exception):
     """Raised when compile-time evaluation meets a run-time value where it needs a known one.
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from numbax.runtime.random.continuous import unit
+from numbax.errors import NumbaxUnimplementedValueError
+from numbax.runtime.random import elementwise as ew
+from numbax.runtime.random.continuous import broadcast_flat, unit
 from numbax.runtime.random.threefry import hash_index, split_kernel
 
 
@@ -66,3 +68,36 @@ def bernoulli_kernel(key, shape, p):
     for i in range(flat.size):
         flat[i] = unit(key, i, zero) < probabilities[i * step]
     return out
+
+
+@njit(cache=True)
+def poisson_kernel(key, shape, dtype, lam, where):
+    """``jax.random.poisson`` for rates below 10 (and 0, negative or NaN ones): Knuth's algorithm as JAX runs
+    it, in float32. JAX's loop draws a whole sample of float32 uniforms per step from one chain of split
+    keys and counts, per element, the steps before the running sum of their logs falls to ``-lam``; so an
+    element's count is its own, drawn here element by element from the same keys. A rate of 10 or more,
+    which JAX draws by transformed rejection, raises ``NumbaxUnimplementedValueError`` at ``where``.
+    """
+    rates, step = broadcast_flat(lam, shape, np.float32)
+    for i in range(rates.size):
+        if rates[i] >= np.float32(10.0):
+            raise NumbaxUnimplementedValueError("random.poisson of a rate of 10 or more (JAX's transformed "
+                                                "rejection) is not implemented; rates below 10 are", where)
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    zero = np.float32(0.0)
+    for i in range(flat.size):
+        rate = rates[i * step]
+        count, log_product, chain = 0, zero, key
+        while log_product > -rate:
+            chain, subkey = _split_pair(chain)
+            count += 1
+            log_product = log_product + ew.log(unit(subkey, i, zero))
+        flat[i] = 0 if rate == zero else count - 1
+    return out
+
+
+@njit(cache=True, inline="always")
+def _split_pair(key):
+    keys = split_kernel(key, (2,))
+    return keys[0], keys[1]

@@ -6,12 +6,13 @@ from numbax.runtime.random.derivatives import gamma_vjp_kernel, truncated_normal
 from numbax.runtime.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
 from numbax.runtime.random.threefry import bits_kernel, fold_in_kernel, key_kernel, split_kernel
 
-# the ``rt.`` name generated code calls -> the kernel. Draws from a key alone, and random integers, carry
-# no derivative; the arrays that ``permutation`` and ``choice`` gather from keep theirs through indexing.
+# the ``rt.`` name generated code calls -> the kernel. Draws from a key alone, and random integers (Poisson
+# counts too, whose derivative in their rate JAX gives as zero), carry no derivative; the arrays that ``permutation`` and ``choice`` gather from keep theirs through indexing.
 DRAWS = {"random_key": key_kernel, "random_split": split_kernel, "random_fold_in": fold_in_kernel, "random_bits": bits_kernel,
          "random_uniform": continuous.uniform_kernel, "random_normal": continuous.normal_kernel,
          "random_exponential": continuous.exponential_kernel, "random_gumbel": continuous.gumbel_kernel,
          "random_randint": discrete.randint_kernel, "random_bernoulli": discrete.bernoulli_kernel,
+         "random_poisson": discrete.poisson_kernel,
          "random_permutation": permutation_kernel, "random_shuffle": shuffle_kernel,
          "random_choice": choice_kernel, "random_weighted_choice": weighted_choice_kernel}
 # samples that depend on run-time parameters (their rules: numbax.random.derivatives), and the kernels of those rules
