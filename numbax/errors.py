@@ -140,3 +140,7 @@ class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
     reshapes), JAX ``TypeError`` (contractions such as ``np.dot`` under ``grad``), so it is both."""
 
     HINT = "make the shapes agree (x.shape shows them), or reshape or index an operand first."
+
+
+class NumbaxAxisNameError(NumbaxError, NameError):
+    """A collective names an axis that no enclosing ``vmap`` or ``pmap`` binds (JAX raises ``NameError``)."""

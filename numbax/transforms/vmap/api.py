@@ -155,7 +155,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional
             argument, each a pytree prefix of the argument. Keyword arguments are mapped over axis 0.
         out_axes: where the mapped axis goes in each output (a pytree prefix of the output); ``None`` for an
             output that does not depend on the mapped inputs.
-        axis_name: accepted for JAX compatibility (numbax has no collectives that would use it).
+        axis_name: a name for the mapped axis, by which collectives in ``fun`` (``numbax.lax.psum``, ...) run
+            over it.
         axis_size: the batch size, required when no argument is mapped.
         static_argnums: arguments that are compile-time constants (as in ``jit``); they are never mapped.
         static_argnames: the same, by name.
