@@ -3,14 +3,14 @@
 The collectives themselves lower to NumPy reductions over the stacked examples, which have their rules
 already, but for ``pmax`` and ``pmin``, which JAX does not differentiate (its rows' maximum and minimum have
 an entry without rules, so a transformation refuses them); ``ppermute``'s exchange of rows is linear (its transpose sends each row back: JAX's
-``_ppermute_transpose_rule``), and the check of ``psum_scatter``'s operand carries no derivative. The
+``_ppermute_transpose_rule``). The
 markers a collective leaves (``rt.collective_psum``) have no entry: a transformation that meets one
 differentiates a collective inside a function that ``vmap`` maps, which is refused at the user's line.
 """
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
-from numbax.primitives.registry import def_linear, def_nondifferentiable, define, defvjp
+from numbax.primitives.registry import def_linear, define, defvjp
 
 
 @defvjp(rt.permute_rows, aval=kinds.same_as(0), shape=symbolic.same_as(0))
@@ -24,5 +24,4 @@ def _rows_reduced(app, args):
 
 
 def_linear(rt.permute_rows, "x, sources, destinations")
-def_nondifferentiable(rt.check_scatter)
 define(rt.max_rows, rt.min_rows, aval=_rows_reduced)  # no vjp, no jvp: JAX differentiates no pmax, no pmin

@@ -19,6 +19,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   ``check_stack(arrays, where)``: the arrays joined fit (``ValueError``).
 - ``check_dot(a, b, where)``, ``check_matmul(a, b, where)``: the contracted dims agree (``ValueError``).
 - ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
+- ``check_scatter(length, size, tiled, where)``: ``psum_scatter``'s scattered dimension has the axis's size
+  (``tiled``: a multiple of it) (``ValueError``).
 
 The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
 error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
@@ -39,7 +41,7 @@ from numbax.errors import NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivision
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
-           "check_matmul", "check_reshape"]
+           "check_matmul", "check_reshape", "check_scatter"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -278,3 +280,18 @@ def check_reshape(x, shape, where):
             known *= d
     if (unknown == 0 and known != x.size) or (unknown == 1 and (known == 0 or x.size % known != 0)):
         raise NumbaxShapeError("cannot reshape array of size {} into shape {:newshape}", where, x.size, shape)
+
+
+_SCATTERED = "psum_scatter: the scattered dimension has length {}, not the axis size {}"
+_SCATTERED_TILED = "psum_scatter: the scattered dimension has length {}, not a multiple of the axis size {}"
+
+
+@register_jitable
+def check_scatter(length, size, tiled, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``psum_scatter``'s scattered dimension of ``length`` fits
+    an axis of ``size``: equal to it, or (``tiled``) a multiple of it."""
+    if tiled:
+        if length % size != 0:
+            raise NumbaxShapeError(_SCATTERED_TILED, where, length, size)
+    elif length != size:
+        raise NumbaxShapeError(_SCATTERED, where, length, size)

@@ -10,7 +10,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 __all__ = ["collective_psum", "collective_pmean", "collective_pmax", "collective_pmin", "collective_all_gather",
-           "collective_ppermute", "collective_psum_scatter", "permute_rows", "check_scatter", "max_rows", "min_rows"]
+           "collective_ppermute", "collective_psum_scatter", "permute_rows", "max_rows", "min_rows"]
 
 
 def _unlowered():
@@ -64,16 +64,6 @@ def permute_rows(x, sources, destinations):
             raise ValueError("ppermute: an index of perm is not smaller than the axis size")
         out[destinations[k]] = x[sources[k]]
     return out
-
-
-@register_jitable
-def check_scatter(length, size, tiled):
-    """``psum_scatter``'s scattered dimension against the axis size (JAX's ValueError where they do not fit)."""
-    if tiled:
-        if length % size != 0:
-            raise ValueError("psum_scatter: the scattered dimension is not a multiple of the axis size")
-    elif length != size:
-        raise ValueError("psum_scatter: the scattered dimension is not the size of the axis")
 
 
 @register_jitable

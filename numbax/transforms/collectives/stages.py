@@ -193,7 +193,9 @@ class _Splitter:
         rest = tuple(t for t in found.tags if t != self.staged.tag)
         out = self.namer.new(found.target + "_all") if rule.per_example or rest else found.target
         self.namer.reserve([out + "_moved"])
-        code = [rule.shared(*found.params).format(out=out, xs="{xs}", n=size)]
+        origin = anno.getanno(found.stmt, anno.Key.ORIGIN)
+        where = repr(origin.position() if origin is not None else "")
+        code = [rule.shared(*found.params).format(out=out, xs="{xs}", n=size, where=where)]
         if rest:
             code.append(f"{found.target} = rt.{_PREFIX}{found.kind}({out}, {rest!r})")
         if rule.per_example is not None:

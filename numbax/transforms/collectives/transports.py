@@ -10,7 +10,8 @@ exchange buffer; MPI's ``Allreduce``) is another table of this shape: per collec
 the marker in each shard.
 
 Each entry gives, from the collective's static parameters, the statements that compute ``{out}`` from ``xs``
-(``{xs}``: the operand's rows, ``{n}``: the axis size) and, where examples get different parts of it, the
+(``{xs}``: the operand's rows, ``{n}``: the axis size, ``{where}``: the user's "file:line:column" as a
+string literal, for a check's error) and, where examples get different parts of it, the
 expression of example ``{i}``'s value (``None``: every example gets ``{out}``).
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _gathered(axis: int, tiled: bool, ndim: int) -> str:
 
 
 def _scattered(dimension: int, tiled: bool, ndim: int) -> str:
-    return (f"rt.check_scatter({{xs}}.shape[{dimension + 1}], {{n}}, {tiled})\n"
+    return (f"rt.check_scatter({{xs}}.shape[{dimension + 1}], {{n}}, {tiled}, {{where}})\n"
             "{out} = np.sum({xs}, axis=0)")
 
 
