@@ -48,15 +48,35 @@ def _gpus() -> tuple:
     return tuple(Device("gpu", i, _kind(gpu)) for i, gpu in enumerate(cuda.gpus))
 
 
+def cpu_device_count() -> int:
+    """How many CPU devices there are: ``config.update("cpu_device_count", n)`` or the environment variable
+    ``NUMBAX_CPU_DEVICE_COUNT`` (default 1, as in JAX).
+
+    Raises:
+        ValueError: the setting is not a positive integer.
+    """
+    from numbax import config
+
+    value = config.read("cpu_device_count")
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = 0
+    if count < 1 or (not isinstance(value, str) and count != value):
+        raise ValueError(f"cpu_device_count (NUMBAX_CPU_DEVICE_COUNT) must be a positive integer, got {value!r}")
+    return count
+
+
 def devices(backend: Optional[str] = None) -> List[Device]:
-    """The devices of ``backend`` (``"cpu"``, ``"gpu"``/``"cuda"``); by default the CPU, where compiled code runs.
+    """The devices of ``backend`` (``"cpu"``, ``"gpu"``/``"cuda"``); by default the CPU, where compiled code runs:
+    ``cpu_device_count()`` of them (``pmap`` runs one shard on each).
 
     Raises:
         RuntimeError: ``backend`` is unknown; ``NumbaxDeviceError`` (a ``RuntimeError``) where ``"gpu"`` is
             asked for and numba.cuda finds no GPU (nor its simulator).
     """
     if backend is None or backend == "cpu":
-        return [_CPU]
+        return [_CPU] + [Device("cpu", i, "cpu") for i in range(1, cpu_device_count())]
     if backend in _GPU_NAMES:
         return list(_gpus())
     raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")

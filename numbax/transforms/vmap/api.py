@@ -91,7 +91,7 @@ class Vmapped(Jitted):
     # -- generating --------------------------------------------------------------
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = ()):
-        return pipeline.run(self._wrapper(bound, in_axes), bound, label="vmap", after_pass=after_pass)
+        return pipeline.run(self._wrapper(bound, in_axes), bound, label=self.label, after_pass=after_pass)
 
     def _wrapper(self, bound: Dict[str, Any], in_axes: tuple) -> ParsedFunction:
         """``def vmap_f(x, y): return batched(x, y)``, ``batched`` mapping each parameter as ``in_axes`` says."""
@@ -108,12 +108,12 @@ class Vmapped(Jitted):
         positional, keyword = wrapper.by_kind(signature.params, kinds)
         axes_of = dict(zip(signature.params, per_param))
         call = BoundAxes(self.batching, tuple(axes_of[p] for p in positional), {k: axes_of[k] for k in keyword})
-        return wrapper.calling(self.fun, "vmap", signature.params, kinds, "batched", call)
+        return wrapper.calling(self.fun, self.label, signature.params, kinds, "batched", call)
 
     def _generated_cache_tag(self) -> Optional[str]:
         """The mapping and what is mapped, fingerprinted; None (no disk cache) if that cannot be."""
         try:
-            return "vmap:" + repr(generated_cache.value(self._numbax_fingerprint()))
+            return f"{self.label}:" + repr(generated_cache.value(self._numbax_fingerprint()))
         except generated_cache.Uncacheable:
             return None
 

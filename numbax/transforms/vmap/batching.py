@@ -47,7 +47,9 @@ class Batching:
     def emit(self, spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes, kwarg_axes) -> Any:
         """The batched loop for a call whose arguments' axes are given (prefixes of each argument)."""
         return loop.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes, self.axis_size,
-                         self.axis_name)
+                         self.axis_name, self.devices)
+
+    devices: Optional[tuple] = None  # ``pmap``'s (count, passed), checked against the batch at run time
 
     def _numbax_fingerprint(self) -> tuple:
         """What generated code depends on, for the disk cache of a function that calls this one."""

@@ -30,6 +30,7 @@ from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError
 from numbax.runtime.batching import EMPTY, batch_size
+from numbax.runtime.checks import check_devices
 from numbax.runtime.scan import stack_buffer
 from numbax.transforms.collectives import axes as collective_axes
 from numbax.transforms.collectives import stages
@@ -192,15 +193,20 @@ def _result(spec, node, leaf: Any, axis: Optional[int], buffer: Optional[str]) -
 
 
 def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
-         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int], axis_name: Any = None) -> Any:
+         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int], axis_name: Any = None,
+         devices: Optional[Tuple[int, bool]] = None) -> Any:
     """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree).
 
     With an ``axis_name``, the axis is bound while ``fun`` is specialized; where a collective runs over it,
     the first example's code is dropped and one loop over every example is written instead, for the
-    ``collectives`` pass to cut into stages (``_staged``)."""
+    ``collectives`` pass to cut into stages (``_staged``). ``devices`` (``pmap``'s: how many, and whether
+    they were passed) are checked against the batch at run time (``rt.check_devices``)."""
     leaves, structure = _arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
     batch = _batch(spec, node, mapped, axis_size, bool(leaves))
+    if devices is not None:
+        where = spec.origin(node).position() if spec.origin(node) is not None else ""
+        spec.emit(gast.Expr(value=spec.call_value(node, check_devices, [batch, *devices, where], {}).node))
     examples = _Examples(spec, leaves, structure)
     if axis_name is None:
         return _peeled(spec, node, fun, examples, batch, mapped, out_axes, None)
