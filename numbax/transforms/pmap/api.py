@@ -31,7 +31,7 @@ def _devices(backend: Optional[str], devices: Optional[Sequence[Device]]) -> Tup
     if backend in _GPU_NAMES or any(getattr(d, "platform", None) == "gpu" for d in devices or ()):
         raise NumbaxDeviceError("pmap over GPUs is not built yet: numbax's pmap runs its shards on CPU devices",
                                 hint="pass backend='cpu' (or no backend), and numbax.devices('cpu') as devices.")
-    if backend not in (None, "cpu"):
+    if backend not in (None, "cpu", "python"):  # python: the generated code, uncompiled (for debugging)
         raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
     if devices is None:
         return tuple(all_devices("cpu")), False
@@ -61,7 +61,7 @@ class Pmapped(Vmapped):
         self.devices, self.devices_passed = _devices(backend, devices)
         self.donate_argnums = _argnums(donate_argnums, "donate_argnums")  # a hint: no memory is reused
         super().__init__(fun, in_axes, out_axes, axis_name, None,
-                         _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (), "cpu")
+                         _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (), backend or "cpu")
         b = self.batching
         self.batching = Batching(b.fun, b.in_axes, b.out_axes, b.axis_name, None)
         self.batching.devices = (len(self.devices), self.devices_passed)
@@ -103,7 +103,8 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         devices: the devices to use (the mapped axis must have as many entries); by default
             ``numbax.devices("cpu")`` (``config.update("cpu_device_count", n)`` makes ``n``), of which the axis
             may use the first ones.
-        backend: ``"cpu"`` or None; ``"gpu"`` raises ``NumbaxDeviceError`` (not built yet).
+        backend: ``"cpu"`` or None (``"python"``: the generated code, uncompiled); ``"gpu"`` raises
+            ``NumbaxDeviceError`` (not built yet).
         donate_argnums: accepted as a hint; numbax does not reuse the memory of arguments.
 
     Returns:
