@@ -121,3 +121,16 @@ def test_errors_as_jax_raises_them(two_devices):
     with pytest.raises(NumbaxAxisNameError, match="unbound axis name: j"):
         numbax.pmap(lambda x: lax.psum(x, "j"), axis_name="i")(X)
     assert numbax.pmap(lambda x: x + 1.0, donate_argnums=0)(X[:1]).shape == (1, 3)  # a hint, accepted
+
+
+def test_the_device_count_is_read_at_each_call(two_devices):
+    add_one = numbax.pmap(lambda x: x + 1.0)
+    np.testing.assert_array_equal(add_one(X), X + 1.0)
+    numbax.config.update("cpu_device_count", 1)
+    try:
+        with pytest.raises(ValueError, match="requires 2 logical devices, but only 1"):
+            add_one(X)
+        np.testing.assert_array_equal(add_one(X[:1]), X[:1] + 1.0)
+    finally:
+        numbax.config.update("cpu_device_count", 2)
+    np.testing.assert_array_equal(add_one(X), X + 1.0)

@@ -26,21 +26,21 @@ from numbax.transforms.vmap.batching import Batching
 _GPU_NAMES = ("gpu", "cuda")
 
 
-def _devices(backend: Optional[str], devices: Optional[Sequence[Device]]) -> Tuple[Tuple[Device, ...], bool]:
-    """The devices a ``pmap`` may use, and whether they were passed (then the axis must match them)."""
+def _devices(backend: Optional[str], devices: Optional[Sequence[Device]]) -> Optional[Tuple[Device, ...]]:
+    """The devices passed to ``pmap`` (then the axis must match them), checked; None for every CPU device."""
     if backend in _GPU_NAMES or any(getattr(d, "platform", None) == "gpu" for d in devices or ()):
         raise NumbaxDeviceError("pmap over GPUs is not built yet: numbax's pmap runs its shards on CPU devices",
                                 hint="pass backend='cpu' (or no backend), and numbax.devices('cpu') as devices.")
     if backend not in (None, "cpu", "python"):  # python: the generated code, uncompiled (for debugging)
         raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
     if devices is None:
-        return tuple(all_devices("cpu")), False
+        return None
     devices = tuple(devices)
     if not devices or not all(isinstance(d, Device) for d in devices):
         raise ValueError(f"pmap's devices must be a non-empty sequence of numbax devices, got {devices!r}")
     if len(set(devices)) != len(devices):
         raise ValueError(f"pmap's devices must be distinct, got {devices!r}")
-    return devices, True
+    return devices
 
 
 def _argnums(value: Union[int, Sequence[int]], what: str) -> Tuple[int, ...]:
@@ -58,23 +58,45 @@ class Pmapped(Vmapped):
     def __init__(self, fun: Callable, axis_name: Any = None, in_axes: Any = 0, out_axes: Any = 0,
                  static_broadcasted_argnums: Union[int, Sequence[int]] = (), devices: Optional[Sequence[Device]] = None,
                  backend: Optional[str] = None, donate_argnums: Union[int, Sequence[int]] = ()):
-        self.devices, self.devices_passed = _devices(backend, devices)
+        self.devices = _devices(backend, devices)
         self.donate_argnums = _argnums(donate_argnums, "donate_argnums")  # a hint: no memory is reused
         super().__init__(fun, in_axes, out_axes, axis_name, None,
                          _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (), backend or "cpu")
         b = self.batching
         self.batching = Batching(b.fun, b.in_axes, b.out_axes, b.axis_name, None)
-        self.batching.devices = (len(self.devices), self.devices_passed)
 
-    def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, tuple], ...]:
-        """``vmap``'s checks and key (the compiled code checks the mapped axis against the devices: a call that
-        takes the compiled path straight from Python does not come here)."""
+    def device_count(self) -> Tuple[int, bool]:
+        """How many devices the shards may use now, and whether they were passed (then exactly that many):
+        without ``devices``, ``cpu_device_count()``, which may change between calls."""
+        if self.devices is not None:
+            return len(self.devices), True
+        return len(all_devices("cpu")), False
+
+    def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
+        """``vmap``'s checks and key, and the devices (the compiled code checks the mapped axis against them)."""
         if not args and not kwargs:
             raise ValueError("pmap requires at least one argument with a mapped axis.")
-        return super()._call_form(args, kwargs)
+        return super()._call_form(args, kwargs) + (("devices", self.device_count()),)
+
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
+                      devices: Optional[Tuple[int, bool]] = None):
+        self.batching.devices = devices or self.device_count()
+        return super()._run_pipeline(bound, after_pass, in_axes)
+
+    def _offer_fast_path(self, compiled, treedef, leaves) -> None:
+        """Numba's C dispatch cannot see the device count a call's code was made for: without ``devices``
+        passed, every call takes numbax's path, whose key holds the count."""
+        if self.devices is not None:
+            super()._offer_fast_path(compiled, treedef, leaves)
+
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        """Called inside another compiled function (``grad(pmap(f))``): the loop over the shards is emitted
+        there, with the run-time check of the current devices."""
+        self.batching.devices = self.device_count()
+        return super()._numbax_specialize(spec, node, args, kwargs)
 
     def _numbax_fingerprint(self) -> tuple:
-        return ("pmap", len(self.devices), self.devices_passed) + super()._numbax_fingerprint()
+        return ("pmap", self.device_count()) + super()._numbax_fingerprint()
 
     def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Pmapped":
         """``jit`` of a ``pmap``: the same ``pmap`` (JAX compiles a pmapped function already)."""
@@ -82,7 +104,7 @@ class Pmapped(Vmapped):
             raise ValueError("jit of pmap takes static_argnums only (pmap's static_broadcasted_argnums)")
         b = self.batching
         return Pmapped(b.fun, b.axis_name, b.in_axes, b.out_axes, self.static_argnums + tuple(static_argnums),
-                       self.devices if self.devices_passed else None, backend, self.donate_argnums)
+                       self.devices, backend, self.donate_argnums)
 
     def __repr__(self) -> str:
         return super().__repr__().replace("numbax.vmap", "numbax.pmap")
