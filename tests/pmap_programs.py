@@ -16,3 +16,8 @@ def normalized(x, w, L, m):
 
 def loss(w, x, y, m):
     return m.mean((m.tanh(x @ w) - y) ** 2)
+
+
+def iterated(x, L, m):
+    """Collectives in a ``fori_loop`` of the shard."""
+    return L.fori_loop(0, 3, lambda k, v: m.sin(v) / L.psum(v * v, "i") + k * L.pmean(v, "i"), x)

@@ -20,12 +20,12 @@ W = np.array([0.5, -0.25, 1.0])
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from pmap_programs import collectives, loss, normalized  # noqa: E402
+from pmap_programs import collectives, iterated, loss, normalized  # noqa: E402
 
 ORACLE = textwrap.dedent('''
     import json, sys
     import jax, jax.numpy as jnp
-    from pmap_programs import collectives, loss, normalized
+    from pmap_programs import collectives, iterated, loss, normalized
     jax.config.update("jax_enable_x64", True)
     x, w = (jnp.array(v) for v in json.loads(sys.argv[1]))
     assert len(jax.devices()) == 2
@@ -38,6 +38,7 @@ ORACLE = textwrap.dedent('''
     step = jax.pmap(lambda w, x, y: jax.lax.pmean(jax.grad(loss)(w, x, y, jnp), "b"), axis_name="b",
                     in_axes=(None, 0, 0))
     out["data_parallel"] = step(w, xs, ys)
+    out["iterated"] = jax.pmap(lambda v: iterated(v, jax.lax, jnp), axis_name="i")(x)
     print(json.dumps(jax.tree_util.tree_map(lambda a: jnp.asarray(a).tolist(), out)))
 ''')
 
@@ -105,6 +106,14 @@ def test_data_parallel_gradients(two_devices, jax_results):
     np.testing.assert_allclose(got, jax_results["data_parallel"], rtol=1e-12)
     whole_batch = numbax.grad(lambda w: loss(w, X, np.sum(X, axis=1), np))(W)
     np.testing.assert_allclose(got[0], whole_batch, rtol=1e-12)
+
+
+def numbax_iterated(x):
+    return iterated(x, lax, np)
+
+
+def test_collectives_in_a_fori_loop_of_the_shard(two_devices, jax_results):
+    np.testing.assert_allclose(numbax.pmap(numbax_iterated, axis_name="i")(X), jax_results["iterated"], rtol=1e-12)
 
 
 def test_errors_as_jax_raises_them(two_devices):

@@ -34,7 +34,9 @@ becomes::
     out = rt.stack_buffer(res, batch)
     ...
 
-Markers of this loop's axis anywhere but at the top of its body (in a branch, a loop) are refused at the
+A loop of a known trip count (``lax.fori_loop(0, 3, ...)``, at most ``_UNROLL_LIMIT``) that holds markers of
+this loop's axis is written out first, so that its markers are at the top of the body. Markers anywhere else
+but at the top of the body (in a branch, a ``while``, a loop of a run-time trip count) are refused at the
 user's line: the examples would have to stop there together.
 """
 from __future__ import annotations
@@ -100,6 +102,43 @@ def _names(stmts: List[gast.stmt], ctx: type) -> Set[str]:
     return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)}
 
 
+_UNROLL_LIMIT = 64  # trips of a loop with collectives that are written out, at most
+
+
+def _holds_marker(stmt: gast.stmt, tag: str) -> bool:
+    return any(isinstance(n, gast.stmt) and n is not stmt and (marker(n) is not None and tag in marker(n).tags)
+               for n in gast.walk(stmt))
+
+
+def _static_trips(loop: gast.For) -> Optional[range]:
+    """The values of a ``for`` over ``range`` of constants (``lax.fori_loop(0, 3, ...)``) without ``break``,
+    ``continue`` or ``else``; None for any other loop."""
+    it = loop.iter
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
+            and not it.keywords and 1 <= len(it.args) <= 3 and isinstance(loop.target, gast.Name)
+            and all(isinstance(a, gast.Constant) and type(a.value) is int for a in it.args) and not loop.orelse):
+        return None
+    if any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(loop)):
+        return None
+    trips = range(*(a.value for a in it.args))
+    return trips if len(trips) <= _UNROLL_LIMIT else None
+
+
+def _unrolled(stmts: List[gast.stmt], tag: str) -> List[gast.stmt]:
+    """``stmts`` with each loop of a known trip count that holds a collective of the axis ``tag`` written out
+    (every example runs it the same number of times, so the examples reach each collective together); the
+    collectives of its body are then at the top, where the stages stop."""
+    out: List[gast.stmt] = []
+    for stmt in stmts:
+        trips = _static_trips(stmt) if isinstance(stmt, gast.For) and _holds_marker(stmt, tag) else None
+        if trips is None:
+            out.append(stmt)
+            continue
+        for value in trips:
+            out += _parse(f"{stmt.target.id} = {value}", stmt) + _unrolled(copy_nodes(stmt.body), tag)
+    return out
+
+
 def _refuse_nested(stmts: List[gast.stmt], tag: str) -> None:
     """A marker of this axis inside a branch or a loop of the body."""
     for stmt in stmts:
@@ -112,8 +151,9 @@ def _refuse_nested(stmts: List[gast.stmt], tag: str) -> None:
                     f"numbax.lax.{found.kind} inside a branch or a loop of a vmapped function is not supported: "
                     "every example must reach the collective together",
                     anno.getanno(node, anno.Key.ORIGIN),
-                    hint="call the collective at the top level of the mapped function (compute both branches "
-                    "and select with np.where, or move the collective out of the loop).")
+                    hint="call the collective at the top level of the mapped function, or in a loop of at most "
+                    f"{_UNROLL_LIMIT} trips known when compiling (lax.fori_loop(0, 10, ...)); compute both branches "
+                    "and select with np.where.")
 
 
 def _parse(source: str, where: gast.stmt) -> List[gast.stmt]:
@@ -143,7 +183,7 @@ class _Splitter:
         """The stages and the collectives between them, in place of the loop."""
         segments: List[List[gast.stmt]] = [[]]
         markers: List[_Marker] = []
-        for stmt in self.loop.body:
+        for stmt in _unrolled(self.loop.body, self.staged.tag):
             found = marker(stmt)
             if found is None:
                 segments[-1].append(stmt)
