@@ -45,8 +45,9 @@ ORACLE = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def jax_results():
+    here = os.path.dirname(os.path.abspath(__file__))
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu",
-           "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, "-c", ORACLE, json.dumps([X.tolist(), W.tolist()])], env=env,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -1,11 +1,11 @@
 """The helpers that collectives over ``vmap``'s examples call (``numbax.transforms.collectives.transports``).
 
-The collectives themselves lower to NumPy reductions over the stacked examples, which have their rules
-already, but for ``pmax`` and ``pmin``, which JAX does not differentiate (its rows' maximum and minimum have
-an entry without rules, so a transformation refuses them); ``ppermute``'s exchange of rows is linear (its transpose sends each row back: JAX's
-``_ppermute_transpose_rule``). The
-markers a collective leaves (``rt.collective_psum``) have no entry: a transformation that meets one
-differentiates a collective inside a function that ``vmap`` maps, which is refused at the user's line.
+The collectives lower to NumPy reductions over the stacked examples, which have their rules already, and to
+three helpers here. ``ppermute``'s exchange of rows is linear, its transpose sending each row back (JAX's
+``_ppermute_transpose_rule``). The rows' maximum and minimum (``pmax``, ``pmin``) have entries without rules,
+as JAX has no derivative for them: a transformation refuses them. The markers a collective leaves
+(``rt.collective_psum``) have no entry: a transformation that meets one differentiates a collective inside
+the function that ``vmap`` maps, which is refused at the user's line.
 """
 # flake8: noqa: F821  (``d`` and ``rt`` are template placeholders)
 from numbax import runtime as rt

@@ -50,7 +50,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_nodes, copy_tree
-from numbax.errors import NumbaxBatchingError
+from numbax.errors import NumbaxBatchingError, NumbaxInternalError
 from numbax.transforms.collectives.transports import BATCH
 
 _PREFIX = "collective_"
@@ -79,7 +79,7 @@ def _literal(node: gast.expr) -> Any:
         return node.value
     if isinstance(node, gast.Tuple):
         return tuple(_literal(e) for e in node.elts)
-    raise ValueError(node)
+    raise NumbaxInternalError(f"a collective marker's parameter is not a literal: {ast.unparse(gast.gast_to_ast(node))}")
 
 
 def marker(stmt: gast.stmt) -> Optional[_Marker]:
@@ -93,7 +93,8 @@ def marker(stmt: gast.stmt) -> Optional[_Marker]:
         return None
     operand = call.args[0]
     if not isinstance(operand, gast.Name):
-        raise ValueError("a collective's operand is a name in A-normal form")
+        raise NumbaxInternalError("a collective marker's operand is not a name: A-normal form was expected",
+                                  anno.getanno(stmt, anno.Key.ORIGIN))
     return _Marker(stmt, stmt.targets[0].id, call.func.attr[len(_PREFIX):], operand.id, _literal(call.args[1]),
                    tuple(_literal(a) for a in call.args[2:]))
 
