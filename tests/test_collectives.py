@@ -100,6 +100,18 @@ def test_ppermute_fills_zeros_where_no_pair_sends():
     np.testing.assert_array_equal(got, np.stack([np.zeros(3), X[3], X[0], np.zeros(3)]))
 
 
+def narrow_outputs(x):
+    return np.int32(lax.axis_index("i")) + x, np.float32(lax.psum(np.float64(x), "i"))
+
+
+def test_outputs_keep_their_examples_dtypes():
+    x = np.arange(3, dtype=np.int32)
+    index, total = numbax.vmap(narrow_outputs, axis_name="i")(x)
+    assert index.dtype == np.int32 and total.dtype == np.float32
+    np.testing.assert_array_equal(index, 2 * x)
+    np.testing.assert_array_equal(total, np.full(3, 3.0, np.float32))
+
+
 def test_reverse_and_forward_mode_against_jax():
     g = numbax.grad(loss, argnums=(0, 1))(X, W)
     want = jax.grad(jax_loss, argnums=(0, 1))(X, W)
@@ -210,6 +222,7 @@ def test_refusals_at_the_users_line():
     (lambda x: lax.ppermute(x, "i", [(0, 1), (0, 2)]), "unique"),
     (lambda x: lax.all_gather(x, "i", axis=3), "out of bounds"),
     (lambda x: lax.psum_scatter(x, "i"), "scattered dimension has length 3, not the axis size 4"),
+    (lambda x: lax.psum(x.astype(np.int32), "i"), "psum of int32 values is not supported yet"),
 ])
 def test_argument_errors(call, match):
     with pytest.raises((NumbaxBatchingError, numbax.errors.NumbaxSpecializationError, ValueError), match=match):

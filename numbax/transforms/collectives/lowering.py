@@ -61,6 +61,9 @@ def _operand(spec, node, leaf: Any, name: str) -> Dyn:
         spec.fail(node, f"cannot tell the dtype and rank of the operand of numbax.lax.{name}")
     if leaf.aval.dtype.kind == "c":
         spec.fail(node, f"numbax.lax.{name} of complex values is not supported yet")
+    if leaf.aval.dtype.kind in "iu" and leaf.aval.dtype.itemsize < 8:  # NumPy's sum and Numba's scalars widen them
+        spec.fail(node, f"numbax.lax.{name} of {leaf.aval.dtype.name} values is not supported yet (numbax would "
+                  "compute it in int64)", hint="cast the operand to np.int64 or to a float first.")
     return spec.snapshot(leaf)
 
 

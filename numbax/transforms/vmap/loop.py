@@ -27,6 +27,7 @@ from numbax import tree_util
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import leaf_name
 from numbax.ast_passes.specialize.materialize import name_node
+from numbax.ast_passes.specialize.dtypes import WIDEST
 from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError
 from numbax.runtime.batching import EMPTY, batch_size
@@ -273,9 +274,21 @@ def _staged(spec, node, fun: Callable, examples: "_Examples", batch: Any, out_ax
     loop = gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None)
     anno.setanno(loop, anno.Key.STAGED, stages.Staged(frame.tag, tuple(names)))
     spec.emit(loop)
-    results = [_result(spec, node, leaf, axis, out) for (_, leaf), (_, axis), (_, out) in
-               zip(outputs, out_pairs, names)]
+    results = [_result(spec, node, leaf, axis, _narrow(spec, node, leaf, out))
+               for (_, leaf), (_, axis), (_, out) in zip(outputs, out_pairs, names)]
     return tree_util.tree_unflatten(out_treedef, results)
+
+
+def _narrow(spec, node, leaf: Any, out: str) -> str:
+    """The stacked output ``out`` in the dtype of its examples where that is a narrow one that compiled code
+    widens in a number (int32 and smaller: Numba computes them in int64): ``np.asarray(out, np.int32)``."""
+    aval = leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf)
+    if aval is None or aval.ndim != 0 or aval.weak or aval.dtype in WIDEST:
+        return out
+    name = spec.namer.new(out + "_" + aval.dtype.name)
+    spec.emit_assign(name, spec.call_value(node, np.asarray, [Dyn(name_node(out), _stacked_aval(leaf)),
+                                                              aval.dtype.type], {}))
+    return name
 
 
 def _loop(spec, node, fun, examples: _Examples, batch: Any, buffers: List[Optional[str]], frame) -> None:
