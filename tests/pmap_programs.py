@@ -21,3 +21,8 @@ def loss(w, x, y, m):
 def iterated(x, L, m):
     """Collectives in a ``fori_loop`` of the shard."""
     return L.fori_loop(0, 3, lambda k, v: m.sin(v) / L.psum(v * v, "i") + k * L.pmean(v, "i"), x)
+
+
+def nested(x, L, m):
+    """Inside a ``vmap`` over ``j`` inside a ``pmap`` over ``i``: collectives over each axis and both."""
+    return L.psum(x, ("i", "j")) * x + L.pmean(m.sin(x), "i") - L.pmax(x, "j") + L.axis_index(("i", "j"))

@@ -20,12 +20,12 @@ W = np.array([0.5, -0.25, 1.0])
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from pmap_programs import collectives, iterated, loss, normalized  # noqa: E402
+from pmap_programs import collectives, iterated, loss, nested, normalized  # noqa: E402
 
 ORACLE = textwrap.dedent('''
     import json, sys
     import jax, jax.numpy as jnp
-    from pmap_programs import collectives, iterated, loss, normalized
+    from pmap_programs import collectives, iterated, loss, nested, normalized
     jax.config.update("jax_enable_x64", True)
     x, w = (jnp.array(v) for v in json.loads(sys.argv[1]))
     assert len(jax.devices()) == 2
@@ -39,6 +39,7 @@ ORACLE = textwrap.dedent('''
                     in_axes=(None, 0, 0))
     out["data_parallel"] = step(w, xs, ys)
     out["iterated"] = jax.pmap(lambda v: iterated(v, jax.lax, jnp), axis_name="i")(x)
+    out["nested"] = jax.pmap(jax.vmap(lambda v: nested(v, jax.lax, jnp), axis_name="j"), axis_name="i")(x)
     print(json.dumps(jax.tree_util.tree_map(lambda a: jnp.asarray(a).tolist(), out)))
 ''')
 
@@ -115,6 +116,15 @@ def numbax_iterated(x):
 
 def test_collectives_in_a_fori_loop_of_the_shard(two_devices, jax_results):
     np.testing.assert_allclose(numbax.pmap(numbax_iterated, axis_name="i")(X), jax_results["iterated"], rtol=1e-12)
+
+
+def numbax_nested(x):
+    return nested(x, lax, np)
+
+
+def test_a_vmap_inside_a_pmap(two_devices, jax_results):
+    got = numbax.pmap(numbax.vmap(numbax_nested, axis_name="j"), axis_name="i")(X)
+    np.testing.assert_allclose(got, jax_results["nested"], rtol=1e-12)
 
 
 def test_errors_as_jax_raises_them(two_devices):
