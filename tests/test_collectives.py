@@ -213,6 +213,8 @@ def test_refusals_at_the_users_line():
         numbax.vmap(in_a_while_loop, axis_name="i")(X)
     with pytest.raises(NumbaxDifferentiationError, match="differentiated inside the vmap"):
         numbax.vmap(differentiated_inside, axis_name="i")(X)
+    with pytest.raises(NumbaxBatchingError, match="out_axes=None for an output of a vmap whose function calls"):
+        numbax.vmap(iterated_numbax, axis_name="i", out_axes=None)(X)
     with pytest.raises(NameError, match="unbound axis name: i"):
         lax.psum(X, "i")  # plain Python: no axis is bound, as in JAX
 
