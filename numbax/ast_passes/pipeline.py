@@ -28,7 +28,7 @@ from numbax.ast_passes.specialize.builder import ReturnSpec
 from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.ast_passes.unparse import unparse_with_origins
-from numbax.transforms.collectives import stages as collective_stages
+from numbax.ast_passes import collectives as collective_stages
 
 # name -> why it is here. Order matters: the fence sees the user's tree before
 # anything rewrites it; inlining needs specialized (flat) helpers; transforms

@@ -2,7 +2,7 @@
 
 Each reduces or exchanges a value across the examples of the enclosing ``vmap`` (or ``vmaps``: a tuple of
 names) that binds ``axis_name``. Inside compiled code a call leaves a marker
-(``numbax.transforms.collectives.lowering``) that the ``collectives`` pass turns into code over the batch;
+(``numbax.lax.collective_lowering``) that the ``collectives`` pass turns into code over the batch;
 called in plain Python, outside any mapping, each raises JAX's ``NameError``: no axis is bound there.
 
     >>> import numpy as np, numbax
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Sequence, Tuple
 
 from numbax.lax.lowering import lowered_by
-from numbax.transforms.collectives import lowering
+from numbax.lax import collective_lowering as lowering
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "psum_scatter", "axis_index"]
 

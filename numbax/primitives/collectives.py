@@ -1,4 +1,4 @@
-"""The helpers that collectives over ``vmap``'s examples call (``numbax.transforms.collectives.transports``).
+"""The helpers that collectives over ``vmap``'s examples call (``numbax.primitives.transports``).
 
 The collectives lower to NumPy reductions over the stacked examples, which have their rules already, and to
 three helpers here. ``ppermute``'s exchange of rows is linear, its transpose sending each row back (JAX's

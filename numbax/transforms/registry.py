@@ -115,8 +115,8 @@ TRANSFORMATIONS: Dict[str, Transformation] = {t.name: t for t in (
     Transformation("hessian", "jacfwd of jacrev: the tangent code of the adjoint code, in one loop", _NESTS,
                    False, _jacobian("hessian")),
     Transformation("vmap", "a wrapper whose loop over the mapped axis calls the function (transforms/vmap); "
-                   "collectives cut the loop into stages (transforms/collectives)", _NESTS, True, _vmap),
+                   "collectives cut the loop into stages (ast_passes/collectives)", _NESTS, True, _vmap),
     Transformation("pmap", "vmap's loop, one shard per device, checked against the devices (transforms/pmap); "
-                   "each shard's collectives on the batch transport (transforms/collectives/transports)", _NESTS,
+                   "each shard's collectives on the batch transport (primitives/transports)", _NESTS,
                    True, _pmap),
 )}

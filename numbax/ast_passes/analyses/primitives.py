@@ -95,7 +95,7 @@ def application(value: gast.expr) -> Optional[Application]:
     return None
 
 
-# how the collectives' markers and helpers read in a refusal (``numbax.transforms.collectives``)
+# how the collectives' markers and helpers read in a refusal (``numbax.lax.collective_lowering``)
 _COLLECTIVE_NAMES = {
     **{f"rt.collective_{kind}": f"numbax.lax.{kind} differentiated inside the vmap that binds its axis (differentiate "
        "the whole vmap instead, or call the collective outside the differentiated function)"

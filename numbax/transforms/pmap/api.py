@@ -8,7 +8,7 @@ constants given to every shard, ``donate_argnums`` is a hint (numbax never reuse
 
 The shards are the examples of ``vmap``'s loop over the axis (``transforms.vmap.loop``), so that ``pmap``
 composes with ``grad``, ``jvp``, ``vmap`` and ``jit`` exactly as ``vmap`` does, and its collectives run on
-the ``batch`` transport (``transforms.collectives.transports``): in one thread, one shard after the other,
+the ``batch`` transport (``primitives.transports``): in one thread, one shard after the other,
 between the stages that each collective cuts. A transport that runs each shard on a thread of its own (or a
 process: MPI) plugs in at that table; it is not built yet, so ``pmap`` computes JAX's values, not in
 parallel.

@@ -33,8 +33,8 @@ from numbax.errors import NumbaxBatchingError
 from numbax.runtime.batching import EMPTY, batch_size
 from numbax.runtime.checks import check_devices
 from numbax.runtime.scan import stack_buffer
-from numbax.transforms.collectives import axes as collective_axes
-from numbax.transforms.collectives import stages
+from numbax.lax import named_axes as collective_axes
+from numbax.ast_passes import collectives as stages
 from numbax.transforms.vmap import axes, dependence
 
 _INDEX = AVal(np.dtype(np.int64), 0)

@@ -1,14 +1,14 @@
 """The ``collectives`` pass: a ``vmap`` loop that holds collectives, run in stages that stop at each of them.
 
 Expects A-normal form, inlined, with each collective a marker statement ``t = rt.collective_<kind>(x, tags,
-*params)`` (``lowering``) and each loop that ``vmap`` wrote for an axis with collectives tagged
+*params)`` (``numbax.lax.collective_lowering``) and each loop that ``vmap`` wrote for an axis with collectives tagged
 ``anno.Key.STAGED`` (its axis's tag and its outputs). Guarantees: no marker of such a loop's axis remains,
 and nothing is left for its outputs to be stacked from.
 
 Each loop over the examples is cut at the markers at the top of its body. Stage ``k`` runs every example up
 to marker ``k + 1``, storing each value a later stage reads in a buffer with one row per example (restored
 from it there), and the marker's operand in a buffer of its own; between stages the collective runs over
-that buffer's rows (``transports.BATCH``). A marker of an enclosing ``vmap``'s axis runs between the stages
+that buffer's rows (``primitives.transports.BATCH``). A marker of an enclosing ``vmap``'s axis runs between the stages
 too, over the buffer of this loop's examples (its parameters ``lifted``), and stays a marker: the enclosing
 loop's stages lower it. Each stage is its first example, then a loop over the others (so that each buffer is
 made from the first example's value, and ``hoist_invariants`` may read the loop as a ``vmap`` loop)::
@@ -51,7 +51,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_nodes, copy_tree
 from numbax.errors import NumbaxBatchingError, NumbaxInternalError
-from numbax.transforms.collectives.transports import BATCH
+from numbax.primitives.transports import BATCH
 
 _PREFIX = "collective_"
 
@@ -79,7 +79,8 @@ def _literal(node: gast.expr) -> Any:
         return node.value
     if isinstance(node, gast.Tuple):
         return tuple(_literal(e) for e in node.elts)
-    raise NumbaxInternalError(f"a collective marker's parameter is not a literal: {ast.unparse(gast.gast_to_ast(node))}")
+    source = ast.unparse(gast.gast_to_ast(node))
+    raise NumbaxInternalError(f"a collective marker's parameter is not a literal: {source}")
 
 
 def marker(stmt: gast.stmt) -> Optional[_Marker]:

@@ -3,9 +3,9 @@
 A transport is what carries the examples (or shards) of an axis. ``BATCH`` is ``vmap``'s loop: the examples
 run one after the other in one thread, so a collective's operands are the rows of a buffer ``xs`` that the
 loop filled (row ``i`` from example ``i``), and the collective is array code over those rows, run between the
-loop's stages (``stages``). Ordinary NumPy code, so ``grad``, ``jvp`` and ``vmap`` differentiate and batch it
-with the registry's rules for ``np.sum``, ``np.max``, ``np.moveaxis``... (JAX's batching rules for its
-collectives are the same reductions). A transport that runs shards on threads or processes (a barrier and an
+loop's stages (``ast_passes.collectives``). Ordinary NumPy code, so ``grad``, ``jvp`` and ``vmap``
+differentiate and batch it with the registry's rules for ``np.sum``, ``np.moveaxis``... (JAX's batching rules
+for its collectives are the same reductions; ``pmax`` and ``pmin`` call helpers without rules, as JAX has none). A transport that runs shards on threads or processes (a barrier and an
 exchange buffer; MPI's ``Allreduce``) is another table of this shape: per collective, the code that replaces
 the marker in each shard.
 

@@ -19,7 +19,7 @@ from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError
 from numbax.runtime import collectives as markers
-from numbax.transforms.collectives import axes
+from numbax.lax import named_axes as axes
 
 _INDEX = AVal(np.dtype(np.int64), 0)
 
