@@ -90,7 +90,7 @@ def test_every_output_of_each_collective():
     got = numbax.vmap(lambda x: outputs(x, lax), axis_name="i")(X)
     want = jax.vmap(lambda x: outputs(x, jax.lax), axis_name="i")(X)
     for g, w in zip(got, want):
-        assert g.shape == w.shape
+        assert g.shape == w.shape and g.dtype == w.dtype
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
 
 

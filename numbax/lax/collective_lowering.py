@@ -203,7 +203,8 @@ def lower_psum_scatter(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> A
 
 
 def lower_axis_index(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
-    """``axis_index(name)``: the example's index (in the flattened product of several names' axes)."""
+    """``axis_index(name)``: the example's index (in the flattened product of several names' axes), an int32 as
+    JAX gives it."""
     from numbax import lax
 
     axis_name = bind_call(spec, node, lax.axis_index, "numbax.lax.axis_index", args, kwargs)["axis_name"]
@@ -215,4 +216,6 @@ def lower_axis_index(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any
             index = Dyn(gast.BinOp(left=_expr(scaled), op=gast.Add(), right=_expr(frame.index)), _INDEX)
         else:
             index = scaled + frame.index
-    return spec.snapshot(index) if isinstance(index, Dyn) else index
+    if not isinstance(index, Dyn):
+        return np.int32(index)
+    return spec.snapshot(spec.call_value(node, np.int32, [spec.snapshot(index)], {}))
