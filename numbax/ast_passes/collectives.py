@@ -1,17 +1,18 @@
 """The ``collectives`` pass: a ``vmap`` loop that holds collectives, run in stages that stop at each of them.
 
 Expects A-normal form, inlined, with each collective a marker statement ``t = rt.collective_<kind>(x, tags,
-*params)`` (``numbax.lax.collective_lowering``) and each loop that ``vmap`` wrote for an axis with collectives tagged
-``anno.Key.STAGED`` (its axis's tag and its outputs). Guarantees: no marker of such a loop's axis remains,
-and nothing is left for its outputs to be stacked from.
+*params)`` (``numbax.lax.collective_lowering``), and each loop that ``vmap`` wrote for an axis with
+collectives tagged ``anno.Key.STAGED`` (its axis's tag and its outputs). Guarantees: no marker of such a
+loop's axis remains, and its outputs are stacked in the names its annotation gives.
 
 Each loop over the examples is cut at the markers at the top of its body. Stage ``k`` runs every example up
 to marker ``k + 1``, storing each value a later stage reads in a buffer with one row per example (restored
 from it there), and the marker's operand in a buffer of its own; between stages the collective runs over
-that buffer's rows (``primitives.transports.BATCH``). A marker of an enclosing ``vmap``'s axis runs between the stages
-too, over the buffer of this loop's examples (its parameters ``lifted``), and stays a marker: the enclosing
-loop's stages lower it. Each stage is its first example, then a loop over the others (so that each buffer is
-made from the first example's value, and ``hoist_invariants`` may read the loop as a ``vmap`` loop)::
+that buffer's rows (``primitives.transports.BATCH``). A marker of an enclosing ``vmap``'s axis runs between
+the stages too, over the buffer of this loop's examples (its parameters ``lifted``), and stays a marker:
+the enclosing loop's stages lower it. Each stage is its first example, then a loop over the others (so
+that each buffer is made from the first example's value, and ``hoist_invariants`` may read the loop as a
+``vmap`` loop); a stage's own values are renamed, so that each buffer is written in one stage only::
 
     for i in range(0, batch):           # STAGED('i@0', outputs=(('res', 'out'),))
         y = x[i] * 2.0
@@ -22,16 +23,16 @@ becomes::
 
     i = 0
     y = x[i] * 2.0
-    y_rows = rt.stack_buffer(y, batch)
+    y_rows = rt.stack_buffer(y, batch)     # y, read in the next stage
     y_rows[i] = y
-    x_rows = rt.stack_buffer(y, batch)   # the operand's own rows
-    x_rows[i] = y
-    for i in range(1, batch): ...        # the same, without the buffers' allocation
-    t = np.sum(x_rows, axis=0)
+    y_rows_1 = rt.stack_buffer(y, batch)   # the collective's operand, in rows of its own
+    y_rows_1[i] = y
+    for i in range(1, batch): ...          # the same, the buffers made already
+    t = np.sum(y_rows_1, axis=0)
     i = 0
-    y = y_rows[i]
-    res = y / t
-    out = rt.stack_buffer(res, batch)
+    y_1 = y_rows[i]
+    res_1 = y_1 / t
+    out = rt.stack_buffer(res_1, batch)
     ...
 
 A loop of a known trip count (``lax.fori_loop(0, 3, ...)``, at most ``_UNROLL_LIMIT``) that holds markers of
