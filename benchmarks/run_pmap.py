@@ -103,7 +103,8 @@ def main(argv=None) -> None:
     parser.add_argument("--output", default=os.path.join(HERE, "pmap_results.md"))
     ns = parser.parse_args(argv)
     repeat = 2 if ns.quick else 5
-    headers = ["configuration", "devices", "shards run on", "time per step", "vs jit", "scaling (2 vs 1 device)"]
+    headers = ["configuration", "devices", "shards run on", "time per step", "vs jit",
+               "2 vs 1 device (shards in sequence: not a parallel speed-up)"]
     write_report(f"Data-parallel MLP step {list(SIZES)}, batch {BATCH}", headers,
                  pmap_rows(repeat) + mpi_rows(repeat), ns.output)
 
