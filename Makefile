@@ -17,7 +17,7 @@ $(VENV)/.installed: $(BIN)/python setup.cfg pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install --quiet -e '.[test,cuda-sim]'
+	$(BIN)/pip install --quiet -e '.[test,cuda-sim,mpi]'
 	touch $@
 
 $(VENV)/.installed-bench: $(VENV)/.installed
@@ -27,7 +27,8 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
-# The GPU backend's tests run in Numba's CUDA simulator; they fail, not skip, if numba-cuda is missing.
+# The GPU backend's tests run in Numba's CUDA simulator; they fail, not skip, if numba-cuda is missing. The MPI
+# tests start `mpiexec -n 2` from the venv's bin (the mpi extra's MPICH); they fail, not skip, without it.
 test: $(VENV)/.installed-test
 	NUMBA_OPT=1 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/python -m pytest -n 2 -q
 

@@ -5,12 +5,16 @@ Prints one Markdown table and writes ``benchmarks/gpu_results.md``:
 - a fused elementwise chain of 8 operations on 2^26 float32 and float64 elements (one kernel, by
   ``numbax.jit`` on device arrays), as a fraction of the device-to-device copy bandwidth measured here
   (target >= 70%), against ``jax.jit`` on the same GPU;
-- the rows that need ``grad`` and ``vmap`` on the GPU backend (the seed MLP step, the [784, 256, 10] MLP step
-  at batch 4096, ``vmap`` of a 2000-step scalar ODE over 10^6 examples, per-example gradients) say so until
-  those transformations compile there: this script never times a fallback.
+- ``vmap`` of a 2000-step scalar ODE over 10^6 examples (one kernel, one example per thread) against
+  ``jax.vmap`` of the ``lax.fori_loop`` version (target: faster than JAX);
+- per-example gradients of that ODE (``vmap(grad(...))``, batch 4096, the tape in device memory) against
+  ``jax.vmap(jax.grad(...))``;
+- the rows that need ``grad`` of array programs on the GPU backend (the seed MLP step, the [784, 256, 10] MLP
+  step at batch 4096) say so until it compiles them: this script never times a fallback.
 
 Timings are reported, never asserted; in the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the numbers are
-correctness only. Usage: ``python benchmarks/run_gpu.py [--elements N]`` (default 2^26).
+correctness only. Usage: ``python benchmarks/run_gpu.py [--elements N] [--examples N] [--steps N]
+[--per-example N]`` (defaults 2^26, 10^6, 2000, 4096; tiny ones make a smoke test in the simulator).
 """
 from __future__ import annotations
 
@@ -29,8 +33,7 @@ from run import write_report  # noqa: E402
 
 import numbax  # noqa: E402
 
-PENDING = ("seed MLP step", "MLP [784, 256, 10] step, batch 4096", "vmap of a 2000-step ODE, 10^6 examples",
-           "per-example gradients, batch 4096")
+PENDING = ("seed MLP step", "MLP [784, 256, 10] step, batch 4096")
 
 
 def chain(x):
@@ -47,6 +50,27 @@ def chain_jax(x):
     y = x * 1.5 + 0.25
     y = jnp.tanh(y) - 0.5 * y
     return jnp.exp(-y) * y
+
+
+def ode(y0, k, steps):
+    """A damped nonlinear oscillator, ``steps`` explicit Euler steps of numbers: one example per thread."""
+    y = y0
+    v = 0.0
+    for _ in range(steps):
+        y, v = y + 0.001 * v, v - 0.001 * (k * np.sin(y) + 0.1 * v)
+    return y
+
+
+def ode_jax(y0, k, steps):
+    """``ode`` as JAX writes it: ``lax.fori_loop`` over the steps."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    def step(_, state):
+        y, v = state
+        return y + 0.001 * v, v - 0.001 * (k * jnp.sin(y) + 0.1 * v)
+
+    return lax.fori_loop(0, steps, step, (y0, jnp.zeros_like(y0)))[0]
 
 
 def seconds(fn, repeat: int = 5) -> float:
@@ -87,25 +111,67 @@ def elementwise_rows(n: int) -> list:
 
 def jax_chain(n: int, dtype) -> str:
     """``jax.jit`` of the same chain on the GPU, or why there is no number."""
-    try:
-        import jax
-    except ImportError:
-        return "JAX not installed"
-    if not any(d.platform == "gpu" for d in jax.devices()):
-        return "JAX sees no GPU"
-    jax.config.update("jax_enable_x64", True)
+    jax, why = _jax_gpu()
+    if jax is None:
+        return why
     x = jax.device_put(np.random.default_rng(0).normal(size=n).astype(dtype))
     f = jax.jit(chain_jax)
     return f"{seconds(lambda: f(x).block_until_ready()) * 1e3:.3f} ms"
+
+
+def _jax_gpu():
+    """JAX, with float64, where it sees a GPU; else why not."""
+    try:
+        import jax
+    except ImportError:
+        return None, "JAX not installed"
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        return None, "JAX sees no GPU"
+    jax.config.update("jax_enable_x64", True)
+    return jax, ""
+
+
+def ode_rows(examples: int, steps: int, per_example: int) -> list:
+    """``vmap`` of the ODE over ``examples`` and its per-example gradients over ``per_example`` examples,
+    each checked against the CPU backend on the first examples, against JAX's ``vmap``."""
+    gpu = numbax.devices("gpu")[0]
+    rng = np.random.default_rng(0)
+    jax, why = _jax_gpu()
+    rows = []
+    for label, mapped, theirs, n in (
+            (f"vmap of a {steps}-step ODE, {examples} examples", ode, ode_jax, examples),
+            (f"per-example gradients of the ODE, batch {per_example}", numbax.grad(ode, argnums=1),
+             jax and jax.grad(ode_jax, argnums=1), per_example)):
+        y0, k = rng.uniform(0.1, 1.0, n), rng.uniform(0.5, 2.0, n)
+        mapped = numbax.vmap(mapped, in_axes=(0, 0, None))
+        on_gpu = numbax.device_put((y0, k), gpu)
+        got = numbax.device_get(mapped(*on_gpu, steps))
+        check = min(n, 64)  # the GPU's sin and the CPU's may differ in the last bit: the difference is reported
+        cpu = mapped(y0[:check], k[:check], steps)
+        np.testing.assert_allclose(got[:check], cpu, rtol=1e-6)
+        t = seconds(lambda: mapped(*on_gpu, steps), repeat=3)
+        if jax is not None:
+            f = jax.jit(jax.vmap(theirs, in_axes=(0, 0, None)), static_argnums=2)
+            args = jax.device_put(y0), jax.device_put(k)
+            np.testing.assert_allclose(np.asarray(f(*args, steps))[:check], got[:check], rtol=1e-6)
+            why = f"{seconds(lambda: f(*args, steps).block_until_ready(), repeat=3) * 1e3:.3f} ms"
+        differs = np.max(np.abs(got[:check] - cpu) / np.maximum(np.abs(cpu), 1e-300))
+        rows.append([label, f"{t * 1e3:.3f} ms", f"one kernel, one example per thread (target: faster than JAX); "
+                                                 f"max relative difference from the CPU backend {differs:.1e}", why])
+    return rows
 
 
 def main() -> None:
     """Run what the GPU backend compiles today; list the rest as pending."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--elements", type=int, default=2 ** 26, help="elements of the chain (default 2^26)")
-    n = parser.parse_args().elements
-    rows = elementwise_rows(n)
-    rows += [[task, "-", "pending: needs grad/vmap on the GPU backend", "-"] for task in PENDING]
+    parser.add_argument("--examples", type=int, default=10 ** 6, help="examples of the vmapped ODE (10^6)")
+    parser.add_argument("--steps", type=int, default=2000, help="steps of the ODE (2000)")
+    parser.add_argument("--per-example", type=int, default=4096, help="batch of per-example gradients (4096)")
+    options = parser.parse_args()
+    rows = elementwise_rows(options.elements)
+    rows += ode_rows(options.examples, options.steps, options.per_example)
+    rows += [[task, "-", "pending: needs grad of array programs on the GPU backend", "-"] for task in PENDING]
     write_report("numbax on the GPU", ["task", "numbax", "measure", "jax.jit"], rows,
                  os.path.join(HERE, "gpu_results.md"))
 

@@ -7,8 +7,8 @@ against the baseline first (MISMATCH instead of a time where it disagrees). Time
 repeats of ``timeit`` autorange, compiled code warm; reported, never asserted. Markdown on stdout and in
 ``benchmarks/pmap_results.md``.
 
-Processes: the MPI transport (``numbax.distributed``, issue 16's other half) adds its rows through
-``mpi_rows`` below: the same step under ``mpiexec -n 1`` and ``-n 2``, one device per process.
+Processes: the same step on MPI processes is ``benchmarks/run_pmap_mpi.py`` (``numbax.distributed``, issue 16's
+other half); ``mpi_rows`` below is where its rows join this table once ``pmap``'s collectives run on MPI.
 
 Usage: ``python benchmarks/run_pmap.py [--quick] [--output PATH]``.
 """
@@ -89,12 +89,10 @@ def pmap_rows(repeat: int):
 
 
 def mpi_rows(repeat: int):
-    """The same step on MPI processes (``numbax.distributed``): none where that transport is not installed."""
-    try:
-        from numbax import distributed  # noqa: F401  (issue 16's MPI half)
-    except ImportError:
-        return [["pmap, MPI processes", "1, 2", "processes: not built here", "n/a", "n/a", "n/a"]]
-    return [["pmap, MPI processes", "1, 2", "processes", "run under mpiexec (numbax.distributed)", "n/a", "n/a"]]
+    """The same step on MPI processes: a placeholder row until ``pmap``'s collectives have an MPI transport
+    (``numbax.primitives.transports``); ``benchmarks/run_pmap_mpi.py`` measures the MPI collectives themselves."""
+    return [["pmap, MPI processes", "1, 2", "processes: pmap's MPI transport not built yet "
+             "(see run_pmap_mpi.py)", "n/a", "n/a", "n/a"]]
 
 
 def main(argv=None) -> None:

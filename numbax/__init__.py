@@ -1,18 +1,23 @@
 """numbax: JAX's function transformations for plain NumPy code, compiled with Numba.
 
-The error classes and ``numbax.devices`` are imported here (the function ``devices`` shadows the module of
-that name only if imported before it); the compiler on first use (PEP 562), so that ``import numbax`` is fast
-and ``numbax.runtime``, the one import of generated code, loads no compiler.
+The error classes, ``numbax.devices`` and ``process_index``/``process_count`` are imported here (the function
+``devices`` shadows the module of that name only if imported before it; the processes' module imports no MPI);
+the compiler on first use (PEP 562), so that ``import numbax`` is fast and ``numbax.runtime``, the one import
+of generated code, loads no compiler.
 """
 import importlib
 
-from numbax.devices import Array, block_until_ready, device_get, device_put, devices, local_device_count
+from numbax.devices import (
+    Array, block_until_ready, device_get, device_put, devices, local_device_count, local_devices)
+from numbax.distributed.processes import process_count, process_index
 from numbax.errors import (
     NumbaxBatchingError,
     NumbaxCacheError,
     NumbaxCacheWarning,
+    NumbaxCollectiveError,
     NumbaxDeviceError,
     NumbaxDifferentiationError,
+    NumbaxDistributedError,
     NumbaxDomainError,
     NumbaxDtypeError,
     NumbaxError,
@@ -36,11 +41,11 @@ __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
     "pmap", "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "clear_caches", "config",
     "tree_util", "tree", "nn",
-    "example_libraries", "devices",
+    "example_libraries", "devices", "local_devices", "process_index", "process_count", "distributed",
     "local_device_count", "device_put", "device_get", "block_until_ready", "Array",
-    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxDeviceError", "NumbaxDifferentiationError",
-    "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError", "NumbaxIndexError", "NumbaxInternalError",
-    "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxSourceError",
+    "NumbaxBatchingError", "NumbaxCacheError", "NumbaxCacheWarning", "NumbaxCollectiveError", "NumbaxDeviceError",
+    "NumbaxDifferentiationError", "NumbaxDistributedError", "NumbaxDomainError", "NumbaxDtypeError", "NumbaxError",
+    "NumbaxIndexError", "NumbaxInternalError", "NumbaxRecursionError", "NumbaxRunTimeError", "NumbaxShapeError", "NumbaxSourceError",
     "NumbaxSpecializationError", "NumbaxStaticArgumentError", "NumbaxSyntaxError", "NumbaxTypingError",
     "NumbaxWarning", "NumbaxZeroDivisionError",
 ]
@@ -59,7 +64,8 @@ _COMPILER = {
     "checkpoint": "numbax.transforms.custom", "remat": "numbax.transforms.custom",
     "export": "numbax.standalone", "clear_caches": "numbax.transform_cache",
 }
-_SUBMODULES = ("config", "tree_util", "tree", "lax", "numpy", "debug", "random", "nn", "example_libraries")
+_SUBMODULES = ("config", "tree_util", "tree", "lax", "numpy", "debug", "random", "nn", "example_libraries",
+               "distributed")
 
 
 def __getattr__(name: str):

@@ -246,14 +246,21 @@ class Jitted(_CDispatcher):
 
     def _check_gpu_support(self) -> None:
         """Refuse what the GPU backend does not compile yet: transformations other than jit, CPU options."""
-        if type(self)._run_pipeline is not Jitted._run_pipeline:
-            raise NumbaxDeviceError(f"{self!r} on the GPU backend is not implemented yet (jit is)", self.origin(),
+        if not self._compiles_for_gpu():
+            raise NumbaxDeviceError(f"{self!r} on the GPU backend is not implemented yet (jit, vmap, grad and "
+                                    "value_and_grad are)",
+                                    self.origin(),
                                     hint="run it on the CPU backend: NumPy arguments and backend='cpu' "
                                          "(numbax.device_get(x) brings device arrays back).")
         chosen = [name for name, value in self.options.items() if value]
         if chosen:
             raise NumbaxDeviceError(f"{', '.join(chosen)}=True is an option of the CPU backend (Numba's njit)",
                                     self.origin(), hint="leave it out for the GPU backend.")
+
+    def _compiles_for_gpu(self) -> bool:
+        """Whether this transformation's ``_run_pipeline`` takes ``backend="gpu"``: ``jit``'s does; a
+        transformation that overrides it says so itself."""
+        return type(self)._run_pipeline is Jitted._run_pipeline
 
     def _offer_fast_path(self, compiled: Compiled, treedef, leaves) -> None:
         """Let Numba's C dispatch serve later calls with these argument types, when that is exact."""

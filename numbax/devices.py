@@ -6,6 +6,10 @@ and ``device_get`` brings any pytree back. A ``jit`` function called with device
 arrays runs on the GPU backend (``numbax.backends.cuda``). Where no GPU (or simulator)
 is usable, every GPU request raises the same ``NumbaxDeviceError``
 (``backends.cuda.availability``).
+
+After ``numbax.distributed.initialize`` under ``mpiexec -n N``, ``devices()`` lists the CPU devices of every
+process (each with its ``process_index``, ids numbered across processes) and ``local_devices()`` this
+process's, as in JAX.
 """
 from __future__ import annotations
 
@@ -18,23 +22,29 @@ import numpy as np
 from numbax import tree_util
 from numbax.backends.cuda import availability, placement
 from numbax.backends.cuda.placement import is_device_array
+from numbax.distributed import processes
+from numbax.errors import NumbaxDeviceError
 
 _GPU_NAMES = ("gpu", "cuda")
 
 
 @dataclasses.dataclass(frozen=True)
 class Device:
-    """One device: its platform (``"cpu"`` or ``"gpu"``), index and kind."""
+    """One device: its platform (``"cpu"`` or ``"gpu"``), index, kind and the process it belongs to."""
 
     platform: str
     id: int = 0
     device_kind: str = "cpu"
+    process_index: int = 0
 
     def __repr__(self) -> str:
         return f"CpuDevice(id={self.id})" if self.platform == "cpu" else f"CudaDevice(id={self.id})"
 
 
-_CPU = Device("cpu", 0, "cpu")
+def _cpus(process: int) -> List[Device]:
+    """The CPU devices of process ``process``: ``cpu_device_count()`` of them, numbered across the processes."""
+    count = cpu_device_count()
+    return [Device("cpu", process * count + k, "cpu", process) for k in range(count)]
 
 
 def _kind(gpu: Any) -> str:
@@ -43,9 +53,10 @@ def _kind(gpu: Any) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _gpus() -> tuple:
+def _gpus(process: int) -> tuple:
+    """The GPUs of this process, which is process ``process``."""
     cuda = availability.cuda()
-    return tuple(Device("gpu", i, _kind(gpu)) for i, gpu in enumerate(cuda.gpus))
+    return tuple(Device("gpu", i, _kind(gpu), process) for i, gpu in enumerate(cuda.gpus))
 
 
 def cpu_device_count() -> int:
@@ -68,23 +79,53 @@ def cpu_device_count() -> int:
 
 
 def devices(backend: Optional[str] = None) -> List[Device]:
-    """The devices of ``backend`` (``"cpu"``, ``"gpu"``/``"cuda"``); by default the CPU, where compiled code runs:
-    ``cpu_device_count()`` of them (``pmap`` runs one shard on each).
+    """The devices of ``backend`` (``"cpu"``, ``"gpu"``/``"cuda"``) in every process; by default the CPU, where
+    compiled code runs: ``cpu_device_count()`` of them per process (``pmap`` runs one shard on each).
 
     Raises:
         RuntimeError: ``backend`` is unknown; ``NumbaxDeviceError`` (a ``RuntimeError``) where ``"gpu"`` is
-            asked for and numba.cuda finds no GPU (nor its simulator).
+            asked for and numba.cuda finds no GPU (nor its simulator), or of several processes (numbax does
+            not know other processes' GPUs: ``local_devices("gpu")`` lists this process's).
     """
     if backend is None or backend == "cpu":
-        return [_CPU] + [Device("cpu", i, "cpu") for i in range(1, cpu_device_count())]
+        return [device for process in range(processes.process_count()) for device in _cpus(process)]
     if backend in _GPU_NAMES:
-        return list(_gpus())
+        if processes.process_count() > 1:
+            raise NumbaxDeviceError(f"devices({backend!r}) of {processes.process_count()} processes: numbax "
+                                    "lists only this process's GPUs",
+                                    hint=f"use numbax.local_devices(backend={backend!r}).")
+        return list(_gpus(processes.process_index()))
     raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
 
 
+def local_devices(process_index: Optional[int] = None, backend: Optional[str] = None,
+                  host_id: Optional[int] = None) -> List[Device]:
+    """The devices of ``backend`` in process ``process_index`` (``host_id``, its old name; by default this
+    process), as ``jax.local_devices``.
+
+    Raises:
+        RuntimeError: as ``devices``; ``ValueError`` where ``process_index`` is no process's.
+    """
+    index = _process(process_index if host_id is None else host_id)
+    if backend in _GPU_NAMES:
+        if index != processes.process_index():
+            raise NumbaxDeviceError(f"local_devices({index}, {backend!r}): numbax knows only this process's GPUs",
+                                    hint=f"ask for local_devices(backend={backend!r}) in process {index}.")
+        return list(_gpus(processes.process_index()))
+    return [device for device in devices(backend) if device.process_index == index]
+
+
+def _process(index: Optional[int]) -> int:
+    if index is None:
+        return processes.process_index()
+    if not 0 <= index < processes.process_count():
+        raise ValueError(f"Process index {index} is not in range(process_count()) = range({processes.process_count()})")
+    return index
+
+
 def local_device_count(backend: Optional[str] = None) -> int:
-    """How many devices ``backend`` has (see ``devices``)."""
-    return len(devices(backend))
+    """How many devices ``backend`` has in this process (see ``local_devices``)."""
+    return len(local_devices(backend=backend))
 
 
 def _to_host(leaf: Any) -> Any:
@@ -92,8 +133,16 @@ def _to_host(leaf: Any) -> Any:
 
 
 def device_put(x: Any, device: Optional[Device] = None) -> Any:
-    """``x`` (a pytree) on ``device``: NumPy arrays on the CPU (the default), ``numba.cuda`` arrays on a GPU."""
-    device = device or _CPU
+    """``x`` (a pytree) on ``device``: NumPy arrays on the CPU (the default), ``numba.cuda`` arrays on a GPU.
+
+    Raises:
+        NumbaxDeviceError: ``device`` belongs to another process.
+    """
+    device = device or local_devices()[0]
+    if device.process_index != processes.process_index():
+        raise NumbaxDeviceError(f"device_put to {device!r} of process {device.process_index}, from process "
+                                f"{processes.process_index()}: a process holds only its own arrays",
+                                hint="put arrays on numbax.local_devices(); exchange values with collectives.")
     if device.platform == "cpu":
         return tree_util.tree_map(lambda leaf: np.asarray(_to_host(leaf)), x)
     cuda = availability.cuda()

@@ -82,6 +82,11 @@ class NumbaxDeviceError(NumbaxError, RuntimeError):
     in one call, or a program or transformation the GPU backend does not compile yet."""
 
 
+class NumbaxDistributedError(NumbaxError, RuntimeError):
+    """A multi-process program numbax cannot run as asked: MPI not installed, ``numbax.distributed.initialize``
+    called twice or with arguments it cannot honour, or processes that the launcher and MPI count differently."""
+
+
 class NumbaxWarning(UserWarning):
     """Base class of the warnings numbax gives."""
 
@@ -144,3 +149,11 @@ class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
 
 class NumbaxAxisNameError(NumbaxError, NameError):
     """A collective names an axis that no enclosing ``vmap`` or ``pmap`` binds (JAX raises ``NameError``)."""
+
+
+class NumbaxCollectiveError(NumbaxRunTimeError, RuntimeError):
+    """A collective across processes (``numbax.distributed.collectives``) that compiled code cannot complete: MPI
+    reported an error, MPI is shut down, or a permutation is not one."""
+
+    HINT = "call collectives between numbax.distributed.initialize() and shutdown(), with the same arguments on " \
+           "every process."

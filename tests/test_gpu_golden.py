@@ -33,8 +33,18 @@ def relax(x, tol):
     return x
 
 
-def _generated(fn, *args):
-    source = numbax.source(numbax.jit(fn, backend="gpu"), *args)
+def decay(y0, k, steps):
+    y = y0
+    for _ in range(steps):
+        if y > 1.0:
+            y = y - 0.1 * k * y
+        else:
+            y = y + 0.01 * np.sin(y)
+    return y
+
+
+def _generated(fn, *args, transform=numbax.jit, **options):
+    source = numbax.source(transform(fn, backend="gpu", **options), *args)
     return source, {node.name: node for node in ast.parse(source.replace(HERE, os.path.basename(HERE))).body
                     if isinstance(node, ast.FunctionDef)}
 
@@ -75,6 +85,19 @@ def test_golden_kernels_and_driver(fn, args, functions):
     for text in (source[:source.index(f"def {fn.__name__}(")], driver):  # kernels, driver: the user's lines
         cited = {int(line.split(":")[1]) for line in text.splitlines() if line.strip().startswith("# test_gpu_golden")}
         assert cited and cited <= set(lines), cited
+
+
+def test_golden_per_thread_kernel_of_vmap():
+    """vmap of a function of numbers: one kernel, each thread one example's whole body (its loop and branch),
+    the unmapped number ``k`` and the trip count passed as they are."""
+    source, generated = _generated(decay, np.ones(3), 0.5, 4, transform=numbax.vmap, in_axes=(0, None, None))
+    assert set(generated) == {"_examples_1", "vmap_decay"}, sorted(generated)
+    _assert_same(generated["_examples_1"], expected.decay_examples, "_examples_1", kernel=True)
+    _assert_same(generated["vmap_decay"], expected.decay, "vmap_decay", kernel=False)
+    kernel = source[:source.index("def vmap_decay(")]
+    first = inspect.getsourcelines(decay)[1]
+    cited = {int(line.split(":")[1]) for line in kernel.splitlines() if line.strip().startswith("# test_gpu_golden")}
+    assert cited and cited <= set(range(first, first + 8)), cited
 
 
 def test_golden_source_is_deterministic():

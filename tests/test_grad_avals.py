@@ -56,6 +56,32 @@ def shapes_of(source: str, **ndims):
     return infer_shapes(fdef, ndims, infer(fdef, {p: ("f", n) for p, n in ndims.items()}))
 
 
+def test_names_bound_other_than_by_a_plain_assignment():
+    """A loop over a range binds integers; over an array (its rows), a tuple or ``enumerate``, and unpacking,
+    bind what the analysis does not work out: unknown, not a stale or guessed value."""
+    got = avals_of(
+        "def f(x, idx, pair):\n"
+        "    for i in range(3):\n"
+        "        a = x[i]\n"
+        "    for row in idx:\n"
+        "        b = x[row]\n"
+        "    for k, v in enumerate(x):\n"
+        "        c = v\n"
+        "    u = x[0]\n"
+        "    u, w = pair\n"
+        "    n = 1\n"
+        "    n += 0.5\n"
+        "    m = 1.0\n"
+        "    m += 2\n"
+        "    return a\n",
+        x=("f", 1), idx=("i", 2), pair=("f", 1))
+    assert got["i"] == ("i", 0) and got["a"] == ("f", 0)
+    assert got.get("row") is None and got.get("b") is None
+    assert got.get("k") is None and got.get("v") is None and got.get("c") is None
+    assert got.get("u") is None and got.get("w") is None
+    assert got.get("n") is None and got["m"] == ("f", 0)  # rebound as another kind: unknown
+
+
 def test_symbolic_shapes_of_slices_scalars_reductions_and_products():
     got = shapes_of(
         "def f(x, a, b):\n"

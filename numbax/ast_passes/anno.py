@@ -25,6 +25,8 @@ class Key(enum.Enum):
                   "whatever its body computes from values that do not change in it")
     STAGED = ("a loop vmap wrote over all the examples of an axis with collectives (a stages.Staged): the "
               "collectives pass cuts it into stages at them")
+    PER_THREAD = ("a loop vmap wrote over all examples for the GPU backend, each iteration one example's whole "
+                  "body: it becomes one kernel, each thread running the iterations of its examples")
 
 
 def setanno(node: Any, key: Key, value: Any) -> None:

@@ -232,7 +232,8 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     equal (``shapes.assumed_equal``) when the transformed function's
     elementwise runs should be fused. ``lower``, a backend's last pass in place of
     Numba's legalization (the GPU's kernels and driver), takes the module, the
-    parameters' abstract values and the constants, and gives the module and its imports.
+    parameters' abstract values and the constants, and gives the module and its imports; with it, ``vmap``
+    calls are specialized one example per thread (the GPU's kernels).
     """
     if after_pass is not None and after_pass not in PASS_NAMES:
         raise ValueError(f"unknown pass {after_pass!r}; passes: {', '.join(PASS_NAMES)}")
@@ -248,7 +249,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     if after_pass == "fence":
         return _user_source(parsed, label)
     spec = specialize_function(parsed.node, parsed.globals, bound, parsed.closure, key=key,
-                               differentiated=transform is not None)
+                               differentiated=transform is not None, examples_per_thread=lower is not None)
     specialized = time.perf_counter()
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."

@@ -49,6 +49,11 @@ def of_value(value) -> Optional[Aval]:
     return (kind, array.ndim) if kind in ORDER else None
 
 
+def _is_range(node: gast.expr) -> bool:
+    """``range(...)``: a loop over it binds integers."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "range"
+
+
 class _Infer:
     def __init__(self, env: Dict[str, Aval]):
         self.env: Dict[str, Optional[Aval]] = dict(env)
@@ -63,8 +68,16 @@ class _Infer:
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
                 self.set(stmt.targets[0].id, self.expr(stmt.value))
+            elif isinstance(stmt, gast.Assign):  # unpacking: what each name gets is not worked out
+                for target in stmt.targets:
+                    self._unknown(target)
+            elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                self.set(stmt.target.id, self.expr(gast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value)))
             elif isinstance(stmt, gast.For):
-                self.set(stmt.target.id, ("i", 0))
+                if _is_range(stmt.iter) and isinstance(stmt.target, gast.Name):
+                    self.set(stmt.target.id, ("i", 0))
+                else:  # the rows of an array, the items of a tuple, ``enumerate``: not worked out
+                    self._unknown(stmt.target)
                 for _ in range(3):
                     self.block(stmt.body)
             elif isinstance(stmt, gast.While):
@@ -75,6 +88,11 @@ class _Infer:
                 self.block(stmt.orelse)
             elif isinstance(stmt, gast.Expr) and tape_of(stmt.value, "append"):
                 self.set(tape_of(stmt.value, "append") + _ELEMENTS, self.expr(stmt.value.args[0]))
+
+    def _unknown(self, target: gast.expr) -> None:
+        for node in gast.walk(target):  # the names it binds (not those a subscript target reads)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                self.env[node.id] = None
 
     def expr(self, node) -> Optional[Aval]:
         if isinstance(node, gast.Constant):

@@ -42,14 +42,18 @@ from numbax.ast_passes.specialize.specializer import Specializer
 
 
 def specialize_function(fdef: gast.FunctionDef, globals_: Dict[str, Any], bound: Dict[str, Any],
-                        closure: Dict[str, Any] = None, key: Any = None, differentiated: bool = False) -> Specialized:
+                        closure: Dict[str, Any] = None, key: Any = None, differentiated: bool = False,
+                        examples_per_thread: bool = False) -> Specialized:
     """Specialize ``fdef`` to ``bound`` (parameter -> static value or pytree of ``Dyn`` placeholders).
 
     ``differentiated``: a transformation will rewrite the result (a gradient generated at a call inside
-    it is then left unfused, for that transformation to read).
+    it is then left unfused, for that transformation to read). ``examples_per_thread``: for the GPU
+    backend, each ``vmap`` call becomes a loop over all examples that the backend runs as one kernel
+    (``numbax.transforms.vmap.threads``), not the CPU's loop after the first example.
     """
     builder = ModuleBuilder()
     builder.differentiated = differentiated
+    builder.examples_per_thread = examples_per_thread
     spec = Specializer(builder, fdef, resolve.Namespace(closure or {}, globals_), key=key)
     spec.materialize_outputs = True
     spec.is_entry = True

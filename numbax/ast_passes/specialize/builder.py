@@ -23,6 +23,7 @@ class ModuleBuilder:
         self.static_attempts = 0
         self.reads_avals = False
         self.differentiated = False  # a transformation rewrites what is specialized here (``grad`` of it)
+        self.examples_per_thread = False  # for the GPU backend: vmap's loops run one example per thread
         self.parsed: Dict[Any, Tuple[gast.FunctionDef, Any]] = {}  # user function -> (tree, namespace)
         # id(tree) -> (the tree, kept alive so that its id stays its own; names in it; names it assigns)
         self.names_of: Dict[int, Tuple[gast.FunctionDef, Set[str], FrozenSet[str]]] = {}

@@ -38,9 +38,9 @@ def grid(n: int) -> Tuple[int, int]:
     return max(1, min(MAX_BLOCKS, -(-n // THREADS))), THREADS
 
 
-def empty(shape: Sequence[int], dtype) -> Any:
-    """An uninitialised device array."""
-    return cuda.device_array(tuple(shape), dtype=dtype)
+def empty(shape: Any, dtype) -> Any:
+    """An uninitialised device array (``shape`` a sequence, or an int as NumPy takes it)."""
+    return cuda.device_array(int(shape) if np.ndim(shape) == 0 else tuple(shape), dtype=dtype)
 
 
 def full(shape: Any, value: Any, dtype) -> Any:

@@ -13,6 +13,8 @@ from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
+from numbax.backends.cuda import lower as cuda_lower
+from numbax.backends.cuda.placement import is_device_array
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
 from numbax.transforms import nesting
@@ -176,7 +178,7 @@ class Differentiated(Jitted):
             super()._offer_fast_path(compiled, treedef, leaves)
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, higher_order: bool = False,
-                      general: bool = False):
+                      general: bool = False, backend: str = "cpu"):
         """The middle end for one specialization; ``higher_order``: the result is to be differentiated again
         (a gradient generated inside a function that ``grad`` transforms). Unless ``general`` (or
         ``higher_order``), the code may take dims of the parameters that it combines as equal, after checking
@@ -225,13 +227,19 @@ class Differentiated(Jitted):
                 out.args.args = leaves + params[len(params) - len(cts):] + rest
             return out
 
+        on_gpu = backend == "gpu"  # the GPU lowering fuses elementwise runs into kernels itself
         generated = pipeline.run(self._source(), bound, label=self.label, after_pass=after_pass, transform=rewrite,
-                                 fuse=lambda: None if holder.get("fuse") is None else (holder["fuse"],
-                                                                                       holder["same"]))
+                                 fuse=lambda: None if holder.get("fuse") is None or on_gpu else (holder["fuse"],
+                                                                                                 holder["same"]),
+                                 lower=cuda_lower.legalize if on_gpu else None)
         generated.assumes_shapes = bool(holder.get("same"))
         if generated.returns is not None and after_pass is None:
             generated.returns = self._returns(generated.returns, bound)
         return generated
+
+    def _compiles_for_gpu(self) -> bool:
+        """On the GPU backend, the reverse-mode code runs through the GPU's lowering like any jitted code."""
+        return True
 
     def _source(self):
         """The function the pipeline reads: the user's, or for ``grad`` of ``grad`` one that calls the inner
@@ -310,7 +318,8 @@ def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = 
         allow_int: accept integer inputs (their gradient is zero, as in JAX).
         static_argnums: arguments that are compile-time constants (as in ``jit``).
         static_argnames: the same, by name.
-        backend: ``"cpu"`` (Numba) or ``"python"`` (the generated code, uncompiled).
+        backend: ``"cpu"`` (Numba), ``"gpu"`` (the reverse-mode code as ``numba.cuda`` kernels and a host
+            driver; host arguments are copied to the GPU) or ``"python"`` (the generated code, uncompiled).
         holomorphic: must be False (JAX's complex convention holds without it).
 
     Returns:
@@ -386,10 +395,16 @@ class _VJPFunction:
 
 
 class _VJP(Differentiated):
+    def _compiles_for_gpu(self) -> bool:
+        """A pullback compiles through ``pull``, which has no GPU pipeline yet."""
+        return False
+
     def pull(self, primals: tuple, cotangent_leaves):
         values = self._signature.bind(primals, {})
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
+        if self.backend in ("gpu", "cuda") or any(map(is_device_array, leaves + list(cotangent_leaves))):
+            self._check_gpu_support()  # refused: never the CPU's code run on the host behind the user's back
         from numbax.call_signature import leaf_key
 
         key = (treedef, statics, leaf_key(leaves), leaf_key(cotangent_leaves))

@@ -10,6 +10,7 @@ from numbax import generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
+from numbax.backends.cuda.placement import is_device_array
 from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers
 from numbax.errors import NumbaxDifferentiationError
@@ -95,6 +96,8 @@ class Pushforward(Jitted):
         values = self._signature.bind(tuple(primals), {})
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
+        if self.backend in ("gpu", "cuda") or any(map(is_device_array, leaves + list(tangent_leaves))):
+            self._check_gpu_support()  # refused: never the CPU's code run on the host behind the user's back
         key = (treedef, statics, leaf_key(leaves))
         compiled = self._cache.get(key)
         if compiled is None:

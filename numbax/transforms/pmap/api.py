@@ -79,9 +79,15 @@ class Pmapped(Vmapped):
         return super()._call_form(args, kwargs) + (("devices", self.device_count()),)
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
-                      devices: Optional[Tuple[int, bool]] = None):
+                      devices: Optional[Tuple[int, bool]] = None, backend: str = "cpu"):
+        if backend == "gpu":
+            _devices("gpu", None)  # refused: not built yet
         self.batching.devices = devices or self.device_count()
         return super()._run_pipeline(bound, after_pass, in_axes)
+
+    def _compiles_for_gpu(self) -> bool:
+        """pmap's shards run on CPU devices only (``_devices``)."""
+        return False
 
     def _offer_fast_path(self, compiled, treedef, leaves) -> None:
         """Numba's C dispatch cannot see the device count a call's code was made for: without ``devices``

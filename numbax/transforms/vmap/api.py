@@ -17,6 +17,7 @@ from numbax import config, generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import ParsedFunction, function_of
+from numbax.backends.cuda import lower as cuda_lower
 from numbax.transform_cache import reused
 from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
@@ -90,8 +91,14 @@ class Vmapped(Jitted):
 
     # -- generating --------------------------------------------------------------
 
-    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = ()):
-        return pipeline.run(self._wrapper(bound, in_axes), bound, label=self.label, after_pass=after_pass)
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
+                      backend: str = "cpu"):
+        return pipeline.run(self._wrapper(bound, in_axes), bound, label=self.label, after_pass=after_pass,
+                            lower=cuda_lower.legalize if backend == "gpu" else None)
+
+    def _compiles_for_gpu(self) -> bool:
+        """On the GPU backend, a vmap of numbers per example is one kernel (``threads``)."""
+        return True
 
     def _wrapper(self, bound: Dict[str, Any], in_axes: tuple) -> ParsedFunction:
         """``def vmap_f(x, y): return batched(x, y)``, ``batched`` mapping each parameter as ``in_axes`` says."""
@@ -160,7 +167,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional
         axis_size: the batch size, required when no argument is mapped.
         static_argnums: arguments that are compile-time constants (as in ``jit``); they are never mapped.
         static_argnames: the same, by name.
-        backend: ``"cpu"`` (Numba) or ``"python"`` (the generated code, uncompiled).
+        backend: ``"cpu"`` (Numba), ``"gpu"`` (one ``numba.cuda`` kernel, one example per thread, for a
+            function of numbers; host arguments are copied to the GPU) or ``"python"`` (the generated code,
+            uncompiled). Device arrays among the arguments run it on the GPU backend whatever this says.
 
     Returns:
         A function with ``fun``'s signature, returning ``fun``'s outputs stacked along ``out_axes``.

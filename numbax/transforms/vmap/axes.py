@@ -18,6 +18,7 @@ import numpy as np
 
 from numbax import tree_util
 from numbax._treedef import _Mismatch, _flatten_up_to, _structure_error
+from numbax.backends.cuda.placement import is_device_array
 
 _SPEC_MESSAGE = ("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
                  "arguments passed to the function")
@@ -102,8 +103,8 @@ def no_mapped_axis(has_arguments: bool) -> ValueError:
 
 
 def _type_of(leaf: Any) -> str:
-    value = np.asarray(leaf)
-    return f"{value.dtype}[{','.join(map(str, value.shape))}]"
+    value = leaf if is_device_array(leaf) else np.asarray(leaf)
+    return f"{np.dtype(value.dtype)}[{','.join(map(str, value.shape))}]"
 
 
 def inconsistent_sizes(described: List[Tuple[str, Any, int, int]], axis_size: Optional[int]) -> ValueError:
@@ -134,10 +135,10 @@ def check_call(params: Sequence[str], pairs: List[Tuple[Any, Optional[int]]], ar
     for path, (leaf, axis) in zip(paths, pairs):
         if axis is None:
             continue
-        if not isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)):
+        if not isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)) and not is_device_array(leaf):
             raise TypeError(f"Argument {leaf!r} of type {type(leaf)} is not an array or a number: vmap cannot map "
                             "it (pass it with in_axes=None, or mark it static)")
-        shape = np.shape(leaf)
+        shape = tuple(leaf.shape) if is_device_array(leaf) else np.shape(leaf)
         check_rank(axis, len(shape), shape)
         position = path[1]
         if path[0].idx == 0:

@@ -4,7 +4,8 @@
 specializing (its function may be a local one or a lambda); a ``numbax.vmap``
 object made outside holds one. Calling it inside compiled code applies JAX's
 rules to the call's arguments (``in_axes`` for the positional ones, axis 0 for
-keyword arguments) and emits the batched loop (``numbax.transforms.vmap.loop``).
+keyword arguments) and emits the batched loop (``numbax.transforms.vmap.loop``;
+``threads`` on the GPU backend).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.values import LocalFunction, Partial, contains_dyn
-from numbax.transforms.vmap import axes, loop
+from numbax.transforms.vmap import axes, loop, threads
 
 
 class Batching:
@@ -45,7 +46,12 @@ class Batching:
         return self.emit(spec, node, args, kwargs, arg_axes, dict.fromkeys(kwargs, 0))
 
     def emit(self, spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes, kwarg_axes) -> Any:
-        """The batched loop for a call whose arguments' axes are given (prefixes of each argument)."""
+        """The batched loop for a call whose arguments' axes are given (prefixes of each argument): on the GPU
+        backend one example per thread (``threads``), else the CPU's loop after the first example (all the
+        examples in stages where ``fun`` calls collectives over ``axis_name``)."""
+        if spec.builder.examples_per_thread:
+            return threads.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes,
+                                self.axis_size)
         return loop.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes, self.axis_size,
                          self.axis_name, self.devices)
 

@@ -25,22 +25,23 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes import anno
+from numbax.ast_passes import collectives as stages
 from numbax.ast_passes.naming import leaf_name
-from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.dtypes import WIDEST
+from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError
+from numbax.lax import named_axes as collective_axes
 from numbax.runtime.batching import EMPTY, batch_size
 from numbax.runtime.checks import check_devices
 from numbax.runtime.scan import stack_buffer
-from numbax.lax import named_axes as collective_axes
-from numbax.ast_passes import collectives as stages
 from numbax.transforms.vmap import axes, dependence
 
-_INDEX = AVal(np.dtype(np.int64), 0)
+INDEX = AVal(np.dtype(np.int64), 0)
 
 
-def _is_dyn(x: Any) -> bool:
+def is_dyn(x: Any) -> bool:
+    """Whether ``x`` is a run-time value (a leaf of the pytrees vmap maps and stacks)."""
     return isinstance(x, Dyn)
 
 
@@ -54,7 +55,7 @@ def fail(spec, node, error: Exception) -> None:
 def _pinned(spec, value: Any) -> Any:
     """Run-time leaves that are expressions are computed once, before the loop."""
     return tree_util.tree_map(lambda v: spec.snapshot(v) if isinstance(v, Dyn) and v.name is None else v, value,
-                              is_leaf=_is_dyn)
+                              is_leaf=is_dyn)
 
 
 def _mapped_leaf(spec, node, leaf: Any, axis: int) -> Dyn:
@@ -74,7 +75,7 @@ def _mapped_leaf(spec, node, leaf: Any, axis: int) -> Dyn:
     return leaf
 
 
-def _normal(axis: int, leaf: Dyn) -> int:
+def normal_axis(axis: int, leaf: Dyn) -> int:
     """``axis`` counted from the front when the rank is known (``x.shape[1]`` reads better than ``[-1]``)."""
     return axis % leaf.aval.ndim if leaf.aval is not None and axis < 0 else axis
 
@@ -90,7 +91,7 @@ def _take(spec, leaf: Dyn, axis: int, index: Any) -> Dyn:
     return Dyn(gast.Subscript(value=leaf.expr(), slice=spec.materialize_index(where), ctx=gast.Load()), aval)
 
 
-def _batch(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], has_arguments: bool) -> Any:
+def batch_of(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], has_arguments: bool) -> Any:
     """The batch size: ``axis_size`` alone, or ``rt.batch_size`` of the mapped axes' lengths (checked equal)."""
     if not mapped:
         if axis_size is None:
@@ -99,15 +100,15 @@ def _batch(spec, node, mapped: List[Tuple[Dyn, int]], axis_size: Optional[int], 
             fail(spec, node, ValueError(EMPTY))
         return axis_size
     sizes = [Dyn(gast.Subscript(value=gast.Attribute(value=leaf.expr(), attr="shape", ctx=gast.Load()),
-                                slice=gast.Constant(value=_normal(axis, leaf), kind=None), ctx=gast.Load()),
-                 _INDEX) for leaf, axis in mapped]
+                                slice=gast.Constant(value=normal_axis(axis, leaf), kind=None), ctx=gast.Load()),
+                 INDEX) for leaf, axis in mapped]
     sizes += [axis_size] if axis_size is not None else []
     name = spec.namer.new("batch")
     spec.emit_assign(name, spec.call_value(node, batch_size, sizes, {}))
-    return Dyn(name_node(name), _INDEX)
+    return Dyn(name_node(name), INDEX)
 
 
-class _Examples:
+class Examples:
     """The arguments of one example: mapped leaves indexed, the others as they are."""
 
     def __init__(self, spec, leaves: List[Tuple[Any, Optional[int]]], treedef):
@@ -119,7 +120,7 @@ class _Examples:
         return list(args), kwargs
 
 
-def _check_outputs(spec, node, pairs) -> None:
+def check_outputs(spec, node, pairs) -> None:
     for leaf, _ in pairs:
         if not (isinstance(leaf, (Dyn, np.ndarray)) or is_static_scalar(leaf)):
             spec.fail(node, f"a vmapped function cannot return a {type(leaf).__name__}",
@@ -128,7 +129,7 @@ def _check_outputs(spec, node, pairs) -> None:
 
 def _check_unbatched(spec, node, start: int, mapped: Sequence[Dyn], first: Any, out_pairs) -> None:
     """JAX's error for ``out_axes=None`` on an output that depends on a mapped input."""
-    paths = tree_util.tree_flatten_with_path(first, is_leaf=_is_dyn)[0]
+    paths = tree_util.tree_flatten_with_path(first, is_leaf=is_dyn)[0]
     unbatched = [(path, leaf) for (path, leaf), (_, axis) in zip(paths, out_pairs)
                  if axis is None and isinstance(leaf, Dyn)]
     if not unbatched:
@@ -152,17 +153,17 @@ def _stacked_aval(leaf: Any) -> Optional[AVal]:
     return None if aval is None else AVal(aval.dtype, aval.ndim + 1)
 
 
-def _arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+def arguments(spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
                kwarg_axes: Dict[str, Any]) -> Tuple[List[Tuple[Any, Optional[int]]], Any]:
     """Each leaf of the call's arguments with its axis (mapped ones as checked run-time values), and the
     structure of ``(args, kwargs)``."""
     args, kwargs = _pinned(spec, list(args)), _pinned(spec, dict(kwargs))
     try:
-        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=_is_dyn)
+        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
     leaves = [(leaf, None) if axis is None else (_mapped_leaf(spec, node, leaf, axis), axis) for leaf, axis in pairs]
-    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=_is_dyn)
+    return leaves, tree_util.tree_structure((tuple(args), kwargs), is_leaf=is_dyn)
 
 
 def _buffers(spec, node, outputs, out_pairs, batch: Any) -> List[Optional[str]]:
@@ -202,13 +203,13 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     the first example's code is dropped and one loop over every example is written instead, for the
     ``collectives`` pass to cut into stages (``_staged``). ``devices`` (``pmap``'s: how many, and whether
     they were passed) are checked against the batch at run time (``rt.check_devices``)."""
-    leaves, structure = _arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
+    leaves, structure = arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
-    batch = _batch(spec, node, mapped, axis_size, bool(leaves))
+    batch = batch_of(spec, node, mapped, axis_size, bool(leaves))
     if devices is not None:
         where = spec.origin(node).position() if spec.origin(node) is not None else ""
         spec.emit(gast.Expr(value=spec.call_value(node, check_devices, [batch, *devices, where], {}).node))
-    examples = _Examples(spec, leaves, structure)
+    examples = Examples(spec, leaves, structure)
     if axis_name is None:
         return _peeled(spec, node, fun, examples, batch, mapped, out_axes, None)
     with collective_axes.bound(axis_name, batch) as frame:
@@ -220,7 +221,7 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
         return _staged(spec, node, fun, examples, batch, out_axes, frame)
 
 
-def _peeled(spec, node, fun: Callable, examples: "_Examples", batch: Any, mapped, out_axes: Any, frame) -> Any:
+def _peeled(spec, node, fun: Callable, examples: "Examples", batch: Any, mapped, out_axes: Any, frame) -> Any:
     """The first example, then a loop over the others; None as soon as a collective stages ``frame``."""
     start = len(spec.block)
     first = spec.call_value(node, fun, *examples.at(0))
@@ -228,10 +229,10 @@ def _peeled(spec, node, fun: Callable, examples: "_Examples", batch: Any, mapped
         return None
     outputs, out_treedef = spec.leaves_with_paths(first)
     try:
-        out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=_is_dyn)
+        out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=is_dyn)
     except ValueError as exc:
         fail(spec, node, exc)
-    _check_outputs(spec, node, out_pairs)
+    check_outputs(spec, node, out_pairs)
     _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], first, out_pairs)
 
     buffers = _buffers(spec, node, outputs, out_pairs, batch)
@@ -241,21 +242,21 @@ def _peeled(spec, node, fun: Callable, examples: "_Examples", batch: Any, mapped
     return tree_util.tree_unflatten(out_treedef, results)
 
 
-def _staged(spec, node, fun: Callable, examples: "_Examples", batch: Any, out_axes: Any, frame) -> Any:
+def _staged(spec, node, fun: Callable, examples: "Examples", batch: Any, out_axes: Any, frame) -> Any:
     """``for i in range(0, batch):`` every example, its outputs named; tagged for the ``collectives`` pass,
     which stacks them into the outputs' buffers."""
     index = spec.namer.new("i")
-    frame.index = Dyn(name_node(index), _INDEX)
+    frame.index = Dyn(name_node(index), INDEX)
     saved, spec.block = spec.block, []
     spec.runtime_depth += 1
     try:
         result = spec.call_value(node, fun, *examples.at(frame.index))
         outputs, out_treedef = spec.leaves_with_paths(result)
         try:
-            out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, result, is_leaf=_is_dyn)
+            out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, result, is_leaf=is_dyn)
         except ValueError as exc:
             fail(spec, node, exc)
-        _check_outputs(spec, node, out_pairs)
+        check_outputs(spec, node, out_pairs)
         if any(axis is None for _, axis in out_pairs):
             raise NumbaxBatchingError("out_axes=None for an output of a vmap whose function calls a collective "
                                       "is not supported", spec.origin(node),
@@ -291,18 +292,18 @@ def _narrow(spec, node, leaf: Any, out: str) -> str:
     return name
 
 
-def _loop(spec, node, fun, examples: _Examples, batch: Any, buffers: List[Optional[str]], frame) -> None:
+def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optional[str]], frame) -> None:
     """``for i in range(1, batch):`` the example at ``i``, each batched output stored at ``i``."""
     index = spec.namer.new("i")
     saved, spec.block = spec.block, []
     spec.runtime_depth += 1
     if frame is not None:
-        frame.index = Dyn(name_node(index), _INDEX)
+        frame.index = Dyn(name_node(index), INDEX)
     try:
-        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), _INDEX)))
+        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), INDEX)))
         for (_, leaf), buffer in zip(spec.leaves_with_paths(result)[0], buffers):
             if buffer is not None:
-                _store(spec, buffer, Dyn(name_node(index), _INDEX), leaf)
+                _store(spec, buffer, Dyn(name_node(index), INDEX), leaf)
         body = spec.block
     finally:
         spec.block = saved

@@ -11,6 +11,8 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   whose element is its operand's expression (fused too) and a launch through ``gr.reduce``, which runs the
   second pass; a reduction to a number gives a number on the host;
 - ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel);
+- the loop ``vmap`` writes over examples (``anno.Key.PER_THREAD``) becomes one kernel, one example per thread
+  (``threads``);
 - numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
   driver, on the host: a branch on a reduced value or ``while err > tol`` reads the reduced number there.
 
@@ -24,13 +26,16 @@ from typing import Any, Dict, List
 import gast
 
 from numbax.ast_passes import anno
-from numbax.backends.cuda.lower import fusible, probes
+from numbax.backends.cuda.lower import fusible, probes, threads
 from numbax.backends.cuda.lower.launches import Launches
 from numbax.backends.cuda.lower.state import name as _name, text as _text
 
 IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
-_CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul"})
+# run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
+# reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
+_CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul",
+                     "check_contraction", "assume_equal"})
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
 _CHECKED_OPERATIONS = {"rt.check_index": "indexing an array element", "rt.check_span": "slicing an array",
                        "rt.check_store": "assigning into an array", "rt.check_reshape": "reshaping an array",
@@ -44,10 +49,13 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
     stand-in of its dtype and ndim (``probes``)."""
     main = module.body[-1]
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
+    # what the code does before the user's first line (a transformation's checks) is refused there
+    lowering.first_origin = next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(main)
+                                  if anno.hasanno(n, anno.Key.ORIGIN)), None)
     main.body = lowering.block(main.body)
     kernels = []
-    for source, origin in lowering.kernels:
-        kernel = gast.parse(source).body[0]
+    for source, origin in lowering.kernels:  # a kernel's source, or one that tags its own lines (``threads``)
+        kernel = gast.parse(source).body[0] if isinstance(source, str) else source
         _tag(kernel, origin)
         kernels.append(kernel)
     module.body = kernels + [main]
@@ -94,6 +102,8 @@ class Lowering(Launches):
             return self.branch(stmt)
         if isinstance(stmt, gast.While) and not stmt.orelse:
             return self.loop_while(stmt)
+        if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.PER_THREAD, False):
+            return threads.lower(self, stmt)
         if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name):
             return self.loop_for(stmt)
         if isinstance(stmt, (gast.Break, gast.Continue, gast.Pass)):

@@ -31,8 +31,10 @@ class Unsupported(Exception):
 
 
 # the names kernels use for themselves: an operand's parameter never takes one
-_RESERVED = frozenset({"out", "i", "q", "partial", "shape", "parts", "cache", "cached", "t", "count", "b", "o",
-                       "acc", "seen", "r", "s", "cuda", "gr", "np", "math", "THREADS"})
+_MODULES = frozenset({"cuda", "gr", "np", "math", "THREADS"})
+_RESERVED = _MODULES | {"out", "i", "q", "partial", "shape", "parts", "cache", "cached", "t", "count", "b", "o",
+                        "acc", "seen", "r", "s"}
+_BOOL = {gast.And: "and", gast.Or: "or"}
 
 
 @dataclasses.dataclass
@@ -48,11 +50,16 @@ class Operands:
     computed: Dict[str, gast.expr] = dataclasses.field(default_factory=dict)
     inline: Dict[str, gast.expr] = dataclasses.field(default_factory=dict)
     names: Dict[str, str] = dataclasses.field(default_factory=dict)
+    # a per-thread kernel's (``threads``): its example's index, each array's element read as ``x[index]``, and
+    # only the modules it calls reserved (its locals keep the names of the generated code)
+    index: str = ""
+    # a per-thread kernel's values written verbatim: a slot of a tape, ``tape[i, row, 0]`` (``threads``)
+    verbatim: Dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        taken = set(_RESERVED) | {f"i{d}" for d in range(32)}
+        taken = set(_MODULES) | {self.index} if self.index else set(_RESERVED) | {f"i{d}" for d in range(32)}
         wanted = [(name, name) for name in list(self.arrays) + self.numbers]
-        wanted += [(name + "[]", name + "_i") for name in self.arrays]
+        wanted += [(name + "[]", name + "_i") for name in self.arrays if not self.index]
         wanted += [(name + "()", name + "_v") for name in self.computed]
         for key, local in wanted:
             while local in taken:
@@ -70,6 +77,8 @@ class Operands:
 
     def element_of(self, name: str) -> str:
         """The kernel's name for the element of array ``name`` that a thread reads."""
+        if self.index:
+            return f"{self.names[name]}[{self.index}]"
         return self.names[name + "[]"]
 
 
@@ -80,6 +89,8 @@ def element(node: gast.expr, operands: Operands) -> str:
         Unsupported: ``node`` holds something without an elementwise lowering.
     """
     if isinstance(node, gast.Name):
+        if node.id in operands.verbatim:
+            return operands.verbatim[node.id]
         if node.id in operands.arrays:
             return operands.element_of(node.id)
         if node.id in operands.numbers:
@@ -94,6 +105,11 @@ def element(node: gast.expr, operands: Operands) -> str:
     if isinstance(node, gast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
         return f"({element(node.left, operands)} {_COMPARE[type(node.ops[0])]} " \
                f"{element(node.comparators[0], operands)})"
+    # truth values: of numbers only, so in one example's body (an array's has none; NumPy raises)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not) and operands.index:
+        return f"(not {element(node.operand, operands)})"
+    if isinstance(node, gast.BoolOp) and operands.index:
+        return "(" + f" {_BOOL[type(node.op)]} ".join(element(v, operands) for v in node.values) + ")"
     if isinstance(node, gast.IfExp):
         return f"({element(node.body, operands)} if {element(node.test, operands)} " \
                f"else {element(node.orelse, operands)})"

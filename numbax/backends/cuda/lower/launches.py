@@ -19,7 +19,8 @@ from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
 
-_CONSTRUCTORS = frozenset({"zeros", "ones"})
+_CONSTRUCTORS = frozenset({"zeros", "ones", "empty"})
+_SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
@@ -60,6 +61,11 @@ class Launches(LoweringState):
                 isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
                 node.func.attr in _CONSTRUCTORS:
             return self.construct(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
+            return self.unreduce(node)
+        if isinstance(node, gast.Call) and _text(node.func) in _SEEDS and len(node.args) == 1 and \
+                isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
+            return self.seed(node)
         return node
 
     def _same_type_cast(self, node: gast.expr) -> bool:
@@ -176,16 +182,48 @@ class Launches(LoweringState):
         self.owned.add(temp)
         return _name(temp)
 
+    def seed(self, node: gast.Call) -> gast.Name:
+        """Reverse mode's ``rt.zeros_like(a)``, ``rt.ones_like(a)`` of an array: filled on the device."""
+        a = node.args[0].id
+        result = self.probe(node)
+        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
+        return self._filled(shape, _SEEDS[_text(node.func)], result)
+
+    def _filled(self, shape: str, value: str, result: Any) -> gast.Name:
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.full({shape}, {value}, np.{result.dtype.name})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def unreduce(self, node: gast.Call) -> gast.Name:
+        """Reverse mode's ``rt.unreduce(g, a, None, keepdims)``: the cotangent ``g`` of a reduction of ``a`` to a
+        number, as an array of ``a``'s shape filled with it (a reduction over axes is refused)."""
+        if len(node.args) != 4 or node.keywords or not isinstance(node.args[2], gast.Constant) or \
+                node.args[2].value is not None or not isinstance(node.args[1], gast.Name):
+            raise self.refuse(f"`{_text(node)}`, the cotangent of a reduction over axes,")
+        g, a = node.args[0], node.args[1].id
+        if probes.is_array(self.probe(g)) or not probes.is_array(self.env.get(a)):
+            raise self.refuse(f"`{_text(node)}`")
+        self.check_host(g)
+        result = self.probe(node)
+        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
+        return self._filled(shape, _text(g), result)
+
     def construct(self, node: gast.Call) -> gast.Name:
-        """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over."""
+        """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over;
+        ``np.empty(shape)``: allocated on the device."""
         if len(node.args) != 1 or set(k.arg for k in node.keywords) - {"dtype"}:
             raise self.refuse(f"`{_text(node)}` with arguments other than a shape and dtype")
         self.check_host(node.args[0])
         result = self.probe(node)
         temp = self.fresh("t")
-        fill = 0 if node.func.attr == "zeros" else 1
+        fill = 1 if node.func.attr == "ones" else 0
         shape = _text(node.args[0])
-        self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
+        if node.func.attr == "empty":
+            self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})")
+        else:
+            self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
         self.env[temp] = result
         self.owned.add(temp)
         return _name(temp)

@@ -17,6 +17,20 @@ import gast
 import numpy as np
 
 from numbax.ast_passes.specialize.values import AVal
+from numbax.runtime.batching import batch_size
+from numbax.runtime.grad import ones_like, scalar_output, unreduce, zeros_like
+
+
+class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expressions evaluated
+    """The helpers of ``numbax.runtime`` the driver's code calls: vmap's batch size and reverse mode's seeds
+    on numbers, on the host; of arrays, and the broadcast of a reduction's cotangent, launched
+    (``launches``)."""
+
+    batch_size = staticmethod(batch_size)
+    ones_like = staticmethod(ones_like)
+    scalar_output = staticmethod(scalar_output)
+    unreduce = staticmethod(unreduce)
+    zeros_like = staticmethod(zeros_like)
 
 
 def of_aval(aval: AVal) -> Any:
@@ -35,10 +49,14 @@ def of_value(value: Any) -> Any:
 
 def evaluate(node: gast.expr, env: Dict[str, Any]) -> Any:
     """``node`` evaluated by NumPy on the stand-ins ``env``; raises what NumPy raises."""
-    tree = ast.fix_missing_locations(ast.Expression(body=gast.gast_to_ast(node)))
+    tree = ast.Expression(body=gast.gast_to_ast(node))
+    for sub in ast.walk(tree):  # passes that moved nodes leave line ranges that compile refuses: one line here
+        if "lineno" in sub._attributes:
+            sub.lineno, sub.end_lineno, sub.col_offset, sub.end_col_offset = 1, 1, 0, 0
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return eval(compile(tree, "<numbax probe>", "eval"), {"np": np, "math": math}, dict(env))  # noqa: S307
+        names = {"np": np, "math": math, "rt": _HOST_RUNTIME}
+        return eval(compile(tree, "<numbax probe>", "eval"), names, dict(env))  # noqa: S307
 
 
 def is_array(value: Any) -> bool:

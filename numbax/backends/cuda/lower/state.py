@@ -21,7 +21,10 @@ from numbax.primitives.registry import entry
 
 _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 _METADATA = frozenset({"shape", "size", "ndim"})
-_HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max"})
+_HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max", "range"})
+# numbax.runtime's helpers that the driver calls on numbers (``probes``): vmap's check of the mapped axes'
+# lengths, reverse mode's seed of a number's gradient
+_HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.zeros_like", "rt.scalar_output"})
 
 
 def text(node: gast.AST) -> str:
@@ -51,14 +54,15 @@ class LoweringState:
         self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
+        self.first_origin = None  # the function's first line of the user's: where code before it is refused
         self.count: Counter = collections.Counter()
         self.pre: List[gast.stmt] = []
 
     def refuse(self, what: str, origin=None) -> NumbaxDeviceError:
         """The error for a construct the GPU backend does not support yet, at ``origin`` (by default the
         current statement's)."""
-        return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet", origin or self.origin,
-                                 hint=_HINT)
+        return NumbaxDeviceError(f"{what} is not supported by the GPU backend yet",
+                                 origin or self.origin or self.first_origin, hint=_HINT)
 
     def fresh(self, stem: str) -> str:
         """A new name (kernels, temporaries), numbered for each stem."""
@@ -97,7 +101,7 @@ class LoweringState:
 
     @staticmethod
     def _host_call(call: gast.Call) -> bool:
-        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS:
+        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS or text(call.func) in _HOST_RUNTIME:
             return True
         app = application(call)
         return app is not None and getattr(entry(app.key), "cuda", None) is not None and \

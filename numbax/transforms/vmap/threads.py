@@ -1,0 +1,120 @@
+"""The loop a ``vmap`` call becomes for the GPU backend: every example in one loop, one example per thread.
+
+For ``vmap(f, in_axes=(0, None))(x, y)`` of a ``f`` returning a number, the specializer emits::
+
+    batch = rt.batch_size(x.shape[0])
+    out = np.empty(batch, dtype=np.float64)        # the dtype of f's result, inferred while specializing
+    for i in range(batch):                          # anno.Key.PER_THREAD
+        <f specialized for x[i], y>
+        out[i] = result
+
+and the GPU lowering makes the loop one kernel, each thread running the examples of a grid-stride loop
+(``backends.cuda.lower.threads``). Unlike the CPU's loop (``loop``), no example runs first to give the
+output shapes: each example's outputs are numbers, whose dtypes the specializer knows. A function returning
+arrays per example, or an output that ``out_axes=None`` leaves unbatched, is refused here.
+"""
+from __future__ import annotations
+
+import linecache
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import gast
+import numpy as np
+
+from numbax import tree_util
+from numbax.ast_passes import anno
+from numbax.ast_passes.naming import leaf_name
+from numbax.ast_passes.specialize.materialize import name_node
+from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
+from numbax.errors import NumbaxDeviceError
+from numbax.origin import Origin
+from numbax.transforms.vmap import axes, loop
+
+_HINT = "run it on the CPU backend: vmap with NumPy arguments (numbax.device_get(x) brings device arrays back)."
+
+
+def refuse(spec, node, fun, what: str) -> None:
+    """Raise the GPU backend's refusal of ``what`` at the user's ``node`` (for a top-level vmap, which the
+    user wrote no line of, at the ``def`` line of the function mapped)."""
+    raise NumbaxDeviceError(f"{what} is not supported by the GPU backend yet", spec.origin(node) or _def_line(fun),
+                            hint=_HINT)
+
+
+def _def_line(fun) -> Optional[Origin]:
+    code = getattr(getattr(fun, "fun", fun), "__code__", None)  # a numbax transformation holds its function
+    if code is None:
+        return None
+    return Origin(code.co_filename, code.co_firstlineno, 0, linecache.getline(code.co_filename,
+                                                                              code.co_firstlineno),
+                  code.co_qualname)
+
+
+def _dtype(spec, node, fun, path, leaf: Any) -> np.dtype:
+    """The dtype of an output leaf, which must be a number of a known dtype."""
+    aval = leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf) if is_static_scalar(leaf) else None
+    where = f" (output{tree_util.keystr(path) if path else ''})"
+    if aval is None or aval.dtype is None:
+        refuse(spec, node, fun, f"vmap of a function whose output{where} has a dtype known only at run time")
+    if aval.ndim:
+        refuse(spec, node, fun, f"vmap of a function returning an array per example{where}: one thread runs one "
+                           "example, and only numbers")
+    return np.dtype(aval.dtype)
+
+
+def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
+         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
+    """Emit the loop over all examples for ``fun(*args, **kwargs)`` at ``node``; the call's value: for each
+    batched output leaf, a 1-d array of the examples' numbers."""
+    leaves, structure = loop.arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
+    # axes counted from the front where the rank is known: ``x[i]``, which one thread reads, not ``x[..., i]``
+    leaves = [(leaf, axis if axis is None else loop.normal_axis(axis, leaf)) for leaf, axis in leaves]
+    mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
+    batch = loop.batch_of(spec, node, mapped, axis_size, bool(leaves))
+    examples = loop.Examples(spec, leaves, structure)
+    index = spec.namer.new("i")
+    saved, spec.block = spec.block, []
+    spec.runtime_depth += 1
+    try:
+        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), loop.INDEX)))
+        outputs, out_treedef = spec.leaves_with_paths(result)
+        try:
+            out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, result, is_leaf=loop.is_dyn)
+        except ValueError as exc:
+            loop.fail(spec, node, exc)
+        loop.check_outputs(spec, node, out_pairs)
+        buffers = [_store(spec, node, fun, index, path, leaf, axis)
+                   for (path, leaf), (_, axis) in zip(outputs, out_pairs)]
+        body = spec.block
+    finally:
+        spec.block = saved
+        spec.runtime_depth -= 1
+    for entry in buffers:
+        if entry is not None:
+            spec.emit_assign(entry[0], spec.call_value(node, np.empty, [batch], {"dtype": entry[1].type}))
+    trips = gast.Call(func=name_node("range"), args=[spec.materialize(batch)], keywords=[])
+    per_thread = gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[],
+                          type_comment=None)
+    anno.setanno(per_thread, anno.Key.BATCH_LOOP, True)  # its invariants are hoisted: computed once, on the host
+    anno.setanno(per_thread, anno.Key.PER_THREAD, True)
+    spec.emit(per_thread)
+    results = [leaf if entry is None else Dyn(name_node(entry[0]), AVal(entry[1], 1))
+               for (_, leaf), entry in zip(outputs, buffers)]
+    return tree_util.tree_unflatten(out_treedef, results)
+
+
+def _store(spec, node, fun, index: str, path: tuple, leaf: Any,
+           axis: Optional[int]) -> Optional[Tuple[str, np.dtype]]:
+    """``out[i] = leaf`` in the example's body for a batched output leaf; its buffer's name and dtype."""
+    if axis is None:
+        if isinstance(leaf, Dyn):
+            refuse(spec, node, fun, "out_axes=None for an output computed per example")
+        return None
+    dtype = _dtype(spec, node, fun, path, leaf)
+    if axis not in (0, -1):
+        loop.fail(spec, node, ValueError(f"vmap out_axes {axis} is out of bounds for an output of one number "
+                                         "per example (a 1-d array)"))
+    buffer = spec.namer.new(leaf_name("out", path))
+    spec.emit(gast.Assign(targets=[gast.Subscript(value=name_node(buffer), slice=name_node(index),
+                                                  ctx=gast.Store())],
+                          value=spec.materialize(leaf), type_comment=None))
+    return buffer, dtype
