@@ -6,8 +6,12 @@ names) that binds ``axis_name``. Inside compiled code a call leaves a marker
 called in plain Python, outside any mapping, each raises JAX's ``NameError``: no axis is bound there.
 
     >>> import numpy as np, numbax
-    >>> numbax.vmap(lambda x: x / numbax.lax.psum(x, "i"), axis_name="i")(np.array([1.0, 3.0]))
-    array([0.25, 0.75])
+    >>> numbax.lax.psum(np.array([1.0, 3.0]), "i")
+    Traceback (most recent call last):
+      ...
+    NameError: unbound axis name: i
+
+``tests/test_collectives.py`` runs them under ``vmap`` (``x / psum(x, "i")`` normalizes over the batch).
 """
 from __future__ import annotations
 
