@@ -41,7 +41,7 @@ from numbax._version import __version__  # noqa: F401
 
 __all__ = [
     "jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
-    "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "clear_caches", "config",
+    "pmap", "custom_jvp", "custom_vjp", "checkpoint", "remat", "coverage", "source", "export", "clear_caches", "config",
     "tree_util", "tree", "nn",
     "example_libraries", "devices", "local_devices", "process_index", "process_count", "distributed",
     "local_device_count", "device_put", "device_get", "block_until_ready", "Array",
@@ -61,6 +61,7 @@ _COMPILER = {
     "coverage": "numbax.transforms.coverage",
     "grad": "numbax.transforms.grad", "value_and_grad": "numbax.transforms.grad", "vjp": "numbax.transforms.grad",
     "jvp": "numbax.transforms.jvp", "linearize": "numbax.transforms.jvp", "vmap": "numbax.transforms.vmap",
+    "pmap": "numbax.transforms.pmap",
     "jacfwd": "numbax.transforms.jacobian", "jacrev": "numbax.transforms.jacobian",
     "jacobian": "numbax.transforms.jacobian", "hessian": "numbax.transforms.jacobian",
     "custom_jvp": "numbax.transforms.custom", "custom_vjp": "numbax.transforms.custom",

@@ -139,9 +139,13 @@ def _add_target_arguments(parser: argparse.ArgumentParser, required: bool) -> No
                         help="names of static arguments (default: the decorator's)")
     parser.add_argument("--transform", default="jit", help="the transformation (default: jit)")
     parser.add_argument("--in-axes", default="0", metavar="AXES",
-                        help="with --transform vmap: in_axes as a Python literal, e.g. '(None, 0)' (default: 0)")
+                        help="with --transform vmap or pmap: in_axes as a Python literal, e.g. '(None, 0)' "
+                             "(default: 0)")
     parser.add_argument("--out-axes", default="0", metavar="AXES",
-                        help="with --transform vmap: out_axes as a Python literal (default: 0)")
+                        help="with --transform vmap or pmap: out_axes as a Python literal (default: 0)")
+    parser.add_argument("--axis-name", metavar="NAME",
+                        help="with --transform vmap or pmap: the name of the mapped axis, which the function's "
+                             "collectives (lax.psum, ...) use")
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
                         help="the backend whose code to show: gpu prints the kernels and their host driver "
                              "(default: cpu)")
@@ -247,13 +251,14 @@ def generate(ns: argparse.Namespace) -> str:
 
 
 def _vmap_axes(ns: argparse.Namespace, transform: str) -> Dict[str, Any]:
-    """``--in-axes`` and ``--out-axes`` as Python values (only ``--transform vmap`` reads them)."""
+    """``--in-axes``, ``--out-axes`` and ``--axis-name`` as Python values (only ``--transform vmap`` and
+    ``--transform pmap`` read them)."""
     given = {"in_axes": ns.in_axes, "out_axes": ns.out_axes}
-    if transform != "vmap":
-        if any(text != "0" for text in given.values()):
-            raise CliError("--in-axes and --out-axes go with --transform vmap")
+    if transform not in ("vmap", "pmap"):
+        if any(text != "0" for text in given.values()) or ns.axis_name is not None:
+            raise CliError("--in-axes, --out-axes and --axis-name go with --transform vmap or pmap")
         return {}
-    axes = {}
+    axes: Dict[str, Any] = {"axis_name": ns.axis_name}
     for name, text in given.items():
         try:
             axes[name] = ast.literal_eval(text)

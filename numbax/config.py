@@ -17,6 +17,9 @@ _DEFAULTS: Dict[str, Any] = {
     "debug_infs": False,
     "cache_dir": os.environ.get("NUMBAX_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "numbax"),
+    # how many CPU devices ``numbax.devices("cpu")`` lists (``pmap`` runs one shard per device), as JAX's
+    # ``jax_num_cpu_devices``; checked where it is read (``numbax.devices``)
+    "cpu_device_count": os.environ.get("NUMBAX_CPU_DEVICE_COUNT", "1"),
 }
 
 

@@ -42,8 +42,9 @@ class Device:
 
 
 def _cpus(process: int) -> List[Device]:
-    """The CPU devices of process ``process``: one, numbered by its process."""
-    return [Device("cpu", process, "cpu", process)]
+    """The CPU devices of process ``process``: ``cpu_device_count()`` of them, numbered across the processes."""
+    count = cpu_device_count()
+    return [Device("cpu", process * count + k, "cpu", process) for k in range(count)]
 
 
 def _kind(gpu: Any) -> str:
@@ -58,9 +59,28 @@ def _gpus(process: int) -> tuple:
     return tuple(Device("gpu", i, _kind(gpu), process) for i, gpu in enumerate(cuda.gpus))
 
 
+def cpu_device_count() -> int:
+    """How many CPU devices there are: ``config.update("cpu_device_count", n)`` or the environment variable
+    ``NUMBAX_CPU_DEVICE_COUNT`` (default 1, as in JAX).
+
+    Raises:
+        ValueError: the setting is not a positive integer.
+    """
+    from numbax import config
+
+    value = config.read("cpu_device_count")
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = 0
+    if count < 1 or (not isinstance(value, str) and count != value):
+        raise ValueError(f"cpu_device_count (NUMBAX_CPU_DEVICE_COUNT) must be a positive integer, got {value!r}")
+    return count
+
+
 def devices(backend: Optional[str] = None) -> List[Device]:
     """The devices of ``backend`` (``"cpu"``, ``"gpu"``/``"cuda"``) in every process; by default the CPU, where
-    compiled code runs.
+    compiled code runs: ``cpu_device_count()`` of them per process (``pmap`` runs one shard on each).
 
     Raises:
         RuntimeError: ``backend`` is unknown; ``NumbaxDeviceError`` (a ``RuntimeError``) where ``"gpu"`` is

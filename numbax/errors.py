@@ -162,6 +162,10 @@ class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
     HINT = "make the shapes agree (x.shape shows them), or reshape or index an operand first."
 
 
+class NumbaxAxisNameError(NumbaxError, NameError):
+    """A collective names an axis that no enclosing ``vmap`` or ``pmap`` binds (JAX raises ``NameError``)."""
+
+
 class NumbaxCollectiveError(NumbaxRunTimeError, RuntimeError):
     """A collective across processes (``numbax.distributed.collectives``) that compiled code cannot complete: MPI
     reported an error, MPI is shut down, or a permutation is not one."""

@@ -15,25 +15,26 @@ TRANSFORMS = tuple(TRANSFORMATIONS)
 
 
 def transformed(fun: Callable, transform: str = "jit", static_argnums=(), static_argnames=(), in_axes: Any = 0,
-                out_axes: Any = 0, backend: str = "python") -> Jitted:
+                out_axes: Any = 0, backend: str = "python", axis_name: Any = None) -> Jitted:
     """``fun`` under the transformation named ``transform`` (a ``Jitted`` for ``backend``, as
-    ``transforms.registry`` makes it); ``in_axes`` and ``out_axes`` are ``vmap``'s. A ``Jitted`` ``fun``
-    under ``jit`` is itself."""
+    ``transforms.registry`` makes it); ``in_axes``, ``out_axes`` and ``axis_name`` are ``vmap``'s and
+    ``pmap``'s. A ``Jitted`` ``fun`` under ``jit`` is itself."""
     if transform not in TRANSFORMATIONS:
         raise ValueError(f"unknown transform {transform!r}; transforms: {', '.join(TRANSFORMS)}")
     if isinstance(fun, Jitted) and transform == "jit":
         return fun
     return TRANSFORMATIONS[transform](getattr(fun, "_numbax_fun", fun), static_argnums, static_argnames, in_axes,
-                                      out_axes, backend)
+                                      out_axes, backend, axis_name)
 
 
 def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", static_argnums=(),
                static_argnames=(), after_pass: Optional[str] = None, in_axes: Any = 0, out_axes: Any = 0,
-               backend: str = "cpu") -> str:
+               backend: str = "cpu", axis_name: Any = None) -> str:
     """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
-    ``in_axes`` and ``out_axes`` are ``vmap``'s; ``backend`` ``"gpu"``: the GPU backend's kernels and driver."""
+    ``in_axes``, ``out_axes`` and ``axis_name`` are ``vmap``'s and ``pmap``'s; ``backend`` ``"gpu"``: the GPU
+    backend's kernels and driver."""
     jitted = transformed(fun, transform, static_argnums, static_argnames, in_axes, out_axes,
-                         "gpu" if backend == "gpu" else "python")
+                         "gpu" if backend == "gpu" else "python", axis_name)
     return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
 
 

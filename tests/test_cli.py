@@ -126,8 +126,19 @@ def test_show_vmap_with_keyword_only_arguments_and_out_axes(capsys):
     assert "factor_2 = factor[i]" in out and "rt.moveaxis(out, 0, -1)" in out
 
 
+def test_show_pmap_prints_each_shards_code_and_its_collectives(capsys):
+    status, out, err = run(capsys, "show", f"{MODULE}:normalized", "--args", "f64[2,3]", "--transform", "pmap",
+                           "--axis-name", "devices")
+    assert status == 0, err
+    assert_is_source_of(out, "def pmap_normalized(x):")
+    assert "rt.check_devices(batch, 1, False" in out
+    assert re.search(r"\w+ = rt\.sum\(\w+_rows, 0\)", out), out  # psum over the shards, between stages
+    assert "rt.collective_" not in out
+
+
 @pytest.mark.parametrize("argv, fragment", [
-    (("--in-axes", "1"), "--in-axes and --out-axes go with --transform vmap"),
+    (("--in-axes", "1"), "--in-axes, --out-axes and --axis-name go with --transform vmap or pmap"),
+    (("--axis-name", "i"), "--in-axes, --out-axes and --axis-name go with --transform vmap or pmap"),
     (("--transform", "vmap", "--in-axes", "(0"), "--in-axes expects a Python literal"),
     (("--transform", "vmap", "--out-axes", "x"), "--out-axes expects a Python literal"),
     (("--transform", "vmap", "--in-axes", "(0, 1)"), "vmap was requested to map its argument along axis 1"),

@@ -50,3 +50,14 @@ def test_readme_example_is_a_jax_program_with_its_imports_swapped(tmp_path):
     assert len(numbax_curve) == len(jax_curve) == 11
     for ours, theirs in zip(numbax_curve, jax_curve):
         assert abs(ours - theirs) <= max(1e-5 * theirs, 1.5e-6), (numbax_curve, jax_curve)  # 6 printed decimals
+
+
+def test_data_parallel_mlp_matches_the_single_device_losses():
+    out = run_example("data_parallel_mlp.py")
+    assert "devices [CpuDevice(id=0), CpuDevice(id=1)]" in out
+    rows = [line.split() for line in out.splitlines() if "single-device loss" in line]
+    assert len(rows) == 11
+    for row in rows:
+        single, parallel = float(row[-4]), float(row[-1])
+        assert abs(single - parallel) <= 1e-12 * max(1.0, single), row
+    assert float(rows[-1][-1]) < 0.01 * float(rows[0][-1])

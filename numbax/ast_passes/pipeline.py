@@ -28,6 +28,7 @@ from numbax.ast_passes.specialize.builder import ReturnSpec
 from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.ast_passes.unparse import unparse_with_origins
+from numbax.ast_passes import collectives as collective_stages
 
 # name -> why it is here. Order matters: the fence sees the user's tree before
 # anything rewrites it; inlining needs specialized (flat) helpers; transforms
@@ -40,6 +41,8 @@ PASSES = (
                    "become loops"),
     ("inline", "replace calls of user functions by their specialized bodies"),
     ("anf", "one operation per statement, the form every transformation reads and writes"),
+    ("collectives", "vmap's loops over axes with collectives cut into stages at them, each collective array code "
+                    "over the stacked examples; before the checks and the transformations, which see plain code"),
     ("checks", "check the user's indices, Python divisors and array shapes at run time (NumPy's errors at the "
                "user's line); before the transformations, so that nothing they generate is checked"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
@@ -251,6 +254,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     module = spec.module
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
+              ("collectives", _each(collective_stages.transform)),
               ("checks", _each(run_time_checks.transform)),
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),

@@ -21,10 +21,10 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from numbax import tree_util
-from numbax.lax import elementwise, lowering
+from numbax.lax import collectives, elementwise, lowering
 
 __all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "select", "stop_gradient", "cumsum", "cumprod",
-           "cumlogsumexp", "cummax", "cummin"] + elementwise.__all__
+           "cumlogsumexp", "cummax", "cummin"] + elementwise.__all__ + collectives.__all__
 
 
 @lowering.lowered_by(lowering.lower_fori_loop)
@@ -100,3 +100,4 @@ def stop_gradient(x: Any) -> Any:
 
 from numbax.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum  # noqa: E402  (they call scan, defined above)
 from numbax.lax.elementwise import *  # noqa: E402,F401,F403  (clamp calls stop_gradient, defined above)
+from numbax.lax.collectives import *  # noqa: E402,F401,F403

@@ -11,5 +11,5 @@ samplers' rules itself, when it is first used.
 from numbax.primitives import registry  # noqa: F401  (first: the families register into it)
 from numbax.primitives import elementwise, reductions, shape_ops, linalg, constructors, special  # noqa: F401
 from numbax.primitives import polynomials, interpolation, cumulative  # noqa: F401
-from numbax.primitives import runtime_helpers  # noqa: F401
+from numbax.primitives import runtime_helpers, collectives  # noqa: F401
 from numbax.primitives import cuda  # noqa: F401  (last: it adds the GPU backend's lowering to entries above)

@@ -21,6 +21,10 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
 - ``check_list_length(n, where)``: a list made at run time that starts empty gets an item (``ValueError``);
   ``check_list_item(items, item, where)``: its array ``item`` has the shape of the others (``ValueError``).
+- ``check_scatter(length, size, tiled, where)``: ``psum_scatter``'s scattered dimension has the axis's size
+  (``tiled``: a multiple of it) (``ValueError``).
+- ``check_devices(size, count, exact, where)``: ``pmap``'s mapped axis fits its devices: ``size`` equal to
+  ``count`` (``exact``: the devices were passed) or at most ``count`` (``ValueError``, JAX's text).
 
 The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
 error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
@@ -41,7 +45,7 @@ from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxShapeErr
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
-           "check_matmul", "check_reshape", "check_list_length", "check_list_item"]
+           "check_matmul", "check_reshape", "check_list_length", "check_list_item", "check_scatter", "check_devices"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -297,3 +301,35 @@ def check_list_item(items, item, where):
     if item.shape != items.shape[1:]:
         raise NumbaxShapeError("all input arrays must have the same shape: an item of shape {:shape} in a list of "
                                "items of shape {:shape}", where, item.shape, items.shape[1:])
+
+
+_SCATTERED = "psum_scatter: the scattered dimension has length {}, not the axis size {}"
+_SCATTERED_TILED = "psum_scatter: the scattered dimension has length {}, not a multiple of the axis size {}"
+
+
+@register_jitable
+def check_scatter(length, size, tiled, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``psum_scatter``'s scattered dimension of ``length`` fits
+    an axis of ``size``: equal to it, or (``tiled``) a multiple of it."""
+    if tiled:
+        if length % size != 0:
+            raise NumbaxShapeError(_SCATTERED_TILED, where, length, size)
+    elif length != size:
+        raise NumbaxShapeError(_SCATTERED, where, length, size)
+
+
+_DEVICES_PASSED = ("Leading axis size of input to pmapped function must equal the number of local devices passed "
+                   "to pmap. Got axis_size={}, num_local_devices={}.")
+_DEVICES_AVAILABLE = ("compiling computation that requires {0} logical devices, but only {1} XLA devices are "
+                      "available (num_replicas={0})")
+
+
+@register_jitable
+def check_devices(size, count, exact, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``pmap``'s axis of ``size`` fits its ``count`` devices:
+    equal to it where the devices were passed (``exact``), at most it otherwise (JAX's messages)."""
+    if exact:
+        if size != count:
+            raise NumbaxShapeError(_DEVICES_PASSED, where, size, count)
+    elif size > count:
+        raise NumbaxShapeError(_DEVICES_AVAILABLE, where, size, count)

@@ -35,11 +35,16 @@ class Transformation:
     make: Callable[..., Any]
 
     def __call__(self, fun: Callable, static_argnums=(), static_argnames=(), in_axes: Any = 0, out_axes: Any = 0,
-                 backend: str = "cpu"):
-        """``fun`` under this transformation, for ``backend``."""
+                 backend: str = "cpu", axis_name: Any = None):
+        """``fun`` under this transformation, for ``backend``; ``axis_name`` names a mapped axis (``vmap``,
+        ``pmap``) for the collectives in ``fun``."""
         if (static_argnums or static_argnames) and not self.static:
             raise ValueError(f"{self.name} takes no static arguments")
-        return self.make(fun, static_argnums, static_argnames, in_axes, out_axes, backend)
+        if axis_name is None:
+            return self.make(fun, static_argnums, static_argnames, in_axes, out_axes, backend)
+        if self.name not in _MAPS:
+            raise ValueError(f"{self.name} takes no axis_name (vmap and pmap do)")
+        return self.make(fun, static_argnums, static_argnames, in_axes, out_axes, backend, axis_name=axis_name)
 
 
 def _jit(fun, static_argnums, static_argnames, in_axes, out_axes, backend):
@@ -73,11 +78,23 @@ def _jacobian(name: str) -> Callable[..., Any]:
     return make
 
 
-def _vmap(fun, static_argnums, static_argnames, in_axes, out_axes, backend):
+def _vmap(fun, static_argnums, static_argnames, in_axes, out_axes, backend, axis_name=None):
     from numbax.transforms.vmap.api import vmap
 
-    return vmap(fun, in_axes, out_axes, static_argnums=static_argnums, static_argnames=static_argnames,
+    return vmap(fun, in_axes, out_axes, axis_name, static_argnums=static_argnums, static_argnames=static_argnames,
                 backend=backend)
+
+
+def _pmap(fun, static_argnums, static_argnames, in_axes, out_axes, backend, axis_name=None):
+    from numbax.transforms.pmap.api import pmap
+
+    if static_argnames:
+        raise ValueError("pmap takes static arguments by position (static_broadcasted_argnums)")
+    return pmap(fun, axis_name, in_axes=in_axes, out_axes=out_axes, static_broadcasted_argnums=static_argnums,
+                backend=backend)
+
+
+_MAPS = ("vmap", "pmap")  # the transformations that name their axis
 
 
 _NESTS = "a transformation as its function: generated at the call, for the caller's placeholders (nesting)"
@@ -97,6 +114,9 @@ TRANSFORMATIONS: Dict[str, Transformation] = {t.name: t for t in (
                    False, _jacobian("jacrev")),
     Transformation("hessian", "jacfwd of jacrev: the tangent code of the adjoint code, in one loop", _NESTS,
                    False, _jacobian("hessian")),
-    Transformation("vmap", "a wrapper whose loop over the mapped axis calls the function (transforms/vmap)", _NESTS,
-                   True, _vmap),
+    Transformation("vmap", "a wrapper whose loop over the mapped axis calls the function (transforms/vmap); "
+                   "collectives cut the loop into stages (ast_passes/collectives)", _NESTS, True, _vmap),
+    Transformation("pmap", "vmap's loop, one shard per device, checked against the devices (transforms/pmap); "
+                   "each shard's collectives on the batch transport (primitives/transports)", _NESTS,
+                   True, _pmap),
 )}

@@ -90,9 +90,19 @@ def application(value: gast.expr) -> Optional[Application]:
             number = value.args[0].value  # a user's custom_vjp or custom_jvp function: its own entry
             return Application(custom_key(number), CUSTOM[number][0] if number in CUSTOM else dotted,
                                list(value.args), keywords)
-        return Application(obj if obj is not None else ("unknown", dotted), dotted or "a call", list(value.args),
-                           keywords)
+        return Application(obj if obj is not None else ("unknown", dotted),
+                           _COLLECTIVE_NAMES.get(dotted, dotted or "a call"), list(value.args), keywords)
     return None
+
+
+# how the collectives' markers and helpers read in a refusal (``numbax.lax.collective_lowering``)
+_COLLECTIVE_NAMES = {
+    **{f"rt.collective_{kind}": f"numbax.lax.{kind} differentiated inside the vmap that binds its axis (differentiate "
+       "the whole vmap instead, or call the collective outside the differentiated function)"
+       for kind in ("psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "psum_scatter")},
+    "rt.max_rows": "numbax.lax.pmax (JAX has no derivative rule for it either)",
+    "rt.min_rows": "numbax.lax.pmin (JAX has no derivative rule for it either)",
+}
 
 
 _OPERATOR_NAMES = {

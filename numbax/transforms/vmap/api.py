@@ -93,7 +93,7 @@ class Vmapped(Jitted):
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
                       backend: str = "cpu"):
-        return pipeline.run(self._wrapper(bound, in_axes), bound, label="vmap", after_pass=after_pass,
+        return pipeline.run(self._wrapper(bound, in_axes), bound, label=self.label, after_pass=after_pass,
                             lower=cuda_lower.legalize if backend == "gpu" else None)
 
     def _compiles_for_gpu(self) -> bool:
@@ -115,12 +115,12 @@ class Vmapped(Jitted):
         positional, keyword = wrapper.by_kind(signature.params, kinds)
         axes_of = dict(zip(signature.params, per_param))
         call = BoundAxes(self.batching, tuple(axes_of[p] for p in positional), {k: axes_of[k] for k in keyword})
-        return wrapper.calling(self.fun, "vmap", signature.params, kinds, "batched", call)
+        return wrapper.calling(self.fun, self.label, signature.params, kinds, "batched", call)
 
     def _generated_cache_tag(self) -> Optional[str]:
         """The mapping and what is mapped, fingerprinted; None (no disk cache) if that cannot be."""
         try:
-            return "vmap:" + repr(generated_cache.value(self._numbax_fingerprint()))
+            return f"{self.label}:" + repr(generated_cache.value(self._numbax_fingerprint()))
         except generated_cache.Uncacheable:
             return None
 
@@ -162,7 +162,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional
             argument, each a pytree prefix of the argument. Keyword arguments are mapped over axis 0.
         out_axes: where the mapped axis goes in each output (a pytree prefix of the output); ``None`` for an
             output that does not depend on the mapped inputs.
-        axis_name: accepted for JAX compatibility (numbax has no collectives that would use it).
+        axis_name: a name for the mapped axis, by which collectives in ``fun`` (``numbax.lax.psum``, ...) run
+            over it.
         axis_size: the batch size, required when no argument is mapped.
         static_argnums: arguments that are compile-time constants (as in ``jit``); they are never mapped.
         static_argnames: the same, by name.

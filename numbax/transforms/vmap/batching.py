@@ -29,7 +29,12 @@ class Batching:
         self.fun = fun
         self.in_axes = axes.canonical_in_axes(in_axes)
         self.out_axes = axes.check_out_axes(out_axes)
-        self.axis_name = axis_name  # named only for collectives, which numbax does not have
+        if axis_name is not None:
+            try:
+                hash(axis_name)
+            except TypeError:
+                raise TypeError(f"vmap axis_name must be hashable, got {axis_name!r}") from None
+        self.axis_name = axis_name  # what collectives in ``fun`` name the mapped axis by
         self.axis_size = axis_size
 
     def _numbax_specialize(self, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
@@ -42,13 +47,19 @@ class Batching:
 
     def emit(self, spec, node, args: List[Any], kwargs: Dict[str, Any], arg_axes, kwarg_axes) -> Any:
         """The batched loop for a call whose arguments' axes are given (prefixes of each argument): on the GPU
-        backend one example per thread (``threads``), else the CPU's loop after the first example."""
-        emit = threads.emit if spec.builder.examples_per_thread else loop.emit
-        return emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes, self.axis_size)
+        backend one example per thread (``threads``), else the CPU's loop after the first example (all the
+        examples in stages where ``fun`` calls collectives over ``axis_name``)."""
+        if spec.builder.examples_per_thread:
+            return threads.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes,
+                                self.axis_size)
+        return loop.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes, self.axis_size,
+                         self.axis_name, self.devices)
+
+    devices: Optional[tuple] = None  # ``pmap``'s (count, passed), checked against the batch at run time
 
     def _numbax_fingerprint(self) -> tuple:
         """What generated code depends on, for the disk cache of a function that calls this one."""
-        return ("vmap", self.fun, self.in_axes, self.out_axes, self.axis_size)
+        return ("vmap", self.fun, self.in_axes, self.out_axes, self.axis_size, self.axis_name)
 
 
 class BoundAxes:

@@ -25,11 +25,15 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes import anno
+from numbax.ast_passes import collectives as stages
 from numbax.ast_passes.naming import leaf_name
+from numbax.ast_passes.specialize.dtypes import WIDEST
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError
+from numbax.lax import named_axes as collective_axes
 from numbax.runtime.batching import EMPTY, batch_size
+from numbax.runtime.checks import check_devices
 from numbax.runtime.scan import stack_buffer
 from numbax.transforms.vmap import axes, dependence
 
@@ -191,15 +195,38 @@ def _result(spec, node, leaf: Any, axis: Optional[int], buffer: Optional[str]) -
 
 
 def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
-         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
-    """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree)."""
+         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int], axis_name: Any = None,
+         devices: Optional[Tuple[int, bool]] = None) -> Any:
+    """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree).
+
+    With an ``axis_name``, the axis is bound while ``fun`` is specialized; where a collective runs over it,
+    the first example's code is dropped and one loop over every example is written instead, for the
+    ``collectives`` pass to cut into stages (``_staged``). ``devices`` (``pmap``'s: how many, and whether
+    they were passed) are checked against the batch at run time (``rt.check_devices``)."""
     leaves, structure = arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
     batch = batch_of(spec, node, mapped, axis_size, bool(leaves))
+    if devices is not None:
+        where = spec.origin(node).position() if spec.origin(node) is not None else ""
+        spec.emit(gast.Expr(value=spec.call_value(node, check_devices, [batch, *devices, where], {}).node))
     examples = Examples(spec, leaves, structure)
+    if axis_name is None:
+        return _peeled(spec, node, fun, examples, batch, mapped, out_axes, None)
+    with collective_axes.bound(axis_name, batch) as frame:
+        start, helpers = len(spec.block), len(spec.builder.helpers)
+        value = _peeled(spec, node, fun, examples, batch, mapped, out_axes, frame)
+        if not frame.staged:
+            return value
+        del spec.block[start:], spec.builder.helpers[helpers:]
+        return _staged(spec, node, fun, examples, batch, out_axes, frame)
 
+
+def _peeled(spec, node, fun: Callable, examples: "Examples", batch: Any, mapped, out_axes: Any, frame) -> Any:
+    """The first example, then a loop over the others; None as soon as a collective stages ``frame``."""
     start = len(spec.block)
     first = spec.call_value(node, fun, *examples.at(0))
+    if frame is not None and frame.staged:
+        return None
     outputs, out_treedef = spec.leaves_with_paths(first)
     try:
         out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, first, is_leaf=is_dyn)
@@ -209,17 +236,69 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     _check_unbatched(spec, node, start, [leaf for leaf, _ in mapped], first, out_pairs)
 
     buffers = _buffers(spec, node, outputs, out_pairs, batch)
-    _loop(spec, node, fun, examples, batch, buffers)  # also with nothing to stack: the function's effects
+    _loop(spec, node, fun, examples, batch, buffers, frame)  # also with nothing to stack: the function's effects
     results = [_result(spec, node, leaf, axis, buffer)
                for (_, leaf), (_, axis), buffer in zip(outputs, out_pairs, buffers)]
     return tree_util.tree_unflatten(out_treedef, results)
 
 
-def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optional[str]]) -> None:
+def _staged(spec, node, fun: Callable, examples: "Examples", batch: Any, out_axes: Any, frame) -> Any:
+    """``for i in range(0, batch):`` every example, its outputs named; tagged for the ``collectives`` pass,
+    which stacks them into the outputs' buffers."""
+    index = spec.namer.new("i")
+    frame.index = Dyn(name_node(index), INDEX)
+    saved, spec.block = spec.block, []
+    spec.runtime_depth += 1
+    try:
+        result = spec.call_value(node, fun, *examples.at(frame.index))
+        outputs, out_treedef = spec.leaves_with_paths(result)
+        try:
+            out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, result, is_leaf=is_dyn)
+        except ValueError as exc:
+            fail(spec, node, exc)
+        check_outputs(spec, node, out_pairs)
+        if any(axis is None for _, axis in out_pairs):
+            raise NumbaxBatchingError("out_axes=None for an output of a vmap whose function calls a collective "
+                                      "is not supported", spec.origin(node),
+                                      hint="map the output (out_axes=0) and take its first row.")
+        names = []
+        for path, leaf in outputs:
+            res = spec.namer.new(leaf_name("res", path))
+            spec.emit_assign(res, leaf)
+            names.append((res, spec.namer.new(leaf_name("out", path))))
+        body = spec.block
+    finally:
+        spec.block = saved
+        spec.runtime_depth -= 1
+    trips = gast.Call(func=name_node("range"), args=[gast.Constant(value=0, kind=None), spec.materialize(batch)],
+                      keywords=[])
+    loop = gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None)
+    anno.setanno(loop, anno.Key.STAGED, stages.Staged(frame.tag, tuple(names)))
+    spec.emit(loop)
+    results = [_result(spec, node, leaf, axis, _narrow(spec, node, leaf, out))
+               for (_, leaf), (_, axis), (_, out) in zip(outputs, out_pairs, names)]
+    return tree_util.tree_unflatten(out_treedef, results)
+
+
+def _narrow(spec, node, leaf: Any, out: str) -> str:
+    """The stacked output ``out`` in the dtype of its examples where that is a narrow one that compiled code
+    widens in a number (int32 and smaller: Numba computes them in int64): ``np.asarray(out, np.int32)``."""
+    aval = leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf)
+    if aval is None or aval.ndim != 0 or aval.weak or aval.dtype in WIDEST:
+        return out
+    name = spec.namer.new(out + "_" + aval.dtype.name)
+    spec.emit_assign(name, spec.call_value(node, np.asarray, [Dyn(name_node(out), _stacked_aval(leaf)),
+                                                              aval.dtype.type], {}))
+    return name
+
+
+def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optional[str]], frame) -> None:
     """``for i in range(1, batch):`` the example at ``i``, each batched output stored at ``i``."""
     index = spec.namer.new("i")
     saved, spec.block = spec.block, []
     spec.runtime_depth += 1
+    if frame is not None:
+        frame.index = Dyn(name_node(index), INDEX)
     try:
         result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), INDEX)))
         for (_, leaf), buffer in zip(spec.leaves_with_paths(result)[0], buffers):

@@ -1,0 +1,111 @@
+"""The data-parallel MLP step under ``numbax.pmap`` on 1 and 2 CPU devices: time per step and scaling.
+
+The step of ``examples/data_parallel_mlp.py`` at the size of issue 16: an MLP [784, 256, 10], a batch of 1024
+split evenly over the devices, each shard's gradient averaged with ``lax.pmean``, the update applied.
+``jit`` of the same step on the whole batch is the baseline. The result of every configuration is checked
+against the baseline first (MISMATCH instead of a time where it disagrees). Times are the best of several
+repeats of ``timeit`` autorange, compiled code warm; reported, never asserted. Markdown on stdout and in
+``benchmarks/pmap_results.md``.
+
+Processes: the same step on MPI processes is ``benchmarks/run_pmap_mpi.py`` (``numbax.distributed``, issue 16's
+other half); ``mpi_rows`` below is where its rows join this table once ``pmap``'s collectives run on MPI.
+
+Usage: ``python benchmarks/run_pmap.py [--quick] [--output PATH]``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import timeit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+import one_thread  # noqa: E402,F401  (before NumPy: one BLAS thread per shard)
+import numpy as np  # noqa: E402
+
+from run import fmt_ratio, fmt_time, write_report  # noqa: E402
+
+import numbax  # noqa: E402
+from numbax import grad, lax  # noqa: E402
+
+SIZES = (784, 256, 10)
+BATCH = 1024
+
+
+def loss(params, x, y):
+    (w1, b1), (w2, b2) = params
+    hidden = np.tanh(x @ w1 + b1)
+    return np.mean((hidden @ w2 + b2 - y) ** 2)
+
+
+def update(params, grads, learning_rate=0.1):
+    return [(w - learning_rate * dw, b - learning_rate * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
+def sharded_step(params, x, y):
+    return update(params, lax.pmean(grad(loss)(params, x, y), "batch"))
+
+
+def whole_step(params, x, y):
+    return update(params, grad(loss)(params, x, y))
+
+
+def problem(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    params = [(rng.normal(size=(m, n)) / np.sqrt(m), np.zeros(n)) for m, n in zip(SIZES[:-1], SIZES[1:])]
+    return params, rng.normal(size=(BATCH, SIZES[0])), rng.normal(size=(BATCH, SIZES[-1]))
+
+
+def best(fn, repeat: int) -> float:
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    return min(timer.repeat(repeat=repeat, number=number)) / number
+
+
+def pmap_rows(repeat: int):
+    """One row per CPU device count: the step under pmap, its result checked against jit's."""
+    params, x, y = problem()
+    baseline = numbax.jit(whole_step)
+    want = baseline(params, x, y)
+    base_time = best(lambda: baseline(params, x, y), repeat)
+    rows = [["jit (whole batch)", "1", "-", fmt_time(base_time), "1.00x", "-"]]
+    one = None
+    for devices in (1, 2):
+        numbax.config.update("cpu_device_count", devices)
+        step = numbax.pmap(sharded_step, axis_name="batch", in_axes=(None, 0, 0))
+        xs, ys = x.reshape(devices, -1, SIZES[0]), y.reshape(devices, -1, SIZES[-1])
+        got = step(params, xs, ys)
+        ok = all(np.allclose(g[0], w, rtol=1e-10, atol=1e-12)
+                 for g, w in zip(numbax.tree_util.tree_leaves(got), numbax.tree_util.tree_leaves(want)))
+        seconds = best(lambda: step(params, xs, ys), repeat) if ok else None
+        one = seconds if devices == 1 else one
+        rows.append([f"pmap, {devices} CPU device{'s' if devices > 1 else ''}", str(devices), "threads: none (one "
+                     "after the other)", fmt_time(seconds) if ok else "MISMATCH", fmt_ratio(base_time, seconds),
+                     fmt_ratio(one, seconds) if devices > 1 else "-"])
+    numbax.config.update("cpu_device_count", 1)
+    return rows
+
+
+def mpi_rows(repeat: int):
+    """The same step on MPI processes: a placeholder row until ``pmap``'s collectives have an MPI transport
+    (``numbax.primitives.transports``); ``benchmarks/run_pmap_mpi.py`` measures the MPI collectives themselves."""
+    return [["pmap, MPI processes", "1, 2", "processes: pmap's MPI transport not built yet "
+             "(see run_pmap_mpi.py)", "n/a", "n/a", "n/a"]]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--output", default=os.path.join(HERE, "pmap_results.md"))
+    ns = parser.parse_args(argv)
+    repeat = 2 if ns.quick else 5
+    headers = ["configuration", "devices", "shards run on", "time per step", "vs jit",
+               "2 vs 1 device (shards in sequence: not a parallel speed-up)"]
+    write_report(f"Data-parallel MLP step {list(SIZES)}, batch {BATCH}", headers,
+                 pmap_rows(repeat) + mpi_rows(repeat), ns.output)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The named axes that enclosing ``vmap``s bind while a function is specialized, innermost last.
+
+A ``vmap(f, axis_name='i')`` call inside compiled code binds ``'i'`` while ``f`` is specialized for its
+examples; a collective in ``f`` (or in a function ``f`` calls, or in a transformation generated inside ``f``)
+finds the frame here, by name, innermost first, as JAX resolves axis names. A frame's ``tag`` (``name@depth``)
+tells apart two ``vmap``s of one name. Specializing is single-threaded per compilation; the stack is
+per-thread so that two threads compiling at once do not see each other's axes.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from typing import Any, Iterator, List, Tuple
+
+from numbax.errors import NumbaxAxisNameError
+
+
+@dataclasses.dataclass
+class Frame:
+    """One bound axis: its name, the batch size (an int or a run-time value), the index of the example being
+    specialized (0 for the first one, the loop variable for the others), and whether a collective ran over
+    it (or over an axis outside it) in the code specialized so far: then ``vmap`` writes its loop in stages."""
+
+    name: Any
+    depth: int
+    size: Any
+    index: Any = 0
+    staged: bool = False
+
+    @property
+    def tag(self) -> str:
+        """How markers in generated code name this axis."""
+        return f"{self.name}@{self.depth}"
+
+
+_LOCAL = threading.local()
+
+
+def _stack() -> List[Frame]:
+    if not hasattr(_LOCAL, "frames"):
+        _LOCAL.frames = []
+    return _LOCAL.frames
+
+
+@contextlib.contextmanager
+def bound(name: Any, size: Any) -> Iterator[Frame]:
+    """Bind ``name`` (a ``vmap``'s ``axis_name``) to an axis of ``size`` while the body is specialized."""
+    frames = _stack()
+    frame = Frame(name, len(frames), size)
+    frames.append(frame)
+    try:
+        yield frame
+    finally:
+        frames.pop()
+
+
+def axis_names(axis_name: Any) -> Tuple[Any, ...]:
+    """JAX's ``axis_name`` argument as a tuple of names."""
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def lookup(axis_name: Any, origin=None, staged: bool = True) -> List[Frame]:
+    """The frames ``axis_name`` (one name or a tuple) names, each its innermost binding; JAX's ``NameError``
+    for a name no enclosing ``vmap`` binds. With ``staged`` (a collective, not ``axis_index``), the frames from
+    the outermost one named to the innermost one are marked: their loops must stop at the collective."""
+    frames = _stack()
+    found = []
+    for name in axis_names(axis_name):
+        match = next((f for f in reversed(frames) if f.name == name), None)
+        if match is None:
+            raise NumbaxAxisNameError(f"unbound axis name: {name}", origin,
+                                      hint="call the collective inside a function mapped by numbax.vmap(..., "
+                                      f"axis_name={name!r}) or numbax.pmap(..., axis_name={name!r}).")
+        found.append(match)
+    if len({f.depth for f in found}) != len(found):
+        raise NumbaxAxisNameError(f"axis name {axis_name!r} names one axis twice", origin)
+    if staged:
+        for frame in frames[min(f.depth for f in found):]:
+            frame.staged = True
+    return found

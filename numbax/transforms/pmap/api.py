@@ -1,0 +1,146 @@
+"""``pmap``: JAX's single-program multiple-data map over devices, on numbax's CPU devices.
+
+``pmap(f, axis_name='i')(x)`` runs ``f`` once per slice of ``x``'s mapped axis, one shard per device, and
+stacks the results, as JAX does; the collectives in ``f`` (``numbax.lax.psum``...) run over the shards.
+The calling convention and the checks are JAX's: the mapped axis must have at most as many entries as there
+are devices (exactly as many as ``devices`` passed), ``static_broadcasted_argnums`` are compile-time
+constants given to every shard, ``donate_argnums`` is a hint (numbax never reuses an argument's memory).
+
+The shards are the examples of ``vmap``'s loop over the axis (``transforms.vmap.loop``), so that ``pmap``
+composes with ``grad``, ``jvp``, ``vmap`` and ``jit`` exactly as ``vmap`` does, and its collectives run on
+the ``batch`` transport (``primitives.transports``): in one thread, one shard after the other,
+between the stages that each collective cuts. A transport that runs each shard on a thread of its own (or a
+process: MPI) plugs in at that table; it is not built yet, so ``pmap`` computes JAX's values, not in
+parallel.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+
+from numbax.devices import Device, devices as all_devices
+from numbax.errors import NumbaxDeviceError
+from numbax.transform_cache import reused
+from numbax.transforms.vmap.api import Vmapped
+from numbax.transforms.vmap.batching import Batching
+
+_GPU_NAMES = ("gpu", "cuda")
+
+
+def _devices(backend: Optional[str], devices: Optional[Sequence[Device]]) -> Optional[Tuple[Device, ...]]:
+    """The devices passed to ``pmap`` (then the axis must match them), checked; None for every CPU device."""
+    if backend in _GPU_NAMES or any(getattr(d, "platform", None) == "gpu" for d in devices or ()):
+        raise NumbaxDeviceError("pmap over GPUs is not built yet: numbax's pmap runs its shards on CPU devices",
+                                hint="pass backend='cpu' (or no backend), and numbax.devices('cpu') as devices.")
+    if backend not in (None, "cpu", "python"):  # python: the generated code, uncompiled (for debugging)
+        raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
+    if devices is None:
+        return None
+    devices = tuple(devices)
+    if not devices or not all(isinstance(d, Device) for d in devices):
+        raise ValueError(f"pmap's devices must be a non-empty sequence of numbax devices, got {devices!r}")
+    if len(set(devices)) != len(devices):
+        raise ValueError(f"pmap's devices must be distinct, got {devices!r}")
+    return devices
+
+
+def _argnums(value: Union[int, Sequence[int]], what: str) -> Tuple[int, ...]:
+    nums = (value,) if isinstance(value, int) else tuple(value)
+    if not all(type(n) is int for n in nums):
+        raise TypeError(f"pmap's {what} must be an int or a sequence of ints, got {value!r}")
+    return nums
+
+
+class Pmapped(Vmapped):
+    """A function mapped over devices (``pmap``): a ``vmap`` whose axis is checked against the devices."""
+
+    label = "pmap"
+
+    def __init__(self, fun: Callable, axis_name: Any = None, in_axes: Any = 0, out_axes: Any = 0,
+                 static_broadcasted_argnums: Union[int, Sequence[int]] = (), devices: Optional[Sequence[Device]] = None,
+                 backend: Optional[str] = None, donate_argnums: Union[int, Sequence[int]] = ()):
+        self.devices = _devices(backend, devices)
+        self.donate_argnums = _argnums(donate_argnums, "donate_argnums")  # a hint: no memory is reused
+        super().__init__(fun, in_axes, out_axes, axis_name, None,
+                         _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (), backend or "cpu")
+        b = self.batching
+        self.batching = Batching(b.fun, b.in_axes, b.out_axes, b.axis_name, None)
+
+    def device_count(self) -> Tuple[int, bool]:
+        """How many devices the shards may use now, and whether they were passed (then exactly that many):
+        without ``devices``, ``cpu_device_count()``, which may change between calls."""
+        if self.devices is not None:
+            return len(self.devices), True
+        return len(all_devices("cpu")), False
+
+    def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
+        """``vmap``'s checks and key, and the devices (the compiled code checks the mapped axis against them)."""
+        if not args and not kwargs:
+            raise ValueError("pmap requires at least one argument with a mapped axis.")
+        return super()._call_form(args, kwargs) + (("devices", self.device_count()),)
+
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
+                      devices: Optional[Tuple[int, bool]] = None, backend: str = "cpu"):
+        if backend == "gpu":
+            _devices("gpu", None)  # refused: not built yet
+        self.batching.devices = devices or self.device_count()
+        return super()._run_pipeline(bound, after_pass, in_axes)
+
+    def _compiles_for_gpu(self) -> bool:
+        """pmap's shards run on CPU devices only (``_devices``)."""
+        return False
+
+    def _offer_fast_path(self, compiled, treedef, leaves) -> None:
+        """Numba's C dispatch cannot see the device count a call's code was made for: without ``devices``
+        passed, every call takes numbax's path, whose key holds the count."""
+        if self.devices is not None:
+            super()._offer_fast_path(compiled, treedef, leaves)
+
+    def _numbax_specialize(self, spec, node, args, kwargs):
+        """Called inside another compiled function (``grad(pmap(f))``): the loop over the shards is emitted
+        there, with the run-time check of the current devices."""
+        self.batching.devices = self.device_count()
+        return super()._numbax_specialize(spec, node, args, kwargs)
+
+    def _numbax_fingerprint(self) -> tuple:
+        return ("pmap", self.device_count()) + super()._numbax_fingerprint()
+
+    def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Pmapped":
+        """``jit`` of a ``pmap``: the same ``pmap`` (JAX compiles a pmapped function already)."""
+        if static_argnames:
+            raise ValueError("jit of pmap takes static_argnums only (pmap's static_broadcasted_argnums)")
+        b = self.batching
+        return Pmapped(b.fun, b.axis_name, b.in_axes, b.out_axes, self.static_argnums + tuple(static_argnums),
+                       self.devices, backend, self.donate_argnums)
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("numbax.vmap", "numbax.pmap")
+
+
+@reused
+def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: Any = 0,
+         static_broadcasted_argnums: Union[int, Sequence[int]] = (), devices: Optional[Sequence[Device]] = None,
+         backend: Optional[str] = None, donate_argnums: Union[int, Sequence[int]] = ()) -> Callable:
+    """Map ``fun`` over the devices of an axis (``jax.pmap``): one shard per device, collectives among them.
+
+    Args:
+        fun: a Python function numbax can read, or a numbax transformation of one.
+        axis_name: the name collectives in ``fun`` (``numbax.lax.psum``, ...) use for the mapped axis.
+        in_axes: as ``vmap``'s: for each positional argument the axis to map (``None``: every shard gets it).
+        out_axes: as ``vmap``'s: where the mapped axis goes in each output.
+        static_broadcasted_argnums: positional arguments that are compile-time constants, given to every shard.
+        devices: the devices to use (the mapped axis must have as many entries); by default
+            ``numbax.devices("cpu")`` (``config.update("cpu_device_count", n)`` makes ``n``), of which the axis
+            may use the first ones.
+        backend: ``"cpu"`` or None (``"python"``: the generated code, uncompiled); ``"gpu"`` raises
+            ``NumbaxDeviceError`` (not built yet).
+        donate_argnums: accepted as a hint; numbax does not reuse the memory of arguments.
+
+    Returns:
+        A function with ``fun``'s signature, returning each shard's outputs stacked along ``out_axes``.
+
+    Raises:
+        ValueError: at a call, as JAX raises it: the mapped axis has more entries than there are devices, or
+            not as many as the ``devices`` passed; ``in_axes`` does not fit the arguments.
+        NumbaxDeviceError: ``backend="gpu"``.
+    """
+    return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, donate_argnums)
