@@ -350,3 +350,24 @@ def test_linearize_is_jaxs(backend):
         np.testing.assert_allclose(f_jvp(*tangents), jax_f_jvp(*tangents), rtol=1e-12, atol=1e-14)
     with pytest.raises(TypeError, match="same tree structure"):
         f_jvp(x)
+
+
+def _array_of_numbers(x):
+    a = x[0] * 2.0
+    b = np.sin(x[1])
+    v = np.asarray([a, b])
+    w = np.array((b, a, a * b))
+    return np.sum(v * v) + np.sum(w[1:] * w[:-1])
+
+
+def test_an_array_made_of_numbers_has_the_array_of_their_tangents_as_jax():
+    """``np.asarray([a, b])``'s tangent is ``np.asarray([da, db])`` (a list plus an array failed to compile)."""
+    x, t = np.array([0.3, 0.7]), np.array([1.0, -0.5])
+    out, tangent = numbax.jvp(_array_of_numbers, (x,), (t,))
+    want_out, want_tangent = jax.jvp(oracles.to_jax(_array_of_numbers), (x,), (t,))
+    np.testing.assert_allclose(out, want_out, rtol=1e-13)
+    np.testing.assert_allclose(tangent, want_tangent, rtol=1e-13)
+    np.testing.assert_allclose(numbax.jacfwd(_array_of_numbers)(x), jax.jacfwd(oracles.to_jax(_array_of_numbers))(x),
+                               rtol=1e-13)
+    np.testing.assert_allclose(numbax.hessian(_array_of_numbers)(x), jax.hessian(oracles.to_jax(_array_of_numbers))(x),
+                               rtol=1e-12)

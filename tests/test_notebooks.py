@@ -144,3 +144,17 @@ def test_porting_from_jax_runs(venv_kernel):
     curves = code_cell(nb, "ax.semilogy")
     assert [o for o in curves.outputs if o.output_type == "display_data" and "image/png" in o.data]  # the plot
     assert "# grad of:" in stream_text(code_cell(nb, "on_numbax.step.source"))
+
+
+def test_parallel_runs(venv_kernel):
+    nb = executed("04_parallel.ipynb", venv_kernel)
+
+    assert "[CpuDevice(id=0), CpuDevice(id=1)]" in stream_text(code_cell(nb, "cpu_device_count"))
+    collectives = stream_text(code_cell(nb, "def combine(x):"))
+    assert collectives.count("True") == 5 and "axis_index: [0 1]" in collectives
+    assert "vmap agrees with pmap: True" in stream_text(code_cell(nb, "batched = numbax.vmap"))
+    assert "equals the whole batch's gradient: True" in stream_text(code_cell(nb, "def sharded_grad"))
+    assert "rt.mean(" in stream_text(code_cell(nb, "print(numbax.source(parallel"))
+    timing = code_cell(nb, "def best_time")
+    assert "pmap, 2 devices:" in stream_text(timing)
+    assert [o for o in timing.outputs if o.output_type == "display_data" and "image/png" in o.data]  # the plot

@@ -262,6 +262,9 @@ class Tangents:
         total = parts[0]
         for part in parts[1:]:
             total = gast.BinOp(left=total, op=gast.Add(), right=part)
+        if isinstance(total, (gast.List, gast.Tuple)):  # ``np.asarray([a, b])``: its tangent an array too
+            total = gast.Call(func=gast.Attribute(value=_name("np"), attr="asarray", ctx=gast.Load()), args=[total],
+                              keywords=[])
         if not self._has_shape_of(total, target):  # a scalar's tangent where the result is an array
             total = gast.BinOp(left=total, op=gast.Add(), right=_rt("zeros_like", _name(ans)))
         return total
