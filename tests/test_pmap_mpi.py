@@ -47,7 +47,8 @@ def one_process():
 
 
 @pytest.mark.parametrize("name", ["psum", "pmean", "pmax", "pmin", "all_gather", "all_gather_tiled", "ppermute",
-                                  "axis_index", "psum_scatter", "axis_size", "stages", "gradient"])
+                                  "axis_index", "psum_scatter", "axis_size", "stages", "named_mpi",
+                                  "gradient"])
 def test_each_process_gets_its_row_of_the_single_process_pmap(reports, one_process, name):
     for rank, report in enumerate(reports):
         got, want = report["results"][name], one_process[name]
@@ -68,6 +69,7 @@ def test_the_values_are_the_collectives(reports):
         np.testing.assert_array_equal(values["axis_index"], x[rank] + rank)
         np.testing.assert_array_equal(values["psum_scatter"], (x[0] + x[1])[3 * rank:3 * rank + 3])
         np.testing.assert_array_equal(values["axis_size"], x[rank] * 2)
+        np.testing.assert_array_equal(values["named_mpi"], (x[0] + x[1]) * 2)
         assert report["results"]["stages"][1] == [rank]
 
 
