@@ -7,15 +7,17 @@ against the baseline first (MISMATCH instead of a time where it disagrees). Time
 repeats of ``timeit`` autorange, compiled code warm; reported, never asserted. Markdown on stdout and in
 ``benchmarks/pmap_results.md``.
 
-Processes: the same step on MPI processes is ``benchmarks/run_pmap_mpi.py`` (``numbax.distributed``, issue 16's
-other half); ``mpi_rows`` below is where its rows join this table once ``pmap``'s collectives run on MPI.
+Processes: ``mpi_rows`` runs the same step under ``pmap`` across 2 MPI processes (``mpiexec -n 2``, one shard
+each); ``benchmarks/run_pmap_mpi.py`` measures the MPI collectives themselves (psum latency).
 
 Usage: ``python benchmarks/run_pmap.py [--quick] [--output PATH]``.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import timeit
 
@@ -89,17 +91,60 @@ def pmap_rows(repeat: int):
 
 
 def mpi_rows(repeat: int):
-    """The same step on MPI processes: a placeholder row until ``pmap``'s collectives have an MPI transport
-    (``numbax.primitives.transports``); ``benchmarks/run_pmap_mpi.py`` measures the MPI collectives themselves."""
-    return [["pmap, MPI processes", "1, 2", "processes: pmap's MPI transport not built yet "
-             "(see run_pmap_mpi.py)", "n/a", "n/a", "n/a"]]
+    """The same step under ``pmap`` across 2 MPI processes (``mpiexec -n 2``, one CPU device each), its
+    result checked against jit's in each process; ``benchmarks/run_pmap_mpi.py`` measures the bare collectives."""
+    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    command = [mpiexec, "-n", "2", sys.executable, os.path.abspath(__file__), "--mpi-worker", str(repeat)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    label = ["pmap, 2 MPI processes", "2", "processes: one shard each, pmean by MPI"]
+    if run.returncode != 0:
+        return [label + ["FAILED: " + run.stderr.strip().splitlines()[-1][:100], "-", "-"]]
+    base_time, seconds, ok = json.loads(run.stdout.strip().splitlines()[-1])
+    numbax.config.update("cpu_device_count", 1)  # one process: the 1-device pmap, the scaling's reference
+    step = numbax.pmap(sharded_step, axis_name="batch", in_axes=(None, 0, 0))
+    params, x, y = problem()
+    step(params, x[None], y[None])
+    one_device = best(lambda: step(params, x[None], y[None]), repeat)
+    return [label + [fmt_time(seconds) if ok else "MISMATCH", fmt_ratio(base_time, seconds) if ok else "-",
+                     fmt_ratio(one_device, seconds) if ok else "-"]]
+
+
+def mpi_worker(repeat: int) -> None:
+    """One of ``mpi_rows``'s processes: its half of the batch; process 0 prints jit's time on the whole batch
+    in that process, the slowest process's time per step, and whether every process's result was jit's."""
+    from mpi4py import MPI
+
+    from numbax import distributed
+
+    distributed.initialize()
+    rank, count = numbax.process_index(), numbax.process_count()
+    params, x, y = problem()
+    baseline = numbax.jit(whole_step)
+    want = baseline(params, x, y)
+    step = numbax.pmap(sharded_step, axis_name="batch", in_axes=(None, 0, 0))
+    xs, ys = x.reshape(count, -1, SIZES[0])[rank:rank + 1], y.reshape(count, -1, SIZES[-1])[rank:rank + 1]
+    got = step(params, xs, ys)
+    ok = all(np.allclose(g[0], w, rtol=1e-10, atol=1e-12)
+             for g, w in zip(numbax.tree_util.tree_leaves(got), numbax.tree_util.tree_leaves(want)))
+    comm = MPI.COMM_WORLD
+    ok = comm.allreduce(ok, op=MPI.LAND)
+    base_time = best(lambda: baseline(params, x, y), repeat)  # each process alone, the other one too
+    comm.Barrier()
+    seconds = comm.allreduce(best(lambda: step(params, xs, ys), repeat), op=MPI.MAX)
+    if rank == 0:
+        print(json.dumps([base_time, seconds, ok]))
+    distributed.shutdown()
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--output", default=os.path.join(HERE, "pmap_results.md"))
+    parser.add_argument("--mpi-worker", type=int, help=argparse.SUPPRESS)  # mpi_rows's processes: the repeats
     ns = parser.parse_args(argv)
+    if ns.mpi_worker is not None:
+        mpi_worker(ns.mpi_worker)
+        return
     repeat = 2 if ns.quick else 5
     headers = ["configuration", "devices", "shards run on", "time per step", "vs jit",
                "2 vs 1 device (shards in sequence: not a parallel speed-up)"]

@@ -52,17 +52,23 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_nodes, copy_tree
 from numbax.errors import NumbaxBatchingError, NumbaxInternalError
-from numbax.primitives.transports import BATCH
+from numbax.primitives.transports import TRANSPORTS
 
 _PREFIX = "collective_"
 
 
 @dataclasses.dataclass(frozen=True)
 class Staged:
-    """A ``vmap`` loop over an axis with collectives: the axis's tag, and (result, stacked output) names."""
+    """A ``vmap`` loop over an axis with collectives: the axis's tag, and (result, stacked output) names; the
+    transport of its collectives (``primitives.transports``) and, where the loop runs this process's shards
+    of an axis across processes (``"mpi"``), the axis's whole size and the name of this process's first
+    shard's index."""
 
     tag: str
     outputs: Tuple[Tuple[str, str], ...]
+    transport: str = "batch"
+    size: Optional[int] = None
+    first_shard: Optional[str] = None
 
 
 @dataclasses.dataclass
@@ -227,22 +233,29 @@ class _Splitter:
     def _between(self, found: _Marker, heads: List[List[gast.stmt]], stage: int) -> List[str]:
         """The code between the stages for one marker (``{xs}`` left for its operand's rows); the read of each
         example's part added to the head of the stage after it."""
-        size, rule = self.size_source, BATCH[found.kind]
+        size, rule = self.size_source, TRANSPORTS[self.staged.transport][found.kind]
+        shard = self.index
+        if self.staged.transport != "batch":
+            size, shard = str(self.staged.size), f"({self.staged.first_shard} + {self.index})"
         if self.staged.tag not in found.tags:  # an enclosing axis's: over the stacked rows, lowered there
             shared = self.namer.new(found.target + "_stacked")
             params = "".join(f", {p!r}" for p in rule.lifted(*found.params))
             heads[stage].extend(_parse(f"{found.target} = {shared}[{self.index}]", found.stmt))
             return [f"{shared} = rt.{_PREFIX}{found.kind}({{xs}}, {found.tags!r}{params})"]
         rest = tuple(t for t in found.tags if t != self.staged.tag)
+        if rest and self.staged.transport != "batch":
+            raise NumbaxBatchingError(f"numbax.lax.{found.kind} over a pmap's axis across processes and another "
+                                      "axis at once is not supported", anno.getanno(found.stmt, anno.Key.ORIGIN),
+                                      hint="call the collective once per axis name.")
         out = self.namer.new(found.target + "_all") if rule.per_example or rest else found.target
-        self.namer.reserve([out + "_moved"])
+        self.namer.reserve([out + "_moved", out + "_gathered"])
         origin = anno.getanno(found.stmt, anno.Key.ORIGIN)
         where = repr(origin.position() if origin is not None else "")
         code = [rule.shared(*found.params).format(out=out, xs="{xs}", n=size, where=where)]
         if rest:
             code.append(f"{found.target} = rt.{_PREFIX}{found.kind}({out}, {rest!r})")
         if rule.per_example is not None:
-            read = rule.per_example(*found.params).format(out=out, i=self.index, n=size)
+            read = rule.per_example(*found.params).format(out=out, i=self.index, g=shard, n=size)
             heads[stage].extend(_parse(f"{found.target} = {read}", found.stmt))
         return code
 

@@ -212,10 +212,12 @@ def lower_axis_index(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any
     for frame in _frames(spec, node, axis_name, staged=False):
         scaled = index * frame.size if not isinstance(index, Dyn) and not isinstance(frame.size, Dyn) else Dyn(
             gast.BinOp(left=_expr(index), op=gast.Mult(), right=_expr(frame.size)), _INDEX)
-        if isinstance(scaled, Dyn) or isinstance(frame.index, Dyn):
-            index = Dyn(gast.BinOp(left=_expr(scaled), op=gast.Add(), right=_expr(frame.index)), _INDEX)
+        along = frame.index if frame.first_shard is None else Dyn(  # across processes: from this one's first
+            gast.BinOp(left=_expr(frame.first_shard), op=gast.Add(), right=_expr(frame.index)), _INDEX)
+        if isinstance(scaled, Dyn) or isinstance(along, Dyn):
+            index = Dyn(gast.BinOp(left=_expr(scaled), op=gast.Add(), right=_expr(along)), _INDEX)
         else:
-            index = scaled + frame.index
+            index = scaled + along
     if not isinstance(index, Dyn):
         return np.int32(index)
     return spec.snapshot(spec.call_value(node, np.int32, [spec.snapshot(index)], {}))

@@ -20,13 +20,17 @@ from numbax.errors import NumbaxAxisNameError
 class Frame:
     """One bound axis: its name, the batch size (an int or a run-time value), the index of the example being
     specialized (0 for the first one, the loop variable for the others), and whether a collective ran over
-    it (or over an axis outside it) in the code specialized so far: then ``vmap`` writes its loop in stages."""
+    it (or over an axis outside it) in the code specialized so far: then ``vmap`` writes its loop in stages.
+    A ``pmap`` across processes (``transport`` ``"mpi"``) runs this process's shards only: ``size`` is the
+    whole axis's, and ``first_shard`` the run-time index of this process's first shard along it."""
 
     name: Any
     depth: int
     size: Any
     index: Any = 0
     staged: bool = False
+    transport: str = "batch"
+    first_shard: Any = None
 
     @property
     def tag(self) -> str:
@@ -44,10 +48,10 @@ def _stack() -> List[Frame]:
 
 
 @contextlib.contextmanager
-def bound(name: Any, size: Any) -> Iterator[Frame]:
+def bound(name: Any, size: Any, transport: str = "batch", first_shard: Any = None) -> Iterator[Frame]:
     """Bind ``name`` (a ``vmap``'s ``axis_name``) to an axis of ``size`` while the body is specialized."""
     frames = _stack()
-    frame = Frame(name, len(frames), size)
+    frame = Frame(name, len(frames), size, transport=transport, first_shard=first_shard)
     frames.append(frame)
     try:
         yield frame

@@ -12,7 +12,13 @@ the marker in each shard.
 Each entry gives, from the collective's static parameters, the statements that compute ``{out}`` from ``xs``
 (``{xs}``: the operand's rows, ``{n}``: the axis size, ``{where}``: the user's "file:line:column" as a
 string literal, for a check's error) and, where examples get different parts of it, the
-expression of example ``{i}``'s value (``None``: every example gets ``{out}``).
+expression of example ``{i}``'s value (``None``: every example gets ``{out}``; ``{g}``: the example's index
+along the whole axis, which is ``{i}`` where one process runs every example).
+
+``MPI`` is ``pmap``'s transport across the processes of ``mpiexec`` (``transforms.pmap.mpi_shards``): each
+process runs its one shard, so ``xs`` has one row, and the collective is a call of the compiled MPI
+collectives (``numbax.distributed.collectives``, imported as ``mpi``) on it; ``{n}`` is the number of shards of
+every process. Those calls have no derivative rules: a transformation that meets one refuses it.
 """
 from __future__ import annotations
 
@@ -71,4 +77,30 @@ BATCH: Dict[str, OverRows] = {
 }
 """``vmap``'s transport: each collective over the rows of the buffer its loop filled."""
 
-TRANSPORTS: Dict[str, Dict[str, OverRows]] = {"batch": BATCH}
+
+def _gathered_across(axis: int, tiled: bool, ndim: int) -> str:
+    """Every process's row, stacked by ``MPI_Allgather`` in process order, then ``_gathered``'s code."""
+    return "{out}_gathered = mpi.allgather({xs}[0])\n" + _gathered(axis, tiled, ndim).replace("{xs}", "{out}_gathered")
+
+
+def _reduced_across(reduction: str) -> Callable[[], str]:
+    """The elementwise ``reduction`` of every process's row (``MPI_Allreduce``)."""
+    return lambda: f"{{out}} = mpi.allreduce_{reduction}({{xs}}[0])"
+
+
+MPI: Dict[str, OverRows] = {
+    "psum": OverRows(_reduced_across("sum")),
+    "pmean": OverRows(lambda: "{out} = np.mean(mpi.allgather({xs}[0]), axis=0)"),  # the rows of BATCH's mean
+    "pmax": OverRows(_reduced_across("max")),
+    "pmin": OverRows(_reduced_across("min")),
+    "all_gather": OverRows(_gathered_across, lifted=BATCH["all_gather"].lifted),
+    "ppermute": OverRows(lambda sources, destinations: f"{{out}} = mpi.permute({{xs}}[0], "
+                                                       f"{tuple(zip(sources, destinations))!r})"),
+    "psum_scatter": OverRows(lambda dimension, tiled, ndim: _scattered(dimension, tiled, ndim).replace(
+                                 "np.sum({xs}, axis=0)", "mpi.allreduce_sum({xs}[0])"),
+                             per_example=lambda *params: _block(*params).replace("{i}", "{g}"),
+                             lifted=BATCH["psum_scatter"].lifted),
+}
+"""``pmap``'s transport across processes (one shard, one row of ``xs``, per process): MPI's collectives."""
+
+TRANSPORTS: Dict[str, Dict[str, OverRows]] = {"batch": BATCH, "mpi": MPI}

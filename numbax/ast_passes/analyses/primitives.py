@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import math
+import sys
 from typing import Any, Dict, List, Optional
 
 import gast
@@ -43,10 +44,18 @@ def _dotted(node: gast.expr) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def _module(head: str) -> Any:
+    """The module generated code calls ``head``: NumPy, math, the runtime, or MPI's collectives (``mpi``, in
+    code of a ``pmap`` across processes, once they are imported)."""
+    if head == "mpi":
+        return sys.modules.get("numbax.distributed.collectives")
+    return _MODULES.get(head)
+
+
 def _resolve(dotted: str) -> Any:
     head, *rest = dotted.split(".")
-    if head in _MODULES:
-        obj = _MODULES[head]
+    if _module(head) is not None:
+        obj = _module(head)
     elif not rest and hasattr(builtins, head):
         return getattr(builtins, head)
     else:
@@ -60,7 +69,7 @@ def _resolve(dotted: str) -> Any:
 
 def _is_module_reference(node: gast.expr) -> bool:
     dotted = _dotted(node)
-    return dotted is not None and dotted.split(".")[0] in _MODULES
+    return dotted is not None and _module(dotted.split(".")[0]) is not None
 
 
 def application(value: gast.expr) -> Optional[Application]:
@@ -102,6 +111,11 @@ _COLLECTIVE_NAMES = {
        for kind in ("psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "psum_scatter")},
     "rt.max_rows": "numbax.lax.pmax (JAX has no derivative rule for it either)",
     "rt.min_rows": "numbax.lax.pmin (JAX has no derivative rule for it either)",
+    **{f"mpi.{call}": f"numbax.lax.{kinds} across processes (differentiate inside the pmapped function, and "
+       "apply the collective to the derivatives)"
+       for call, kinds in (("allreduce_sum", "psum or psum_scatter"), ("allgather", "pmean or all_gather"),
+                           ("allreduce_max", "pmax"), ("allreduce_min", "pmin"), ("permute", "ppermute"),
+                           ("rank", "axis_index"))},
 }
 
 

@@ -188,6 +188,10 @@ def _runtime_folder() -> Optional[str]:
 cached.use_folder(_runtime_folder)
 
 
+# code that calls MPI (pmap across processes) links numba-mpi's ctypes pointers, which Numba cannot cache
+_CALLS_MPI = "from numbax.distributed import collectives as mpi"
+
+
 def compile_function(source: str, name: str, cache_dir: Optional[str], parallel: bool = False,
                      fastmath: bool = False) -> Callable:
     """A Numba dispatcher for the generated function (shared by identical sources and options).
@@ -195,7 +199,8 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
     Floating-point division by zero gives ``inf``/``nan`` as in NumPy and JAX (Numba's
     ``error_model="numpy"``), not Python's ``ZeroDivisionError``. Numba's disk cache does
     not tell these options apart, nor runtimes, so each combination gets a module file of its own. Without a cache
-    directory (``None``), or one that refuses the module file, nothing is cached on disk.
+    directory (``None``), or one that refuses the module file, nothing is cached on disk; nor is code that
+    calls MPI.
     """
     variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath},runtime={runtime_digest()}"
     if scipy_blas.uses_blas(source):
@@ -210,7 +215,7 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
         dispatcher = NumbaxDispatcher(function, targetoptions={"nopython": True, "boundscheck": None,
                                                                "error_model": "numpy", "parallel": parallel,
                                                                "fastmath": fastmath})
-        if getattr(module, "__file__", None):
+        if getattr(module, "__file__", None) and _CALLS_MPI not in source:
             dispatcher.enable_caching()
         _DISPATCHERS[key] = dispatcher
     return dispatcher

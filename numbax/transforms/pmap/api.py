@@ -9,17 +9,19 @@ constants given to every shard, ``donate_argnums`` is a hint (numbax never reuse
 The shards are the examples of ``vmap``'s loop over the axis (``transforms.vmap.loop``), so that ``pmap``
 composes with ``grad``, ``jvp``, ``vmap`` and ``jit`` exactly as ``vmap`` does, and its collectives run on
 the ``batch`` transport (``primitives.transports``): in one thread, one shard after the other,
-between the stages that each collective cuts. A transport that runs each shard on a thread of its own (or a
-process: MPI) plugs in at that table; it is not built yet, so ``pmap`` computes JAX's values, not in
-parallel.
+between the stages that each collective cuts. After ``numbax.distributed.initialize()`` in several
+processes (``mpiexec -n N``), ``pmap`` maps over every process's devices and each process runs its own
+shard, its collectives on the ``mpi`` transport (``mpi_shards``), as JAX's multi-process ``pmap``.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from numbax.devices import Device, devices as all_devices
 from numbax.errors import NumbaxDeviceError
 from numbax.transform_cache import reused
+from numbax.transforms.pmap import mpi_shards
 from numbax.transforms.vmap.api import Vmapped
 from numbax.transforms.vmap.batching import Batching
 
@@ -76,14 +78,25 @@ class Pmapped(Vmapped):
         """``vmap``'s checks and key, and the devices (the compiled code checks the mapped axis against them)."""
         if not args and not kwargs:
             raise ValueError("pmap requires at least one argument with a mapped axis.")
-        return super()._call_form(args, kwargs) + (("devices", self.device_count()),)
+        return super()._call_form(args, kwargs) + (("devices", self.device_count()),
+                                                   ("transport", self._transport()))
+
+    def _transport(self) -> str:
+        """How the shards' collectives travel now: across processes (checked) after
+        ``numbax.distributed.initialize`` in several, else within this process (``mpi_shards``)."""
+        transport = mpi_shards.transport()
+        if transport == "mpi":
+            mpi_shards.check(self.devices)
+        return transport
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
-                      devices: Optional[Tuple[int, bool]] = None, backend: str = "cpu"):
+                      devices: Optional[Tuple[int, bool]] = None, transport: str = "batch", backend: str = "cpu"):
         if backend == "gpu":
             _devices("gpu", None)  # refused: not built yet
         self.batching.devices = devices or self.device_count()
-        return super()._run_pipeline(bound, after_pass, in_axes)
+        self.batching.transport = transport
+        with mpi_shards.specializing() if transport == "mpi" else contextlib.nullcontext():
+            return super()._run_pipeline(bound, after_pass, in_axes)
 
     def _compiles_for_gpu(self) -> bool:
         """pmap's shards run on CPU devices only (``_devices``)."""
@@ -92,17 +105,19 @@ class Pmapped(Vmapped):
     def _offer_fast_path(self, compiled, treedef, leaves) -> None:
         """Numba's C dispatch cannot see the device count a call's code was made for: without ``devices``
         passed, every call takes numbax's path, whose key holds the count."""
-        if self.devices is not None:
+        if self.devices is not None and self._transport() == "batch":
             super()._offer_fast_path(compiled, treedef, leaves)
 
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function (``grad(pmap(f))``): the loop over the shards is emitted
         there, with the run-time check of the current devices."""
         self.batching.devices = self.device_count()
-        return super()._numbax_specialize(spec, node, args, kwargs)
+        self.batching.transport = self._transport()
+        with mpi_shards.specializing(spec, node) if self.batching.transport == "mpi" else contextlib.nullcontext():
+            return super()._numbax_specialize(spec, node, args, kwargs)
 
     def _numbax_fingerprint(self) -> tuple:
-        return ("pmap", self.device_count()) + super()._numbax_fingerprint()
+        return ("pmap", self.device_count(), self._transport()) + super()._numbax_fingerprint()
 
     def rejit(self, static_argnums=(), static_argnames=(), backend: str = "cpu") -> "Pmapped":
         """``jit`` of a ``pmap``: the same ``pmap`` (JAX compiles a pmapped function already)."""
@@ -130,7 +145,8 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         static_broadcasted_argnums: positional arguments that are compile-time constants, given to every shard.
         devices: the devices to use (the mapped axis must have as many entries); by default
             ``numbax.devices("cpu")`` (``config.update("cpu_device_count", n)`` makes ``n``), of which the axis
-            may use the first ones.
+            may use the first ones. Across processes, every process's devices (the default), one per
+            process: each process passes its shard (a mapped axis of 1) and gets its results.
         backend: ``"cpu"`` or None (``"python"``: the generated code, uncompiled); ``"gpu"`` raises
             ``NumbaxDeviceError`` (not built yet).
         donate_argnums: accepted as a hint; numbax does not reuse the memory of arguments.
@@ -141,6 +157,7 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
     Raises:
         ValueError: at a call, as JAX raises it: the mapped axis has more entries than there are devices, or
             not as many as the ``devices`` passed; ``in_axes`` does not fit the arguments.
-        NumbaxDeviceError: ``backend="gpu"``.
+        NumbaxDeviceError: ``backend="gpu"``; across processes, several CPU devices in a process, or
+            ``devices`` other than every process's.
     """
     return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, donate_argnums)

@@ -53,9 +53,10 @@ class Batching:
             return threads.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes,
                                 self.axis_size)
         return loop.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes, self.axis_size,
-                         self.axis_name, self.devices)
+                         self.axis_name, self.devices, self.transport)
 
     devices: Optional[tuple] = None  # ``pmap``'s (count, passed), checked against the batch at run time
+    transport: str = "batch"  # ``pmap``'s across processes: "mpi" (``transforms.pmap.mpi_shards``)
 
     def _numbax_fingerprint(self) -> tuple:
         """What generated code depends on, for the disk cache of a function that calls this one."""

@@ -196,23 +196,30 @@ def _result(spec, node, leaf: Any, axis: Optional[int], buffer: Optional[str]) -
 
 def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
          kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int], axis_name: Any = None,
-         devices: Optional[Tuple[int, bool]] = None) -> Any:
+         devices: Optional[Tuple[int, bool]] = None, transport: str = "batch") -> Any:
     """Emit the batched loop for ``fun(*args, **kwargs)`` at ``node``; the call's value (a pytree).
 
     With an ``axis_name``, the axis is bound while ``fun`` is specialized; where a collective runs over it,
     the first example's code is dropped and one loop over every example is written instead, for the
     ``collectives`` pass to cut into stages (``_staged``). ``devices`` (``pmap``'s: how many, and whether
-    they were passed) are checked against the batch at run time (``rt.check_devices``)."""
+    they were passed) are checked against the batch at run time (``rt.check_devices``); across processes
+    (``transport`` ``"mpi"``), the batch is this process's shards of the axis (``pmap.mpi_shards``)."""
     leaves, structure = arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
     batch = batch_of(spec, node, mapped, axis_size, bool(leaves))
+    size, first_shard = batch, None
     if devices is not None:
         where = spec.origin(node).position() if spec.origin(node) is not None else ""
-        spec.emit(gast.Expr(value=spec.call_value(node, check_devices, [batch, *devices, where], {}).node))
+        if transport == "mpi":
+            from numbax.transforms.pmap import mpi_shards  # pmap's module, which imports this one
+
+            size, first_shard = mpi_shards.emit(spec, node, batch, where)
+        else:
+            spec.emit(gast.Expr(value=spec.call_value(node, check_devices, [batch, *devices, where], {}).node))
     examples = Examples(spec, leaves, structure)
     if axis_name is None:
         return _peeled(spec, node, fun, examples, batch, mapped, out_axes, None)
-    with collective_axes.bound(axis_name, batch) as frame:
+    with collective_axes.bound(axis_name, size, transport, first_shard) as frame:
         start, helpers = len(spec.block), len(spec.builder.helpers)
         value = _peeled(spec, node, fun, examples, batch, mapped, out_axes, frame)
         if not frame.staged:
@@ -273,7 +280,10 @@ def _staged(spec, node, fun: Callable, examples: "Examples", batch: Any, out_axe
     trips = gast.Call(func=name_node("range"), args=[gast.Constant(value=0, kind=None), spec.materialize(batch)],
                       keywords=[])
     loop = gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None)
-    anno.setanno(loop, anno.Key.STAGED, stages.Staged(frame.tag, tuple(names)))
+    across = frame.first_shard is not None  # a pmap across processes: its whole axis, its first shard
+    anno.setanno(loop, anno.Key.STAGED, stages.Staged(frame.tag, tuple(names), frame.transport,
+                                                      frame.size if across else None,
+                                                      frame.first_shard.name if across else None))
     spec.emit(loop)
     results = [_result(spec, node, leaf, axis, _narrow(spec, node, leaf, out))
                for (_, leaf), (_, axis), (_, out) in zip(outputs, out_pairs, names)]
