@@ -225,6 +225,8 @@ def test_refusals_at_the_users_line():
     (lambda x: lax.all_gather(x, "i", axis=3), "out of bounds"),
     (lambda x: lax.psum_scatter(x, "i"), "scattered dimension has length 3, not the axis size 4"),
     (lambda x: lax.psum(x.astype(np.int32), "i"), "psum of int32 values is not supported yet"),
+    (lambda x: lax.all_gather(x, "i", tiled=1), "all_gather's tiled must be a bool, got 1"),
+    (lambda x: lax.psum_scatter(x, "i", tiled="yes"), "psum_scatter's tiled must be a bool, got 'yes'"),
 ])
 def test_argument_errors(call, match):
     with pytest.raises((NumbaxBatchingError, numbax.errors.NumbaxSpecializationError, ValueError), match=match):

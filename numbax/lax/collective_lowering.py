@@ -128,14 +128,20 @@ def _axis(spec, node, axis: Any, ndim: int, what: str) -> int:
     return axis % ndim
 
 
+def _tiled(spec, node, bound: Dict[str, Any], what: str) -> bool:
+    """The collective's ``tiled`` argument, refused at the user's line unless a bool."""
+    tiled = bound["tiled"]
+    if type(tiled) is not bool:
+        spec.fail(node, f"numbax.lax.{what}'s tiled must be a bool, got {tiled!r}")
+    return tiled
+
+
 def lower_all_gather(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     """``all_gather(x, name, axis=, tiled=)``: the stacked examples, the new axis at ``axis``."""
     bound = _bind(spec, node, "all_gather", args, kwargs)
     if bound["to"] != "varying":
         spec.fail(node, f"numbax.lax.all_gather: to={bound['to']!r} is not supported", hint="leave to='varying'.")
-    tiled = bound["tiled"]
-    if type(tiled) is not bool:
-        spec.fail(node, f"numbax.lax.all_gather's tiled must be a bool, got {tiled!r}")
+    tiled = _tiled(spec, node, bound, "all_gather")
     frames = _frames(spec, node, bound["axis_name"], single="all_gather")
 
     def leaf_of(leaf: Any) -> Dyn:
@@ -185,9 +191,7 @@ def lower_ppermute(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
 def lower_psum_scatter(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     """``psum_scatter(x, name, scatter_dimension=, tiled=)``: the sum's block along the scattered axis."""
     bound = _bind(spec, node, "psum_scatter", args, kwargs)
-    tiled = bound["tiled"]
-    if type(tiled) is not bool:
-        spec.fail(node, f"numbax.lax.psum_scatter's tiled must be a bool, got {tiled!r}")
+    tiled = _tiled(spec, node, bound, "psum_scatter")
     frames = _frames(spec, node, bound["axis_name"], single="psum_scatter")
 
     def leaf_of(leaf: Any) -> Dyn:

@@ -277,9 +277,7 @@ def _staged(spec, node, fun: Callable, examples: "Examples", batch: Any, out_axe
     finally:
         spec.block = saved
         spec.runtime_depth -= 1
-    trips = gast.Call(func=name_node("range"), args=[gast.Constant(value=0, kind=None), spec.materialize(batch)],
-                      keywords=[])
-    loop = gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None)
+    loop = _examples_loop(spec, index, 0, batch, body)
     across = frame.first_shard is not None  # a pmap across processes: its whole axis, its first shard
     anno.setanno(loop, anno.Key.STAGED, stages.Staged(frame.tag, tuple(names), frame.transport,
                                                       frame.size if across else None,
@@ -288,6 +286,13 @@ def _staged(spec, node, fun: Callable, examples: "Examples", batch: Any, out_axe
     results = [_result(spec, node, leaf, axis, _narrow(spec, node, leaf, out))
                for (_, leaf), (_, axis), (_, out) in zip(outputs, out_pairs, names)]
     return tree_util.tree_unflatten(out_treedef, results)
+
+
+def _examples_loop(spec, index: str, first: int, batch: Any, body: List[gast.stmt]) -> gast.For:
+    """``for index in range(first, batch):`` over ``body``."""
+    trips = gast.Call(func=name_node("range"), args=[gast.Constant(value=first, kind=None), spec.materialize(batch)],
+                      keywords=[])
+    return gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None)
 
 
 def _narrow(spec, node, leaf: Any, out: str) -> str:
@@ -318,8 +323,6 @@ def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optiona
     finally:
         spec.block = saved
         spec.runtime_depth -= 1
-    trips = gast.Call(func=name_node("range"), args=[gast.Constant(value=1, kind=None), spec.materialize(batch)],
-                      keywords=[])
-    loop = gast.For(target=name_node(index, gast.Store()), iter=trips, body=body, orelse=[], type_comment=None)
+    loop = _examples_loop(spec, index, 1, batch, body)
     anno.setanno(loop, anno.Key.BATCH_LOOP, True)  # its invariants are hoisted (``hoist_invariants``)
     spec.emit(loop)
