@@ -352,6 +352,28 @@ def test_argument_errors_inside_jit_point_at_the_users_line(backend):
         numbax.jit(too_many_without_replacement, backend=backend)(KEY, 3)
 
 
+def normal_of_each(keys):
+    return numbax.vmap(lambda k: random.normal(k))(keys)
+
+
+def split_and_fold(key):
+    return random.fold_in(random.split(key)[1], 7)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_key_of_other_than_two_words_is_refused_at_run_time(backend):
+    """The kernels read a key's two words unchecked: a key of one or three words must not read past it."""
+    for keys in (np.zeros((3, 1), np.uint32), np.zeros((3, 3), np.uint32)):
+        with pytest.raises(numbax.NumbaxShapeError, match=r"expects a key.*got shape \((1|3),\)") as info:
+            numbax.jit(normal_of_each, backend=backend)(keys)
+        assert f"{__file__}:" in str(info.value)
+    with pytest.raises(numbax.NumbaxShapeError, match="expects a key"):
+        numbax.jit(split_and_fold, backend=backend)(np.zeros(4, np.uint32))
+    np.testing.assert_array_equal(numbax.jit(split_and_fold, backend=backend)(KEY), split_and_fold(KEY))
+    np.testing.assert_array_equal(numbax.jit(normal_of_each, backend=backend)(random.split(KEY, 3)),
+                                  np.stack([random.normal(k) for k in random.split(KEY, 3)]))
+
+
 def uniform_from(low, key):
     return np.sum(random.uniform(key, (3,), minval=low))
 

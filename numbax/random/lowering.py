@@ -34,15 +34,21 @@ from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.values import AVal, Dyn, Method, Rows, contains_dyn
 from numbax.random import continuous, discrete, keys
 from numbax.random.arguments import NumbaxRandomArgumentError, as_shape, float_dtype, sample_shape
+from numbax.runtime.checks import check_key
 from numbax.runtime.random.kernels import DRAWS
 
 
 def key_of(spec, node, value: Any, name: str) -> Any:
-    """The key argument: a run-time ``uint32`` array of one dimension, where its abstract value is known."""
+    """The key argument: a run-time ``uint32`` array of one dimension, where its abstract value is known, whose
+    length of 2 is checked at run time (``rt.check_key``: the kernels read its two words unchecked)."""
     aval = value.aval if isinstance(value, Dyn) else None
     if not isinstance(value, Dyn) or (aval is not None and (aval.ndim != 1 or aval.dtype != np.uint32)):
         spec.fail(node, f"numbax.random.{name} needs a key (a uint32 array of shape (2,)) as its first argument")
-    return value
+    key = spec.snapshot(value)
+    where = spec.origin(node).position() if spec.origin(node) is not None else ""
+    spec.emit(gast.Expr(value=gast.Call(func=spec.materialize(check_key), keywords=[],
+                                        args=[key.expr(), gast.Constant(value=where, kind=None)])))
+    return key
 
 
 def static(spec, node, value: Any, what: str, name: str) -> Any:

@@ -23,6 +23,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   ``check_list_item(items, item, where)``: its array ``item`` has the shape of the others (``ValueError``).
 - ``check_scatter(length, size, tiled, where)``: ``psum_scatter``'s scattered dimension has the axis's size
   (``tiled``: a multiple of it) (``ValueError``).
+- ``check_key(key, where)``: a function of ``numbax.random`` got a key of two words (a ``uint32``
+  array of one dimension, which the compiler knows, of length 2) (``ValueError``).
 - ``check_devices(size, count, exact, where)``: ``pmap``'s mapped axis fits its devices: ``size`` equal to
   ``count`` (``exact``: the devices were passed) or at most ``count`` (``ValueError``, JAX's text).
 
@@ -45,7 +47,8 @@ from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxShapeErr
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
-           "check_matmul", "check_reshape", "check_list_length", "check_list_item", "check_scatter", "check_devices"]
+           "check_matmul", "check_reshape", "check_list_length", "check_list_item", "check_scatter", "check_devices",
+           "check_key"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -333,3 +336,12 @@ def check_devices(size, count, exact, where):
             raise NumbaxShapeError(_DEVICES_PASSED, where, size, count)
     elif size > count:
         raise NumbaxShapeError(_DEVICES_AVAILABLE, where, size, count)
+
+
+@register_jitable
+def check_key(key, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``key`` (a ``uint32`` array of one dimension) has the two
+    words of a key: the random kernels read ``key[0]`` and ``key[1]`` unchecked."""
+    if key.shape[0] != 2:
+        raise NumbaxShapeError("numbax.random expects a key, a uint32 array of shape (2,); got shape {}", where,
+                               key.shape)
