@@ -48,9 +48,9 @@ _FUTEX_WAIT, _FUTEX_WAKE = 128, 129  # FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE
 _SPINS = 20000  # reads of the barrier before sleeping: a few microseconds
 _SLEEP_NS = 1_000_000
 
-_DIFFERENT = ("{}: pmap's shards passed operands of different shapes to a collective: shard {} has {}, shard {} "
+_DIFFERENT = ("pmap's shards passed operands of different shapes to a collective: shard {} has {}, shard {} "
               "another shape")
-_TOO_MANY_DIMS = "{}: a collective of pmap's shards takes operands of at most 16 dims, not {}"
+_TOO_MANY_DIMS = "a collective of pmap's shards takes operands of at most 16 dims, not {}"
 
 
 class ShardsAborted(Exception):
