@@ -1,13 +1,15 @@
 """``pmap`` over 2 CPU devices runs each shard on a thread of its own (``transforms.pmap.thread_shards``): the
 same bits as the same ``pmap`` run one shard after the other (inside ``jit``, the batch transport), every
 collective; a shard's error reaches the caller as the numbax error the sequential run raises."""
+import os
+import re
 import threading
 
 import numpy as np
 import pytest
 
 import numbax
-from numbax import lax
+from numbax import cli, lax
 from numbax.errors import NumbaxIndexError, NumbaxShapeError
 
 X = np.array([[0.3, -1.2, 2.0], [1.5, 0.7, -0.4]])
@@ -78,6 +80,17 @@ def test_a_shards_error_reaches_the_caller(two_devices, bad):
         threaded(X, *bad)
     assert str(threads_error.value) == str(sequential_error.value)
     same_bits(threaded(X, *FINE), sequential(X, *FINE))  # the exchange of the next call starts afresh
+
+
+def test_show_prints_a_shards_code_with_its_exchange(two_devices, capsys):
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "cli_module.py")
+    assert cli.main(["show", f"{fixture}:normalized", "--args", "f64[2,3]", "--transform", "pmap", "--axis-name",
+                     "devices"]) == 0
+    out = capsys.readouterr().out
+    compile(out, "<generated>", "exec")
+    assert "def pmap_normalized(x, shards):" in out and "rt.check_devices(batch, 1, True" in out
+    assert re.search(r"(\w+)_gathered = rt\.shard_gather\(shards, \w+_rows\[0\], '.*cli_module\.py:\d+:\d+'\)\n"
+                     r"\s+\1 = rt\.sum\(\1_gathered, 0\)", out), out
 
 
 def test_operands_of_different_shapes_are_refused(two_devices):

@@ -83,14 +83,15 @@ class Pmapped(Vmapped):
 
     def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
         """``vmap``'s checks and key, the devices (the compiled code checks the mapped axis against them), and
-        the transport: on threads for a call of several shards on the CPU."""
+        the transport: on threads for a call of several shards over several CPU devices."""
         if not args and not kwargs:
             raise ValueError("pmap requires at least one argument with a mapped axis.")
         form = super()._call_form(args, kwargs)
-        transport = self._transport()
-        if transport == "batch" and self.backend == "cpu" and self._shard_count(args, kwargs, form) > 1:
+        transport, devices = self._transport(), self.device_count()
+        if transport == "batch" and self.backend == "cpu" and devices[0] > 1 and \
+                self._shard_count(args, kwargs, form) > 1:
             transport = "threads"
-        return form + (("devices", self.device_count()), ("transport", transport))
+        return form + (("devices", devices), ("transport", transport))
 
     def _shard_count(self, args: tuple, kwargs: Dict[str, Any], form: tuple) -> int:
         """The size of the mapped axis of a call (``form``: ``_call_form``'s, with each leaf's axis)."""
@@ -106,8 +107,9 @@ class Pmapped(Vmapped):
         return transport
 
     def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
-        """A call of several shards on the CPU: one per thread (``thread_shards``); any other as ``vmap``'s."""
-        if self.backend != "cpu" or self._transport() != "batch":
+        """A call of several shards over several CPU devices: one per thread (``thread_shards``); any other as
+        ``vmap``'s."""
+        if self.backend != "cpu" or self._transport() != "batch" or self.device_count()[0] < 2:
             return super()._compiled_call(args, kwargs)
         form = self._call_form(args, kwargs)
         if dict(form)["transport"] != "threads":
