@@ -5,7 +5,8 @@ split evenly over the devices, each shard's gradient averaged with ``lax.pmean``
 ``jit`` of the same step on the whole batch is the baseline. The result of every configuration is checked
 against the baseline first (MISMATCH instead of a time where it disagrees). Times are the best of several
 rounds of ``timeit`` autorange, the configurations taking turns in each round, compiled code warm; reported,
-never asserted. With 2 devices each shard runs on a thread of its own (``numbax.transforms.pmap.thread_shards``). Markdown on stdout and in
+never asserted. With 2 devices each shard runs on a thread of its own (``numbax.transforms.pmap.thread_shards``).
+Markdown on stdout and in
 ``benchmarks/pmap_results.md``.
 
 Processes: ``mpi_rows`` runs the same step under ``pmap`` across 2 MPI processes (``mpiexec -n 2``, one shard

@@ -139,10 +139,10 @@ def _report(rows, quick: bool, library: str) -> None:
                    f"{os.cpu_count()} cores (shared with other work while measured, load average "
                    f"{os.getloadavg()[0]:.1f}); `python benchmarks/run_pmap_mpi.py{' --quick' if quick else ''}` "
                    f"(`mpiexec -n 2`); a time is the slowest process's mean per call, best of {REPEATS} loops taken in "
-                   "turns.\n\n## numbax's setting (`distributed.initialize`: glibc's `mallopt`)\n\nglibc takes results up "
-                   "to 32 MiB from its heap, not from fresh mappings, and keeps 64 MiB above the heap's top when it "
-                   "shrinks it, so a freed result is not given back to the system and faulted in again by the next "
-                   "call.")
+                   "turns.\n\n## numbax's setting (`distributed.initialize`: glibc's `mallopt`)\n\nglibc takes "
+                   "results up to 32 MiB from its heap, not from fresh mappings, and keeps 64 MiB above the heap's "
+                   "top when it shrinks it, so a freed result is not given back to the system and faulted in again by "
+                   "the next call.")
     print(heading + "\n\n" + _table(rows))
     with open(os.path.join(HERE, "pmap_mpi_results.md"), "a") as out:
         out.write(heading + "\n\n" + _table(rows) + "\n")

@@ -16,15 +16,16 @@ and dims). ``shard_gather``:
    every shard alike), and copies each one into its row of the result;
 4. waits at the barrier again, so that no operand is freed while another shard reads it.
 
-The barrier spins on atomic words for a few microseconds, then sleeps in Linux's ``futex`` until the last
+The barrier spins on atomic words for tens of microseconds, then sleeps in Linux's ``futex`` until the last
 shard arrives (waking every millisecond to look at the abort flag), so that a shard that waits for a slower
-one leaves its core to others. A shard that raises never reaches the barrier: the host
+one leaves its core to others (on other systems it spins). A shard that raises never reaches the barrier: the host
 sets the abort flag (``abort``), and every shard waiting raises ``ShardsAborted``, which the host replaces
 with the first shard's own error.
 """
 from __future__ import annotations
 
 import platform
+import sys
 
 import numba
 import numpy as np
@@ -43,9 +44,9 @@ MAX_RANK = 16
 SLOT = 2 + MAX_RANK  # address, size, dims
 _ARRIVALS, _GENERATION, _ABORTED = 0, 1, 2
 _WORD = 8
-_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine(), 202)
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine()) if sys.platform.startswith("linux") else None
 _FUTEX_WAIT, _FUTEX_WAKE = 128, 129  # FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE
-_SPINS = 20000  # reads of the barrier before sleeping: a few microseconds
+_SPINS = 20000  # reads of the barrier before sleeping: tens of microseconds
 _SLEEP_NS = 1_000_000
 
 _DIFFERENT = ("pmap's shards passed operands of different shapes to a collective: shard {} has {}, shard {} "
@@ -89,9 +90,12 @@ def _atomic_load(typingctx, address):
 
 @intrinsic
 def _futex(typingctx, address, operation, value, timeout):
-    """Linux's ``futex(address, operation, value, timeout)`` system call, on the 32-bit word at ``address``."""
+    """Linux's ``futex(address, operation, value, timeout)`` system call, on the 32-bit word at ``address``;
+    nothing elsewhere (the barrier spins)."""
     def codegen(context, builder, signature, args):
         word = ir.IntType(64)
+        if _SYS_FUTEX is None:
+            return ir.Constant(word, 0)
         function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(word, [word], var_arg=True),
                                                   "syscall")
         return builder.call(function, [ir.Constant(word, _SYS_FUTEX), *args, ir.Constant(word, 0),

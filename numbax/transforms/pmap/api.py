@@ -20,7 +20,6 @@ process's devices and each process runs its own shard, its collectives on the ``
 from __future__ import annotations
 
 import contextlib
-import functools
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from numbax.devices import Device, devices as all_devices

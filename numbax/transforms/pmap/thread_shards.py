@@ -33,9 +33,9 @@ import gast
 import numpy as np
 
 from numbax import tree_util
-from numbax.compiled import Compiled
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn
+from numbax.compiled import Compiled
 from numbax.runtime import shards as exchange
 from numbax.runtime.checks import check_devices
 from numbax.transforms.vmap import axes
