@@ -1,4 +1,4 @@
-"""glibc's allocator told to keep freed memory, so that a collective's new result does not fault pages in.
+"""glibc's allocator told to keep freed memory, so that a new result does not fault its pages in again.
 
 A collective across processes returns a new array each call (``psum`` does, as in JAX). With glibc's
 defaults a result of 128 KiB or more is a fresh ``mmap`` that ``free`` unmaps, and a smaller one at the heap's
@@ -8,13 +8,16 @@ top is trimmed back to the system, so every call faults its result's pages in ag
 heap keeps that much above its top when it shrinks), what ``MALLOC_MMAP_THRESHOLD_=33554432`` and
 ``MALLOC_TOP_PAD_=67108864`` in the environment do: a process holds up to 64 MiB more than it uses.
 
-``numbax.distributed.initialize`` calls it. Where the environment tunes glibc's allocator (a ``MALLOC_...``
-variable, or ``GLIBC_TUNABLES`` naming ``glibc.malloc``), glibc applied that choice and numbax leaves it;
-other C libraries (no ``mallopt``: macOS) keep their own policy.
+``numbax.distributed.initialize`` calls it, and so does ``pmap``'s first call on threads
+(``transforms.pmap.thread_shards``): the temporaries of a step are faulted in again just the same (2800 page
+faults, 5 ms, per step of ``benchmarks/run_pmap.py``'s MLP). Where the environment tunes glibc's allocator (a
+``MALLOC_...`` variable, or ``GLIBC_TUNABLES`` naming ``glibc.malloc``), glibc applied that choice and numbax
+leaves it; other C libraries (no ``mallopt``: macOS) keep their own policy.
 """
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 
 MMAP_THRESHOLD = 32 * 1024 * 1024  # glibc's largest on 64-bit machines
@@ -28,8 +31,10 @@ def tuned_by_environment() -> bool:
         "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", "")
 
 
+@functools.lru_cache(maxsize=None)
 def keep_freed_memory() -> bool:
-    """Keep freed blocks up to ``MMAP_THRESHOLD`` in this process (glibc's ``mallopt``); whether it did so."""
+    """Keep freed blocks up to ``MMAP_THRESHOLD`` in this process (glibc's ``mallopt``), once; whether it did
+    so."""
     if tuned_by_environment():
         return False
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)

@@ -187,8 +187,10 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         donate_argnums: accepted as a hint; numbax does not reuse the memory of arguments.
 
     Called from Python with several shards, each runs on a thread of its own in compiled code that releases
-    the GIL (one core per shard); inside another transformation (``grad(pmap(f))``, a ``jit`` that calls it)
-    or under ``disable_jit``, the shards run one after the other in one thread, with the same results.
+    the GIL (one core per shard; the first such call keeps freed memory in the process, as
+    ``numbax.distributed.initialize`` does: see ``numbax.distributed.memory``); inside another transformation
+    (``grad(pmap(f))``, a ``jit`` that calls it) or under ``disable_jit``, the shards run one after the other
+    in one thread, with the same results.
 
     Returns:
         A function with ``fun``'s signature, returning each shard's outputs stacked along ``out_axes``.

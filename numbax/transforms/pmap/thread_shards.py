@@ -13,7 +13,9 @@ same bits.
 The host (``run``) slices each mapped argument into its shards (views, ``split``), runs shard 0 on the
 calling thread and the others on a pool of threads, and joins the shards' outputs along ``out_axes``
 (``joined``). A shard that raises sets the shared abort flag, so that the shards waiting at a barrier stop,
-and the caller gets the first failing shard's own error. Calls from several threads run one at a time.
+and the caller gets the first failing shard's own error. Calls from several threads run one at a time. The
+first call tells glibc's allocator to keep freed memory in the process (``distributed.memory``), as
+``distributed.initialize`` does: else every step faults its temporaries' pages in again, in each thread.
 
 Generated code is compiled with a placeholder for the exchange (a hidden parameter of the generated
 function, ``shards``), which each thread's call replaces with its own (``with_exchange``)::
@@ -36,6 +38,7 @@ from numbax import tree_util
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn
 from numbax.compiled import Compiled
+from numbax.distributed import memory
 from numbax.runtime import shards as exchange
 from numbax.runtime.checks import check_devices
 from numbax.transforms.vmap import axes
@@ -121,6 +124,7 @@ def run(compiled: Compiled, shards: List[List[Any]]) -> List[Any]:
         the first failing shard's error (``runtime.shards.ShardsAborted`` of the shards that waited for it is
         not reported).
     """
+    memory.keep_freed_memory()
     count = len(shards)
     state = np.zeros(exchange.state_words(count), np.int64)
     binds = [functools.partial(with_exchange, np.array([k, count, state.ctypes.data], np.int64))
