@@ -5,7 +5,9 @@ split evenly over the devices, each shard's gradient averaged with ``lax.pmean``
 ``jit`` of the same step on the whole batch is the baseline. The result of every configuration is checked
 against the baseline first (MISMATCH instead of a time where it disagrees). Times are the best of several
 rounds of ``timeit`` autorange, the configurations taking turns in each round, compiled code warm; reported,
-never asserted. With 2 devices each shard runs on a thread of its own (``numbax.transforms.pmap.thread_shards``).
+never asserted. With 2 devices each shard runs on a thread of its own (``numbax.transforms.pmap.thread_shards``),
+whose first call keeps freed memory in the process (``numbax.distributed.memory``): every configuration is
+timed after it, so that all of them run without page faults (the MPI processes likewise, from ``initialize``).
 Markdown on stdout and in
 ``benchmarks/pmap_results.md``.
 
@@ -78,6 +80,7 @@ def pmap_rows(repeat: int):
         step = numbax.pmap(sharded_step, axis_name="batch", in_axes=(None, 0, 0), devices=numbax.devices()[:devices])
         calls[devices] = (step, x.reshape(devices, -1, SIZES[0]), y.reshape(devices, -1, SIZES[-1]))
     want = calls[0][0](params, x, y)
+    calls[2][0](params, calls[2][1], calls[2][2])  # compiled, and glibc's allocator set, before any timing
     ok = {devices: all(np.allclose(g[0], w, rtol=1e-10, atol=1e-12) for g, w in zip(
         numbax.tree_util.tree_leaves(fn(params, xs, ys)), numbax.tree_util.tree_leaves(want)))
         for devices, (fn, xs, ys) in calls.items() if devices}
