@@ -68,7 +68,7 @@ class Staged:
     tag: str
     outputs: Tuple[Tuple[str, str], ...]
     transport: str = "batch"
-    size: Optional[Any] = None
+    size: Any = None
     first_shard: Optional[str] = None
     exchange: Optional[str] = None
 
@@ -246,7 +246,7 @@ class _Splitter:
             return [f"{shared} = rt.{_PREFIX}{found.kind}({{xs}}, {found.tags!r}{params})"]
         rest = tuple(t for t in found.tags if t != self.staged.tag)
         if rest and self.staged.transport != "batch":
-            raise NumbaxBatchingError(f"numbax.lax.{found.kind} over the axis of a pmap on several devices and another "
+            raise NumbaxBatchingError(f"numbax.lax.{found.kind} over a pmap's axis across processes and another "
                                       "axis at once is not supported", anno.getanno(found.stmt, anno.Key.ORIGIN),
                                       hint="call the collective once per axis name.")
         out = self.namer.new(found.target + "_all") if rule.per_example or rest else found.target
