@@ -10,8 +10,9 @@ allocate their result each call (as ``psum`` returns a new array); mpi4py writes
 From 64 KB up a new result costs page faults: Numba frees a result as soon as it is dead, glibc gives the
 memory back to the system (``brk`` at the heap's top, ``munmap`` of a large block) and the next call
 faults it in again (about 180 faults per 1 MB call, 1500 per 8 MB call, against 1 and 10 with a reused
-buffer). The run is repeated with ``MALLOC_MMAP_THRESHOLD_`` (32 MiB) and ``MALLOC_TOP_PAD_`` (64 MiB) set,
-which keep that memory in the process.
+buffer). ``numbax.distributed.initialize`` keeps that memory in the process (``distributed.memory``: glibc's
+``mallopt``); the run is repeated with ``GLIBC_TUNABLES=glibc.malloc.perturb=0`` (glibc's default, so no change
+but that numbax leaves glibc's settings alone): glibc's defaults.
 A time is the slowest process's mean over a loop of about 20 ms, the best of 31 loops, the systems
 taking turns. Prints Markdown and writes
 ``benchmarks/pmap_mpi_results.md``; timings are reported, never asserted.
@@ -128,18 +129,20 @@ def _table(rows) -> str:
 def _report(rows, quick: bool, library: str) -> None:
     import numba
 
-    if os.environ.get("MALLOC_TOP_PAD_"):
-        heading = (f"## With `MALLOC_MMAP_THRESHOLD_={os.environ['MALLOC_MMAP_THRESHOLD_']}` and "
-                   f"`MALLOC_TOP_PAD_={os.environ['MALLOC_TOP_PAD_']}`\n\nglibc takes results up to 32 MiB from its "
-                   "heap, not from fresh mappings, and keeps 64 MiB above the heap's top when it shrinks it, so a "
-                   "freed result is not given back to the system and faulted in again by the next call.")
+    if os.environ.get("GLIBC_TUNABLES"):
+        heading = (f"## glibc's defaults (`GLIBC_TUNABLES={os.environ['GLIBC_TUNABLES']}`, glibc's default: numbax "
+                   "leaves glibc's settings alone)\n\nA freed result of 128 KiB or more may be given back to the "
+                   "system, and the next call faults its pages in again.")
     else:
         heading = (f"# psum latency across 2 MPI processes\n\n{datetime.datetime.now().isoformat(timespec='seconds')}"
                    f", Python {platform.python_version()}, numba {numba.__version__}, {library.strip()}, "
                    f"{os.cpu_count()} cores (shared with other work while measured, load average "
                    f"{os.getloadavg()[0]:.1f}); `python benchmarks/run_pmap_mpi.py{' --quick' if quick else ''}` "
                    f"(`mpiexec -n 2`); a time is the slowest process's mean per call, best of {REPEATS} loops taken in "
-                   "turns.\n\n## glibc's defaults")
+                   "turns.\n\n## numbax's setting (`distributed.initialize`: glibc's `mallopt`)\n\nglibc takes "
+                   "results up to 32 MiB from its heap, not from fresh mappings, and keeps 64 MiB above the heap's "
+                   "top when it shrinks it, so a freed result is not given back to the system and faulted in again by "
+                   "the next call.")
     print(heading + "\n\n" + _table(rows))
     with open(os.path.join(HERE, "pmap_mpi_results.md"), "a") as out:
         out.write(heading + "\n\n" + _table(rows) + "\n")
@@ -156,7 +159,7 @@ def main() -> None:
     open(os.path.join(HERE, "pmap_mpi_results.md"), "w").close()
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     command = [mpiexec, "-n", "2", sys.executable, os.path.abspath(__file__), "--worker"] + (["--quick"] * args.quick)
-    for environ in ({}, {"MALLOC_MMAP_THRESHOLD_": str(32 * 1024 * 1024), "MALLOC_TOP_PAD_": str(64 * 1024 * 1024)}):
+    for environ in ({}, {"GLIBC_TUNABLES": "glibc.malloc.perturb=0"}):
         subprocess.run(command, env=dict(os.environ, **environ), check=True)
 
 

@@ -47,13 +47,15 @@ class Compiled:
         self.path = path
         self.general: Optional[Callable[[], "Compiled"]] = None  # the specialization without assumed dims
 
-    def __call__(self, leaves: List[Any]) -> Any:
+    def __call__(self, leaves: List[Any], bind: Optional[Callable[[tuple], tuple]] = None) -> Any:
+        """The outputs for ``leaves``; ``bind`` gives the constants to pass from this function's (``pmap`` on
+        threads gives each thread's exchange in place of its placeholder)."""
         try:
-            out = self.function(*leaves, *self.constants)
+            out = self.function(*leaves, *(self.constants if bind is None else bind(self.constants)))
         except self.typing_errors as exc:
             raise self.typing_error(exc) from None
         except ShapesDiffer:  # dims the code took as equal are not: the general code runs instead
-            return self.general()(leaves)
+            return self.general()(leaves, bind)
         except ContractionShapeError as exc:  # its message starts at the user's line
             raise NumbaxShapeError(str(exc)) from None
         if self.single:
@@ -61,6 +63,16 @@ class Compiled:
         if self.treedef.num_leaves == 0:
             return tree_util.tree_unflatten(self.treedef, [])
         return tree_util.tree_unflatten(self.treedef, list(out) if self.treedef.num_leaves > 1 else [out])
+
+    def prepare(self, leaves: List[Any], bind: Optional[Callable[[tuple], tuple]] = None) -> None:
+        """Compile the code for ``leaves`` (as ``__call__`` takes them) now, without running it."""
+        compile_for = getattr(self.function, "_compile_for_args", None)
+        if compile_for is None:  # the python backend
+            return
+        try:
+            compile_for(*leaves, *(self.constants if bind is None else bind(self.constants)))
+        except self.typing_errors as exc:
+            raise self.typing_error(exc) from None
 
     def typing_error(self, exc: Exception) -> NumbaxTypingError:
         """Numba's error, reported at the user's line that the failing generated line came from."""

@@ -32,9 +32,10 @@ def source_for(fun: Callable, args, kwargs=None, *, transform: str = "jit", stat
                backend: str = "cpu", axis_name: Any = None) -> str:
     """The generated source of ``fun`` specialized to example ``args`` (after ``after_pass`` if given);
     ``in_axes``, ``out_axes`` and ``axis_name`` are ``vmap``'s and ``pmap``'s; ``backend`` ``"gpu"``: the GPU
-    backend's kernels and driver."""
+    backend's kernels and driver. Nothing is compiled: the python backend's code, but for ``pmap`` the CPU's,
+    whose shards run on threads where there are several devices (``transforms.pmap.thread_shards``)."""
     jitted = transformed(fun, transform, static_argnums, static_argnames, in_axes, out_axes,
-                         "gpu" if backend == "gpu" else "python", axis_name)
+                         "gpu" if backend == "gpu" else "cpu" if transform == "pmap" else "python", axis_name)
     return jitted.generate(tuple(args), dict(kwargs or {}), after_pass).source
 
 

@@ -62,13 +62,15 @@ class Staged:
     """A ``vmap`` loop over an axis with collectives: the axis's tag, and (result, stacked output) names; the
     transport of its collectives (``primitives.transports``) and, where the loop runs this process's shards
     of an axis across processes (``"mpi"``), the axis's whole size and the name of this process's first
-    shard's index."""
+    shard's index; on threads (``"threads"``), the names of the number of shards, of this thread's shard's index
+    and of the exchange (``transforms.pmap.thread_shards``)."""
 
     tag: str
     outputs: Tuple[Tuple[str, str], ...]
     transport: str = "batch"
-    size: Optional[int] = None
+    size: Any = None
     first_shard: Optional[str] = None
+    exchange: Optional[str] = None
 
 
 @dataclasses.dataclass
@@ -251,7 +253,7 @@ class _Splitter:
         self.namer.reserve([out + "_moved", out + "_gathered"])
         origin = anno.getanno(found.stmt, anno.Key.ORIGIN)
         where = repr(origin.position() if origin is not None else "")
-        code = [rule.shared(*found.params).format(out=out, xs="{xs}", n=size, where=where)]
+        code = [rule.shared(*found.params).format(out=out, xs="{xs}", n=size, where=where, shards=self.staged.exchange)]
         if rest:
             code.append(f"{found.target} = rt.{_PREFIX}{found.kind}({out}, {rest!r})")
         if rule.per_example is not None:

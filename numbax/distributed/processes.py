@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional, Sequence, Union
 
-from numbax.distributed import launcher, mpi
+from numbax.distributed import launcher, memory, mpi
 from numbax.errors import NumbaxDistributedError
 
 # the cluster detection methods of JAX that mean "the processes were started by an MPI launcher or srun"
@@ -38,6 +38,11 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
     coordinator service; numbax has none (the launcher connects the processes and ``MPI_Init`` waits for
     them), so they are ignored. ``num_processes`` and ``process_id``, where given, must be MPI's.
 
+    It also tells glibc's allocator to keep freed blocks of up to 32 MiB in the process (``mallopt``; a
+    process may hold up to 64 MiB more than it uses), so that each collective's new result is not faulted in
+    again from the system (``distributed.memory``); an environment that tunes glibc's allocator itself (a
+    ``MALLOC_...`` variable, or ``GLIBC_TUNABLES`` naming ``glibc.malloc``) keeps its settings instead.
+
     Args:
         num_processes: the number of processes, checked against MPI's.
         process_id: this process's index, checked against MPI's rank.
@@ -64,6 +69,7 @@ def initialize(coordinator_address: Optional[str] = None, num_processes: Optiona
             raise NumbaxDistributedError(f"initialize({name}={given}) but MPI has {name} {actual}",
                                          hint="leave it out: numbax takes both from MPI.")
     _processes.index, _processes.count, _processes.running = index, count, True
+    memory.keep_freed_memory()
 
 
 def _refuse_unsupported(local_device_ids: Any, method: Optional[str], slice_index: Any, partition_index: Any) -> None:

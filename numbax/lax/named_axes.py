@@ -22,7 +22,9 @@ class Frame:
     specialized (0 for the first one, the loop variable for the others), and whether a collective ran over
     it (or over an axis outside it) in the code specialized so far: then ``vmap`` writes its loop in stages.
     A ``pmap`` across processes (``transport`` ``"mpi"``) runs this process's shards only: ``size`` is the
-    whole axis's, and ``first_shard`` the run-time index of this process's first shard along it."""
+    whole axis's, and ``first_shard`` the run-time index of this process's first shard along it; on threads
+    (``"threads"``), one shard's, ``size`` the run-time number of shards and ``exchange`` the name of the
+    exchange between them."""
 
     name: Any
     depth: int
@@ -31,6 +33,7 @@ class Frame:
     staged: bool = False
     transport: str = "batch"
     first_shard: Any = None
+    exchange: Any = None
 
     @property
     def tag(self) -> str:
@@ -48,10 +51,11 @@ def _stack() -> List[Frame]:
 
 
 @contextlib.contextmanager
-def bound(name: Any, size: Any, transport: str = "batch", first_shard: Any = None) -> Iterator[Frame]:
+def bound(name: Any, size: Any, transport: str = "batch", first_shard: Any = None,
+          exchange: Any = None) -> Iterator[Frame]:
     """Bind ``name`` (a ``vmap``'s ``axis_name``) to an axis of ``size`` while the body is specialized."""
     frames = _stack()
-    frame = Frame(name, len(frames), size, transport=transport, first_shard=first_shard)
+    frame = Frame(name, len(frames), size, transport=transport, first_shard=first_shard, exchange=exchange)
     frames.append(frame)
     try:
         yield frame

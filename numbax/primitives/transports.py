@@ -19,6 +19,10 @@ along the whole axis, which is ``{i}`` where one process runs every example).
 process runs its one shard, so ``xs`` has one row, and the collective is a call of the compiled MPI
 collectives (``numbax.distributed.collectives``, imported as ``mpi``) on it; ``{n}`` is the number of shards of
 every process. Those calls have no derivative rules: a transformation that meets one refuses it.
+
+``THREADS`` is ``pmap``'s transport over several CPU devices (``transforms.pmap.thread_shards``): each thread
+runs one shard, so ``xs`` has one row; ``rt.shard_gather`` stacks every shard's row (``{shards}``: the name of
+the exchange), and ``BATCH``'s code runs on them: the same rows, the same code, the same bits.
 """
 from __future__ import annotations
 
@@ -103,4 +107,19 @@ MPI: Dict[str, OverRows] = {
 }
 """``pmap``'s transport across processes (one shard, one row of ``xs``, per process): MPI's collectives."""
 
-TRANSPORTS: Dict[str, Dict[str, OverRows]] = {"batch": BATCH, "mpi": MPI}
+
+
+def _over_gathered(rule: OverRows) -> OverRows:
+    """``rule`` on the rows of every shard, gathered from the threads (``rt.shard_gather``), each shard's
+    part read at its index along the whole axis."""
+    gather = "{out}_gathered = rt.shard_gather({shards}, {xs}[0], {where})\n"
+    part = rule.per_example
+    return OverRows(lambda *params: gather + rule.shared(*params).replace("{xs}", "{out}_gathered"),
+                    None if part is None else lambda *params: part(*params).replace("{i}", "{g}"), rule.lifted)
+
+
+THREADS: Dict[str, OverRows] = {kind: _over_gathered(rule) for kind, rule in BATCH.items()}
+"""``pmap``'s transport over CPU devices, one shard per thread (``transforms.pmap.thread_shards``): ``BATCH``'s
+code on every shard's row."""
+
+TRANSPORTS: Dict[str, Dict[str, OverRows]] = {"batch": BATCH, "mpi": MPI, "threads": THREADS}

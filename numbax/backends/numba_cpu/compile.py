@@ -193,20 +193,21 @@ _CALLS_MPI = "from numbax.distributed import collectives as mpi"
 
 
 def compile_function(source: str, name: str, cache_dir: Optional[str], parallel: bool = False,
-                     fastmath: bool = False) -> Callable:
+                     fastmath: bool = False, nogil: bool = False) -> Callable:
     """A Numba dispatcher for the generated function (shared by identical sources and options).
 
     Floating-point division by zero gives ``inf``/``nan`` as in NumPy and JAX (Numba's
     ``error_model="numpy"``), not Python's ``ZeroDivisionError``. Numba's disk cache does
     not tell these options apart, nor runtimes, so each combination gets a module file of its own. Without a cache
     directory (``None``), or one that refuses the module file, nothing is cached on disk; nor is code that
-    calls MPI.
+    calls MPI. ``nogil``: the code releases the GIL (``pmap``'s, whose shards run on threads).
     """
-    variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath},runtime={runtime_digest()}"
+    variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath},runtime={runtime_digest()}" + \
+        (",nogil=True" if nogil else "")
     if scipy_blas.uses_blas(source):
         scipy_blas.preload()
     module = module_for(source, name, cache_dir, variant)
-    key = (module.__name__, parallel, fastmath)
+    key = (module.__name__, parallel, fastmath, nogil)
     dispatcher = _DISPATCHERS.get(key)
     if dispatcher is None:
         function = getattr(module, name)
@@ -214,7 +215,7 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
             return function
         dispatcher = NumbaxDispatcher(function, targetoptions={"nopython": True, "boundscheck": None,
                                                                "error_model": "numpy", "parallel": parallel,
-                                                               "fastmath": fastmath})
+                                                               "fastmath": fastmath, "nogil": nogil})
         if getattr(module, "__file__", None) and _CALLS_MPI not in source:
             dispatcher.enable_caching()
         _DISPATCHERS[key] = dispatcher

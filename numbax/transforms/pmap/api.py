@@ -7,11 +7,15 @@ are devices (exactly as many as ``devices`` passed), ``static_broadcasted_argnum
 constants given to every shard, ``donate_argnums`` is a hint (numbax never reuses an argument's memory).
 
 The shards are the examples of ``vmap``'s loop over the axis (``transforms.vmap.loop``), so that ``pmap``
-composes with ``grad``, ``jvp``, ``vmap`` and ``jit`` exactly as ``vmap`` does, and its collectives run on
-the ``batch`` transport (``primitives.transports``): in one thread, one shard after the other,
-between the stages that each collective cuts. After ``numbax.distributed.initialize()`` in several
-processes (``mpiexec -n N``), ``pmap`` maps over every process's devices and each process runs its own
-shard, its collectives on the ``mpi`` transport (``mpi_shards``), as JAX's multi-process ``pmap``.
+composes with ``grad``, ``jvp``, ``vmap`` and ``jit`` exactly as ``vmap`` does. Called from Python with a
+mapped axis of several entries, ``pmap`` runs each shard on a thread of its own, in compiled code that
+releases the GIL, its collectives on the ``threads`` transport (``thread_shards``). Inside another
+transformation (``grad(pmap(f))``, ``jit`` of a function that calls it), with one entry, or on the python
+backend, its collectives run on the ``batch`` transport (``primitives.transports``): in one thread, one
+shard after the other, between the stages that each collective cuts; the results are the same bits. After
+``numbax.distributed.initialize()`` in several processes (``mpiexec -n N``), ``pmap`` maps over every
+process's devices and each process runs its own shard, its collectives on the ``mpi`` transport
+(``mpi_shards``), as JAX's multi-process ``pmap``.
 """
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 from numbax.devices import Device, devices as all_devices
 from numbax.errors import NumbaxDeviceError
 from numbax.transform_cache import reused
-from numbax.transforms.pmap import mpi_shards
+from numbax import tree_util
+from numbax.transforms.pmap import mpi_shards, thread_shards
 from numbax.transforms.vmap.api import Vmapped
 from numbax.transforms.vmap.batching import Batching
 
@@ -66,6 +71,7 @@ class Pmapped(Vmapped):
                          _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (), backend or "cpu")
         b = self.batching
         self.batching = Batching(b.fun, b.in_axes, b.out_axes, b.axis_name, None)
+        self.options = {**self.options, "nogil": True}  # each shard on a thread of its own (``thread_shards``)
 
     def device_count(self) -> Tuple[int, bool]:
         """How many devices the shards may use now, and whether they were passed (then exactly that many):
@@ -75,19 +81,48 @@ class Pmapped(Vmapped):
         return len(all_devices("cpu")), False
 
     def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
-        """``vmap``'s checks and key, and the devices (the compiled code checks the mapped axis against them)."""
+        """``vmap``'s checks and key, the devices (the compiled code checks the mapped axis against them), and
+        the transport: on threads for a call of several shards over several CPU devices."""
         if not args and not kwargs:
             raise ValueError("pmap requires at least one argument with a mapped axis.")
-        return super()._call_form(args, kwargs) + (("devices", self.device_count()),
-                                                   ("transport", self._transport()))
+        form = super()._call_form(args, kwargs)
+        transport, devices = self._transport(), self.device_count()
+        if transport == "batch" and self.backend == "cpu" and devices[0] > 1 and \
+                self._shard_count(args, kwargs, form) > 1:
+            transport = "threads"
+        return form + (("devices", devices), ("transport", transport))
+
+    def _shard_count(self, args: tuple, kwargs: Dict[str, Any], form: tuple) -> int:
+        """The size of the mapped axis of a call (``form``: ``_call_form``'s, with each leaf's axis)."""
+        leaves = tree_util.tree_leaves(self._signature.split(self._signature.bind(args, kwargs))[1])
+        return thread_shards.shard_count(leaves, dict(form)["in_axes"])
 
     def _transport(self) -> str:
-        """How the shards' collectives travel now: across processes (checked) after
-        ``numbax.distributed.initialize`` in several, else within this process (``mpi_shards``)."""
+        """How the shards' collectives travel across processes (checked) after ``numbax.distributed.initialize``
+        in several, else within this process, in one thread (``mpi_shards``)."""
         transport = mpi_shards.transport()
         if transport == "mpi":
             mpi_shards.check(self.devices)
         return transport
+
+    def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
+        """A call of several shards over several CPU devices: one per thread (``thread_shards``); any other as
+        ``vmap``'s."""
+        if self.backend != "cpu" or self._transport() != "batch" or self.device_count()[0] < 2:
+            return super()._compiled_call(args, kwargs)
+        form = self._call_form(args, kwargs)
+        if dict(form)["transport"] != "threads":
+            return super()._compiled_call(args, kwargs)
+        values = self._signature.bind(args, kwargs)
+        statics, dynamic = self._signature.split(values)
+        leaves, treedef = tree_util.tree_flatten(dynamic)
+        in_axes = dict(form)["in_axes"]
+        count = thread_shards.shard_count(leaves, in_axes)
+        thread_shards.check(count, dict(form)["devices"])
+        shards = thread_shards.split(leaves, in_axes, count)
+        compiled = self._specialization(values, shards[0], treedef, statics, form)
+        outputs = thread_shards.run(compiled, shards)
+        return thread_shards.joined(outputs, self.batching.out_axes)
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
                       devices: Optional[Tuple[int, bool]] = None, transport: str = "batch", backend: str = "cpu"):
@@ -150,6 +185,12 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         backend: ``"cpu"`` or None (``"python"``: the generated code, uncompiled); ``"gpu"`` raises
             ``NumbaxDeviceError`` (not built yet).
         donate_argnums: accepted as a hint; numbax does not reuse the memory of arguments.
+
+    Called from Python with several shards, each runs on a thread of its own in compiled code that releases
+    the GIL (one core per shard; the first such call keeps freed memory in the process, as
+    ``numbax.distributed.initialize`` does: see ``numbax.distributed.memory``); inside another transformation
+    (``grad(pmap(f))``, a ``jit`` that calls it) or under ``disable_jit``, the shards run one after the other
+    in one thread, with the same results.
 
     Returns:
         A function with ``fun``'s signature, returning each shard's outputs stacked along ``out_axes``.

@@ -56,7 +56,7 @@ class Batching:
                          self.axis_name, self.devices, self.transport)
 
     devices: Optional[tuple] = None  # ``pmap``'s (count, passed), checked against the batch at run time
-    transport: str = "batch"  # ``pmap``'s across processes: "mpi" (``transforms.pmap.mpi_shards``)
+    transport: str = "batch"  # ``pmap``'s across processes: "mpi" (``pmap.mpi_shards``); threads: "threads"
 
     def _numbax_fingerprint(self) -> tuple:
         """What generated code depends on, for the disk cache of a function that calls this one."""

@@ -203,23 +203,28 @@ def emit(spec, node, fun: Callable, args: List[Any], kwargs: Dict[str, Any], arg
     the first example's code is dropped and one loop over every example is written instead, for the
     ``collectives`` pass to cut into stages (``_staged``). ``devices`` (``pmap``'s: how many, and whether
     they were passed) are checked against the batch at run time (``rt.check_devices``); across processes
-    (``transport`` ``"mpi"``), the batch is this process's shards of the axis (``pmap.mpi_shards``)."""
+    (``transport`` ``"mpi"``), the batch is this process's shards of the axis (``pmap.mpi_shards``); on threads
+    (``"threads"``), one shard (``pmap.thread_shards``)."""
     leaves, structure = arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     mapped = [(leaf, axis) for leaf, axis in leaves if axis is not None]
     batch = batch_of(spec, node, mapped, axis_size, bool(leaves))
-    size, first_shard = batch, None
+    size, first_shard, exchange = batch, None, None
     if devices is not None:
         where = spec.origin(node).position() if spec.origin(node) is not None else ""
         if transport == "mpi":
             from numbax.transforms.pmap import mpi_shards  # pmap's module, which imports this one
 
             size, first_shard = mpi_shards.emit(spec, node, batch, where)
+        elif transport == "threads":
+            from numbax.transforms.pmap import thread_shards
+
+            size, first_shard, exchange = thread_shards.emit(spec, node, batch, where)
         else:
             spec.emit(gast.Expr(value=spec.call_value(node, check_devices, [batch, *devices, where], {}).node))
     examples = Examples(spec, leaves, structure)
     if axis_name is None:
         return _peeled(spec, node, fun, examples, batch, mapped, out_axes, None)
-    with collective_axes.bound(axis_name, size, transport, first_shard) as frame:
+    with collective_axes.bound(axis_name, size, transport, first_shard, exchange) as frame:
         start, helpers = len(spec.block), len(spec.builder.helpers)
         value = _peeled(spec, node, fun, examples, batch, mapped, out_axes, frame)
         if not frame.staged:
@@ -278,10 +283,11 @@ def _staged(spec, node, fun: Callable, examples: "Examples", batch: Any, out_axe
         spec.block = saved
         spec.runtime_depth -= 1
     loop = _examples_loop(spec, index, 0, batch, body)
-    across = frame.first_shard is not None  # a pmap across processes: its whole axis, its first shard
+    across = frame.first_shard is not None  # a pmap of processes or threads: its whole axis, its first shard
+    size = frame.size.name if isinstance(frame.size, Dyn) else frame.size
     anno.setanno(loop, anno.Key.STAGED, stages.Staged(frame.tag, tuple(names), frame.transport,
-                                                      frame.size if across else None,
-                                                      frame.first_shard.name if across else None))
+                                                      size if across else None,
+                                                      frame.first_shard.name if across else None, frame.exchange))
     spec.emit(loop)
     results = [_result(spec, node, leaf, axis, _narrow(spec, node, leaf, out))
                for (_, leaf), (_, axis), (_, out) in zip(outputs, out_pairs, names)]
