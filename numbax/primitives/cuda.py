@@ -43,6 +43,22 @@ class Cast:
     one of the NumPy types below."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Draw:
+    """A ``numbax.random`` kernel in one example's body (``backends.cuda.lower.keys``): one thread's call of a
+    ``numbax.runtime.random.numbers`` function, ``template`` formatted with ``key`` (the kernel text of the key
+    it reads), ``args`` (each argument's text: run-time numbers at the positions ``values``, the others as
+    written, such as a dtype) and ``wide`` (whether the dtype argument has 64 bits). ``result`` is ``"number"``
+    (only a sample of shape ``()``: one thread draws numbers), ``"key"``, or ``"keys"`` (``split``'s rows, of a
+    shape ``(n,)`` only: ``template`` gets ``row``); ``dtypes``, where given, the dtypes allowed."""
+
+    template: str
+    result: str
+    values: tuple = ()
+    takes_key: bool = True
+    dtypes: tuple = ()
+
+
 class _Matmul:
     def __repr__(self):
         return "MATMUL"
@@ -89,3 +105,19 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(gast.MatMult, np.matmul, cuda=MATMUL)
+
+# numbax.random's kernels by their ``rt.`` names (``numbax.random.lowering.attach`` puts these in their entries,
+# where the kernels are imported); the samplers missing here are refused in one example's body
+RANDOM = {
+    "random_split": Draw("rt.random_key_at({key}, {row})", "keys"),
+    "random_fold_in": Draw("rt.random_folded_key({key}, {args[1]})", "key", values=(1,)),
+    "random_key": Draw("rt.random_seed_key({args[0]}, {args[1]})", "key", values=(0, 1), takes_key=False),
+    "random_normal": Draw("{args[2]}(rt.random_normal_number({key}, {args[2]}(0)))", "number"),
+    "random_exponential": Draw("{args[2]}(rt.random_exponential_number({key}, {args[2]}(0)))", "number"),
+    "random_gumbel": Draw("{args[2]}(rt.random_gumbel_number({key}, {args[2]}(0)))", "number"),
+    "random_uniform": Draw("{args[2]}(rt.random_uniform_number({key}, {args[3]}, {args[4]}))", "number",
+                           values=(3, 4)),
+    "random_bernoulli": Draw("rt.random_bernoulli_number({key}, {args[2]})", "number", values=(2,)),
+    "random_bits": Draw("{args[2]}(rt.random_bits_number({key}, {wide}))", "number",
+                        dtypes=(np.dtype(np.uint32), np.dtype(np.uint64))),
+}
