@@ -5,7 +5,8 @@ A primitive without a ``cuda`` field is refused by the GPU backend at the user's
 one element, ``{0}``, ``{1}``... standing for its operands' values, in NumPy's semantics: NaN propagates
 through ``maximum``/``minimum`` as in NumPy (Python's ``max`` would drop it), so those call the device
 functions of ``backends.cuda.runtime`` (``gr``). The same templates hold for numbers in the host driver,
-where the original NumPy call runs on NumPy scalars instead.
+where the original NumPy call runs on NumPy scalars instead. A ``Draw`` is a ``numbax.random`` kernel in one
+example's body of a ``vmap``, drawn by one thread.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   second pass; a reduction to a number gives a number on the host;
 - ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel);
 - the loop ``vmap`` writes over examples (``anno.Key.PER_THREAD``) becomes one kernel, one example per thread
-  (``threads``);
+  (``threads``), drawing its ``numbax.random`` numbers itself (``keys``);
 - numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
   driver, on the host: a branch on a reduced value or ``while err > tol`` reads the reduced number there.
 

@@ -44,7 +44,9 @@ def draw_of(node: gast.AST) -> Optional[Draw]:
 
 def is_random(node: gast.AST) -> bool:
     """Whether ``node`` calls a ``numbax.random`` kernel (``rt.random_...``), lowered here or not."""
-    return isinstance(node, gast.Call) and _text(node.func).startswith("rt.random_")
+    func = node.func if isinstance(node, gast.Call) else None
+    return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt" and \
+        func.attr.startswith("random_")
 
 
 def _user_name(node: gast.Call) -> str:
@@ -69,7 +71,9 @@ class Keys:
         self.state, self.index = state, index
         nodes = list(gast.walk(gast.Module(body=body, type_ignores=[])))
         self.batched: Set[str] = {n.value.id for n in nodes if self._host_read(n)}
-        self.shared: Set[str] = {n.id for n in nodes if isinstance(n, gast.Name) and self._host_key(n.id, 1)}
+        indexed = {id(n.value) for n in nodes if isinstance(n, gast.Subscript)}  # ``x[i]``: numbers, not keys
+        self.shared: Set[str] = {n.id for n in nodes if isinstance(n, gast.Name) and id(n) not in indexed and
+                                 self._host_key(n.id, 1)}
         self.pairs: Set[str] = set()
         self.blocks: Dict[str, int] = {}
         assigns = [n for n in nodes if isinstance(n, gast.Assign) and len(n.targets) == 1]
@@ -161,8 +165,10 @@ class Keys:
         true here by construction; one by anything else is refused."""
         call = stmt.value if isinstance(stmt, gast.Expr) else None
         if not (isinstance(call, gast.Call) and _text(call.func) == "rt.check_index" and call.args and
-                isinstance(call.args[0], gast.Name) and call.args[0].id in self.blocks):
+                isinstance(call.args[0], gast.Name) and call.args[0].id in self.names()):
             return False
+        if call.args[0].id not in self.blocks:
+            raise Unsupported(f"reading the words of the key `{call.args[0].id}`")
         self.row(gast.Subscript(value=call.args[0], slice=call.args[1], ctx=gast.Load()))
         return True
 

@@ -74,6 +74,11 @@ class LoweringState:
         try:
             return probes.evaluate(value, self.env)
         except Exception:  # noqa: BLE001 - stand-ins have extent 1, so what fails here is no shape error
+            draws = [text(n.func) for n in gast.walk(value) if isinstance(n, gast.Call) and
+                     text(n.func).startswith("rt.random_")]
+            if draws:  # hoisted out of vmap's loop (the same for every example), or drawn by jit's own code
+                raise self.refuse(f"`numbax.random.{draws[0][len('rt.random_'):]}` in the host's code (a draw "
+                                  "that is not made in one example's body of a vmap)") from None
             raise self.refuse(f"`{text(value)}`") from None
 
     def check_host(self, node: gast.expr) -> None:

@@ -16,6 +16,8 @@ driver's launch of it::
 Reverse mode's tapes in the body live in device memory, one slot per example; a ``while`` loop's, which grows,
 by launching again with longer tapes when one is full (``tapes``).
 
+``numbax.random`` draws there, each key a pair of words, each sample of shape ``()`` one thread's call (``keys``).
+
 Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
 array read other than at the example's index, other allocations, a tape resized otherwise, run-time
 checks, calls without a kernel lowering, a value carried from one example to the next.
