@@ -56,6 +56,12 @@ def check_keys(keys: Any, where: str) -> None:
                                f"{tuple(keys.shape)}", where)
 
 
+def host_shaped(shape: Sequence[int]) -> np.ndarray:
+    """A host array of ``shape`` that holds no memory (strides 0): what the run-time checks of indexing read of
+    a device array, its shape (``numbax.runtime.checks`` checks NumPy arrays)."""
+    return np.broadcast_to(np.zeros((), np.int8), tuple(shape))
+
+
 class shaped:  # noqa: N801 - read as a function in generated code
     """A stand-in with a shape only: what a run-time check of an array that a kernel folded away reads."""
 

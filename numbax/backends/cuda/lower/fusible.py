@@ -66,8 +66,9 @@ def fusible(block: List[gast.stmt], reads: Counter) -> Set[int]:
                     or isinstance(later, gast.Return) and later.value is not None):
                 break
             if name in _reads(later.value):
-                if _reads(later.value)[name] == reads[name] and not any(isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == name
-                           for n in gast.walk(later.value)):  # x.shape of a folded x: none to read
+                if _reads(later.value)[name] == reads[name] and not any(
+                        isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(n.value, gast.Name) and
+                        n.value.id == name for n in gast.walk(later.value)):  # x.shape, x[i] of a folded x: none
                     found.add(i)
                     folded[name] = needs
                 break

@@ -13,8 +13,9 @@ import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower.indexing import Indexing
 from numbax.backends.cuda.lower.kernels import elementwise_kernel, finisher, reduction_kernel
-from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
+from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
@@ -27,7 +28,7 @@ _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsin
                       atanh="arctanh")
 
 
-class Launches(LoweringState):
+class Launches(Indexing):
     """The launches of the driver's array operations."""
 
     def temp_for(self, node: gast.expr) -> gast.Name:
@@ -49,6 +50,8 @@ class Launches(LoweringState):
             node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
         if isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name):
             return node  # a view, made on the host
+        if self.is_indexing(node):
+            return self.index_read(node)  # an element or a view, read on the host (``indexing``)
         if self._same_type_cast(node):
             return node.func.value
         app = application(node) if isinstance(node, (gast.Call, gast.BinOp)) else None

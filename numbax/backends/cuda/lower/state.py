@@ -52,6 +52,7 @@ class LoweringState:
         # arrays the driver allocated (or views and aliases of them): an in-place update touches no argument
         self.owned: Set[str] = set()
         self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
+        self.views: Dict[str, str] = {}  # a view the driver made of an array -> that array (``indexing``)
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
         self.first_origin = None  # the function's first line of the user's: where code before it is refused
