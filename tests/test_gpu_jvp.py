@@ -73,12 +73,23 @@ def test_computation_follows_the_primals_and_tangents_onto_the_gpu(gpu):
 
 
 def picks(x, i):
-    return np.sin(x[i]) * 2.0
+    return np.sin(x[i]) * x[1:3]
+
+
+def test_indexing_and_slicing_have_their_tangents_on_the_gpu(gpu):
+    float0 = np.zeros((), jax.dtypes.float0)
+    expected = numbax.jvp(picks, (W, -1), (T, float0), backend="python")
+    _agree(_on_host(numbax.jvp(picks, (W, -1), (T, float0), backend="gpu")), expected)
+
+
+def gathers(x, j):
+    return np.sin(x[j]) * 2.0
 
 
 def test_what_the_gpu_lowering_does_not_cover_is_refused_at_the_users_line(gpu):
+    j = np.array([0, 2])
     with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
-        numbax.jvp(picks, (W, 1), (T, np.zeros((), jax.dtypes.float0)), backend="gpu")
-    lines, first = inspect.getsourcelines(picks)
+        numbax.jvp(gathers, (W, j), (T, np.zeros(2, jax.dtypes.float0)), backend="gpu")
+    lines, first = inspect.getsourcelines(gathers)
     assert info.value.origin.filename == HERE and info.value.origin.lineno == first + 1
-    assert "CPU backend" in info.value.hint
+    assert "only integers and slices of integers" in info.value.message and "CPU backend" in info.value.hint

@@ -80,11 +80,11 @@ class Indexing(LoweringState):
             parts = [p for p in (index.lower, index.upper, index.step) if p is not None] \
                 if isinstance(index, gast.Slice) else [index]
             for part in parts:
-                self.check_host(part)
                 value = self.probe(part)
                 if np.ndim(value) or np.asarray(value).dtype.kind not in "iu":
                     raise self.refuse(f"indexing `{_text(node)}` by `{_text(part)}` (only integers and slices "
                                       "of integers index a device array)")
+                self.check_host(part)
             integers += not isinstance(index, gast.Slice)
         return integers
 
