@@ -54,6 +54,18 @@ class Indexing(LoweringState):
             array = self.views[array]
         return array
 
+    def is_shape_from_the_end(self, node: gast.expr) -> bool:
+        """``x.shape[-k]`` of an array of the driver (the simulator's device arrays count from the front only)."""
+        return isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) and \
+            node.value.attr == "shape" and isinstance(node.value.value, gast.Name) and \
+            probes.is_array(self.env.get(node.value.value.id)) and \
+            -self.env[node.value.value.id].ndim <= _constant(node.slice) < 0
+
+    def shape_from_the_front(self, node: gast.Subscript) -> gast.Subscript:
+        """``x.shape[-k]`` as ``x.shape[ndim - k]``, ``x``'s rank known."""
+        node.slice = gast.Constant(value=_constant(node.slice) + self.env[node.value.value.id].ndim, kind=None)
+        return node
+
     def index_read(self, node: gast.Subscript) -> gast.Name:
         """``x[idx]`` computed on the host into a temporary (into ``self.pre``): a number or a view."""
         array = node.value.id
@@ -122,6 +134,13 @@ class Indexing(LoweringState):
         if not probes.is_array(place):  # an array's element from a kernel: a view of one element
             raise self.refuse(f"`{_text(stmt)}`, a store of an array's element into one element,")
         return self.pre + self.launch(value, written.id, place, allocate=False)
+
+
+def _constant(node: gast.expr) -> int:
+    """The integer ``node`` writes (``3``, ``-1``), else 0."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return -_constant(node.operand)
+    return node.value if isinstance(node, gast.Constant) and type(node.value) is int else 0
 
 
 def host_check(call: gast.Call) -> bool:

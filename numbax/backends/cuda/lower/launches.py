@@ -52,6 +52,8 @@ class Launches(Indexing):
             return node  # a view, made on the host
         if self.is_indexing(node):
             return self.index_read(node)  # an element or a view, read on the host (``indexing``)
+        if self.is_shape_from_the_end(node):
+            return self.shape_from_the_front(node)
         if self._same_type_cast(node):
             return node.func.value
         app = application(node) if isinstance(node, (gast.Call, gast.BinOp)) else None
