@@ -23,8 +23,9 @@ _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_g
 _METADATA = frozenset({"shape", "size", "ndim"})
 _HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max", "range"})
 # numbax.runtime's helpers that the driver calls on numbers (``probes``): vmap's check of the mapped axes'
-# lengths, reverse mode's seed of a number's gradient
-_HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.zeros_like", "rt.scalar_output"})
+# lengths, reverse mode's seed of a number's gradient, the exponent of a power's derivative (``launches``)
+HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.zeros_like", "rt.scalar_output",
+                          "rt.power_exponent"})
 
 
 def text(node: gast.AST) -> str:
@@ -107,7 +108,7 @@ class LoweringState:
 
     @staticmethod
     def _host_call(call: gast.Call) -> bool:
-        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS or text(call.func) in _HOST_RUNTIME:
+        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS or text(call.func) in HOST_RUNTIME:
             return True
         app = application(call)
         return app is not None and getattr(entry(app.key), "cuda", None) is not None and \
