@@ -1,5 +1,5 @@
-"""Forward mode of array programs on the GPU backend, in Numba's CUDA simulator: ``jvp`` (and ``linearize``) runs
-through the GPU lowering that ``grad`` uses (kernels, reductions, products, control flow in the host driver),
+"""``jvp`` and ``vjp`` of array programs on the GPU backend, in Numba's CUDA simulator: forward mode (and
+``linearize``) and pullbacks run through the GPU lowering that ``grad`` uses (kernels, reductions, products, control flow in the host driver),
 agrees with the CPU backend (structure, dtypes, values: rtol 1e-12) and leaves its results on the device; what the
 lowering does not cover is refused at the user's line.
 
@@ -70,6 +70,19 @@ def test_computation_follows_the_primals_and_tangents_onto_the_gpu(gpu):
     _agree(_on_host((out, f_jvp(T, np.zeros(4)))), expected)
     with pytest.raises(numbax.NumbaxDeviceError, match="`tangents` on the host"):
         numbax.jvp(model, on_gpu[:2], (T, np.zeros(4)))
+
+
+def test_a_pullback_runs_where_its_primals_and_cotangents_are(gpu):
+    cotangent = (2.0, np.linspace(0.0, 1.0, 4))
+    _, pullback = numbax.vjp(model, W, X, backend="python")
+    expected = pullback(cotangent)
+    _, pullback = numbax.vjp(model, W, X, backend="gpu")
+    _agree(_on_host(pullback(cotangent)), expected)
+    on_gpu = numbax.device_put((W, X), gpu)
+    _, pullback = numbax.vjp(model, *on_gpu)
+    _agree(_on_host(pullback(numbax.device_put(cotangent, gpu))), expected)
+    with pytest.raises(numbax.NumbaxDeviceError, match="`cotangent` on the host"):
+        pullback(cotangent)
 
 
 def picks(x, i):
