@@ -116,7 +116,7 @@ def _line(fn, text):
     (words, (), "key[0]", "reading the words of the key `key_1`"),
     (arithmetic, (), "k * k", "`numbax.random.normal` of `k * k`, which is not a key"),
     (array_sample, (), "R.normal", "an array per example (`numbax.random.normal` of shape (3,))"),
-    (integers, (), "R.randint", "`numbax.random.randint`"),
+    (integers, (), "R.randint", "`numbax.random.randint` in one example's body"),
     (row_at_run_time, (1,), "R.split(key, 3)[j]", "other than by a constant row"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_what_is_not_built_is_refused_at_the_users_line(gpu, fn, extra, line, construct):

@@ -49,7 +49,8 @@ def is_random(node: gast.AST) -> bool:
         func.attr.startswith("random_")
 
 
-def _user_name(node: gast.Call) -> str:
+def user_name(node: gast.Call) -> str:
+    """How the user wrote the ``numbax.random`` function that ``node`` calls the kernel of."""
     return f"`numbax.random.{_text(node.func)[len('rt.random_'):]}`"
 
 
@@ -187,27 +188,27 @@ class Keys:
             return f"{names[node.value.id]}[{self.row(node)}]"
         draw = draw_of(node)
         if draw is None:
-            what = _user_name(node) if is_random(node) else f"`{_text(node)}`"
+            what = user_name(node) if is_random(node) else f"`{_text(node)}`"
             raise Unsupported(f"{what} as a key")
         return self._draw(node, draw, translate)
 
     def _draw(self, node: gast.Call, draw: Draw, translate) -> str:
         if draw.result == "number" and not (len(node.args) > 1 and isinstance(node.args[1], gast.Tuple) and
                                             not node.args[1].elts):
-            raise Unsupported(f"an array per example ({_user_name(node)} of shape {_text(node.args[1])}): one "
+            raise Unsupported(f"an array per example ({user_name(node)} of shape {_text(node.args[1])}): one "
                               "thread draws numbers,")
         if draw.takes_key and self.kind(node.args[0]) != _PAIR:
-            raise Unsupported(f"{_user_name(node)} of `{_text(node.args[0])}`, which is not a key")
+            raise Unsupported(f"{user_name(node)} of `{_text(node.args[0])}`, which is not a key")
         key = self.text(node.args[0], translate) if draw.takes_key else ""
         args = [translate.text(arg) if k in draw.values else _text(arg) for k, arg in enumerate(node.args)]
         dtype = np.dtype(self.state.probe(node.args[2])) if len(node.args) > 2 and draw.dtypes else None
         if draw.dtypes and dtype not in draw.dtypes:
-            raise Unsupported(f"{_user_name(node)} of {dtype}")
+            raise Unsupported(f"{user_name(node)} of {dtype}")
         wide = dtype is not None and dtype.itemsize == 8
         if draw.result == _BLOCK:
             rows = _split_rows(node)
             if rows is None:
-                raise Unsupported(f"{_user_name(node)} into the shape {_text(node.args[1])} (only `(n,)`)")
+                raise Unsupported(f"{user_name(node)} into the shape {_text(node.args[1])} (only `(n,)`)")
             return "(" + "".join(draw.template.format(key=key, row=row) + ", " for row in range(rows)) + ")"
         return draw.template.format(key=key, args=args, wide=wide)
 

@@ -165,7 +165,9 @@ class _Elements(gast.NodeTransformer):
             return _name(self.translate.verbatim(f"{self.translate.operands.names[node.args[0].id]}.shape[0]"))
         if keys.is_random(node):
             draw = keys.draw_of(node)
-            if draw is not None and draw.result != "number":
+            if draw is None:
+                raise Unsupported(keys.user_name(node))
+            if draw.result != "number":
                 raise Unsupported(f"the key `{_text(node)}` as a number")
             return _name(self.translate.verbatim(self.translate.body.keys.text(node, self.translate)))
         return self.generic_visit(node)
