@@ -163,14 +163,16 @@ class Lowering(Launches):
             launched = self.launch_elementwise(target, value, result)
             out = self.pre + launched
             self.owned.add(target)
+            self.views.pop(target, None)
         else:
             source = value.value if self._is_view(value) else value
             if isinstance(source, gast.Name) and source.id in self.owned:
                 self.owned.add(target)
             else:
                 self.owned.discard(target)
-            if isinstance(source, gast.Name) and probes.is_array(result):  # an alias or a view of an array
-                self.views[target] = self.base_of(source.id)
+            base = self.base_of(source.id) if isinstance(source, gast.Name) and probes.is_array(result) else target
+            if base != target:  # an alias or a view of an array
+                self.views[target] = base
             else:
                 self.views.pop(target, None)
             if not probes.is_array(result):

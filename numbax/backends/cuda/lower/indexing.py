@@ -21,7 +21,7 @@ overlapping copy, a kernel would not).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, List
 
 import gast
 import numpy as np
@@ -34,10 +34,7 @@ INDEX_CHECKS = frozenset({"check_index", "check_span"})
 
 
 class Indexing(LoweringState):
-    """Basic indexing in the driver (see the module docstring); ``views`` maps each view the driver made to the
-    array it views."""
-
-    views: Dict[str, str]
+    """Basic indexing in the driver (see the module docstring), each view it makes recorded in ``views``."""
 
     def launch(self, value: gast.expr, target: str, result: Any, allocate: bool) -> List[gast.stmt]:
         """An elementwise kernel's launch (``launches``)."""
