@@ -7,7 +7,7 @@ import gast
 import numpy as np
 
 from numbax import config, generated_cache, runtime, tree_util
-from numbax.api import Jitted, jit
+from numbax.api import _ON_GPU, Jitted, jit
 from numbax.compiled import as_numbers
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
@@ -409,12 +409,9 @@ class _VJP(Differentiated):
         from numbax.call_signature import leaf_key
 
         stand_ins, form = leaves, ()
-        if self._pulls_on_gpu(values, leaves, cotangent_leaves):  # computation follows data, cotangents' too
-            self._check_gpu_support()
-            leaves, cotangent_leaves = placement.to_gpu(leaves), placement.to_gpu(list(cotangent_leaves))
-            stand_ins, form = [placement.stand_in(leaf) for leaf in leaves], (("backend", "gpu"),)
-            values = [v if i in self._signature.static else tree_util.tree_map(placement.stand_in, v)
-                      for i, v in enumerate(values)]
+        if self._runs_on_gpu(values, leaves, [("cotangent", c) for c in cotangent_leaves]):  # cotangents' data too
+            values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
+            cotangent_leaves, form = placement.to_gpu(list(cotangent_leaves)), _ON_GPU
         key = (treedef, statics, leaf_key(stand_ins), leaf_key([placement.stand_in(c) for c in cotangent_leaves]))
         compiled = self._cache.get(key + form)
         if compiled is None:
@@ -425,15 +422,6 @@ class _VJP(Differentiated):
             cotangents = [cotangents]  # one result that is a list of arrays (np.split's): its cotangent a list
         out, grads = compiled(list(leaves) + cotangents)
         return tuple(grads)
-
-    def _pulls_on_gpu(self, values, leaves, cotangent_leaves) -> bool:
-        """Whether this pullback runs on the GPU backend (``backend="gpu"``, or device arrays among the primals
-        and cotangents); raises ``NumbaxDeviceError`` for arrays on two devices."""
-        if self.backend not in ("gpu", "cuda") and not any(map(is_device_array, leaves + list(cotangent_leaves))):
-            return False
-        named = [(param, leaf) for i, (param, value) in enumerate(zip(self._signature.params, values))
-                 if i not in self._signature.static for leaf in tree_util.tree_leaves(value)]
-        return placement.target(self.backend, named + [("cotangent", c) for c in cotangent_leaves]) == "gpu"
 
 
 @reused

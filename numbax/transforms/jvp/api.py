@@ -105,27 +105,15 @@ class Pushforward(Jitted):
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
         stand_ins, form = leaves, ()
-        if self._pushes_on_gpu(values, leaves, tangent_leaves):  # computation follows data, tangents' too
-            self._check_gpu_support()
-            leaves, tangent_leaves = placement.to_gpu(leaves), placement.to_gpu(list(tangent_leaves))
-            stand_ins, form = [placement.stand_in(leaf) for leaf in leaves], _ON_GPU
-            values = [v if i in self._signature.static else tree_util.tree_map(placement.stand_in, v)
-                      for i, v in enumerate(values)]
+        if self._runs_on_gpu(values, leaves, [("tangents", t) for t in tangent_leaves]):  # tangents' data too
+            values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
+            tangent_leaves, form = placement.to_gpu(list(tangent_leaves)), _ON_GPU
         key = (treedef, statics, leaf_key(stand_ins)) + form
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(key, values, stand_ins, treedef, statics, form)
         out, tangents = compiled(list(leaves) + as_numbers(tangent_leaves))
         return out, tree_util.tree_map(_tangent_of, out, tangents)
-
-    def _pushes_on_gpu(self, values: List[Any], leaves: List[Any], tangent_leaves) -> bool:
-        """Whether this push runs on the GPU backend (``backend="gpu"``, or device arrays among the primals
-        and tangents); raises ``NumbaxDeviceError`` for arrays on two devices."""
-        if self.backend not in ("gpu", "cuda") and not any(map(is_device_array, leaves + list(tangent_leaves))):
-            return False
-        named = [(param, leaf) for i, (param, value) in enumerate(zip(self._signature.params, values))
-                 if i not in self._signature.static for leaf in tree_util.tree_leaves(value)]
-        return placement.target(self.backend, named + [("tangents", t) for t in tangent_leaves]) == "gpu"
 
     def _compiles_for_gpu(self) -> bool:
         """On the GPU backend, forward mode's code runs through the GPU's lowering like any jitted code."""
