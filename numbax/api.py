@@ -213,24 +213,30 @@ class Jitted(_CDispatcher):
 
     # -- the GPU backend: computation follows data -------------------------------
 
-    def _runs_on_gpu(self, values: List[Any], leaves: List[Any]) -> bool:
+    def _runs_on_gpu(self, values: List[Any], leaves: List[Any], others: Sequence[Tuple[str, Any]] = ()) -> bool:
         """Whether this call runs on the GPU backend (``backend="gpu"``, or a device array among the
-        arguments); raises ``NumbaxDeviceError`` for arrays on two devices."""
-        if self.backend not in _GPU and not any(map(is_device_array, leaves)):
+        arguments, or among ``others``, the ``(name, leaf)`` pairs of what else the call takes: a jvp's
+        tangents, a pullback's cotangents); raises ``NumbaxDeviceError`` for arrays on two devices."""
+        if self.backend not in _GPU and not any(map(is_device_array, list(leaves) + [leaf for _, leaf in others])):
             return False
         named = [(param, leaf) for i, (param, value) in enumerate(zip(self._signature.params, values))
                  if i not in self._signature.static for leaf in tree_util.tree_leaves(value)]
-        return placement.target(self.backend, named) == "gpu"
+        return placement.target(self.backend, named + list(others)) == "gpu"
+
+    def _placed_on_gpu(self, values: List[Any], leaves: List[Any]) -> Tuple[List[Any], List[Any], List[Any]]:
+        """For a call on the GPU backend: its values with host stand-ins of the device arrays (what the compiler
+        reads), its leaves on the device, and the leaves' stand-ins."""
+        self._check_gpu_support()
+        leaves = placement.to_gpu(leaves)
+        values = [v if i in self._signature.static else tree_util.tree_map(placement.stand_in, v)
+                  for i, v in enumerate(values)]
+        return values, leaves, [placement.stand_in(leaf) for leaf in leaves]
 
     def _gpu_call(self, values, leaves, treedef, statics, args: tuple, kwargs: Dict[str, Any]):
         """Run the GPU backend's specialization (compiled from host stand-ins of the device arrays)."""
         note_arrays_on_gpu()
-        self._check_gpu_support()
         form = self._call_form(args, kwargs)
-        leaves = placement.to_gpu(leaves)
-        stand_ins = [placement.stand_in(leaf) for leaf in leaves]
-        values = [v if i in self._signature.static else tree_util.tree_map(placement.stand_in, v)
-                  for i, v in enumerate(values)]
+        values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
         return self._specialization(values, stand_ins, treedef, statics, form + _ON_GPU)(leaves)
 
     def _specialization(self, values, leaves, treedef, statics, form: tuple) -> Compiled:

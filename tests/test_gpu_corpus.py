@@ -67,6 +67,18 @@ SUPPORTED = frozenset({
     "calls.helper_in_conditional_expression", "calls.helper_with_nested_def", "calls.lambda_default",
     "calls.partial_helper", "calls.helper_rebinds_param", "calls.helper_return_in_while",
     "calls.partial_keywords_local",
+    # basic indexing: elements read on the host, slices and rows as views, stores (issue 15)
+    "basics.ones_rows", "basics.empty_then_fill", "basics.reversed_and_strided",
+    "basics.float32_compared_with_python_floats", "basics.negative_index_and_size",
+    "basics.float32_scalar_times_float", "control_flow.first_above", "control_flow.sum_positive",
+    "control_flow.find_negative_found", "control_flow.find_negative_missing", "control_flow.stepped_range",
+    "control_flow.differences", "control_flow.huber_loop", "control_flow.forward_substitution",
+    "control_flow.nested_break_continue", "control_flow.while_true_break", "control_flow.for_else_found",
+    "control_flow.for_else_missing", "control_flow.return_in_nested_loops", "control_flow.back_substitution",
+    "control_flow.guarded_index", "control_flow.continue_after_constant", "control_flow.break_after_constant_hit",
+    "control_flow.break_after_constant_miss", "pytrees.unrolled_break_with_inner_loop",
+    "calls.helper_return_in_loop", "calls.helper_in_loop", "calls.helper_return_in_nested_loops",
+    "calls.helper_return_in_loop_called_in_loop", "calls.partial_of_numpy_and_constants",
 })
 
 

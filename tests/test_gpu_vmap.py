@@ -200,18 +200,3 @@ def nested(x):
 def test_a_vmap_inside_one_examples_body_is_refused(gpu):
     with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet"):
         numbax.vmap(nested, backend="gpu")(np.ones(3))
-
-
-def random_walk(key, steps):
-    s = 0.0
-    for _ in range(steps):
-        key, sub = numbax.random.split(key)
-        s = s + numbax.random.normal(sub)
-    return s
-
-
-def test_numbax_random_in_one_examples_body_is_refused_until_threefry_runs_in_kernels(gpu):
-    keys = numbax.random.split(numbax.random.PRNGKey(0), 3)
-    with pytest.raises(numbax.NumbaxDeviceError, match="an array per example") as info:
-        numbax.vmap(random_walk, in_axes=(0, None), backend="gpu")(keys, 4)
-    assert info.value.origin.filename == HERE

@@ -5,7 +5,8 @@ A primitive without a ``cuda`` field is refused by the GPU backend at the user's
 one element, ``{0}``, ``{1}``... standing for its operands' values, in NumPy's semantics: NaN propagates
 through ``maximum``/``minimum`` as in NumPy (Python's ``max`` would drop it), so those call the device
 functions of ``backends.cuda.runtime`` (``gr``). The same templates hold for numbers in the host driver,
-where the original NumPy call runs on NumPy scalars instead.
+where the original NumPy call runs on NumPy scalars instead. A ``Draw`` is a ``numbax.random`` kernel in one
+example's body of a ``vmap``, drawn by one thread.
 """
 from __future__ import annotations
 
@@ -41,6 +42,22 @@ class Reduction:
 class Cast:
     """``x.astype(t)``: the element converted by ``t``'s own lowering (``np.float32(x)``); ``t`` must name
     one of the NumPy types below."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Draw:
+    """A ``numbax.random`` kernel in one example's body (``backends.cuda.lower.keys``): one thread's call of a
+    ``numbax.runtime.random.numbers`` function, ``template`` formatted with ``key`` (the kernel text of the key
+    it reads), ``args`` (each argument's text: run-time numbers at the positions ``values``, the others as
+    written, such as a dtype) and ``wide`` (whether the dtype argument has 64 bits). ``result`` is ``"number"``
+    (only a sample of shape ``()``: one thread draws numbers), ``"key"``, or ``"keys"`` (``split``'s rows, of a
+    shape ``(n,)`` only: ``template`` gets ``row``); ``dtypes``, where given, the dtypes allowed."""
+
+    template: str
+    result: str
+    values: tuple = ()
+    takes_key: bool = True
+    dtypes: tuple = ()
 
 
 class _Matmul:
@@ -89,3 +106,19 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(gast.MatMult, np.matmul, cuda=MATMUL)
+
+# numbax.random's kernels by their ``rt.`` names (``numbax.random.lowering.attach`` puts these in their entries,
+# where the kernels are imported); the samplers missing here are refused in one example's body
+RANDOM = {
+    "random_split": Draw("rt.random_key_at({key}, {row})", "keys"),
+    "random_fold_in": Draw("rt.random_folded_key({key}, {args[1]})", "key", values=(1,)),
+    "random_key": Draw("rt.random_seed_key({args[0]}, {args[1]})", "key", values=(0, 1), takes_key=False),
+    "random_normal": Draw("{args[2]}(rt.random_normal_number({key}, {args[2]}(0)))", "number"),
+    "random_exponential": Draw("{args[2]}(rt.random_exponential_number({key}, {args[2]}(0)))", "number"),
+    "random_gumbel": Draw("{args[2]}(rt.random_gumbel_number({key}, {args[2]}(0)))", "number"),
+    "random_uniform": Draw("{args[2]}(rt.random_uniform_number({key}, {args[3]}, {args[4]}))", "number",
+                           values=(3, 4)),
+    "random_bernoulli": Draw("rt.random_bernoulli_number({key}, {args[2]})", "number", values=(2,)),
+    "random_bits": Draw("{args[2]}(rt.random_bits_number({key}, {wide}))", "number",
+                        dtypes=(np.dtype(np.uint32), np.dtype(np.uint64))),
+}

@@ -289,9 +289,12 @@ def attach() -> None:
     and the rules of those that do (importing ``derivatives`` registers them)."""
     import numbax.random as random
     from numbax.random import derivatives, lowering_selection  # noqa: F401
-    from numbax.primitives.registry import def_nondifferentiable
+    from numbax.primitives.cuda import RANDOM
+    from numbax.primitives.registry import def_nondifferentiable, define
 
     def_nondifferentiable(*DRAWS.values())
+    for name, draw in RANDOM.items():
+        define(DRAWS[name], cuda=draw)
     lowerings = {"split": _lower_split, "fold_in": _lower_fold_in, "uniform": _lower_uniform,
                  "normal": _standard("normal"), "exponential": _standard("exponential"),
                  "gumbel": _standard("gumbel"), "bits": _lower_bits, "randint": _lower_randint,

@@ -48,6 +48,20 @@ def full(shape: Any, value: Any, dtype) -> Any:
     return cuda.to_device(np.full(shape, value, dtype))
 
 
+def check_keys(keys: Any, where: str) -> None:
+    """Raise where ``keys`` is not a key (``uint32`` words of shape ``(2,)``) or an array of keys: a thread reads
+    two words (JAX raises ``TypeError`` too)."""
+    if tuple(keys.shape)[-1] != 2:
+        raise NumbaxShapeError(f"numbax.random: a key has shape (2,), and this array of keys has shape "
+                               f"{tuple(keys.shape)}", where)
+
+
+def host_shaped(shape: Sequence[int]) -> np.ndarray:
+    """A host array of ``shape`` that holds no memory (strides 0): what the run-time checks of indexing read of
+    a device array, its shape (``numbax.runtime.checks`` checks NumPy arrays)."""
+    return np.broadcast_to(np.zeros((), np.int8), tuple(shape))
+
+
 class shaped:  # noqa: N801 - read as a function in generated code
     """A stand-in with a shape only: what a run-time check of an array that a kernel folded away reads."""
 

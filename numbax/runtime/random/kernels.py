@@ -1,7 +1,7 @@
 """kernels: the ``rt.`` names that generated code calls ``numbax.random``'s kernels by."""
 from __future__ import annotations
 
-from numbax.runtime.random import continuous, discrete
+from numbax.runtime.random import continuous, discrete, numbers
 from numbax.runtime.random.derivatives import gamma_vjp_kernel, truncated_normal_vjp_kernel
 from numbax.runtime.random.indices import choice_kernel, permutation_kernel, shuffle_kernel, weighted_choice_kernel
 from numbax.runtime.random.threefry import bits_kernel, fold_in_kernel, key_kernel, split_kernel
@@ -19,3 +19,10 @@ DRAWS = {"random_key": key_kernel, "random_split": split_kernel, "random_fold_in
 KERNELS = {**DRAWS, "random_truncated_normal": continuous.truncated_normal_kernel,
            "random_gamma": continuous.gamma_kernel, "random_truncated_normal_vjp": truncated_normal_vjp_kernel,
            "random_gamma_vjp": gamma_vjp_kernel}
+# what one GPU thread calls instead, for one example's keys and numbers (``numbers``, ``backends.cuda.lower.keys``)
+NUMBERS = {"random_key_at": numbers.key_at, "random_folded_key": numbers.folded_key,
+           "random_seed_key": numbers.seed_key, "random_normal_number": numbers.normal_number,
+           "random_uniform_number": numbers.uniform_number, "random_exponential_number": numbers.exponential_number,
+           "random_gumbel_number": numbers.gumbel_number, "random_bernoulli_number": numbers.bernoulli_number,
+           "random_bits_number": numbers.bits_number}
+KERNELS.update(NUMBERS)

@@ -7,13 +7,13 @@ import gast
 import numpy as np
 
 from numbax import config, generated_cache, runtime, tree_util
-from numbax.api import Jitted, jit
+from numbax.api import _ON_GPU, Jitted, jit
 from numbax.compiled import as_numbers
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
-from numbax.backends.cuda import lower as cuda_lower
+from numbax.backends.cuda import lower as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
@@ -203,6 +203,8 @@ class Differentiated(Jitted):
             taken = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))  # a vjp inlined here has its own
             cts = [taken.new(f"ct_{k}") for k in range(len(seeded))] if self.cotangents else None
             holder["wrt"] = wrt
+            outputs = spec.returns.avals if spec.returns is not None else ()
+            holder["cotangents"] = [(ct, aval) for ct, aval in zip(cts or (), outputs) if aval is not None]
             fdef.name = f"{self.label}_{fdef.name}"
             spec.name = fdef.name
             leaf_avals = [avals.of_value(np.zeros((1,) * leaf.aval.ndim, leaf.aval.dtype))
@@ -227,11 +229,16 @@ class Differentiated(Jitted):
                 out.args.args = leaves + params[len(params) - len(cts):] + rest
             return out
 
+        def lower(module, param_avals, constants):
+            """The GPU's lowering, each cotangent parameter of its output's dtype and rank (where known)."""
+            param_avals.update(holder["cotangents"])
+            return cuda_lower.legalize(module, param_avals, constants)
+
         on_gpu = backend == "gpu"  # the GPU lowering fuses elementwise runs into kernels itself
         generated = pipeline.run(self._source(), bound, label=self.label, after_pass=after_pass, transform=rewrite,
                                  fuse=lambda: None if holder.get("fuse") is None or on_gpu else (holder["fuse"],
                                                                                                  holder["same"]),
-                                 lower=cuda_lower.legalize if on_gpu else None)
+                                 lower=lower if on_gpu else None)
         generated.assumes_shapes = bool(holder.get("same"))
         if generated.returns is not None and after_pass is None:
             generated.returns = self._returns(generated.returns, bound)
@@ -395,22 +402,20 @@ class _VJPFunction:
 
 
 class _VJP(Differentiated):
-    def _compiles_for_gpu(self) -> bool:
-        """A pullback compiles through ``pull``, which has no GPU pipeline yet."""
-        return False
-
     def pull(self, primals: tuple, cotangent_leaves):
         values = self._signature.bind(primals, {})
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
-        if self.backend in ("gpu", "cuda") or any(map(is_device_array, leaves + list(cotangent_leaves))):
-            self._check_gpu_support()  # refused: never the CPU's code run on the host behind the user's back
         from numbax.call_signature import leaf_key
 
-        key = (treedef, statics, leaf_key(leaves), leaf_key(cotangent_leaves))
-        compiled = self._cache.get(key)
+        stand_ins, form = leaves, ()
+        if self._runs_on_gpu(values, leaves, [("cotangent", c) for c in cotangent_leaves]):  # cotangents' data too
+            values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
+            cotangent_leaves, form = placement.to_gpu(list(cotangent_leaves)), _ON_GPU
+        key = (treedef, statics, leaf_key(stand_ins), leaf_key([placement.stand_in(c) for c in cotangent_leaves]))
+        compiled = self._cache.get(key + form)
         if compiled is None:
-            compiled = self._compile(key, values, leaves, treedef, statics)
+            compiled = self._compile(key + form, values, stand_ins, treedef, statics, form)
         cotangents = as_numbers([np.asarray(c) if isinstance(c, np.ndarray) else c for c in cotangent_leaves])
         out_tree = tree_util.tree_unflatten(compiled.treedef, [0] * compiled.treedef.num_leaves)[0]
         if len(cotangents) > 1 and len(tree_util.tree_leaves(out_tree)) == 1:

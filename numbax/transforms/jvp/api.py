@@ -7,9 +7,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from numbax import generated_cache, tree_util
-from numbax.api import Jitted
+from numbax.api import _ON_GPU, Jitted
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
+from numbax.backends.cuda import lower as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers
@@ -19,8 +20,13 @@ from numbax.transforms.grad.api import FLOAT0
 from numbax.transforms.jvp import transform as jvp_transform
 
 
+def _dtype(leaf) -> np.dtype:
+    """A leaf's dtype (a device array's without copying it to the host)."""
+    return np.dtype(leaf.dtype) if is_device_array(leaf) else np.asarray(leaf).dtype
+
+
 def _inexact(leaf) -> bool:
-    return np.issubdtype(np.asarray(leaf).dtype, np.inexact)
+    return np.issubdtype(_dtype(leaf), np.inexact)
 
 
 def _check_tangents(primals: tuple, tangents: tuple):
@@ -36,7 +42,7 @@ def _check_tangents(primals: tuple, tangents: tuple):
                         f"{tangent_tree}.")
     out = []
     for p, t in zip(primal_leaves, tangent_leaves):
-        p_dtype, t_dtype = np.asarray(p).dtype, np.asarray(t).dtype
+        p_dtype, t_dtype = _dtype(p), _dtype(t)
         if _inexact(p):
             if t_dtype != p_dtype:
                 raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or "
@@ -60,8 +66,10 @@ def _tangent_of(out, tangent):
     Python float in float64), ``float0`` zeros for an integer or boolean output."""
     if not _inexact(out):
         return np.zeros(np.shape(out), FLOAT0)
-    dtype = np.asarray(out).dtype
-    if np.asarray(tangent).dtype != dtype:
+    dtype = _dtype(out)
+    if _dtype(tangent) != dtype and is_device_array(tangent):  # cast on the host, and back where it was
+        return placement.cuda().to_device(placement.on_host(tangent).astype(dtype))
+    if _dtype(tangent) != dtype:
         return np.asarray(tangent).astype(dtype)  # a 0-d one too: every 0-d result is a 0-d array
     return tangent
 
@@ -96,14 +104,20 @@ class Pushforward(Jitted):
         values = self._signature.bind(tuple(primals), {})
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
-        if self.backend in ("gpu", "cuda") or any(map(is_device_array, leaves + list(tangent_leaves))):
-            self._check_gpu_support()  # refused: never the CPU's code run on the host behind the user's back
-        key = (treedef, statics, leaf_key(leaves))
+        stand_ins, form = leaves, ()
+        if self._runs_on_gpu(values, leaves, [("tangents", t) for t in tangent_leaves]):  # tangents' data too
+            values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
+            tangent_leaves, form = placement.to_gpu(list(tangent_leaves)), _ON_GPU
+        key = (treedef, statics, leaf_key(stand_ins)) + form
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._compile(key, values, leaves, treedef, statics)
+            compiled = self._compile(key, values, stand_ins, treedef, statics, form)
         out, tangents = compiled(list(leaves) + as_numbers(tangent_leaves))
         return out, tree_util.tree_map(_tangent_of, out, tangents)
+
+    def _compiles_for_gpu(self) -> bool:
+        """On the GPU backend, forward mode's code runs through the GPU's lowering like any jitted code."""
+        return True
 
     def _generated_cache_tag(self) -> Optional[str]:
         """Kept on disk, keyed by the options (and by the transformation differentiated; None, no disk cache,
@@ -128,8 +142,9 @@ class Pushforward(Jitted):
                            for leaf in tree_util.tree_leaves(bound[p]))
         return out
 
-    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
-        """The middle end for one specialization: the user's function, then its tangents."""
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, backend: str = "cpu"):
+        """The middle end for one specialization: the user's function, then its tangents (for ``backend``: the
+        GPU's lowering fuses elementwise runs into kernels itself)."""
         dynamic = [p for i, p in enumerate(self._signature.params) if i not in self._signature.static]
         leaves = [leaf for p in dynamic for leaf in tree_util.tree_leaves(bound[p])]
         with_tangent = self.wrt_leaves(bound)
@@ -154,6 +169,7 @@ class Pushforward(Jitted):
             count = len(leaves)
             tangents = params[len(params) - len(wrt):]
             out.args.args = params[:count] + tangents + params[count:len(params) - len(wrt)]
+            holder["tangents"] = [(t.id, n) for t, n in zip(tangents, wrt)]
             dtypes = [leaf.aval.dtype for leaf in leaves] + [np.asarray(v).dtype for v in spec.constants.values()]
             if all(d == np.float64 for d in dtypes if d.kind in "fc"):  # fusion's condition (float64 buffers)
                 pairs = [(t.id, n) for t, n in zip(tangents, wrt) if n in param_avals]
@@ -163,8 +179,14 @@ class Pushforward(Jitted):
                 holder["fuse"] = fused_avals, same
             return out
 
+        def lower(module, param_avals, constants):
+            """The GPU's lowering, each tangent parameter of its primal's dtype and rank."""
+            param_avals.update({t: param_avals[n] for t, n in holder["tangents"]})
+            return cuda_lower.legalize(module, param_avals, constants)
+
+        on_gpu = backend == "gpu"
         generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite,
-                                 fuse=lambda: holder.get("fuse"))
+                                 fuse=lambda: None if on_gpu else holder.get("fuse"), lower=lower if on_gpu else None)
         if generated.returns is not None and after_pass is None:
             generated.returns = self.returns(generated.returns)
         return generated
@@ -237,7 +259,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False, *, backend: str
         tangents: the same structure, a tangent of each inexact leaf's dtype and shape (``float0`` zeros for
             integer and boolean leaves, as in JAX).
         has_aux: ``fun`` returns ``(output, aux)``; the result is ``(output, output tangent, aux)``.
-        backend: ``"cpu"`` (Numba) or ``"python"`` (the generated code, uncompiled).
+        backend: ``"cpu"`` (Numba), ``"gpu"`` (forward mode's code as ``numba.cuda`` kernels and a host driver;
+            also where a primal or tangent is a device array) or ``"python"`` (the generated code, uncompiled).
 
     Returns:
         ``(primals_out, tangents_out)``: the output, and its directional derivative along ``tangents``

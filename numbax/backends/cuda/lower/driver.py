@@ -12,7 +12,7 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   second pass; a reduction to a number gives a number on the host;
 - ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel);
 - the loop ``vmap`` writes over examples (``anno.Key.PER_THREAD``) becomes one kernel, one example per thread
-  (``threads``);
+  (``threads``), drawing its ``numbax.random`` numbers itself (``keys``);
 - numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
   driver, on the host: a branch on a reduced value or ``while err > tol`` reads the reduced number there.
 
@@ -26,7 +26,7 @@ from typing import Any, Dict, List
 import gast
 
 from numbax.ast_passes import anno
-from numbax.backends.cuda.lower import fusible, probes, threads
+from numbax.backends.cuda.lower import fusible, indexing, probes, threads
 from numbax.backends.cuda.lower.launches import Launches
 from numbax.backends.cuda.lower.state import name as _name, text as _text
 
@@ -35,10 +35,9 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
 # run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
 _CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul",
-                     "check_contraction", "assume_equal"})
+                     "check_contraction", "assume_equal", "check_store"}) | indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
-_CHECKED_OPERATIONS = {"rt.check_index": "indexing an array element", "rt.check_span": "slicing an array",
-                       "rt.check_store": "assigning into an array", "rt.check_reshape": "reshaping an array",
+_CHECKED_OPERATIONS = {"rt.check_reshape": "reshaping an array",
                        "rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
                        "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
                        "rt.check_dot": "np.dot", "rt.check_extent": "indexing an array"}
@@ -91,6 +90,8 @@ class Lowering(Launches):
         """The driver's statements for one statement (see the module docstring)."""
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             return self.assign(stmt.targets[0].id, stmt.value)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
+            return self.store(stmt)
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             return self.update(stmt)
         if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
@@ -132,6 +133,9 @@ class Lowering(Launches):
     def check(self, stmt: gast.Expr) -> gast.stmt:
         """A run-time check: a folded array it reads becomes ``gr.shaped(its shape)`` (checks read shapes)."""
         call = stmt.value
+        if indexing.host_check(call) and probes.is_array(self.env.get(call.args[0].id)):
+            self.index_check(call)
+            return stmt
         for k, arg in enumerate(call.args):
             if isinstance(arg, gast.Name) and arg.id in self.folded:
                 expr = self.folded[arg.id]
@@ -159,12 +163,18 @@ class Lowering(Launches):
             launched = self.launch_elementwise(target, value, result)
             out = self.pre + launched
             self.owned.add(target)
+            self.views.pop(target, None)
         else:
             source = value.value if self._is_view(value) else value
             if isinstance(source, gast.Name) and source.id in self.owned:
                 self.owned.add(target)
             else:
                 self.owned.discard(target)
+            base = self.base_of(source.id) if isinstance(source, gast.Name) and probes.is_array(result) else target
+            if base != target:  # an alias or a view of an array
+                self.views[target] = base
+            else:
+                self.views.pop(target, None)
             if not probes.is_array(result):
                 self.check_host(value)
             out = self.pre + [gast.Assign(targets=[_name(target, gast.Store())], value=value, type_comment=None)]

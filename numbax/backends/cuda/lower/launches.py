@@ -13,13 +13,16 @@ import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower.indexing import Indexing
 from numbax.backends.cuda.lower.kernels import elementwise_kernel, finisher, reduction_kernel
-from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
+from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty"})
+# helpers of numbers computed on the host where an array expression reads them (``state.HOST_RUNTIME``)
+_NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
 _SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
@@ -27,7 +30,7 @@ _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsin
                       atanh="arctanh")
 
 
-class Launches(LoweringState):
+class Launches(Indexing):
     """The launches of the driver's array operations."""
 
     def temp_for(self, node: gast.expr) -> gast.Name:
@@ -49,6 +52,13 @@ class Launches(LoweringState):
             node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
         if isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name):
             return node  # a view, made on the host
+        if self.is_indexing(node):
+            return self.index_read(node)  # an element or a view, read on the host (``indexing``)
+        if self.is_shape_from_the_end(node):
+            return self.shape_from_the_front(node)
+        if isinstance(node, gast.Call) and _text(node.func) in _NUMBERS_ON_THE_HOST and \
+                not probes.is_array(self.probe(node)):
+            return self.number_on_the_host(node)
         if self._same_type_cast(node):
             return node.func.value
         app = application(node) if isinstance(node, (gast.Call, gast.BinOp)) else None
@@ -67,6 +77,14 @@ class Launches(LoweringState):
                 isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
             return self.seed(node)
         return node
+
+    def number_on_the_host(self, node: gast.Call) -> gast.Name:
+        """A helper's number computed on the host first (into ``self.pre``): a kernel takes it as an argument."""
+        self.check_host(node)
+        temp = self.fresh("n")
+        self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
+        self.env[temp] = self.probe(node)
+        return _name(temp)
 
     def _same_type_cast(self, node: gast.expr) -> bool:
         """``x.astype(t)`` where ``x`` has type ``t`` already (the CPU's pipeline casts a float32 mean back)."""

@@ -23,8 +23,9 @@ _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_g
 _METADATA = frozenset({"shape", "size", "ndim"})
 _HOST_BUILTINS = frozenset({"int", "bool", "len", "min", "max", "range"})
 # numbax.runtime's helpers that the driver calls on numbers (``probes``): vmap's check of the mapped axes'
-# lengths, reverse mode's seed of a number's gradient
-_HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.zeros_like", "rt.scalar_output"})
+# lengths, reverse mode's seed of a number's gradient, the exponent of a power's derivative (``launches``)
+HOST_RUNTIME = frozenset({"rt.batch_size", "rt.ones_like", "rt.zeros_like", "rt.scalar_output",
+                          "rt.power_exponent"})
 
 
 def text(node: gast.AST) -> str:
@@ -52,6 +53,7 @@ class LoweringState:
         # arrays the driver allocated (or views and aliases of them): an in-place update touches no argument
         self.owned: Set[str] = set()
         self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
+        self.views: Dict[str, str] = {}  # a view the driver made of an array -> that array (``indexing``)
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
         self.first_origin = None  # the function's first line of the user's: where code before it is refused
@@ -74,6 +76,11 @@ class LoweringState:
         try:
             return probes.evaluate(value, self.env)
         except Exception:  # noqa: BLE001 - stand-ins have extent 1, so what fails here is no shape error
+            draws = [text(n.func) for n in gast.walk(value) if isinstance(n, gast.Call) and
+                     text(n.func).startswith("rt.random_")]
+            if draws:  # hoisted out of vmap's loop (the same for every example), or drawn by jit's own code
+                raise self.refuse(f"`numbax.random.{draws[0][len('rt.random_'):]}` in the host's code (a draw "
+                                  "that is not made in one example's body of a vmap)") from None
             raise self.refuse(f"`{text(value)}`") from None
 
     def check_host(self, node: gast.expr) -> None:
@@ -101,7 +108,7 @@ class LoweringState:
 
     @staticmethod
     def _host_call(call: gast.Call) -> bool:
-        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS or text(call.func) in _HOST_RUNTIME:
+        if isinstance(call.func, gast.Name) and call.func.id in _HOST_BUILTINS or text(call.func) in HOST_RUNTIME:
             return True
         app = application(call)
         return app is not None and getattr(entry(app.key), "cuda", None) is not None and \

@@ -16,6 +16,8 @@ driver's launch of it::
 Reverse mode's tapes in the body live in device memory, one slot per example; a ``while`` loop's, which grows,
 by launching again with longer tapes when one is full (``tapes``).
 
+``numbax.random`` draws there, each key a pair of words, each sample of shape ``()`` one thread's call (``keys``).
+
 Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
 array read other than at the example's index, other allocations, a tape resized otherwise, run-time
 checks, calls without a kernel lowering, a value carried from one example to the next.
@@ -28,7 +30,7 @@ import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.backends.cuda.lower import probes, tapes
+from numbax.backends.cuda.lower import keys, probes, tapes
 from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element
 from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 
@@ -62,6 +64,8 @@ class _Body:
         self.inputs: Dict[str, int] = {}
         self.outputs: Dict[str, int] = {}
         self.numbers: List[str] = []
+        self.keys = keys.Keys(state, loop.body, self.index)
+        self.inputs.update(dict.fromkeys(sorted(self.keys.shared), 1))
         for node in nodes:
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                     probes.is_array(state.env.get(node.value.id)) and node.value.id not in self.locals:
@@ -90,11 +94,12 @@ class _Body:
         for node in nodes:
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id in self.tapes:
                 self._slot(node)
-            elif isinstance(node, gast.Subscript):
+            elif isinstance(node, gast.Subscript) and not self.keys.owns(node):
                 self._element(node)
             elif isinstance(node, gast.Name) and node.id in self.tapes and id(node) not in named:
                 raise self.state.refuse(f"the tape `{node.id}` as a value in one example's body")
-            elif isinstance(node, gast.Name) and node.id not in self.locals and id(node) not in named:
+            elif isinstance(node, gast.Name) and node.id not in self.locals and id(node) not in named and \
+                    node.id not in self.keys.shared:
                 if node.id not in self.state.env:
                     raise self.state.refuse(f"the value `{node.id}` in one example's body")
                 if probes.is_array(self.state.env[node.id]):
@@ -136,20 +141,35 @@ class _Body:
 
 class _Elements(gast.NodeTransformer):
     """An expression as ``element`` reads it: ``x[i]`` as the name ``x`` (its element), a tape's slot
-    ``tape[row, 0]`` and ``len(tape)`` as names for their kernel text (``Operands.verbatim``)."""
+    ``tape[row, 0]``, ``len(tape)`` and a number drawn (``keys``) as names for their kernel text
+    (``Operands.verbatim``); a key anywhere else is refused."""
 
     def __init__(self, translate: "_Translate"):
         self.translate = translate
 
-    def visit_Subscript(self, node: gast.Subscript) -> gast.Name:  # noqa: N802 - gast's visitor naming
+    def visit_Name(self, node: gast.Name) -> gast.Name:  # noqa: N802 - gast's visitor naming
+        if node.id in self.translate.body.keys.names():
+            raise Unsupported(f"the key `{node.id}` as a number")
+        return node
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.Name:  # noqa: N802
         if node.value.id in self.translate.body.tapes:
             return _name(self.translate.slot(node))
+        if self.translate.body.keys.owns(node):
+            raise Unsupported(f"the key `{_text(node)}` as a number")
         return _name(node.value.id)
 
     def visit_Call(self, node: gast.Call) -> gast.expr:  # noqa: N802
         if _text(node.func) == "len" and len(node.args) == 1 and isinstance(node.args[0], gast.Name) and \
                 node.args[0].id in self.translate.body.tapes:
             return _name(self.translate.verbatim(f"{self.translate.operands.names[node.args[0].id]}.shape[0]"))
+        if keys.is_random(node):
+            draw = keys.draw_of(node)
+            if draw is None:
+                raise Unsupported(keys.user_name(node))
+            if draw.result != "number":
+                raise Unsupported(f"the key `{_text(node)}` as a number")
+            return _name(self.translate.verbatim(self.translate.body.keys.text(node, self.translate)))
         return self.generic_visit(node)
 
 
@@ -198,6 +218,8 @@ class _Translate:
                 continue  # the driver allocates the tape (``allocations``)
             if tapes.is_growth(stmt) and stmt.targets[0].id in self.body.growing:
                 news = _parse(f"{self.operands.names[self.body.overflow]}[0] = 1\nreturn")  # ``tapes``
+            elif self.checked_row(stmt):
+                news = []
             else:
                 self.body.check(stmt)
                 news = [self.statement(stmt)]
@@ -208,9 +230,33 @@ class _Translate:
             self.state.origin, self.tag = saved
         return out
 
+    def checked_row(self, stmt: gast.stmt) -> bool:
+        """Whether ``stmt`` checks indexing a split's keys by a constant row, true by construction (``keys``)."""
+        try:
+            return self.body.keys.checked_row(stmt)
+        except Unsupported as exc:
+            raise self.state.refuse(f"{exc.what} in one example's body") from None
+
+    def keys_assigned(self, stmt: gast.Assign) -> gast.stmt:
+        """A key, a split's keys, or those keys unpacked, assigned (``keys``)."""
+        target, rows = stmt.targets[0], self.body.keys.kind(stmt.value)
+        if isinstance(target, gast.Tuple):
+            if not all(isinstance(e, gast.Name) for e in target.elts) or rows != len(target.elts):
+                raise self.state.refuse(f"`{_text(stmt)}`, keys unpacked otherwise than one name per row,")
+            target = gast.Tuple(elts=[self.target(e) for e in target.elts], ctx=gast.Store())
+        else:
+            target = self.target(target)
+        try:
+            value = self.body.keys.text(stmt.value, self)
+        except Unsupported as exc:
+            raise self.state.refuse(f"{exc.what} in one example's body") from None
+        return gast.Assign(targets=[target], value=gast.parse(value).body[0].value, type_comment=None)
+
     def statement(self, stmt: gast.stmt) -> gast.stmt:
         if anno.getanno(stmt, anno.Key.PER_THREAD, False):
             raise self.state.refuse("a vmap inside a vmapped function")
+        if self.body.keys.binds(stmt):
+            return self.keys_assigned(stmt)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], (gast.Name, gast.Subscript)):
             return gast.Assign(targets=[self.target(stmt.targets[0])], value=self.expr(stmt.value), type_comment=None)
@@ -264,6 +310,7 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
     kernel.body[0].body = translate.block(loop.body)
     state.kernels.append((kernel, None))
     launch = _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
+    pre += body.keys.checks()
     if not body.growing:
         pre += body.allocations(_text(trips), "") + launch
     else:  # until no thread's tape overflows, each growing tape twice as long (``tapes``)

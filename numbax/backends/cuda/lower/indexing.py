@@ -1,0 +1,147 @@
+"""indexing: basic indexing of device arrays in the host driver: elements read, views, stores.
+
+``x[i, 1:n:2]`` of a device array, its indices integers and slices of host numbers (the run-time checks before
+it, ``rt.check_index`` and ``rt.check_span``, read its shape), is computed on the host: a number where every
+dimension is indexed by an integer (one element copied from the device), else a view of ``x`` (a device array
+that kernels read through its strides). A store ``out[idx] = value`` (how ``x.at[idx].set(v)`` and the other
+updates write their copy) writes a number into one element from the host, or launches a kernel writing
+``value``, broadcast, into the view ``out[idx]``::
+
+    rt.check_index(x, i, 0, 'f.py:3:8')     rt.check_index(gr.host_shaped(x.shape), i, 0, 'f.py:3:8')
+    a = x[i] * 2.0                          _t_1 = x[i]
+                                            a = _t_1 * 2.0
+    out[2:4] = out_0[2:4] + v               _t_2 = out[2:4]
+                                            _t_3 = out_0[2:4]
+                                            _kernel_1[gr.grid(_t_2.size)](_t_2, _t_3, v)
+
+Refused at the user's line: indices that are arrays (gathers), ``None``, ``...`` or booleans; more indices
+than dimensions; a store into an argument's array (which the GPU backend may hold as a copy), of a value with
+more dimensions than the part it writes, or of a value that reads the array it writes (NumPy buffers an
+overlapping copy, a kernel would not).
+"""
+from __future__ import annotations
+
+from typing import Any, List
+
+import gast
+import numpy as np
+
+from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower.state import LoweringState, name as _name, text as _text
+
+# the run-time checks of indexing, whose array they read the shape of only
+INDEX_CHECKS = frozenset({"check_index", "check_span"})
+
+
+class Indexing(LoweringState):
+    """Basic indexing in the driver (see the module docstring), each view it makes recorded in ``views``."""
+
+    def launch(self, value: gast.expr, target: str, result: Any, allocate: bool) -> List[gast.stmt]:
+        """An elementwise kernel's launch (``launches``)."""
+        raise NotImplementedError
+
+    def is_indexing(self, node: gast.expr) -> bool:
+        """Whether ``node`` indexes an array of the driver (``x[...]``)."""
+        return isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+            probes.is_array(self.env.get(node.value.id))
+
+    def base_of(self, array: str) -> str:
+        """The array that ``array`` views (itself if it is no view)."""
+        while array in self.views:
+            array = self.views[array]
+        return array
+
+    def is_shape_from_the_end(self, node: gast.expr) -> bool:
+        """``x.shape[-k]`` of an array of the driver (the simulator's device arrays count from the front only)."""
+        return isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) and \
+            node.value.attr == "shape" and isinstance(node.value.value, gast.Name) and \
+            probes.is_array(self.env.get(node.value.value.id)) and \
+            -self.env[node.value.value.id].ndim <= _constant(node.slice) < 0
+
+    def shape_from_the_front(self, node: gast.Subscript) -> gast.Subscript:
+        """``x.shape[-k]`` as ``x.shape[ndim - k]``, ``x``'s rank known."""
+        node.slice = gast.Constant(value=_constant(node.slice) + self.env[node.value.value.id].ndim, kind=None)
+        return node
+
+    def index_read(self, node: gast.Subscript) -> gast.Name:
+        """``x[idx]`` computed on the host into a temporary (into ``self.pre``): a number or a view."""
+        array = node.value.id
+        if array in self.folded:
+            raise self.refuse(f"indexing `{_text(node)}`, an array no kernel wrote,")
+        stand_in = self.env[array]
+        integers = self._integers(node, stand_in.ndim)
+        temp = self.fresh("t")
+        self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
+        if integers == stand_in.ndim:
+            self.env[temp] = stand_in.dtype.type(1)
+        else:
+            self.env[temp] = np.ones((1,) * (stand_in.ndim - integers), stand_in.dtype)
+            self.views[temp] = array
+        return _name(temp)
+
+    def _integers(self, node: gast.Subscript, ndim: int) -> int:
+        """The number of dimensions ``node`` indexes by an integer; refuses what is not basic indexing."""
+        indices = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if len(indices) > ndim:
+            raise self.refuse(f"indexing `{_text(node)}` with more indices than the array has dimensions")
+        integers = 0
+        for index in indices:
+            parts = [p for p in (index.lower, index.upper, index.step) if p is not None] \
+                if isinstance(index, gast.Slice) else [index]
+            for part in parts:
+                value = self.probe(part)
+                if np.ndim(value) or np.asarray(value).dtype.kind not in "iu":
+                    raise self.refuse(f"indexing `{_text(node)}` by `{_text(part)}` (only integers and slices "
+                                      "of integers index a device array)")
+                self.check_host(part)
+            integers += not isinstance(index, gast.Slice)
+        return integers
+
+    def index_check(self, call: gast.Call) -> None:
+        """``rt.check_index`` / ``rt.check_span`` of a device array: given a host array of its shape (strides 0,
+        no memory), as the check reads nothing else."""
+        array = call.args[0]
+        shape = f"{array.id}.shape" if array.id not in self.folded else self.shape_of(
+            self.operands(self.folded[array.id]))
+        call.args[0] = gast.parse(f"gr.host_shaped({shape})").body[0].value
+
+    def store(self, stmt: gast.Assign) -> List[gast.stmt]:
+        """``out[idx] = value`` into an array the driver allocated (see the module docstring)."""
+        target = stmt.targets[0]
+        array = target.value.id
+        if self.base_of(array) not in self.owned:
+            raise self.refuse(f"`{_text(stmt)}`, a store into an argument's array (which the GPU backend may "
+                              "hold as a copy),")
+        self.pre = []
+        value = self.hoist(stmt.value)
+        result = self.probe(value)
+        if self._integers(target, self.env[array].ndim) == self.env[array].ndim and not probes.is_array(result):
+            self.check_host(value)  # one element, written from the host
+            return self.pre + [gast.Assign(targets=[target], value=value, type_comment=None)]
+        written = self.index_read(target)
+        place = self.env[written.id]
+        if np.ndim(result) > np.ndim(place):
+            raise self.refuse(f"`{_text(stmt)}`, a store of a value of more dimensions than the part it writes,")
+        operands = self.operands(value)
+        expressions = list(operands.computed.values()) + list(operands.inline.values())
+        read = {self.base_of(a) for a in operands.arrays} | \
+            {self.base_of(n.id) for e in expressions for n in gast.walk(e) if isinstance(n, gast.Name)}
+        if self.base_of(array) in read:
+            raise self.refuse(f"`{_text(stmt)}`, a store of a value that reads the array it writes,")
+        if not probes.is_array(place):  # an array's element from a kernel: a view of one element
+            raise self.refuse(f"`{_text(stmt)}`, a store of an array's element into one element,")
+        return self.pre + self.launch(value, written.id, place, allocate=False)
+
+
+def _constant(node: gast.expr) -> int:
+    """The integer ``node`` writes (``3``, ``-1``), else 0."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return -_constant(node.operand)
+    return node.value if isinstance(node, gast.Constant) and type(node.value) is int else 0
+
+
+def host_check(call: gast.Call) -> bool:
+    """Whether ``call`` is a run-time check of indexing (``INDEX_CHECKS``)."""
+    return isinstance(call.func, gast.Attribute) and call.func.attr in INDEX_CHECKS and bool(call.args) and \
+        isinstance(call.args[0], gast.Name)
+

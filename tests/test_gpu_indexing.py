@@ -1,0 +1,81 @@
+"""Basic indexing on the GPU backend, in Numba's CUDA simulator: elements read on the host, slices and rows as
+views that kernels read through their strides, stores into the driver's own arrays (``x.at[idx]`` updates), the
+run-time index checks of device arrays; agrees with the CPU backend (values, dtypes, errors), and what is not
+basic indexing is refused at the user's line."""
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+import numbax
+
+HERE = os.path.abspath(__file__)
+X, M = np.linspace(0.0, 1.0, 6), np.arange(12.0).reshape(3, 4)
+
+
+def indexes(x, i, m):
+    a = x[i] * 2.0
+    b = x[1:4] + x[:3]
+    c = m[1] * a
+    d = m[:, 0] + m[0, 1] + m[::2, -1].sum()
+    y = x.at[i].set(a + 1.0)
+    z = y.at[2:4].add(b[0]).at[-1].multiply(3.0)
+    w = m.at[1, 1:3].set(x[:2])
+    return b, c, d, z, w, x[-1]
+
+
+@pytest.fixture(scope="module")
+def on_gpu(gpu):
+    return numbax.jit(indexes, backend="gpu")
+
+
+def test_elements_views_and_updates_agree_with_the_cpu_backend(on_gpu):
+    expected = numbax.jit(indexes)(X, 2, M)
+    got = on_gpu(X, -4, M)
+    assert not any(isinstance(leaf, np.ndarray) for leaf in got), "a result on the host"
+    for e, g in zip(expected, numbax.device_get(got)):
+        assert np.asarray(g).dtype == np.asarray(e).dtype
+        np.testing.assert_array_equal(g, e)  # copies, sums of two numbers, products: exact on both
+
+
+def test_an_index_out_of_bounds_is_the_cpu_backends_index_error(on_gpu):
+    lines, first = inspect.getsourcelines(indexes)
+    with pytest.raises(numbax.NumbaxIndexError, match="index -7 is out of bounds for axis 0 with size 6") as info:
+        on_gpu(X, -7, M)
+    assert info.value.origin.filename == HERE and info.value.origin.lineno == first + 1
+
+
+def shift(x):
+    y = x * 1.0
+    y[1:] = y[:-1]
+    return y
+
+
+def gather(x, j):
+    return np.sin(x[j])
+
+
+def newaxis(x):
+    return x[None] * 2.0
+
+
+def into_argument(x):
+    x[0] = 1.0
+    return x * 2.0
+
+
+@pytest.mark.parametrize("fn, args, line, construct", [
+    (shift, (X,), "y[1:] =", "a store of a value that reads the array it writes"),
+    (gather, (X, np.array([0, 2])), "x[j]", "indexing `x[j]` by `j`"),
+    (newaxis, (X,), "x[None]", "indexing `x[None]` by `None`"),
+    (into_argument, (X,), "x[0] =", "a store into an argument's array"),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_what_is_not_basic_indexing_is_refused_at_the_users_line(gpu, fn, args, line, construct):
+    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
+        numbax.jit(fn, backend="gpu")(*args)
+    lines, first = inspect.getsourcelines(fn)
+    assert construct in info.value.message, info.value.message
+    assert info.value.origin.filename == HERE
+    assert info.value.origin.lineno == first + next(k for k, text in enumerate(lines) if line in text)
+    assert "CPU backend" in info.value.hint
