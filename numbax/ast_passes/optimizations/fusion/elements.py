@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Set
 import gast
 import numpy as np
 
-from numbax.ast_passes.analyses.nodes import assign, name
+from numbax.ast_passes.analyses.nodes import assign, name, rt_call
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
 from numbax.ast_passes.optimizations.fusion.recompute import at
@@ -101,9 +101,8 @@ class Trial:
             return self._combine(node, app.args, lambda *a: gast.Call(func=node.func, args=list(a), keywords=[]))
         if app is not None and app.name == "rt.unreduce":
             return self._unreduce(node, app)
-        whole = app is not None and all(isinstance(a, gast.Constant) and not a.value for a in app.args[2:])
-        if whole and app.name == "rt.chooser_weights" and self.facts.shape(app.args[1]) == ():
-            return self._ties(app.args[0], app.args[1])
+        if app is not None and app.name == "rt.chooser_weights":
+            return self._ties(node, app)
         return self._hoist(node)
 
     def _unreduce(self, node: gast.Call, app) -> Optional[gast.expr]:
@@ -127,15 +126,37 @@ class Trial:
         self.reads.add(g.id)
         return at_slots(g.id, kept, self.group.index)
 
-    def _ties(self, array: gast.expr, extreme: gast.expr) -> Optional[gast.expr]:
-        """``rt.chooser_weights(a, m)`` at the index: ``share if a[j] == m else 0.0``, ``share`` counted once."""
-        element, value = self.element(array), self.element(extreme)
-        share = self._hoist(gast.Call(func=gast.Attribute(value=name("rt"), attr="tie_share", ctx=gast.Load()),
-                                      args=[copy_tree(array), copy_tree(extreme)], keywords=[]), scalar=True)
+    def _ties(self, node: gast.Call, app) -> Optional[gast.expr]:
+        """``rt.chooser_weights(a, m, axis, keepdims)`` at the index: ``share if a[j] == m else 0.0 * share``,
+        ``share`` counted once before the loop, for the whole array (a scalar ``m``, ``rt.tie_share``) or
+        each lane along a constant ``axis`` (``rt.tie_shares``, read as ``rt.unreduce`` would read it);
+        else hoisted. Where no element equals ``m`` (a NaN), ``share`` is inf and the weights NaN, as
+        ``rt.chooser_weights`` gives them."""
+        array, extreme = app.args[0], app.args[1]
+        axis, keepdims = argument(app, 2, "axis"), argument(app, 3, "keepdims")
+        rank = len(self.group.shape)
+        if app.keywords or not all(isinstance(a, gast.Constant) for a in app.args[2:]):
+            return self._hoist(node)
+        keepdims = keepdims or gast.Constant(value=False, kind=None)
+        if is_none(axis) and not keepdims.value and self.facts.shape(extreme) == ():
+            value = self.element(extreme)
+            share = self._hoist(rt_call("tie_share", copy_tree(array), copy_tree(extreme)), scalar=True)
+        elif isinstance(axis.value, int) and not isinstance(axis.value, bool) and rank >= 2 and \
+                -rank <= axis.value < rank:
+            value = self.element(rt_call("unreduce", copy_tree(extreme), copy_tree(array), copy_tree(axis),
+                                         copy_tree(keepdims)))
+            lanes = self._hoist(rt_call("tie_shares", copy_tree(array), copy_tree(extreme), copy_tree(axis),
+                                        copy_tree(keepdims)), scalar=True)
+            kept = [k for k in range(rank) if k != axis.value % rank]
+            share = None if lanes is None else at_slots(lanes.id, kept, self.group.index)
+        else:
+            return self._hoist(node)
+        element = self.element(array)
         if element is None or value is None or share is None:
             return None
         test = gast.Compare(left=element, ops=[gast.Eq()], comparators=[value])
-        return gast.IfExp(test=test, body=share, orelse=gast.Constant(value=0.0, kind=None))
+        nan_or_zero = gast.BinOp(left=gast.Constant(value=0.0, kind=None), op=gast.Mult(), right=copy_tree(share))
+        return gast.IfExp(test=test, body=share, orelse=nan_or_zero)
 
     def _combine(self, node, parts, build) -> Optional[gast.expr]:
         elements = [self.element(p) for p in parts]
