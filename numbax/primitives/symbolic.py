@@ -111,7 +111,7 @@ def reduction(app, args) -> Optional[Shape]:
         return None
     if is_none(axis):
         return (ONE,) * len(shape)
-    if not shape:
+    if not -len(shape) <= axis.value < len(shape):  # NumPy's AxisError (a 0-d array's too): no shape
         return None
     k = axis.value % len(shape)
     return shape[:k] + ((ONE,) if keepdims.value else ()) + shape[k + 1:]
