@@ -75,3 +75,9 @@ def test_a_nan_maximum_gives_nan_weights():
     expected = np.asarray(jax.grad(to_jax(extremes))(x, C))
     np.testing.assert_allclose(GRAD_EXTREMES(x, C), expected, rtol=1e-12, atol=1e-14, equal_nan=True)
     assert np.isnan(expected[:, 1]).all()
+
+
+def test_second_derivatives_are_jaxs():
+    logits, onehot = LOGITS[:3], ONEHOT[:3]
+    expected = np.asarray(jax.hessian(to_jax(softmax_xent))(logits, onehot))
+    np.testing.assert_allclose(numbax.hessian(softmax_xent)(logits, onehot), expected, rtol=1e-12, atol=1e-14)
