@@ -24,7 +24,8 @@ from numbax.runtime.statics import static
 
 __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",
            "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "size_of",
-           "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "tie_shares", "var_grad", "cumsum_grad",
+           "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "tie_shares", "var_grad",
+           "cumsum_grad",
            "power_exponent", "sort_ranks", "median_weights", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
            "solve_grad_a", "trace_grad",
            "diag_grad", "slogdet_sign", "slogdet_logabs",
