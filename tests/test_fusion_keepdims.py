@@ -27,12 +27,25 @@ def extremes(x, c):
     return np.sum(np.max(x, axis=0) * c) + np.sum(np.min(x, axis=1, keepdims=True) ** 2 * x)
 
 
+def moments(x, w):
+    """Three dims: a mean kept along axis 0, a sum kept along axis 1, a sum dropping the last axis, a maximum
+    kept along axis 2 (tied), a sum dropping axis 0."""
+    c = x - np.mean(x, axis=0, keepdims=True)
+    s = np.sum(c * c * w, axis=1, keepdims=True)
+    r = np.sum(np.exp(c) / s, axis=-1)
+    m = np.max(x, axis=2, keepdims=True)
+    return np.sum(r * r) + np.sum(np.tanh(x - m) * w) + np.sum(np.sum(x * w, axis=0) ** 2)
+
+
 RNG = np.random.default_rng(3)
 LOGITS = np.round(3.0 * RNG.normal(size=(5, 4)), 1)
 LOGITS[1, 1] = LOGITS[1, 3] = LOGITS[1].max() + 0.5  # a row whose maximum is tied
 ONEHOT = np.eye(4)[[0, 3, 1, 2, 3]]
 X = np.array([[1.0, 4.0, 4.0], [4.0, -2.0, 0.5], [-2.0, 3.0, -2.0], [0.0, 4.0, 1.0]])  # ties in rows, columns
 C = np.array([0.5, -1.5, 2.0])
+CUBE = np.round(RNG.normal(size=(3, 4, 5)), 1)
+CUBE[1, 2, 0] = CUBE[1, 2, 3] = 3.0
+W = RNG.normal(size=(4, 5))
 
 GRAD_SOFTMAX = numbax.grad(softmax_xent)
 GRAD_EXTREMES = numbax.grad(extremes)
@@ -48,12 +61,17 @@ def _jvp_each(fn, args, argnum):
     return out
 
 
-@pytest.mark.parametrize("fn, grad, args", [(softmax_xent, GRAD_SOFTMAX, (LOGITS, ONEHOT)),
-                                            (extremes, GRAD_EXTREMES, (X, C))], ids=["softmax_xent", "extremes"])
-def test_grad_is_jaxs(fn, grad, args):
+@pytest.mark.parametrize("fn, grad, args, forward", [(softmax_xent, GRAD_SOFTMAX, (LOGITS, ONEHOT), True),
+                                                     (extremes, GRAD_EXTREMES, (X, C), True),
+                                                     (moments, numbax.grad(moments), (CUBE, W), False)],
+                         ids=["softmax_xent", "extremes", "moments"])
+def test_derivatives_are_jaxs(fn, grad, args, forward):
+    """Reverse mode, and forward mode where ``forward`` (``moments``' fused loops are reverse mode's)."""
     expected = np.asarray(jax.grad(to_jax(fn))(*args))
-    np.testing.assert_allclose(grad(*args), expected, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(_jvp_each(fn, args, 0), expected, rtol=1e-12, atol=1e-14)
+    atol = 1e-14 * np.abs(expected).max()
+    np.testing.assert_allclose(grad(*args), expected, rtol=1e-12, atol=atol)
+    if forward:
+        np.testing.assert_allclose(_jvp_each(fn, args, 0), expected, rtol=1e-12, atol=atol)
 
 
 def test_generated_code_is_fused():
