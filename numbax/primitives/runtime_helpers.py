@@ -81,8 +81,8 @@ def dsinc(g, ans, x):
     d[x] = g * rt.d2sinc(x)
 
 
-def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.abs_slope,
-                      rt.sort_ranks, rt.median_weights, rt.inverse_axes, rt.cotangent_dtype,
+def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.tie_shares,
+                      rt.abs_slope, rt.sort_ranks, rt.median_weights, rt.inverse_axes, rt.cotangent_dtype,
                       rt.check_contraction, rt.real_output)
 # constant whatever their operand, complex ones too (``rt.abs_slope`` is not: ``z / |z|`` varies with ``z``)
 define(rt.ones_like, rt.zeros_like, rt.size_of, complex_verified=True)
@@ -474,11 +474,11 @@ def _chooser_weights(app, args):
     return ("f", args[0][1]) if args and args[0] else None
 
 
-define(rt.unbroadcast, rt.unreduce, aval=_unbroadcast, shape=symbolic.same_as(1, axis_at=2))
+define(rt.unbroadcast, rt.unreduce, aval=_unbroadcast, shape=symbolic.same_as(1))  # ``a``'s, whatever the axis
 define(rt.reserve_rows, rt.grow_rows, rt.real_output, rt.stored_cotangent, aval=kinds.same_as(0))
 define(rt.index_added, aval=kinds.same_as(0), shape=symbolic.same_as(0))
 define(rt.scalar_output, aval=_scalar_output)
-define(rt.chooser_weights, aval=_chooser_weights, shape=symbolic.same_as(0, axis_at=2))
+define(rt.chooser_weights, aval=_chooser_weights, shape=symbolic.same_as(0))
 define(rt.prod_others, aval=_float_like(0, 0), shape=symbolic.same_as(0))
 define(rt.prod_others_vjp, rt.cumprod_grad, aval=_float_like(1, 1), shape=symbolic.same_as(1))
 define(rt.cumprod_grad_vjp, aval=_float_like(2, 2), shape=symbolic.same_as(2))

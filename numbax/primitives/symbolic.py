@@ -1,7 +1,8 @@
 """symbolic: the algebra that shape rules are written in.
 
 A symbolic shape is a tuple of dims; a dim is ``(symbol, offset)``, the length ``symbol + offset`` (the
-symbol ``"x.0"`` is the first dim of parameter ``x``). A rule is ``rule(app, args)``: the call and its
+symbol ``"x.0"`` is the first dim of parameter ``x``; ``ONE``, no symbol and offset 1, is a length of one: the
+axis a reduction with ``keepdims=True`` keeps). A rule is ``rule(app, args)``: the call and its
 positional arguments' shapes (None where unknown); it returns the result's shape, or None.
 
 Where two different dims meet (``a + b``, the inner dims of ``a @ b``), the result is unknown unless
@@ -20,6 +21,7 @@ from numbax.primitives.kinds import argument, is_none
 Dim = Tuple[str, int]
 Shape = Tuple[Dim, ...]
 SCALAR: Shape = ()
+ONE: Dim = ("", 1)
 
 
 class _Collecting:
@@ -55,9 +57,9 @@ def assume(a: Dim, b: Dim) -> bool:
 
 
 def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
-    """The shape of an elementwise result, NumPy's rules from the right: scalars and missing leading axes take
-    the other operands' dims, equal dims stay; two different dims are unknown (one may be a length 1), unless
-    ``collecting`` may take them as equal."""
+    """The shape of an elementwise result, NumPy's rules from the right: scalars, missing leading axes and
+    ``ONE`` take the other operands' dims, equal dims stay; two other different dims are unknown (one may be
+    a length 1 at run time), unless ``collecting`` may take them as equal."""
     arrays = [s for s in shapes if s != SCALAR]
     if None in arrays:
         return None
@@ -66,7 +68,9 @@ def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
     out = list(max(arrays, key=len))
     for shape in arrays:
         for k in range(1, len(shape) + 1):
-            if shape[-k] != out[-k] and not assume(shape[-k], out[-k]):
+            if out[-k] == ONE:
+                out[-k] = shape[-k]
+            elif shape[-k] not in (out[-k], ONE) and not assume(shape[-k], out[-k]):
                 return None
     return tuple(out)
 
@@ -93,20 +97,24 @@ def contraction(app, args) -> Optional[Shape]:
 
 
 def reduction(app, args) -> Optional[Shape]:
-    """A reduction over everything or over one constant axis (positional or ``axis=``; ``keepdims=False``)."""
-    keepdims = app.keywords.get("keepdims")
-    if keepdims is not None and not (isinstance(keepdims, gast.Constant) and keepdims.value is False):
+    """A reduction over everything or over one constant axis (positional or ``axis=``), the axis dropped, or
+    kept as ``ONE`` with ``keepdims=True``."""
+    keepdims = app.keywords.get("keepdims", gast.Constant(value=False, kind=None))
+    if not (isinstance(keepdims, gast.Constant) and keepdims.value in (False, True)):
         return None
     if not args or set(app.keywords) - {"axis", "keepdims"} or len(app.args) > 2:
         return None
-    axis = argument(app, 1, "axis")
-    if is_none(axis):
+    axis, shape = argument(app, 1, "axis"), args[0]
+    if is_none(axis) and not keepdims.value:
         return SCALAR
-    shape = args[0]
-    if shape is None or not (isinstance(axis, gast.Constant) and isinstance(axis.value, int)) or not shape:
+    if shape is None or not (is_none(axis) or isinstance(axis, gast.Constant) and isinstance(axis.value, int)):
+        return None
+    if is_none(axis):
+        return (ONE,) * len(shape)
+    if not -len(shape) <= axis.value < len(shape):  # NumPy's AxisError (a 0-d array's too): no shape
         return None
     k = axis.value % len(shape)
-    return shape[:k] + shape[k + 1:]
+    return shape[:k] + ((ONE,) if keepdims.value else ()) + shape[k + 1:]
 
 
 def reversed_axes(app, args) -> Optional[Shape]:

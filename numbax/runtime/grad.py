@@ -20,10 +20,12 @@ from numba.np.numpy_support import as_dtype
 
 from numbax.runtime.cached import overload
 from numbax.runtime.loops import INDENT, compile_source, element_source, empty_like_source, function_source, nest
+from numbax.runtime.statics import static
 
 __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",
            "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "size_of",
-           "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "var_grad", "cumsum_grad",
+           "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "tie_shares", "var_grad",
+           "cumsum_grad",
            "power_exponent", "sort_ranks", "median_weights", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
            "solve_grad_a", "trace_grad",
            "diag_grad", "slogdet_sign", "slogdet_logabs",
@@ -372,6 +374,13 @@ def tie_share(a, ans):
     return 1.0 / np.count_nonzero(np.asarray(a) == ans)
 
 
+def tie_shares(a, ans, axis, keepdims=False):
+    """``tie_share`` of each lane of ``a`` along ``axis`` (``ans`` its extremes, ``axis`` kept in it with
+    ``keepdims``), the axis dropped: ``1 / count``, inf where no element equals ``ans`` (a NaN)."""
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.sum(a == unreduce(ans, a, axis, keepdims), axis=axis)
+
+
 def var_grad(g, a, axis=None, ddof=0, keepdims=False):
     """Cotangent of ``a`` in ``np.var(a, axis, ddof=ddof, keepdims=keepdims)``."""
     n = size_of(a) // size_of(np.sum(a) if axis is None else np.sum(a, axis=axis))
@@ -527,6 +536,26 @@ def _share_source(ndim: int) -> str:
 @overload(tie_share)
 def _tie_share(a, ans):
     return compile_source(_share_source(a.ndim))
+
+
+def _shares_source(ndim: int, axis: int, keepdims: bool) -> str:
+    """Source of ``tie_shares`` of an ``ndim``-dimensional ``a`` along the constant ``axis``: one pass counting
+    each lane's elements equal to its extreme."""
+    lane = [f"i{d}" for d in range(ndim) if d != axis]
+    extreme = [f"i{d}" if d != axis else "0" for d in range(ndim) if d != axis or keepdims]
+    body = [f"counts = np.zeros(({''.join(f'a.shape[{d}], ' for d in range(ndim) if d != axis)}))"]
+    body += nest(ndim, "a", [f"if {element_source(ndim, 'a')} == ans[{', '.join(extreme)}]:",
+                             f"{INDENT}counts[{', '.join(lane)}] += 1.0"])
+    return function_source("a, ans, axis, keepdims=False", body + ["return 1.0 / counts"])
+
+
+@overload(tie_shares)
+def _tie_shares(a, ans, axis, keepdims=False):
+    ndim = a.ndim if isinstance(a, types.Array) else 0
+    along, kept = static("tie_shares", "axis", axis), static("tie_shares", "keepdims", keepdims)
+    if ndim < 2 or not isinstance(along, int) or not -ndim <= along < ndim:
+        raise TypingError("numbax.runtime.tie_shares: expects an array of two or more dims and a constant axis")
+    return compile_source(_shares_source(ndim, along % ndim, bool(kept)))
 
 
 @overload(var_grad)

@@ -34,13 +34,15 @@ from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.primitives import symbolic
 from numbax.primitives.registry import entry
-from numbax.primitives.symbolic import SCALAR, Dim, Shape, broadcast, matmul
+from numbax.primitives.symbolic import ONE, SCALAR, Dim, Shape, broadcast, matmul
 
 
 def dim_length(dim: Dim, params) -> Optional[gast.expr]:
     """``dim`` written as code, ``x.shape[0] - 1``, when its symbol is a dim of one of ``params`` (names
-    whose values do not change); else None."""
+    whose values do not change), ``1`` for ``ONE``; else None."""
     symbol, offset = dim
+    if dim == ONE:
+        return gast.Constant(value=1, kind=None)
     param, _, axis = symbol.rpartition(".")
     if param not in params or not axis.isdigit():
         return None

@@ -5,8 +5,12 @@ not across statements, and reverse mode writes one statement per adjoint:
 the gradient of ``np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)``
 would make a dozen temporary arrays. This pass finds, in each block, runs of
 statements that compute elementwise over arrays of one symbolic shape
-(``shapes``), accumulate into such arrays (``dx_view += g``) or sum them
-whole, and writes each run as one loop nest with a scalar per array::
+(``shapes``), accumulate into such arrays (``dx_view += g``), read arrays
+that broadcast to that shape (a row's maximum kept with ``keepdims=True``), or
+sum them whole or along axes (``np.sum(e, axis=1, keepdims=True)``, a
+broadcast's adjoint; a sum that the innermost loop does not index adds up in a
+scalar over that loop), and writes each run as one loop nest with a scalar per
+array::
 
     dx = rt.zeros_like(x)
     for j in range(x.shape[0] - 1):

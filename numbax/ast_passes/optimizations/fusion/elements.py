@@ -1,12 +1,15 @@
 """Per-element expressions: what an elementwise array expression computes at one index of the loop nest.
 
 At index ``j`` of a 1-D loop over the shape of ``x[1:]``, ``x[1:] - y`` is
-``x[j + 1] - y[j]``: a name of that shape is indexed, a name whose shape is the
-last dims of it (a bias) is indexed by the last indices, a basic slice becomes
-an offset, scalars stay as they are, a name the loop already computes is its
-scalar, and ``rt.unreduce(g, a)`` of a scalar ``g`` (the adjoint of a full
-reduction) is ``g`` itself. Any other part is hoisted out of the loop into a
-name of its own when it depends on nothing the loop computes or writes.
+``x[j + 1] - y[j]``: a name of that shape is indexed, a name whose shape
+broadcasts to it is indexed by the indices of the axes it has and at 0 along
+its axes of length one (a bias ``b[j1]``, a row maximum kept with
+``keepdims=True``, ``m[j0, 0]``), a basic slice becomes an offset, scalars
+stay as they are, a name the loop already computes is its scalar, and
+``rt.unreduce(g, a, axis, keepdims)`` (the adjoint of a reduction) is ``g``
+read at the indices of the axes it kept. Any other part is hoisted out of the
+loop into a name of its own when it depends on nothing the loop computes or
+writes.
 """
 from __future__ import annotations
 
@@ -15,12 +18,14 @@ from typing import Dict, List, Optional, Set
 import gast
 import numpy as np
 
-from numbax.ast_passes.analyses.nodes import assign, name
+from numbax.ast_passes.analyses.nodes import assign, name, rt_call
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
 from numbax.ast_passes.optimizations.fusion.recompute import at
 from numbax.ast_passes.optimizations.purity import is_pure
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.primitives.kinds import argument, is_none
+from numbax.primitives.symbolic import ONE
 
 _OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 
@@ -29,6 +34,31 @@ def _offset(index: gast.expr, lower: Optional[gast.expr]) -> gast.expr:
     if lower is None or isinstance(lower, gast.Constant) and lower.value == 0:
         return index
     return gast.BinOp(left=index, op=gast.Add(), right=lower)
+
+
+def broadcast_slots(shape, full) -> Optional[List[Optional[int]]]:
+    """For each axis of ``shape``, the axis of ``full`` whose index it takes where ``shape`` broadcasts to
+    ``full`` (NumPy's rules from the right), or None along an axis of length one (``ONE``) that ``full``
+    stretches; None when it does not broadcast."""
+    if shape is None or full is None or len(shape) > len(full):
+        return None
+    offset = len(full) - len(shape)
+    slots: List[Optional[int]] = []
+    for k, dim in enumerate(shape):
+        if dim == full[offset + k]:
+            slots.append(offset + k)
+        elif dim == ONE:
+            slots.append(None)
+        else:
+            return None
+    return slots
+
+
+def at_slots(array: str, slots: List[Optional[int]], index: List[str], ctx=None) -> gast.Subscript:
+    """``array`` at the loop's ``index`` through ``slots`` (``broadcast_slots``): ``m[j0, 0]``."""
+    parts = [name(index[k]) if k is not None else gast.Constant(value=0, kind=None) for k in slots]
+    return gast.Subscript(value=name(array), slice=parts[0] if len(parts) == 1 else
+                          gast.Tuple(elts=parts, ctx=gast.Load()), ctx=ctx or gast.Load())
 
 
 class Trial:
@@ -69,22 +99,64 @@ class Trial:
         app = application(node) if isinstance(node, gast.Call) else None
         if app is not None and isinstance(app.key, np.ufunc) and not app.keywords and app.key.nin == len(app.args):
             return self._combine(node, app.args, lambda *a: gast.Call(func=node.func, args=list(a), keywords=[]))
-        whole = app is not None and all(isinstance(a, gast.Constant) and not a.value for a in app.args[2:])
-        if whole and app.name == "rt.unreduce" and self.facts.shape(app.args[0]) == ():
-            return self.element(app.args[0])
-        if whole and app.name == "rt.chooser_weights" and self.facts.shape(app.args[1]) == ():
-            return self._ties(app.args[0], app.args[1])
+        if app is not None and app.name == "rt.unreduce":
+            return self._unreduce(node, app)
+        if app is not None and app.name == "rt.chooser_weights":
+            return self._ties(node, app)
         return self._hoist(node)
 
-    def _ties(self, array: gast.expr, extreme: gast.expr) -> Optional[gast.expr]:
-        """``rt.chooser_weights(a, m)`` at the index: ``share if a[j] == m else 0.0``, ``share`` counted once."""
-        element, value = self.element(array), self.element(extreme)
-        share = self._hoist(gast.Call(func=gast.Attribute(value=name("rt"), attr="tie_share", ctx=gast.Load()),
-                                      args=[copy_tree(array), copy_tree(extreme)], keywords=[]), scalar=True)
+    def _unreduce(self, node: gast.Call, app) -> Optional[gast.expr]:
+        """``rt.unreduce(g, a, axis, keepdims)`` at the index: ``g`` broadcast (a scalar ``g``, or one whose
+        reduced axis stayed, of length one), or ``g`` read at the indices of the axes other than a constant
+        ``axis`` that ``keepdims=False`` dropped; else hoisted."""
+        g, axis, keepdims = app.args[0], argument(app, 2, "axis"), argument(app, 3, "keepdims")
+        if app.keywords or not all(isinstance(a, gast.Constant) for a in app.args[2:]):
+            return self._hoist(node)
+        if is_none(axis) or keepdims is not None and keepdims.value or self.facts.shape(g) == ():
+            return self.element(g)
+        rank = len(self.group.shape)
+        shape = self.facts.shape(g)
+        if not isinstance(axis.value, int) or isinstance(axis.value, bool) or not -rank <= axis.value < rank or \
+                not isinstance(g, gast.Name) or g.id in self._unreadable | set(self.group.defined) or \
+                shape is None or len(shape) != rank - 1:
+            return self._hoist(node)
+        kept = [k for k in range(rank) if k != axis.value % rank]
+        if any(shape[n] != self.group.shape[k] for n, k in enumerate(kept)):
+            return self._hoist(node)
+        self.reads.add(g.id)
+        return at_slots(g.id, kept, self.group.index)
+
+    def _ties(self, node: gast.Call, app) -> Optional[gast.expr]:
+        """``rt.chooser_weights(a, m, axis, keepdims)`` at the index: ``share if a[j] == m else 0.0 * share``,
+        ``share`` counted once before the loop, for the whole array (a scalar ``m``, ``rt.tie_share``) or
+        each lane along a constant ``axis`` (``rt.tie_shares``, read as ``rt.unreduce`` would read it);
+        else hoisted. Where no element equals ``m`` (a NaN), ``share`` is inf and the weights NaN, as
+        ``rt.chooser_weights`` gives them."""
+        array, extreme = app.args[0], app.args[1]
+        axis, keepdims = argument(app, 2, "axis"), argument(app, 3, "keepdims")
+        rank = len(self.group.shape)
+        if app.keywords or not all(isinstance(a, gast.Constant) for a in app.args[2:]):
+            return self._hoist(node)
+        keepdims = keepdims or gast.Constant(value=False, kind=None)
+        if is_none(axis) and not keepdims.value and self.facts.shape(extreme) == ():
+            value = self.element(extreme)
+            share = self._hoist(rt_call("tie_share", copy_tree(array), copy_tree(extreme)), scalar=True)
+        elif isinstance(axis.value, int) and not isinstance(axis.value, bool) and rank >= 2 and \
+                -rank <= axis.value < rank:
+            value = self.element(rt_call("unreduce", copy_tree(extreme), copy_tree(array), copy_tree(axis),
+                                         copy_tree(keepdims)))
+            lanes = self._hoist(rt_call("tie_shares", copy_tree(array), copy_tree(extreme), copy_tree(axis),
+                                        copy_tree(keepdims)), scalar=True)
+            kept = [k for k in range(rank) if k != axis.value % rank]
+            share = None if lanes is None else at_slots(lanes.id, kept, self.group.index)
+        else:
+            return self._hoist(node)
+        element = self.element(array)
         if element is None or value is None or share is None:
             return None
         test = gast.Compare(left=element, ops=[gast.Eq()], comparators=[value])
-        return gast.IfExp(test=test, body=share, orelse=gast.Constant(value=0.0, kind=None))
+        nan_or_zero = gast.BinOp(left=gast.Constant(value=0.0, kind=None), op=gast.Mult(), right=copy_tree(share))
+        return gast.IfExp(test=test, body=share, orelse=nan_or_zero)
 
     def _combine(self, node, parts, build) -> Optional[gast.expr]:
         elements = [self.element(p) for p in parts]
@@ -110,16 +182,14 @@ class Trial:
             return again
         if identifier in group.views and shape == group.shape:
             return self.element(group.views[identifier])
-        trailing = shape is not None and 0 < len(shape) < len(group.shape) and group.shape[-len(shape):] == shape
-        if aval is None or aval[0] not in "if" or (shape not in ((), group.shape) and not trailing):
+        slots = broadcast_slots(shape, group.shape) if shape not in ((), group.shape) else None
+        if aval is None or aval[0] not in "if" or (shape not in ((), group.shape) and slots is None):
             return None
         self.reads.add(identifier)
         if not shape:
             return name(identifier)
-        if trailing:  # broadcast along the leading axes (a bias): read at the last indices
-            kept = [name(i) for i in group.index[-len(shape):]]
-            return gast.Subscript(value=name(identifier), slice=kept[0] if len(kept) == 1 else
-                                  gast.Tuple(elts=kept, ctx=gast.Load()), ctx=gast.Load())
+        if slots is not None:  # broadcast to the group's shape (a bias, a row's maximum)
+            return at_slots(identifier, slots, group.index)
         self.references.setdefault(identifier, name(identifier))
         return gast.Subscript(value=name(identifier), slice=self.group.index_tuple(), ctx=gast.Load())
 

@@ -20,8 +20,9 @@ from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.shapes import dim_length
 from numbax.ast_passes.optimizations.fusion.effects import Effects, statement_effects
 from numbax.ast_passes.optimizations.fusion.effects import loads
-from numbax.ast_passes.optimizations.fusion.elements import Trial
+from numbax.ast_passes.optimizations.fusion.elements import Trial, at_slots, broadcast_slots
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.primitives.kinds import argument
 
 _ACCUMULATE = (gast.Add, gast.Sub)
 _ELEMENTWISE = (gast.BinOp, gast.UnaryOp)
@@ -43,6 +44,20 @@ def _sum_operand(value: gast.expr) -> Optional[gast.expr]:
     if app is None or not defaults or len(app.args) != 1 or app.name not in ("np.sum", ".sum()"):
         return None
     return app.args[0]
+
+
+def _axis_sum(value: gast.expr) -> Optional[Tuple[gast.expr, int, bool]]:
+    """``(a, k, keepdims)`` in ``np.sum(a, axis=k)`` or ``a.sum(k)`` of a constant int ``k``, ``keepdims=``
+    a constant or not given; else None."""
+    app = application(value) if isinstance(value, gast.Call) else None
+    if app is None or app.name not in ("np.sum", ".sum()") or len(app.args) > 2 or \
+            set(app.keywords) - {"axis", "keepdims"}:
+        return None
+    axis, keepdims = argument(app, 1, "axis"), app.keywords.get("keepdims", gast.Constant(value=False, kind=None))
+    if not (isinstance(axis, gast.Constant) and type(axis.value) is int and isinstance(keepdims, gast.Constant)
+            and keepdims.value in (False, True)):
+        return None
+    return app.args[0], axis.value, bool(keepdims.value)
 
 
 def _unbroadcast_operands(value: gast.expr) -> Optional[Tuple[gast.expr, gast.expr]]:
@@ -100,7 +115,7 @@ class Group:
         self.index: List[str] = []
         self.defined: Dict[str, gast.expr] = {}  # array -> its element in the loop: a scalar name or constant
         self.accumulators: Set[str] = set()    # sums, complete only after the loop
-        self.partials: Dict[str, int] = {}     # accumulated arrays (sums over leading axes) -> first axis kept
+        self.partials: Dict[str, List[Optional[int]]] = {}  # arrays summed into -> ``broadcast_slots``
         self.scalars: Set[str] = set()         # the names the group made for elements
         self.written_before: Set[str] = set()  # arrays from before the loop that it writes, aliases included
         self.references: Dict[str, gast.expr] = {}
@@ -157,7 +172,7 @@ class Group:
                 return self._join(stmt, operand, target, "sum")
             partial = self._partial(target, stmt.value)
             if partial is not None:
-                return self._join(stmt, partial, target, "partial")
+                return self._join(stmt, partial[0], target, "partial", slots=partial[1])
             if _zeros_of(stmt.value):
                 return self._zeros(stmt, target)
             aval = facts.avals.get(target)
@@ -233,23 +248,34 @@ class Group:
         self._taken(stmt)
         return True
 
-    def _partial(self, target: str, value: gast.expr) -> Optional[gast.expr]:
-        """``g`` of ``target = rt.unbroadcast(g, x)`` where ``x``'s shape is the last dims of ``g``'s (a bias's
-        gradient: ``g`` summed over its leading axes), for a new float array ``target``; else None."""
-        operands = _unbroadcast_operands(value)
+    def _partial(self, target: str, value: gast.expr) -> Optional[Tuple[gast.expr, List[Optional[int]]]]:
+        """``(g, slots)`` for a new float array ``target`` that sums ``g`` over some of its axes: ``target =
+        rt.unbroadcast(g, x)`` where ``x``'s shape broadcasts to ``g``'s (a bias's gradient, summed over the
+        leading axes; a row maximum's, over an axis of length one), or ``target = np.sum(g, axis=k)`` of a
+        constant ``k``, ``keepdims`` constant or not given. ``slots``: for each axis of ``target``, the axis
+        of ``g`` whose index it takes, or None for an axis of length one (``elements.broadcast_slots``)."""
         aval = self.facts.avals.get(target)
-        if operands is None or aval is None or aval[0] != "f" or aval[1] == 0 or \
-                target in self.reads | set(self.defined) | self.accumulators:
+        if aval is None or aval[0] != "f" or aval[1] == 0 or target in self.reads | set(self.defined) | \
+                self.accumulators:
             return None
-        full, kept = self.facts.shape(operands[0]), self.facts.shape(operands[1])
-        if not full or not kept or len(kept) >= len(full) or full[len(full) - len(kept):] != kept:
+        operands = _unbroadcast_operands(value)
+        if operands is not None:
+            full, kept = self.facts.shape(operands[0]), self.facts.shape(operands[1])
+            slots = broadcast_slots(kept, full) if kept and kept != full else None
+            return None if slots is None else (operands[0], slots)
+        summed = _axis_sum(value)
+        full = self.facts.shape(summed[0]) if summed is not None else None
+        if not full or not -len(full) <= summed[1] < len(full):
             return None
-        return operands[0]
+        axis = summed[1] % len(full)
+        slots = [k if k != axis else None for k in range(len(full)) if k != axis or summed[2]]
+        return summed[0], slots
 
     def _join(self, stmt: gast.stmt, value: gast.expr, target: str, how: str,
-              written: Optional[gast.Subscript] = None) -> bool:
+              written: Optional[gast.Subscript] = None, slots: Optional[List[Optional[int]]] = None) -> bool:
         """Add ``stmt`` (``target = value``, ``target += value`` or ``written += value`` for a basic slice
-        ``written`` of the array ``target``) to the loop, ``how`` says which; whether it was."""
+        ``written`` of the array ``target``; ``value`` summed into ``target`` at ``slots``, a ``partial``) to
+        the loop, ``how`` says which; whether it was."""
         facts = self.facts
         written = written if written is not None else name(target)
         shape = facts.shape(_loaded(written)) if how == "accumulate" else facts.shape(value)
@@ -297,13 +323,10 @@ class Group:
             self.accumulators.add(target)
             new = gast.AugAssign(target=name(target, True), op=gast.Add(), value=element)
         elif how == "partial":
-            first = len(self.shape) - facts.avals[target][1]
             self.accumulators.add(target)
-            self.partials[target] = first
-            kept = [name(i) for i in self.index[first:]]
-            slot = kept[0] if len(kept) == 1 else gast.Tuple(elts=kept, ctx=gast.Load())
-            new = gast.AugAssign(target=gast.Subscript(value=name(target), slice=slot, ctx=gast.Store()),
-                                 op=gast.Add(), value=element)
+            self.partials[target] = slots
+            new = gast.AugAssign(target=at_slots(target, slots, self.index, gast.Store()), op=gast.Add(),
+                                 value=element)
         elif target_element is None:
             if not isinstance(self.defined[target], gast.Name) or self.defined[target].id not in self.scalars:
                 return False  # its element is a name from before the loop: never updated in place

@@ -80,6 +80,33 @@ def allocation(maker: str, extents: List[gast.expr]) -> gast.Call:
     return gast.Call(func=gast.Attribute(value=name("np"), attr=maker, ctx=gast.Load()), args=[shape], keywords=[])
 
 
+def _rows_in_scalars(group, body: List[gast.stmt]):
+    """``body`` with each partial sum that the innermost loop does not index (a row's sum, ``s[j0, 0] += e``)
+    summed in a scalar over that loop instead, with what starts those scalars before the innermost loop and
+    what adds them in after it: no store per element, so the loop vectorizes."""
+    innermost = len(group.shape) - 1
+    before, after = [], []
+    out = []
+    for stmt in body:
+        target = stmt.target if isinstance(stmt, gast.AugAssign) else None
+        array = target.value.id if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+            else None
+        if array not in group.partials or innermost in group.partials[array]:
+            out.append(stmt)
+            continue
+        row = group.facts.namer.new(f"{array}_row")
+        before.append(assign(row, gast.Constant(value=0.0, kind=None)))
+        out.append(gast.copy_location(assign(row, rt_call("add_unordered", name(row), stmt.value)), stmt))
+        after.append(gast.AugAssign(target=target, op=gast.Add(), value=name(row)))
+    return out, before, after
+
+
+def _partial_zeros(slots: List[Optional[int]], extents: List[gast.expr]) -> gast.Call:
+    """The zeros a partial sum starts from: along each axis the extent of the loop's axis it takes (``slots``,
+    ``elements.broadcast_slots``), or 1."""
+    return allocation("zeros", [extents[k] if k is not None else gast.Constant(value=1, kind=None) for k in slots])
+
+
 def loop_nest(index: List[str], extents: List[gast.expr], body: List[gast.stmt]) -> gast.For:
     """``for index[0] in range(extents[0]): for index[1] ...: body``."""
     for i, extent in reversed(list(zip(index, extents))):
@@ -108,7 +135,7 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
     deferred = [stmt for stmt, _ in group.deferred]
     for k, stmt in enumerate(deferred):
         scalar_reads(group, extents, stmt, deferred[:k])
-    setup: List[gast.stmt] = [assign(acc, allocation("zeros", extents[group.partials[acc]:]) if acc in group.partials else
+    setup: List[gast.stmt] = [assign(acc, _partial_zeros(group.partials[acc], extents) if acc in group.partials else
                                      gast.Constant(value=0.0, kind=None)) for acc in sorted(group.accumulators)]
     stores: List[gast.stmt] = []
     after: List[gast.stmt] = []
@@ -122,5 +149,8 @@ def emit(group, extents: List[gast.expr], block, in_loop: bool) -> List[gast.stm
         facts.written_out.append((out, setup[-1], stores[-1]))
         if out != array:
             after.append(assign(array, name(out)))
-    nest = loop_nest(group.index, extents, [_unordered(group, stmt) for stmt in group.body] + stores)
-    return group.hoisted + setup + [nest] + after + deferred
+    body, before, after_inner = _rows_in_scalars(group, [_unordered(group, stmt) for stmt in group.body])
+    inner = loop_nest(group.index[-1:], extents[-1:], body + stores)
+    nest = loop_nest(group.index[:-1], extents[:-1], before + [inner] + after_inner) if len(extents) > 1 else inner
+    outer = [] if len(extents) > 1 else before
+    return group.hoisted + setup + outer + [nest] + after_inner * (len(extents) == 1) + after + deferred

@@ -150,11 +150,47 @@ def drop_unread(fdef: gast.FunctionDef, written_out: List[Tuple[str, gast.stmt, 
     """Remove the written-out arrays (their allocation and their store) that nothing reads any more."""
     doomed = set()
     loads = count_in([fdef])[1]
+    blocks = _blocks(fdef)
     for array, allocation, store in written_out:
-        if loads[array] == 1:  # the store's own ``array[j] = ...``
-            doomed |= {id(allocation), id(store)}
+        if loads[array] == 1 or _overwritten_unread(blocks.get(id(allocation)), allocation, store, array):
+            doomed |= {id(allocation), id(store)}  # (1: the store's own ``array[j] = ...``)
     if doomed:
         remove_statements(fdef, doomed)
+
+
+def _blocks(node) -> Dict[int, List[gast.stmt]]:
+    """Each statement's ``id`` -> the block (list of statements) it stands in."""
+    out: Dict[int, List[gast.stmt]] = {}
+    for field in ("body", "orelse"):
+        stmts = getattr(node, field, None)
+        if isinstance(stmts, list):
+            for stmt in stmts:
+                out[id(stmt)] = stmts
+                out.update(_blocks(stmt))
+    return out
+
+
+def _overwritten_unread(block: Optional[List[gast.stmt]], allocation: gast.stmt, store: gast.stmt,
+                        array: str) -> bool:
+    """Whether ``array``, made by ``allocation`` and written by ``store`` in the loop after it, is assigned
+    anew later in the same block before any statement reads it (another loop wrote the same name out, its
+    elements computed again): then no read can see what ``store`` wrote, in this pass of the block or
+    the next."""
+    if block is None:
+        return False
+    after = block[[id(s) for s in block].index(id(allocation)) + 1:]
+    for k, stmt in enumerate(after):
+        reads = count_in([stmt])[1][array]
+        if any(node is store for node in gast.walk(stmt)):
+            if reads != 1:
+                return False
+            continue
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and stmt.targets[0].id == array and not reads:
+            return any(any(node is store for node in gast.walk(s)) for s in after[:k])
+        if reads:
+            return False
+    return False
 
 
 def remove_statements(node, doomed: Set[int]) -> None:
