@@ -29,8 +29,14 @@ demo: $(VENV)/.installed
 
 # The GPU backend's tests run in Numba's CUDA simulator; they fail, not skip, if numba-cuda is missing. The MPI
 # tests start `mpiexec -n 2` from the venv's bin (the mpi extra's MPICH); they fail, not skip, without it.
+# Two pytest sessions, one after the other: a worker keeps every function Numba compiled for it (about 9 GB per
+# worker over the whole suite), so each session's workers hold half; Numba's disk cache carries code between them.
+PYTEST := NUMBA_OPT=1 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/python -m pytest -n 2 -q
+FIRST_HALF := tests/test_[a-g]*.py
+
 test: $(VENV)/.installed-test
-	NUMBA_OPT=1 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/python -m pytest -n 2 -q
+	$(PYTEST) $(FIRST_HALF)
+	$(PYTEST) --ignore-glob='$(FIRST_HALF)'
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py

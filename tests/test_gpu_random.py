@@ -114,7 +114,7 @@ def _line(fn, text):
 
 @pytest.mark.parametrize("fn, extra, line, construct", [
     (words, (), "key[0]", "reading the words of the key `key_1`"),
-    (arithmetic, (), "k * k", "`numbax.random.normal` of `k * k`, which is not a key"),
+    (arithmetic, (), "k * k", "the key `k` as a number"),
     (array_sample, (), "R.normal", "an array per example (`numbax.random.normal` of shape (3,))"),
     (integers, (), "R.randint", "`numbax.random.randint` in one example's body"),
     (row_at_run_time, (1,), "R.split(key, 3)[j]", "other than by a constant row"),

@@ -163,8 +163,12 @@ class Keys:
 
     def checked_row(self, stmt: gast.stmt) -> bool:
         """Whether ``stmt`` is the run-time check of indexing a split's rows by a constant (``rt.check_index``),
-        true here by construction; one by anything else is refused."""
+        or that a key has two words (``rt.check_key``), true here by construction (a pair, or a row of an array
+        the driver checks: ``checks``); an index by anything else is refused."""
         call = stmt.value if isinstance(stmt, gast.Expr) else None
+        if isinstance(call, gast.Call) and _text(call.func) == "rt.check_key" and call.args and \
+                self.kind(call.args[0]) == _PAIR:
+            return True
         if not (isinstance(call, gast.Call) and _text(call.func) == "rt.check_index" and call.args and
                 isinstance(call.args[0], gast.Name) and call.args[0].id in self.names()):
             return False
