@@ -153,8 +153,8 @@ def _fuse(shapes: Callable[[], Optional[tuple]]) -> Callable[[gast.Module], gast
         if given is not None:
             from numbax.ast_passes.optimizations import fusion  # it reads reverse mode's analyses
 
-            param_avals, same = given
-            module.body[-1], changed = fusion.transform(module.body[-1], param_avals, same)
+            param_avals, same, *varying = given  # (the names that change from call to call: ``fusion``)
+            module.body[-1], changed = fusion.transform(module.body[-1], param_avals, same, *varying)
             if changed:
                 module = optimize.transform(module)
         return module

@@ -49,6 +49,16 @@ def _one_hot(i, n):
 
 
 @specialized_from_source
+def _columns_last(cols):
+    """The columns ``cols`` (one per input element, along the first axis) moved to the last axis; the shape
+    of the output leaf is ``cols.shape[1:]``, so the output itself is not read (vmap's first example is left
+    to what else needs it)."""
+    if cols.ndim == 2:  # a vector's columns: the transpose, a view
+        return cols.T
+    return np.moveaxis(cols, 0, -1)
+
+
+@specialized_from_source
 def _is_number(tree):
     """Whether ``tree`` is one 0-d leaf."""
     leaves = tree_util.tree_leaves(tree)
@@ -66,12 +76,12 @@ def jacfwd(pushforward, args, dyn, single, has_aux):
     out, columns, aux = vmap(column, out_axes=(None, 0, None))(np.arange(n))
     example = dyn[0] if single else dyn
     blocks = []
-    for leaf, cols in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(columns)):
+    for cols in tree_util.tree_leaves(columns):
         parts = []
         start = 0
         for x in tree_util.tree_leaves(example):
-            part = np.moveaxis(cols[start:start + x.size], 0, -1)
-            parts.append(np.ascontiguousarray(part).reshape(_dims(leaf) + _dims(x)))
+            part = _columns_last(cols[start:start + x.size])
+            parts.append(np.ascontiguousarray(part).reshape(_dims(cols)[1:] + _dims(x)))
             start = start + x.size
         blocks.append(tree_util.tree_unflatten(tree_util.tree_structure(example), parts))
     jac = tree_util.tree_unflatten(tree_util.tree_structure(out), blocks)

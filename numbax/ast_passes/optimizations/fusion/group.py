@@ -147,6 +147,8 @@ class Group:
 
     def _fuse(self, stmt: gast.stmt) -> bool:
         facts = self.facts
+        if facts.varying is not None and not loads(stmt) & facts.varying:
+            return False  # the same in every call: left to ``hoist_invariants``
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             target = stmt.targets[0].id
             operand = _sum_operand(stmt.value)
