@@ -90,3 +90,11 @@ def test_shapes_that_do_not_broadcast_are_refused():
             call()
     with pytest.raises(ValueError, match="broadcast"):
         PRODUCT_GRAD(np.ones((3, 4)), np.ones((2, 4)))
+
+
+def test_contraction_checks_move_to_the_entry():
+    import doctest
+
+    from numbax.ast_passes import entry_checks
+
+    assert doctest.testmod(entry_checks).failed == 0

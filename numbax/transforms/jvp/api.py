@@ -10,6 +10,7 @@ from numbax import generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
+from numbax.ast_passes.analyses.shapes import equal_classes
 from numbax.backends.cuda.placement import is_device_array
 from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers
@@ -152,7 +153,8 @@ class Pushforward(Jitted):
             narrow = {n for n, leaf in zip(names, leaves) if n in wrt and leaf.aval.dtype.itemsize < 8}
             fdef.name = f"jvp_{fdef.name}"
             spec.name = fdef.name
-            out = jvp_transform.transform(fdef, jvp_transform.JvpSpec(wrt, param_avals, narrow))
+            jvp_spec = jvp_transform.JvpSpec(wrt, param_avals, narrow)
+            out = jvp_transform.transform(fdef, jvp_spec)
             params = out.args.args  # the leaves, the constants, the tangents: the tangents go after the leaves
             count = len(leaves)
             tangents = params[len(params) - len(wrt):]
@@ -161,8 +163,10 @@ class Pushforward(Jitted):
             if all(d == np.float64 for d in dtypes if d.kind in "fc"):  # fusion's condition (float64 buffers)
                 pairs = [(t.id, n) for t, n in zip(tangents, wrt) if n in param_avals]
                 fused_avals = {**param_avals, **{t: param_avals[n] for t, n in pairs}}
-                # a tangent has its primal's shape (checked before the call, by the caller or ``jvp``)
-                same = {f"{t}.{k}": f"{n}.{k}" for t, n in pairs for k in range(param_avals[n][1])}
+                # a tangent has its primal's shape (checked before the call, by the caller or ``jvp``), and the
+                # dims of the contractions checked at the entry are equal
+                same = equal_classes([(f"{t}.{k}", f"{n}.{k}") for t, n in pairs for k in range(param_avals[n][1])]
+                                     + list(jvp_spec.same.items()))
                 holder["fuse"] = fused_avals, same, {t for t, _ in pairs} if self.swept else None
             return out
 
