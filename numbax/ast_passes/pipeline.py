@@ -22,6 +22,7 @@ from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, 
     resolve, run_time_checks
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.optimizations import vectorize
+from numbax.ast_passes.optimizations.fusion import versions
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -55,6 +56,9 @@ PASSES = (
     ("vectorize", "vmap's loops that make a matrix product per example as array code over blocks of examples, "
                   "where every statement has a batching rule; after optimize has hoisted their invariants"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
+    ("versions", "each fused loop that reads at clamped indices (dims that broadcast) written a second time for "
+                 "when no clamp is needed, which LLVM vectorizes; on the CPU, after vectorize has made its rows, "
+                 "and after the last A-normal form (an inner transformation's fused code is inlined first)"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers, custom rules' "
                  "input markers dropped; last, on the final code. Another backend's last pass instead (the GPU's: "
                  "kernels and their host driver, or a refusal at the user's line)"),
@@ -162,6 +166,11 @@ def _fuse(shapes: Callable[[], Optional[tuple]]) -> Callable[[gast.Module], gast
     return apply
 
 
+def _main_versions(module: gast.Module) -> gast.Module:
+    versions.version(module.body[-1].body)
+    return module
+
+
 def _vectorize(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         main = module.body[-1]
@@ -260,6 +269,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("markers", _each(custom_rules.drop_markers)),
               ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
+              ("versions", _main_versions if lower is None else lambda m: m),
               ("legalize", _legalize(spec, bound, lower)))
     seconds = []
     for name, stage in stages:

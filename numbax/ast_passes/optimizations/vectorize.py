@@ -277,6 +277,11 @@ class _Block:
                 self.block = block
 
             def visit_Subscript(self, node):
+                shape = node.value
+                if isinstance(shape, gast.Attribute) and shape.attr == "shape" and isinstance(shape.value, gast.Name) \
+                        and shape.value.id in self.block.batched and isinstance(node.slice, gast.Constant) \
+                        and isinstance(node.slice.value, int) and node.slice.value >= 0:
+                    return gast.Subscript(value=shape, slice=constant(node.slice.value + 1), ctx=node.ctx)  # a row's
                 if isinstance(node.value, gast.Name) and node.value.id in self.block.batched:
                     index = self.visit(node.slice)
                     parts = list(index.elts) if isinstance(index, gast.Tuple) else [index]
