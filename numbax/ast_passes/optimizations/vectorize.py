@@ -161,6 +161,13 @@ class _Block:
         """``x[i]`` (the rows of ``x`` the block takes), ``v[idx]`` of a per-row ``v`` (``v[:, idx]``), ``x[j]``
         of a per-row integer ``j`` (rows of ``x``)."""
         index = node.slice
+        shape = node.value
+        if isinstance(shape, gast.Attribute) and shape.attr == "shape" and self.reads_rows(shape.value) and \
+                isinstance(index, gast.Constant) and isinstance(index.value, int) and index.value >= 0:
+            axis = constant(index.value + 1)  # a row's length along an axis: the block's along the next
+            return Operand(gast.Subscript(value=gast.Attribute(value=self.expr(shape.value).expr, attr="shape",
+                                                               ctx=gast.Load()), slice=axis, ctx=gast.Load()),
+                           False, rank)
         if isinstance(index, gast.Name) and index.id == self.index and not self.reads_rows(node.value):
             rows = gast.Slice(lower=name(self.start), upper=name(self.stop), step=None)
             return Operand(gast.Subscript(value=node.value, slice=rows, ctx=gast.Load()), True, rank)

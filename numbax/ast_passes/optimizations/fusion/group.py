@@ -358,7 +358,10 @@ class Group:
         return all(isinstance(p, gast.Slice) or self.facts.aval(p) == ("i", 0) for p in parts)
 
     def _elementwise_elsewhere(self, stmt: gast.stmt) -> bool:
-        """An array computation over another shape: better the start of its own group than moved."""
+        """An array computation over another shape: better the start of its own group than moved (unless it is
+        never fused: it reads nothing ``varying``)."""
         value = getattr(stmt, "value", None)
+        if self.facts.varying is not None and not loads(stmt) & self.facts.varying:
+            return False
         return isinstance(value, _ELEMENTWISE) and (self.facts.aval(value) or ("", 0))[1] > 0
 
