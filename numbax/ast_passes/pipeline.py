@@ -167,6 +167,7 @@ def _fuse(shapes: Callable[[], Optional[tuple]]) -> Callable[[gast.Module], gast
 
 
 def _main_versions(module: gast.Module) -> gast.Module:
+    """The main function's fused loops with clamped reads, versioned (``fusion.versions``)."""
     versions.version(module.body[-1].body)
     return module
 
@@ -238,8 +239,9 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     rewrites the main function after A-normal form; it receives the function
     and the specialization (``Specialized``). ``fuse``, asked after optimization,
     gives the parameters' (kind, ndim) and the dims the transformation took as
-    equal (``shapes.assumed_equal``) when the transformed function's
-    elementwise runs should be fused. ``lower``, a backend's last pass in place of
+    equal (``shapes.assumed_equal``), and optionally the parameters whose
+    statements alone are to be fused (``fusion.transform``'s ``varying``), when
+    the transformed function's elementwise runs should be fused. ``lower``, a backend's last pass in place of
     Numba's legalization (the GPU's kernels and driver), takes the module, the
     parameters' abstract values and the constants, and gives the module and its imports; with it, ``vmap``
     calls are specialized one example per thread (the GPU's kernels).

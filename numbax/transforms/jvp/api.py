@@ -10,7 +10,6 @@ from numbax import generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
-from numbax.ast_passes.analyses.shapes import equal_classes
 from numbax.backends.cuda.placement import is_device_array
 from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers
@@ -165,8 +164,9 @@ class Pushforward(Jitted):
                 fused_avals = {**param_avals, **{t: param_avals[n] for t, n in pairs}}
                 # a tangent has its primal's shape (checked before the call, by the caller or ``jvp``), and the
                 # dims of the contractions checked at the entry are equal
-                same = equal_classes([(f"{t}.{k}", f"{n}.{k}") for t, n in pairs for k in range(param_avals[n][1])]
-                                     + list(jvp_spec.same.items()))
+                same = dict(jvp_spec.same)
+                same.update({f"{t}.{k}": same.get(f"{n}.{k}", f"{n}.{k}") for t, n in pairs
+                             for k in range(param_avals[n][1])})
                 holder["fuse"] = fused_avals, same, {t for t, _ in pairs} if self.swept else None
             return out
 
