@@ -10,7 +10,8 @@ Expects A-normal form; checks with an ellipsis, in a branch or a loop, or of oth
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
-    >>> src = "def f(a, x):\\n    t = x * 2.0\\n    rt.check_contraction('f: @', 'ij,j->i', 'j', a, x)\\n    return a @ t"
+    >>> check = "rt.check_contraction('f: @', 'ij,j->i', 'j', a, x)"
+    >>> src = f"def f(a, x):\\n    t = x * 2.0\\n    {check}\\n    return a @ t"
     >>> fdef = gast.parse(src).body[0]
     >>> hoist(fdef)
     {'x.0': 'a.1'}

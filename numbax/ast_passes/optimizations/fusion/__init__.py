@@ -14,6 +14,11 @@ whole, and writes each run as one loop nest with a scalar per array::
         ...
         dx[j] += dt4_j
 
+Dims that broadcast join (``symbolic.joining``): ``-y * z`` of a ``y`` and a
+``z`` whose lengths nothing proves equal is one loop over the length NumPy
+broadcasts them to, each read at its index clamped to its own length
+(``fusion.versions`` then writes the loop a second time for equal lengths).
+
 Statements of the run that take no part move before the loop when they
 commute with the fused statements before them, or after it when they commute
 with those after them (``group``); arrays read outside the loop are written
