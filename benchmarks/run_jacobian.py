@@ -1,4 +1,5 @@
-"""numbax's forward mode and Jacobians, side by side with ``jax.jit`` of JAX's and hand-written Numba, in one run.
+"""numbax's forward mode and Jacobians, side by side with ``jax.jit`` of JAX's, hand-written Numba and autograd, in
+one run.
 
 Four tasks (``benchmarks/jacobian_tasks.py``), float64 on the CPU, one thread each:
 
@@ -47,11 +48,26 @@ def _jax_versions():
     return jax, same, jax_versions.ode_loss
 
 
+def _autograd_versions():
+    """The tasks in ``autograd.numpy`` (the same source; the ODE as ``grad.ode_loss_eager``, which autograd records
+    step by step)."""
+    import autograd
+    import autograd.numpy as anp
+    from grad import ode_loss_eager
+
+    namespace = dict(vars(tasks), np=anp)
+    same = {name: types.FunctionType(getattr(tasks, name).__code__, namespace, name)
+            for name in ("logistic_loss", "layer", "rosenbrock")}
+    namespace.update(same)
+    return autograd, same, ode_loss_eager
+
+
 def _columns():
     """task -> (description, {column: (callable, args)}, hand-written result's key)."""
     import numbax
 
     jax, jx, jax_ode = _jax_versions()
+    autograd, ag, ag_ode = _autograd_versions()
     float0 = np.zeros((), jax.dtypes.float0)
     p, u0, dt, n = tasks.ode_args()
     tp = tasks.ode_direction()
@@ -70,26 +86,34 @@ def _columns():
     jax_jacrev = jax.jit(jax.jacrev(jx["layer"]))
     jax_hvp = jax.jit(lambda x, v: jax.jvp(jax.grad(jx["rosenbrock"]), (x,), (v,))[1])
     jax_grad = jax.jit(jax.grad(jx["rosenbrock"]))
+    ag_jvp = autograd.make_jvp(lambda q: ag_ode(q, u0, dt, n))
+    ag_hessian = autograd.hessian(ag["logistic_loss"])
+    ag_jacobian = autograd.jacobian(ag["layer"])
+    ag_hvp = autograd.hessian_tensor_product(ag["rosenbrock"])
     return {
         "jvp of the ODE loss (2000 steps)": {
             "numbax": (lambda: numbax.jvp(tasks.ode_loss, (p, u0, dt, n), (tp, zeros_u0, 0.0, float0))[1], ()),
             "jax": (lambda: float(jax_jvp(p, tp)[1]), ()),
             "hand": (lambda: hand_numba.ode_loss_jvp(p, u0, dt, n, tp)[1], ()),
+            "autograd": (lambda: ag_jvp(p)(tp)[1], ()),
         },
         "hessian of a 20-dim logistic loss": {
             "numbax": (lambda: numbax_hessian(x_log, a_log, y_log), ()),
             "jax": (lambda: np.asarray(jax_hessian(x_log, a_log, y_log)), ()),
             "hand": (lambda: hand_numba.logistic_hessian(x_log, a_log, y_log), ()),
+            "autograd": (lambda: ag_hessian(x_log, a_log, y_log), ()),
         },
         "jacrev of an MLP layer, batch 128": {
             "numbax": (lambda: numbax_jacrev(x_layer, w_layer, b_layer), ()),
             "jax": (lambda: np.asarray(jax_jacrev(x_layer, w_layer, b_layer)), ()),
             "hand": (lambda: hand_numba.layer_jacobian(x_layer, w_layer, b_layer), ()),
+            "autograd": (lambda: ag_jacobian(x_layer, w_layer, b_layer), ()),
         },
         "Rosenbrock HVP, n = 1000 (forward over reverse)": {
             "numbax": (lambda: numbax_hvp(x_rosen, v_rosen), ()),
             "jax": (lambda: np.asarray(jax_hvp(x_rosen, v_rosen)), ()),
             "hand": (lambda: hand_numba.rosenbrock_hvp(x_rosen, v_rosen), ()),
+            "autograd": (lambda: ag_hvp(x_rosen, v_rosen), ()),
             "numbax.grad alone": (lambda: numbax_grad(x_rosen), ()),
             "jax.grad alone": (lambda: np.asarray(jax_grad(x_rosen)), ()),
         },
@@ -111,9 +135,11 @@ def main(argv=None) -> int:
             extra = (f"HVP / grad: numbax {fmt_ratio(times['numbax'], times['numbax.grad alone'])}, "
                      f"jax {fmt_ratio(times['jax'], times['jax.grad alone'])}")
         rows.append([task, fmt_time(times["numbax"]), fmt_time(times["jax"]), fmt_time(times["hand"]),
-                     fmt_ratio(times["numbax"], times["jax"]), fmt_ratio(times["numbax"], times["hand"]), extra])
-    write_report("numbax forward mode and Jacobians against jax.jit and hand-written Numba",
-                 ["task", "numbax", "jax.jit", "hand Numba", "numbax / jax", "numbax / hand", "notes"], rows, ns.output)
+                     fmt_time(times["autograd"]), fmt_ratio(times["numbax"], times["jax"]),
+                     fmt_ratio(times["numbax"], times["hand"]), extra])
+    write_report("numbax forward mode and Jacobians against jax.jit, hand-written Numba and autograd",
+                 ["task", "numbax", "jax.jit", "hand Numba", "autograd", "numbax / jax", "numbax / hand", "notes"],
+                 rows, ns.output)
     return 0
 
 

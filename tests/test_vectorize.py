@@ -1,8 +1,9 @@
 """vmap's loop as array code over blocks of rows (``ast_passes.optimizations.vectorize``), against stacking.
 
 Programs are generated (a seeded random chain of matrix products and elementwise functions of values shared
-by the rows and values of each row), mapped over 150 examples (two full blocks of 64 and a partial one, after
-the first example), and compared with the same NumPy function applied to each example in turn.
+by the rows and values of each row), mapped over 150 examples (two full blocks of 64, the first made before
+the loop in place of vmap's first example, and a partial one), and compared with the same NumPy function
+applied to each example in turn.
 """
 import os
 import sys
@@ -23,7 +24,7 @@ V = RNG.normal(size=(BATCH, N_H))
 W = RNG.normal(size=(N_IN, N_H)) * 0.5
 M = RNG.normal(size=(N_H, N_H)) * 0.5
 S = RNG.normal(size=N_H)
-BLOCKS = "for start in range(1, batch, 64):"
+BLOCKS = "for start in range(stop, batch, 64):"  # after the first block
 
 _STEPS = [
     "{new} = np.tanh({old})",

@@ -285,7 +285,7 @@ def test_lower_source_and_numbax_source():
     f = numbax.vmap(loss, in_axes=(None, 0, 0), backend="python")
     text = f.lower_source(W, XS, YS)
     assert text == numbax.source(f, W, XS, YS)
-    assert "def vmap_loss(w, x, y):" in text and "for start in range(1, batch, 64):" in text  # blocks of rows
+    assert "def vmap_loss(w, x, y):" in text and "for start in range(stop, batch, 64):" in text  # blocks of rows
     compile(text, "<generated>", "exec")
 
 

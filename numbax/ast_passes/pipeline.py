@@ -22,6 +22,7 @@ from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, 
     resolve, run_time_checks
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.optimizations import vectorize
+from numbax.ast_passes.optimizations.fusion import versions
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
@@ -55,6 +56,9 @@ PASSES = (
     ("vectorize", "vmap's loops that make a matrix product per example as array code over blocks of examples, "
                   "where every statement has a batching rule; after optimize has hoisted their invariants"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
+    ("versions", "each fused loop that reads at clamped indices (dims that broadcast) written a second time for "
+                 "when no clamp is needed, which LLVM vectorizes; on the CPU, after vectorize has made its rows, "
+                 "and after the last A-normal form (an inner transformation's fused code is inlined first)"),
     ("legalize", "reductions Numba lacks (axis=, keepdims=) and exp, tanh to numbax.runtime helpers, custom rules' "
                  "input markers dropped; last, on the final code. Another backend's last pass instead (the GPU's: "
                  "kernels and their host driver, or a refusal at the user's line)"),
@@ -153,13 +157,19 @@ def _fuse(shapes: Callable[[], Optional[tuple]]) -> Callable[[gast.Module], gast
         if given is not None:
             from numbax.ast_passes.optimizations import fusion  # it reads reverse mode's analyses
 
-            param_avals, same = given
-            module.body[-1], changed = fusion.transform(module.body[-1], param_avals, same)
+            param_avals, same, *varying = given  # (the names that change from call to call: ``fusion``)
+            module.body[-1], changed = fusion.transform(module.body[-1], param_avals, same, *varying)
             if changed:
                 module = optimize.transform(module)
         return module
 
     return apply
+
+
+def _main_versions(module: gast.Module) -> gast.Module:
+    """The main function's fused loops with clamped reads, versioned (``fusion.versions``)."""
+    versions.version(module.body[-1].body)
+    return module
 
 
 def _vectorize(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Module]:
@@ -229,8 +239,9 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     rewrites the main function after A-normal form; it receives the function
     and the specialization (``Specialized``). ``fuse``, asked after optimization,
     gives the parameters' (kind, ndim) and the dims the transformation took as
-    equal (``shapes.assumed_equal``) when the transformed function's
-    elementwise runs should be fused. ``lower``, a backend's last pass in place of
+    equal (``shapes.assumed_equal``), and optionally the parameters whose
+    statements alone are to be fused (``fusion.transform``'s ``varying``), when
+    the transformed function's elementwise runs should be fused. ``lower``, a backend's last pass in place of
     Numba's legalization (the GPU's kernels and driver), takes the module, the
     parameters' abstract values and the constants, and gives the module and its imports; with it, ``vmap``
     calls are specialized one example per thread (the GPU's kernels).
@@ -260,6 +271,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("markers", _each(custom_rules.drop_markers)),
               ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
+              ("versions", _main_versions if lower is None else lambda m: m),
               ("legalize", _legalize(spec, bound, lower)))
     seconds = []
     for name, stage in stages:

@@ -429,8 +429,8 @@ define(identities.custom_input_seen, aval=kinds.same_as(0), shape=symbolic.same_
 
 # Helpers of no derivative of their own: what reverse mode and the random numbers' lowering call for
 # effects, checks and bookkeeping
-def_nondifferentiable(identities.stop_gradient, scan.stack_buffer, batching.batch_size, debug.debug_print,
-                      debug.debug_callback, *(getattr(checks, name) for name in checks.__all__))
+def_nondifferentiable(identities.stop_gradient, scan.stack_buffer, scan.stack_rows, batching.batch_size,
+                      debug.debug_print, debug.debug_callback, *(getattr(checks, name) for name in checks.__all__))
 
 
 def _stacked(app, args):
@@ -439,6 +439,7 @@ def _stacked(app, args):
 
 
 define(scan.stack_buffer, aval=_stacked)
+define(scan.stack_rows, aval=kinds.same_as(0))  # ``rt.stack_rows(block, n)``: n rows like the block's
 
 
 # Abstract values and shapes of the helpers reverse mode writes (their first arguments are cotangents)

@@ -7,7 +7,9 @@ positional arguments' shapes (None where unknown); it returns the result's shape
 
 Where two different dims meet (``a + b``, the inner dims of ``a @ b``), the result is unknown unless
 ``collecting`` is on: ``analyses.shapes.assumed_equal`` then takes whole dims of parameters as equal and
-records the pairs, which a guard at the function's entry checks.
+records the pairs, which a guard at the function's entry checks. Under ``joining``, two different whole
+dims that broadcast give their join (``"a.0|y.0"``), for fusion, which reads arrays of its dims at a
+clamped index.
 """
 from __future__ import annotations
 
@@ -56,10 +58,41 @@ def assume(a: Dim, b: Dim) -> bool:
     return True
 
 
+_JOINING = False
+
+
+@contextlib.contextmanager
+def joining() -> Iterator[None]:
+    """Within the block, two different whole dims that meet in a broadcast give their join, ``("a.0|y.0", 0)``:
+    the length NumPy broadcasts them to. An array of that dim was made, so its dims did broadcast, and each of
+    them (``within``) is that length or 1. Only for a pass that reads an array of a dim within a join at the
+    loop's index clamped to its length (fusion), never for one that takes a known shape to mean that a
+    broadcast cannot raise (``raising``, ``proven_checks``)."""
+    global _JOINING
+    _JOINING = True
+    try:
+        yield
+    finally:
+        _JOINING = False
+
+
+def _join(a: Dim, b: Dim) -> Optional[Dim]:
+    """The join of two whole dims (of the symbols of both, sorted), under ``joining``; else None."""
+    if not _JOINING or a[1] or b[1]:
+        return None
+    return "|".join(sorted(set(a[0].split("|")) | set(b[0].split("|")))), 0
+
+
+def within(part: Dim, whole: Dim) -> bool:
+    """Whether ``part`` is one of the dims that ``whole`` joins (or a join of some of them): its length is
+    ``whole``'s or 1."""
+    return part != whole and not part[1] and not whole[1] and set(part[0].split("|")) <= set(whole[0].split("|"))
+
+
 def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
     """The shape of an elementwise result, NumPy's rules from the right: scalars, missing leading axes and
     ``ONE`` take the other operands' dims, equal dims stay; two other different dims are unknown (one may be
-    a length 1 at run time), unless ``collecting`` may take them as equal."""
+    a length 1 at run time), unless ``collecting`` may take them as equal or ``joining`` joins them."""
     arrays = [s for s in shapes if s != SCALAR]
     if None in arrays:
         return None
@@ -71,7 +104,10 @@ def broadcast(*shapes: Optional[Shape]) -> Optional[Shape]:
             if out[-k] == ONE:
                 out[-k] = shape[-k]
             elif shape[-k] not in (out[-k], ONE) and not assume(shape[-k], out[-k]):
-                return None
+                joined = _join(shape[-k], out[-k])
+                if joined is None:
+                    return None
+                out[-k] = joined
     return tuple(out)
 
 

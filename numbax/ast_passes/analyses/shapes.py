@@ -219,6 +219,12 @@ def assumed_equal(fdef: gast.FunctionDef, ndims: Dict[str, int], avals: Dict[str
         same = merged
 
 
+def equal_classes(pairs) -> Dict[str, str]:
+    """Each dim of ``pairs`` (of dims known equal) mapped to the first, by name, of its class, where that is
+    another: the ``same`` of ``infer``."""
+    return _classes(set(pairs), {})
+
+
 def _classes(pairs: Set[Tuple[str, str]], same: Dict[str, str]) -> Dict[str, str]:
     """``same`` with ``pairs`` joined in: every dim of a class maps to the class's first symbol."""
     parent = dict(same)

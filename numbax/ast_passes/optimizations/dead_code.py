@@ -2,7 +2,8 @@
 
 Expects any function; guarantees no pure assignment to a never-read name, no
 self-assignment ``x = x``, no ``pass`` beside other statements, and no empty block: an ``if`` on a pure
-test left with nothing to do is removed, any other emptied block holds ``pass``. Reports whether it changed
+test or a ``for`` over a pure ``range`` (its variable read nowhere) left with nothing to do is removed, any
+other emptied block holds ``pass``. Reports whether it changed
 anything.
 
     >>> import gast
@@ -47,6 +48,16 @@ def _idle_branch(stmt: gast.stmt) -> bool:
         and is_pure(stmt.test)
 
 
+def _idle_loop(stmt: gast.stmt, loads) -> bool:
+    """``for j in range(n): pass`` with no ``else``, ``range``'s arguments without effects and ``j`` read
+    nowhere: it does nothing (what is left of a loop that fusion wrote and nothing reads)."""
+    iterated = stmt.iter if isinstance(stmt, gast.For) else None
+    return isinstance(iterated, gast.Call) and isinstance(iterated.func, gast.Name) and iterated.func.id == "range" \
+        and not iterated.keywords and all(is_pure(arg) for arg in iterated.args) and not stmt.orelse \
+        and all(isinstance(s, gast.Pass) for s in stmt.body) and isinstance(stmt.target, gast.Name) \
+        and not loads[stmt.target.id]
+
+
 def _sweep(stmts: List[gast.stmt], loads) -> Tuple[List[gast.stmt], bool]:
     out, changed = [], False
     for stmt in stmts:
@@ -60,7 +71,7 @@ def _sweep(stmts: List[gast.stmt], loads) -> Tuple[List[gast.stmt], bool]:
                 new = new or ([gast.Pass()] if field == "body" else [])
                 setattr(stmt, field, new)
                 changed |= sub or len(new) != len(block)
-        if _idle_branch(stmt):
+        if _idle_branch(stmt) or _idle_loop(stmt, loads):
             changed = True
             continue
         out.append(stmt)

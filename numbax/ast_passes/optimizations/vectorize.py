@@ -13,11 +13,23 @@ for all the block's rows at once, a row's value along a new leading axis::
                                                   out[start:stop] = np.tanh(t) * s
 
 (``s``, the same in every row, broadcasts as it is; a row of fewer axes than the others gets ones after the
-rows' axis). A run-time check is made row by row, as the loop made it. The loop stays as it is where any
-statement has no rule, where a value it computes is read after it or carried from one example to the next,
-or where it makes no matrix product of a value that changes from row to row (scalar code is fastest as
-Numba compiles the loop). Runs after ``optimize`` (invariants hoisted) on code of known abstract values;
-reports whether it changed anything.
+rows' axis). A run-time check is made row by row, as the loop made it. ``vmap`` computes its first example
+before the loop to learn the outputs' shapes (``out = rt.stack_buffer(first, batch)``, ``out[0] = first``);
+the first block takes its place, made before the loop, which sizes the outputs from its rows::
+
+    start = 0
+    stop = min(start + 64, batch)
+    ...
+    out = rt.stack_rows(t, batch)
+    out[start:stop] = t
+    for start in range(stop, batch, 64):
+        ...
+
+so the first example's code is left to what else reads it (``optimize`` drops the rest). The loop stays as
+it is where any statement has no rule, where a value it computes is read after it or carried from one
+example to the next, or where it makes no matrix product of a value that changes from row to row (scalar
+code is fastest as Numba compiles the loop). Runs after ``optimize`` (invariants hoisted) on code of known
+abstract values; reports whether it changed anything.
 """
 from __future__ import annotations
 
@@ -28,6 +40,7 @@ import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses import avals as avals_analysis
+from numbax.ast_passes.analyses.nodes import assign
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in, count_names
 from numbax.ast_passes.naming import Namer
@@ -67,6 +80,7 @@ class _Block:
         self.contracts = False  # a matrix product of a value that changes from row to row
         self.made = {s.targets[0].id for s in loop.body  # the names the body assigns
                      if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)}
+        self.stored: Dict[str, bool] = {}  # output array -> whether the value stored into it is per row
 
     def rank(self, node: gast.expr) -> Optional[int]:
         aval = avals_analysis.expr_aval(node, self.avals)
@@ -115,6 +129,9 @@ class _Block:
             rest = gast.Slice(lower=constant(1), upper=None, step=None)
             return Operand(gast.Subscript(value=gast.Attribute(value=inner.expr, attr="shape", ctx=gast.Load()),
                                           slice=rest, ctx=gast.Load()), False, None)
+        if isinstance(node, gast.Attribute) and node.attr == "size":  # one row's: the block has one row or more
+            row = gast.Subscript(value=self.expr(node.value).expr, slice=constant(0), ctx=gast.Load())
+            return Operand(gast.Attribute(value=row, attr="size", ctx=gast.Load()), False, 0)
         if isinstance(node, gast.Compare):  # of shapes, the same in every row
             parts = [self.expr(part) for part in [node.left] + list(node.comparators)]
             if any(part.batched for part in parts):
@@ -144,6 +161,13 @@ class _Block:
         """``x[i]`` (the rows of ``x`` the block takes), ``v[idx]`` of a per-row ``v`` (``v[:, idx]``), ``x[j]``
         of a per-row integer ``j`` (rows of ``x``)."""
         index = node.slice
+        shape = node.value
+        if isinstance(shape, gast.Attribute) and shape.attr == "shape" and self.reads_rows(shape.value) and \
+                isinstance(index, gast.Constant) and isinstance(index.value, int) and index.value >= 0:
+            axis = constant(index.value + 1)  # a row's length along an axis: the block's along the next
+            return Operand(gast.Subscript(value=gast.Attribute(value=self.expr(shape.value).expr, attr="shape",
+                                                               ctx=gast.Load()), slice=axis, ctx=gast.Load()),
+                           False, rank)
         if isinstance(index, gast.Name) and index.id == self.index and not self.reads_rows(node.value):
             rows = gast.Slice(lower=name(self.start), upper=name(self.stop), step=None)
             return Operand(gast.Subscript(value=node.value, slice=rows, ctx=gast.Load()), True, rank)
@@ -218,6 +242,7 @@ class _Block:
                     whole = self.avals.get(array)
                     if value.batched and (whole is None or value.rank != whole[1] - 1):
                         raise _NoRule(stmt)  # a row of fewer axes would broadcast into its place
+                    self.stored[array] = value.batched
                     return [gast.Assign(targets=[gast.Subscript(value=target.value, slice=rows, ctx=gast.Store())],
                                         value=value.expr)]
                 raise _NoRule(stmt)
@@ -259,6 +284,11 @@ class _Block:
                 self.block = block
 
             def visit_Subscript(self, node):
+                shape = node.value
+                if isinstance(shape, gast.Attribute) and shape.attr == "shape" and isinstance(shape.value, gast.Name) \
+                        and shape.value.id in self.block.batched and isinstance(node.slice, gast.Constant) \
+                        and isinstance(node.slice.value, int) and node.slice.value >= 0:
+                    return gast.Subscript(value=shape, slice=constant(node.slice.value + 1), ctx=node.ctx)  # a row's
                 if isinstance(node.value, gast.Name) and node.value.id in self.block.batched:
                     index = self.visit(node.slice)
                     parts = list(index.elts) if isinstance(index, gast.Tuple) else [index]
@@ -310,7 +340,10 @@ def _range(loop: gast.For) -> Optional[Tuple[gast.expr, gast.expr]]:
     return None
 
 
-def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str]) -> Optional[List[gast.stmt]]:
+def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str], before: List[gast.stmt]) \
+        -> Optional[List[gast.stmt]]:
+    """The loop over blocks of rows that computes ``loop``, or None; ``before``, the statements of the block
+    before the loop, loses ``vmap``'s first example's stores where the first block takes their place."""
     bounds = _range(loop)
     if bounds is None or loop.orelse:
         return None
@@ -335,13 +368,71 @@ def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str]) -> Op
     if not block.contracts:
         return None
     first, last = bounds
+    out: List[gast.stmt] = []
+    peeled = _peeled(before, first, outputs)
+    if peeled is not None:
+        first_block = _first_block(block, [copy_tree(stmt) for stmt in body], peeled, namer)
+        before[:] = [stmt for stmt in before if all(stmt is not s for pair in peeled.values() for s in pair)]
+        out = [gast.copy_location(stmt, loop) for stmt in gast.parse(f"{block.start} = 0").body + _head(block, last)]
+        out += first_block
+        first = name(block.stop)
+    blocks = gast.For(target=gast.Name(id=block.start, ctx=gast.Store(), annotation=None, type_comment=None),
+                      iter=call("range", first, last, constant(BLOCK)), body=_head(block, last) + body, orelse=[],
+                      type_comment=None)
+    return out + [gast.copy_location(blocks, loop)]
+
+
+def _head(block: _Block, last: gast.expr) -> List[gast.stmt]:
+    """``stop = min(start + 64, last)`` and ``rows = stop - start``: a block's extent."""
     head = gast.parse(f"{block.stop} = min({block.start} + {BLOCK}, LAST)\n{block.rows} = {block.stop} - "
                       f"{block.start}").body
-    head[0].value.args[1] = last
-    blocks = gast.For(target=gast.Name(id=block.start, ctx=gast.Store(), annotation=None, type_comment=None),
-                      iter=call("range", first, last, constant(BLOCK)), body=head + body, orelse=[],
-                      type_comment=None)
-    return [gast.copy_location(blocks, loop)]
+    head[0].value.args[1] = copy_tree(last)
+    return head
+
+
+def _peeled(before: List[gast.stmt], first: gast.expr, outputs: Set[str]) \
+        -> Optional[Dict[str, Tuple[gast.Assign, gast.Assign]]]:
+    """``vmap``'s first example, computed before a loop from 1 to learn the outputs' shapes: for each array the
+    loop fills, ``(out = rt.stack_buffer(first, n), out[0] = first)`` among the statements ``before`` it, when
+    those two are all that they do with ``out``; else None."""
+    if not (isinstance(first, gast.Constant) and first.value == 1) or not outputs:
+        return None
+    found = {}
+    for out in outputs:
+        using = [stmt for stmt in before if any(isinstance(n, gast.Name) and n.id == out for n in gast.walk(stmt))]
+        if len(using) != 2 or not all(isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 for stmt in using):
+            return None
+        allocation, store = using
+        app = application(allocation.value) if isinstance(allocation.value, gast.Call) else None
+        target = store.targets[0]
+        if app is None or app.name != "rt.stack_buffer" or len(app.args) != 2 or app.keywords or \
+                not isinstance(allocation.targets[0], gast.Name) or not isinstance(target, gast.Subscript) or \
+                not (isinstance(target.slice, gast.Constant) and target.slice.value == 0) or \
+                not (isinstance(store.value, gast.Name) and isinstance(app.args[0], gast.Name)
+                     and store.value.id == app.args[0].id):
+            return None
+        found[out] = (allocation, store)
+    return found
+
+
+def _first_block(block: _Block, body: List[gast.stmt], peeled: Dict[str, Tuple[gast.Assign, gast.Assign]],
+                 namer: Namer) -> List[gast.stmt]:
+    """The block's ``body`` for the first rows, each output allocated from the value stored into it
+    (``out = rt.stack_rows(t, n)`` before ``out[start:stop] = t``, ``t`` named first where it is an expression)."""
+    out: List[gast.stmt] = []
+    for stmt in body:
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
+        array = _base(target) if isinstance(target, gast.Subscript) else None
+        if array in peeled:
+            if not isinstance(stmt.value, gast.Name):
+                value = namer.new("first_rows")
+                out.append(gast.copy_location(assign(value, stmt.value), stmt))
+                stmt.value = name(value)
+            length = copy_tree(application(peeled[array][0].value).args[1])
+            helper = "rt.stack_rows" if block.stored[array] else "rt.stack_buffer"
+            out.append(gast.copy_location(assign(array, call(helper, name(stmt.value.id), length)), stmt))
+        out.append(stmt)
+    return out
 
 
 def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple]) -> Tuple[gast.FunctionDef, bool]:
@@ -361,7 +452,7 @@ def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple]) -> Tuple[ga
             if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.BATCH_LOOP, False):
                 _, inner_loads = count_in(stmt.body)
                 read_after = {n for n, c in total_loads.items() if c > inner_loads.get(n, 0)}
-                new = _vectorized(stmt, avals, namer, read_after)
+                new = _vectorized(stmt, avals, namer, read_after, out)
                 if new is not None:
                     out.extend(new)
                     changed = True

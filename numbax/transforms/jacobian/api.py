@@ -84,7 +84,7 @@ class _Pushforward:
 
         jac = self.jacobian
         primals, tangents = args
-        push = pushforward(jac.target, jac.has_aux, jac.backend, jac.argnums)
+        push = pushforward(jac.target, jac.has_aux, jac.backend, jac.argnums, swept=True)
         positional, keywords = _by_kind(jac, primals)
         out, out_tangent = nested.lower(push, spec, node, positional, tree_util.tree_leaves(tangents), jac.label,
                                         keywords=keywords)

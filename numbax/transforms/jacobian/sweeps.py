@@ -49,6 +49,23 @@ def _one_hot(i, n):
 
 
 @specialized_from_source
+def _columns_last(cols, ndim):
+    """The columns ``cols`` (one per input element, along the first axis, each of ``ndim`` axes) moved to the
+    last axis."""
+    if ndim == 1:  # a vector's columns: the transpose, a view
+        return cols.T
+    return np.moveaxis(cols, 0, -1)
+
+
+@specialized_from_source
+def _column_dims(cols, ndim):
+    """The dims of one column of ``cols``: the output leaf's shape, read off the columns (and its rank off the
+    leaf, known while specializing), so that the output itself is not read at run time (vmap's first example
+    is left to what else needs it)."""
+    return tuple([cols.shape[i + 1] for i in range(ndim)])
+
+
+@specialized_from_source
 def _is_number(tree):
     """Whether ``tree`` is one 0-d leaf."""
     leaves = tree_util.tree_leaves(tree)
@@ -70,8 +87,8 @@ def jacfwd(pushforward, args, dyn, single, has_aux):
         parts = []
         start = 0
         for x in tree_util.tree_leaves(example):
-            part = np.moveaxis(cols[start:start + x.size], 0, -1)
-            parts.append(np.ascontiguousarray(part).reshape(_dims(leaf) + _dims(x)))
+            part = _columns_last(cols[start:start + x.size], leaf.ndim)
+            parts.append(np.ascontiguousarray(part).reshape(_column_dims(cols, leaf.ndim) + _dims(x)))
             start = start + x.size
         blocks.append(tree_util.tree_unflatten(tree_util.tree_structure(example), parts))
     jac = tree_util.tree_unflatten(tree_util.tree_structure(out), blocks)

@@ -82,7 +82,7 @@ class Pushforward(Jitted):
     label = "jvp"
 
     def __init__(self, fun: Callable, has_aux: bool = False, backend: str = "cpu",
-                 argnums: Optional[Tuple[int, ...]] = None):
+                 argnums: Optional[Tuple[int, ...]] = None, swept: bool = False):
         inner = fun.fun if type(fun) is Jitted else fun
         base = inner
         while isinstance(base, functools.partial):
@@ -98,6 +98,9 @@ class Pushforward(Jitted):
         self.has_aux = has_aux
         # the positional parameters whose inexact leaves get tangents (None: all of them)
         self.argnums = tuple(range(self._nparams)) if argnums is None else tuple(argnums)
+        # called by ``jacfwd``'s sweep once a basis vector at the same primals: fusion leaves what reads no
+        # tangent as it is, for the sweep's loop to compute once (``hoist_invariants``)
+        self.swept = swept
 
     def push(self, primals: tuple, tangent_leaves: list):
         """``(output, output tangent)`` at ``primals`` for the tangents of their inexact leaves."""
@@ -130,7 +133,7 @@ class Pushforward(Jitted):
     def _numbax_fingerprint(self) -> tuple:
         """What code generated for a call of this pushforward depends on (the disk cache of a caller's code)."""
         of = () if self.of is None else (self.of._numbax_fingerprint(),)
-        return ("jvp", self.fun, self.has_aux, self.argnums) + of
+        return ("jvp", self.fun, self.has_aux, self.argnums, self.swept) + of
 
     def wrt_leaves(self, bound: Dict[str, Any]) -> List[bool]:
         """For each dynamic leaf of a call bound to ``bound``: whether it gets a tangent (an inexact leaf of a
@@ -164,7 +167,8 @@ class Pushforward(Jitted):
             narrow = {n for n, leaf in zip(names, leaves) if n in wrt and leaf.aval.dtype.itemsize < 8}
             fdef.name = f"jvp_{fdef.name}"
             spec.name = fdef.name
-            out = jvp_transform.transform(fdef, jvp_transform.JvpSpec(wrt, param_avals, narrow))
+            jvp_spec = jvp_transform.JvpSpec(wrt, param_avals, narrow)
+            out = jvp_transform.transform(fdef, jvp_spec)
             params = out.args.args  # the leaves, the constants, the tangents: the tangents go after the leaves
             count = len(leaves)
             tangents = params[len(params) - len(wrt):]
@@ -174,9 +178,12 @@ class Pushforward(Jitted):
             if all(d == np.float64 for d in dtypes if d.kind in "fc"):  # fusion's condition (float64 buffers)
                 pairs = [(t.id, n) for t, n in zip(tangents, wrt) if n in param_avals]
                 fused_avals = {**param_avals, **{t: param_avals[n] for t, n in pairs}}
-                # a tangent has its primal's shape (checked before the call, by the caller or ``jvp``)
-                same = {f"{t}.{k}": f"{n}.{k}" for t, n in pairs for k in range(param_avals[n][1])}
-                holder["fuse"] = fused_avals, same
+                # a tangent has its primal's shape (checked before the call, by the caller or ``jvp``), and the
+                # dims of the contractions checked at the entry are equal
+                same = dict(jvp_spec.same)
+                same.update({f"{t}.{k}": same.get(f"{n}.{k}", f"{n}.{k}") for t, n in pairs
+                             for k in range(param_avals[n][1])})
+                holder["fuse"] = fused_avals, same, {t for t, _ in pairs} if self.swept else None
             return out
 
         def lower(module, param_avals, constants):
@@ -245,9 +252,10 @@ class Pushforward(Jitted):
 
 
 @reused
-def pushforward(fun: Callable, has_aux: bool, backend: str, argnums: Optional[Tuple[int, ...]] = None) -> Pushforward:
+def pushforward(fun: Callable, has_aux: bool, backend: str, argnums: Optional[Tuple[int, ...]] = None,
+                swept: bool = False) -> Pushforward:
     """The compiled forward mode of ``fun``, made once per function and options (``numbax.transform_cache``)."""
-    return Pushforward(fun, has_aux, backend, argnums)
+    return Pushforward(fun, has_aux, backend, argnums, swept)
 
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False, *, backend: str = "cpu"):

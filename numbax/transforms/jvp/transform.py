@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Sequence, Set
 
 import gast
 
-from numbax.ast_passes import anno
+from numbax.ast_passes import anno, entry_checks
 from numbax.ast_passes.analyses import primitives
 from numbax.ast_passes.analyses.activity import active_names
 from numbax.ast_passes.analyses.avals import infer as infer_avals
@@ -55,6 +55,8 @@ class JvpSpec:
     wrt: Sequence[str]
     param_avals: Dict[str, tuple]
     narrow: Set[str] = dataclasses.field(default_factory=set)  # parameters of floats narrower than float64
+    # filled by ``transform``: the parameters' dims that contraction checks at the entry equate (``entry_checks``)
+    same: Dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _fail(stmt: gast.AST, message: str, hint: str) -> None:
@@ -399,7 +401,8 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
     fdef = canonicalize.transform(fdef, namer, spec.wrt)
     avals = infer_avals(fdef, dict(spec.param_avals))
     params = {a.id for a in fdef.args.args}
-    shapes = infer_shapes(fdef, {p: a[1] for p, a in spec.param_avals.items() if p in params}, avals)
+    spec.same = entry_checks.hoist(fdef)
+    shapes = infer_shapes(fdef, {p: a[1] for p, a in spec.param_avals.items() if p in params}, avals, spec.same)
     active = active_names(fdef, spec.wrt, is_differentiable, _carriers)
     alias_checks.check(fdef, active, avals)
     # integers and booleans carry no tangent (JAX's float0): ``n = min(len(x), len(y))``, a float stored into

@@ -18,6 +18,11 @@ array::
         ...
         dx[j] += dt4_j
 
+Dims that broadcast join (``symbolic.joining``): ``-y * z`` of a ``y`` and a
+``z`` whose lengths nothing proves equal is one loop over the length NumPy
+broadcasts them to, each read at its index clamped to its own length
+(``fusion.versions`` then writes the loop a second time for equal lengths).
+
 Statements of the run that take no part move before the loop when they
 commute with the fused statements before them, or after it when they commute
 with those after them (``group``); arrays read outside the loop are written
@@ -29,12 +34,13 @@ written-out arrays and sums can be made without knowing dtypes. Reports whether 
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
 from numbax.ast_passes.analyses import avals as avals_analysis
 from numbax.ast_passes.analyses import shapes as shapes_analysis
+from numbax.ast_passes.analyses.nodes import loads
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations.fusion import buffers, direct_rows, shared_scalars
@@ -42,12 +48,31 @@ from numbax.ast_passes.optimizations.fusion import group as groups
 from numbax.ast_passes.optimizations.fusion.effects import Aliases
 from numbax.ast_passes.optimizations.fusion.loops import bounds, emit, worth_fusing
 from numbax.ast_passes.optimizations.fusion.recompute import Recomputable, drop_unread
+from numbax.primitives import symbolic
+
+
+def _varying(fdef: gast.FunctionDef, varying: Set[str]) -> Set[str]:
+    """The names whose values read one of ``varying``, directly or not (every assignment and loop at any
+    depth, to a fixpoint; a store through a subscript changes its array)."""
+    out = set(varying)
+    stmts = [n for n in gast.walk(fdef) if isinstance(n, (gast.Assign, gast.AugAssign, gast.For))]
+    while True:
+        before = len(out)
+        for stmt in stmts:
+            read = stmt.iter if isinstance(stmt, gast.For) else stmt.value
+            targets = [stmt.target] if isinstance(stmt, (gast.AugAssign, gast.For)) else stmt.targets
+            if loads(read) & out or any(loads(t) & out for t in targets if isinstance(t, gast.Subscript)):
+                out |= {n.id for t in targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+        if len(out) == before:
+            return out
 
 
 class Facts:
-    """What the pass knows of the whole function: abstract values, symbolic shapes, aliases, name counts."""
+    """What the pass knows of the whole function: abstract values, symbolic shapes, aliases, name counts, and
+    (``varying``) the names that change from call to call where only their statements are to be fused."""
 
-    def __init__(self, fdef: gast.FunctionDef, param_avals: Dict[str, tuple], same: Dict[str, str]):
+    def __init__(self, fdef: gast.FunctionDef, param_avals: Dict[str, tuple], same: Dict[str, str],
+                 varying: Optional[Set[str]] = None):
         params = {a.id for a in fdef.args.args}
         self.avals = avals_analysis.infer(fdef, {p: a for p, a in param_avals.items() if p in params})
         ndims = {p: a[1] for p, a in self.avals.items() if p in params}
@@ -59,6 +84,7 @@ class Facts:
         self.unchanged_params = {p for p in params if stores[p] == 1}
         self.namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
         self.written_out: List[Tuple[str, gast.stmt, gast.stmt]] = []  # (array, allocation, store)
+        self.varying = None if varying is None else _varying(fdef, varying)
 
     def total_loads(self, name: str) -> int:
         """How many times the function, as it stands now, reads ``name``."""
@@ -122,16 +148,20 @@ def _block(stmts: List[gast.stmt], facts: Facts, changed: List[bool], in_loop: b
     return out
 
 
-def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple],
-              same: Dict[str, str] = None) -> Tuple[gast.FunctionDef, bool]:
+def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple], same: Dict[str, str] = None,
+              varying: Optional[Set[str]] = None) -> Tuple[gast.FunctionDef, bool]:
     """Fuse ``fdef``'s elementwise runs; ``param_avals`` gives each parameter's (kind, ndim), ``same`` the dims
-    of parameters that the function checks are equal before it runs (``shapes.assumed_equal``)."""
+    of parameters that the function checks are equal before it runs (``shapes.assumed_equal``). With
+    ``varying`` (parameters), only statements that read a value computed from them are fused: the function
+    is inlined into a loop over values of those parameters alone (``jacfwd``'s tangents), whose invariant
+    array statements ``hoist_invariants`` then takes out of the loop, where a fused loop would stay."""
     changed = [False]
-    facts = Facts(fdef, param_avals, same or {})
-    fdef.body = _block(fdef.body, facts, changed, False)
-    drop_unread(fdef, facts.written_out)
-    changed[0] |= direct_rows.write_rows(fdef, facts.unchanged_params)
-    changed[0] |= buffers.reuse(fdef, facts)
-    changed[0] |= shared_scalars.share(fdef, facts)
+    with symbolic.joining():  # ``-y * z`` of unrelated lengths fused, each read as NumPy broadcasts it
+        facts = Facts(fdef, param_avals, same or {}, varying)
+        fdef.body = _block(fdef.body, facts, changed, False)
+        drop_unread(fdef, facts.written_out)
+        changed[0] |= direct_rows.write_rows(fdef, facts.unchanged_params)
+        changed[0] |= buffers.reuse(fdef, facts)
+        changed[0] |= shared_scalars.share(fdef, facts)
     gast.fix_missing_locations(fdef)
     return fdef, changed[0]

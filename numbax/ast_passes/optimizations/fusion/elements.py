@@ -4,12 +4,14 @@ At index ``j`` of a 1-D loop over the shape of ``x[1:]``, ``x[1:] - y`` is
 ``x[j + 1] - y[j]``: a name of that shape is indexed, a name whose shape
 broadcasts to it is indexed by the indices of the axes it has and at 0 along
 its axes of length one (a bias ``b[j1]``, a row maximum kept with
-``keepdims=True``, ``m[j0, 0]``), a basic slice becomes an offset, scalars
-stay as they are, a name the loop already computes is its scalar, and
-``rt.unreduce(g, a, axis, keepdims)`` (the adjoint of a reduction) is ``g``
-read at the indices of the axes it kept. Any other part is hoisted out of the
-loop into a name of its own when it depends on nothing the loop computes or
-writes.
+``keepdims=True``, ``m[j0, 0]``), a name of a dim that a joined dim of the
+loop's shape joins (``symbolic.joining``: ``-y * z`` of a ``y`` and a ``z`` of
+unrelated lengths) at the index clamped to its length, a basic slice becomes an
+offset, scalars stay as they are, a name the loop already computes is its
+scalar, and ``rt.unreduce(g, a, axis, keepdims)`` (the adjoint of a reduction)
+is ``g`` read at the indices of the axes it kept. Any other part is hoisted out
+of the loop into a name of its own when it depends on nothing the loop computes
+or writes.
 """
 from __future__ import annotations
 
@@ -20,12 +22,13 @@ import numpy as np
 
 from numbax.ast_passes.analyses.nodes import assign, name, rt_call
 from numbax.ast_passes.analyses.primitives import application
+from numbax.ast_passes.analyses.shapes import axis_length
 from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effects
 from numbax.ast_passes.optimizations.fusion.recompute import at
 from numbax.ast_passes.optimizations.purity import is_pure
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.primitives.kinds import argument, is_none
-from numbax.primitives.symbolic import ONE
+from numbax.primitives.symbolic import ONE, within
 
 _OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 
@@ -182,9 +185,14 @@ class Trial:
             return again
         if identifier in group.views and shape == group.shape:
             return self.element(group.views[identifier])
-        slots = broadcast_slots(shape, group.shape) if shape not in ((), group.shape) else None
-        if aval is None or aval[0] not in "if" or (shape not in ((), group.shape) and slots is None):
+        if aval is None or aval[0] not in "if":
             return None
+        slots = broadcast_slots(shape, group.shape) if shape not in ((), group.shape) else None
+        if shape not in ((), group.shape) and slots is None:
+            read = self._broadcast_read(identifier, shape)
+            if read is not None:
+                self.reads.add(identifier)
+            return read
         self.reads.add(identifier)
         if not shape:
             return name(identifier)
@@ -192,6 +200,29 @@ class Trial:
             return at_slots(identifier, slots, group.index)
         self.references.setdefault(identifier, name(identifier))
         return gast.Subscript(value=name(identifier), slice=self.group.index_tuple(), ctx=gast.Load())
+
+    def _broadcast_read(self, identifier: str, shape) -> Optional[gast.expr]:
+        """An array from before the loop whose dims are the last of the group's or within them
+        (``symbolic.joining``), read as NumPy broadcasts it: at the loop's index along an equal dim, at the index
+        clamped to its length along a dim within a join (``min(j, t.shape[0] - 1)``: 0 where it is 1); None for
+        any other shape."""
+        group = self.group
+        if not shape or len(shape) > len(group.shape):
+            return None
+        skipped = len(group.shape) - len(shape)
+        parts: List[gast.expr] = []
+        for axis, (dim, whole) in enumerate(zip(shape, group.shape[skipped:])):
+            index = name(group.index[skipped + axis])
+            if dim == whole:
+                parts.append(index)
+            elif within(dim, whole):
+                last = gast.BinOp(left=axis_length(name(identifier), axis), op=gast.Sub(),
+                                  right=gast.Constant(value=1, kind=None))
+                parts.append(gast.Call(func=name("min"), args=[index, last], keywords=[]))
+            else:
+                return None
+        return gast.Subscript(value=name(identifier), slice=parts[0] if len(parts) == 1 else
+                              gast.Tuple(elts=parts, ctx=gast.Load()), ctx=gast.Load())
 
     def _computed_again(self, identifier: str, shape) -> Optional[gast.expr]:
         """An element of an array an earlier loop of the block computed, computed again (``recompute``)."""

@@ -162,6 +162,8 @@ class Group:
 
     def _fuse(self, stmt: gast.stmt) -> bool:
         facts = self.facts
+        if facts.varying is not None and not loads(stmt) & facts.varying:
+            return False  # the same in every call: left to ``hoist_invariants``
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             target = stmt.targets[0].id
             operand = _sum_operand(stmt.value)
@@ -379,7 +381,10 @@ class Group:
         return all(isinstance(p, gast.Slice) or self.facts.aval(p) == ("i", 0) for p in parts)
 
     def _elementwise_elsewhere(self, stmt: gast.stmt) -> bool:
-        """An array computation over another shape: better the start of its own group than moved."""
+        """An array computation over another shape: better the start of its own group than moved (unless it is
+        never fused: it reads nothing ``varying``)."""
         value = getattr(stmt, "value", None)
+        if self.facts.varying is not None and not loads(stmt) & self.facts.varying:
+            return False
         return isinstance(value, _ELEMENTWISE) and (self.facts.aval(value) or ("", 0))[1] > 0
 
