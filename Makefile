@@ -35,8 +35,7 @@ PYTEST := NUMBA_OPT=1 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/pyt
 FIRST_HALF := tests/test_[a-g]*.py
 
 test: $(VENV)/.installed-test
-	$(PYTEST) $(FIRST_HALF)
-	$(PYTEST) --ignore-glob='$(FIRST_HALF)'
+	$(PYTEST) $(FIRST_HALF); first=$$?; $(PYTEST) --ignore-glob='$(FIRST_HALF)'; test $$first -eq 0 -a $$? -eq 0
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py

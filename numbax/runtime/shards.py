@@ -155,14 +155,14 @@ def _hold_nopython(operand):
 
 @register_jitable
 def shard_index(shards):
-    """This shard's index along the whole axis."""
-    return shards[0]
+    """This shard's index along the whole axis (a number, not a view of ``shards``)."""
+    return int(shards[0])
 
 
 @register_jitable
 def shard_count(shards):
-    """The number of shards (the mapped axis's size)."""
-    return shards[1]
+    """The number of shards (the mapped axis's size; a number, not a view of ``shards``)."""
+    return int(shards[1])
 
 
 @register_jitable
