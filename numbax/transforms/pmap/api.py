@@ -86,11 +86,9 @@ class Pmapped(Vmapped):
         if not args and not kwargs:
             raise ValueError("pmap requires at least one argument with a mapped axis.")
         form = super()._call_form(args, kwargs)
-        transport, devices = self._transport(), self.device_count()
-        if transport == "batch" and self.backend == "cpu" and devices[0] > 1 and \
-                self._shard_count(args, kwargs, form) > 1:
-            transport = "threads"
-        return form + (("devices", devices), ("transport", transport))
+        transport = "threads" if self._may_use_threads() and self._shard_count(args, kwargs, form) > 1 \
+            else self._transport()
+        return form + (("devices", self.device_count()), ("transport", transport))
 
     def _shard_count(self, args: tuple, kwargs: Dict[str, Any], form: tuple) -> int:
         """The size of the mapped axis of a call (``form``: ``_call_form``'s, with each leaf's axis)."""
@@ -105,10 +103,15 @@ class Pmapped(Vmapped):
             mpi_shards.check(self.devices)
         return transport
 
+    def _may_use_threads(self) -> bool:
+        """Whether a call of several shards runs them on threads now: on the CPU, within this process, over
+        several CPU devices."""
+        return self.backend == "cpu" and self._transport() == "batch" and self.device_count()[0] > 1
+
     def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
         """A call of several shards over several CPU devices: one per thread (``thread_shards``); any other as
         ``vmap``'s."""
-        if self.backend != "cpu" or self._transport() != "batch" or self.device_count()[0] < 2:
+        if not self._may_use_threads():
             return super()._compiled_call(args, kwargs)
         form = self._call_form(args, kwargs)
         if dict(form)["transport"] != "threads":
