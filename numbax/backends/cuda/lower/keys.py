@@ -161,7 +161,7 @@ class Keys:
             raise Unsupported(f"indexing the keys `{_text(node)}` other than by a constant row")
         return index.value % rows
 
-    def checked_row(self, stmt: gast.stmt) -> bool:
+    def holds_by_construction(self, stmt: gast.stmt) -> bool:
         """Whether ``stmt`` is the run-time check of indexing a split's rows by a constant (``rt.check_index``),
         or that a key has two words (``rt.check_key``), true here by construction (a pair, or a row of an array
         the driver checks: ``checks``); an index by anything else is refused."""

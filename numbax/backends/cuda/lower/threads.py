@@ -218,7 +218,7 @@ class _Translate:
                 continue  # the driver allocates the tape (``allocations``)
             if tapes.is_growth(stmt) and stmt.targets[0].id in self.body.growing:
                 news = _parse(f"{self.operands.names[self.body.overflow]}[0] = 1\nreturn")  # ``tapes``
-            elif self.checked_row(stmt):
+            elif self.holds_by_construction(stmt):
                 news = []
             else:
                 self.body.check(stmt)
@@ -230,10 +230,11 @@ class _Translate:
             self.state.origin, self.tag = saved
         return out
 
-    def checked_row(self, stmt: gast.stmt) -> bool:
-        """Whether ``stmt`` checks indexing a split's keys by a constant row, true by construction (``keys``)."""
+    def holds_by_construction(self, stmt: gast.stmt) -> bool:
+        """Whether ``stmt`` checks indexing a split's keys by a constant row, or a key's two words, true by
+        construction (``keys``)."""
         try:
-            return self.body.keys.checked_row(stmt)
+            return self.body.keys.holds_by_construction(stmt)
         except Unsupported as exc:
             raise self.state.refuse(f"{exc.what} in one example's body") from None
 
