@@ -119,17 +119,18 @@ def describe_kernel(source: str, names: Dict[str, Any]) -> str:
 class _RuntimeLocator(caching._CacheLocator):
     """Numba's cache locator for the runtime's functions and kernels (see the module's docstring)."""
 
-    def __init__(self, disambiguator: str):
+    def __init__(self, disambiguator: str, py_file: str):
         self._disambiguator = disambiguator
+        self._py_file = py_file  # Numba names it when it warns that a function cannot be cached
 
     @classmethod
     def from_function(cls, py_func, py_file) -> Optional["_RuntimeLocator"]:
         """A locator for a function of the runtime or one of its kernels; None for any other."""
         kernel = _KERNEL_FILE.fullmatch(py_file)
         if kernel:
-            return cls(kernel.group(1))
+            return cls(kernel.group(1), py_file)
         if os.path.abspath(py_file).startswith(_RUNTIME) and _FOLDERS:
-            return cls(str(py_func.__code__.co_firstlineno))
+            return cls(str(py_func.__code__.co_firstlineno), py_file)
         return None
 
     def get_cache_path(self) -> str:
