@@ -186,6 +186,13 @@ def written_after_appending(x, n):
     return np.stack(out)
 
 
+def tuples_appended(x, n):
+    out = [(x, x)]
+    for i in range(n):
+        out.append((x, x * i))
+    return len(out)
+
+
 def axis_one(x, n):
     return np.stack([x for i in range(n)], axis=1)
 
@@ -195,6 +202,7 @@ def axis_one(x, n):
     (mixed_dtypes, "an item of dtype int64 and 0 dimensions appended to a list of items of dtype float64 and 1"),
     (read_while_growing, "`out` is used inside a loop"), (leaves_early, "may leave an iteration early"),
     (axis_one, "passed to `stack` with these arguments"), (written_after_appending, "written in place"),
+    (tuples_appended, "a list whose items are not arrays or numbers"),
 ])
 def test_what_a_run_time_list_cannot_do_is_refused_at_the_line(fun, message):
     with pytest.raises(numbax.NumbaxSpecializationError, match=message) as info:

@@ -50,6 +50,11 @@ def _append_item(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> None:
     """``items[index] = item`` for one ``append``: refused where the item's dtype or rank is not the list's,
     checked at run time where its shape may not be (NumPy's ``stack`` needs one shape)."""
     items, index, item = args
+    if getattr(items, "aval", None) is None:
+        spec.fail(node, "an append, in a loop of run-time length, to a list whose items are not arrays or "
+                  "numbers (such a list is held as one array, whose dtype and rank its first item sets)",
+                  hint="keep arrays or numbers of one dtype in the list, or write the loop into a preallocated "
+                  "array (out = np.empty((n,) + shape); out[i] = ...).")
     row = AVal(items.aval.dtype, items.aval.ndim - 1)
     aval = item.aval if isinstance(item, Dyn) else AVal.of(item)
     fits = aval is not None and aval.ndim == row.ndim and (
