@@ -83,17 +83,21 @@ class Pmapped(Vmapped):
     def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
         """``vmap``'s checks and key, the devices (the compiled code checks the mapped axis against them), and
         the transport: on threads for a call of several shards over several CPU devices."""
+        return self._form(args, kwargs, None)
+
+    def _form(self, args: tuple, kwargs: Dict[str, Any], leaves: Optional[list]) -> Tuple[Tuple[str, Any], ...]:
+        """``_call_form``, given the call's dynamic leaves where the caller has flattened them (None: flattened
+        here where the shard count matters)."""
         if not args and not kwargs:
             raise ValueError("pmap requires at least one argument with a mapped axis.")
         form = super()._call_form(args, kwargs)
-        transport = "threads" if self._may_use_threads() and self._shard_count(args, kwargs, form) > 1 \
-            else self._transport()
+        transport = self._transport()
+        if self._may_use_threads():
+            if leaves is None:
+                leaves = tree_util.tree_leaves(self._signature.split(self._signature.bind(args, kwargs))[1])
+            if thread_shards.shard_count(leaves, dict(form)["in_axes"]) > 1:
+                transport = "threads"
         return form + (("devices", self.device_count()), ("transport", transport))
-
-    def _shard_count(self, args: tuple, kwargs: Dict[str, Any], form: tuple) -> int:
-        """The size of the mapped axis of a call (``form``: ``_call_form``'s, with each leaf's axis)."""
-        leaves = tree_util.tree_leaves(self._signature.split(self._signature.bind(args, kwargs))[1])
-        return thread_shards.shard_count(leaves, dict(form)["in_axes"])
 
     def _transport(self) -> str:
         """How the shards' collectives travel across processes (checked) after ``numbax.distributed.initialize``
@@ -113,12 +117,12 @@ class Pmapped(Vmapped):
         ``vmap``'s."""
         if not self._may_use_threads():
             return super()._compiled_call(args, kwargs)
-        form = self._call_form(args, kwargs)
-        if dict(form)["transport"] != "threads":
-            return super()._compiled_call(args, kwargs)
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
+        form = self._form(args, kwargs, leaves)
+        if dict(form)["transport"] != "threads":
+            return super()._compiled_call(args, kwargs)
         in_axes = dict(form)["in_axes"]
         count = thread_shards.shard_count(leaves, in_axes)
         thread_shards.check(count, dict(form)["devices"])

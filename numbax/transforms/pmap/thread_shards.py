@@ -6,7 +6,7 @@ compiled function that releases the GIL, and a collective is a call of ``rt.shar
 collective's code is ``BATCH``'s on the gathered rows (``primitives.transports.THREADS``). The alternative,
 one compiled function per stage run by a host driver between the collectives, would cross into Python and
 back at each collective and split the generated code that ``numbax show`` prints; this way the code is one
-function, as for MPI, and a collective costs two barriers and a copy of the rows. The stacked rows are the
+function, as for MPI, and a collective costs one barrier and a copy of the rows. The stacked rows are the
 ones the sequential transport computes, combined by the same code in the same order: the results are the
 same bits.
 
@@ -126,7 +126,7 @@ def run(compiled: Compiled, shards: List[List[Any]]) -> List[Any]:
     """
     memory.keep_freed_memory()
     count = len(shards)
-    state = np.zeros(exchange.state_words(count), np.int64)
+    state = exchange.new_state(count)
     binds = [functools.partial(with_exchange, np.array([k, count, state.ctypes.data], np.int64))
              for k in range(count)]
     compiled.prepare(shards[0], binds[0])  # Numba compiles now: not in each thread at once, at a barrier
@@ -151,6 +151,7 @@ def run(compiled: Compiled, shards: List[List[Any]]) -> List[Any]:
                 results[k] = future.result()
             except BaseException as error:
                 errors[k] = error
+        exchange.release(state)  # the operands of the last collective: every shard has returned
     failed = [e for e in errors if e is not None]
     if failed:
         raise next((e for e in failed if not isinstance(e, exchange.ShardsAborted)), failed[0])
