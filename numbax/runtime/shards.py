@@ -8,7 +8,7 @@ same rows, in the same order, as when one thread runs every shard: the results a
 A shard's ``shards`` argument is an int64 array ``[its index, the number of shards, the address of the
 state they share]``; the state (``new_state(n)``: ``state_words(n)`` int64 words) is a header (arrivals, the
 barrier's generation, the abort flag, the barrier's ``timespec``) and two sets of slots, one slot per shard
-in each (an operand's address, size, dims and the ``MemInfo`` that keeps it alive). Successive collectives
+in each (an operand's address, the ``MemInfo`` that keeps it alive, its size and dims). Successive collectives
 use the two sets in turn (the barrier's generation says which). ``shard_gather``:
 
 1. publishes the address and shape of its operand (a contiguous copy, or the array itself) in its slot of
