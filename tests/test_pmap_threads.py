@@ -131,3 +131,14 @@ def test_collectives_in_a_loop_keep_their_operands_alive_and_release_them(two_de
         assert _live_meminfos() == live
     finally:
         _nrt_python.memsys_disable_stats()
+
+
+def prefix(x, n):
+    return x[:n] * 2.0
+
+
+def test_outputs_of_different_shapes_are_refused(two_devices):
+    with pytest.raises(NumbaxShapeError, match=r"test_pmap_threads\.py:\d+: pmap's shards returned outputs of "
+                                               r"different shapes, which do not stack: output 0 of shard 0 has "
+                                               r"shape \(1, 1\), of shard 1 shape \(1, 2\)"):
+        numbax.pmap(prefix)(X, np.array([1, 2]))

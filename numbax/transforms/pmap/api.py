@@ -157,7 +157,7 @@ class Pmapped(Vmapped):
         shards = thread_shards.split(leaves, in_axes, count)
         compiled = self._specialization(values, shards[0], treedef, statics, form)
         outputs = thread_shards.run(compiled, shards)
-        return thread_shards.joined(outputs, self.batching.out_axes)
+        return thread_shards.joined(outputs, self.batching.out_axes, self.origin().position())
 
     def _gpus_call(self, args: tuple, kwargs: Dict[str, Any]):
         """One shard per GPU, each shard's program ``jit(fun, backend="gpu")`` on its GPU (``gpu_shards``)."""
@@ -178,7 +178,7 @@ class Pmapped(Vmapped):
             self._gpu_program = jit(self.batching.fun, static_argnums=self.static_argnums, backend="gpu")
         devices, exact = gpu_shards.gpus(self.devices)
         return gpu_shards.run(self._gpu_program, self.batching.axis_name, devices, exact, arguments, leaves, in_axes,
-                              self.batching.out_axes)
+                              self.batching.out_axes, self.origin().position())
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
                       devices: Optional[Tuple[int, bool]] = None, transport: str = "batch", backend: str = "cpu"):

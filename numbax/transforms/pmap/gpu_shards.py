@@ -27,6 +27,7 @@ from numbax.devices import Device, devices as all_devices
 from numbax.errors import NumbaxDeviceError
 from numbax.lax import named_axes
 from numbax.runtime.checks import check_devices
+from numbax.transforms.pmap import thread_shards
 from numbax.transforms.vmap import axes
 
 
@@ -59,13 +60,15 @@ def shards(leaves: Sequence[Any], in_axes: Sequence[Optional[int]], count: int) 
             for k in range(count)]
 
 
-def stacked(outputs: List[Any], out_axes: Any, device: Device) -> Any:
+def stacked(outputs: List[Any], out_axes: Any, device: Device, where: str) -> Any:
     """The shards' outputs (device arrays and numbers) on the host, each mapped leaf stacked along its axis of
-    ``out_axes`` (the first shard's leaf where it is not mapped), as device arrays on ``device``."""
+    ``out_axes`` (the first shard's leaf where it is not mapped), as device arrays on ``device``;
+    ``NumbaxShapeError`` at ``where`` where their shapes differ."""
     first = outputs[0]
     pairs = axes.broadcast_prefix("pmap out_axes", out_axes, first)
     leaves, treedef = tree_util.tree_flatten(first)
     per_shard = [[np.asarray(placement.on_host(leaf)) for leaf in tree_util.tree_leaves(out)] for out in outputs]
+    thread_shards.check_shapes(per_shard, where)
     module = cuda()
     with module.gpus[device.id]:
         joined = [module.to_device(per_shard[0][k] if axis is None else
@@ -81,9 +84,10 @@ def _bound(axis_name: Any, count: int):
 
 def run(program: Callable, axis_name: Any, devices: Tuple[Device, ...], exact: bool,
         values_of: Callable[[List[Any]], Tuple[tuple, Dict[str, Any]]], leaves: List[Any],
-        in_axes: Sequence[Optional[int]], out_axes: Any) -> Any:
+        in_axes: Sequence[Optional[int]], out_axes: Any, where: str) -> Any:
     """``program`` (the shard's function, on the GPU backend) on each shard, shard ``k`` on ``devices[k]``;
-    ``values_of`` turns a shard's leaves into the program's arguments. The outputs, stacked on the first GPU.
+    ``values_of`` turns a shard's leaves into the program's arguments. The outputs, stacked on the first GPU
+    (``where``: the mapped function's line, for an error of their shapes).
 
     Raises:
         ValueError: JAX's, where the mapped axis does not fit the devices.
@@ -98,4 +102,4 @@ def run(program: Callable, axis_name: Any, devices: Tuple[Device, ...], exact: b
         args, kwargs = values_of(shard)
         with module.gpus[device.id], _bound(axis_name, count):
             outputs.append(program(*args, **kwargs))
-    return stacked(outputs, out_axes, devices[0])
+    return stacked(outputs, out_axes, devices[0], where)

@@ -39,11 +39,14 @@ from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn
 from numbax.compiled import Compiled
 from numbax.distributed import memory
+from numbax.errors import NumbaxShapeError
 from numbax.runtime import shards as exchange
 from numbax.runtime.checks import check_devices
 from numbax.transforms.vmap import axes
 
 _INDEX = AVal(np.dtype(np.int64), 0)
+_OUTPUTS_DIFFER = ("pmap's shards returned outputs of different shapes, which do not stack: output {} of shard 0 "
+                   "has shape {}, of shard {} shape {}")
 PLACEHOLDER = np.array([exchange.PLACEHOLDER_MARK, 1, 0], np.int64)
 """What generated code is compiled with in place of each thread's exchange."""
 
@@ -88,13 +91,23 @@ def split(leaves: Sequence[Any], in_axes: Sequence[Optional[int]], count: int) -
     return [[entry(leaf, axis, k) for leaf, axis in zip(leaves, in_axes)] for k in range(count)]
 
 
-def joined(outputs: List[Any], out_axes: Any) -> Any:
+def check_shapes(per_shard: List[List[Any]], where: str) -> None:
+    """Raise ``NumbaxShapeError`` at ``where`` (the mapped function's line) unless every shard's output leaves
+    have the first shard's shapes: no stack of them has one shape."""
+    for shard, leaves in enumerate(per_shard[1:], 1):
+        for k, (first, leaf) in enumerate(zip(per_shard[0], leaves)):
+            if np.shape(first) != np.shape(leaf):
+                raise NumbaxShapeError(_OUTPUTS_DIFFER, where, k, np.shape(first), shard, np.shape(leaf))
+
+
+def joined(outputs: List[Any], out_axes: Any, where: str) -> Any:
     """The shards' outputs, each mapped leaf joined along its axis of ``out_axes`` (the first shard's leaf
-    where it is not mapped)."""
+    where it is not mapped); ``NumbaxShapeError`` at ``where`` where their shapes differ."""
     first = outputs[0]
     pairs = axes.broadcast_prefix("pmap out_axes", out_axes, first)
     leaves, treedef = tree_util.tree_flatten(first)
     per_shard = [tree_util.tree_leaves(out) for out in outputs]
+    check_shapes(per_shard, where)
     joined_leaves = [leaf if axis is None else np.concatenate([shard[k] for shard in per_shard],
                                                                axis=axis % np.ndim(leaf))
                      for k, (leaf, (_, axis)) in enumerate(zip(leaves, pairs))]
