@@ -82,6 +82,10 @@ def test_devices_and_sizes_that_do_not_fit_are_refused(gpu):
         numbax.pmap(np.sin, backend="cpu", devices=[gpu])
     with pytest.raises(NumbaxDeviceError, match=r"pmap's backend='gpu' with devices \[CpuDevice\(id=0\)\]"):
         numbax.pmap(np.sin, backend="gpu", devices=[cpu])
+    with pytest.raises(NumbaxDeviceError, match=r"test_gpu_pmap\.py:\d+: pmap over CPU devices was called with "
+                                                r"device arrays"):
+        numbax.pmap(scaled, in_axes=(0, None, None), static_broadcasted_argnums=2, devices=[cpu])(
+            numbax.device_put(X, gpu), 0.75, 2)
 
 
 def test_a_pmap_over_gpus_inside_jit_is_refused(gpu):

@@ -25,11 +25,11 @@ import contextlib
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from numbax.api import jit
 from numbax.devices import Device, devices as all_devices
 from numbax.errors import NumbaxDeviceError
 from numbax.transform_cache import reused
 from numbax import tree_util
-from numbax.backends.cuda.placement import is_device_array
 from numbax.transforms.pmap import gpu_shards, mpi_shards, thread_shards
 from numbax.transforms.vmap.api import Vmapped
 from numbax.transforms.vmap.batching import Batching
@@ -139,15 +139,15 @@ class Pmapped(Vmapped):
         return self.backend == "cpu" and self._transport() == "batch" and self.device_count()[0] > 1
 
     def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
-        """A call over GPUs, or with device arrays and no devices passed: one shard per GPU (``gpu_shards``); of
-        several shards over several CPU devices: one per thread (``thread_shards``); any other as ``vmap``'s."""
-        if self.on_gpus or (self.devices is None and any(map(is_device_array, tree_util.tree_leaves((args, kwargs))))):
-            return self._gpus_call(args, kwargs)
-        if not self._may_use_threads():
+        """A call over GPUs: one shard per GPU (``_gpu_call``); of several shards over several CPU devices: one
+        per thread (``thread_shards``); any other as ``vmap``'s (which sends device arrays to ``_gpu_call``)."""
+        if not (self.on_gpus or self._may_use_threads()):
             return super()._compiled_call(args, kwargs)
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
+        if self.on_gpus or self._runs_on_gpu(values, leaves):
+            return self._gpu_call(values, leaves, treedef, statics, args, kwargs)
         form = self._form(args, kwargs, leaves)
         if dict(form)["transport"] != "threads":
             return super()._compiled_call(args, kwargs)
@@ -159,11 +159,14 @@ class Pmapped(Vmapped):
         outputs = thread_shards.run(compiled, shards)
         return thread_shards.joined(outputs, self.batching.out_axes, self.origin().position())
 
-    def _gpus_call(self, args: tuple, kwargs: Dict[str, Any]):
-        """One shard per GPU, each shard's program ``jit(fun, backend="gpu")`` on its GPU (``gpu_shards``)."""
-        values = self._signature.bind(args, kwargs)
-        statics, dynamic = self._signature.split(values)
-        leaves, treedef = tree_util.tree_flatten(dynamic)
+    def _gpu_call(self, values, leaves, treedef, statics, args: tuple, kwargs: Dict[str, Any]):
+        """A call over GPUs (``backend="gpu"``, GPU ``devices``, or device arrays among the arguments and no
+        ``devices``): one shard per GPU, each shard's program ``jit(fun, backend="gpu")`` on its GPU
+        (``gpu_shards``)."""
+        if not self.on_gpus and self.devices is not None:
+            raise NumbaxDeviceError("pmap over CPU devices was called with device arrays", self.origin(),
+                                    hint="bring them back with numbax.device_get(...), or pass "
+                                         "numbax.devices('gpu') as pmap's devices.")
         in_axes = dict(super()._call_form(args, kwargs))["in_axes"]  # vmap's checks of the call
         static = self._signature.static
 
@@ -173,8 +176,6 @@ class Pmapped(Vmapped):
                                                           for i in range(self._signature.nparams)])
 
         if self._gpu_program is None:
-            from numbax.api import jit
-
             self._gpu_program = jit(self.batching.fun, static_argnums=self.static_argnums, backend="gpu")
         devices, exact = gpu_shards.gpus(self.devices)
         return gpu_shards.run(self._gpu_program, self.batching.axis_name, devices, exact, arguments, leaves, in_axes,
