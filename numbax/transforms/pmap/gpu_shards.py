@@ -6,7 +6,9 @@ the GPU backend's driver allocates and launches there, and copies the shard's ho
 the shards' outputs along ``out_axes`` (``stacked``), on the first device, as device arrays: what the GPU
 backend's ``jit`` gives. Device arrays among the arguments are split on the host too (JAX's ``pmap`` copies
 its arguments to their devices likewise). Each shard's program is the same compiled code: the GPU backend
-compiles it once, for the first shard's argument types.
+compiles it once, for the first shard's argument types. One host thread drives the GPUs in turn: a shard's
+launches are asynchronous, but its driver waits for every number it reads back (a reduction to a number, a
+branch on one), so GPUs overlap only between such reads.
 
 Collectives are not built on GPUs: the GPU backend lowers a function to kernels and a host driver with no
 exchange between the drivers of two GPUs. A collective (or ``axis_index``) over the axis of a ``pmap`` over
@@ -93,8 +95,7 @@ def run(program: Callable, axis_name: Any, devices: Tuple[Device, ...], exact: b
         ValueError: JAX's, where the mapped axis does not fit the devices.
         NumbaxDeviceError: a collective over ``axis_name`` in the program (before any shard runs).
     """
-    sizes = [np.shape(leaf)[axis] for leaf, axis in zip(leaves, in_axes) if axis is not None]
-    count = sizes[0] if sizes else 0
+    count = thread_shards.shard_count(leaves, in_axes)
     check_devices(count, len(devices), exact, "")
     module = cuda()
     outputs = []
