@@ -65,9 +65,10 @@ class Compiled:
         return tree_util.tree_unflatten(self.treedef, list(out) if self.treedef.num_leaves > 1 else [out])
 
     def prepare(self, leaves: List[Any], bind: Optional[Callable[[tuple], tuple]] = None) -> None:
-        """Compile the code for ``leaves`` (as ``__call__`` takes them) now, without running it."""
+        """Compile the code for ``leaves`` (as ``__call__`` takes them) now, without running it, unless it has
+        compiled code already (asking Numba whether that code takes these types costs as much as a call)."""
         compile_for = getattr(self.function, "_compile_for_args", None)
-        if compile_for is None:  # the python backend
+        if compile_for is None or self.function.signatures:  # the python backend; compiled
             return
         try:
             compile_for(*leaves, *(self.constants if bind is None else bind(self.constants)))

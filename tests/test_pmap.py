@@ -136,8 +136,8 @@ def test_errors_as_jax_raises_them(two_devices):
         numbax.pmap(lambda x: x, devices=two_devices[:1])(np.ones(2))
     with pytest.raises(ValueError, match="at least one argument with a mapped axis"):
         numbax.pmap(lambda: 1.0)()
-    with pytest.raises(NumbaxDeviceError, match="pmap over GPUs is not built yet"):
-        numbax.pmap(lambda x: x, backend="gpu")
+    with pytest.raises(NumbaxDeviceError, match=r"pmap's backend='gpu' with devices \[CpuDevice"):
+        numbax.pmap(lambda x: x, backend="gpu", devices=two_devices)
     with pytest.raises(NumbaxAxisNameError, match="unbound axis name: j"):
         numbax.pmap(lambda x: lax.psum(x, "j"), axis_name="i")(X)
     assert numbax.pmap(lambda x: x + 1.0, donate_argnums=0)(X[:1]).shape == (1, 3)  # a hint, accepted

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+from numba.core.runtime import _nrt_python, rtsys
 
 import numbax
 from numbax import cli, lax
@@ -30,6 +31,20 @@ threaded = numbax.pmap(program, "s")
 @numbax.jit
 def sequential(x, i, j, n):
     return threaded(x, i, j, n)
+
+
+def rounds(x, w):
+    for _ in range(5):
+        x = lax.psum(np.sin(x) + w, "s")  # a temporary each round: the two sets of slots in turn
+    return x, lax.pmean(w, "s")
+
+
+looped = numbax.pmap(rounds, "s", in_axes=(0, None))
+
+
+@numbax.jit
+def looped_sequential(x, w):
+    return looped(x, w)
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +112,33 @@ def test_operands_of_different_shapes_are_refused(two_devices):
     with pytest.raises(NumbaxShapeError, match=r"test_pmap_threads\.py:\d+: pmap's shards passed operands of "
                                                r"different shapes to a collective"):
         threaded(X, FINE[0], FINE[1], np.array([3, 2]))
+
+
+def _live_meminfos() -> int:
+    stats = rtsys.get_allocation_stats()
+    return stats.mi_alloc - stats.mi_free
+
+
+def test_collectives_in_a_loop_keep_their_operands_alive_and_release_them(two_devices):
+    w = np.array([0.5, -0.25, 1.0])
+    got = looped(X, w)
+    same_bits(got, looped_sequential(X, w))
+    _nrt_python.memsys_enable_stats()  # Numba's count of its memory blocks: the exchange leaves none behind
+    try:
+        live = _live_meminfos()
+        for _ in range(3):
+            same_bits(looped(X, w), got)
+        assert _live_meminfos() == live
+    finally:
+        _nrt_python.memsys_disable_stats()
+
+
+def prefix(x, n):
+    return x[:n] * 2.0
+
+
+def test_outputs_of_different_shapes_are_refused(two_devices):
+    with pytest.raises(NumbaxShapeError, match=r"test_pmap_threads\.py:\d+: pmap's shards returned outputs of "
+                                               r"different shapes, which do not stack: output 0 of shard 0 has "
+                                               r"shape \(1, 1\), of shard 1 shape \(1, 2\)"):
+        numbax.pmap(prefix)(X, np.array([1, 2]))

@@ -17,7 +17,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn, is_static_scalar
-from numbax.errors import NumbaxBatchingError
+from numbax.errors import NumbaxBatchingError, NumbaxDeviceError
 from numbax.runtime import collectives as markers
 from numbax.lax import named_axes as axes
 
@@ -44,6 +44,11 @@ def _frames(spec, node, axis_name: Any, staged: bool = True, single: str = "") -
     except TypeError:
         spec.fail(node, f"axis_name must be a hashable name or a tuple of them, got {axis_name!r}")
     frames = axes.lookup(axis_name, spec.origin(node), staged)
+    if any(frame.transport == axes.ON_GPUS for frame in frames):
+        raise NumbaxDeviceError(f"collectives over the axis of a pmap over GPUs ({axis_name!r}) are not built yet: "
+                                "each GPU runs its shard's program alone", spec.origin(node),
+                                hint="pmap over CPU devices (numbax.devices('cpu')) runs collectives; or return "
+                                     "the shards' values and combine the stacked result after the pmap.")
     if single and len(frames) != 1:
         spec.fail(node, f"numbax.lax.{single} over several axes at once is not supported",
                   hint="call it once per axis name.")

@@ -24,7 +24,8 @@ class Frame:
     A ``pmap`` across processes (``transport`` ``"mpi"``) runs this process's shards only: ``size`` is the
     whole axis's, and ``first_shard`` the run-time index of this process's first shard along it; on threads
     (``"threads"``), one shard's, ``size`` the run-time number of shards and ``exchange`` the name of the
-    exchange between them."""
+    exchange between them. A ``pmap`` over GPUs binds its axis with ``transport`` ``ON_GPUS``, whose collectives
+    are refused (``lax.collective_lowering``)."""
 
     name: Any
     depth: int
@@ -40,6 +41,9 @@ class Frame:
         """How markers in generated code name this axis."""
         return f"{self.name}@{self.depth}"
 
+
+ON_GPUS = "gpus"
+"""The transport of a ``pmap`` axis over GPUs (``transforms.pmap.gpu_shards``): no collective is built on it."""
 
 _LOCAL = threading.local()
 

@@ -6,15 +6,23 @@ in shard order, so that the collective's own code (``primitives.transports.BATCH
 same rows, in the same order, as when one thread runs every shard: the results are the same bits.
 
 A shard's ``shards`` argument is an int64 array ``[its index, the number of shards, the address of the
-state they share]``; the state (``state_words(n)`` int64 words, zeros at the start of a call) is a header
-(arrivals, the barrier's generation, the abort flag) and one slot per shard (an operand's address, size
-and dims). ``shard_gather``:
+state they share]``; the state (``new_state(n)``: ``state_words(n)`` int64 words) is a header (arrivals, the
+barrier's generation, the abort flag, the barrier's ``timespec``) and two sets of slots, one slot per shard
+in each (an operand's address, the ``MemInfo`` that keeps it alive, its size and dims). Successive collectives
+use the two sets in turn (the barrier's generation says which). ``shard_gather``:
 
-1. publishes the address and shape of its operand (a contiguous copy, kept alive until step 4) in its slot;
+1. publishes the address and shape of its operand (a contiguous copy, or the array itself) in its slot of
+   this collective's set, and takes a reference to the operand's memory there;
 2. waits at the barrier for every shard;
-3. checks that every shard's operand has its shape (``NumbaxShapeError`` at the user's line, raised by
-   every shard alike), and copies each one into its row of the result;
-4. waits at the barrier again, so that no operand is freed while another shard reads it.
+3. drops its reference to its operand of the collective before (every shard has read it: it arrived at this
+   barrier after reading);
+4. checks that every shard's operand has its shape (``NumbaxShapeError`` at the user's line, raised by
+   every shard alike), and copies each one into its row of the result.
+
+So a collective costs one barrier: no shard may reuse a set before every shard left the collective that
+used it last, and each one's barrier ensures it; an operand stays alive until its shard's next collective,
+or until the host drops what is left after the call (``release``). A slot's ``MemInfo`` is 0 where the
+reference was dropped, or where the operand owns no reference-counted memory.
 
 The barrier spins on atomic words for tens of microseconds, then sleeps in Linux's ``futex`` until the last
 shard arrives (waking every millisecond to look at the abort flag), so that a shard that waits for a slower
@@ -24,6 +32,7 @@ with the first shard's own error.
 """
 from __future__ import annotations
 
+import ctypes
 import platform
 import sys
 
@@ -32,6 +41,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.runtime import _nrt_python
 from numba.extending import intrinsic, overload, register_jitable
 
 from numbax.errors import NumbaxShapeError
@@ -39,15 +49,17 @@ from numbax.errors import NumbaxShapeError
 __all__ = ["shard_index", "shard_count", "shard_gather"]
 
 PLACEHOLDER_MARK = -0x6E627368  # "nbsh": the first word of the placeholder that generated code is compiled with
-HEADER = 4  # arrivals, generation, aborted, unused
+HEADER = 5  # arrivals, generation, aborted, and the futex's timeout (a timespec: seconds, nanoseconds)
 MAX_RANK = 16
-SLOT = 2 + MAX_RANK  # address, size, dims
-_ARRIVALS, _GENERATION, _ABORTED = 0, 1, 2
+SLOT = 3 + MAX_RANK  # address, MemInfo, size, dims
+_ARRIVALS, _GENERATION, _ABORTED, _TIMEOUT = 0, 1, 2, 3
+_ADDRESS, _MEMINFO, _SIZE, _DIMS = 0, 1, 2, 3
 _WORD = 8
 _SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine()) if sys.platform.startswith("linux") else None
 _FUTEX_WAIT, _FUTEX_WAKE = 128, 129  # FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE
 _SPINS = 20000  # reads of the barrier before sleeping: tens of microseconds
 _SLEEP_NS = 1_000_000
+_MEMINFO_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_nrt_python.c_helpers["MemInfo_release"])  # a decref
 
 _DIFFERENT = ("pmap's shards passed operands of different shapes to a collective: shard {} has {}, shard {} "
               "another shape")
@@ -60,12 +72,27 @@ class ShardsAborted(Exception):
 
 def state_words(count: int) -> int:
     """The int64 words of the state that ``count`` shards share."""
-    return HEADER + count * SLOT
+    return HEADER + 2 * count * SLOT
+
+
+def new_state(count: int) -> np.ndarray:
+    """The state that ``count`` shards share at the start of a call: no arrivals, empty slots, the timeout."""
+    state = np.zeros(state_words(count), np.int64)
+    state[_TIMEOUT + 1] = _SLEEP_NS
+    return state
 
 
 def abort(state: np.ndarray) -> None:
     """Wake every shard waiting on ``state`` with ``ShardsAborted`` (a shard failed)."""
     state[_ABORTED] = 1
+
+
+def release(state: np.ndarray) -> None:
+    """Drop the references to operands that the slots of ``state`` still hold (after every shard returned)."""
+    for word in range(HEADER + _MEMINFO, state.size, SLOT):
+        if state[word] != 0:
+            _MEMINFO_RELEASE(int(state[word]))
+            state[word] = 0
 
 
 @intrinsic
@@ -122,6 +149,29 @@ def _elements_at(typingctx, address, like):
     return types.CPointer(like.dtype)(types.int64, like), codegen
 
 
+@intrinsic
+def _take(typingctx, array):
+    """A new reference to ``array``'s memory; the address of its ``MemInfo`` (0 where it has none)."""
+    def codegen(context, builder, signature, args):
+        context.nrt.incref(builder, signature.args[0], args[0])
+        meminfo = context.make_array(signature.args[0])(context, builder, args[0]).meminfo
+        return builder.ptrtoint(meminfo, ir.IntType(64))
+
+    return types.int64(array), codegen
+
+
+@intrinsic
+def _drop(typingctx, meminfo):
+    """Drop a reference that ``_take`` took (``meminfo``: the address it returned; 0: nothing)."""
+    def codegen(context, builder, signature, args):
+        decref = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t]),
+                                                "NRT_decref")  # Numba's own: nothing for a null MemInfo
+        builder.call(decref, [builder.inttoptr(args[0], cgutils.voidptr_t)])
+        return context.get_dummy_value()
+
+    return types.none(types.int64), codegen
+
+
 def _operand(x):
     """``x`` as a C-contiguous array: an array (a copy where it is not contiguous), a number as one element."""
 
@@ -142,15 +192,6 @@ def _stacked_shape_nopython(x, count):
     if isinstance(x, types.Array):
         return lambda x, count: (count,) + x.shape
     return lambda x, count: (count,)
-
-
-def _hold(operand):
-    """Nothing: a use of ``operand`` that keeps it alive (Numba frees an array after its last use) until here."""
-
-
-@overload(_hold)
-def _hold_nopython(operand):
-    return lambda operand: None
 
 
 @register_jitable
@@ -176,29 +217,27 @@ def _barrier(shards):
         _futex(base + _GENERATION * _WORD, _FUTEX_WAKE, 0x7FFFFFFF, 0)
     else:
         spins = 0
-        timeout = np.array([0, _SLEEP_NS], np.int64)  # a timespec: wake to look at the abort flag
         while _atomic_load(base + _GENERATION * _WORD) == generation:
             if _atomic_load(base + _ABORTED * _WORD) != 0:
                 raise ShardsAborted()
             spins += 1
             if spins > _SPINS:  # sleep until the generation changes (its low 32 bits: little-endian)
-                _futex(base + _GENERATION * _WORD, _FUTEX_WAIT, generation & 0xFFFFFFFF, timeout.ctypes.data)
-        _hold(timeout)
+                _futex(base + _GENERATION * _WORD, _FUTEX_WAIT, generation & 0xFFFFFFFF, base + _TIMEOUT * _WORD)
 
 
 @register_jitable
-def _slot(shards, shard):
-    """``shard``'s slot: its operand's address, size and dims."""
-    return numba.carray(_words(shards[2] + (HEADER + shard * SLOT) * _WORD), SLOT)
+def _slot(shards, shard, parity):
+    """``shard``'s slot in set ``parity``: its operand's address, MemInfo, size and dims."""
+    return numba.carray(_words(shards[2] + (HEADER + (parity * shards[1] + shard) * SLOT) * _WORD), SLOT)
 
 
 @register_jitable
-def _check_shapes(shards, operand, where):
+def _check_shapes(shards, operand, parity, where):
     """Raise ``NumbaxShapeError`` unless every shard's operand has ``operand``'s shape (each has its rank)."""
     for shard in range(shards[1]):
-        slot = _slot(shards, shard)
+        slot = _slot(shards, shard, parity)
         for k in range(operand.ndim):
-            if slot[2 + k] != operand.shape[k]:
+            if slot[_DIMS + k] != operand.shape[k]:
                 raise NumbaxShapeError(_DIFFERENT, where, shards[0], operand.shape, shard)
 
 
@@ -208,18 +247,21 @@ def shard_gather(shards, x, where):
     operand = _operand(x)
     if operand.ndim > MAX_RANK:
         raise NumbaxShapeError(_TOO_MANY_DIMS, where, operand.ndim)
-    mine = _slot(shards, shards[0])
-    mine[0] = operand.ctypes.data
-    mine[1] = operand.size
+    parity = _atomic_load(shards[2] + _GENERATION * _WORD) & 1  # every shard reads the same here
+    mine = _slot(shards, shards[0], parity)
+    mine[_ADDRESS] = operand.ctypes.data
+    mine[_MEMINFO] = _take(operand)
+    mine[_SIZE] = operand.size
     for k in range(operand.ndim):
-        mine[2 + k] = operand.shape[k]
+        mine[_DIMS + k] = operand.shape[k]
     _barrier(shards)
-    _check_shapes(shards, operand, where)
+    before = _slot(shards, shards[0], 1 - parity)
+    _drop(before[_MEMINFO])
+    before[_MEMINFO] = 0
+    _check_shapes(shards, operand, parity, where)
     count = shards[1]
     out = np.empty(_stacked_shape(x, count), operand.dtype)
     rows = out.reshape((count, operand.size))
     for shard in range(count):
-        rows[shard] = numba.carray(_elements_at(_slot(shards, shard)[0], operand), operand.size)
-    _barrier(shards)
-    _hold(operand)
+        rows[shard] = numba.carray(_elements_at(_slot(shards, shard, parity)[_ADDRESS], operand), operand.size)
     return out

@@ -1,4 +1,4 @@
-"""``pmap``: JAX's single-program multiple-data map over devices, on numbax's CPU devices.
+"""``pmap``: JAX's single-program multiple-data map over devices, on numbax's CPU devices and on GPUs.
 
 ``pmap(f, axis_name='i')(x)`` runs ``f`` once per slice of ``x``'s mapped axis, one shard per device, and
 stacks the results, as JAX does; the collectives in ``f`` (``numbax.lax.psum``...) run over the shards.
@@ -15,18 +15,22 @@ backend, its collectives run on the ``batch`` transport (``primitives.transports
 shard after the other, between the stages that each collective cuts; the results are the same bits. After
 ``numbax.distributed.initialize()`` in several processes (``mpiexec -n N``), ``pmap`` maps over every
 process's devices and each process runs its own shard, its collectives on the ``mpi`` transport
-(``mpi_shards``), as JAX's multi-process ``pmap``.
+(``mpi_shards``), as JAX's multi-process ``pmap``. Over GPUs (``backend="gpu"``, GPU ``devices``, or device
+arrays among the arguments and no ``devices``), each GPU runs its shard's program, compiled by the GPU backend,
+and the results come back as device arrays (``gpu_shards``); collectives over GPUs are refused.
 """
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from numbax.api import jit
 from numbax.devices import Device, devices as all_devices
 from numbax.errors import NumbaxDeviceError
 from numbax.transform_cache import reused
 from numbax import tree_util
-from numbax.transforms.pmap import mpi_shards, thread_shards
+from numbax.transforms.pmap import gpu_shards, mpi_shards, thread_shards
 from numbax.transforms.vmap.api import Vmapped
 from numbax.transforms.vmap.batching import Batching
 
@@ -34,11 +38,9 @@ _GPU_NAMES = ("gpu", "cuda")
 
 
 def _devices(backend: Optional[str], devices: Optional[Sequence[Device]]) -> Optional[Tuple[Device, ...]]:
-    """The devices passed to ``pmap`` (then the axis must match them), checked; None for every CPU device."""
-    if backend in _GPU_NAMES or any(getattr(d, "platform", None) == "gpu" for d in devices or ()):
-        raise NumbaxDeviceError("pmap over GPUs is not built yet: numbax's pmap runs its shards on CPU devices",
-                                hint="pass backend='cpu' (or no backend), and numbax.devices('cpu') as devices.")
-    if backend not in (None, "cpu", "python"):  # python: the generated code, uncompiled (for debugging)
+    """The devices passed to ``pmap`` (then the axis must match them), checked; None for every device of the
+    backend."""
+    if backend not in (None, "cpu", "python") + _GPU_NAMES:  # python: the generated code, uncompiled (debugging)
         raise RuntimeError(f"Unknown backend {backend!r}; numbax knows 'cpu' and 'gpu' (alias 'cuda')")
     if devices is None:
         return None
@@ -47,7 +49,27 @@ def _devices(backend: Optional[str], devices: Optional[Sequence[Device]]) -> Opt
         raise ValueError(f"pmap's devices must be a non-empty sequence of numbax devices, got {devices!r}")
     if len(set(devices)) != len(devices):
         raise ValueError(f"pmap's devices must be distinct, got {devices!r}")
+    on_gpus = gpu_shards.check_platform(devices)
+    if on_gpus != (backend in _GPU_NAMES) and backend not in (None, "python"):
+        raise NumbaxDeviceError(f"pmap's backend={backend!r} with devices {list(devices)!r}",
+                                hint="pass the devices of the backend: numbax.devices(backend), or no backend.")
     return devices
+
+
+def _arguments(signature: inspect.Signature, values: List[Any]) -> Tuple[tuple, Dict[str, Any]]:
+    """A call's arguments from the value of each parameter (``CallSignature.bind``'s)."""
+    args: List[Any] = []
+    kwargs: Dict[str, Any] = {}
+    for param, value in zip(signature.parameters.values(), values):
+        if param.kind is param.VAR_POSITIONAL:
+            args.extend(value)
+        elif param.kind is param.KEYWORD_ONLY:
+            kwargs[param.name] = value
+        elif param.kind is param.VAR_KEYWORD:
+            kwargs.update(value)
+        else:
+            args.append(value)
+    return tuple(args), kwargs
 
 
 def _argnums(value: Union[int, Sequence[int]], what: str) -> Tuple[int, ...]:
@@ -67,8 +89,12 @@ class Pmapped(Vmapped):
                  backend: Optional[str] = None, donate_argnums: Union[int, Sequence[int]] = ()):
         self.devices = _devices(backend, devices)
         self.donate_argnums = _argnums(donate_argnums, "donate_argnums")  # a hint: no memory is reused
+        self.on_gpus = backend in _GPU_NAMES or (backend is None and self.devices is not None and
+                                                 self.devices[0].platform == "gpu")
+        self._gpu_program: Optional[Callable] = None
         super().__init__(fun, in_axes, out_axes, axis_name, None,
-                         _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (), backend or "cpu")
+                         _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (),
+                         "cpu" if self.on_gpus else backend or "cpu")  # on GPUs: each shard's own jit
         b = self.batching
         self.batching = Batching(b.fun, b.in_axes, b.out_axes, b.axis_name, None)
         self.options = {**self.options, "nogil": True}  # each shard on a thread of its own (``thread_shards``)
@@ -83,17 +109,21 @@ class Pmapped(Vmapped):
     def _call_form(self, args: tuple, kwargs: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
         """``vmap``'s checks and key, the devices (the compiled code checks the mapped axis against them), and
         the transport: on threads for a call of several shards over several CPU devices."""
+        return self._form(args, kwargs, None)
+
+    def _form(self, args: tuple, kwargs: Dict[str, Any], leaves: Optional[list]) -> Tuple[Tuple[str, Any], ...]:
+        """``_call_form``, given the call's dynamic leaves where the caller has flattened them (None: flattened
+        here where the shard count matters)."""
         if not args and not kwargs:
             raise ValueError("pmap requires at least one argument with a mapped axis.")
         form = super()._call_form(args, kwargs)
-        transport = "threads" if self._may_use_threads() and self._shard_count(args, kwargs, form) > 1 \
-            else self._transport()
+        transport = self._transport()
+        if self._may_use_threads():
+            if leaves is None:
+                leaves = tree_util.tree_leaves(self._signature.split(self._signature.bind(args, kwargs))[1])
+            if thread_shards.shard_count(leaves, dict(form)["in_axes"]) > 1:
+                transport = "threads"
         return form + (("devices", self.device_count()), ("transport", transport))
-
-    def _shard_count(self, args: tuple, kwargs: Dict[str, Any], form: tuple) -> int:
-        """The size of the mapped axis of a call (``form``: ``_call_form``'s, with each leaf's axis)."""
-        leaves = tree_util.tree_leaves(self._signature.split(self._signature.bind(args, kwargs))[1])
-        return thread_shards.shard_count(leaves, dict(form)["in_axes"])
 
     def _transport(self) -> str:
         """How the shards' collectives travel across processes (checked) after ``numbax.distributed.initialize``
@@ -109,35 +139,61 @@ class Pmapped(Vmapped):
         return self.backend == "cpu" and self._transport() == "batch" and self.device_count()[0] > 1
 
     def _compiled_call(self, args: tuple, kwargs: Dict[str, Any]):
-        """A call of several shards over several CPU devices: one per thread (``thread_shards``); any other as
-        ``vmap``'s."""
-        if not self._may_use_threads():
-            return super()._compiled_call(args, kwargs)
-        form = self._call_form(args, kwargs)
-        if dict(form)["transport"] != "threads":
+        """A call over GPUs: one shard per GPU (``_gpu_call``); of several shards over several CPU devices: one
+        per thread (``thread_shards``); any other as ``vmap``'s (which sends device arrays to ``_gpu_call``)."""
+        if not (self.on_gpus or self._may_use_threads()):
             return super()._compiled_call(args, kwargs)
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
+        if self.on_gpus or self._runs_on_gpu(values, leaves):
+            return self._gpu_call(values, leaves, treedef, statics, args, kwargs)
+        form = self._form(args, kwargs, leaves)
+        if dict(form)["transport"] != "threads":
+            return super()._compiled_call(args, kwargs)
         in_axes = dict(form)["in_axes"]
         count = thread_shards.shard_count(leaves, in_axes)
         thread_shards.check(count, dict(form)["devices"])
         shards = thread_shards.split(leaves, in_axes, count)
         compiled = self._specialization(values, shards[0], treedef, statics, form)
         outputs = thread_shards.run(compiled, shards)
-        return thread_shards.joined(outputs, self.batching.out_axes)
+        return thread_shards.joined(outputs, self.batching.out_axes, self.origin().position())
+
+    def _gpu_call(self, values, leaves, treedef, statics, args: tuple, kwargs: Dict[str, Any]):
+        """A call over GPUs (``backend="gpu"``, GPU ``devices``, or device arrays among the arguments and no
+        ``devices``): one shard per GPU, each shard's program ``jit(fun, backend="gpu")`` on its GPU
+        (``gpu_shards``)."""
+        if not self.on_gpus and self.devices is not None:
+            raise NumbaxDeviceError("pmap over CPU devices was called with device arrays", self.origin(),
+                                    hint="bring them back with numbax.device_get(...), or pass "
+                                         "numbax.devices('gpu') as pmap's devices.")
+        in_axes = dict(super()._call_form(args, kwargs))["in_axes"]  # vmap's checks of the call
+        static = self._signature.static
+
+        def arguments(shard: List[Any]) -> Tuple[tuple, Dict[str, Any]]:
+            shard_values, static_values = iter(tree_util.tree_unflatten(treedef, shard)), iter(statics)
+            return _arguments(self._signature.signature, [next(static_values) if i in static else next(shard_values)
+                                                          for i in range(self._signature.nparams)])
+
+        if self._gpu_program is None:
+            self._gpu_program = jit(self.batching.fun, static_argnums=self.static_argnums, backend="gpu")
+        devices, exact = gpu_shards.gpus(self.devices)
+        return gpu_shards.run(self._gpu_program, self.batching.axis_name, devices, exact, arguments, leaves, in_axes,
+                              self.batching.out_axes, self.origin().position())
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
                       devices: Optional[Tuple[int, bool]] = None, transport: str = "batch", backend: str = "cpu"):
         if backend == "gpu":
-            _devices("gpu", None)  # refused: not built yet
+            raise NumbaxDeviceError("pmap compiles each shard's program for its GPU when it is called from Python",
+                                    self.origin(), hint="call the pmapped function with NumPy arrays and "
+                                    "backend='gpu', or with device arrays.")
         self.batching.devices = devices or self.device_count()
         self.batching.transport = transport
         with mpi_shards.specializing() if transport == "mpi" else contextlib.nullcontext():
             return super()._run_pipeline(bound, after_pass, in_axes)
 
     def _compiles_for_gpu(self) -> bool:
-        """pmap's shards run on CPU devices only (``_devices``)."""
+        """pmap over GPUs runs each shard's own ``jit`` (``_gpus_call``), not this one's on the GPU backend."""
         return False
 
     def _offer_fast_path(self, compiled, treedef, leaves) -> None:
@@ -149,6 +205,11 @@ class Pmapped(Vmapped):
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function (``grad(pmap(f))``): the loop over the shards is emitted
         there, with the run-time check of the current devices."""
+        if self.on_gpus:
+            raise NumbaxDeviceError("pmap over GPUs inside another transformation or a jit is not built yet",
+                                    spec.origin(node), hint="call the pmap over GPUs from Python (transform "
+                                    "the function it maps instead: pmap(grad(f), backend='gpu')), or pmap over "
+                                    "CPU devices.")
         self.batching.devices = self.device_count()
         self.batching.transport = self._transport()
         with mpi_shards.specializing(spec, node) if self.batching.transport == "mpi" else contextlib.nullcontext():
@@ -162,6 +223,8 @@ class Pmapped(Vmapped):
         if static_argnames:
             raise ValueError("jit of pmap takes static_argnums only (pmap's static_broadcasted_argnums)")
         b = self.batching
+        if backend == "cpu" and self.on_gpus:
+            backend = "gpu"
         return Pmapped(b.fun, b.axis_name, b.in_axes, b.out_axes, self.static_argnums + tuple(static_argnums),
                        self.devices, backend, self.donate_argnums)
 
@@ -184,9 +247,12 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         devices: the devices to use (the mapped axis must have as many entries); by default
             ``numbax.devices("cpu")`` (``config.update("cpu_device_count", n)`` makes ``n``), of which the axis
             may use the first ones. Across processes, every process's devices (the default), one per
-            process: each process passes its shard (a mapped axis of 1) and gets its results.
-        backend: ``"cpu"`` or None (``"python"``: the generated code, uncompiled); ``"gpu"`` raises
-            ``NumbaxDeviceError`` (not built yet).
+            process: each process passes its shard (a mapped axis of 1) and gets its results. GPUs
+            (``numbax.devices("gpu")``): one shard per GPU, as ``backend="gpu"``.
+        backend: ``"cpu"`` or None (``"python"``: the generated code, uncompiled); ``"gpu"`` (alias ``"cuda"``):
+            each shard's program runs on a GPU of its own, compiled by the GPU backend (``jit(fun,
+            backend="gpu")``); the results are stacked on the first GPU, as device arrays. Its collectives are
+            not built: ``numbax.lax.psum``... over the axis raise ``NumbaxDeviceError`` at their line.
         donate_argnums: accepted as a hint; numbax does not reuse the memory of arguments.
 
     Called from Python with several shards, each runs on a thread of its own in compiled code that releases
@@ -201,7 +267,8 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
     Raises:
         ValueError: at a call, as JAX raises it: the mapped axis has more entries than there are devices, or
             not as many as the ``devices`` passed; ``in_axes`` does not fit the arguments.
-        NumbaxDeviceError: ``backend="gpu"``; across processes, several CPU devices in a process, or
-            ``devices`` other than every process's.
+        NumbaxDeviceError: on GPUs: none available, a collective over the axis, a pmap over GPUs inside a
+            jit or another transformation; ``devices`` that mix GPUs and CPU devices or are not ``backend``'s;
+            across processes, several CPU devices in a process, or ``devices`` other than every process's.
     """
     return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, donate_argnums)

@@ -6,7 +6,7 @@ compiled function that releases the GIL, and a collective is a call of ``rt.shar
 collective's code is ``BATCH``'s on the gathered rows (``primitives.transports.THREADS``). The alternative,
 one compiled function per stage run by a host driver between the collectives, would cross into Python and
 back at each collective and split the generated code that ``numbax show`` prints; this way the code is one
-function, as for MPI, and a collective costs two barriers and a copy of the rows. The stacked rows are the
+function, as for MPI, and a collective costs one barrier and a copy of the rows. The stacked rows are the
 ones the sequential transport computes, combined by the same code in the same order: the results are the
 same bits.
 
@@ -39,11 +39,14 @@ from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn
 from numbax.compiled import Compiled
 from numbax.distributed import memory
+from numbax.errors import NumbaxShapeError
 from numbax.runtime import shards as exchange
 from numbax.runtime.checks import check_devices
 from numbax.transforms.vmap import axes
 
 _INDEX = AVal(np.dtype(np.int64), 0)
+_OUTPUTS_DIFFER = ("pmap's shards returned outputs of different shapes, which do not stack: output {} of shard 0 "
+                   "has shape {}, of shard {} shape {}")
 PLACEHOLDER = np.array([exchange.PLACEHOLDER_MARK, 1, 0], np.int64)
 """What generated code is compiled with in place of each thread's exchange."""
 
@@ -88,13 +91,23 @@ def split(leaves: Sequence[Any], in_axes: Sequence[Optional[int]], count: int) -
     return [[entry(leaf, axis, k) for leaf, axis in zip(leaves, in_axes)] for k in range(count)]
 
 
-def joined(outputs: List[Any], out_axes: Any) -> Any:
+def check_shapes(per_shard: List[List[Any]], where: str) -> None:
+    """Raise ``NumbaxShapeError`` at ``where`` (the mapped function's line) unless every shard's output leaves
+    have the first shard's shapes: no stack of them has one shape."""
+    for shard, leaves in enumerate(per_shard[1:], 1):
+        for k, (first, leaf) in enumerate(zip(per_shard[0], leaves)):
+            if np.shape(first) != np.shape(leaf):
+                raise NumbaxShapeError(_OUTPUTS_DIFFER, where, k, np.shape(first), shard, np.shape(leaf))
+
+
+def joined(outputs: List[Any], out_axes: Any, where: str) -> Any:
     """The shards' outputs, each mapped leaf joined along its axis of ``out_axes`` (the first shard's leaf
-    where it is not mapped)."""
+    where it is not mapped); ``NumbaxShapeError`` at ``where`` where their shapes differ."""
     first = outputs[0]
     pairs = axes.broadcast_prefix("pmap out_axes", out_axes, first)
     leaves, treedef = tree_util.tree_flatten(first)
     per_shard = [tree_util.tree_leaves(out) for out in outputs]
+    check_shapes(per_shard, where)
     joined_leaves = [leaf if axis is None else np.concatenate([shard[k] for shard in per_shard],
                                                                axis=axis % np.ndim(leaf))
                      for k, (leaf, (_, axis)) in enumerate(zip(leaves, pairs))]
@@ -126,7 +139,7 @@ def run(compiled: Compiled, shards: List[List[Any]]) -> List[Any]:
     """
     memory.keep_freed_memory()
     count = len(shards)
-    state = np.zeros(exchange.state_words(count), np.int64)
+    state = exchange.new_state(count)
     binds = [functools.partial(with_exchange, np.array([k, count, state.ctypes.data], np.int64))
              for k in range(count)]
     compiled.prepare(shards[0], binds[0])  # Numba compiles now: not in each thread at once, at a barrier
@@ -151,6 +164,7 @@ def run(compiled: Compiled, shards: List[List[Any]]) -> List[Any]:
                 results[k] = future.result()
             except BaseException as error:
                 errors[k] = error
+        exchange.release(state)  # the operands of the last collective: every shard has returned
     failed = [e for e in errors if e is not None]
     if failed:
         raise next((e for e in failed if not isinstance(e, exchange.ShardsAborted)), failed[0])
