@@ -270,7 +270,11 @@ class _Splitter:
         for value, rows in stores:
             first += _parse(f"{rows} = rt.stack_buffer({value}, {self.size_source})\n{rows}[{self.index}] = {value}",
                             where)
-        rest = body + stage + [s for value, rows in stores for s in _parse(f"{rows}[{self.index}] = {value}", where)]
+        origin = anno.getanno(where, anno.Key.ORIGIN)
+        checked = repr(origin.position() if origin is not None else "")  # an example's value of another shape
+        rest = body + stage + [s for value, rows in stores
+                               for s in _parse(f"rt.check_row({rows}, {value}, {checked})\n"
+                                               f"{rows}[{self.index}] = {value}", where)]
         loop = gast.For(target=gast.Name(id=self.index, ctx=gast.Store(), annotation=None, type_comment=None),
                         iter=gast.Call(func=gast.Name(id="range", ctx=gast.Load(), annotation=None,
                                                       type_comment=None),

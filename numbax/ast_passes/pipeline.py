@@ -19,7 +19,7 @@ import numpy as np
 
 from numbax import timings, tree_util
 from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, inline, legalize, optimize, \
-    resolve, run_time_checks
+    resolve, row_checks, run_time_checks
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.optimizations import vectorize
 from numbax.ast_passes.optimizations.fusion import versions
@@ -46,6 +46,8 @@ PASSES = (
                     "over the stacked examples; before the checks and the transformations, which see plain code"),
     ("checks", "check the user's indices, Python divisors and array shapes at run time (NumPy's errors at the "
                "user's line); before the transformations, so that nothing they generate is checked"),
+    ("row_checks", "vmap's and lax.scan's checks that every example's output has the first one's shape dropped "
+                   "where symbolic shapes prove it, before the transformations copy them"),
     ("transform", "grad and the other transformations, reading and writing A-normal form"),
     ("rules", "the helpers that users' custom rules call (a custom_vjp's bwd) inlined into the transformed code, "
               "in A-normal form with their run-time checks; custom_vjp markers dropped, their inputs marked seen"),
@@ -172,17 +174,35 @@ def _main_versions(module: gast.Module) -> gast.Module:
     return module
 
 
+def _param_avals(spec, bound: Dict[str, Any], main: gast.FunctionDef) -> Optional[Dict[str, tuple]]:
+    """The abstract values (kind, ndim) of the main function's parameters, the run-time leaves' and the
+    constants'; None where they cannot be matched to its parameters."""
+    leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
+    names = [a.id for a in main.args.args]
+    if len(names) != len(leaves) + len(spec.constants):
+        return None
+    param_avals = {n: avals.of_value(np.zeros((1,) * leaf.aval.ndim, leaf.aval.dtype))
+                   for n, leaf in zip(names, leaves)}
+    param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
+    return {n: a for n, a in param_avals.items() if a is not None}
+
+
+def _row_checks(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        param_avals = _param_avals(spec, bound, module.body[-1])
+        if param_avals is not None:
+            module.body[-1] = row_checks.transform(module.body[-1], param_avals)
+        return module
+
+    return apply
+
+
 def _vectorize(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
-        main = module.body[-1]
-        leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
-        names = [a.id for a in main.args.args]
-        if len(names) != len(leaves) + len(spec.constants):
+        param_avals = _param_avals(spec, bound, module.body[-1])
+        if param_avals is None:
             return module
-        param_avals = {n: avals.of_value(np.zeros((1,) * leaf.aval.ndim, leaf.aval.dtype))
-                       for n, leaf in zip(names, leaves)}
-        param_avals.update({n: avals.of_value(v) for n, v in spec.constants.items()})
-        module.body[-1], changed = vectorize.transform(main, {n: a for n, a in param_avals.items() if a is not None})
+        module.body[-1], changed = vectorize.transform(module.body[-1], param_avals)
         if changed:
             module = optimize.transform(module)
         return module
@@ -266,7 +286,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     header = f"numbax.{label} of {parsed.fn.__qualname__} ({parsed.filename}:{parsed.node.lineno})."
     stages = (("specialize", lambda m: m), ("inline", inline.transform), ("anf", _each(anf.transform)),
               ("collectives", _each(collective_stages.transform)),
-              ("checks", _each(run_time_checks.transform)),
+              ("checks", _each(run_time_checks.transform)), ("row_checks", _row_checks(spec, bound)),
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("markers", _each(custom_rules.drop_markers)),

@@ -30,8 +30,9 @@ from numbax import tree_util
 from numbax.ast_passes import anno, resolve
 from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.dtypes import aval_of
-from numbax.ast_passes.specialize.values import Dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.runtime.checks import check_row
 from numbax.runtime.identity import stop_gradient as runtime_stop_gradient
 from numbax.runtime.scan import stack_buffer
 
@@ -113,6 +114,11 @@ def _template(kind: str, **shape: Any) -> gast.FunctionDef:
 
 def _lower_store(spec, node, args, kwargs):
     buffer, index, value = args
+    aval = value.aval if isinstance(value, Dyn) else AVal.of(value)
+    if aval is None or aval.ndim > 0:  # a step's ys of another shape would broadcast into its row
+        origin = spec.origin(node)
+        spec.emit(gast.Expr(value=spec.call_value(node, check_row, [buffer, value, origin.position() if origin
+                                                                    else ""], {}).node))
     spec.emit(gast.Assign(
         targets=[gast.Subscript(value=buffer.expr(), slice=spec.materialize_index(index), ctx=gast.Store())],
         value=spec.materialize(value), type_comment=None))

@@ -66,7 +66,8 @@ def joining() -> Iterator[None]:
     """Within the block, two different whole dims that meet in a broadcast give their join, ``("a.0|y.0", 0)``:
     the length NumPy broadcasts them to. An array of that dim was made, so its dims did broadcast, and each of
     them (``within``) is that length or 1. Only for a pass that reads an array of a dim within a join at the
-    loop's index clamped to its length (fusion), never for one that takes a known shape to mean that a
+    loop's index clamped to its length (fusion), or compares the shapes of two arrays made (``row_checks``), never
+    for one that takes a known shape to mean that a
     broadcast cannot raise (``raising``, ``proven_checks``)."""
     global _JOINING
     _JOINING = True

@@ -21,6 +21,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_reshape(x, shape, where)``: ``shape`` has ``x``'s size (``ValueError``).
 - ``check_list_length(n, where)``: a list made at run time that starts empty gets an item (``ValueError``);
   ``check_list_item(items, item, where)``: its array ``item`` has the shape of the others (``ValueError``).
+- ``check_row(rows, value, where)``: one example's output (``vmap``), or one step's (``lax.scan``), has the
+  shape of the rows it is stacked into, where NumPy's assignment would broadcast it (``ValueError``).
 - ``check_scatter(length, size, tiled, where)``: ``psum_scatter``'s scattered dimension has the axis's size
   (``tiled``: a multiple of it) (``ValueError``).
 - ``check_key(key, where)``: a function of ``numbax.random`` got a key of two words (a ``uint32``
@@ -47,7 +49,7 @@ from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxShapeErr
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
-           "check_matmul", "check_reshape", "check_list_length", "check_list_item", "check_scatter", "check_devices",
+           "check_matmul", "check_reshape", "check_list_length", "check_list_item", "check_row", "check_scatter", "check_devices",
            "check_key"]
 
 
@@ -304,6 +306,17 @@ def check_list_item(items, item, where):
     if item.shape != items.shape[1:]:
         raise NumbaxShapeError("all input arrays must have the same shape: an item of shape {:shape} in a list of "
                                "items of shape {:shape}", where, item.shape, items.shape[1:])
+
+
+@register_jitable
+def check_row(rows, value, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``value`` (an array or a number) has the shape of the rows of ``rows``,
+    the array that stacks ``vmap``'s examples' outputs (or ``lax.scan``'s steps' ``ys``): JAX traces one shape
+    for them all, where an assignment into a row would broadcast another."""
+    if np.shape(value) != rows.shape[1:]:
+        raise NumbaxShapeError("an output of shape {:shape} stacked with outputs of shape {:shape}: each example of "
+                               "vmap (each step of lax.scan) must give one shape, as JAX traces one", where,
+                               np.shape(value), rows.shape[1:])
 
 
 _SCATTERED = "psum_scatter: the scattered dimension has length {}, not the axis size {}"

@@ -155,6 +155,19 @@ class _Infer:
     def set(self, name: str, shape: Optional[Shape]) -> None:
         self.env[name] = shape if self.env.get(name, shape) == shape else None
 
+    def unpack(self, stmt: gast.Assign) -> None:
+        """``a, b = (x, y)``: each name the shape of its value; any other target's names unknown."""
+        target, value = stmt.targets[0], stmt.value
+        if len(stmt.targets) == 1 and isinstance(target, gast.Tuple) and isinstance(value, gast.Tuple) and \
+                len(target.elts) == len(value.elts) and all(isinstance(t, gast.Name) for t in target.elts):
+            found = [expr_shape(v, self.env, self.avals) for v in value.elts]  # all read before any is written
+            for name, shape in zip(target.elts, found):
+                self.set(name.id, shape)
+            return
+        for node in (n for t in stmt.targets for n in gast.walk(t)):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                self.env[node.id] = None
+
     def block(self, stmts) -> None:
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
@@ -164,6 +177,8 @@ class _Infer:
                 if shape is None and name in self.fresh and not self.depth and ndim:
                     shape = tuple((f"{name}.{k}", 0) for k in range(ndim))  # its own, as a parameter's
                 self.set(name, shape)
+            elif isinstance(stmt, gast.Assign):
+                self.unpack(stmt)
             elif isinstance(stmt, (gast.For, gast.While)):
                 if isinstance(stmt, gast.For):
                     self.set(stmt.target.id, SCALAR)

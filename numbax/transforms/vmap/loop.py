@@ -18,6 +18,7 @@ follows sees an ordinary loop of core-subset code.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import gast
@@ -33,7 +34,7 @@ from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError
 from numbax.lax import named_axes as collective_axes
 from numbax.runtime.batching import EMPTY, batch_size
-from numbax.runtime.checks import check_devices
+from numbax.runtime.checks import check_devices, check_row
 from numbax.runtime.scan import stack_buffer
 from numbax.transforms.vmap import axes, dependence
 
@@ -146,6 +147,18 @@ def _store(spec, buffer: str, index: Any, value: Any) -> None:
     spec.emit(gast.Assign(targets=[gast.Subscript(value=name_node(buffer), slice=spec.materialize(index),
                                                   ctx=gast.Store())],
                           value=spec.materialize(value), type_comment=None))
+
+
+def check_stacked(spec, node, fun: Callable, rows: str, value: Any) -> None:
+    """``rt.check_row(rows, value, where)`` before ``value``, an array, is stored into a row of ``rows``: where
+    its shape differs from the first example's, NumPy's assignment would broadcast it (``example_checks``
+    drops the check where symbolic shapes prove the shapes equal)."""
+    aval = value.aval if isinstance(value, Dyn) else AVal.of(value)
+    if aval is None or aval.ndim > 0:
+        origin, code = spec.origin(node), getattr(inspect.unwrap(fun), "__code__", None)
+        where = origin.position() if origin is not None else \
+            f"{code.co_filename}:{code.co_firstlineno}:0" if code is not None else ""  # the call's, or the def's
+        spec.emit(gast.Expr(value=spec.call_value(node, check_row, [Dyn(name_node(rows)), value, where], {}).node))
 
 
 def _stacked_aval(leaf: Any) -> Optional[AVal]:
@@ -324,6 +337,7 @@ def _loop(spec, node, fun, examples: Examples, batch: Any, buffers: List[Optiona
         result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), INDEX)))
         for (_, leaf), buffer in zip(spec.leaves_with_paths(result)[0], buffers):
             if buffer is not None:
+                check_stacked(spec, node, fun, buffer, leaf)
                 _store(spec, buffer, Dyn(name_node(index), INDEX), leaf)
         body = spec.block
     finally:
