@@ -2,7 +2,8 @@
 
 Programs are generated (a seeded random chain of matrix products and elementwise functions of values shared
 by the rows and values of each row), mapped over 150 examples (two full blocks of 64, the first made before
-the loop in place of vmap's first example, and a partial one), and compared with the same NumPy function
+the loop in place of vmap's first example, and a partial one; or, where a ufunc writes every block's rows
+into the outputs, vmap's first example and blocks from the second), and compared with the same NumPy function
 applied to each example in turn.
 """
 import os
@@ -24,7 +25,7 @@ V = RNG.normal(size=(BATCH, N_H))
 W = RNG.normal(size=(N_IN, N_H)) * 0.5
 M = RNG.normal(size=(N_H, N_H)) * 0.5
 S = RNG.normal(size=N_H)
-BLOCKS = "for start in range(stop, batch, 64):"  # after the first block
+BLOCKS = ", batch, 64):"  # the loop over blocks (from the first block's end, or vmap's second example)
 
 _STEPS = [
     "{new} = np.tanh({old})",

@@ -82,12 +82,18 @@ class Vmapped(Jitted):
                      for _, axis in axes.broadcast_prefix("vmap in_axes", by_param.get(param), value))
         return (("in_axes", flat),)
 
+    def __call__(self, *args, **kwargs):
+        """A call: one with keyword arguments on numbax's path, where they are mapped along axis 0 whatever
+        ``in_axes`` says (Numba's C dispatch, folding them into positional ones, would map them as those)."""
+        if kwargs:
+            return self._compile_for_args(*args, **kwargs)()
+        return super().__call__(*args)
+
     def _folds_arguments(self) -> bool:
-        """vmap maps positional arguments, keyword arguments and defaults differently: folding them together
-        keeps the call's meaning only when every parameter, always passed, is mapped along axis 0."""
-        in_axes = self.batching.in_axes
-        return super()._folds_arguments() and type(in_axes) is int and in_axes == 0 and all(
-            d is _NO_DEFAULT for d in self._signature.defaults(_NO_DEFAULT))
+        """vmap maps positional arguments, keyword arguments (``__call__`` keeps those from Numba's C
+        dispatch) and defaults differently: folding keeps a positional call's meaning only when every
+        parameter is always passed."""
+        return super()._folds_arguments() and all(d is _NO_DEFAULT for d in self._signature.defaults(_NO_DEFAULT))
 
     # -- generating --------------------------------------------------------------
 
