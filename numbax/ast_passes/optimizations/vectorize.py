@@ -10,12 +10,15 @@ for all the block's rows at once, a row's value along a new leading axis::
         t = a @ v                     ->          rows = stop - start
         out[i] = np.tanh(t) * s                   v = e[start:stop]
                                                   t = v @ a.T
-                                                  out[start:stop] = np.tanh(t) * s
+                                                  np.multiply(np.tanh(t), s, out[start:stop])
 
 (``s``, the same in every row, broadcasts as it is; a row of fewer axes than the others gets ones after the
-rows' axis). A run-time check is made row by row, as the loop made it. ``vmap`` computes its first example
-before the loop to learn the outputs' shapes (``out = rt.stack_buffer(first, batch)``, ``out[0] = first``);
-the first block takes its place, made before the loop, which sizes the outputs from its rows::
+rows' axis). A run-time check is made row by row, as the loop made it, but one that reads only shapes is made
+on the block's first row (the rows of an array share their shape). A block's value for an output that a ufunc
+computes is written into the output's rows by the ufunc (``vectorize_stores``). ``vmap`` computes its first
+example before the loop to learn the outputs' shapes (``out = rt.stack_buffer(first, batch)``, ``out[0] =
+first``); where some output's rows would be copied from a block's value, the first block takes its place,
+made before the loop, which sizes the outputs from its rows::
 
     start = 0
     stop = min(start + 64, batch)
