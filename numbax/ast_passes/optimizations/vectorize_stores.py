@@ -55,8 +55,8 @@ def write_in_place(body: List[gast.stmt], outputs: Set[str]) -> Set[str]:
     """Rewrite ``body``'s stores of ``outputs`` (arrays the loop fills, one block's rows a store) whose value a
     ufunc computes into that ufunc's writes into the rows; the outputs so written."""
     _, loads = count_in(body)
-    made: Dict[str, int] = {s.targets[0].id: k for k, s in enumerate(body)
-                            if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)}
+    made: Dict[str, int] = {s.targets[0].id: k for k, s in enumerate(body) if isinstance(s, gast.Assign)
+                            and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)}
     written: Set[str] = set()
     dropped: Set[int] = set()
     for k, stmt in enumerate(body):
