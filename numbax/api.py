@@ -207,9 +207,13 @@ class Jitted(_CDispatcher):
         form = self._call_form(args, kwargs)
         compiled = self._specialization(values, leaves, treedef, statics, form)
         out = compiled(leaves)
-        if self._folds:
+        if self._folds and (not kwargs or self._keywords_fold()):
             self._offer_fast_path(compiled, treedef, leaves)
         return out
+
+    def _keywords_fold(self) -> bool:
+        """Whether keyword arguments mean what Numba's C dispatch makes of them, folded into positional ones."""
+        return True
 
     # -- the GPU backend: computation follows data -------------------------------
 

@@ -150,7 +150,7 @@ class NumbaxEmptyListError(NumbaxRunTimeError, ValueError):
 
 class NumbaxUnimplementedValueError(NumbaxRunTimeError, NotImplementedError):
     """A value for which numbax has no verified implementation of what the user called, found when the code
-    runs (``random.poisson`` of a rate of 10 or more: JAX's transformed rejection, which numbax does not draw)."""
+    runs (kept for the API: ``random.poisson`` of a rate of 10 or more, its last use, is drawn now)."""
 
     HINT = "keep the values in the range the message names, or draw these samples with JAX."
 

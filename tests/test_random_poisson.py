@@ -1,7 +1,9 @@
 """``numbax.random.poisson`` against ``jax.random.poisson``: the same counts, bit for bit, for rates below 10
-(Knuth's algorithm; 0, negative and NaN rates as JAX gives them), outside and inside compiled code; no
-derivative flows to the rate (JAX's is zero, in both modes); a rate of 10 or more (JAX's transformed
-rejection) is refused when the code runs, at the user's line."""
+(Knuth's algorithm; 0, negative and NaN rates as JAX gives them), outside and inside compiled code; JAX's
+counts for rates of 10 or more (transformed rejection) but for draws whose float32 decision falls within
+rounding of its threshold (which may differ across CPUs: 99% asked for), with the mean and variance of the
+rate, also mixed with lower rates in one array; no derivative flows to the rate (JAX's is zero, in both
+modes)."""
 import os
 import sys
 
@@ -69,19 +71,22 @@ def test_no_derivative_flows_to_the_rate_as_in_jax():
     np.testing.assert_array_equal(numbax.jacfwd(weighted)(LAM, key), jax.jacfwd(jax_weighted)(LAM, jax_key))
 
 
-def test_a_rate_of_ten_or_more_is_refused_at_the_line():
-    with pytest.raises(numbax.NumbaxUnimplementedValueError, match="rate of 10 or more") as info:
-        numbax.jit(draw)(random.PRNGKey(0), LAM * 2.0)
-    assert info.value.origin.filename == __file__
-    with pytest.raises(numbax.NumbaxUnimplementedValueError, match="rate of 10 or more") as info:
-        random.poisson(random.PRNGKey(0), 10.0)
-    assert info.value.origin.filename == __file__
+@pytest.mark.parametrize("rate", [10.0, 37.5, 1000.0])
+def test_rates_of_ten_or_more_are_jaxs_transformed_rejection(rate):
+    n = 10_000
+    ours = random.poisson(random.PRNGKey(2), rate, (n,))
+    assert np.mean(ours == jax.random.poisson(jax.random.PRNGKey(2), rate, (n,))) >= 0.99
+    assert abs(ours.mean() - rate) < 4.0 * np.sqrt(rate / n)  # four standard errors
+    assert abs(ours.var() / rate - 1.0) < 0.06  # four standard errors of a variance's estimate
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: random.poisson(random.PRNGKey(0), 1.0, (2,), np.float64), "draws integers"),
-    (lambda: random.poisson(random.PRNGKey(0), np.ones(3), (2,)), "broadcast"),
-])
-def test_argument_errors(call, message):
-    with pytest.raises(random.NumbaxRandomArgumentError, match=message):
-        call()
+def test_mixed_rates_in_one_array_and_inside_jit():
+    rates = np.array([0.0, 3.0, 9.99, np.nan, 10.0, 25.0, 400.0])
+    ours = random.poisson(random.PRNGKey(4), rates, (500, rates.size))
+    theirs = np.asarray(jax.random.poisson(jax.random.PRNGKey(4), rates, (500, rates.size)))
+    np.testing.assert_array_equal(ours[:, :4], theirs[:, :4])  # Knuth's, whatever the other rates draw
+    assert np.mean(ours[:, 4:] == theirs[:, 4:]) >= 0.99
+    lam = np.tile(LAM * 20.0, (100, 1))  # 0 to 160, a run-time value
+    inside = numbax.jit(draw)(random.PRNGKey(11), lam)
+    assert inside.dtype == np.int32
+    assert np.mean(inside == jax.random.poisson(jax.random.PRNGKey(11), lam, dtype=jnp.int32)) >= 0.99

@@ -2,7 +2,8 @@
 
 Programs are generated (a seeded random chain of matrix products and elementwise functions of values shared
 by the rows and values of each row), mapped over 150 examples (two full blocks of 64, the first made before
-the loop in place of vmap's first example, and a partial one), and compared with the same NumPy function
+the loop in place of vmap's first example, and a partial one; or, where a ufunc writes every block's rows
+into the outputs, vmap's first example and blocks from the second), and compared with the same NumPy function
 applied to each example in turn.
 """
 import os
@@ -24,7 +25,7 @@ V = RNG.normal(size=(BATCH, N_H))
 W = RNG.normal(size=(N_IN, N_H)) * 0.5
 M = RNG.normal(size=(N_H, N_H)) * 0.5
 S = RNG.normal(size=N_H)
-BLOCKS = "for start in range(stop, batch, 64):"  # after the first block
+BLOCKS = ", batch, 64):"  # the loop over blocks (from the first block's end, or vmap's second example)
 
 _STEPS = [
     "{new} = np.tanh({old})",
@@ -122,3 +123,38 @@ def test_hessian_and_jacobians_sweep_blocks():
     for i in range(5):
         expected[i, :, i, :] = d[i][:, None] * w.T
     np.testing.assert_allclose(jac, expected, rtol=1e-12, atol=1e-14)
+
+
+def _logistic_loss(w, x, y):
+    return np.log1p(np.exp(-y * np.dot(x, w)))
+
+
+PER_EXAMPLE = numbax.vmap(numbax.grad(_logistic_loss), in_axes=(None, 0, 0))
+
+
+def test_per_example_gradients_write_each_block_into_the_output():
+    y = np.sign(V[:, 0])
+    expected = (-y / (1.0 + np.exp(y * (X @ W[:, 0]))))[:, None] * X
+    np.testing.assert_allclose(PER_EXAMPLE(W[:, 0], X, y), expected, rtol=1e-13)
+    text = numbax.source(PER_EXAMPLE, W[:, 0], X, y)
+    assert "for start in range(1, batch, 64):" in text  # vmap's first example sizes the output
+    assert "np.multiply(np.expand_dims(dt2_1, 1), x_2, out[start:stop])" in text  # no block copied
+    assert "'j', x_2[0], w)" in text and "for k in range(" not in text  # a shape check: the first row's
+
+
+def _layer(w, x):
+    return np.tanh(x @ w)
+
+
+SHARED_FIRST = numbax.vmap(_layer, in_axes=(None,))
+
+
+def test_keyword_arguments_are_mapped_along_axis_0_and_never_served_as_positional_ones():
+    y = np.sign(V[:, 0])
+    for _ in range(2):  # the second call may be served by Numba's C dispatch
+        np.testing.assert_allclose(SHARED_FIRST(W, x=X), np.tanh(X @ W), rtol=1e-13)  # x by keyword: axis 0
+        with pytest.raises(ValueError, match=r"len\(in_axes\)=1, len\(args\)=2"):
+            SHARED_FIRST(W, X)  # as JAX: in_axes names every positional argument
+        with pytest.raises(ValueError, match=r"len\(in_axes\)=3, len\(args\)=2"):
+            PER_EXAMPLE(W[:, 0], X, y=y)
+        PER_EXAMPLE(W[:, 0], X, y)

@@ -76,8 +76,10 @@ def _runtime_stand_ins():
     from numbax.runtime.batching import batch_size
     from numbax.runtime.scan import stack_buffer
     from numbax.runtime.running_extrema import cummax, cummin
+    from numbax.runtime.pooling import max_pool
 
-    return [(cummax, "rt.cummax"), (cummin, "rt.cummin"), (debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
+    return [(cummax, "rt.cummax"), (cummin, "rt.cummin"), (max_pool, "rt.max_pool"),
+            (debug_print, "rt.debug_print"), (debug_callback, "rt.debug_callback"),
             (stop_gradient, "rt.stop_gradient"), (custom_rule, "rt.custom_rule"),
             (custom_input, "rt.custom_input"), (custom_input_seen, "rt.custom_input_seen"),
             (custom_primal, "rt.custom_primal"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")] + \

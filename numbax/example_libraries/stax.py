@@ -11,12 +11,13 @@ inside compiled code alike.
 Convolutions and pooling are two-dimensional, in JAX's default layout (``Conv``: inputs ``NHWC``, kernels
 ``HWIO``; pooling: ``NHWC``), with ``padding`` ``'VALID'`` or ``'SAME'``: each is a sum over the window's
 offsets of strided slices of the (padded) inputs, times the kernel's slice for a convolution, so every
-transformation differentiates it from the rules of slicing and ``@``. Other layouts, dimensions and explicit
+transformation differentiates it from the rules of slicing and ``@``. ``MaxPool`` is one primitive, a
+reduce-window maximum (``numbax.runtime.pooling``) whose derivative, as JAX's, goes to each window's first
+maximum in row-major order; its inputs are float64 or float32. Other layouts, dimensions and explicit
 paddings are refused when the layer is made (``NumbaxStaticArgumentError``).
 
 Not provided (their names raise ``AttributeError``): ``ConvTranspose``, ``Conv1DTranspose``,
-``GeneralConvTranspose``, ``MaxPool`` (JAX's derivative at ties picks one element of the window, which a
-maximum of slices does not), ``shape_dependent``.
+``GeneralConvTranspose``, ``shape_dependent``.
 """
 from __future__ import annotations
 
@@ -28,12 +29,14 @@ import numpy as np
 
 from numbax import random
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
-from numbax.errors import NumbaxStaticArgumentError
+from numbax.errors import NumbaxDtypeError, NumbaxStaticArgumentError
+from numbax.runtime import pooling
 from numbax.nn import gelu, log_softmax, relu, selu, sigmoid, softmax, softplus, elu, leaky_relu, standardize
 from numbax.nn.initializers import glorot_normal, normal, ones, zeros
 
 __all__ = ["serial", "parallel", "Dense", "BatchNorm", "elementwise", "Tanh", "Relu", "Exp",
            "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu", "Gelu", "Selu", "GeneralConv", "Conv", "SumPool", "AvgPool",
+           "MaxPool",
            "Flatten", "Identity",
            "FanOut", "FanInSum", "FanInConcat", "Dropout", "glorot", "randn", "logsoftmax", "relu", "log_softmax",
            "softmax", "softplus", "sigmoid", "elu", "leaky_relu", "gelu", "standardize", "glorot_normal", "normal",
@@ -200,7 +203,44 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
 Conv = functools.partial(GeneralConv, _NHWC)
 
 
-def _pooling(name: str, average: bool):
+def _max_pool(inputs, window, strides, same):
+    """The maximum of each window of ``inputs`` (``NHWC``, padded with ``-inf`` where ``same``), differentiated
+    as JAX's ``MaxPool`` (``numbax.runtime.pooling``)."""
+    _check_pooled_dtype(np.asarray(inputs).dtype)
+    return pooling.max_pool(inputs, window, strides, same)
+
+
+def _check_pooled_dtype(dtype, fail=None) -> None:
+    """``MaxPool``'s inputs are real floating arrays (its padding is ``-inf``); ``fail(message, hint)`` where
+    compiled code is being made, else a ``NumbaxDtypeError``."""
+    if dtype not in (np.float64, np.float32):
+        message, hint = f"stax.MaxPool of {dtype} inputs", "pass float64 or float32 inputs (x.astype(np.float64))."
+        if fail is not None:
+            fail(message, hint)
+        raise NumbaxDtypeError(message, hint=hint)
+
+
+def _lower_max_pool(spec, node, args, kwargs):
+    """``_max_pool`` in compiled code: the runtime's reduce-window maximum, whose rules give JAX's derivative."""
+    from numbax.ast_passes.specialize.compile_time import bind_call
+    from numbax.ast_passes.specialize.dtypes import aval_of
+    from numbax.ast_passes.specialize.values import AVal
+
+    bound = bind_call(spec, node, _max_pool, "stax.MaxPool", args, kwargs)
+    aval = aval_of(bound["inputs"])
+    if aval is None or aval.ndim != 4:
+        spec.fail(node, "stax.MaxPool of inputs that are not 4-D (NHWC)", hint="pass an array of shape (N, H, W, C).")
+    _check_pooled_dtype(np.dtype(aval.dtype), lambda message, hint: spec.fail(node, message, hint=hint))
+    out = spec.call_static(node, pooling.max_pool, [bound["inputs"], bound["window"], bound["strides"],
+                                                    bound["same"]], {})
+    out.aval = AVal(aval.dtype, 4)
+    return out
+
+
+_max_pool._numbax_specialize = _lower_max_pool
+
+
+def _pooling(name: str, kind: str):
     def layer(window_shape, strides=None, padding="VALID", spec=None) -> Layer:
         if spec is not None and spec != "NHWC":
             raise NumbaxStaticArgumentError(f"stax.{name} with spec {spec!r}", hint="numbax pools NHWC inputs.")
@@ -211,8 +251,10 @@ def _pooling(name: str, average: bool):
             return (n, _out_size(h, window[0], steps[0], padding), _out_size(w, window[1], steps[1], padding), c), ()
 
         def apply_fun(params, inputs, rng=None):
+            if kind == "max":
+                return _max_pool(inputs, window, steps, padding == "SAME")
             sums = _window_terms(_padded(inputs, window, steps, padding), window, steps, None)
-            if not average:
+            if kind == "sum":
                 return sums
             ones = np.ones((1, inputs.shape[1], inputs.shape[2], 1))  # how many inputs each window holds
             return sums / _window_terms(_padded(ones, window, steps, padding), window, steps, None)
@@ -220,13 +262,14 @@ def _pooling(name: str, average: bool):
         return _layer(init_fun, apply_fun)
 
     layer.__name__ = layer.__qualname__ = name
-    layer.__doc__ = (f"A two-dimensional {'average' if average else 'sum'} pool over ``NHWC`` inputs "
-                     f"(``jax.example_libraries.stax.{name}``).")
+    layer.__doc__ = (f"A two-dimensional {dict(sum='sum', avg='average', max='maximum')[kind]} pool over ``NHWC`` "
+                     f"inputs (``jax.example_libraries.stax.{name}``).")
     return layer
 
 
-SumPool = _pooling("SumPool", average=False)
-AvgPool = _pooling("AvgPool", average=True)
+SumPool = _pooling("SumPool", "sum")
+AvgPool = _pooling("AvgPool", "avg")
+MaxPool = _pooling("MaxPool", "max")
 
 
 def _flatten() -> Layer:

@@ -27,7 +27,7 @@ axes and ``replace`` must be known at compile time, shapes too except the run-ti
 (``x.shape``), and ``truncated_normal``'s bounds, ``gamma``'s ``a`` and the arrays
 drawn from may be run-time values. Keys are integer data and carry no derivative; ``uniform``'s
 bounds act only through the arithmetic after the draw, ``truncated_normal``'s bounds and
-``gamma``'s ``a`` have JAX's derivatives, ``poisson``'s counts (rates below 10) none (``derivatives.py``), and a permuted or chosen array has
+``gamma``'s ``a`` have JAX's derivatives, ``poisson``'s counts none (``derivatives.py``), and a permuted or chosen array has
 the derivative its indexing has.
 """
 from numbax.random.arguments import NumbaxRandomArgumentError

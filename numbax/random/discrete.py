@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numbax.random.arguments import _caller_origin, as_key, as_shape, check_broadcast, fail, float_dtype, parameter
+from numbax.random.arguments import as_key, as_shape, check_broadcast, fail, float_dtype, parameter
 from numbax.runtime.random.discrete import bernoulli_kernel, poisson_kernel, randint_kernel
 from numbax.runtime.random.threefry import bits_kernel
 
@@ -103,9 +103,10 @@ def bernoulli_arguments(p, shape):
 
 
 def poisson(key, lam, shape=None, dtype=None) -> np.ndarray:
-    """Poisson counts of rate ``lam``: ``jax.random.poisson``, bit for bit, for rates below 10 (Knuth's
-    algorithm, in float32 as JAX draws it); a rate of 10 or more (JAX's transformed rejection) raises
-    ``NumbaxUnimplementedValueError``. Integers: no derivative flows to ``lam`` (JAX's is zero).
+    """Poisson counts of rate ``lam``: ``jax.random.poisson``, from the same key JAX's: Knuth's algorithm for
+    rates below 10, bit for bit, and JAX's transformed rejection for the others (in float32 as JAX draws
+    them, JAX's counts but for draws whose decision falls within rounding of its threshold). Integers: no
+    derivative flows to ``lam`` (JAX's is zero).
 
     Args:
         key: a key.
@@ -114,9 +115,7 @@ def poisson(key, lam, shape=None, dtype=None) -> np.ndarray:
         dtype: an integer dtype (default int64, as JAX with ``jax_enable_x64``).
     """
     shape, dtype, rates = poisson_arguments(lam, shape, dtype)
-    origin = _caller_origin()
-    return poisson_kernel(as_key(key, "poisson"), shape, dtype.type, rates,
-                          origin.position() if origin is not None else "")
+    return poisson_kernel(as_key(key, "poisson"), shape, dtype.type, rates)
 
 
 def poisson_arguments(lam, shape, dtype):

@@ -179,7 +179,7 @@ def _lower_randint(spec, node, b):
 
 
 def _lower_poisson(spec, node, b):
-    """``poisson(key, lam, shape, dtype)`` -> ``rt.random_poisson(key, shape, dtype, lam, where)``: ``lam`` may be
+    """``poisson(key, lam, shape, dtype)`` -> ``rt.random_poisson(key, shape, dtype, lam)``: ``lam`` may be
     a run-time value (no derivative flows to it: the counts are integers, JAX's derivative is zero)."""
     dtype = discrete.poisson_dtype(static(spec, node, b["dtype"], "dtype", "poisson"))
     lam = b["lam"]
@@ -196,9 +196,8 @@ def _lower_poisson(spec, node, b):
         ndim = len(shape)
     else:
         shape, ndim = _shape_and_ndim(spec, node, "poisson", b["shape"], [lam])
-    where = spec.origin(node).position() if spec.origin(node) is not None else ""
-    return emit(spec, node, "random_poisson", [key_of(spec, node, b["key"], "poisson"), shape, dtype.type, lam, where],
-                dtype, ndim)
+    return emit(spec, node, "random_poisson", [key_of(spec, node, b["key"], "poisson"), shape, dtype.type, lam], dtype,
+                ndim)
 
 
 def _lower_bernoulli(spec, node, b):

@@ -14,6 +14,7 @@ from numbax.runtime.vector_math import *  # noqa: F401,F403
 from numbax.runtime.extrema import *  # noqa: F401,F403
 from numbax.runtime.sorting import *  # noqa: F401,F403
 from numbax.runtime.running_extrema import *  # noqa: F401,F403
+from numbax.runtime.pooling import *  # noqa: F401,F403
 from numbax.runtime.constructors import *  # noqa: F401,F403
 from numbax.runtime.complex_parts import *  # noqa: F401,F403
 from numbax.runtime.products import *  # noqa: F401,F403

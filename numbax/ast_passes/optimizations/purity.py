@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from numbax.runtime import checks
 
@@ -35,9 +36,26 @@ def is_check(call: gast.expr) -> bool:
     return bool(path) and len(path) > 1 and path[0] == "rt" and path[-1] in _READ_ONLY_EFFECTS
 
 
+# checks that read only their operands' shapes (``np.shape``), never the numbers in them
+_SHAPE_CHECKS = {"check_broadcast", "check_in_place", "check_store", "check_where", "check_dot", "check_matmul",
+                 "check_contraction"}
+
+
+def checks_shapes(call: gast.expr) -> bool:
+    """Whether ``call`` is a run-time check that reads only its operands' shapes: made on every row of arrays
+    of one shape, it passes or fails on the first row as on any."""
+    return is_check(call) and _callee_path(call.func)[-1] in _SHAPE_CHECKS
+
+
 def changes_arguments(call: gast.Call) -> bool:
     """Whether a call that is not pure may change what it is given (a run-time check only reads it)."""
     return not is_check(call)
+
+
+def _writes_output(path, call: gast.Call) -> bool:
+    """Whether ``call`` is a NumPy ufunc given its output array (``np.multiply(a, b, out)``)."""
+    ufunc = getattr(np, path[1], None) if len(path) == 2 and path[0] == "np" else None
+    return isinstance(ufunc, np.ufunc) and len(call.args) > ufunc.nin
 
 
 def is_pure(expr: gast.expr) -> bool:
@@ -52,7 +70,7 @@ def is_pure(expr: gast.expr) -> bool:
             if len(path) == 1 and path[0] not in _PURE_BUILTINS:
                 return False
             if path[0] in ("np", "math", "cmath"):
-                if _IMPURE_NUMPY.intersection(path[1:]):
+                if _IMPURE_NUMPY.intersection(path[1:]) or _writes_output(path, node):
                     return False
                 continue
             if len(path) > 1 and (path[-1] in _MUTATING_METHODS or path[-1] in _EFFECTS):

@@ -10,12 +10,15 @@ for all the block's rows at once, a row's value along a new leading axis::
         t = a @ v                     ->          rows = stop - start
         out[i] = np.tanh(t) * s                   v = e[start:stop]
                                                   t = v @ a.T
-                                                  out[start:stop] = np.tanh(t) * s
+                                                  np.multiply(np.tanh(t), s, out[start:stop])
 
 (``s``, the same in every row, broadcasts as it is; a row of fewer axes than the others gets ones after the
-rows' axis). A run-time check is made row by row, as the loop made it. ``vmap`` computes its first example
-before the loop to learn the outputs' shapes (``out = rt.stack_buffer(first, batch)``, ``out[0] = first``);
-the first block takes its place, made before the loop, which sizes the outputs from its rows::
+rows' axis). A run-time check is made row by row, as the loop made it, but one that reads only shapes is made
+on the block's first row (the rows of an array share their shape). A block's value for an output that a ufunc
+computes is written into the output's rows by the ufunc (``vectorize_stores``). ``vmap`` computes its first
+example before the loop to learn the outputs' shapes (``out = rt.stack_buffer(first, batch)``, ``out[0] =
+first``); where some output's rows would be copied from a block's value, the first block takes its place,
+made before the loop, which sizes the outputs from its rows::
 
     start = 0
     stop = min(start + 64, batch)
@@ -45,7 +48,8 @@ from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in, count_names
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.ast_passes.optimizations.purity import is_check, is_pure
+from numbax.ast_passes.optimizations.purity import checks_shapes, is_check, is_pure
+from numbax.ast_passes.optimizations.vectorize_stores import write_in_place
 from numbax.primitives import batching
 from numbax.primitives.batching import Operand, call, constant, name
 from numbax.primitives.registry import ELEMENTWISE, entry
@@ -213,7 +217,9 @@ class _Block:
 
     def _stmt(self, stmt: gast.stmt) -> List[gast.stmt]:
         if isinstance(stmt, gast.Expr) and is_check(stmt.value):
-            return [self.row_by_row(stmt)] if self.reads_rows(stmt.value) else [stmt]
+            if not self.reads_rows(stmt.value):
+                return [stmt]
+            return [self.first_row(stmt)] if self.shapes_alike(stmt.value) else [self.row_by_row(stmt)]
         if isinstance(stmt, gast.For):
             return [self.inner_loop(stmt)]
         if isinstance(stmt, gast.If) and all(isinstance(s, gast.Raise) for s in stmt.body + stmt.orelse):
@@ -273,6 +279,20 @@ class _Block:
         if out is None:
             raise _NoRule(value)
         return out
+
+    def shapes_alike(self, check: gast.Call) -> bool:
+        """Whether ``check`` reads only shapes, and reads rows only as arrays of the block (``v`` of a per-row
+        array ``v``): every row's check is then the first row's."""
+        return checks_shapes(check) and not check.keywords and \
+            all(not self.reads_rows(arg) or (isinstance(arg, gast.Name) and arg.id in self.batched
+                                             and (self.rank(arg) or 0) >= 1) for arg in check.args)
+
+    def first_row(self, stmt: gast.Expr) -> gast.Expr:
+        """The check ``stmt`` made on the block's first row alone (``shapes_alike``)."""
+        check = copy_tree(stmt)
+        check.value.args = [gast.Subscript(value=arg, slice=constant(0), ctx=gast.Load()) if self.reads_rows(arg)
+                            else arg for arg in check.value.args]
+        return check
 
     def row_by_row(self, stmt: gast.stmt) -> gast.For:
         """``stmt`` made for each row in turn: every per-row value read at the row (a check, a write at a
@@ -370,6 +390,9 @@ def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str], befor
     first, last = bounds
     out: List[gast.stmt] = []
     peeled = _peeled(before, first, outputs)
+    direct = [copy_tree(stmt) for stmt in body]
+    if write_in_place(direct, {a for a, per_row in block.stored.items() if per_row}) == outputs:
+        body, peeled = direct, None  # vmap's first example sizes the outputs: no block's rows are copied
     if peeled is not None:
         first_block = _first_block(block, [copy_tree(stmt) for stmt in body], peeled, namer)
         before[:] = [stmt for stmt in before if all(stmt is not s for pair in peeled.values() for s in pair)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from numbax.errors import NumbaxUnimplementedValueError
 from numbax.runtime.random import elementwise as ew
 from numbax.runtime.random.continuous import broadcast_flat, unit
+from numbax.runtime.random.rejection import rejection_counts
 from numbax.runtime.random.threefry import hash_index, split_kernel
 
 
@@ -71,23 +71,27 @@ def bernoulli_kernel(key, shape, p):
 
 
 @njit(cache=True)
-def poisson_kernel(key, shape, dtype, lam, where):
-    """``jax.random.poisson`` for rates below 10 (and 0, negative or NaN ones): Knuth's algorithm as JAX runs
-    it, in float32. JAX's loop draws a whole sample of float32 uniforms per step from one chain of split
-    keys and counts, per element, the steps before the running sum of their logs falls to ``-lam``; so an
-    element's count is its own, drawn here element by element from the same keys. A rate of 10 or more,
-    which JAX draws by transformed rejection, raises ``NumbaxUnimplementedValueError`` at ``where``.
+def poisson_kernel(key, shape, dtype, lam):
+    """``jax.random.poisson``: Knuth's algorithm for rates below 10 (and NaN ones), transformed rejection
+    (``rejection``) for the others, each from ``key`` as JAX draws them, in float32; a rate of 0 gives 0.
+    JAX's Knuth loop draws a whole sample of float32 uniforms per step from one chain of split keys and
+    counts, per element, the steps before the running sum of their logs falls to ``-lam``; so an element's
+    count is its own, drawn here element by element from the same keys.
     """
     rates, step = broadcast_flat(lam, shape, np.float32)
-    for i in range(rates.size):
-        if rates[i] >= np.float32(10.0):
-            raise NumbaxUnimplementedValueError("random.poisson of a rate of 10 or more (JAX's transformed "
-                                                "rejection) is not implemented; rates below 10 are", where)
     out = np.empty(shape, dtype)
     flat = out.reshape(-1)
+    every = np.empty(flat.size, np.float32)
+    for i in range(flat.size):
+        every[i] = rates[i * step]
+    large = every >= np.float32(10.0)
+    counts = rejection_counts(key, every) if large.any() else every
     zero = np.float32(0.0)
     for i in range(flat.size):
-        rate = rates[i * step]
+        rate = every[i]
+        if large[i]:
+            flat[i] = int(counts[i])
+            continue
         count, log_product, chain = 0, zero, key
         while log_product > -rate:
             chain, subkey = _split_pair(chain)

@@ -82,12 +82,23 @@ class Vmapped(Jitted):
                      for _, axis in axes.broadcast_prefix("vmap in_axes", by_param.get(param), value))
         return (("in_axes", flat),)
 
+    def __call__(self, *args, **kwargs):
+        """A call; one with keyword arguments that Numba's C dispatch would map as positional ones
+        (``_keywords_fold``) on numbax's path."""
+        if kwargs and not self._keywords_fold():
+            return self._compile_for_args(*args, **kwargs)()
+        return super().__call__(*args, **kwargs)
+
+    def _keywords_fold(self) -> bool:
+        """vmap maps keyword arguments along axis 0 whatever ``in_axes`` says: as positional ones only where
+        ``in_axes`` is 0."""
+        return type(self.batching.in_axes) is int and self.batching.in_axes == 0
+
     def _folds_arguments(self) -> bool:
-        """vmap maps positional arguments, keyword arguments and defaults differently: folding them together
-        keeps the call's meaning only when every parameter, always passed, is mapped along axis 0."""
-        in_axes = self.batching.in_axes
-        return super()._folds_arguments() and type(in_axes) is int and in_axes == 0 and all(
-            d is _NO_DEFAULT for d in self._signature.defaults(_NO_DEFAULT))
+        """vmap maps positional arguments, keyword arguments (``__call__`` keeps those from Numba's C
+        dispatch where they differ) and defaults differently: folding keeps a call's meaning only when every
+        parameter is always passed."""
+        return super()._folds_arguments() and all(d is _NO_DEFAULT for d in self._signature.defaults(_NO_DEFAULT))
 
     # -- generating --------------------------------------------------------------
 
