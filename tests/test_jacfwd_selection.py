@@ -57,6 +57,7 @@ def test_a_repeated_pure_call_reads_the_first_result_in_its_block_and_inner_ones
     # calls with effects, or of memory not initialized
     "def f(n):\n    a = np.random.rand(n)\n    b = np.random.rand(n)\n    return a + b",
     "def f(n):\n    a = np.empty(n)\n    b = np.empty(n)\n    return a + b",
+    "def f(a, b, c):\n    t = np.add(a, b, out=c)\n    u = np.add(a, b, out=c)\n    return t + u",
     # an operand assigned again in between (a parameter counts as assigned)
     "def f(a, x):\n    z = a @ x\n    x = x + 1.0\n    w = a @ x\n    return z + w",
     # the first result, or an operand, written into

@@ -9,8 +9,8 @@ around it, computed the same expression, and:
 - nothing writes into the arrays of ``s``, ``t`` or of what ``e`` reads, directly or through a name that may
   share their memory (``aliasing``): the two names then hold equal values for as long as they live.
 
-Calls with effects (``purity``: ``np.random``, run-time checks, methods that change their receiver) and
-allocations of uninitialized memory (``np.empty``) are never merged. Where ``e`` raises, its first
+Calls with effects (``purity``: ``np.random``, run-time checks, methods that change their receiver), calls
+given an ``out=`` array and allocations of uninitialized memory (``np.empty``) are never merged. Where ``e`` raises, its first
 evaluation raises first. Copy propagation then removes ``t = s``. Jacobians profit: the primal that a
 forward sweep and a reverse sweep each compute (``z = a @ x`` in ``hessian``) is computed once. Reports
 whether it changed anything.
@@ -40,10 +40,12 @@ _UNINITIALIZED = {"empty", "empty_like"}
 
 
 def _mergeable(value: gast.expr) -> bool:
-    """A call or an operation that only computes a value, and a value defined by its inputs."""
+    """A call or an operation that only computes a value (writing into no ``out=``), a value defined by its
+    inputs."""
     if not isinstance(value, (gast.Call, gast.BinOp, gast.UnaryOp)) or not is_pure(value):
         return False
-    return not any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in _UNINITIALIZED
+    return not any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Attribute) and n.func.attr in _UNINITIALIZED
+                                                 or any(k.arg == "out" for k in n.keywords))
                    for n in gast.walk(value))
 
 
