@@ -114,6 +114,7 @@ def test_a_product_by_rows_of_an_identity_selects_rows():
     ("reshape((m, n - 2))", "reshape((n - 2, m))"),                # other rows
     ("e[:, 2:n]", "e[:, 2:n:2]"),                                # a step
     ("d = t @ a", "d = a @ t"),                                  # the basis on the right
+    ("def f(i, a, m, n):", "def f(i, a, m, n, rt):"),              # ``rt`` the function's own name
 ])
 def test_what_one_hot_products_leaves_alone(old, new):
     assert old in _SWEEP
