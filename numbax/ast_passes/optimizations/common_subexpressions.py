@@ -10,10 +10,10 @@ around it, computed the same expression, and:
   share their memory (``aliasing``): the two names then hold equal values for as long as they live.
 
 Calls with effects (``purity``: ``np.random``, run-time checks, methods that change their receiver), calls
-given an ``out=`` array and allocations of uninitialized memory (``np.empty``) are never merged. Where ``e`` raises, its first
-evaluation raises first. Copy propagation then removes ``t = s``. Jacobians profit: the primal that a
-forward sweep and a reverse sweep each compute (``z = a @ x`` in ``hessian``) is computed once. Reports
-whether it changed anything.
+given an ``out=`` array and allocations of uninitialized memory (``np.empty``) are never merged. Where ``e``
+raises, its first evaluation raises first. Copy propagation then removes ``t = s``. Jacobians profit: the
+primal that a forward sweep and a reverse sweep each compute (``z = a @ x`` in ``hessian``) is computed
+once. Reports whether it changed anything.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
