@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import gast
 
-from numbax.ast_passes.optimizations import copy_propagation, dead_arrays, dead_code, fold_temporaries, \
-    hoist_invariants, local_copies
+from numbax.ast_passes.optimizations import common_subexpressions, copy_propagation, dead_arrays, dead_code, \
+    fold_temporaries, hoist_invariants, local_copies, one_hot_products
 
 
 class _BatchInvariants:
@@ -19,6 +19,8 @@ class _BatchInvariants:
 
 OPTIMIZATIONS = (
     _BatchInvariants,  # what each example of a vmap loop recomputes from unchanging values (a Jacobian's primal)
+    common_subexpressions,  # a pure call computed again from the same values (a Jacobian's primal, in both sweeps)
+    one_hot_products,  # products by rows of an identity (jacfwd's basis) as selections of rows
     copy_propagation,  # parameter and leaf copies left by specialize and inline
     local_copies,      # copies of names assigned more than once (adjoints updated in loops), within a block
     dead_code,         # values nothing reads, often the other side of a propagated copy

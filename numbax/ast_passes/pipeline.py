@@ -52,7 +52,8 @@ PASSES = (
     ("rules", "the helpers that users' custom rules call (a custom_vjp's bwd) inlined into the transformed code, "
               "in A-normal form with their run-time checks; custom_vjp markers dropped, their inputs marked seen"),
     ("debug_checks", "with debug_nans/debug_infs on: raise FloatingPointError after an operation that makes one"),
-    ("optimize", "copy propagation, dead code, folding temporaries; to a fixpoint"),
+    ("optimize", "common subexpressions, products by rows of an identity as selections of rows, copy propagation, "
+                 "dead code, folding temporaries; to a fixpoint"),
     ("markers", "custom_jvp markers dropped; after optimize, where the code of a transformation inside another "
                 "one stops: the outer transformation reads the marker's rules again"),
     ("vectorize", "vmap's loops that make a matrix product per example as array code over blocks of examples, "

@@ -17,7 +17,7 @@ from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
 from numbax.primitives.batching import call
 from numbax.primitives.registry import ELEMENTWISE, def_linear, def_nondifferentiable, define, defjvp, defvjp
-from numbax.runtime import batching, checks, debug, scan
+from numbax.runtime import batching, checks, debug, one_hot, scan
 from numbax.runtime import identity as identities
 
 
@@ -440,6 +440,21 @@ def _stacked(app, args):
 
 define(scan.stack_buffer, aval=_stacked)
 define(scan.stack_rows, aval=kinds.same_as(0))  # ``rt.stack_rows(block, n)``: n rows like the block's
+
+
+def _one_hot_aval(app, args):
+    """``rt.one_hot_product(basis, b, index, n, start)`` is ``basis @ b``."""
+    return kinds.matmul(app, args[:2])
+
+
+def _one_hot_shape(app, args):
+    """The shape of ``basis @ b``."""
+    return symbolic.contraction(app, args[:2])
+
+
+# the product by rows of an identity that ``one_hot_products`` writes, after every transformation: no
+# derivative rule, so that a transformation meeting it refuses it
+define(one_hot.one_hot_product, aval=_one_hot_aval, shape=_one_hot_shape)
 
 
 # Abstract values and shapes of the helpers reverse mode writes (their first arguments are cotangents)

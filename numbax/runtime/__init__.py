@@ -7,6 +7,7 @@ from numbax.runtime.contractions import *  # noqa: F401,F403
 from numbax.runtime.identity import *  # noqa: F401,F403
 from numbax.runtime.scan import *  # noqa: F401,F403
 from numbax.runtime.batching import *  # noqa: F401,F403
+from numbax.runtime.one_hot import *  # noqa: F401,F403
 from numbax.runtime.debug import *  # noqa: F401,F403
 from numbax.runtime.checks import *  # noqa: F401,F403
 from numbax.runtime.eig import *  # noqa: F401,F403
