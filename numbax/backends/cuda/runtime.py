@@ -142,6 +142,36 @@ def finish_min(out, partial, count):
         out[o] = acc
 
 
+def grow_rows(table: Any) -> Any:
+    """Reverse mode's ``rt.grow_rows`` on the device: a tape of 2-d rows with twice the rows, holding
+    ``table``'s."""
+    grown = cuda.device_array((2 * table.shape[0], table.shape[1]), dtype=table.dtype)
+    if table.size:
+        _copy_2d[grid(table.size)](grown[:table.shape[0]], table)
+    return grown
+
+
+def save_row(table: Any, row: int, values: Any, where: str) -> None:
+    """Reverse mode's ``rt.save_row`` on the device: the 1-d ``values`` copied into row ``row`` of ``table``;
+    the CPU backend's ``ValueError`` where their lengths differ."""
+    if values.shape[0] != table.shape[1]:
+        raise ValueError(f"{where}: a saved array's length changed between iterations of a loop")
+    if values.size:
+        _copy_1d[grid(values.size)](table[row], values)
+
+
+@cuda.jit
+def _copy_1d(out, a):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i] = a[i]
+
+
+@cuda.jit
+def _copy_2d(out, a):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i // out.shape[1], i % out.shape[1]] = a[i // out.shape[1], i % out.shape[1]]
+
+
 def matmul(a: Any, b: Any) -> Any:
     """``a @ b`` of device arrays (1-d or 2-d; the shapes were checked where the user wrote the product):
     cuBLAS through CuPy where CuPy is installed, else ``_matmul_kernel``."""

@@ -21,6 +21,7 @@ falls back to the CPU behind the user's back.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Dict, List
 
 import gast
@@ -94,8 +95,12 @@ class Lowering(Launches):
             return self.store(stmt)
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             return self.update(stmt)
+        if isinstance(stmt, gast.AugAssign) and self.is_indexing(stmt.target):
+            return self.update_indexed(stmt)
         if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
             return [self.check(stmt)]
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and _text(stmt.value.func) == "rt.save_row":
+            return self.save_row(stmt)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
@@ -188,27 +193,57 @@ class Lowering(Launches):
         if not probes.is_array(self.env.get(target)):
             combined = gast.BinOp(left=_name(target), op=stmt.op, right=stmt.value)
             return self.assign(target, combined)
-        if target not in self.owned:
+        if not self.owns(target):
             raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
                               "may hold as a copy),")
         self.pre = []
-        value = gast.BinOp(left=_name(target), op=stmt.op, right=self.hoist(stmt.value))
+        return self.pre_and_update_in_place(stmt, target, self.hoist(stmt.value))
+
+    def pre_and_update_in_place(self, stmt: gast.AugAssign, target: str, hoisted: gast.expr) -> List[gast.stmt]:
+        """The kernel of ``target op= hoisted`` into the array ``target`` (after ``self.pre``): each thread reads
+        and writes its own element, so the value may read ``target`` itself, but no other view of its memory
+        (NumPy buffers an overlapping operand; a kernel would read elements other threads wrote)."""
+        value = gast.BinOp(left=_name(target), op=stmt.op, right=hoisted)
         result = self.probe(value)
         if probes.signature(result) != probes.signature(self.env[target]):
             raise self.refuse(f"`{_text(stmt)}`, which changes the dtype of an array in place,")
-        launched = self.launch(value, target, result, allocate=False)
-        return self.pre + launched
+        if self.overlaps(target, self.bases_read(hoisted, besides=target)):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update by a value that reads the memory it writes,")
+        return self.pre + self.launch(value, target, result, allocate=False)
+
+    def update_indexed(self, stmt: gast.AugAssign) -> List[gast.stmt]:
+        """``x[idx] op= y`` (how reverse mode adds a cotangent into an indexed part): one element read and
+        written on the host where ``idx`` picks one and ``y`` is a number, else a kernel updating the view
+        ``x[idx]`` in place."""
+        array = stmt.target.value.id
+        if not self.owns(array):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
+                              "may hold as a copy),")
+        self.pre = []
+        hoisted = self.hoist(stmt.value)
+        view = self.index_read(copy.deepcopy(stmt.target))
+        if probes.is_array(self.env[view.id]):
+            return self.pre_and_update_in_place(stmt, view.id, hoisted)
+        if probes.is_array(self.probe(hoisted)):
+            raise self.refuse(f"`{_text(stmt)}`, an update of one element by an array,")
+        value = gast.BinOp(left=view, op=stmt.op, right=hoisted)
+        self.check_host(value)
+        return self.pre + [gast.Assign(targets=[stmt.target], value=value, type_comment=None)]
 
     def branch(self, stmt: gast.If) -> List[gast.stmt]:
         """``if``: its test a number on the host; both branches must leave each variable one dtype."""
         self.pre = []
         test = self.host_test(stmt.test)
-        pre, before, owned = self.pre, dict(self.env), set(self.owned)
+        pre, before, owned, views = self.pre, dict(self.env), set(self.owned), dict(self.views)
         body = self.block(stmt.body) or [gast.Pass()]
         after_body, self.env = self.env, dict(before)
         owned_after_body, self.owned = self.owned, owned
+        views_after_body, self.views = self.views, views
         orelse = self.block(stmt.orelse)
         self.owned &= owned_after_body
+        for name in set(views_after_body) | set(self.views):
+            if views_after_body.get(name) != self.views.get(name):
+                self.views[name] = indexing.AMBIGUOUS
         for name in set(after_body) & set(self.env):
             if probes.signature(after_body[name]) != probes.signature(self.env[name]):
                 raise self.refuse(f"`{name}`, given another dtype or number of dimensions on each branch,",
@@ -246,10 +281,13 @@ class Lowering(Launches):
         return [gast.For(target=stmt.target, iter=it, body=body, orelse=[], type_comment=None)]
 
     def forget_aliases(self, body: List[gast.stmt]) -> None:
-        """Before a loop: a name the body binds to another array may hold an argument's at its start."""
+        """Before a loop: a name the body binds to another array (or a view of one) may hold an argument's,
+        or view any array, at its start."""
         for node in gast.walk(gast.Module(body=body, type_ignores=[])):
-            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute)):
-                self.owned -= {t.id for t in node.targets if isinstance(t, gast.Name)}
+            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript)):
+                names = {t.id for t in node.targets if isinstance(t, gast.Name)}
+                self.owned -= names
+                self.views.update(dict.fromkeys(names, indexing.AMBIGUOUS))
 
     def check_loop(self, before: Dict[str, Any]) -> None:
         """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:

@@ -14,15 +14,18 @@ import numpy as np
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.indexing import Indexing
-from numbax.backends.cuda.lower.kernels import elementwise_kernel, finisher, reduction_kernel
+from numbax.backends.cuda.lower.kernels import elementwise_kernel, finisher, reduction_kernel, unbroadcast_kernel, \
+    unreduce_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
 
-_CONSTRUCTORS = frozenset({"zeros", "ones", "empty"})
+_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
 # helpers of numbers computed on the host where an array expression reads them (``state.HOST_RUNTIME``)
 _NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
+# reverse mode's copies: ``rt.copy_of`` of an array (a kernel's), a ``while`` loop's tape grown (``gr``'s)
+_TAPES = {"rt.copy_of": "np.copy", "rt.grow_rows": "gr.grow_rows"}
 _SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
@@ -73,6 +76,10 @@ class Launches(Indexing):
             return self.construct(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.unbroadcast":
+            return self.unbroadcast(node)
+        if isinstance(node, gast.Call) and _text(node.func) in _TAPES:
+            return self.tape(node)
         if isinstance(node, gast.Call) and _text(node.func) in _SEEDS and len(node.args) == 1 and \
                 isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
             return self.seed(node)
@@ -215,30 +222,124 @@ class Launches(Indexing):
         return _name(temp)
 
     def unreduce(self, node: gast.Call) -> gast.Name:
-        """Reverse mode's ``rt.unreduce(g, a, None, keepdims)``: the cotangent ``g`` of a reduction of ``a`` to a
-        number, as an array of ``a``'s shape filled with it (a reduction over axes is refused)."""
-        if len(node.args) != 4 or node.keywords or not isinstance(node.args[2], gast.Constant) or \
-                node.args[2].value is not None or not isinstance(node.args[1], gast.Name):
-            raise self.refuse(f"`{_text(node)}`, the cotangent of a reduction over axes,")
-        g, a = node.args[0], node.args[1].id
-        if probes.is_array(self.probe(g)) or not probes.is_array(self.env.get(a)):
+        """Reverse mode's ``rt.unreduce(g, a, axis, keepdims)``: the cotangent ``g`` of a reduction of ``a``, as
+        an array of ``a``'s shape: filled with ``g`` where it is a number, else each element ``g``'s at its
+        kept indices (``kernels.unreduce_kernel``); ``axis`` and ``keepdims`` constants."""
+        if len(node.args) != 4 or node.keywords or not isinstance(node.args[1], gast.Name) or \
+                not probes.is_array(self.env.get(node.args[1].id)):
             raise self.refuse(f"`{_text(node)}`")
-        self.check_host(g)
+        g, a = node.args[0], node.args[1].id
+        try:
+            axis, keepdims = (ast.literal_eval(gast.gast_to_ast(arg)) for arg in node.args[2:])
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}`, the cotangent of a reduction over axes known at run time,") from None
         result = self.probe(node)
-        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
-        return self._filled(shape, _text(g), result)
+        shape = self._shape_of_name(a)
+        if not probes.is_array(self.probe(g)):
+            self.check_host(g)
+            return self._filled(shape, _text(g), result)
+        axes = self.axes(axis, result.ndim)
+        g = self.temp_for(g)
+        kernel = self.fresh("unreduce")
+        self.kernels.append((unreduce_kernel(kernel, result.ndim, axes, bool(keepdims)), self.origin))
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})\n"
+                           f"{kernel}[gr.grid({temp}.size)]({temp}, {g.id})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def _shape_of_name(self, a: str) -> str:
+        """The driver's expression of array ``a``'s shape (a folded one's from what its kernel reads)."""
+        return self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
+
+    def unbroadcast(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.unbroadcast(g, x)``: the cotangent ``g`` of a broadcast summed back to ``x``'s
+        shape: ``g`` itself or its sum where ``x`` is a number; an array of ``x``'s shape filled with ``g``
+        where ``g`` is a number; else a kernel (``kernels.unbroadcast_kernel``) with ``g``'s expression fused."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Name):
+            raise self.refuse(f"`{_text(node)}`")
+        g, x = node.args
+        g_value, x_value = self.probe(g), self.env.get(x.id)
+        if not probes.is_array(x_value):
+            if not probes.is_array(g_value):
+                return g
+            return self.hoist(gast.Call(func=gast.Attribute(value=_name("np"), attr="sum", ctx=gast.Load()),
+                                        args=[g], keywords=[]))
+        result = self.probe(node)
+        if not probes.is_array(g_value):
+            self.check_host(g)
+            return self._filled(self._shape_of_name(x.id), _text(g), result)
+        if g_value.ndim < x_value.ndim:
+            raise self.refuse(f"`{_text(node)}`, a cotangent of fewer dimensions than its primal,")
+        g = self.numbers_for_metadata(g)
+        operands = self.operands(g)
+        expr = self.element(g, operands)
+        kernel = self.fresh("unbroadcast")
+        self.kernels.append((unbroadcast_kernel(kernel, expr, operands, g_value.ndim, x_value.ndim,
+                                                result.dtype), self.origin))
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.empty({self._shape_of_name(x.id)}, np.{result.dtype.name})\n"
+                           f"{kernel}[gr.grid({temp}.size)]({', '.join([temp, self.shape_of(operands)] + operands.args())})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def save_row(self, stmt: gast.Expr) -> List[gast.stmt]:
+        """Reverse mode's ``rt.save_row(table, row, values)`` (a ``for`` loop's tape of 1-d arrays): ``values``
+        copied into the row of the tape the driver allocated, on the device (``gr.save_row``)."""
+        call = stmt.value
+        self.pre = []
+        if len(call.args) != 3 or call.keywords or not isinstance(call.args[0], gast.Name) or \
+                call.args[0].id not in self.owned or probes.signature(self.env.get(call.args[0].id)) != \
+                (self.env[call.args[0].id].dtype, 2) or probes.signature(self.probe(call.args[2]))[1] != 1:
+            raise self.refuse(f"`{_text(call)}`")
+        self.check_host(call.args[1])
+        values = self.temp_for(self.hoist(call.args[2]))
+        where = self.origin.position() if self.origin is not None else ""
+        return self.pre + _parse(f"gr.save_row({call.args[0].id}, {_text(call.args[1])}, {values.id}, {where!r})")
+
+    def tape(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's copies (``_TAPES``): of a number, itself; of an array, a new array on the device."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        value = self.probe(node.args[0])
+        if not probes.is_array(value):
+            if _text(node.func) != "rt.copy_of":
+                raise self.refuse(f"`{_text(node)}`")
+            return node.args[0]
+        helper = _TAPES[_text(node.func)]
+        if helper.startswith("np."):  # an elementwise copy: a kernel writes it
+            node.func = _parse(helper)[0].value
+            return node
+        array = self.temp_for(node.args[0])
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = {helper}({array.id})")
+        self.env[temp] = value
+        self.owned.add(temp)
+        return _name(temp)
 
     def construct(self, node: gast.Call) -> gast.Name:
-        """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over;
-        ``np.empty(shape)``: allocated on the device."""
-        if len(node.args) != 1 or set(k.arg for k in node.keywords) - {"dtype"}:
-            raise self.refuse(f"`{_text(node)}` with arguments other than a shape and dtype")
-        self.check_host(node.args[0])
+        """``np.zeros(shape)``, ``np.ones(shape)`` (a NumPy type as ``dtype``, by keyword or second): made on the
+        host, copied over; ``np.empty(shape)``: allocated on the device. ``np.zeros_like(a)`` and the others
+        like it take ``a``'s shape (read on the host)."""
+        like = node.func.attr.endswith("_like")
+        if not 1 <= len(node.args) <= 2 or set(k.arg for k in node.keywords) - {"dtype"}:
+            raise self.refuse(f"`{_text(node)}` with arguments other than {'an array' if like else 'a shape'} "
+                              "and dtype")
+        for arg in node.args[1:] + [k.value for k in node.keywords]:
+            self.check_host(arg)  # a NumPy type
+        if like and not (isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id))):
+            raise self.refuse(f"`{_text(node)}` of other than an array")
+        if not like:
+            self.check_host(node.args[0])
         result = self.probe(node)
         temp = self.fresh("t")
-        fill = 1 if node.func.attr == "ones" else 0
-        shape = _text(node.args[0])
-        if node.func.attr == "empty":
+        fill = 1 if node.func.attr.startswith("ones") else 0
+        like_of = node.args[0].id if like else ""
+        shape = (self.shape_of(self.operands(self.folded[like_of])) if like_of in self.folded else
+                 f"{like_of}.shape") if like else _text(node.args[0])
+        if node.func.attr.startswith("empty"):
             self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})")
         else:
             self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
