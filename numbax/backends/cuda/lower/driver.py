@@ -93,6 +93,9 @@ class Lowering(Launches):
             return self.assign(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
             return self.store(stmt)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Tuple) \
+                and all(isinstance(t, gast.Name) for t in stmt.targets[0].elts):
+            return self.unpack(stmt.targets[0].elts, stmt.value)
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             return self.update(stmt)
         if isinstance(stmt, gast.AugAssign) and self.is_indexing(stmt.target):
@@ -164,6 +167,7 @@ class Lowering(Launches):
     def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
         """``target = value``, its reductions and products launched already (in ``self.pre``)."""
         self.assigned_at[target] = self.origin
+        self.retire(target)
         if self._launches(value, result):
             launched = self.launch_elementwise(target, value, result)
             out = self.pre + launched
@@ -185,6 +189,20 @@ class Lowering(Launches):
             out = self.pre + [gast.Assign(targets=[_name(target, gast.Store())], value=value, type_comment=None)]
         self.env[target] = result
         return out
+
+    def unpack(self, targets: List[gast.Name], value: gast.expr) -> List[gast.stmt]:
+        """``a, b = u, v``: each value into a temporary first (``a, b = b, a + b`` reads the old ``a``), then each
+        name; ``n, m = x.shape`` of an array of as many dimensions: each extent, read on the host."""
+        if isinstance(value, gast.Attribute) and value.attr == "shape" and isinstance(value.value, gast.Name) and \
+                probes.is_array(self.env.get(value.value.id)) and self.env[value.value.id].ndim == len(targets):
+            values = [gast.Subscript(value=copy.deepcopy(value), slice=gast.Constant(value=k, kind=None),
+                                     ctx=gast.Load()) for k in range(len(targets))]
+            return [s for t, v in zip(targets, values) for s in self.assign(t.id, v)]
+        if not (isinstance(value, gast.Tuple) and len(value.elts) == len(targets)):
+            raise self.refuse(f"unpacking `{_text(value)}`")
+        temps = [self.fresh("t") for _ in targets]
+        out = [s for temp, v in zip(temps, value.elts) for s in self.assign(temp, v)]
+        return out + [s for t, temp in zip(targets, temps) for s in self.assign(t.id, _name(temp))]
 
     def update(self, stmt: gast.AugAssign) -> List[gast.stmt]:
         """``x op= y``: on the host for a number; for an array, a kernel writing ``x op y`` into ``x``'s own
@@ -284,8 +302,9 @@ class Lowering(Launches):
         """Before a loop: a name the body binds to another array (or a view of one) may hold an argument's,
         or view any array, at its start."""
         for node in gast.walk(gast.Module(body=body, type_ignores=[])):
-            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript)):
-                names = {t.id for t in node.targets if isinstance(t, gast.Name)}
+            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript,
+                                                                         gast.Tuple)):
+                names = {n.id for t in node.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
                 self.owned -= names
                 self.views.update(dict.fromkeys(names, indexing.AMBIGUOUS))
 

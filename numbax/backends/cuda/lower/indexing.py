@@ -54,6 +54,16 @@ class Indexing(LoweringState):
             array = self.views[array]
         return array
 
+    def retire(self, name: str) -> None:
+        """Before ``name`` is bound anew: the views and aliases of the array it held name that array by a token
+        of its own (owned if it was), so that they do not follow ``name`` to its new array."""
+        if name not in self.views.values():
+            return
+        token = self.fresh(f"{name}#")
+        self.views.update({k: token for k, v in self.views.items() if v == name})
+        if name in self.owned:
+            self.owned.add(token)
+
     def owns(self, array: str) -> bool:
         """Whether ``array`` is (an alias or a view of) an array the driver allocated, on every path."""
         return array in self.owned or self.base_of(array) in self.owned
