@@ -12,7 +12,7 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from numbax.backends.cuda.availability import cuda as _cuda_module, simulated
-from numbax.errors import NumbaxShapeError
+from numbax.errors import NumbaxDeviceError, NumbaxShapeError, origin_at
 
 cuda = _cuda_module()
 # Threads per block: a power of two (the block reductions halve it). The simulator runs each thread as a Python
@@ -68,6 +68,7 @@ class shaped:  # noqa: N801 - read as a function in generated code
     def __init__(self, shape: Sequence[int]):
         self.shape = tuple(shape)
         self.ndim = len(self.shape)
+        self.size = math.prod(self.shape)
 
 
 def broadcast_shape(*shapes: Sequence[int]) -> Tuple[int, ...]:
@@ -140,6 +141,32 @@ def finish_min(out, partial, count):
         for p in range(1, partial.shape[1]):
             acc = minimum(acc, partial[o, p])
         out[o] = acc
+
+
+def reshape(a: Any, shape: Any, where: str) -> Any:
+    """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
+    ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another
+    array is refused: NumPy gives a view or a copy of it as its strides allow, and a copy where NumPy gives a
+    view would miss later writes."""
+    if not a.is_c_contiguous():
+        raise NumbaxDeviceError("reshaping an array that is not C-contiguous (a strided view) is not supported by "
+                                "the GPU backend yet", origin_at(where), hint="reshape np.ascontiguousarray(x) instead.")
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        shape = tuple(a.size // known if d == -1 else d for d in shape)
+    return a.reshape(shape)
+
+
+def contiguous(a: Any, copy: Any) -> Any:
+    """``np.ascontiguousarray(a)`` of a device array: ``a`` itself where it is C-contiguous, else a copy written
+    by the generated kernel ``copy``."""
+    if a.is_c_contiguous():
+        return a
+    out = cuda.device_array(a.shape, dtype=a.dtype)
+    if out.size:
+        copy[grid(out.size)](out, a)
+    return out
 
 
 def grow_rows(table: Any) -> Any:

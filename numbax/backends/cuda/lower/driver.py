@@ -21,6 +21,7 @@ falls back to the CPU behind the user's back.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 from typing import Any, Dict, List
 
@@ -35,11 +36,10 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
 # run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
-_CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul",
+_CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul",
                      "check_contraction", "assume_equal", "check_store", "check_key"}) | indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
-_CHECKED_OPERATIONS = {"rt.check_reshape": "reshaping an array",
-                       "rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
+_CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
                        "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
                        "rt.check_dot": "np.dot", "rt.check_extent": "indexing an array"}
 
@@ -60,6 +60,15 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
         kernels.append(kernel)
     module.body = kernels + [main]
     return gast.fix_missing_locations(module)
+
+
+def _raises_a_constant(stmt: gast.Raise) -> bool:
+    """``raise ValueError("...")``: a built-in exception of constants (what checks written in Python raise)."""
+    exc = stmt.exc
+    return stmt.cause is None and isinstance(exc, gast.Call) and isinstance(exc.func, gast.Name) and \
+        isinstance(getattr(builtins, exc.func.id, None), type) and \
+        issubclass(getattr(builtins, exc.func.id), Exception) and not exc.keywords and \
+        all(isinstance(a, gast.Constant) for a in exc.args)
 
 
 def _tag(kernel: gast.FunctionDef, origin) -> None:
@@ -119,6 +128,8 @@ class Lowering(Launches):
             return [stmt]
         if isinstance(stmt, gast.Return):
             return self.returns(stmt)
+        if isinstance(stmt, gast.Raise) and _raises_a_constant(stmt):
+            return [stmt]
         raise self.refuse(f"`{_text(stmt)}`")
 
     @staticmethod
@@ -304,7 +315,8 @@ class Lowering(Launches):
         for node in gast.walk(gast.Module(body=body, type_ignores=[])):
             if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript,
                                                                          gast.Tuple)):
-                names = {n.id for t in node.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+                names = {n.id for t in node.targets for n in (t.elts if isinstance(t, gast.Tuple) else [t])
+                         if isinstance(n, gast.Name)}
                 self.owned -= names
                 self.views.update(dict.fromkeys(names, indexing.AMBIGUOUS))
 

@@ -14,7 +14,7 @@ import numpy as np
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.indexing import Indexing
-from numbax.backends.cuda.lower.kernels import elementwise_kernel, finisher, reduction_kernel, unbroadcast_kernel, \
+from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel, unbroadcast_kernel, \
     unreduce_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
@@ -24,6 +24,8 @@ from numbax.primitives.registry import entry
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
 # helpers of numbers computed on the host where an array expression reads them (``state.HOST_RUNTIME``)
 _NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
+# arrays of host numbers only, made by NumPy on the host and copied over
+_MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace"})
 # reverse mode's copies: ``rt.copy_of`` of an array (a kernel's), a ``while`` loop's tape grown (``gr``'s)
 _TAPES = {"rt.copy_of": "np.copy", "rt.grow_rows": "gr.grow_rows"}
 _SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
@@ -76,6 +78,13 @@ class Launches(Indexing):
             return self.construct(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
+        if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
+            return self.made_on_the_host(node)
+        if isinstance(node, gast.Call) and (_text(node.func) in ("np.reshape", "np.ascontiguousarray") or
+                                            isinstance(node.func, gast.Attribute) and node.func.attr == "reshape"):
+            return self.copied(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.stack_buffer":
+            return self.stack_buffer(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unbroadcast":
             return self.unbroadcast(node)
         if isinstance(node, gast.Call) and _text(node.func) in _TAPES:
@@ -282,6 +291,66 @@ class Launches(Indexing):
         self.pre += _parse(f"{temp} = gr.empty({self._shape_of_name(x.id)}, np.{result.dtype.name})\n"
                            f"{kernel}[gr.grid({temp}.size)]({', '.join([temp, self.shape_of(operands)] + operands.args())})")
         self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def made_on_the_host(self, node: gast.Call) -> gast.Name:
+        """``np.arange(n)``, ``np.eye(n)`` and the others of ``_MADE_ON_THE_HOST``, of host numbers and NumPy
+        types: made by NumPy itself on the host, copied to the device."""
+        for arg in node.args + [k.value for k in node.keywords]:
+            self.check_host(arg)
+        result = self.probe(node)
+        if not probes.is_array(result):
+            raise self.refuse(f"`{_text(node)}`")
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = cuda.to_device({_text(node)})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def copied(self, node: gast.Call) -> gast.Name:
+        """``a.reshape(shape)``, ``np.reshape(a, shape)`` (a view of a C-contiguous ``a``, as NumPy's; of another,
+        refused at run time: NumPy gives a view or a copy as its strides allow) and ``np.ascontiguousarray(a)``
+        (``a`` itself where C-contiguous, else a kernel's copy, as NumPy's): the result may share ``a``'s
+        memory, so it is taken for a view of ``a``'s array."""
+        method = isinstance(node.func, gast.Attribute) and node.func.attr == "reshape" and \
+            _text(node.func) != "np.reshape"
+        args = ([node.func.value] if method else []) + list(node.args)
+        wanted = 1 if _text(node.func) == "np.ascontiguousarray" else 2
+        if node.keywords or len(args) != wanted or not isinstance(args[0], gast.Name) or \
+                not probes.is_array(self.env.get(args[0].id)) or args[0].id in self.folded:
+            raise self.refuse(f"`{_text(node)}` of other than an array and a shape")
+        result = self.probe(node)
+        a = args[0].id
+        out = self.fresh("t")
+        if wanted == 2:
+            self.check_host(args[1])
+            where = self.origin.position() if self.origin is not None else ""
+            self.pre += _parse(f"{out} = gr.reshape({a}, {_text(args[1])}, {where!r})")
+        else:
+            kernel = self.fresh("kernel")
+            operands = Operands({a: self.env[a].ndim}, [])
+            self.kernels.append((elementwise_kernel(kernel, operands.element_of(a), operands, self.env[a].ndim),
+                                 self.origin))
+            self.pre += _parse(f"{out} = gr.contiguous({a}, {kernel})")
+        self.env[out] = result
+        self.views[out] = self.base_of(a)
+        return _name(out)
+
+    def stack_buffer(self, node: gast.Call) -> gast.Name:
+        """``rt.stack_buffer(leaf, length)`` (an unrolled ``vmap``'s stacked results): uninitialised, on the
+        device, of ``leaf``'s dtype and shape after ``length`` rows."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], gast.Name):
+            raise self.refuse(f"`{_text(node)}`")
+        self.check_host(node.args[1])
+        leaf = self.probe(node.args[0])
+        shape = f"({_text(node.args[1])},)"
+        if probes.is_array(leaf):
+            shape += f" + tuple({self._shape_of_name(node.args[0].id)})"
+        dtype = np.asarray(leaf).dtype
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.empty({shape}, np.{dtype.name})")
+        self.env[temp] = np.ones((1,) * (np.ndim(leaf) + 1), dtype)
         self.owned.add(temp)
         return _name(temp)
 
