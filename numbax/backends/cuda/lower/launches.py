@@ -26,8 +26,9 @@ _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", 
 _NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
 # arrays of host numbers only, made by NumPy on the host and copied over
 _MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace"})
-# reverse mode's copies: ``rt.copy_of`` of an array (a kernel's), a ``while`` loop's tape grown (``gr``'s)
-_TAPES = {"rt.copy_of": "np.copy", "rt.grow_rows": "gr.grow_rows"}
+# copies: reverse mode's ``rt.copy_of`` of an array and ``rt.unaliased(a, b)`` (``a`` where it shares no memory
+# with ``b``, else a copy: a copy always, on the GPU), by a kernel; a ``while`` loop's tape grown (``gr``'s)
+_TAPES = {"rt.copy_of": "np.copy", "rt.unaliased": "np.copy", "rt.grow_rows": "gr.grow_rows"}
 _SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
@@ -316,15 +317,19 @@ class Launches(Indexing):
         method = isinstance(node.func, gast.Attribute) and node.func.attr == "reshape" and \
             _text(node.func) != "np.reshape"
         args = ([node.func.value] if method else []) + list(node.args)
+        if method and len(args) > 2:  # x.reshape(2, 3)
+            args = [args[0], gast.Tuple(elts=args[1:], ctx=gast.Load())]
         wanted = 1 if _text(node.func) == "np.ascontiguousarray" else 2
         if node.keywords or len(args) != wanted or not isinstance(args[0], gast.Name) or \
                 not probes.is_array(self.env.get(args[0].id)) or args[0].id in self.folded:
             raise self.refuse(f"`{_text(node)}` of other than an array and a shape")
-        result = self.probe(node)
         a = args[0].id
+        result = self.env[a]
         out = self.fresh("t")
         if wanted == 2:
             self.check_host(args[1])
+            shape = self.probe(args[1])  # the stand-ins' extents are 1: the new shape's rank, not NumPy's reshape
+            result = np.ones((1,) * (1 if np.ndim(shape) == 0 else len(shape)), result.dtype)
             where = self.origin.position() if self.origin is not None else ""
             self.pre += _parse(f"{out} = gr.reshape({a}, {_text(args[1])}, {where!r})")
         else:
@@ -369,18 +374,17 @@ class Launches(Indexing):
         return self.pre + _parse(f"gr.save_row({call.args[0].id}, {_text(call.args[1])}, {values.id}, {where!r})")
 
     def tape(self, node: gast.Call) -> gast.expr:
-        """Reverse mode's copies (``_TAPES``): of a number, itself; of an array, a new array on the device."""
-        if len(node.args) != 1 or node.keywords:
+        """The copies of ``_TAPES``: of a number, itself; of an array, a new array on the device."""
+        if len(node.args) != (2 if _text(node.func) == "rt.unaliased" else 1) or node.keywords:
             raise self.refuse(f"`{_text(node)}`")
         value = self.probe(node.args[0])
         if not probes.is_array(value):
-            if _text(node.func) != "rt.copy_of":
+            if _text(node.func) == "rt.grow_rows":
                 raise self.refuse(f"`{_text(node)}`")
             return node.args[0]
         helper = _TAPES[_text(node.func)]
         if helper.startswith("np."):  # an elementwise copy: a kernel writes it
-            node.func = _parse(helper)[0].value
-            return node
+            return gast.Call(func=_parse(helper)[0].value, args=node.args[:1], keywords=[])
         array = self.temp_for(node.args[0])
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = {helper}({array.id})")
