@@ -1,7 +1,8 @@
 """Jacobians of array programs on the GPU backend, in Numba's CUDA simulator: ``jacfwd``, ``jacrev`` and
 ``hessian`` run the sweep's columns (rows) one after another in the host driver, each one's forward (reverse)
-mode as kernels; they agree with the CPU backend's code (run uncompiled, ``backend="python"``: rtol 1e-12) and leave their results on the device. What the
-lowering cannot run as NumPy would (a reshape that NumPy may make a view or a copy of) is refused at the user's line, the sweep's own lines at the user's function."""
+mode as kernels; they agree with the CPU backend's code (run uncompiled, ``backend="python"``: rtol 1e-12) and
+leave their results on the device. What the lowering cannot run as NumPy would (a reshape that NumPy may make a
+view or a copy of) is refused at the user's line; what it does not cover in the sweep, at the user's function."""
 import inspect
 import os
 
