@@ -13,9 +13,8 @@ import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
-from numbax.backends.cuda.lower.indexing import Indexing
-from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel, unbroadcast_kernel, \
-    unreduce_kernel
+from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
+from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, Reduction
@@ -26,22 +25,14 @@ _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", 
 _NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
 # arrays of host numbers only, made by NumPy on the host and copied over
 _MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace"})
-# copies: reverse mode's ``rt.copy_of`` of an array and ``rt.unaliased(a, b)`` (``a`` where it shares no memory
-# with ``b``, else a copy: a copy always, on the GPU), by a kernel; a ``while`` loop's tape grown (``gr``'s)
-_TAPES = {"rt.copy_of": "np.copy", "rt.unaliased": "np.copy", "rt.grow_rows": "gr.grow_rows"}
-_SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
                       atanh="arctanh")
 
 
-class Launches(Indexing):
+class Launches(Adjoints):
     """The launches of the driver's array operations."""
-
-    def temp_for(self, node: gast.expr) -> gast.Name:
-        """A name holding ``node``'s value (the driver assigns it)."""
-        raise NotImplementedError
 
     def hoist(self, node: gast.expr) -> gast.expr:
         """``node`` with each reduction, product and constructor in it launched first (into ``self.pre``) and
@@ -88,9 +79,9 @@ class Launches(Indexing):
             return self.stack_buffer(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unbroadcast":
             return self.unbroadcast(node)
-        if isinstance(node, gast.Call) and _text(node.func) in _TAPES:
+        if isinstance(node, gast.Call) and _text(node.func) in TAPES:
             return self.tape(node)
-        if isinstance(node, gast.Call) and _text(node.func) in _SEEDS and len(node.args) == 1 and \
+        if isinstance(node, gast.Call) and _text(node.func) in SEEDS and len(node.args) == 1 and \
                 isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
             return self.seed(node)
         return node
@@ -217,84 +208,6 @@ class Launches(Indexing):
         self.owned.add(temp)
         return _name(temp)
 
-    def seed(self, node: gast.Call) -> gast.Name:
-        """Reverse mode's ``rt.zeros_like(a)``, ``rt.ones_like(a)`` of an array: filled on the device."""
-        a = node.args[0].id
-        result = self.probe(node)
-        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
-        return self._filled(shape, _SEEDS[_text(node.func)], result)
-
-    def _filled(self, shape: str, value: str, result: Any) -> gast.Name:
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.full({shape}, {value}, np.{result.dtype.name})")
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
-
-    def unreduce(self, node: gast.Call) -> gast.Name:
-        """Reverse mode's ``rt.unreduce(g, a, axis, keepdims)``: the cotangent ``g`` of a reduction of ``a``, as
-        an array of ``a``'s shape: filled with ``g`` where it is a number, else each element ``g``'s at its
-        kept indices (``kernels.unreduce_kernel``); ``axis`` and ``keepdims`` constants."""
-        if len(node.args) != 4 or node.keywords or not isinstance(node.args[1], gast.Name) or \
-                not probes.is_array(self.env.get(node.args[1].id)):
-            raise self.refuse(f"`{_text(node)}`")
-        g, a = node.args[0], node.args[1].id
-        try:
-            axis, keepdims = (ast.literal_eval(gast.gast_to_ast(arg)) for arg in node.args[2:])
-        except ValueError:
-            raise self.refuse(f"`{_text(node)}`, the cotangent of a reduction over axes known at run time,") from None
-        result = self.probe(node)
-        shape = self._shape_of_name(a)
-        if not probes.is_array(self.probe(g)):
-            self.check_host(g)
-            return self._filled(shape, _text(g), result)
-        axes = self.axes(axis, result.ndim)
-        g = self.temp_for(g)
-        kernel = self.fresh("unreduce")
-        self.kernels.append((unreduce_kernel(kernel, result.ndim, axes, bool(keepdims)), self.origin))
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})\n"
-                           f"{kernel}[gr.grid({temp}.size)]({temp}, {g.id})")
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
-
-    def _shape_of_name(self, a: str) -> str:
-        """The driver's expression of array ``a``'s shape (a folded one's from what its kernel reads)."""
-        return self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
-
-    def unbroadcast(self, node: gast.Call) -> gast.expr:
-        """Reverse mode's ``rt.unbroadcast(g, x)``: the cotangent ``g`` of a broadcast summed back to ``x``'s
-        shape: ``g`` itself or its sum where ``x`` is a number; an array of ``x``'s shape filled with ``g``
-        where ``g`` is a number; else a kernel (``kernels.unbroadcast_kernel``) with ``g``'s expression fused."""
-        if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Name):
-            raise self.refuse(f"`{_text(node)}`")
-        g, x = node.args
-        g_value, x_value = self.probe(g), self.env.get(x.id)
-        if not probes.is_array(x_value):
-            if not probes.is_array(g_value):
-                return g
-            return self.hoist(gast.Call(func=gast.Attribute(value=_name("np"), attr="sum", ctx=gast.Load()),
-                                        args=[g], keywords=[]))
-        result = self.probe(node)
-        if not probes.is_array(g_value):
-            self.check_host(g)
-            return self._filled(self._shape_of_name(x.id), _text(g), result)
-        if g_value.ndim < x_value.ndim:
-            raise self.refuse(f"`{_text(node)}`, a cotangent of fewer dimensions than its primal,")
-        g = self.numbers_for_metadata(g)
-        operands = self.operands(g)
-        expr = self.element(g, operands)
-        kernel = self.fresh("unbroadcast")
-        self.kernels.append((unbroadcast_kernel(kernel, expr, operands, g_value.ndim, x_value.ndim,
-                                                result.dtype), self.origin))
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.empty({self._shape_of_name(x.id)}, np.{result.dtype.name})\n"
-                           f"{kernel}[gr.grid({temp}.size)]({', '.join([temp, self.shape_of(operands)] + operands.args())})")
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
-
     def made_on_the_host(self, node: gast.Call) -> gast.Name:
         """``np.arange(n)``, ``np.eye(n)`` and the others of ``_MADE_ON_THE_HOST``, of host numbers and NumPy
         types: made by NumPy itself on the host, copied to the device."""
@@ -341,56 +254,6 @@ class Launches(Indexing):
         self.env[out] = result
         self.views[out] = self.base_of(a)
         return _name(out)
-
-    def stack_buffer(self, node: gast.Call) -> gast.Name:
-        """``rt.stack_buffer(leaf, length)`` (an unrolled ``vmap``'s stacked results): uninitialised, on the
-        device, of ``leaf``'s dtype and shape after ``length`` rows."""
-        if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], gast.Name):
-            raise self.refuse(f"`{_text(node)}`")
-        self.check_host(node.args[1])
-        leaf = self.probe(node.args[0])
-        shape = f"({_text(node.args[1])},)"
-        if probes.is_array(leaf):
-            shape += f" + tuple({self._shape_of_name(node.args[0].id)})"
-        dtype = np.asarray(leaf).dtype
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.empty({shape}, np.{dtype.name})")
-        self.env[temp] = np.ones((1,) * (np.ndim(leaf) + 1), dtype)
-        self.owned.add(temp)
-        return _name(temp)
-
-    def save_row(self, stmt: gast.Expr) -> List[gast.stmt]:
-        """Reverse mode's ``rt.save_row(table, row, values)`` (a ``for`` loop's tape of 1-d arrays): ``values``
-        copied into the row of the tape the driver allocated, on the device (``gr.save_row``)."""
-        call = stmt.value
-        self.pre = []
-        if len(call.args) != 3 or call.keywords or not isinstance(call.args[0], gast.Name) or \
-                call.args[0].id not in self.owned or probes.signature(self.env.get(call.args[0].id)) != \
-                (self.env[call.args[0].id].dtype, 2) or probes.signature(self.probe(call.args[2]))[1] != 1:
-            raise self.refuse(f"`{_text(call)}`")
-        self.check_host(call.args[1])
-        values = self.temp_for(self.hoist(call.args[2]))
-        where = self.origin.position() if self.origin is not None else ""
-        return self.pre + _parse(f"gr.save_row({call.args[0].id}, {_text(call.args[1])}, {values.id}, {where!r})")
-
-    def tape(self, node: gast.Call) -> gast.expr:
-        """The copies of ``_TAPES``: of a number, itself; of an array, a new array on the device."""
-        if len(node.args) != (2 if _text(node.func) == "rt.unaliased" else 1) or node.keywords:
-            raise self.refuse(f"`{_text(node)}`")
-        value = self.probe(node.args[0])
-        if not probes.is_array(value):
-            if _text(node.func) == "rt.grow_rows":
-                raise self.refuse(f"`{_text(node)}`")
-            return node.args[0]
-        helper = _TAPES[_text(node.func)]
-        if helper.startswith("np."):  # an elementwise copy: a kernel writes it
-            return gast.Call(func=_parse(helper)[0].value, args=node.args[:1], keywords=[])
-        array = self.temp_for(node.args[0])
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = {helper}({array.id})")
-        self.env[temp] = value
-        self.owned.add(temp)
-        return _name(temp)
 
     def construct(self, node: gast.Call) -> gast.Name:
         """``np.zeros(shape)``, ``np.ones(shape)`` (a NumPy type as ``dtype``, by keyword or second): made on the
