@@ -81,7 +81,7 @@ SUPPORTED = frozenset({
     "calls.helper_return_in_loop_called_in_loop", "calls.partial_of_numpy_and_constants",
 })
 # compiled since (issue 15: tuple unpacking, indexed updates, reshapes, np.arange and np.eye, np.zeros_like and
-# the like): the whole corpus was run against the CPU backend by hand (the report of issue 15); a sample of them
+# the like, np.linalg.norm): the whole corpus was run against the CPU backend by hand (the report of issue 15); a sample of them
 # runs here, as the simulator is slow
 ADDED = frozenset({
     "basics.arange_weights", "basics.column_update", "basics.creation_from_runtime_n", "basics.dtype_keywords",
@@ -91,9 +91,11 @@ ADDED = frozenset({
     "control_flow.fibonacci", "control_flow.gcd", "control_flow.matmul_loops", "control_flow.newton_sqrt_array",
     "control_flow.running_max", "control_flow.while_in_for", "pytrees.horner", "pytrees.zip_lists",
     "basics.zeros_like_accumulate", "basics.reshape_varargs", "calls.zeros_of_static_shape",
+    "basics.imported_names", "basics.norms", "basics.row_norms", "basics.normalize_in_loop",
+    "control_flow.power_iteration", "calls.helper_early_return_array", "calls.static_flag_default",
 })
 SAMPLE = frozenset({"basics.reshape_flatten", "basics.identity_shift", "control_flow.array_swap_loop",
-                    "control_flow.aug_assign_subscripts", "control_flow.matmul_loops"})
+                    "control_flow.aug_assign_subscripts", "control_flow.matmul_loops", "basics.row_norms"})
 
 
 def _jit(case, backend):

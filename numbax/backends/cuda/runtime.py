@@ -33,6 +33,12 @@ def minimum(a, b):
     return a if a < b or a != a else b
 
 
+@cuda.jit(device=True)
+def square(a):
+    """``a * a``: a norm's element, its operand's expression evaluated once."""
+    return a * a
+
+
 def grid(n: int) -> Tuple[int, int]:
     """``(blocks, threads)`` for a grid-stride loop over ``n`` elements."""
     return max(1, min(MAX_BLOCKS, -(-n // THREADS))), THREADS
@@ -121,6 +127,16 @@ def finish_mean(out, partial, count):
         for p in range(1, partial.shape[1]):
             acc += partial[o, p]
         out[o] = acc / count
+
+
+@cuda.jit
+def finish_norm(out, partial, count):
+    """Second pass of a norm: add each output's parts (sums of squares) and take the square root."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc += partial[o, p]
+        out[o] = math.sqrt(acc)
 
 
 @cuda.jit

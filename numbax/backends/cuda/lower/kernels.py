@@ -18,8 +18,9 @@ from numbax.primitives.registry import entry
 
 _COMPARE = {gast.Gt: ">", gast.GtE: ">=", gast.Lt: "<", gast.LtE: "<=", gast.Eq: "==", gast.NotEq: "!="}
 _COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})"}
-_FINISH = {("sum", False): "gr.finish_sum", ("sum", True): "gr.finish_mean", ("max", False): "gr.finish_max",
-           ("min", False): "gr.finish_min"}
+_FINISH = {("sum", False, False): "gr.finish_sum", ("sum", True, False): "gr.finish_mean",
+           ("max", False, False): "gr.finish_max", ("min", False, False): "gr.finish_min",
+           ("sum", False, True): "gr.finish_norm"}
 
 
 class Unsupported(Exception):
@@ -204,9 +205,9 @@ def reduction_kernel(name: str, expr: str, operands: Operands, ndim: int, axes: 
             f"        cuda.syncthreads()\n")
 
 
-def finisher(op: str, mean: bool) -> str:
+def finisher(op: str, mean: bool, norm: bool) -> str:
     """The runtime kernel of a reduction's second pass."""
-    return _FINISH[(op, mean)]
+    return _FINISH[(op, mean, norm)]
 
 
 def unbroadcast_kernel(name: str, expr: str, operands: Operands, ndim: int, rank: int, dtype: np.dtype) -> str:

@@ -144,22 +144,26 @@ class Launches(Adjoints):
 
     def launch_reduction(self, node: gast.expr, app, lowering: Reduction) -> gast.Name:
         """A reduction: its kernel (its operand's expression fused in), launched through ``gr.reduce``."""
-        operand, axis, keepdims = self.reduction_arguments(app)
+        operand, axis, keepdims = self.reduction_arguments(app, lowering)
         operand = self.numbers_for_metadata(operand)
         stand_in = self.probe(operand)
         if not probes.is_array(stand_in):
             raise self.refuse(f"`{app.name}` of a number")
+        if lowering.norm and stand_in.dtype.kind != "f":
+            raise self.refuse(f"`{app.name}` of a {stand_in.dtype.name} array")
         axes = self.axes(axis, stand_in.ndim)
         result = self.probe(node)
         dtype = np.asarray(result).dtype
         operands = self.operands(operand)
         expr = self.element(operand, operands)
+        if lowering.norm:
+            expr = f"gr.square({expr})"
         kernel = self.fresh("reduce")
         self.kernels.append((reduction_kernel(kernel, expr, operands, stand_in.ndim, axes, lowering.op, dtype),
                              self.origin))
         temp = self.fresh("t")
         where = self.origin.position() if self.origin is not None else ""
-        call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean)}, "
+        call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean, lowering.norm)}, "
                 f"{self.shape_of(operands)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
                 f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
         self.pre += _parse(call)
@@ -167,20 +171,24 @@ class Launches(Adjoints):
         self.owned.add(temp)
         return _name(temp)
 
-    def reduction_arguments(self, app) -> Tuple[gast.expr, Any, bool]:
-        """The operand, ``axis`` and ``keepdims`` of a reduction (constants; anything else refused)."""
-        names = ["a", "axis"]
+    def reduction_arguments(self, app, lowering: Reduction) -> Tuple[gast.expr, Any, bool]:
+        """The operand, ``axis`` and ``keepdims`` of a reduction (constants; anything else refused; a norm's
+        ``ord`` None)."""
+        names = ["x", "ord", "axis", "keepdims"] if lowering.norm else ["a", "axis"]
         values: Dict[str, gast.expr] = dict(zip(names, app.args))
-        if len(app.args) > len(names) or set(app.keywords) - {"axis", "keepdims"}:
+        if len(app.args) > len(names) or set(app.keywords) - set(names[1:]) - {"keepdims"}:
             raise self.refuse(f"`{app.name}` with arguments other than axis and keepdims")
         values.update(app.keywords)
+        values["a"] = values.get("a", values.get("x"))
         constants = {}
-        for key in ("axis", "keepdims"):
+        for key in ("ord", "axis", "keepdims") if lowering.norm else ("axis", "keepdims"):
             node = values.get(key)
             try:
                 constants[key] = None if node is None else ast.literal_eval(gast.gast_to_ast(node))
             except ValueError:
                 raise self.refuse(f"`{app.name}` with a {key} known only at run time") from None
+        if constants.get("ord") is not None:
+            raise self.refuse(f"`{app.name}` with ord={constants['ord']!r}")
         return values["a"], constants["axis"], bool(constants["keepdims"])
 
     def axes(self, axis: Any, ndim: int) -> Tuple[int, ...]:
