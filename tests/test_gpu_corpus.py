@@ -81,8 +81,8 @@ SUPPORTED = frozenset({
     "calls.helper_return_in_loop_called_in_loop", "calls.partial_of_numpy_and_constants",
 })
 # compiled since (issue 15: tuple unpacking, indexed updates, reshapes, np.arange and np.eye, np.zeros_like and
-# the like, np.linalg.norm): the whole corpus was run against the CPU backend by hand (the report of issue 15); a sample of them
-# runs here, as the simulator is slow
+# the like, np.linalg.norm): the whole corpus was run against the CPU backend by hand (the report of issue 15);
+# a sample of them runs here, as the simulator is slow
 ADDED = frozenset({
     "basics.arange_weights", "basics.column_update", "basics.creation_from_runtime_n", "basics.dtype_keywords",
     "basics.identity_shift", "basics.reshape_flatten", "basics.shape_unpack", "calls.helper_early_return_twice",

@@ -166,7 +166,8 @@ def reshape(a: Any, shape: Any, where: str) -> Any:
     view would miss later writes."""
     if not a.is_c_contiguous():
         raise NumbaxDeviceError("reshaping an array that is not C-contiguous (a strided view) is not supported by "
-                                "the GPU backend yet", origin_at(where), hint="reshape np.ascontiguousarray(x) instead.")
+                                "the GPU backend yet", origin_at(where),
+                                hint="reshape np.ascontiguousarray(x) instead.")
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)

@@ -115,7 +115,8 @@ class Adjoints(Indexing):
                                                 result.dtype), self.origin))
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.empty({self._shape_of_name(x.id)}, np.{result.dtype.name})\n"
-                           f"{kernel}[gr.grid({temp}.size)]({', '.join([temp, self.shape_of(operands)] + operands.args())})")
+                           f"{kernel}[gr.grid({temp}.size)]"
+                          f"({', '.join([temp, self.shape_of(operands)] + operands.args())})")
         self.env[temp] = result
         self.owned.add(temp)
         return _name(temp)

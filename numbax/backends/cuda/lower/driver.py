@@ -36,8 +36,9 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
 # run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
-_CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul",
-                     "check_contraction", "assume_equal", "check_store", "check_key"}) | indexing.INDEX_CHECKS
+_CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
+                     "check_matmul", "check_contraction", "assume_equal", "check_store", "check_key"}) | \
+    indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
 _CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
                        "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
@@ -111,7 +112,8 @@ class Lowering(Launches):
             return self.update_indexed(stmt)
         if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
             return [self.check(stmt)]
-        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and _text(stmt.value.func) == "rt.save_row":
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) == "rt.save_row":
             return self.save_row(stmt)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
