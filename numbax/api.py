@@ -257,8 +257,8 @@ class Jitted(_CDispatcher):
     def _check_gpu_support(self) -> None:
         """Refuse what the GPU backend does not compile yet: transformations other than jit, CPU options."""
         if not self._compiles_for_gpu():
-            raise NumbaxDeviceError(f"{self!r} on the GPU backend is not implemented yet (jit, vmap, grad and "
-                                    "value_and_grad are)",
+            raise NumbaxDeviceError(f"{self!r} on the GPU backend is not implemented yet (jit, vmap, grad, jvp, "
+                                    "vjp and the Jacobians are)",
                                     self.origin(),
                                     hint="run it on the CPU backend: NumPy arguments and backend='cpu' "
                                          "(numbax.device_get(x) brings device arrays back).")

@@ -96,6 +96,15 @@ class NumbaxCacheWarning(NumbaxWarning):
     in memory for this process only."""
 
 
+def origin_at(where: str) -> Optional[Origin]:
+    """The ``Origin`` of a position ``file:line:column`` that generated code passes (None if it is none)."""
+    parts = where.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        filename, line = parts[0], int(parts[1])
+        return Origin(filename, line, int(parts[2]), linecache.getline(filename, line))
+    return None
+
+
 class NumbaxRunTimeError(NumbaxError):
     """Base class of the errors compiled code raises where NumPy or Python would (``numbax.runtime.checks``).
 
@@ -109,12 +118,7 @@ class NumbaxRunTimeError(NumbaxError):
 
     def __init__(self, template: str, where: str = "", *values):
         self.template, self.where, self.values = template, where, values
-        parts = where.rsplit(":", 2)
-        origin = None
-        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-            filename, line = parts[0], int(parts[1])
-            origin = Origin(filename, line, int(parts[2]), linecache.getline(filename, line))
-        super().__init__(fill(template, *values), origin, hint=self.HINT)
+        super().__init__(fill(template, *values), origin_at(where), hint=self.HINT)
 
     def __reduce__(self):
         return type(self), (self.template, self.where, *self.values)

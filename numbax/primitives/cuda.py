@@ -32,10 +32,12 @@ class Elementwise:
 @dataclasses.dataclass(frozen=True)
 class Reduction:
     """A reduction over all elements or over ``axis`` (``keepdims``): ``op`` is ``sum``, ``max`` or ``min``;
-    ``mean`` divides the sum by the count."""
+    ``mean`` divides the sum by the count; ``norm`` sums squares and takes the square root (``np.linalg.norm``
+    with ``ord=None``, of floating-point arrays)."""
 
     op: str
     mean: bool = False
+    norm: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +107,7 @@ define(np.sum, cuda=Reduction("sum"))  # the methods (x.sum()) share these entri
 define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
+define(np.linalg.norm, cuda=Reduction("sum", norm=True))
 define(gast.MatMult, np.matmul, cuda=MATMUL)
 
 # numbax.random's kernels by their ``rt.`` names (``numbax.random.lowering.attach`` puts these in their entries,

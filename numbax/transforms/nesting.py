@@ -90,5 +90,6 @@ def checked_at_run_time(spec, node, check, value: Any, ndim: int, reference: Any
 
 def stop_after(spec) -> str:
     """The last pass an inner transformation runs: up to optimization inside a transformed caller (the
-    outer transformation reads the core subset), else up to fusion."""
-    return "optimize" if spec.builder.differentiated else "fuse"
+    outer transformation reads the core subset) or one the GPU backend lowers (which fuses into kernels
+    itself, and reads no loop the CPU's fusion writes), else up to fusion."""
+    return "optimize" if spec.builder.differentiated or spec.builder.examples_per_thread else "fuse"

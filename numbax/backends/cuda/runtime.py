@@ -12,7 +12,7 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from numbax.backends.cuda.availability import cuda as _cuda_module, simulated
-from numbax.errors import NumbaxShapeError
+from numbax.errors import NumbaxDeviceError, NumbaxShapeError, origin_at
 
 cuda = _cuda_module()
 # Threads per block: a power of two (the block reductions halve it). The simulator runs each thread as a Python
@@ -31,6 +31,12 @@ def maximum(a, b):
 def minimum(a, b):
     """``np.minimum`` of two numbers: NaN if either is NaN."""
     return a if a < b or a != a else b
+
+
+@cuda.jit(device=True)
+def square(a):
+    """``a * a``: a norm's element, its operand's expression evaluated once."""
+    return a * a
 
 
 def grid(n: int) -> Tuple[int, int]:
@@ -68,6 +74,7 @@ class shaped:  # noqa: N801 - read as a function in generated code
     def __init__(self, shape: Sequence[int]):
         self.shape = tuple(shape)
         self.ndim = len(self.shape)
+        self.size = math.prod(self.shape)
 
 
 def broadcast_shape(*shapes: Sequence[int]) -> Tuple[int, ...]:
@@ -123,6 +130,16 @@ def finish_mean(out, partial, count):
 
 
 @cuda.jit
+def finish_norm(out, partial, count):
+    """Second pass of a norm: add each output's parts (sums of squares) and take the square root."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc += partial[o, p]
+        out[o] = math.sqrt(acc)
+
+
+@cuda.jit
 def finish_max(out, partial, count):
     """Second pass of a maximum (NaN wins, as in NumPy)."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -140,6 +157,63 @@ def finish_min(out, partial, count):
         for p in range(1, partial.shape[1]):
             acc = minimum(acc, partial[o, p])
         out[o] = acc
+
+
+def reshape(a: Any, shape: Any, where: str) -> Any:
+    """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
+    ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another
+    array is refused: NumPy gives a view or a copy of it as its strides allow, and a copy where NumPy gives a
+    view would miss later writes."""
+    if not a.is_c_contiguous():
+        raise NumbaxDeviceError("reshaping an array that is not C-contiguous (a strided view) is not supported by "
+                                "the GPU backend yet", origin_at(where),
+                                hint="reshape np.ascontiguousarray(x) instead.")
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        shape = tuple(a.size // known if d == -1 else d for d in shape)
+    return a.reshape(shape)
+
+
+def contiguous(a: Any, copy: Any) -> Any:
+    """``np.ascontiguousarray(a)`` of a device array: ``a`` itself where it is C-contiguous, else a copy written
+    by the generated kernel ``copy``."""
+    if a.is_c_contiguous():
+        return a
+    out = cuda.device_array(a.shape, dtype=a.dtype)
+    if out.size:
+        copy[grid(out.size)](out, a)
+    return out
+
+
+def grow_rows(table: Any) -> Any:
+    """Reverse mode's ``rt.grow_rows`` on the device: a tape of 2-d rows with twice the rows, holding
+    ``table``'s."""
+    grown = cuda.device_array((2 * table.shape[0], table.shape[1]), dtype=table.dtype)
+    if table.size:
+        _copy_2d[grid(table.size)](grown[:table.shape[0]], table)
+    return grown
+
+
+def save_row(table: Any, row: int, values: Any, where: str) -> None:
+    """Reverse mode's ``rt.save_row`` on the device: the 1-d ``values`` copied into row ``row`` of ``table``;
+    the CPU backend's ``ValueError`` where their lengths differ."""
+    if values.shape[0] != table.shape[1]:
+        raise ValueError(f"{where}: a saved array's length changed between iterations of a loop")
+    if values.size:
+        _copy_1d[grid(values.size)](table[row], values)
+
+
+@cuda.jit
+def _copy_1d(out, a):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i] = a[i]
+
+
+@cuda.jit
+def _copy_2d(out, a):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i // out.shape[1], i % out.shape[1]] = a[i // out.shape[1], i % out.shape[1]]
 
 
 def matmul(a: Any, b: Any) -> Any:

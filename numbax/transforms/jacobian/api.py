@@ -18,7 +18,8 @@ from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.parse import function_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
-from numbax.errors import NumbaxDifferentiationError, NumbaxError
+from numbax.backends.cuda import lower as cuda_lower
+from numbax.errors import NumbaxDeviceError, NumbaxDifferentiationError, NumbaxError
 from numbax.transform_cache import reused
 from numbax.transforms.grad.api import _normalize_argnums, _unwrap
 from numbax.transforms.jacobian import sweeps
@@ -163,11 +164,23 @@ class Jacobian(Jitted):
         check_inputs(self.label, [leaf for i in self.argnums for leaf in tree_util.tree_leaves(values[i])])
         return super()._compile(key, values, leaves, treedef, statics, form)
 
-    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None):
-        """The middle end for one specialization: a wrapper with the function's parameters calls the sweep."""
+    def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, backend: str = "cpu"):
+        """The middle end for one specialization: a wrapper with the function's parameters calls the sweep
+        (on the GPU backend, lowered to kernels and a host driver like any jitted code)."""
         kinds = [p.kind for p in self._signature.signature.parameters.values()]
         source = wrapper.calling(self.fun, self.label, self._signature.params, kinds, "jacobian", _Sweep(self))
-        return pipeline.run(source, bound, label=self.label, after_pass=after_pass)
+        try:
+            return pipeline.run(source, bound, label=self.label, after_pass=after_pass,
+                                lower=cuda_lower.legalize if backend == "gpu" else None)
+        except NumbaxDeviceError as error:  # the GPU's refusal of a line of the sweep: at the user's function
+            if error.origin is None or error.origin.filename != sweeps.__file__:
+                raise
+            raise NumbaxDeviceError(f"{error.message} (in {self!r})", self.origin(), error.hint) from None
+
+    def _compiles_for_gpu(self) -> bool:
+        """On the GPU backend, the sweep's loop over the basis runs in the host driver, each column's forward
+        or reverse mode as kernels."""
+        return True
 
     def _numbax_specialize(self, spec, node, args, kwargs):
         """Called inside another compiled function (``hessian``'s inner ``jacrev``): swept there."""

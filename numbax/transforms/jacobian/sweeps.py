@@ -11,7 +11,7 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import specialized_from_source
-from numbax.transforms.vmap.api import vmap
+from numbax.transforms.vmap.batching import in_turn
 
 
 @specialized_from_source
@@ -80,7 +80,7 @@ def jacfwd(pushforward, args, dyn, single, has_aux):
     def column(i):
         return pushforward(args, _split(_one_hot(i, n), dyn))
 
-    out, columns, aux = vmap(column, out_axes=(None, 0, None))(np.arange(n))
+    out, columns, aux = in_turn(column, out_axes=(None, 0, None))(np.arange(n))
     example = dyn[0] if single else dyn
     blocks = []
     for leaf, cols in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(columns)):
@@ -109,7 +109,7 @@ def jacrev(linearization, args, dyn, single, has_aux):
     def row(i):
         return pullback(_split(_one_hot(i, n), out))
 
-    rows = vmap(row)(np.arange(n))
+    rows = in_turn(row)(np.arange(n))
     blocks = []
     start = 0
     for leaf in tree_util.tree_leaves(out):

@@ -9,6 +9,8 @@ keyword arguments) and emits the batched loop (``numbax.transforms.vmap.loop``;
 """
 from __future__ import annotations
 
+import functools
+
 from typing import Any, Callable, Dict, List, Optional
 
 from numbax.ast_passes.specialize.compile_time import bind_call
@@ -49,12 +51,14 @@ class Batching:
         """The batched loop for a call whose arguments' axes are given (prefixes of each argument): on the GPU
         backend one example per thread (``threads``), else the CPU's loop after the first example (all the
         examples in stages where ``fun`` calls collectives over ``axis_name``)."""
-        if spec.builder.examples_per_thread:
+        if spec.builder.examples_per_thread and self.per_thread:
             return threads.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes,
                                 self.axis_size)
         return loop.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes, self.axis_size,
                          self.axis_name, self.devices, self.transport)
 
+    # on the GPU backend, whether one thread runs each example (``InTurn``: the examples one after another)
+    per_thread: bool = True
     devices: Optional[tuple] = None  # ``pmap``'s (count, passed), checked against the batch at run time
     transport: str = "batch"  # ``pmap``'s across processes: "mpi" (``pmap.mpi_shards``); threads: "threads"
 
@@ -73,13 +77,30 @@ class BoundAxes:
         return self.batching.emit(spec, node, args, kwargs, self.arg_axes, self.kwarg_axes)
 
 
-def construct(constructor: Callable, spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Batching:
-    """``numbax.vmap(f, ...)`` written inside a compiled function: a ``Batching``, built now."""
+def construct(constructor: Callable, spec, node, args: List[Any], kwargs: Dict[str, Any],
+              kind: type = Batching) -> Batching:
+    """``numbax.vmap(f, ...)`` written inside a compiled function: a ``Batching`` (or ``kind``), built now."""
     bound = bind_call(spec, node, constructor, "numbax.vmap", args, kwargs)
     for name, value in bound.items():
         if name != "fun" and contains_dyn(value):
             spec.fail(node, f"numbax.vmap's {name} must be known at compile time")
     try:
-        return Batching(*(bound[k] for k in ("fun", "in_axes", "out_axes", "axis_name", "axis_size")))
+        return kind(*(bound[k] for k in ("fun", "in_axes", "out_axes", "axis_name", "axis_size")))
     except TypeError as exc:
         spec.fail(node, str(exc))
+
+
+class InTurn(Batching):
+    """A mapping whose examples run one after another on every backend, as the CPU's loop runs them: the
+    columns of a Jacobian, each array code that the GPU backend runs as kernels of its own."""
+
+    per_thread = False
+
+
+def in_turn(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional[str] = None,
+            axis_size: Optional[int] = None) -> InTurn:
+    """``vmap`` for numbax's own code compiled with the user's, its examples run in turn (``InTurn``)."""
+    return InTurn(fun, in_axes, out_axes, axis_name, axis_size)
+
+
+in_turn._numbax_specialize = functools.partial(construct, in_turn, kind=InTurn)  # inside compiled code

@@ -21,6 +21,8 @@ falls back to the CPU behind the user's back.
 """
 from __future__ import annotations
 
+import builtins
+import copy
 from typing import Any, Dict, List
 
 import gast
@@ -34,11 +36,11 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
 # run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
-_CHECKS = frozenset({"check_divisor", "check_broadcast", "check_in_place", "check_where", "check_matmul",
-                     "check_contraction", "assume_equal", "check_store", "check_key"}) | indexing.INDEX_CHECKS
+_CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
+                     "check_matmul", "check_contraction", "assume_equal", "check_store", "check_key"}) | \
+    indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
-_CHECKED_OPERATIONS = {"rt.check_reshape": "reshaping an array",
-                       "rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
+_CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
                        "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
                        "rt.check_dot": "np.dot", "rt.check_extent": "indexing an array"}
 
@@ -59,6 +61,15 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
         kernels.append(kernel)
     module.body = kernels + [main]
     return gast.fix_missing_locations(module)
+
+
+def _raises_a_constant(stmt: gast.Raise) -> bool:
+    """``raise ValueError("...")``: a built-in exception of constants (what checks written in Python raise)."""
+    exc = stmt.exc
+    return stmt.cause is None and isinstance(exc, gast.Call) and isinstance(exc.func, gast.Name) and \
+        isinstance(getattr(builtins, exc.func.id, None), type) and \
+        issubclass(getattr(builtins, exc.func.id), Exception) and not exc.keywords and \
+        all(isinstance(a, gast.Constant) for a in exc.args)
 
 
 def _tag(kernel: gast.FunctionDef, origin) -> None:
@@ -92,10 +103,18 @@ class Lowering(Launches):
             return self.assign(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
             return self.store(stmt)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Tuple) \
+                and all(isinstance(t, gast.Name) for t in stmt.targets[0].elts):
+            return self.unpack(stmt.targets[0].elts, stmt.value)
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             return self.update(stmt)
+        if isinstance(stmt, gast.AugAssign) and self.is_indexing(stmt.target):
+            return self.update_indexed(stmt)
         if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
             return [self.check(stmt)]
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) == "rt.save_row":
+            return self.save_row(stmt)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
@@ -111,6 +130,8 @@ class Lowering(Launches):
             return [stmt]
         if isinstance(stmt, gast.Return):
             return self.returns(stmt)
+        if isinstance(stmt, gast.Raise) and _raises_a_constant(stmt):
+            return [stmt]
         raise self.refuse(f"`{_text(stmt)}`")
 
     @staticmethod
@@ -159,6 +180,7 @@ class Lowering(Launches):
     def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
         """``target = value``, its reductions and products launched already (in ``self.pre``)."""
         self.assigned_at[target] = self.origin
+        self.retire(target)
         if self._launches(value, result):
             launched = self.launch_elementwise(target, value, result)
             out = self.pre + launched
@@ -181,6 +203,20 @@ class Lowering(Launches):
         self.env[target] = result
         return out
 
+    def unpack(self, targets: List[gast.Name], value: gast.expr) -> List[gast.stmt]:
+        """``a, b = u, v``: each value into a temporary first (``a, b = b, a + b`` reads the old ``a``), then each
+        name; ``n, m = x.shape`` of an array of as many dimensions: each extent, read on the host."""
+        if isinstance(value, gast.Attribute) and value.attr == "shape" and isinstance(value.value, gast.Name) and \
+                probes.is_array(self.env.get(value.value.id)) and self.env[value.value.id].ndim == len(targets):
+            values = [gast.Subscript(value=copy.deepcopy(value), slice=gast.Constant(value=k, kind=None),
+                                     ctx=gast.Load()) for k in range(len(targets))]
+            return [s for t, v in zip(targets, values) for s in self.assign(t.id, v)]
+        if not (isinstance(value, gast.Tuple) and len(value.elts) == len(targets)):
+            raise self.refuse(f"unpacking `{_text(value)}`")
+        temps = [self.fresh("t") for _ in targets]
+        out = [s for temp, v in zip(temps, value.elts) for s in self.assign(temp, v)]
+        return out + [s for t, temp in zip(targets, temps) for s in self.assign(t.id, _name(temp))]
+
     def update(self, stmt: gast.AugAssign) -> List[gast.stmt]:
         """``x op= y``: on the host for a number; for an array, a kernel writing ``x op y`` into ``x``'s own
         memory (its run-time check made sure ``y`` broadcasts to ``x``'s shape)."""
@@ -188,27 +224,57 @@ class Lowering(Launches):
         if not probes.is_array(self.env.get(target)):
             combined = gast.BinOp(left=_name(target), op=stmt.op, right=stmt.value)
             return self.assign(target, combined)
-        if target not in self.owned:
+        if not self.owns(target):
             raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
                               "may hold as a copy),")
         self.pre = []
-        value = gast.BinOp(left=_name(target), op=stmt.op, right=self.hoist(stmt.value))
+        return self.pre_and_update_in_place(stmt, target, self.hoist(stmt.value))
+
+    def pre_and_update_in_place(self, stmt: gast.AugAssign, target: str, hoisted: gast.expr) -> List[gast.stmt]:
+        """The kernel of ``target op= hoisted`` into the array ``target`` (after ``self.pre``): each thread reads
+        and writes its own element, so the value may read ``target`` itself, but no other view of its memory
+        (NumPy buffers an overlapping operand; a kernel would read elements other threads wrote)."""
+        value = gast.BinOp(left=_name(target), op=stmt.op, right=hoisted)
         result = self.probe(value)
         if probes.signature(result) != probes.signature(self.env[target]):
             raise self.refuse(f"`{_text(stmt)}`, which changes the dtype of an array in place,")
-        launched = self.launch(value, target, result, allocate=False)
-        return self.pre + launched
+        if self.overlaps(target, self.bases_read(hoisted, besides=target)):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update by a value that reads the memory it writes,")
+        return self.pre + self.launch(value, target, result, allocate=False)
+
+    def update_indexed(self, stmt: gast.AugAssign) -> List[gast.stmt]:
+        """``x[idx] op= y`` (how reverse mode adds a cotangent into an indexed part): one element read and
+        written on the host where ``idx`` picks one and ``y`` is a number, else a kernel updating the view
+        ``x[idx]`` in place."""
+        array = stmt.target.value.id
+        if not self.owns(array):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
+                              "may hold as a copy),")
+        self.pre = []
+        hoisted = self.hoist(stmt.value)
+        view = self.index_read(copy.deepcopy(stmt.target))
+        if probes.is_array(self.env[view.id]):
+            return self.pre_and_update_in_place(stmt, view.id, hoisted)
+        if probes.is_array(self.probe(hoisted)):
+            raise self.refuse(f"`{_text(stmt)}`, an update of one element by an array,")
+        value = gast.BinOp(left=view, op=stmt.op, right=hoisted)
+        self.check_host(value)
+        return self.pre + [gast.Assign(targets=[stmt.target], value=value, type_comment=None)]
 
     def branch(self, stmt: gast.If) -> List[gast.stmt]:
         """``if``: its test a number on the host; both branches must leave each variable one dtype."""
         self.pre = []
         test = self.host_test(stmt.test)
-        pre, before, owned = self.pre, dict(self.env), set(self.owned)
+        pre, before, owned, views = self.pre, dict(self.env), set(self.owned), dict(self.views)
         body = self.block(stmt.body) or [gast.Pass()]
         after_body, self.env = self.env, dict(before)
         owned_after_body, self.owned = self.owned, owned
+        views_after_body, self.views = self.views, views
         orelse = self.block(stmt.orelse)
         self.owned &= owned_after_body
+        for name in set(views_after_body) | set(self.views):
+            if views_after_body.get(name) != self.views.get(name):
+                self.views[name] = indexing.AMBIGUOUS
         for name in set(after_body) & set(self.env):
             if probes.signature(after_body[name]) != probes.signature(self.env[name]):
                 raise self.refuse(f"`{name}`, given another dtype or number of dimensions on each branch,",
@@ -246,10 +312,15 @@ class Lowering(Launches):
         return [gast.For(target=stmt.target, iter=it, body=body, orelse=[], type_comment=None)]
 
     def forget_aliases(self, body: List[gast.stmt]) -> None:
-        """Before a loop: a name the body binds to another array may hold an argument's at its start."""
+        """Before a loop: a name the body binds to another array (or a view of one) may hold an argument's,
+        or view any array, at its start."""
         for node in gast.walk(gast.Module(body=body, type_ignores=[])):
-            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute)):
-                self.owned -= {t.id for t in node.targets if isinstance(t, gast.Name)}
+            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript,
+                                                                         gast.Tuple)):
+                names = {n.id for t in node.targets for n in (t.elts if isinstance(t, gast.Tuple) else [t])
+                         if isinstance(n, gast.Name)}
+                self.owned -= names
+                self.views.update(dict.fromkeys(names, indexing.AMBIGUOUS))
 
     def check_loop(self, before: Dict[str, Any]) -> None:
         """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:

@@ -21,7 +21,7 @@ overlapping copy, a kernel would not).
 """
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Set
 
 import gast
 import numpy as np
@@ -29,6 +29,8 @@ import numpy as np
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.state import LoweringState, name as _name, text as _text
 
+# the base of a name that views one array on one path of the driver and another (or none) on another
+AMBIGUOUS = "?"
 # the run-time checks of indexing, whose array they read the shape of only
 INDEX_CHECKS = frozenset({"check_index", "check_span"})
 
@@ -46,10 +48,30 @@ class Indexing(LoweringState):
             probes.is_array(self.env.get(node.value.id))
 
     def base_of(self, array: str) -> str:
-        """The array that ``array`` views (itself if it is no view)."""
+        """The array that ``array`` views (itself if it is no view; ``AMBIGUOUS`` where that depends on the
+        path the driver took)."""
         while array in self.views:
             array = self.views[array]
         return array
+
+    def retire(self, name: str) -> None:
+        """Before ``name`` is bound anew: the views and aliases of the array it held name that array by a token
+        of its own (owned if it was), so that they do not follow ``name`` to its new array."""
+        if name not in self.views.values():
+            return
+        token = self.fresh(f"{name}#")
+        self.views.update({k: token for k, v in self.views.items() if v == name})
+        if name in self.owned:
+            self.owned.add(token)
+
+    def owns(self, array: str) -> bool:
+        """Whether ``array`` is (an alias or a view of) an array the driver allocated, on every path."""
+        return array in self.owned or self.base_of(array) in self.owned
+
+    def overlaps(self, array: str, read: Set[str]) -> bool:
+        """Whether a kernel writing ``array`` may read its memory through the arrays of ``read`` (their bases:
+        ``bases_read``); where a base is ``AMBIGUOUS``, it may."""
+        return bool({self.base_of(array), AMBIGUOUS} & read) or self.base_of(array) == AMBIGUOUS and bool(read)
 
     def is_shape_from_the_end(self, node: gast.expr) -> bool:
         """``x.shape[-k]`` of an array of the driver (the simulator's device arrays count from the front only)."""
@@ -97,6 +119,14 @@ class Indexing(LoweringState):
             integers += not isinstance(index, gast.Slice)
         return integers
 
+    def bases_read(self, value: gast.expr, besides: str = "") -> Set[str]:
+        """The arrays whose memory the kernel of ``value`` reads (through views too), but for the array
+        ``besides`` itself (read at the element a thread writes)."""
+        operands = self.operands(value)
+        expressions = list(operands.computed.values()) + list(operands.inline.values())
+        names = set(operands.arrays) | {n.id for e in expressions for n in gast.walk(e) if isinstance(n, gast.Name)}
+        return {self.base_of(n) for n in names - {besides}}
+
     def index_check(self, call: gast.Call) -> None:
         """``rt.check_index`` / ``rt.check_span`` of a device array: given a host array of its shape (strides 0,
         no memory), as the check reads nothing else."""
@@ -109,7 +139,7 @@ class Indexing(LoweringState):
         """``out[idx] = value`` into an array the driver allocated (see the module docstring)."""
         target = stmt.targets[0]
         array = target.value.id
-        if self.base_of(array) not in self.owned:
+        if not self.owns(array):
             raise self.refuse(f"`{_text(stmt)}`, a store into an argument's array (which the GPU backend may "
                               "hold as a copy),")
         self.pre = []
@@ -122,11 +152,7 @@ class Indexing(LoweringState):
         place = self.env[written.id]
         if np.ndim(result) > np.ndim(place):
             raise self.refuse(f"`{_text(stmt)}`, a store of a value of more dimensions than the part it writes,")
-        operands = self.operands(value)
-        expressions = list(operands.computed.values()) + list(operands.inline.values())
-        read = {self.base_of(a) for a in operands.arrays} | \
-            {self.base_of(n.id) for e in expressions for n in gast.walk(e) if isinstance(n, gast.Name)}
-        if self.base_of(array) in read:
+        if self.overlaps(array, self.bases_read(value)):
             raise self.refuse(f"`{_text(stmt)}`, a store of a value that reads the array it writes,")
         if not probes.is_array(place):  # an array's element from a kernel: a view of one element
             raise self.refuse(f"`{_text(stmt)}`, a store of an array's element into one element,")

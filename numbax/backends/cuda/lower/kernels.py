@@ -18,8 +18,9 @@ from numbax.primitives.registry import entry
 
 _COMPARE = {gast.Gt: ">", gast.GtE: ">=", gast.Lt: "<", gast.LtE: "<=", gast.Eq: "==", gast.NotEq: "!="}
 _COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})"}
-_FINISH = {("sum", False): "gr.finish_sum", ("sum", True): "gr.finish_mean", ("max", False): "gr.finish_max",
-           ("min", False): "gr.finish_min"}
+_FINISH = {("sum", False, False): "gr.finish_sum", ("sum", True, False): "gr.finish_mean",
+           ("max", False, False): "gr.finish_max", ("min", False, False): "gr.finish_min",
+           ("sum", False, True): "gr.finish_norm"}
 
 
 class Unsupported(Exception):
@@ -57,7 +58,8 @@ class Operands:
     verbatim: Dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        taken = set(_MODULES) | {self.index} if self.index else set(_RESERVED) | {f"i{d}" for d in range(32)}
+        taken = set(_MODULES) | {self.index} if self.index else \
+            set(_RESERVED) | {f"{p}{d}" for p in "ijs" for d in range(32)}
         wanted = [(name, name) for name in list(self.arrays) + self.numbers]
         wanted += [(name + "[]", name + "_i") for name in self.arrays if not self.index]
         wanted += [(name + "()", name + "_v") for name in self.computed]
@@ -128,15 +130,15 @@ def element(node: gast.expr, operands: Operands) -> str:
     return lowering.template.format(*[element(arg, operands) for arg in app.args])
 
 
-def _unravel(flat: str, dims: Sequence[int], extent) -> List[str]:
+def _unravel(flat: str, dims: Sequence[int], extent, prefix: str = "i") -> List[str]:
     if not dims:
         return []
     lines = [f"q = {flat}"]
     for position, d in enumerate(reversed(dims)):
         if position == len(dims) - 1:
-            lines.append(f"i{d} = q")
+            lines.append(f"{prefix}{d} = q")
         else:
-            lines += [f"i{d} = q % {extent(d)}", f"q = q // {extent(d)}"]
+            lines += [f"{prefix}{d} = q % {extent(d)}", f"q = q // {extent(d)}"]
     return lines
 
 
@@ -203,6 +205,40 @@ def reduction_kernel(name: str, expr: str, operands: Operands, ndim: int, axes: 
             f"        cuda.syncthreads()\n")
 
 
-def finisher(op: str, mean: bool) -> str:
+def finisher(op: str, mean: bool, norm: bool) -> str:
     """The runtime kernel of a reduction's second pass."""
-    return _FINISH[(op, mean)]
+    return _FINISH[(op, mean, norm)]
+
+
+def unbroadcast_kernel(name: str, expr: str, operands: Operands, ndim: int, rank: int, dtype: np.dtype) -> str:
+    """Reverse mode's ``rt.unbroadcast``: ``expr`` (over an iteration shape ``shape`` of ``ndim`` dimensions)
+    summed back to ``out`` (``rank <= ndim`` dimensions, NumPy's broadcasting aligning them on the right).
+
+    One thread per element ``j`` of ``out`` sums, in the order the CPU backend's loop nest does, the elements
+    that broadcast onto it: all of each leading dimension, and all of a dimension where ``out`` has extent 1
+    and ``shape`` more; elsewhere index ``j`` itself (the span ``s`` of such a dimension is 1, and where it
+    is summed ``j`` is 0, so ``i = r % s + j`` covers both)."""
+    lead = ndim - rank
+    spans = [f"s{d} = shape[{d}]" if d < lead else f"s{d} = shape[{d}] if out.shape[{d - lead}] != shape[{d}] else 1"
+             for d in range(ndim)]
+    walk = ["q = r"]
+    for d in reversed(range(ndim)):
+        walk += [f"i{d} = q % s{d}" + (f" + j{d - lead}" if d >= lead else ""), f"q = q // s{d}"]
+    total = " * ".join(f"s{d}" for d in range(ndim))
+    inner = walk + _loads(operands, ndim) + [f"acc = acc + {expr}"]
+    index = ", ".join(f"j{k}" for k in range(rank))
+    body = _unravel("o", range(rank), lambda k: f"out.shape[{k}]", prefix="j") + spans + \
+        [f"acc = np.{dtype.name}(0)", f"for r in range({total}):"]
+    return (f"@cuda.jit\ndef {name}({', '.join(['out', 'shape'] + operands.params())}):\n"
+            f"    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2) +
+            _indent(inner, 3) + f"        out[{index}] = acc\n")
+
+
+def unreduce_kernel(name: str, ndim: int, axes: Sequence[int], keepdims: bool) -> str:
+    """Reverse mode's ``rt.unreduce`` over ``axes``: ``out`` (``ndim`` dimensions) filled with the cotangent
+    ``g`` of the reduction, each element with ``g``'s at its kept indices (index 0 of a kept axis of 1)."""
+    index = ", ".join(f"i{d}" for d in range(ndim))
+    read = ", ".join("0" if d in axes else f"i{d}" for d in range(ndim) if keepdims or d not in axes)
+    body = _unravel("i", range(ndim), lambda d: f"out.shape[{d}]") + [f"out[{index}] = g[{read}]"]
+    return (f"@cuda.jit\ndef {name}(out, g):\n"
+            f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))

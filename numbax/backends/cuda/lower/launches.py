@@ -13,29 +13,26 @@ import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
-from numbax.backends.cuda.lower.indexing import Indexing
-from numbax.backends.cuda.lower.kernels import elementwise_kernel, finisher, reduction_kernel
+from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
+from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, Reduction
 from numbax.primitives.registry import entry
 
-_CONSTRUCTORS = frozenset({"zeros", "ones", "empty"})
+_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
 # helpers of numbers computed on the host where an array expression reads them (``state.HOST_RUNTIME``)
 _NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
-_SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
+# arrays of host numbers only, made by NumPy on the host and copied over
+_MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace"})
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
                       atanh="arctanh")
 
 
-class Launches(Indexing):
+class Launches(Adjoints):
     """The launches of the driver's array operations."""
-
-    def temp_for(self, node: gast.expr) -> gast.Name:
-        """A name holding ``node``'s value (the driver assigns it)."""
-        raise NotImplementedError
 
     def hoist(self, node: gast.expr) -> gast.expr:
         """``node`` with each reduction, product and constructor in it launched first (into ``self.pre``) and
@@ -73,7 +70,18 @@ class Launches(Indexing):
             return self.construct(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
-        if isinstance(node, gast.Call) and _text(node.func) in _SEEDS and len(node.args) == 1 and \
+        if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
+            return self.made_on_the_host(node)
+        if isinstance(node, gast.Call) and (_text(node.func) in ("np.reshape", "np.ascontiguousarray") or
+                                            isinstance(node.func, gast.Attribute) and node.func.attr == "reshape"):
+            return self.copied(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.stack_buffer":
+            return self.stack_buffer(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.unbroadcast":
+            return self.unbroadcast(node)
+        if isinstance(node, gast.Call) and _text(node.func) in TAPES:
+            return self.tape(node)
+        if isinstance(node, gast.Call) and _text(node.func) in SEEDS and len(node.args) == 1 and \
                 isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
             return self.seed(node)
         return node
@@ -136,22 +144,26 @@ class Launches(Indexing):
 
     def launch_reduction(self, node: gast.expr, app, lowering: Reduction) -> gast.Name:
         """A reduction: its kernel (its operand's expression fused in), launched through ``gr.reduce``."""
-        operand, axis, keepdims = self.reduction_arguments(app)
+        operand, axis, keepdims = self.reduction_arguments(app, lowering)
         operand = self.numbers_for_metadata(operand)
         stand_in = self.probe(operand)
         if not probes.is_array(stand_in):
             raise self.refuse(f"`{app.name}` of a number")
+        if lowering.norm and stand_in.dtype.kind != "f":
+            raise self.refuse(f"`{app.name}` of a {stand_in.dtype.name} array")
         axes = self.axes(axis, stand_in.ndim)
         result = self.probe(node)
         dtype = np.asarray(result).dtype
         operands = self.operands(operand)
         expr = self.element(operand, operands)
+        if lowering.norm:
+            expr = f"gr.square({expr})"
         kernel = self.fresh("reduce")
         self.kernels.append((reduction_kernel(kernel, expr, operands, stand_in.ndim, axes, lowering.op, dtype),
                              self.origin))
         temp = self.fresh("t")
         where = self.origin.position() if self.origin is not None else ""
-        call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean)}, "
+        call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean, lowering.norm)}, "
                 f"{self.shape_of(operands)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
                 f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
         self.pre += _parse(call)
@@ -159,20 +171,24 @@ class Launches(Indexing):
         self.owned.add(temp)
         return _name(temp)
 
-    def reduction_arguments(self, app) -> Tuple[gast.expr, Any, bool]:
-        """The operand, ``axis`` and ``keepdims`` of a reduction (constants; anything else refused)."""
-        names = ["a", "axis"]
+    def reduction_arguments(self, app, lowering: Reduction) -> Tuple[gast.expr, Any, bool]:
+        """The operand, ``axis`` and ``keepdims`` of a reduction (constants; anything else refused; a norm's
+        ``ord`` None)."""
+        names = ["x", "ord", "axis", "keepdims"] if lowering.norm else ["a", "axis"]
         values: Dict[str, gast.expr] = dict(zip(names, app.args))
-        if len(app.args) > len(names) or set(app.keywords) - {"axis", "keepdims"}:
+        if len(app.args) > len(names) or set(app.keywords) - set(names[1:]) - {"keepdims"}:
             raise self.refuse(f"`{app.name}` with arguments other than axis and keepdims")
         values.update(app.keywords)
+        values["a"] = values.get("a", values.get("x"))
         constants = {}
-        for key in ("axis", "keepdims"):
+        for key in ("ord", "axis", "keepdims") if lowering.norm else ("axis", "keepdims"):
             node = values.get(key)
             try:
                 constants[key] = None if node is None else ast.literal_eval(gast.gast_to_ast(node))
             except ValueError:
                 raise self.refuse(f"`{app.name}` with a {key} known only at run time") from None
+        if constants.get("ord") is not None:
+            raise self.refuse(f"`{app.name}` with ord={constants['ord']!r}")
         return values["a"], constants["axis"], bool(constants["keepdims"])
 
     def axes(self, axis: Any, ndim: int) -> Tuple[int, ...]:
@@ -200,45 +216,74 @@ class Launches(Indexing):
         self.owned.add(temp)
         return _name(temp)
 
-    def seed(self, node: gast.Call) -> gast.Name:
-        """Reverse mode's ``rt.zeros_like(a)``, ``rt.ones_like(a)`` of an array: filled on the device."""
-        a = node.args[0].id
+    def made_on_the_host(self, node: gast.Call) -> gast.Name:
+        """``np.arange(n)``, ``np.eye(n)`` and the others of ``_MADE_ON_THE_HOST``, of host numbers and NumPy
+        types: made by NumPy itself on the host, copied to the device."""
+        for arg in node.args + [k.value for k in node.keywords]:
+            self.check_host(arg)
         result = self.probe(node)
-        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
-        return self._filled(shape, _SEEDS[_text(node.func)], result)
-
-    def _filled(self, shape: str, value: str, result: Any) -> gast.Name:
+        if not probes.is_array(result):
+            raise self.refuse(f"`{_text(node)}`")
         temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.full({shape}, {value}, np.{result.dtype.name})")
+        self.pre += _parse(f"{temp} = cuda.to_device({_text(node)})")
         self.env[temp] = result
         self.owned.add(temp)
         return _name(temp)
 
-    def unreduce(self, node: gast.Call) -> gast.Name:
-        """Reverse mode's ``rt.unreduce(g, a, None, keepdims)``: the cotangent ``g`` of a reduction of ``a`` to a
-        number, as an array of ``a``'s shape filled with it (a reduction over axes is refused)."""
-        if len(node.args) != 4 or node.keywords or not isinstance(node.args[2], gast.Constant) or \
-                node.args[2].value is not None or not isinstance(node.args[1], gast.Name):
-            raise self.refuse(f"`{_text(node)}`, the cotangent of a reduction over axes,")
-        g, a = node.args[0], node.args[1].id
-        if probes.is_array(self.probe(g)) or not probes.is_array(self.env.get(a)):
-            raise self.refuse(f"`{_text(node)}`")
-        self.check_host(g)
-        result = self.probe(node)
-        shape = self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
-        return self._filled(shape, _text(g), result)
+    def copied(self, node: gast.Call) -> gast.Name:
+        """``a.reshape(shape)``, ``np.reshape(a, shape)`` (a view of a C-contiguous ``a``, as NumPy's; of another,
+        refused at run time: NumPy gives a view or a copy as its strides allow) and ``np.ascontiguousarray(a)``
+        (``a`` itself where C-contiguous, else a kernel's copy, as NumPy's): the result may share ``a``'s
+        memory, so it is taken for a view of ``a``'s array."""
+        method = isinstance(node.func, gast.Attribute) and node.func.attr == "reshape" and \
+            _text(node.func) != "np.reshape"
+        args = ([node.func.value] if method else []) + list(node.args)
+        if method and len(args) > 2:  # x.reshape(2, 3)
+            args = [args[0], gast.Tuple(elts=args[1:], ctx=gast.Load())]
+        wanted = 1 if _text(node.func) == "np.ascontiguousarray" else 2
+        if node.keywords or len(args) != wanted or not isinstance(args[0], gast.Name) or \
+                not probes.is_array(self.env.get(args[0].id)) or args[0].id in self.folded:
+            raise self.refuse(f"`{_text(node)}` of other than an array and a shape")
+        a = args[0].id
+        result = self.env[a]
+        out = self.fresh("t")
+        if wanted == 2:
+            self.check_host(args[1])
+            shape = self.probe(args[1])  # the stand-ins' extents are 1: the new shape's rank, not NumPy's reshape
+            result = np.ones((1,) * (1 if np.ndim(shape) == 0 else len(shape)), result.dtype)
+            where = self.origin.position() if self.origin is not None else ""
+            self.pre += _parse(f"{out} = gr.reshape({a}, {_text(args[1])}, {where!r})")
+        else:
+            kernel = self.fresh("kernel")
+            operands = Operands({a: self.env[a].ndim}, [])
+            self.kernels.append((elementwise_kernel(kernel, operands.element_of(a), operands, self.env[a].ndim),
+                                 self.origin))
+            self.pre += _parse(f"{out} = gr.contiguous({a}, {kernel})")
+        self.env[out] = result
+        self.views[out] = self.base_of(a)
+        return _name(out)
 
     def construct(self, node: gast.Call) -> gast.Name:
-        """``np.zeros(shape)``, ``np.ones(shape)`` (``dtype=`` a NumPy type): made on the host, copied over;
-        ``np.empty(shape)``: allocated on the device."""
-        if len(node.args) != 1 or set(k.arg for k in node.keywords) - {"dtype"}:
-            raise self.refuse(f"`{_text(node)}` with arguments other than a shape and dtype")
-        self.check_host(node.args[0])
+        """``np.zeros(shape)``, ``np.ones(shape)`` (a NumPy type as ``dtype``, by keyword or second): made on the
+        host, copied over; ``np.empty(shape)``: allocated on the device. ``np.zeros_like(a)`` and the others
+        like it take ``a``'s shape (read on the host)."""
+        like = node.func.attr.endswith("_like")
+        if not 1 <= len(node.args) <= 2 or set(k.arg for k in node.keywords) - {"dtype"}:
+            raise self.refuse(f"`{_text(node)}` with arguments other than {'an array' if like else 'a shape'} "
+                              "and dtype")
+        for arg in node.args[1:] + [k.value for k in node.keywords]:
+            self.check_host(arg)  # a NumPy type
+        if like and not (isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id))):
+            raise self.refuse(f"`{_text(node)}` of other than an array")
+        if not like:
+            self.check_host(node.args[0])
         result = self.probe(node)
         temp = self.fresh("t")
-        fill = 1 if node.func.attr == "ones" else 0
-        shape = _text(node.args[0])
-        if node.func.attr == "empty":
+        fill = 1 if node.func.attr.startswith("ones") else 0
+        like_of = node.args[0].id if like else ""
+        shape = (self.shape_of(self.operands(self.folded[like_of])) if like_of in self.folded else
+                 f"{like_of}.shape") if like else _text(node.args[0])
+        if node.func.attr.startswith("empty"):
             self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})")
         else:
             self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")

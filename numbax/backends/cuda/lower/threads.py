@@ -121,7 +121,10 @@ class _Body:
                                     f"numbers as `x[{self.index}]`)")
         if value.ndim != 1:
             raise self.state.refuse(f"an array per example (`{_text(node)}` of the {value.ndim}-d `{array}`): "
-                                    "vmap on the GPU runs one example per thread, on numbers,")
+                                    "vmap on the GPU runs one example per thread, on numbers (a thread cannot "
+                                    "allocate, and numbax compiles for ranks, not sizes, so a thread's local "
+                                    "array would have no size known to the kernel; map the state's components "
+                                    "as separate 1-d arguments instead),")
         if array in self.outputs and array not in self.state.owned:
             raise self.state.refuse(f"writing into the argument `{array}` in one example's body")
         if array in self.inputs and array in self.outputs:
