@@ -376,7 +376,8 @@ def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str], befor
     if _carried(loop.body, assigned, set()):
         return None
     outputs = {_base(t) for t in _subscript_stores(gast.Module(body=loop.body, type_ignores=[]))} - assigned
-    if any(_loads(stmt) & outputs - {_base(t) for t in getattr(stmt, "targets", [])} for stmt in loop.body) \
+    if any(_loads(stmt) & outputs - {_base(t) for t in getattr(stmt, "targets", [])} - _shape_read(stmt)
+           for stmt in loop.body) \
             or any(len(getattr(stmt, "targets", [])) == 1 and _loads(stmt.value) & outputs for stmt in loop.body):
         return None  # an array the loop fills, read in it: a row may read another's
     block = _Block(loop, avals, namer)
@@ -438,12 +439,24 @@ def _peeled(before: List[gast.stmt], first: gast.expr, outputs: Set[str]) \
     return found
 
 
+def _shape_read(stmt: gast.stmt) -> Set[str]:
+    """The array whose shape alone ``stmt`` reads, ``out`` of ``rt.check_row(out, value, where)`` (``vmap``'s
+    check that an example's output fits its row); else nothing."""
+    app = application(stmt.value) if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) else None
+    if app is not None and app.name == "rt.check_row" and app.args and isinstance(app.args[0], gast.Name):
+        return {app.args[0].id}
+    return set()
+
+
 def _first_block(block: _Block, body: List[gast.stmt], peeled: Dict[str, Tuple[gast.Assign, gast.Assign]],
                  namer: Namer) -> List[gast.stmt]:
     """The block's ``body`` for the first rows, each output allocated from the value stored into it
-    (``out = rt.stack_rows(t, n)`` before ``out[start:stop] = t``, ``t`` named first where it is an expression)."""
+    (``out = rt.stack_rows(t, n)`` before ``out[start:stop] = t``, ``t`` named first where it is an expression);
+    the checks that a row fits an output sized by these rows go."""
     out: List[gast.stmt] = []
     for stmt in body:
+        if _shape_read(stmt) & set(peeled):
+            continue
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
         array = _base(target) if isinstance(target, gast.Subscript) else None
         if array in peeled:
