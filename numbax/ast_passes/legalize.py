@@ -15,8 +15,9 @@ which Numba compiles as a C library call per element, become the helpers of
 ``numbax.runtime.vector_math``, which vectorize; ``np.minimum`` and ``np.maximum``
 those of ``numbax.runtime.extrema`` (NumPy's signed zeros). ``a @ b`` becomes
 ``rt.matmul(a, b)``, the same product, whose compiled form is loaded from the runtime's
-disk cache: Numba's own ``@`` (its BLAS calls and their checks) took a second of
-compilation in every new process and for each caller. ``imports`` names the import
+disk cache: Numba's own ``@`` (its BLAS calls and their checks, for each pair of
+layouts) took 2 s of compilation in every new process (the seed MLP's gradient, on a
+busy two-core machine). ``imports`` names the import
 line such calls need. Applying it twice changes nothing.
 
     >>> import gast
