@@ -26,7 +26,7 @@ def expected_grad_predict_loss(w, x, y):
     rt.assume_equal(x.shape[1], w.shape[0])
     rt.assume_equal(y.shape[0], x.shape[0])
     rt.check_contraction('grad_programs.py:6: @', 'ij,j->i', 'j', x, w)
-    product = x @ w
+    product = rt.matmul(x, w)
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0
     dt3_j = dt4 * (1 / product.size)
@@ -41,7 +41,7 @@ def expected_grad_predict_loss(w, x, y):
         # grad of: pred = np.tanh(x @ w)
         dt1_j = dpred_j * (1.0 - pred_j * pred_j)
         dt1[j] = dt1_j
-    dw = dt1 @ x
+    dw = rt.matmul(dt1, x)
     return dw
 
 

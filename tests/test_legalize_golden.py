@@ -178,12 +178,13 @@ def expected_contractions(a, b, g):
     c = rt.einsum('ij,jk->ik', a, b) + rt.einsum('ij,jk->ik', a, b) + rt.inner(a, b) + rt.matmul(a, b)
     d = rt.tensordot(a, b) + rt.tensordot(a, b, 1) + rt.tensordot(a, b, (1, 2), (0, 1))
     e = rt.einsum_vjp(g, 0, 'ii->', a) + rt.tensordot_vjp(g, 1, a, b, (0,), (1,))
-    return (c, d, e, rt.matmul_vjp(g, 0, a, b), a @ b, np.einsum(a, [0, 1]))
+    return (c, d, e, rt.matmul_vjp(g, 0, a, b), rt.matmul(a, b), np.einsum(a, [0, 1]))
 
 
 def test_contractions_go_to_helpers_with_literal_subscripts_and_flat_axes():
     """An einsum's output is spelled out; tensordot's pair of axes becomes two flat tuples (Numba keeps their
-    values); a matmul adjoint the simplifier left (ndims unknown) takes the helper of any ndim; ``@`` stays."""
+    values); a matmul adjoint the simplifier left (ndims unknown) takes the helper of any ndim; ``@`` goes to
+    ``rt.matmul``, whose compiled form is cached once per machine."""
     assert_golden(contractions, expected_contractions)
 
 

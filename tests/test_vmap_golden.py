@@ -27,7 +27,7 @@ def expected_vmap_predict(w, b, x):
     x_1 = x[0]
     # vmap_programs.py:6: h = np.tanh(x @ w + b)
     rt.check_matmul(x_1, w, 'vmap_programs.py:6:16')
-    _t7 = x_1 @ w
+    _t7 = rt.matmul(x_1, w)
     rt.check_broadcast(_t7, b, 'vmap_programs.py:6:16')
     h = rt.tanh(_t7 + b)
     # vmap_programs.py:7: return h, np.sum(h ** 2)
@@ -40,7 +40,7 @@ def expected_vmap_predict(w, b, x):
         x_2 = x[i]
         # vmap_programs.py:6: h = np.tanh(x @ w + b)
         rt.check_matmul(x_2, w, 'vmap_programs.py:6:16')
-        _t11 = x_2 @ w
+        _t11 = rt.matmul(x_2, w)
         rt.check_broadcast(_t11, b, 'vmap_programs.py:6:16')
         h_1 = rt.tanh(_t11 + b)
         # vmap_programs.py:7: return h, np.sum(h ** 2)

@@ -13,18 +13,22 @@ Shape functions and contractions Numba lacks (``np.einsum``, ``np.tensordot``,
 to their helpers as ``legalize_arrays`` says. ``np.exp(x)`` and ``np.tanh(x)``,
 which Numba compiles as a C library call per element, become the helpers of
 ``numbax.runtime.vector_math``, which vectorize; ``np.minimum`` and ``np.maximum``
-those of ``numbax.runtime.extrema`` (NumPy's signed zeros). ``imports`` names the import
+those of ``numbax.runtime.extrema`` (NumPy's signed zeros). ``a @ b`` becomes
+``rt.matmul(a, b)``, the same product, whose compiled form is loaded from the runtime's
+disk cache: Numba's own ``@`` (its BLAS calls and their checks, for each pair of
+layouts) took 2 s of compilation in every new process (the seed MLP's gradient, on a
+busy two-core machine). ``imports`` names the import
 line such calls need. Applying it twice changes nothing.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
     >>> module = gast.parse("def f(x):\\n    m = np.mean(x, axis=1, keepdims=True)\\n"
-    ...                     "    return x.max(0) - m + np.sum(x, axis=None) + np.sum(x, 1) + np.sum(x, axis=k)")
+    ...                     "    return x.max(0) - m + np.sum(x, axis=None) + np.sum(x, 1) + np.sum(x, axis=k) @ w")
     >>> module = transform(module)
     >>> print(unparse(module))
     def f(x):
         m = rt.mean(x, 1, True)
-        return rt.max(x, 0) - m + np.sum(x) + rt.sum(x, 1) + np.sum(x, axis=k)
+        return rt.max(x, 0) - m + np.sum(x) + rt.sum(x, 1) + rt.matmul(np.sum(x, axis=k), w)
     >>> imports(module)
     ['from numbax import runtime as rt']
 """
@@ -128,6 +132,13 @@ def _vectorized(node: gast.Call) -> bool:
 class _Legalizer(gast.NodeTransformer):
     def __init__(self, alias: str):
         self.alias = alias
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        if not isinstance(node.op, gast.MatMult):
+            return node
+        return gast.copy_location(gast.Call(func=resolve.reference_node(f"{self.alias}.matmul"),
+                                            args=[node.left, node.right], keywords=[]), node)
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)

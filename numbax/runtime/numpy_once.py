@@ -1,8 +1,9 @@
 """NumPy functions whose Numba implementation takes a second or more to compile, compiled once per machine.
 
 Numba compiles its implementation of ``np.linalg.solve`` (4 s on a loaded
-machine), ``np.tril``, ``np.outer``, ``np.moveaxis`` ... into each function
-that calls it, in each process anew. ``legalize`` sends a positional call of
+machine), ``np.tril``, ``np.outer``, ``np.moveaxis``, ``np.concatenate``,
+``np.ascontiguousarray`` (which every Jacobian's columns go through) ... into
+each function that calls it, in each process anew. ``legalize`` sends a positional call of
 one of them in generated code to the helper of the same name here
 (``rt.solve(a, b)``), whose compiled form for array arguments is kept in the
 disk cache (``numbax.runtime.cached``): it computes exactly what NumPy's
@@ -30,6 +31,9 @@ def _compiled_once(name: str, numpy_fn: Callable) -> Callable:
 
 
 moveaxis = _compiled_once("moveaxis", np.moveaxis)
+concatenate = _compiled_once("concatenate", np.concatenate)
+concat = _compiled_once("concat", np.concat)
+ascontiguousarray = _compiled_once("ascontiguousarray", np.ascontiguousarray)
 tril = _compiled_once("tril", np.tril)
 triu = _compiled_once("triu", np.triu)
 outer = _compiled_once("outer", np.outer)
@@ -44,7 +48,8 @@ qr = _compiled_once("linalg.qr", np.linalg.qr)
 svd = _compiled_once("linalg.svd", np.linalg.svd)
 
 # NumPy's name (after ``np.``) -> its helper, which has the last part's name (``rt.solve``)
-FUNCTIONS = {"moveaxis": moveaxis, "tril": tril, "triu": triu, "outer": outer, "diag": diag, "linalg.solve": solve,
-             "linalg.inv": inv, "linalg.cholesky": cholesky, "linalg.det": det, "linalg.slogdet": slogdet,
-             "linalg.eigh": eigh, "linalg.qr": qr, "linalg.svd": svd}
+FUNCTIONS = {"moveaxis": moveaxis, "concatenate": concatenate, "concat": concat,
+             "ascontiguousarray": ascontiguousarray, "tril": tril, "triu": triu, "outer": outer, "diag": diag,
+             "linalg.solve": solve, "linalg.inv": inv, "linalg.cholesky": cholesky, "linalg.det": det,
+             "linalg.slogdet": slogdet, "linalg.eigh": eigh, "linalg.qr": qr, "linalg.svd": svd}
 __all__ = [name.rsplit(".", 1)[-1] for name in FUNCTIONS]

@@ -52,7 +52,7 @@ from numba.core.runtime import rtsys
 
 from numbax import cache_files, config, timings
 from numbax.backends.module_cache import module_for
-from numbax.backends.numba_cpu import scipy_blas
+from numbax.backends.numba_cpu import scipy_blas, slice_store_error
 from numbax.runtime import cached
 
 _DISPATCHERS: Dict[Tuple, Callable] = {}
@@ -186,6 +186,7 @@ def _runtime_folder() -> Optional[str]:
 
 
 cached.use_folder(_runtime_folder)
+slice_store_error.install()
 
 
 # code that calls MPI (pmap across processes) links numba-mpi's ctypes pointers, which Numba cannot cache
