@@ -191,9 +191,9 @@ def rotate(x, w):
 
 ROTATE_JVP = """def jvp_rotate(x, w, dx, dw):
     # test_jvp.py:{line}: y = np.tanh(x @ w)
-    _t1 = x @ w
-    product = dx @ w
-    product_1 = x @ dw
+    _t1 = rt.matmul(x, w)
+    product = rt.matmul(dx, w)
+    product_1 = rt.matmul(x, dw)
     _t3 = 0.0
     dt3 = 0.0
     for j in range(x.shape[0]):
