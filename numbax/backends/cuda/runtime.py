@@ -109,34 +109,34 @@ def reduce(first, finish, shape: Sequence[int], axes: Sequence[int], keepdims: b
     return out.reshape(out_shape)
 
 
+@cuda.jit(device=True)
+def _parts_added(partial, o):
+    """Output ``o``'s parts added, in order."""
+    acc = partial[o, 0]
+    for p in range(1, partial.shape[1]):
+        acc += partial[o, p]
+    return acc
+
+
 @cuda.jit
 def finish_sum(out, partial, count):
     """Second pass of a sum: add each output's parts."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        acc = partial[o, 0]
-        for p in range(1, partial.shape[1]):
-            acc += partial[o, p]
-        out[o] = acc
+        out[o] = _parts_added(partial, o)
 
 
 @cuda.jit
 def finish_mean(out, partial, count):
     """Second pass of a mean: add each output's parts and divide by the number of elements."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        acc = partial[o, 0]
-        for p in range(1, partial.shape[1]):
-            acc += partial[o, p]
-        out[o] = acc / count
+        out[o] = _parts_added(partial, o) / count
 
 
 @cuda.jit
 def finish_norm(out, partial, count):
     """Second pass of a norm: add each output's parts (sums of squares) and take the square root."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        acc = partial[o, 0]
-        for p in range(1, partial.shape[1]):
-            acc += partial[o, p]
-        out[o] = math.sqrt(acc)
+        out[o] = math.sqrt(_parts_added(partial, o))
 
 
 @cuda.jit
