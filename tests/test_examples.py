@@ -7,15 +7,11 @@ import sys
 
 import numbax
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from fixtures.program_processes import PROGRAM_OPT  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(numbax.__file__)))
 
 
 def run_example(name: str) -> str:
-    env = dict(os.environ, PYTHONPATH=ROOT, **PROGRAM_OPT)
+    env = dict(os.environ, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", name)], env=env, capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -27,7 +27,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from corpus import all_cases as jit_cases  # noqa: E402
 from fixtures import export_programs as programs  # noqa: E402
-from fixtures.program_processes import PROGRAM_OPT  # noqa: E402
 from grad_corpus import all_cases as grad_cases  # noqa: E402
 
 STRIDE = 7
@@ -105,7 +104,7 @@ def exported(tmp_path_factory):
 
 def _environment():
     """The environment of a process of the fresh Python: nothing on its path but its own packages."""
-    return {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONWARNINGS": "ignore", **PROGRAM_OPT}
+    return {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONWARNINGS": "ignore"}
 
 
 CHECK = textwrap.dedent("""

@@ -18,10 +18,6 @@ import pytest
 
 import numbax
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from fixtures.program_processes import PROGRAM_OPT  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(numbax.__file__)))
 FOLDER = os.path.join(ROOT, "examples", "jax_programs")
 PROGRAMS = sorted(name for name in os.listdir(FOLDER) if name.endswith(".py")) if os.path.isdir(FOLDER) else []
@@ -39,7 +35,7 @@ def as_jax(source: str) -> str:
 
 
 def run(path: str, env_extra=None) -> str:
-    env = dict(os.environ, PYTHONPATH=ROOT, JAX_PLATFORMS="cpu", **PROGRAM_OPT, **(env_extra or {}))
+    env = dict(os.environ, PYTHONPATH=ROOT, JAX_PLATFORMS="cpu", **(env_extra or {}))
     out = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-4000:]
     return out.stdout

@@ -18,10 +18,6 @@ import nbclient
 import jupytext
 import ipykernel  # noqa: F401  (the kernel the notebook runs on)
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-from fixtures.program_processes import PROGRAM_OPT  # noqa: E402
-
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 QUICKSTART = NOTEBOOKS / "01_quickstart.ipynb"
 PAIRED = sorted(NOTEBOOKS.glob("*.py"))
@@ -55,8 +51,6 @@ def venv_kernel(tmp_path, monkeypatch):
             "display_name": "Python 3 (numbax tests)", "language": "python"}
     (kernels / "kernel.json").write_text(json.dumps(spec))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    for name, value in PROGRAM_OPT.items():
-        monkeypatch.setenv(name, value)
     return "python3"
 
 

@@ -2,8 +2,7 @@
 ``conftest.py``): level 3, Numba's default and what users run, takes up to four times as long on the loop
 nests numbax generates for contractions, and computes the same bits, since no fast-math flag lets LLVM
 reassociate, contract or approximate a floating-point operation. This test holds the suite to that: a
-fresh process at level 3 computes bit for bit what this one computes, and what one at level 0 computes (the
-level of the whole programs the suite runs in processes of their own: examples, JAX programs, exports), on programs that exercise the
+fresh process at level 3 computes bit for bit what this one computes, on programs that exercise the
 contraction kernels, a fused backward pass, transcendental functions in float32 and random numbers.
 """
 from __future__ import annotations
@@ -14,10 +13,6 @@ import sys
 import textwrap
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from fixtures.program_processes import PROGRAM_OPT  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,15 +69,12 @@ def _run(tmp_path, level: str):
         return [saved[f"arr_{k}"] for k in range(len(saved.files))]
 
 
-def test_the_suites_optimization_levels_compute_the_same_bits_as_numbas_default(tmp_path):
-    """Level 1 (the suite's own process) and level 0 (the whole programs it runs in processes of their own,
-    ``fixtures.program_processes``) against Numba's default, 3."""
+def test_the_suites_optimization_level_computes_the_same_bits_as_numbas_default(tmp_path):
     from numba.core import config
 
     assert int(config.OPT) == 1  # what the rest of the suite runs with
-    default, suite, programs = _run(tmp_path, "3"), _run(tmp_path, "1"), _run(tmp_path, PROGRAM_OPT["NUMBA_OPT"])
-    assert len(default) == len(suite) == len(programs) == 5
-    for at_three, at_one, at_zero in zip(default, suite, programs):
-        for other in (at_one, at_zero):
-            assert at_three.dtype == other.dtype and at_three.shape == other.shape
-            assert at_three.tobytes() == other.tobytes()
+    default, suite = _run(tmp_path, "3"), _run(tmp_path, "1")
+    assert len(default) == len(suite) == 5
+    for at_three, at_one in zip(default, suite):
+        assert at_three.dtype == at_one.dtype and at_three.shape == at_one.shape
+        assert at_three.tobytes() == at_one.tobytes()
