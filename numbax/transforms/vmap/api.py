@@ -82,17 +82,17 @@ class Vmapped(Jitted):
                      for _, axis in axes.broadcast_prefix("vmap in_axes", by_param.get(param), value))
         return (("in_axes", flat),)
 
-    def __call__(self, *args, **kwargs):
-        """A call; one with keyword arguments that Numba's C dispatch would map as positional ones
-        (``_keywords_fold``) on numbax's path."""
-        if kwargs and not self._keywords_fold():
-            return self._compile_for_args(*args, **kwargs)()
-        return super().__call__(*args, **kwargs)
+    def __new__(cls, fun: Callable = None, in_axes: Any = 0, *args, **kwargs):
+        """A ``Vmapped``, or where keyword arguments are not mapped as positional ones would be (``in_axes``
+        other than 0) one that keeps calls with keywords from Numba's C dispatch (``_KeywordsApart``): the
+        calls of the others go straight to C."""
+        if cls is Vmapped and not _keywords_fold(in_axes):
+            cls = _KeywordsApart
+        return super().__new__(cls)
 
     def _keywords_fold(self) -> bool:
-        """vmap maps keyword arguments along axis 0 whatever ``in_axes`` says: as positional ones only where
-        ``in_axes`` is 0."""
-        return type(self.batching.in_axes) is int and self.batching.in_axes == 0
+        """Whether Numba's C dispatch, folding keyword arguments into positional ones, maps them as vmap does."""
+        return _keywords_fold(self.batching.in_axes)
 
     def _folds_arguments(self) -> bool:
         """vmap maps positional arguments, keyword arguments (``__call__`` keeps those from Numba's C
@@ -157,6 +157,22 @@ class Vmapped(Jitted):
 
 
 _NO_DEFAULT = object()
+
+
+def _keywords_fold(in_axes: Any) -> bool:
+    """vmap maps keyword arguments along axis 0 whatever ``in_axes`` says: as positional ones only where
+    ``in_axes`` is 0."""
+    return type(in_axes) is int and in_axes == 0
+
+
+class _KeywordsApart(Vmapped):
+    """A ``Vmapped`` whose ``in_axes`` map positional arguments otherwise than keyword ones: a call with keywords
+    takes numbax's path, not Numba's C dispatch (which would fold them into positional ones)."""
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            return self._compile_for_args(*args, **kwargs)()
+        return super().__call__(*args, **kwargs)
 
 
 @reused
