@@ -214,6 +214,10 @@ def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
         return None
     if func.attr == "reshape":
         return _reshape(alias, func.value, node.args, node.keywords, method=True)
+    if func.attr in ("conj", "conjugate", "view") and not node.args and not node.keywords:
+        # NumPy's ``x.conj()`` of a real array is ``x`` itself and ``x.view()`` a view of it; Numba's
+        # ``conj()`` copies, and its ``view()`` needs a dtype
+        return _call(alias, "view_of" if func.attr == "view" else "conj", [func.value])
     if func.attr == "swapaxes" and len(node.args) == 2 and not node.keywords:
         return gast.Call(func=resolve.reference_node("np.swapaxes"), args=[func.value] + node.args, keywords=[])
     route = ROUTES.get(func.attr)

@@ -308,9 +308,34 @@ def matmul_grad_b_jvp(g, ans, cotangent, a, b):
     d[b] = None
 
 
-@defjvp(rt.scalar_output, rt.copy_of, rt.widen, rt.power_exponent)
+@defjvp(rt.scalar_output)
 def identity_jvp(g, ans, x):
     d[x] = g
+
+
+@defjvp(rt.copy_of, rt.power_exponent)
+def new_array_jvp(g, ans, x):
+    """The value is a new array, so its tangent is one too: a later write into the operand's tangent (the
+    generated gradient restores an array it overwrote, ``dy[:] = dy_old``) must not change it."""
+    d[x] = rt.copy_of(g)
+
+
+@defjvp(rt.widen)
+def widen_jvp(g, ans, x):
+    """Linear: the tangent widened alike, so it is a copy exactly where the value is one."""
+    d[x] = rt.widen(g)
+
+
+@defjvp(rt.reserve_rows)
+def reserve_rows_jvp(g, ans, table, rows):
+    """Linear in the table: the tangents' table is reserved alike (the same object where the value's is)."""
+    d[table] = rt.reserve_rows(g, rows)
+
+
+@defjvp(rt.grow_rows)
+def grow_rows_jvp(g, ans, table):
+    """Linear in the table: the tangents' table grows alike (its new rows unset, as the value's)."""
+    d[table] = rt.grow_rows(g)
 
 
 @defjvp(rt.real_output)

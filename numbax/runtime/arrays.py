@@ -7,9 +7,10 @@ not C-contiguous (a transposed one). Each helper is NumPy itself when called
 from Python; inside ``numba.njit`` code an ``overload`` writes one explicit
 loop nest for the array's ndim and the (compile-time) axes, indexing element
 by element: no slice assignment, whose broadcasting checks cost Numba more to
-compile than the whole nest. Results are new arrays where NumPy returns views
-(``diagonal``, ``flip``, ``squeeze`` of a non-contiguous array), which reads
-the same. Axes must be constants there (``legalize`` writes them as literals);
+compile than the whole nest. Where NumPy returns a view (``diagonal``, ``diag``
+of a matrix, ``flip``, ``conj()`` of a real array, ``view()``) so does the helper:
+a later write into the array shows through it, as in NumPy. Axes must be
+constants there (``legalize`` writes them as literals);
 shifts, offsets, widths and counts may be run-time values.
 
 The adjoints that generated gradients call for these functions
@@ -32,14 +33,26 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.np.numpy_support import as_dtype
+from numpy.lib.stride_tricks import as_strided
 
 from numbax.runtime import grad as _grad
 from numbax.runtime.cached import overload
 from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import array_dtype, normalize_axes, static, static_value
 
-__all__ = ["diagonal", "trace", "squeeze", "atleast_1d", "atleast_2d", "tile", "pad", "repeat", "flip", "roll",
-           "reshape", "stack"]
+__all__ = ["conj", "view_of", "diagonal", "trace", "squeeze", "atleast_1d", "atleast_2d", "tile", "pad", "repeat",
+           "flip", "roll", "reshape", "stack"]
+
+
+def conj(a):
+    """``a.conj()``: ``a`` itself where it is real (NumPy's method returns the array, not a copy), else its
+    complex conjugate (compiled)."""
+    return np.conj(a) if np.iscomplexobj(a) else a
+
+
+def view_of(a):
+    """``a.view()``: a view of all of ``a`` (compiled; Numba's ``view`` needs a dtype)."""
+    return a.view()
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -168,14 +181,24 @@ def _diagonal_lines(ndim: int, first: int, second: int, rest: List[int]) -> Tupl
     return lines, index
 
 
-def _diagonal_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype, back: bool) -> str:
-    """The diagonal copied out of ``a`` into ``out``, or (``back``) the cotangent ``g`` put back on it."""
+def _diagonal_grad_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype) -> str:
+    """The cotangent ``g`` of ``a``'s diagonal put back on an array of ``a``'s shape."""
     lines, index = _diagonal_lines(ndim, first, second, rest)
     diagonal = _index([f"i{k}" for k in range(len(rest))] + ["t"])
-    alloc, copy = _copy("a", _tuple([f"n{d}" for d in rest] + ["n"]), dtype, diagonal, _index(index), back)
+    alloc, copy = _copy("a", _tuple([f"n{d}" for d in rest] + ["n"]), dtype, diagonal, _index(index), True)
     lines.append(alloc)
     lines += _nest([f"n{d}" for d in rest], ["for t in range(n):", INDENT + copy])
-    return _function(f"{'g, ' if back else ''}a, offset=0, axis1=0, axis2=1", lines + ["return out"])
+    return _function("g, a, offset=0, axis1=0, axis2=1", lines + ["return out"])
+
+
+def _diagonal_view_source(ndim: int, first: int, second: int, rest: List[int]) -> str:
+    """The diagonal of ``a`` as a view of it (``as_strided``: one step along both axes at once)."""
+    lines, _ = _diagonal_lines(ndim, first, second, rest)
+    start = ", ".join("r0:" if d == first else "c0:" if d == second else ":" for d in range(ndim))
+    shape = _tuple([f"n{d}" for d in rest] + ["n"])
+    strides = _tuple([f"a.strides[{d}]" for d in rest] + [f"a.strides[{first}] + a.strides[{second}]"])
+    return _function("a, offset=0, axis1=0, axis2=1",
+                     lines + [f"return as_strided(a[{start}], shape={shape}, strides={strides})"])
 
 
 def _trace_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype) -> str:
@@ -190,10 +213,27 @@ def _trace_source(ndim: int, first: int, second: int, rest: List[int], dtype: np
     return _function("a, offset=0, axis1=0, axis2=1", lines + ["return out"])
 
 
+@overload(conj)
+def _conj(a):
+    if isinstance(a, types.Array) and not isinstance(a.dtype, types.Complex) or isinstance(a, (types.Integer,
+                                                                                              types.Float,
+                                                                                              types.Boolean)):
+        return lambda a: a
+    return lambda a: np.conj(a)
+
+
+@overload(view_of)
+def _view_of(a):
+    if isinstance(a, types.Array) and a.ndim > 0:
+        return lambda a: a[:]
+    return lambda a: a
+
+
 @overload(diagonal, prefer_literal=True)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
     plan = _diagonal_plan("diagonal", a, axis1, axis2)
-    return compile_source(_diagonal_source(*plan, as_dtype(a.dtype), back=False))
+    return compile_source(_diagonal_view_source(*plan), as_strided=as_strided)
+
 
 
 @overload(trace, prefer_literal=True)
@@ -205,7 +245,7 @@ def _trace(a, offset=0, axis1=0, axis2=1):
 @overload(_grad.diagonal_grad, prefer_literal=True)
 def _diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     plan = _diagonal_plan("diagonal_grad", a, axis1, axis2)
-    return compile_source(_diagonal_source(*plan, _grad.cotangent_dtype(array_dtype("diagonal_grad", g)), back=True))
+    return compile_source(_diagonal_grad_source(*plan, _grad.cotangent_dtype(array_dtype("diagonal_grad", g))))
 
 
 # ---- squeeze, atleast_1d, atleast_2d, reshape ---------------------------------------------------------
@@ -417,13 +457,10 @@ def _repeat_grad(g, a, repeats, axis=None):
 
 @overload(flip, prefer_literal=True)
 def _flip(m, axis=None):
-    dtype = array_dtype("flip", m)
+    array_dtype("flip", m)
     axes = normalize_axes("flip", m.ndim, static("flip", "axis", axis))
-    source = [f"n{d} - 1 - i{d}" if d in axes else f"i{d}" for d in range(m.ndim)]
-    lines = _shape(m.ndim, "m") + [f"out = np.empty(m.shape, {numpy_type(dtype)})"]
-    lines += _nest([f"n{d}" for d in range(m.ndim)],
-                   [f"out[{_index([f'i{d}' for d in range(m.ndim)])}] = m[{_index(source)}]"])
-    return compile_source(_function("m, axis=None", lines + ["return out"]))
+    steps = ", ".join("::-1" if d in axes else ":" for d in range(m.ndim))
+    return compile_source(_function("m, axis=None", [f"return m[{steps}]"]))  # a view, as NumPy's
 
 
 @overload(roll, prefer_literal=True)

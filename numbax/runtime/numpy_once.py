@@ -12,7 +12,9 @@ function does in Numba, compiled once.
 from typing import Callable
 
 import numpy as np
+from numba import types
 
+from numbax.runtime.arrays import diagonal
 from numbax.runtime.cached import overload
 
 
@@ -37,7 +39,21 @@ ascontiguousarray = _compiled_once("ascontiguousarray", np.ascontiguousarray)
 tril = _compiled_once("tril", np.tril)
 triu = _compiled_once("triu", np.triu)
 outer = _compiled_once("outer", np.outer)
-diag = _compiled_once("diag", np.diag)
+
+
+def diag(v, k=0):
+    """``np.diag``, compiled once per machine; a matrix's diagonal is a view of it, as NumPy's (Numba's
+    ``np.diag`` copies it: a later write into the matrix would not show)."""
+    return np.diag(v, k)
+
+
+@overload(diag)
+def _diag(v, k=0):
+    if isinstance(v, types.Array) and v.ndim == 2:
+        return lambda v, k=0: diagonal(v, k)
+    return lambda v, k=0: np.diag(v, k)
+
+
 solve = _compiled_once("linalg.solve", np.linalg.solve)
 inv = _compiled_once("linalg.inv", np.linalg.inv)
 cholesky = _compiled_once("linalg.cholesky", np.linalg.cholesky)

@@ -1,4 +1,5 @@
-"""Run one generated program through numbax's ``jit``, ``grad`` and ``vmap`` and classify each outcome.
+"""Run one generated program through numbax's ``jit``, ``grad``, ``vmap``, ``jvp`` and ``jvp`` of ``grad``
+(``hvp``), and classify each outcome.
 
 - ``right``: the value matches the reference (shape, dtype, and values within a tolerance that depends on
   the dtype only, nan and inf in the same places);
@@ -29,7 +30,8 @@ from .grammar import Program, run_quietly
 RIGHT, REFUSED, UNCHECKED, WRONG, INTERNAL = "right", "refused", "unchecked", "wrong", "internal"
 KINDS = (RIGHT, REFUSED, UNCHECKED, WRONG, INTERNAL)
 FAILURES = (WRONG, INTERNAL)
-TRANSFORMS = ("jit", "grad", "vmap")
+TRANSFORMS = ("jit", "grad", "vmap", "jvp", "hvp")
+FLOAT0 = np.dtype([("float0", np.void, 0)])  # JAX's dtype of an integer or boolean value's tangent
 
 
 @dataclass(frozen=True)
@@ -150,16 +152,16 @@ def argnums_of(program: Program) -> Tuple[int, ...]:
     return inexact or (0,)
 
 
-def jax_function(program: Program, module) -> Optional[Callable]:
-    """``prog_sum`` as JAX can run it: the program's own where it is functional, else its functional twin's
-    (``Program.jax_source``), else None."""
+def jax_function(program: Program, module, name: str = "prog_sum") -> Optional[Callable]:
+    """``prog_sum`` (or ``prog``) as JAX can run it: the program's own where it is functional, else its
+    functional twin's (``Program.jax_source``), else None."""
     if program.functional:
-        return module.prog_sum
+        return getattr(module, name)
     if program.jax_source is None:
         return None
     twin = loader.load(program.jax_source)
     loader.unload(twin)  # the function keeps its module's globals
-    return twin.prog_sum
+    return getattr(twin, name)
 
 
 def grad_reference(program: Program, module, argnums) -> Tuple[references.Reference, Optional[list]]:
@@ -238,6 +240,92 @@ def _jax_convention(program: Program, module, argnums, got, single: bool) -> boo
         difference(g, want, "jax", single=single) for g, want in zip(got, jax_ref.value))
 
 
+def tangents_for(args: tuple) -> tuple:
+    """A tangent per argument as ``jax.jvp`` takes them: fixed pseudo-random values in an inexact argument's
+    dtype and shape (a Python float for a float scalar), ``float0`` zeros for an integer or boolean one."""
+    rng = np.random.default_rng(1)
+    tangents = []
+    for arg in args:
+        like = np.asarray(arg)
+        if like.dtype.kind not in "fc":
+            tangents.append(np.zeros(like.shape, FLOAT0))
+            continue
+        values = rng.standard_normal(like.shape)
+        if like.dtype.kind == "c":
+            values = values + 1j * rng.standard_normal(like.shape)
+        tangents.append(float(values) if isinstance(arg, float) else np.asarray(values, dtype=like.dtype))
+    return tuple(tangents)
+
+
+def check_jvp(program: Program, module, backend: str, path: str) -> Outcome:
+    """``jvp`` of ``prog``: its output against NumPy's, its tangent against central differences along the
+    tangents, or JAX's ``jvp`` (of the program or its twin) where they leave elements undecided."""
+    tangents = tangents_for(program.args)
+    expected = references.numpy_call(module.prog, program.args)
+    got, raised = _call("jvp", lambda: lambda *a: numbax.jvp(module.prog, a, tangents, backend=backend),
+                        program.args, path, expected)
+    if raised is not None:
+        return raised
+    if expected.error is not None:
+        return Outcome("jvp", WRONG, f"should raise {type(expected.error).__name__}: NumPy raised "
+                                     f"{expected.error}; numbax returned {got!r}")
+    (out, tangent), single = got, single_precision(program.args)
+    wrong = difference(out, expected.value, "numpy", single=single)
+    if wrong:
+        return Outcome("jvp", WRONG, f"{wrong} (the output)")
+    want = np.asarray(expected.value)
+    if want.dtype.kind not in "fc":
+        if np.asarray(tangent).dtype != FLOAT0 or np.shape(tangent) != want.shape:
+            return Outcome("jvp", WRONG, f"dtype: {np.asarray(tangent).dtype}, expected float0 zeros of {want.shape}")
+        return Outcome("jvp", RIGHT)
+    if np.asarray(tangent).dtype != want.dtype:
+        return Outcome("jvp", WRONG, f"dtype: {np.asarray(tangent).dtype}, expected {want.dtype} (the tangent)")
+    inexact = {k: t for k, t in enumerate(tangents) if isinstance(t, float) or t.dtype != FLOAT0}
+    central, decided = references.directional_differences(module.prog, program.args, inexact)
+    central = central if want.dtype.kind == "c" else central.real
+    decided = decided & ~np.isnan(np.asarray(tangent))  # inf * 0 in the chain rule: only JAX decides
+    jax_fn = jax_function(program, module, "prog")
+    if not decided.all() and jax_fn is not None and np.all(np.isfinite(want)):
+        jax_ref = references.jax_jvp(jax_fn, program.args, tangents, want)
+        if jax_ref.value is not None:
+            wrong = difference(tangent, jax_ref.value, "jax", single=single)
+            return Outcome("jvp", WRONG, f"{wrong} (the tangent, JAX's)") if wrong else Outcome("jvp", RIGHT)
+    if not decided.any():
+        return Outcome("jvp", UNCHECKED)
+    wrong = difference(tangent, central, "fd", decided, single)
+    if wrong and jax_fn is not None and np.all(np.isfinite(want)):
+        jax_ref = references.jax_jvp(jax_fn, program.args, tangents, want)  # JAX's convention at a tie
+        if jax_ref.value is not None and not difference(tangent, jax_ref.value, "jax", single=single):
+            return Outcome("jvp", RIGHT)
+    return Outcome("jvp", WRONG, f"{wrong} (the tangent)") if wrong else Outcome("jvp", RIGHT)
+
+
+def check_hvp(program: Program, module, backend: str, path: str) -> Optional[Outcome]:
+    """Second order, forward over reverse: ``jvp`` of ``grad(prog_sum)`` against JAX's (of the program or its
+    twin); None where ``grad`` itself is refused (an integer input, a non-float or non-finite output)."""
+    argnums = argnums_of(program)
+    forward = references.numpy_call(module.prog_sum, program.args)
+    if any(np.asarray(program.args[k]).dtype.kind != "f" for k in argnums) or forward.error is not None \
+            or np.asarray(forward.value).dtype.kind != "f" or not np.all(np.isfinite(forward.value)):
+        return None
+    tangents = tangents_for(program.args)
+    got, raised = _call("hvp", lambda: lambda *a: numbax.jvp(
+        numbax.grad(module.prog_sum, argnums=argnums, backend=backend), a, tangents, backend=backend),
+        program.args, path, references.Reference())
+    if raised is not None:
+        return raised
+    jax_fn = jax_function(program, module)
+    expected = references.jax_hvp(jax_fn, program.args, argnums, tangents) if jax_fn is not None else None
+    if expected is None or expected.value is None:
+        return Outcome("hvp", UNCHECKED)
+    single = single_precision(program.args)
+    for k, g, want in zip(argnums, got[1], expected.value):
+        wrong = difference(g, want, "jax", single=single)
+        if wrong:
+            return Outcome("hvp", WRONG, f"{wrong} (d{'xys'[k]})")
+    return Outcome("hvp", RIGHT)
+
+
 def check(program: Program, backend: str, transforms=TRANSFORMS) -> List[Outcome]:
     """Every transform's outcome on ``program`` with numbax on ``backend`` (``"python"`` or ``"cpu"``)."""
     module = loader.load(program.source)
@@ -254,6 +342,10 @@ def check(program: Program, backend: str, transforms=TRANSFORMS) -> List[Outcome
             outcomes.append(check_value(
                 "vmap", lambda: numbax.vmap(module.prog, in_axes=program.in_axes, backend=backend),
                 program.batch, path, expected))
+        if "jvp" in transforms:
+            outcomes.append(check_jvp(program, module, backend, path))
+        if "hvp" in transforms:
+            outcomes += [o for o in (check_hvp(program, module, backend, path),) if o is not None]
     finally:
         loader.unload(module)
     return outcomes

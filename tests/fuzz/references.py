@@ -89,6 +89,58 @@ def _same_value(a: np.ndarray, b: np.ndarray) -> bool:
                 and np.allclose(a[finite], b[finite], rtol=1e-5, atol=1e-6))
 
 
+def jax_jvp(fn: Callable, args: tuple, tangents: tuple, value: Any) -> Reference:
+    """``jax.jvp`` of the same source with ``np`` bound to ``jax.numpy`` in float64 mode: the output's tangent,
+    or an empty reference where JAX cannot run it or its value is not NumPy's ``value``."""
+    try:
+        jax_value, tangent = jax.jvp(oracles.to_jax(fn), tuple(copy.deepcopy(args)), tuple(tangents))
+    except Exception:  # noqa: BLE001 - JAX cannot run this program (its own limitation): no reference
+        return Reference()
+    if not _same_value(np.asarray(jax_value), np.asarray(value)):
+        return Reference()
+    return Reference(np.asarray(tangent))
+
+
+def jax_hvp(fn: Callable, args: tuple, argnums: Tuple[int, ...], tangents: tuple) -> Reference:
+    """``jax.jvp(jax.grad(fn, argnums))`` (forward over reverse) of the same source in float64 mode: the
+    tangents of the gradients, or an empty reference where JAX cannot run it."""
+    try:
+        _, tangent = jax.jvp(jax.grad(oracles.to_jax(fn), argnums=argnums), tuple(copy.deepcopy(args)),
+                             tuple(tangents))
+    except Exception:  # noqa: BLE001 - JAX cannot run this program (its own limitation): no reference
+        return Reference()
+    return Reference(tuple(np.asarray(t) for t in tangent))
+
+
+def directional_differences(fn: Callable, args: tuple, tangents: dict) -> Tuple[np.ndarray, np.ndarray]:
+    """``(derivative, decided)``: central differences of ``fn``'s (array) output along ``tangents`` (argument
+    index -> direction), and a mask of the output elements where ``fn`` is smooth within the step (left and
+    right differences agree, the values' rounding cannot move the difference by more than ``_NOISE``)."""
+    base = [_widen(a) for a in args]
+
+    def value(scale: float) -> np.ndarray:
+        moved = list(copy.deepcopy(base))
+        for k, t in tangents.items():
+            moved[k] = moved[k] + scale * (np.asarray(t, dtype=complex if np.iscomplexobj(t) else float)
+                                           if np.ndim(base[k]) else complex(t) if np.iscomplexobj(t) else float(t))
+        try:
+            return np.asarray(run_quietly(lambda: fn(*moved)), dtype=complex)
+        except Exception:  # noqa: BLE001 - the program fails next to the point: nothing decided there
+            return np.full(np.shape(f0), np.nan, dtype=complex)
+
+    f0 = np.asarray(run_quietly(lambda: fn(*copy.deepcopy(base))), dtype=complex)
+    h = STEP * max([1.0] + [float(np.max(np.abs(np.asarray(base[k])), initial=0.0)) for k in tangents])
+    fp, fm, fp2, fm2 = value(h), value(-h), value(h / 2), value(-h / 2)
+    central = (-fp + 8 * fp2 - 8 * fm2 + fm) / (6 * h)
+    right, left = (fp - f0) / h, (f0 - fm) / h
+    finite = np.isfinite(f0) & np.isfinite(central) & np.isfinite(right) & np.isfinite(left)
+    with np.errstate(all="ignore"):
+        agree = np.abs(right - left) <= 1e-3 * (1 + np.abs(right) + np.abs(left))
+        noise = _ROUNDING * np.maximum(np.abs(f0), np.maximum(np.abs(fp), np.abs(fm))) / h
+        quiet = noise <= _NOISE * np.maximum(1.0, np.abs(central))
+    return central, finite & agree & quiet
+
+
 def _widen(value):
     if isinstance(value, np.ndarray) and value.dtype == np.float32:
         return value.astype(np.float64)

@@ -1,11 +1,12 @@
 """The differential tester on demand: ``python -m tests.fuzz.run --backend python -n 20000 --seed 0``.
 
-Generates ``n`` programs, runs each through numbax's ``jit``, ``grad`` and ``vmap`` on the chosen backend,
-and prints the counts of right / refused / unchecked / wrong / internal outcomes, in total and by construct.
-A failure not explained by one already minimized (same signature, and the minimized program's constructs
-all present) is shrunk by hypothesis to a minimal program, written with its arguments and what went wrong
-to ``--out``/``NN.py``; the raw failing programs go to ``--out``/raw/. Hypothesis stops generating at a
-failure it shrinks, so the run continues with the next seed for the programs still to go.
+Generates ``n`` programs, runs each through numbax's ``jit``, ``grad``, ``vmap``, ``jvp`` and ``jvp`` of
+``grad`` (``hvp``, against JAX's) on the chosen backend, and prints the counts of right / refused / unchecked
+/ wrong / internal outcomes, in total and by construct. A failure not explained by one already minimized (same
+signature, and the minimized program's constructs all present) is shrunk by hypothesis to a minimal program,
+written with its arguments and what went wrong to ``--out``/``NN.py``; the raw failing programs go to
+``--out``/raw/. Hypothesis stops generating at a failure it shrinks, so the run continues with the next seed
+for the programs still to go.
 
 On ``--backend cpu`` Numba compiles three functions a program, and LLVM's optimizations are most of that
 time, not what the tester checks: ``NUMBA_OPT=0`` (unless set) cuts a program from 2.7 to 1.75 CPU

@@ -410,6 +410,11 @@ SOURCE = textwrap.dedent('''
         v = np.where(y > 0.25, 1, 3).copy()
         v[::-1] = x
         return np.sum(0.5 + v)
+
+
+    def updated_in_place_from_a_wider_dtype(x, y):
+        y += x
+        return 0.5 + y
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -985,3 +990,15 @@ def test_inlining_keeps_a_helpers_names_apart_from_those_of_the_helpers_it_inlin
     first, second = numbax.jit(_calls_stacked_rows, backend=backend)(x)
     np.testing.assert_allclose(first, x * np.sum(np.sin(x)))
     np.testing.assert_allclose(second, 2.0 * x)
+
+
+@pytest.mark.xfail(strict=True, reason="forward and reverse mode rewrite `y += x` as `y = y + x`, which takes "
+                   "x's wider dtype; NumPy's in-place update keeps y's (float32)")
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_forward_mode_keeps_the_dtype_of_an_array_updated_in_place(found, backend):
+    x, y = np.array([-2.0, -1.0, 0.5, 2.5]), np.full((3, 4), -2.0, np.float32)
+    tangents = (np.ones(4), np.ones((3, 4), np.float32))
+    out, tangent = numbax.jvp(found.updated_in_place_from_a_wider_dtype, (x, y.copy()), tangents, backend=backend)
+    want = found.updated_in_place_from_a_wider_dtype(x, y.copy())
+    assert out.dtype == want.dtype == np.float32 and tangent.dtype == np.float32
+    np.testing.assert_array_equal(out, want)

@@ -1,7 +1,8 @@
-"""The differential tester in the suite: generated programs through ``jit``, ``grad`` and ``vmap``, with a
-fixed seed (``derandomize``) and no example database, so every run sees the same programs and nothing is
-written into the repository. 0 wrong values and 0 internal errors, except the known failures that
-``known.py`` lists (each one a strict xfail in ``test_found.py``). ``python -m tests.fuzz.run`` runs tens of thousands.
+"""The differential tester in the suite: generated programs through ``jit``, ``grad``, ``vmap``, ``jvp`` and
+``jvp`` of ``grad``, with a fixed seed (``derandomize``) and no example database, so every run sees the same
+programs and nothing is written into the repository. 0 wrong values and 0 internal errors, except the known
+failures that ``known.py`` lists (each one a strict xfail in ``test_found.py``). ``python -m tests.fuzz.run``
+runs tens of thousands.
 """
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from .grammar import Program, programs
 from .known import unexplained
 
 
-def _assert_right(program: Program, backend: str) -> None:
+def _assert_right(program: Program, backend: str, transforms=("jit", "grad", "vmap")) -> None:
     note(repr(program))
-    failures = unexplained(program, check(program, backend), backend)
+    failures = unexplained(program, check(program, backend, transforms), backend)
     assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
 
 
@@ -25,6 +26,13 @@ _SLOW = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too
 @given(programs())
 def test_python_backend(program):
     _assert_right(program, "python")
+
+
+# Forward mode and forward over reverse (JAX's eager ``jvp`` of ``grad`` is the oracle, ~0.2 s a program)
+@settings(max_examples=40, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
+@given(programs())
+def test_python_backend_forward_mode_to_second_order(program):
+    _assert_right(program, "python", ("jvp", "hvp"))
 
 
 # No shrinking on cpu: each step is a Numba compile (seconds); the python backend shrinks cheaply.

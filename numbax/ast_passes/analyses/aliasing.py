@@ -18,17 +18,19 @@ import numpy as np
 
 from numbax.ast_passes.analyses.nodes import base
 
+# (a real array's ``conj()`` is the array itself)
 _VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze", "diagonal", "T", "real", "imag",
-                 "flat"}
+                 "flat", "conj", "conjugate"}
 # the runtime helpers that may return an argument itself (or a view of it): which one
 RUNTIME_PASSTHROUGH = {"unbroadcast": 0, "unbroadcast_rows": 0, "stored_cotangent": 0, "scalar_output": 0, "real_output": 0,
                        "reserve_rows": 0, "stop_gradient": 0, "custom_input": 0, "custom_input_seen": 0, "custom_primal": 0,
-                       "unaliased": 0, "custom_rule": 1}
+                       "unaliased": 0, "custom_rule": 1, "flip": 0, "diag": 0, "conj": 0,
+                       "view_of": 0}
 # the NumPy functions that may return their first argument itself, a view of it, or views of it
-_VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "swapaxes", "moveaxis", "squeeze", "expand_dims", "asarray",
-                   "asanyarray", "ascontiguousarray", "asfortranarray", "atleast_1d", "atleast_2d", "atleast_3d",
-                   "broadcast_to", "broadcast_arrays", "diagonal", "real", "imag", "flip", "flipud", "fliplr",
-                   "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit"}
+_VIEW_FUNCTIONS = {"reshape", "transpose", "permute_dims", "matrix_transpose", "ravel", "swapaxes", "moveaxis",
+                   "squeeze", "expand_dims", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "diag",
+                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "broadcast_arrays", "diagonal", "real",
+                   "imag", "flip", "flipud", "fliplr", "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit"}
 
 
 def sources(value: gast.expr) -> Set[str]:

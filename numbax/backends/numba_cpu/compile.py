@@ -45,6 +45,7 @@ from typing import Callable, Dict, Iterator, Optional, Tuple
 
 from numba.core import config as numba_config
 from numba.core import entrypoints, environment
+from numba.core import errors as numba_errors
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.errors import NumbaPerformanceWarning
 from numba.core.registry import CPUDispatcher
@@ -150,7 +151,26 @@ class NumbaxDispatcher(CPUDispatcher):
         faster on contiguous arrays``) that the user did not write and cannot change."""
         with warnings.catch_warnings(), timings.numba_compile(self.py_func.__name__):
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            return super().compile(sig)
+            try:
+                return super().compile(sig)
+            except numba_errors.NumbaError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Numba's own failure (an assertion in its lowering)
+                raise numba_errors.TypingError(f"{type(exc).__name__} inside Numba: {exc}",
+                                               loc=_generated_line(exc.__traceback__)) from exc
+
+
+def _generated_line(trace):
+    """The innermost location in generated code that a traceback through Numba's compiler passes (the
+    instruction it was typing or lowering), or None."""
+    found = None
+    while trace is not None:
+        for value in (trace.tb_frame.f_locals.get("inst"), trace.tb_frame.f_locals.get("self")):
+            loc = getattr(value, "loc", None)
+            if "numbax_generated_" in str(getattr(loc, "filename", "")):
+                found = loc
+        trace = trace.tb_next
+    return found
 
 
 def prepare() -> None:

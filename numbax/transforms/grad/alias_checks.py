@@ -32,9 +32,14 @@ _SHAPE_ATTRIBUTES = {"shape", "ndim", "size", "dtype"}
 
 
 def _updates(fdef: gast.FunctionDef, avals: Dict[str, tuple]):
-    """``subscript_writes``' triples for the in-place updates of arrays, ``x += y`` (``x_1 = x + y`` by now)."""
+    """``subscript_writes``' triples for the in-place updates of arrays, ``x += y`` (``x_1 = x + y`` by now).
+
+    Generated code that is differentiated again (``jvp`` of ``grad``) keeps the mark on statements that its
+    optimizations rewrote into other values (``dx = dt``): those rebind a name, as the code runs them, and
+    write into no array."""
     for node in gast.walk(fdef):
-        if isinstance(node, gast.Assign) and anno.hasanno(node, anno.Key.IN_PLACE):
+        if isinstance(node, gast.Assign) and anno.hasanno(node, anno.Key.IN_PLACE) and \
+                isinstance(node.value, gast.BinOp) and isinstance(node.value.left, gast.Name):
             array = node.value.left
             if (avals.get(array.id) or ("", 0))[1]:
                 symbol = ast.unparse(gast.gast_to_ast(node.value)).split()[1]  # ``x + y``: ``+``

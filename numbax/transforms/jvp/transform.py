@@ -30,6 +30,7 @@ import gast
 from numbax.ast_passes import anno, entry_checks
 from numbax.ast_passes.analyses import primitives
 from numbax.ast_passes.analyses.activity import active_names
+from numbax.ast_passes.analyses.aliasing import may_alias
 from numbax.ast_passes.analyses.avals import infer as infer_avals
 from numbax.ast_passes.analyses.nodes import assign as _assign
 from numbax.ast_passes.analyses.nodes import base as _base
@@ -166,7 +167,7 @@ class Tangents:
             return [stmt]
         value = stmt.value
         if target not in _loads(value):
-            tangent = self.owned(target, self.value_tangent(stmt, target, value, target))
+            tangent = self.owned(target, value, self.value_tangent(stmt, target, value, target))
             return [stmt] + self._temporaries(stmt) + [self._mark(_assign(
                 self.tangent(target), tangent if tangent is not None else self.zero(target)), stmt)]
         # ``x = x * x``: the new value goes to a temporary first, since its tangent reads the old x
@@ -174,7 +175,7 @@ class Tangents:
         moved = _assign(fresh, value)
         gast.copy_location(moved, stmt)
         anno.copyanno(stmt, moved)
-        tangent = self.owned(target, self.value_tangent(stmt, target, value, fresh))
+        tangent = self.owned(target, value, self.value_tangent(stmt, target, value, fresh))
         return [moved] + self._temporaries(stmt) + [
             self._mark(_assign(self.tangent(target), tangent if tangent is not None else self.zero(fresh)), stmt),
             self._mark(_assign(target, _name(fresh)), stmt)]
@@ -183,10 +184,14 @@ class Tangents:
         out, self.pending = [self._mark(t, stmt) for t in self.pending], []
         return out
 
-    def owned(self, target: str, tangent: Optional[gast.expr]) -> Optional[gast.expr]:
-        """``tangent``, copied where ``target`` is written into and the tangent may share another's memory
-        (``y = x.copy()`` has the tangent ``dx``, a view of which ``y[0] = v`` must not write)."""
-        if tangent is None or target not in self.written or isinstance(tangent, (gast.BinOp, gast.UnaryOp)):
+    def owned(self, target: str, value: gast.expr, tangent: Optional[gast.expr]) -> Optional[gast.expr]:
+        """``tangent``, copied where it may share another tangent's memory and either ``target`` is written
+        into, or ``value`` is a new array and the function writes into some array: a tangent shares memory
+        exactly where its value does (``y = x.copy()`` has the tangent ``dx``, which neither ``y[0] = v`` nor,
+        after it, ``x[0] = v`` may write into as ``y``'s)."""
+        if tangent is None or isinstance(tangent, (gast.BinOp, gast.UnaryOp)) or not may_alias(tangent):
+            return tangent
+        if target not in self.written and (may_alias(value) or not self.written):
             return tangent
         return gast.Call(func=gast.Attribute(value=_name("np"), attr="copy", ctx=gast.Load()), args=[tangent],
                          keywords=[])
