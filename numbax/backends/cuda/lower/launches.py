@@ -17,7 +17,7 @@ from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
 from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, Reduction
+from numbax.primitives.cuda import MATMUL, OnHost, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -64,6 +64,8 @@ class Launches(Adjoints):
             return self.launch_reduction(node, app, lowering)
         if lowering is MATMUL:
             return self.launch_matmul(node, app)
+        if isinstance(lowering, OnHost):
+            return self.on_host(node, lowering)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
                 node.func.attr in _CONSTRUCTORS:
@@ -214,6 +216,21 @@ class Launches(Adjoints):
         self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
         self.env[temp] = result
         self.owned.add(temp)
+        return _name(temp)
+
+    def on_host(self, node: gast.Call, lowering: OnHost) -> gast.Name:
+        """A call the driver makes itself (``OnHost``: pmap's exchange between GPUs), of constants and of values
+        computed first (an array expression by its kernel); its result a device array the driver owns, or a
+        number."""
+        if node.keywords:
+            raise self.refuse(f"`{_text(node)}` with keyword arguments")
+        node.args = [arg if isinstance(arg, (gast.Constant, gast.Tuple)) else self.temp_for(arg) for arg in node.args]
+        result = lowering.stand_in(*[self.probe(arg) for arg in node.args])
+        temp = self.fresh("t")
+        self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
+        self.env[temp] = result
+        if probes.is_array(result):
+            self.owned.add(temp)
         return _name(temp)
 
     def made_on_the_host(self, node: gast.Call) -> gast.Name:
