@@ -50,6 +50,11 @@ def _frames(spec, node, axis_name: Any, staged: bool = True, single: str = "") -
     frames = axes.lookup(axis_name, spec.origin(node), staged)
     if any(frame.transport == axes.ON_GPUS for frame in frames):
         _check_over_gpus(spec, node, axis_name, frames)
+    if any(frame.transport == axes.PER_THREAD for frame in frames):
+        raise NumbaxDeviceError(f"collectives over the axis of a vmap on the GPU backend ({axis_name!r}) are not "
+                                "built yet: one thread runs each example", spec.origin(node),
+                                hint="run the vmap on the CPU backend (NumPy arguments), or call the collective "
+                                     "on the vmap's stacked result.")
     if single and len(frames) != 1:
         spec.fail(node, f"numbax.lax.{single} over several axes at once is not supported",
                   hint="call it once per axis name.")

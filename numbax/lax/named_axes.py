@@ -48,6 +48,14 @@ ON_GPUS = "gpus"
 """The transport of a ``pmap`` axis over GPUs (``transforms.pmap.gpu_shards``): collectives between the shards'
 host drivers."""
 
+PER_THREAD = "per thread"
+"""The transport of a ``vmap``'s axis on the GPU backend, one example per thread (``transforms.vmap.threads``):
+no collective is built on it; bound so that a collective inside it is refused, a ``vmap`` of no ``axis_name``
+as ``UNNAMED``."""
+
+UNNAMED = type("Unnamed", (), {"__repr__": lambda self: "<the axis of a vmap without axis_name>"})()
+"""The name of a ``vmap``'s axis that the user did not name: no collective names it."""
+
 _LOCAL = threading.local()
 
 

@@ -23,6 +23,7 @@ goes through the host).
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -31,9 +32,10 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.api import Jitted, note_arrays_on_gpu
+from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn
-from numbax.backends.cuda import placement
+from numbax.backends.cuda import lower as cuda_lower, placement
 from numbax.backends.cuda.availability import cuda, simulated
 from numbax.compiled import Compiled
 from numbax.devices import Device, devices as all_devices
@@ -44,6 +46,7 @@ from numbax.runtime.checks import check_devices
 from numbax.runtime.shards import ShardsAborted
 from numbax.transforms.pmap import thread_shards
 from numbax.transforms.vmap import axes
+from numbax.transforms.vmap.api import unwrap, user_function
 
 _INDEX = AVal(np.dtype(np.int64), 0)
 
@@ -95,18 +98,22 @@ def stacked(outputs: List[Any], out_axes: Any, device: Device, where: str) -> An
 
 
 class ShardProgram(Jitted):
-    """The program of each shard of a ``pmap`` over GPUs: ``jit(fun, backend="gpu")`` specialized with the
-    pmap's axis bound (``named_axes.ON_GPUS``), for a number of shards that is part of its cache key (its
-    collectives, ``psum(1, axis)``, depend on it)."""
+    """The program of each shard of a ``pmap`` over GPUs: the GPU backend's ``jit`` of a function that calls the
+    pmapped one (a transformation of it, ``grad(f)``, specializes itself there), specialized with the pmap's
+    axis bound (``named_axes.ON_GPUS``), for a number of shards that is part of its key (``psum(1, axis)``
+    depends on it)."""
+
+    label = "pmap"
 
     def __init__(self, fun: Callable, static_argnums: Tuple[int, ...], axis_name: Any):
-        super().__init__(fun, static_argnums=static_argnums, backend="gpu")
+        inner, static_argnums, _ = unwrap(fun, static_argnums, ())
+        super().__init__(user_function(inner), static_argnums, (), "gpu")
+        self.target = inner
         self.axis_name = axis_name
 
     def compiled(self, args: tuple, kwargs: Dict[str, Any], count: int) -> Compiled:
         """The compiled program for a shard's arguments, of ``count`` shards (compiled now if new)."""
         note_arrays_on_gpu()
-        self._check_gpu_support()
         values = self._signature.bind(args, kwargs)
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
@@ -121,18 +128,20 @@ class ShardProgram(Jitted):
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, backend: str = "gpu",
                       shards: int = 1):
-        if self.axis_name is None:
-            return super()._run_pipeline(bound, after_pass, backend)
+        kinds = [p.kind for p in self._signature.signature.parameters.values()]
+        shard = wrapper.calling(self.fun, self.label, self._signature.params, kinds, "shard", self.target)
         index = Dyn(gast.Call(func=gast.Attribute(value=name_node("rt"), attr="gpu_axis_index", ctx=gast.Load()),
                               args=[], keywords=[]), _INDEX)
-        with named_axes.bound(self.axis_name, shards, named_axes.ON_GPUS, first_shard=index):
-            return super()._run_pipeline(bound, after_pass, backend)
+        with contextlib.nullcontext() if self.axis_name is None else \
+                named_axes.bound(self.axis_name, shards, named_axes.ON_GPUS, first_shard=index):
+            return pipeline.run(shard, bound, label=self.label, after_pass=after_pass, lower=cuda_lower.legalize)
 
     def _compiles_for_gpu(self) -> bool:
         return True
 
     def _generated_cache_tag(self) -> Optional[str]:
-        return f"pmap over GPUs, axis {self.axis_name!r}"
+        """No disk cache: the code depends on the pmap's axis, which no fingerprint holds."""
+        return None
 
 
 def _outputs(compiled: Compiled, devices: Tuple[Device, ...], per_shard: List[List[Any]]) -> List[Any]:

@@ -1,4 +1,5 @@
-"""The GPU lowering's launches: elementwise kernels, block reductions, matrix products and constructors.
+"""The GPU lowering's launches: elementwise kernels, block reductions, matrix products and constructors; and
+the calls the driver makes itself (``OnHost``: pmap's exchange between GPUs).
 
 Each writes its kernel's source (``kernels``) into the state and the driver's statements that allocate and
 launch it, and gives back the name that holds its result.
@@ -38,12 +39,12 @@ class Launches(Adjoints):
         """``node`` with each reduction, product and constructor in it launched first (into ``self.pre``) and
         replaced by the name of its result; ``math.f(x)`` as ``np.f(x)``: on the host, NumPy gives ``nan``
         where ``math`` raises ``ValueError`` (as compiled code does on the CPU), and kernels compute either
-        alike."""
+        alike. A slice's bounds are hoisted too (a shard's ``rt.gpu_axis_index()`` in ``x[:i + 1]``)."""
         for field, value in gast.iter_fields(node):
-            if isinstance(value, gast.expr):
+            if isinstance(value, (gast.expr, gast.Slice)):
                 setattr(node, field, self.hoist(value))
             elif isinstance(value, list):
-                setattr(node, field, [self.hoist(v) if isinstance(v, gast.expr) else v for v in value])
+                setattr(node, field, [self.hoist(v) if isinstance(v, (gast.expr, gast.Slice)) else v for v in value])
         if isinstance(node, gast.Call) and _text(node.func).startswith("math.") and \
                 _text(node.func)[5:] in _MATH_AS_NUMPY and not node.keywords:
             node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
