@@ -152,6 +152,10 @@ def two_axes(x):
     return numbax.vmap(lambda r: lax.psum(r, ("i", "j")), axis_name="j")(x)
 
 
+def over_the_vmap(x):
+    return numbax.vmap(lambda r: lax.psum(r, "j"), axis_name="j")(x)
+
+
 def squares(v):
     return lax.psum(np.sum(v * v), "i")
 
@@ -165,8 +169,10 @@ def through_psum(x):
                                      r"built yet"),
     (two_axes, NumbaxDeviceError, r"a collective over the axis of a pmap over GPUs and another axis at once "
                                   r"\(\('i', 'j'\)\) is not built yet"),
-    (through_psum, numbax.NumbaxDifferentiationError, r"numbax\.lax\.psum over the GPUs of a pmap, differentiated inside the "
-                                       r"pmapped function"),
+    (over_the_vmap, NumbaxDeviceError, r"collectives over the axis of a vmap on the GPU backend \('j'\) are not "
+                                       r"built yet"),
+    (through_psum, numbax.NumbaxDifferentiationError, r"numbax\.lax\.psum over the GPUs of a pmap, differentiated "
+                                                      r"inside the pmapped function"),
 ])
 def test_what_is_not_built_is_refused_at_its_line(gpu, fun, error, message):
     with pytest.raises(error, match=r"test_gpu_pmap_collectives\.py:\d+: (.|\n)*" + message):
