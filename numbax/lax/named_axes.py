@@ -53,8 +53,14 @@ PER_THREAD = "per thread"
 no collective is built on it; bound so that a collective inside it is refused, a ``vmap`` of no ``axis_name``
 as ``UNNAMED``."""
 
-UNNAMED = type("Unnamed", (), {"__repr__": lambda self: "<the axis of a vmap without axis_name>"})()
-"""The name of a ``vmap``'s axis that the user did not name: no collective names it."""
+class _Unnamed:
+    """The name of a ``vmap``'s axis that the user did not name: no collective names it."""
+
+    def __repr__(self) -> str:
+        return "<the axis of a vmap without axis_name>"
+
+
+UNNAMED = _Unnamed()
 
 _LOCAL = threading.local()
 
