@@ -9,6 +9,9 @@ Prints one Markdown table and writes ``benchmarks/gpu_results.md``:
   ``jax.vmap`` of the ``lax.fori_loop`` version (target: faster than JAX);
 - per-example gradients of that ODE (``vmap(grad(...))``, batch 4096, the tape in device memory) against
   ``jax.vmap(jax.grad(...))``;
+- the data-parallel MLP step of ``run_pmap.py`` ([784, 256, 10], batch 1024, gradients averaged with
+  ``lax.pmean``) under ``pmap`` over 2 GPUs against the same ``pmap`` over 1 GPU (its result checked against
+  the CPU's ``jit`` first), where the machine has 2 GPUs; elsewhere the row says it was skipped;
 - the rows that need ``grad`` of array programs on the GPU backend (the seed MLP step, the [784, 256, 10] MLP
   step at batch 4096) say so until it compiles them: this script never times a fallback.
 
@@ -161,6 +164,29 @@ def ode_rows(examples: int, steps: int, per_example: int) -> list:
     return rows
 
 
+def data_parallel_rows(gpus: list, repeat: int = 3) -> list:
+    """The data-parallel MLP step under ``pmap`` over the first 2 of ``gpus`` (each shard's driver on a thread
+    of its own, the ``pmean`` staged through the host) and over the first one: seconds per step, the scaling,
+    and the check against the CPU's ``jit`` of the whole batch (MISMATCH instead of a time where it fails)."""
+    from run_pmap import BATCH, SIZES, problem, sharded_step, whole_step
+
+    task = f"data-parallel MLP step {list(SIZES)}, batch {BATCH}, pmap over 2 GPUs"
+    if len(gpus) < 2:
+        return [[task, "-", f"skipped: needs 2 GPUs, this machine has {len(gpus)}", "-"]]
+    params, x, y = problem()
+    want = numbax.tree_util.tree_leaves(numbax.jit(whole_step)(params, x, y))
+    per_step = {}
+    for count in (1, 2):
+        step = numbax.pmap(sharded_step, axis_name="batch", in_axes=(None, 0, 0), devices=gpus[:count])
+        xs, ys = x.reshape(count, -1, SIZES[0]), y.reshape(count, -1, SIZES[-1])
+        got = numbax.tree_util.tree_leaves(numbax.device_get(step(params, xs, ys)))
+        if not all(np.allclose(g[0], w, rtol=1e-10, atol=1e-12) for g, w in zip(got, want)):
+            return [[task, "MISMATCH", f"pmap over {count} GPU(s) differs from the CPU's jit", "-"]]
+        per_step[count] = seconds(lambda: step(params, xs, ys), repeat)
+    return [[task, f"{per_step[2] * 1e3:.2f} ms", f"{per_step[1] / per_step[2]:.2f}x pmap over 1 GPU "
+             f"({per_step[1] * 1e3:.2f} ms)", "-"]]
+
+
 def main() -> None:
     """Run what the GPU backend compiles today; list the rest as pending."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -171,6 +197,7 @@ def main() -> None:
     options = parser.parse_args()
     rows = elementwise_rows(options.elements)
     rows += ode_rows(options.examples, options.steps, options.per_example)
+    rows += data_parallel_rows(numbax.devices("gpu"))
     rows += [[task, "-", "pending: needs grad of array programs on the GPU backend", "-"] for task in PENDING]
     write_report("numbax on the GPU", ["task", "numbax", "measure", "jax.jit"], rows,
                  os.path.join(HERE, "gpu_results.md"))

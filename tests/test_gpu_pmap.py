@@ -1,7 +1,8 @@
 """``pmap`` over GPUs in Numba's CUDA simulator (one GPU): one shard per GPU, each shard's program compiled by
 the GPU backend, results stacked on the first GPU as device arrays, the same values as ``pmap`` over CPU
-devices; what is not built (collectives over GPUs, a pmap over GPUs inside jit) is refused at the user's
-line, and devices and axis sizes that do not fit are refused as JAX refuses them."""
+devices, collectives among them (tests/test_gpu_pmap_collectives.py has two shards); what is not built (a
+pmap over GPUs inside jit) is refused at the user's line, and devices and axis sizes that do not fit are
+refused as JAX refuses them."""
 import numpy as np
 import pytest
 
@@ -23,11 +24,7 @@ def loss(x, w):
 
 
 def total(x):
-    return lax.psum(x, "i") * 2.0  # a collective: refused on GPUs
-
-
-def index(x):
-    return x + lax.axis_index("i")  # likewise
+    return lax.psum(x, "i") * 2.0 + lax.axis_index("i") - lax.pmean(x * x, "i")
 
 
 on_gpus = numbax.pmap(scaled, "i", in_axes=(0, None, None), out_axes={"y": 1, "total": 0},
@@ -62,11 +59,10 @@ def test_grad_per_shard_as_over_cpu_devices_and_by_hand(gpu):
     np.testing.assert_allclose(dw[0], np.sum(2 * t * (1 - t * t) * X[0]), rtol=1e-12)
 
 
-@pytest.mark.parametrize("fun, name", [(total, "psum"), (index, "axis_index")])
-def test_collectives_over_gpus_are_refused_at_their_line(gpu, fun, name):
-    with pytest.raises(NumbaxDeviceError, match=rf"test_gpu_pmap\.py:\d+: collectives over the axis of a pmap "
-                                                rf"over GPUs \('i'\) are not built yet(.|\n)*lax\.{name}"):
-        numbax.pmap(fun, "i", backend="gpu")(X)
+def test_collectives_over_the_gpu_as_over_cpu_devices(gpu):
+    got = numbax.device_get(numbax.pmap(total, "i", devices=[gpu])(X))
+    np.testing.assert_allclose(got, numbax.pmap(total, "i")(X), rtol=1e-12)
+    np.testing.assert_allclose(got, 2 * X - X * X, rtol=1e-12)
 
 
 def test_devices_and_sizes_that_do_not_fit_are_refused(gpu):

@@ -70,7 +70,7 @@ def _add_late(index: Dict[int, Tuple[str, str, Any]]) -> None:
 
 def _runtime_stand_ins():
     """The ``numbax.runtime`` helpers that generated code calls by their ``rt.`` names."""
-    from numbax.runtime import checks, collectives, shards
+    from numbax.runtime import checks, collectives, gpu_shards, shards
     from numbax.runtime.debug import debug_callback, debug_print
     from numbax.runtime.identity import custom_input, custom_input_seen, custom_primal, custom_rule, stop_gradient
     from numbax.runtime.batching import batch_size
@@ -83,7 +83,8 @@ def _runtime_stand_ins():
             (stop_gradient, "rt.stop_gradient"), (custom_rule, "rt.custom_rule"),
             (custom_input, "rt.custom_input"), (custom_input_seen, "rt.custom_input_seen"),
             (custom_primal, "rt.custom_primal"), (stack_buffer, "rt.stack_buffer"), (batch_size, "rt.batch_size")] + \
-        [(getattr(module, name), f"rt.{name}") for module in (checks, collectives, shards) for name in module.__all__]
+        [(getattr(module, name), f"rt.{name}") for module in (checks, collectives, gpu_shards, shards)
+         for name in module.__all__]
 
 
 def _scipy_stand_ins():

@@ -5,6 +5,9 @@
 collective's static parameters. Nothing else is decided here: the ``collectives`` pass lowers each marker for
 the transport that serves its axes (``transports``). A number known at compile time needs no marker for a
 reduction (``psum(1, 'i')`` is the axis size); ``axis_index`` is the example's index, which ``vmap`` knows.
+Over the GPUs of a ``pmap`` (``axes.ON_GPUS``) no loop holds the shard's program, so no pass lowers a marker:
+the call of the exchange between the shards' host drivers is emitted here, ``_t = rt.gpu_psum(x, 'f.py:3:8')``
+(``runtime.gpu_shards``).
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import bind_call
 from numbax.ast_passes.specialize.values import AVal, Dyn, contains_dyn, is_static_scalar
 from numbax.errors import NumbaxBatchingError, NumbaxDeviceError
+from numbax import runtime
 from numbax.runtime import collectives as markers
 from numbax.lax import named_axes as axes
 
@@ -45,14 +49,31 @@ def _frames(spec, node, axis_name: Any, staged: bool = True, single: str = "") -
         spec.fail(node, f"axis_name must be a hashable name or a tuple of them, got {axis_name!r}")
     frames = axes.lookup(axis_name, spec.origin(node), staged)
     if any(frame.transport == axes.ON_GPUS for frame in frames):
-        raise NumbaxDeviceError(f"collectives over the axis of a pmap over GPUs ({axis_name!r}) are not built yet: "
-                                "each GPU runs its shard's program alone", spec.origin(node),
-                                hint="pmap over CPU devices (numbax.devices('cpu')) runs collectives; or return "
-                                     "the shards' values and combine the stacked result after the pmap.")
+        _check_over_gpus(spec, node, axis_name, frames)
+    if any(frame.transport == axes.PER_THREAD for frame in frames):
+        raise NumbaxDeviceError(f"collectives over the axis of a vmap on the GPU backend ({axis_name!r}) are not "
+                                "built yet: one thread runs each example", spec.origin(node),
+                                hint="run the vmap on the CPU backend (NumPy arguments), or call the collective "
+                                     "on the vmap's stacked result.")
     if single and len(frames) != 1:
         spec.fail(node, f"numbax.lax.{single} over several axes at once is not supported",
                   hint="call it once per axis name.")
     return frames
+
+
+def _check_over_gpus(spec, node, axis_name: Any, frames: List[axes.Frame]) -> None:
+    """Refuse what collectives over the axis of a ``pmap`` over GPUs do not run: another axis at once, or a
+    ``vmap`` inside the ``pmap`` (its examples are a kernel's threads, which do not reach the host's
+    exchange)."""
+    if len(frames) > 1:
+        raise NumbaxDeviceError(f"a collective over the axis of a pmap over GPUs and another axis at once "
+                                f"({axis_name!r}) is not built yet", spec.origin(node),
+                                hint="call the collective once per axis name.")
+    if frames[0] is not axes.innermost():
+        raise NumbaxDeviceError(f"a collective over the axis of a pmap over GPUs ({axis_name!r}) inside a vmap is "
+                                "not built yet", spec.origin(node),
+                                hint="call it outside the vmap, on the vmap's stacked result; or pmap over CPU "
+                                     "devices (numbax.devices('cpu')).")
 
 
 def _operand(spec, node, leaf: Any, name: str) -> Dyn:
@@ -73,7 +94,13 @@ def _operand(spec, node, leaf: Any, name: str) -> Dyn:
 
 
 def _marker(spec, node, kind: str, leaf: Dyn, frames: Sequence[axes.Frame], params: tuple, aval: AVal) -> Dyn:
-    """``_t = rt.collective_<kind>(leaf, tags, *params)``, emitted now (one marker per call, at its line)."""
+    """``_t = rt.collective_<kind>(leaf, tags, *params)``, emitted now (one marker per call, at its line); over
+    the GPUs of a ``pmap``, the exchange's call itself, ``_t = rt.gpu_<kind>(leaf, *params, where)``."""
+    if frames[0].transport == axes.ON_GPUS:  # a call of the exchange between the shards' drivers
+        where = spec.origin(node).position() if spec.origin(node) is not None else ""
+        call = gast.Call(func=spec.materializer.reference(getattr(runtime, f"gpu_{kind}")),
+                         args=[leaf.expr()] + [spec.materialize(p) for p in params + (where,)], keywords=[])
+        return spec.snapshot(Dyn(call, aval))
     func = getattr(markers, f"collective_{kind}")
     tags = tuple(frame.tag for frame in frames)
     call = gast.Call(func=spec.materializer.reference(func),

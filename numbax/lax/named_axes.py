@@ -24,8 +24,10 @@ class Frame:
     A ``pmap`` across processes (``transport`` ``"mpi"``) runs this process's shards only: ``size`` is the
     whole axis's, and ``first_shard`` the run-time index of this process's first shard along it; on threads
     (``"threads"``), one shard's, ``size`` the run-time number of shards and ``exchange`` the name of the
-    exchange between them. A ``pmap`` over GPUs binds its axis with ``transport`` ``ON_GPUS``, whose collectives
-    are refused (``lax.collective_lowering``)."""
+    exchange between them. A ``pmap`` over GPUs binds its axis with ``transport`` ``ON_GPUS`` while its shard's
+    program is specialized: one shard's, ``size`` the number of shards, ``first_shard`` the run-time index of
+    the shard (``rt.gpu_axis_index()``), each collective a call of the exchange between the shards' host
+    drivers (``runtime.gpu_shards``)."""
 
     name: Any
     depth: int
@@ -43,7 +45,22 @@ class Frame:
 
 
 ON_GPUS = "gpus"
-"""The transport of a ``pmap`` axis over GPUs (``transforms.pmap.gpu_shards``): no collective is built on it."""
+"""The transport of a ``pmap`` axis over GPUs (``transforms.pmap.gpu_shards``): collectives between the shards'
+host drivers."""
+
+PER_THREAD = "per thread"
+"""The transport of a ``vmap``'s axis on the GPU backend, one example per thread (``transforms.vmap.threads``):
+no collective is built on it; bound so that a collective inside it is refused, a ``vmap`` of no ``axis_name``
+as ``UNNAMED``."""
+
+class _Unnamed:
+    """The name of a ``vmap``'s axis that the user did not name: no collective names it."""
+
+    def __repr__(self) -> str:
+        return "<the axis of a vmap without axis_name>"
+
+
+UNNAMED = _Unnamed()
 
 _LOCAL = threading.local()
 
@@ -65,6 +82,11 @@ def bound(name: Any, size: Any, transport: str = "batch", first_shard: Any = Non
         yield frame
     finally:
         frames.pop()
+
+
+def innermost() -> Frame:
+    """The axis bound last (a collective's lookup found one, so there is one)."""
+    return _stack()[-1]
 
 
 def axis_names(axis_name: Any) -> Tuple[Any, ...]:

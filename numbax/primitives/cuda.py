@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import math
+from typing import Any, Callable
 
 import gast
 import numpy as np
@@ -60,6 +61,15 @@ class Draw:
     values: tuple = ()
     takes_key: bool = True
     dtypes: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class OnHost:
+    """A call the host driver makes itself, as written, on device arrays and host numbers (``pmap``'s exchange
+    between GPUs); ``stand_in`` gives its result's stand-in (``lower.probes``) from its arguments' stand-ins: a
+    device array where it has dimensions, else a number."""
+
+    stand_in: Callable[..., Any]
 
 
 class _Matmul:

@@ -23,6 +23,10 @@ every process. Those calls have no derivative rules: a transformation that meets
 ``THREADS`` is ``pmap``'s transport over several CPU devices (``transforms.pmap.thread_shards``): each thread
 runs one shard, so ``xs`` has one row; ``rt.shard_gather`` stacks every shard's row (``{shards}``: the name of
 the exchange), and ``BATCH``'s code runs on them: the same rows, the same code, the same bits.
+
+``pmap`` over GPUs has no table here: its shard's program holds no loop over the shards, so its collectives
+are calls of the exchange between the shards' host drivers, emitted where the user called them
+(``lax.collective_lowering``, ``runtime.gpu_shards``).
 """
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from numbax.runtime.numpy_once import *  # noqa: F401,F403
 from numbax.runtime.boundary import *  # noqa: F401,F403
 from numbax.runtime.collectives import *  # noqa: F401,F403
 from numbax.runtime.shards import *  # noqa: F401,F403
+from numbax.runtime.gpu_shards import *  # noqa: F401,F403
 
 
 def __getattr__(name: str):

@@ -109,6 +109,9 @@ _COLLECTIVE_NAMES = {
     **{f"rt.collective_{kind}": f"numbax.lax.{kind} differentiated inside the vmap that binds its axis (differentiate "
        "the whole vmap instead, or call the collective outside the differentiated function)"
        for kind in ("psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "psum_scatter")},
+    **{f"rt.gpu_{kind}": f"numbax.lax.{kind} over the GPUs of a pmap, differentiated inside the pmapped function "
+       "(differentiate inside it, and apply the collective to the derivatives)"
+       for kind in ("psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "psum_scatter")},
     "rt.max_rows": "numbax.lax.pmax (JAX has no derivative rule for it either)",
     "rt.min_rows": "numbax.lax.pmin (JAX has no derivative rule for it either)",
     **{f"mpi.{call}": f"numbax.lax.{kinds} across processes (differentiate inside the pmapped function, and "

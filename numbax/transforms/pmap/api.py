@@ -17,7 +17,8 @@ shard after the other, between the stages that each collective cuts; the results
 process's devices and each process runs its own shard, its collectives on the ``mpi`` transport
 (``mpi_shards``), as JAX's multi-process ``pmap``. Over GPUs (``backend="gpu"``, GPU ``devices``, or device
 arrays among the arguments and no ``devices``), each GPU runs its shard's program, compiled by the GPU backend,
-and the results come back as device arrays (``gpu_shards``); collectives over GPUs are refused.
+on a thread of its own, its collectives exchanged between the threads through the host, and the results come
+back as device arrays (``gpu_shards``).
 """
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ import contextlib
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from numbax.api import jit
 from numbax.devices import Device, devices as all_devices
 from numbax.errors import NumbaxDeviceError
 from numbax.transform_cache import reused
@@ -91,7 +91,7 @@ class Pmapped(Vmapped):
         self.donate_argnums = _argnums(donate_argnums, "donate_argnums")  # a hint: no memory is reused
         self.on_gpus = backend in _GPU_NAMES or (backend is None and self.devices is not None and
                                                  self.devices[0].platform == "gpu")
-        self._gpu_program: Optional[Callable] = None
+        self._gpu_program: Optional[gpu_shards.ShardProgram] = None
         super().__init__(fun, in_axes, out_axes, axis_name, None,
                          _argnums(static_broadcasted_argnums, "static_broadcasted_argnums"), (),
                          "cpu" if self.on_gpus else backend or "cpu")  # on GPUs: each shard's own jit
@@ -161,8 +161,8 @@ class Pmapped(Vmapped):
 
     def _gpu_call(self, values, leaves, treedef, statics, args: tuple, kwargs: Dict[str, Any]):
         """A call over GPUs (``backend="gpu"``, GPU ``devices``, or device arrays among the arguments and no
-        ``devices``): one shard per GPU, each shard's program ``jit(fun, backend="gpu")`` on its GPU
-        (``gpu_shards``)."""
+        ``devices``): one shard per GPU, each shard's program ``jit(fun, backend="gpu")`` on its GPU, with the
+        axis bound for its collectives (``gpu_shards``)."""
         if not self.on_gpus and self.devices is not None:
             raise NumbaxDeviceError("pmap over CPU devices was called with device arrays", self.origin(),
                                     hint="bring them back with numbax.device_get(...), or pass "
@@ -176,10 +176,11 @@ class Pmapped(Vmapped):
                                                           for i in range(self._signature.nparams)])
 
         if self._gpu_program is None:
-            self._gpu_program = jit(self.batching.fun, static_argnums=self.static_argnums, backend="gpu")
+            self._gpu_program = gpu_shards.ShardProgram(self.batching.fun, self.static_argnums,
+                                                        self.batching.axis_name)
         devices, exact = gpu_shards.gpus(self.devices)
-        return gpu_shards.run(self._gpu_program, self.batching.axis_name, devices, exact, arguments, leaves, in_axes,
-                              self.batching.out_axes, self.origin().position())
+        return gpu_shards.run(self._gpu_program, devices, exact, arguments, leaves, in_axes, self.batching.out_axes,
+                              self.origin().position())
 
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
                       devices: Optional[Tuple[int, bool]] = None, transport: str = "batch", backend: str = "cpu"):
@@ -251,8 +252,8 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
             (``numbax.devices("gpu")``): one shard per GPU, as ``backend="gpu"``.
         backend: ``"cpu"`` or None (``"python"``: the generated code, uncompiled); ``"gpu"`` (alias ``"cuda"``):
             each shard's program runs on a GPU of its own, compiled by the GPU backend (``jit(fun,
-            backend="gpu")``); the results are stacked on the first GPU, as device arrays. Its collectives are
-            not built: ``numbax.lax.psum``... over the axis raise ``NumbaxDeviceError`` at their line.
+            backend="gpu")``), on a thread of its own; its collectives go between the threads through the host;
+            the results are stacked on the first GPU, as device arrays.
         donate_argnums: accepted as a hint; numbax does not reuse the memory of arguments.
 
     Called from Python with several shards, each runs on a thread of its own in compiled code that releases
@@ -267,8 +268,8 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
     Raises:
         ValueError: at a call, as JAX raises it: the mapped axis has more entries than there are devices, or
             not as many as the ``devices`` passed; ``in_axes`` does not fit the arguments.
-        NumbaxDeviceError: on GPUs: none available, a collective over the axis, a pmap over GPUs inside a
-            jit or another transformation; ``devices`` that mix GPUs and CPU devices or are not ``backend``'s;
+        NumbaxDeviceError: on GPUs: none available, a collective over the axis and another one at once or
+            inside a vmap, a pmap over GPUs inside a jit or another transformation; ``devices`` that mix GPUs and CPU devices or are not ``backend``'s;
             across processes, several CPU devices in a process, or ``devices`` other than every process's.
     """
     return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, donate_argnums)

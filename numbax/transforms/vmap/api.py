@@ -23,7 +23,7 @@ from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
 
 
-def _unwrap(fun: Callable, static_argnums, static_argnames):
+def unwrap(fun: Callable, static_argnums, static_argnames):
     """``vmap(jit(f))`` maps ``f`` itself; a transformation's static arguments stay static."""
     if isinstance(fun, Jitted):
         static_argnums, static_argnames = fun.merged_static(static_argnums, static_argnames)
@@ -32,7 +32,7 @@ def _unwrap(fun: Callable, static_argnums, static_argnames):
     return fun, static_argnums, static_argnames
 
 
-def _user_function(fun: Callable) -> Callable:
+def user_function(fun: Callable) -> Callable:
     """The user's function under layers of numbax transformations (a function or a ``functools.partial``)."""
     while isinstance(fun, Jitted):
         fun = fun.fun
@@ -48,9 +48,9 @@ class Vmapped(Jitted):
                  axis_size: Optional[int] = None, static_argnums=(), static_argnames=(), backend: str = "cpu"):
         if not callable(fun):
             raise TypeError(f"vmap expects a callable, got {fun!r}")
-        inner, static_argnums, static_argnames = _unwrap(fun, static_argnums, static_argnames)
+        inner, static_argnums, static_argnames = unwrap(fun, static_argnums, static_argnames)
         self.batching = Batching(inner, in_axes, out_axes, axis_name, axis_size)
-        super().__init__(_user_function(inner), static_argnums, static_argnames, backend)
+        super().__init__(user_function(inner), static_argnums, static_argnames, backend)
         self._python_twin: Optional[Vmapped] = None
 
     # -- calls -----------------------------------------------------------------

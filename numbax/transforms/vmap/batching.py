@@ -53,7 +53,7 @@ class Batching:
         examples in stages where ``fun`` calls collectives over ``axis_name``)."""
         if spec.builder.examples_per_thread and self.per_thread:
             return threads.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes,
-                                self.axis_size)
+                                self.axis_size, self.axis_name)
         return loop.emit(spec, node, self.fun, args, kwargs, arg_axes, kwarg_axes, self.out_axes, self.axis_size,
                          self.axis_name, self.devices, self.transport)
 

@@ -27,6 +27,7 @@ from numbax.ast_passes.naming import leaf_name
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, is_static_scalar
 from numbax.errors import NumbaxDeviceError
+from numbax.lax import named_axes
 from numbax.origin import Origin
 from numbax.transforms.vmap import axes, loop
 
@@ -62,9 +63,10 @@ def _dtype(spec, node, fun, path, leaf: Any) -> np.dtype:
 
 
 def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Sequence[Any],
-         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int]) -> Any:
+         kwarg_axes: Dict[str, Any], out_axes: Any, axis_size: Optional[int], axis_name: Any = None) -> Any:
     """Emit the loop over all examples for ``fun(*args, **kwargs)`` at ``node``; the call's value: for each
-    batched output leaf, a 1-d array of the examples' numbers."""
+    batched output leaf, a 1-d array of the examples' numbers. Its axis is bound while ``fun`` is specialized
+    (``named_axes.PER_THREAD``), so that a collective in ``fun`` is refused at its line."""
     leaves, structure = loop.arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     # axes counted from the front where the rank is known: ``x[i]``, which one thread reads, not ``x[..., i]``
     leaves = [(leaf, axis if axis is None else loop.normal_axis(axis, leaf)) for leaf, axis in leaves]
@@ -75,7 +77,8 @@ def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Seq
     saved, spec.block = spec.block, []
     spec.runtime_depth += 1
     try:
-        result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), loop.INDEX)))
+        with named_axes.bound(named_axes.UNNAMED if axis_name is None else axis_name, batch, named_axes.PER_THREAD):
+            result = spec.call_value(node, fun, *examples.at(Dyn(name_node(index), loop.INDEX)))
         outputs, out_treedef = spec.leaves_with_paths(result)
         try:
             out_pairs = axes.broadcast_prefix("vmap out_axes", out_axes, result, is_leaf=loop.is_dyn)

@@ -1,4 +1,5 @@
-"""The GPU lowering's launches: elementwise kernels, block reductions, matrix products and constructors.
+"""The GPU lowering's launches: elementwise kernels, block reductions, matrix products and constructors; and
+the calls the driver makes itself (``OnHost``: pmap's exchange between GPUs).
 
 Each writes its kernel's source (``kernels``) into the state and the driver's statements that allocate and
 launch it, and gives back the name that holds its result.
@@ -17,7 +18,7 @@ from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
 from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, Reduction
+from numbax.primitives.cuda import MATMUL, OnHost, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -38,12 +39,12 @@ class Launches(Adjoints):
         """``node`` with each reduction, product and constructor in it launched first (into ``self.pre``) and
         replaced by the name of its result; ``math.f(x)`` as ``np.f(x)``: on the host, NumPy gives ``nan``
         where ``math`` raises ``ValueError`` (as compiled code does on the CPU), and kernels compute either
-        alike."""
+        alike. A slice's bounds are hoisted too (a shard's ``rt.gpu_axis_index()`` in ``x[:i + 1]``)."""
         for field, value in gast.iter_fields(node):
-            if isinstance(value, gast.expr):
+            if isinstance(value, (gast.expr, gast.Slice)):
                 setattr(node, field, self.hoist(value))
             elif isinstance(value, list):
-                setattr(node, field, [self.hoist(v) if isinstance(v, gast.expr) else v for v in value])
+                setattr(node, field, [self.hoist(v) if isinstance(v, (gast.expr, gast.Slice)) else v for v in value])
         if isinstance(node, gast.Call) and _text(node.func).startswith("math.") and \
                 _text(node.func)[5:] in _MATH_AS_NUMPY and not node.keywords:
             node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
@@ -64,6 +65,8 @@ class Launches(Adjoints):
             return self.launch_reduction(node, app, lowering)
         if lowering is MATMUL:
             return self.launch_matmul(node, app)
+        if isinstance(lowering, OnHost):
+            return self.on_host(node, lowering)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
                 node.func.attr in _CONSTRUCTORS:
@@ -214,6 +217,21 @@ class Launches(Adjoints):
         self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
         self.env[temp] = result
         self.owned.add(temp)
+        return _name(temp)
+
+    def on_host(self, node: gast.Call, lowering: OnHost) -> gast.Name:
+        """A call the driver makes itself (``OnHost``: pmap's exchange between GPUs), of constants and of values
+        computed first (an array expression by its kernel); its result a device array the driver owns, or a
+        number."""
+        if node.keywords:
+            raise self.refuse(f"`{_text(node)}` with keyword arguments")
+        node.args = [arg if isinstance(arg, (gast.Constant, gast.Tuple)) else self.temp_for(arg) for arg in node.args]
+        result = lowering.stand_in(*[self.probe(arg) for arg in node.args])
+        temp = self.fresh("t")
+        self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
+        self.env[temp] = result
+        if probes.is_array(result):
+            self.owned.add(temp)
         return _name(temp)
 
     def made_on_the_host(self, node: gast.Call) -> gast.Name:
