@@ -1,0 +1,413 @@
+"""thread_arrays: one example's small arrays (``threads``), each in its thread's local memory.
+
+An example's body may build arrays whose shapes are written as numbers: ``np.zeros(3)``, ``np.ones((2, 2))``
+(literal sizes, or sizes the specializer folded from static arguments), and what elementwise arithmetic,
+``zeros_like`` and the like make of them. Each such array gets ``cuda.local.array(shape, dtype)`` at the start
+of the thread's example and keeps it (one shape and dtype per name, on every path); each statement on it
+becomes a loop over its elements::
+
+    y = np.zeros(3)                   y = cuda.local.array((3,), np.float64)      # once per example
+    ...                               for _j_1 in range(3):
+    y = y + 0.01 * np.sin(y)              y[_j_1] = y[_j_1] + 0.01 * math.sin(y[_j_1])
+    s = np.sum(y ** 2)                _r_1 = np.float64(0)
+                                      for _j_1 in range(3):
+                                          _r_1 = _r_1 + y[_j_1] ** 2
+                                      s = _r_1
+
+Local memory, not slices of one preallocated device buffer: the sizes are known when the kernel compiles,
+so the driver allocates nothing, no index mixes the example's with the element's, and small arrays that the
+compiler can unroll live in registers; what spills goes to local memory, which the hardware interleaves
+across a warp's threads, so it coalesces as a buffer with the example's index last would.
+
+Values, not references: an array assigned from another is a copy, which NumPy's aliasing agrees with unless
+an element of either is written afterwards, so an element written into either after the copy is
+refused. Each element loop reads its operands at its own element only: what reads elsewhere (a reduction, a
+dot product, ``y[0]``) is computed into a number before the loop, so ``y = y / np.sum(y)`` reads the old
+``y``. Operands of one shape only (a number broadcasts); reductions (``sum``, ``mean``, ``max``, ``min``,
+``norm``) over all elements; ``@`` of two vectors; elements read and written with integer indices.
+
+Refused, at the user's line: an array whose size is not written as numbers (``np.zeros(n)``: the kernel would
+have no size to compile), a row of a mapped argument (``x[i]`` of a 2-d ``x``: its size is known only when
+called), slices and views, broadcasting between shapes, reductions over an axis, matrix products, run-time
+checks of indices (a literal index out of bounds is refused here), and an array a loop or branch gives
+another shape or dtype.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import gast
+import numpy as np
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.primitives import application
+from numbax.ast_passes.tree_copy import copy_tree
+from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
+from numbax.primitives.cuda import MATMUL, Cast, Elementwise, Reduction
+from numbax.primitives.registry import entry
+
+_FILLS = {"np.zeros": 0, "np.ones": 1, "np.empty": None}  # an allocation, of a shape written as numbers
+_LIKE = {"np.zeros_like": 0, "np.ones_like": 1, "rt.zeros_like": 0, "rt.ones_like": 1}
+_STATIC_CHECKS = {"rt.check_broadcast", "rt.check_index"}  # of shapes known here: true, or refused
+_PASSES = 3  # a loop's body walked until its numbers' dtypes settle (an int becoming a float, once)
+_COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})"}
+
+
+def _type(dtype: np.dtype) -> str:
+    return f"np.{np.dtype(dtype).type.__name__}"
+
+
+def _lowering(node: gast.expr) -> Any:
+    app = application(node)
+    return getattr(entry(app.key), "cuda", None) if app is not None else None
+
+
+def combined(stmt: gast.AugAssign) -> gast.BinOp:
+    """``x op y`` of ``x op= y`` (``x`` read)."""
+    target = copy_tree(stmt.target)
+    target.ctx = gast.Load()
+    return gast.BinOp(left=target, op=stmt.op, right=copy_tree(stmt.value))
+
+
+def _is_call(node: gast.AST, names) -> bool:
+    return isinstance(node, gast.Call) and _text(node.func) in names
+
+
+class LocalArrays:
+    """The local arrays of one example's body (name -> shape and dtype), found by walking it in order on
+    stand-ins of their true shapes (``probes``), each array-valued expression checked to be one whose shape
+    the kernel can spell; and their statements as element loops (see the module docstring)."""
+
+    def __init__(self, state: LoweringState, body: List[gast.stmt], index: str, opaque: Set[str]):
+        self.state = state
+        self.opaque = set(opaque)  # names the walk cannot stand in for (keys, tapes): no array reads them
+        self.env: Dict[str, Any] = {**state.env, index: 0}
+        self.arrays: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {}
+        self.copied: Set[str] = set()  # arrays copied from, or into, another so far
+        self.dims: List[str] = []
+        self._walk(body)
+
+    # the walk: shapes and dtypes, and what is refused
+
+    def _walk(self, stmts: List[gast.stmt]) -> None:
+        for stmt in stmts:
+            saved = self.state.origin
+            self.state.origin = anno.getanno(stmt, anno.Key.ORIGIN) or saved
+            self._statement(stmt)
+            self.state.origin = saved
+
+    def _statement(self, stmt: gast.stmt) -> None:
+        if isinstance(stmt, gast.AugAssign):
+            stmt = gast.Assign(targets=[stmt.target], value=combined(stmt), type_comment=None)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            self._assign(stmt.targets[0].id, stmt.value)
+        elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Subscript) and self.is_element(stmt.targets[0]):
+            if stmt.targets[0].value.id in self.copied:
+                raise self.state.refuse(f"`{_text(stmt)}`, an element written into an array per example after "
+                                        "a copy of it was made or it was copied (a thread's arrays are values, "
+                                        "where NumPy would share the memory),")
+            if self._probe(stmt.value, must=True) is not None and probes.is_array(self._probe(stmt.value)):
+                raise self.state.refuse(f"`{_text(stmt)}`, an array written into part of an array,")
+        elif isinstance(stmt, gast.Assign):
+            if probes.is_array(self._probe(stmt.value)):
+                raise self.state.refuse(f"`{_text(stmt)}`, an array per example stored,")
+            for node in gast.walk(gast.Module(body=[stmt], type_ignores=[])):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    self._forget(node.id)
+        elif isinstance(stmt, gast.If):
+            self._probe(stmt.test)
+            before = dict(self.env)
+            self._walk(stmt.body)
+            after_body, self.env = self.env, before
+            self._walk(stmt.orelse)
+            self.env = {**after_body, **self.env}
+        elif isinstance(stmt, (gast.For, gast.While)):
+            self._loop(stmt)
+        elif isinstance(stmt, gast.Expr) and not _is_call(stmt.value, _STATIC_CHECKS):  # see ``lower``
+            self._probe(stmt.value)
+
+    def _loop(self, stmt) -> None:
+        for walked in range(_PASSES):
+            before = {k: probes.signature(v) for k, v in self.env.items()}
+            if isinstance(stmt, gast.For):
+                for arg in stmt.iter.args:
+                    self._probe(arg)
+                if isinstance(stmt.target, gast.Name):
+                    self.env[stmt.target.id] = 1
+            else:
+                self._probe(stmt.test)
+            self._walk(stmt.body)
+            if walked and {k: probes.signature(v) for k, v in self.env.items()} == before:
+                return  # walked twice at least: what the body writes after a copy it makes
+
+    def _forget(self, name: str) -> None:
+        self.env.pop(name, None)
+        self.opaque.add(name)
+        if name in self.arrays:
+            raise self.state.refuse(f"`{name}`, an array per example assigned otherwise than by an expression of "
+                                    "arrays,")
+
+    def _probe(self, node: gast.expr, must: bool = False) -> Any:
+        """``node``'s stand-in, checked where it reads a local array (None where it reads what the walk
+        cannot stand in for, which must then read no array)."""
+        names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        reads_arrays = bool(names & set(self.arrays)) or any(_is_call(n, _FILLS) or _is_call(n, _LIKE)
+                                                              for n in gast.walk(node))
+        if names & self.opaque:
+            if reads_arrays:
+                raise self.state.refuse(f"`{_text(node)}`, arrays per example with keys or tapes,")
+            return None
+        try:
+            value = probes.evaluate(node, self.env)
+        except Exception:  # noqa: BLE001 - refused below where it matters, by the lowering otherwise
+            helper = any(isinstance(n, gast.Call) and _text(n.func).startswith("rt.") for n in gast.walk(node))
+            if reads_arrays or must:
+                raise self.state.refuse(f"`{_text(node)}`" + (", a transformation's runtime helper," if helper else
+                                                              "") + " on an array per example") from None
+            return None
+        if reads_arrays or probes.is_array(value):
+            self._check(node)
+        return value
+
+    def _assign(self, target: str, value: gast.expr) -> None:
+        result = self._probe(value)
+        if result is None:
+            self._forget(target)
+            return
+        if probes.is_array(result):
+            known = self.arrays.setdefault(target, (result.shape, result.dtype))
+            if known != (result.shape, result.dtype):
+                raise self.state.refuse(f"`{target}`, an array per example given the shape {result.shape} and "
+                                        f"dtype {result.dtype} here and {known[0]}, {known[1]} elsewhere,")
+            if isinstance(value, gast.Name):
+                self.copied |= {target, value.id}
+            result = np.ones(result.shape, result.dtype)
+        elif target in self.arrays:
+            raise self.state.refuse(f"`{target}`, an array per example given a number,")
+        self.env[target] = result
+
+    def _check(self, node: gast.expr) -> None:
+        """Refuse an expression holding an array whose shape the kernel cannot spell, or that no element
+        loop computes."""
+        value = probes.evaluate(node, self.env)
+        if not probes.is_array(value):
+            self._check_number(node)
+        elif isinstance(node, gast.Name):
+            if node.id not in self.arrays:
+                raise self.state.refuse(f"the array `{node.id}`, the same for every example (an argument not "
+                                        "mapped, or computed once on the host), read whole in one example's body")
+        elif _is_call(node, _FILLS):
+            self._check_allocation(node)
+        elif _is_call(node, _LIKE) and len(node.args) == 1 and not node.keywords:
+            self._check(node.args[0])
+        elif isinstance(node, gast.Subscript):
+            base = node.value
+            if isinstance(base, gast.Name) and base.id in self.state.env and probes.is_array(self.state.env[base.id]):
+                raise self.state.refuse(
+                    f"an array per example (`{_text(node)}` of the {self.state.env[base.id].ndim}-d `{base.id}`, "
+                    "whose size is known only when called, not when the kernel compiles: map the state's "
+                    "components as separate 1-d arguments, or build it with `np.zeros(3)`),")
+            raise self.state.refuse(f"`{_text(node)}`, a part of an array per example,")
+        elif isinstance(_lowering(node), (Elementwise, Cast)) or isinstance(node, gast.Compare) and \
+                len(node.ops) == 1:
+            operands = [node.left, *node.comparators] if isinstance(node, gast.Compare) else application(node).args
+            for operand in operands:
+                shape = np.shape(probes.evaluate(operand, self.env))
+                if shape and shape != value.shape:
+                    raise self.state.refuse(f"`{_text(node)}`, broadcasting an array of shape {shape} to "
+                                            f"{value.shape} in one example's body,")
+                self._check(operand)
+        else:
+            raise self.state.refuse(f"`{_text(node)}`, an array per example that no element loop computes,")
+
+    def _check_allocation(self, node: gast.Call) -> None:
+        shape = node.args[0] if node.args else None
+        extents = shape.elts if isinstance(shape, gast.Tuple) else [shape]
+        if len(node.args) != 1 or {k.arg for k in node.keywords} - {"dtype"} or \
+                not all(isinstance(e, gast.Constant) and type(e.value) is int for e in extents):
+            raise self.state.refuse(f"`{_text(node)}`, an array per example whose shape is not written as numbers "
+                                    "(a thread's local array needs its size when the kernel compiles),")
+        if _FILLS[_text(node.func)] is None:
+            raise self.state.refuse(f"`{_text(node)}` in an expression")
+
+    def _check_number(self, node: gast.expr) -> None:
+        lowering = _lowering(node)
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id in self.arrays:
+            self._indices(node)
+            return
+        if isinstance(lowering, Reduction) or lowering is MATMUL:
+            self._check_reduction(node, lowering)
+            return
+        for child in gast.iter_child_nodes(node):
+            if isinstance(child, gast.expr):
+                self._check(child)
+
+    def _check_reduction(self, node: gast.expr, lowering: Any) -> None:
+        app = application(node)
+        keywords = {k: v for k, v in app.keywords.items()
+                    if not (isinstance(v, gast.Constant) and v.value in ((None, False) if k != "axis" else (None,))
+                            and k in ("axis", "keepdims"))}
+        arity = 2 if lowering is MATMUL else 1
+        if keywords or len(app.args) != arity:
+            raise self.state.refuse(f"`{_text(node)}` of an array per example otherwise than over all its "
+                                    "elements,")
+        shapes = [np.shape(probes.evaluate(a, self.env)) for a in app.args]
+        if lowering is MATMUL and not (len(shapes[0]) == 1 and shapes[0] == shapes[1]):
+            raise self.state.refuse(f"`{_text(node)}`, a matrix product of arrays per example of shapes "
+                                    f"{shapes[0]} and {shapes[1]},")
+        if lowering is not MATMUL and lowering.op != "sum" and 0 in shapes[0]:
+            raise self.state.refuse(f"`{_text(node)}` of an empty array")
+        for arg in app.args:
+            self._check(arg)
+
+    def _indices(self, node: gast.Subscript) -> List[gast.expr]:
+        """The indices of an element of a local array, each an integer, a literal one within bounds."""
+        shape = self.arrays[node.value.id][0]
+        indices = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if len(indices) != len(shape):
+            raise self.state.refuse(f"`{_text(node)}`, a part of an array per example,")
+        for index, extent in zip(indices, shape):
+            value = None if isinstance(index, gast.Slice) else self._probe(index)
+            if value is None or np.asarray(value).dtype.kind not in "iu":
+                raise self.state.refuse(f"`{_text(node)}`, indexing an array per example by other than integers,")
+            if isinstance(index, gast.Constant) and not -extent <= index.value < extent:
+                raise self.state.refuse(f"`{_text(node)}`, an index out of bounds for the shape {shape},")
+        return indices
+
+    # what the lowering asks
+
+    def is_element(self, node: gast.expr) -> bool:
+        """Whether ``node`` is an element of a local array, ``y[k]``."""
+        return isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+            node.value.id in self.arrays
+
+    def declarations(self, names: Dict[str, str]) -> List[gast.stmt]:
+        """Each local array's ``cuda.local.array``, at the start of an example (``names``: kernel names)."""
+        return [s for name, (shape, dtype) in sorted(self.arrays.items())
+                for s in _parse(f"{names[name]} = cuda.local.array({shape!r}, {_type(dtype)})")]
+
+    def owns(self, stmt: gast.stmt) -> bool:
+        """Whether ``stmt`` assigns a local array, or checks the broadcasting of one."""
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else \
+            stmt.target if isinstance(stmt, gast.AugAssign) else None
+        if isinstance(target, gast.Name):
+            return target.id in self.arrays
+        if target is not None:
+            return self.is_element(target)
+        return isinstance(stmt, gast.Expr) and _is_call(stmt.value, _STATIC_CHECKS) and \
+            any(isinstance(a, gast.Name) and a.id in self.arrays for a in stmt.value.args)
+
+    def lower(self, stmt: gast.stmt, translate) -> List[gast.stmt]:
+        """A statement ``owns`` claims, as the kernel's (after the numbers it hoists)."""
+        if _is_call(stmt.value, {"rt.check_index"}):
+            self._index_holds(stmt.value)
+            return []
+        if isinstance(stmt, gast.Expr):
+            self._broadcasts(stmt.value)
+            return []
+        target, value = (stmt.target, combined(stmt)) if isinstance(stmt, gast.AugAssign) else \
+            (stmt.targets[0], copy_tree(stmt.value))
+        if isinstance(target, gast.Subscript):
+            return [gast.Assign(targets=[translate.target(target)], value=translate.expr(value), type_comment=None)]
+        shape, _ = self.arrays[target.id]
+        if _is_call(value, _FILLS) and _FILLS[_text(value.func)] is None:
+            return []  # ``np.empty``: the local array as it is
+        value = self.hoist(value, translate, elementwise=True)
+        dims = self._dims(len(shape))
+        element = translate.element_at(value, ", ".join(dims))
+        nest = _parse(f"{translate.operands.names[target.id]}[{', '.join(dims)}] = {element}")
+        for dim, extent in reversed(list(zip(dims, shape))):
+            loop = gast.parse(f"for {dim} in range({extent}):\n    pass").body[0]
+            loop.body = nest
+            nest = [loop]
+        return nest
+
+    def _index_holds(self, call: gast.Call) -> None:
+        """``rt.check_index(y, k, axis, where)`` of a literal ``k`` and ``axis``: true, or refused."""
+        array, index, axis = call.args[:3]
+        if not (isinstance(array, gast.Name) and array.id in self.arrays and isinstance(index, gast.Constant) and
+                type(index.value) is int and isinstance(axis, gast.Constant) and type(axis.value) is int):
+            raise self.state.refuse(f"`{_text(call)}`, a run-time check of an index, in one example's body")
+        shape = self.arrays[array.id][0]
+        extent = shape[axis.value]
+        if not -extent <= index.value < extent:
+            raise self.state.refuse(f"the index {index.value}, out of bounds for the axis {axis.value} of size "
+                                    f"{extent} of `{array.id}`,")
+
+    def _broadcasts(self, call: gast.Call) -> None:
+        """``rt.check_broadcast(a, b, where)`` of shapes known here: true, or refused."""
+        shapes = [np.shape(probes.evaluate(a, self.env)) if not (isinstance(a, gast.Name) and a.id in self.arrays)
+                  else self.arrays[a.id][0] for a in call.args[:2]]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise self.state.refuse(f"arrays of shapes {shapes[0]} and {shapes[1]}, which do not broadcast "
+                                    "together,") from None
+
+    def _dims(self, ndim: int) -> List[str]:
+        while len(self.dims) < ndim:
+            self.dims.append(self.state.fresh("j"))
+        return self.dims[:ndim]
+
+    def hoist(self, node: gast.expr, translate, elementwise: bool = False) -> gast.expr:
+        """``node`` with each reduction and dot product of local arrays (and, in an element loop, each element
+        read) computed before it into a number (``translate.pending``); a like-constructor as its fill."""
+        if self.is_element(node):
+            if not elementwise:
+                return node
+            return self._into(translate, node, [], translate.expr(node))
+        if _is_call(node, _LIKE) or _is_call(node, _FILLS):
+            dtype = np.asarray(self._probe(node)).dtype
+            fill = _LIKE.get(_text(node.func), _FILLS.get(_text(node.func)))
+            return _name(translate.verbatim(f"{_type(dtype)}({fill})"))
+        lowering = _lowering(node)
+        if isinstance(lowering, Reduction) or lowering is MATMUL:
+            return self._reduction(node, lowering, translate)
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, gast.expr):
+                setattr(node, field, self.hoist(value, translate, elementwise))
+            elif isinstance(value, list):
+                setattr(node, field, [self.hoist(v, translate, elementwise) if isinstance(v, gast.expr) else v
+                                      for v in value])
+        return node
+
+    def _reduction(self, node: gast.expr, lowering: Any, translate) -> gast.Name:
+        app = application(node)
+        dtype = np.asarray(probes.evaluate(node, self.env)).dtype
+        shape = np.shape(probes.evaluate(app.args[0], self.env))
+        operands = [self.hoist(a, translate, elementwise=True) for a in app.args]
+        dims = self._dims(len(shape))
+        at = [translate.element_at(a, ", ".join(dims)) for a in operands]
+        acc = self.state.fresh("r")
+        if lowering is MATMUL:
+            return self._into(translate, node, shape, f"{_type(dtype)}(0)",
+                              _COMBINE["sum"].format(acc, f"{at[0]} * {at[1]}"), "", acc)
+        first = translate.element_at(operands[0], ", ".join("0" for _ in shape))
+        start = f"{_type(dtype)}(0)" if lowering.op == "sum" else first
+        term = f"{at[0]} * {at[0]}" if lowering.norm else at[0]
+        after = f"math.sqrt({acc})" if lowering.norm else \
+            f"{acc} / {int(np.prod(shape))}" if lowering.mean else ""
+        return self._into(translate, node, shape, start, _COMBINE[lowering.op].format(acc, term), after, acc)
+
+    def _into(self, translate, node: gast.expr, shape, start: str, combine: Optional[str] = None,
+              after: str = "", acc: str = "") -> gast.Name:
+        """A number computed before the statement: ``start``, then ``combine`` at every element of ``shape``
+        (over the loop indices ``_dims``), then ``after``."""
+        acc = acc or self.state.fresh("r")
+        lines = [f"{acc} = {start}"]
+        dims = self._dims(len(shape))
+        if combine is not None:
+            lines += ["    " * k + f"for {d} in range({n}):" for k, (d, n) in enumerate(zip(dims, shape))]
+            lines.append("    " * len(shape) + f"{acc} = {combine}")
+        if after:
+            lines.append(f"{acc} = {after}")
+        stmts = _parse("\n".join(lines))
+        origin = anno.getanno(node, anno.Key.ORIGIN) if anno.hasanno(node, anno.Key.ORIGIN) else None
+        for stmt in stmts:
+            if origin is not None:
+                anno.setanno(stmt, anno.Key.ORIGIN, origin)
+        translate.pending += stmts
+        return _name(translate.verbatim(acc))
+
