@@ -1,0 +1,195 @@
+"""``vmap`` on the GPU backend of examples that hold small arrays (``backends.cuda.lower.thread_arrays``), in
+Numba's CUDA simulator: a vector-state ODE, a Runge-Kutta step, a Newton solve with a 2x2 Jacobian, and
+``jvp`` of them per thread, against the CPU backend (rtol 1e-12) and JAX (float64); what has no size known
+when the kernel compiles, or would share memory NumPy shares, is refused at the user's line.
+
+Sizes stay tiny: the simulator runs each thread in Python, and each CPU program compiles once (module scope).
+"""
+import inspect
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import numbax
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from grad_corpus.oracles import to_jax  # noqa: E402,F401  (turns on jax_enable_x64)
+from test_gpu_vmap import assert_agrees  # noqa: E402
+
+HERE = os.path.abspath(__file__)
+Y0, K, STEPS = np.array([0.1, 0.6, 1.0]), np.array([1.0, 1.5, 2.0]), 8
+
+
+def ode(y0, k, steps):
+    y = np.zeros(3)
+    y[0] = y0
+    y[1] = 2.0 * y0
+    y[2] = 1.0
+    for _ in range(steps):
+        y = y + 0.05 * (-k * y + np.sin(y))
+    return np.sum(y ** 2)
+
+
+def ode_jax(y0, k, steps):
+    y = jnp.array([y0, 2.0 * y0, 1.0])
+    for _ in range(steps):
+        y = y + 0.05 * (-k * y + jnp.sin(y))
+    return jnp.sum(y ** 2)
+
+
+def rk4(y0, k, steps):
+    y = rk4_state(y0, k, steps)
+    return np.mean(y) + y @ y, np.linalg.norm(y)
+
+
+def rk4_state(y0, k, steps):
+    y = np.zeros(3)
+    y[0] = y0
+    y[1] = 1.0 - y0
+    y[2] = 0.5
+    dt = 0.1
+    for _ in range(steps):
+        k1 = -k * y + np.sin(y)
+        k2 = -k * (y + 0.5 * dt * k1) + np.sin(y + 0.5 * dt * k1)
+        k3 = -k * (y + 0.5 * dt * k2) + np.sin(y + 0.5 * dt * k2)
+        k4 = -k * (y + dt * k3) + np.sin(y + dt * k3)
+        y = y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return y
+
+
+def newton(a, b):
+    x = np.ones(2)
+    jac = np.zeros((2, 2))
+    f = np.zeros(2)
+    steps = 0
+    while steps < 30:
+        f[0] = x[0] * x[0] + x[1] - a
+        f[1] = x[0] + x[1] * x[1] - b
+        jac[0, 0] = 2.0 * x[0]
+        jac[0, 1] = 1.0
+        jac[1, 0] = 1.0
+        jac[1, 1] = 2.0 * x[1]
+        det = jac[0, 0] * jac[1, 1] - jac[0, 1] * jac[1, 0]
+        dx0 = (jac[1, 1] * f[0] - jac[0, 1] * f[1]) / det
+        dx1 = (jac[0, 0] * f[1] - jac[1, 0] * f[0]) / det
+        x[0] -= dx0
+        x[1] -= dx1
+        steps += 1
+        if abs(dx0) + abs(dx1) < 1e-13:
+            break
+    return x[0], x[1], steps
+
+
+def shrink(v):
+    y = np.zeros((2, 2))
+    y[0, 0] = v
+    y[1, 1] = 3.0
+    y[0, 1] = -1.0
+    y += 0.5
+    while np.sum(y * y) > 1.0:
+        y = y / np.max(np.abs(y)) * 0.7
+    return y[1, 0] - np.min(y) + np.sum(y > 0.1)
+
+
+def ode_tangent(y0, k, steps):
+    return numbax.jvp(lambda kk: ode(y0, kk, steps), (k,), (1.0,))[1]
+
+
+def ode_tangent_jax(y0, k, steps):
+    return jax.jvp(lambda kk: ode_jax(y0, kk, steps), (k,), (1.0,))[1]
+
+
+def rk4_tangent(y0, k, steps):
+    return numbax.jvp(lambda y: np.mean(rk4_state(y, k, steps) ** 2), (y0,), (1.0,))[1]
+
+
+CASES = [
+    ("ode", ode, (Y0, K, STEPS), (0, 0, None)),
+    ("rk4_mean_dot_norm", rk4, (Y0, K, STEPS), (0, 0, None)),
+    ("newton_2x2", newton, (np.array([1.5, 2.0, 3.0]), np.array([2.0, 2.5, 3.0])), 0),
+    ("shrink_2x2_while_max_min", shrink, (np.array([0.2, 2.0, -4.0]),), 0),
+    ("jvp_ode", ode_tangent, (Y0, K, STEPS), (0, 0, None)),
+    ("jvp_rk4", rk4_tangent, (Y0, K, STEPS), (0, 0, None)),
+]
+
+
+@pytest.mark.parametrize("name, fn, args, in_axes", CASES, ids=[c[0] for c in CASES])
+def test_arrays_per_example_agree_with_the_cpu_backend(gpu, name, fn, args, in_axes):
+    got = numbax.device_get(numbax.vmap(fn, in_axes, backend="gpu")(*args))
+    assert_agrees(got, numbax.vmap(fn, in_axes)(*args))
+
+
+@pytest.mark.parametrize("fn, theirs", [(ode, ode_jax), (ode_tangent, ode_tangent_jax)], ids=["value", "jvp"])
+def test_vector_state_ode_agrees_with_jax(gpu, fn, theirs):
+    got = numbax.device_get(numbax.vmap(fn, (0, 0, None), backend="gpu")(Y0, K, STEPS))
+    expected = jax.vmap(lambda y0, k: theirs(y0, k, STEPS))(Y0, K)
+    np.testing.assert_allclose(got, np.asarray(expected), rtol=1e-12)
+
+
+def test_one_kernel_with_local_arrays(gpu):
+    source = numbax.source(numbax.vmap(ode, (0, 0, None), backend="gpu"), Y0, K, STEPS)
+    assert source.count("@cuda.jit") == 1, source
+    assert "y = cuda.local.array((3,), np.float64)" in source, source
+
+
+def sized_at_run_time(x, n):
+    y = np.zeros(n)
+    y[0] = x
+    return np.sum(y)
+
+
+def row_of_an_argument(x):
+    return np.sum(x * 2.0)
+
+
+def broadcast_between_shapes(x):
+    a = np.zeros(3)
+    a[0] = x
+    b = np.ones((2, 3))
+    b[0, 0] = x
+    return np.sum(a + b)
+
+
+def written_after_a_copy(x, steps):
+    a = np.zeros(2)
+    a[0] = x
+    b = np.ones(2)
+    for _ in range(steps):
+        b = a
+        a[1] = a[1] + 1.0
+    return b[1]
+
+
+def slices(x):
+    a = np.zeros(4)
+    a[0] = x
+    b = a[1:] + x
+    return b[0]
+
+
+def _line(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("fn, args, in_axes, line, construct", [
+    (sized_at_run_time, (np.ones(2), 3), (0, None), "np.zeros(n)", "whose shape is not written as numbers"),
+    (row_of_an_argument, (np.ones((2, 3)),), 0, "np.sum", "an array per example"),
+    (broadcast_between_shapes, (np.ones(2),), 0, "np.sum", "broadcasting an array of shape (3,)"),
+    (written_after_a_copy, (np.ones(2), 3), (0, None), "a[1] = a[1]",
+     "an element written into an array per example after"),
+    (slices, (np.ones(2),), 0, "a[1:]", "a part of an array per example"),
+    (numbax.grad(ode, argnums=1), (Y0, K, STEPS), (0, 0, None), "np.zeros(3)", "runtime helper"),
+], ids=["sized_at_run_time", "row_of_an_argument", "broadcast", "written_after_a_copy", "slices", "grad"])
+def test_what_a_thread_cannot_hold_is_refused_at_the_users_line(gpu, fn, args, in_axes, line, construct):
+    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
+        numbax.vmap(fn, in_axes, backend="gpu")(*args)
+    error = info.value
+    assert construct in error.message, error.message
+    assert error.origin is not None and error.origin.filename == HERE
+    assert error.origin.lineno == _line(getattr(fn, "fun", fn), line), error
