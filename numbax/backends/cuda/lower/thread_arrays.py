@@ -1,10 +1,10 @@
 """thread_arrays: one example's small arrays (``threads``), each in its thread's local memory.
 
-An example's body may build arrays whose shapes are written as numbers: ``np.zeros(3)``, ``np.ones((2, 2))``
-(literal sizes, or sizes the specializer folded from static arguments), and what elementwise arithmetic,
-``zeros_like`` and the like make of them. Each such array gets ``cuda.local.array(shape, dtype)`` at the start
-of the thread's example and keeps it (one shape and dtype per name, on every path); each statement on it
-becomes a loop over its elements::
+An example's body may build arrays whose shapes are written as numbers: ``np.zeros(3)``, ``np.ones((2, 2))``,
+``np.full(3, x)`` (literal sizes, or sizes the specializer folded from static arguments), and what elementwise
+arithmetic, ``zeros_like`` and the like make of them. Each such array gets ``cuda.local.array(shape, dtype)``
+at the start of the thread's example and keeps it (one shape and dtype per name, on every path); each
+statement on it becomes a loop over its elements::
 
     y = np.zeros(3)                   y = cuda.local.array((3,), np.float64)      # once per example
     ...                               for _j_1 in range(3):
@@ -47,7 +47,8 @@ from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse
 from numbax.primitives.cuda import MATMUL, Cast, Elementwise, Reduction
 from numbax.primitives.registry import entry
 
-_FILLS = {"np.zeros": 0, "np.ones": 1, "np.empty": None}  # an allocation, of a shape written as numbers
+# an allocation, of a shape written as numbers: its fill (``np.full``'s, its second argument)
+_FILLS = {"np.zeros": 0, "np.ones": 1, "np.empty": None, "np.full": 1}
 _LIKE = {"np.zeros_like": 0, "np.ones_like": 1, "rt.zeros_like": 0, "rt.ones_like": 1}
 _STATIC_CHECKS = {"rt.check_broadcast", "rt.check_index"}  # of shapes known here: true, or refused
 _PASSES = 3  # a loop's body walked until its numbers' dtypes settle (an int becoming a float, once)
@@ -82,6 +83,7 @@ class LocalArrays:
     def __init__(self, state: LoweringState, body: List[gast.stmt], index: str, opaque: Set[str]):
         self.state = state
         self.opaque = set(opaque)  # names the walk cannot stand in for (keys, tapes): no array reads them
+        self.fixed = frozenset(opaque)  # keys and tapes: their statements are ``keys``'s and ``tapes``'s
         self.env: Dict[str, Any] = {**state.env, index: 0}
         self.arrays: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {}
         self.copied: Set[str] = set()  # arrays copied from, or into, another so far
@@ -149,12 +151,11 @@ class LocalArrays:
             raise self.state.refuse(f"`{name}`, an array per example assigned otherwise than by an expression of "
                                     "arrays,")
 
-    def _probe(self, node: gast.expr, must: bool = False) -> Any:
+    def _probe(self, node: gast.expr, must: bool = False, whole: bool = False) -> Any:
         """``node``'s stand-in, checked where it reads a local array (None where it reads what the walk
         cannot stand in for, which must then read no array)."""
         names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-        reads_arrays = bool(names & set(self.arrays)) or any(_is_call(n, _FILLS) or _is_call(n, _LIKE)
-                                                              for n in gast.walk(node))
+        reads_arrays = self._reads_arrays(node)
         if names & self.opaque:
             if reads_arrays:
                 raise self.state.refuse(f"`{_text(node)}`, arrays per example with keys or tapes,")
@@ -168,11 +169,17 @@ class LocalArrays:
                                                               "") + " on an array per example") from None
             return None
         if reads_arrays or probes.is_array(value):
-            self._check(node)
+            self._check(node, whole)
         return value
 
+    def _reads_arrays(self, node: gast.expr) -> bool:
+        """Whether ``node`` reads a local array or allocates one."""
+        return any(isinstance(n, gast.Name) and n.id in self.arrays or _is_call(n, _FILLS) for n in gast.walk(node))
+
     def _assign(self, target: str, value: gast.expr) -> None:
-        result = self._probe(value)
+        if target in self.fixed:
+            return
+        result = self._probe(value, whole=True)
         if result is None:
             self._forget(target)
             return
@@ -188,9 +195,9 @@ class LocalArrays:
             raise self.state.refuse(f"`{target}`, an array per example given a number,")
         self.env[target] = result
 
-    def _check(self, node: gast.expr) -> None:
+    def _check(self, node: gast.expr, whole: bool = False) -> None:
         """Refuse an expression holding an array whose shape the kernel cannot spell, or that no element
-        loop computes."""
+        loop computes (``np.empty`` only as the ``whole`` value assigned)."""
         value = probes.evaluate(node, self.env)
         if not probes.is_array(value):
             self._check_number(node)
@@ -199,7 +206,7 @@ class LocalArrays:
                 raise self.state.refuse(f"the array `{node.id}`, the same for every example (an argument not "
                                         "mapped, or computed once on the host), read whole in one example's body")
         elif _is_call(node, _FILLS):
-            self._check_allocation(node)
+            self._check_allocation(node, whole)
         elif _is_call(node, _LIKE) and len(node.args) == 1 and not node.keywords:
             self._check(node.args[0])
         elif isinstance(node, gast.Subscript):
@@ -222,15 +229,18 @@ class LocalArrays:
         else:
             raise self.state.refuse(f"`{_text(node)}`, an array per example that no element loop computes,")
 
-    def _check_allocation(self, node: gast.Call) -> None:
+    def _check_allocation(self, node: gast.Call, whole: bool) -> None:
         shape = node.args[0] if node.args else None
         extents = shape.elts if isinstance(shape, gast.Tuple) else [shape]
-        if len(node.args) != 1 or {k.arg for k in node.keywords} - {"dtype"} or \
+        full = _text(node.func) == "np.full"
+        if len(node.args) != 1 + full or {k.arg for k in node.keywords} - {"dtype"} or \
                 not all(isinstance(e, gast.Constant) and type(e.value) is int for e in extents):
             raise self.state.refuse(f"`{_text(node)}`, an array per example whose shape is not written as numbers "
                                     "(a thread's local array needs its size when the kernel compiles),")
-        if _FILLS[_text(node.func)] is None:
+        if _FILLS[_text(node.func)] is None and not whole:
             raise self.state.refuse(f"`{_text(node)}` in an expression")
+        if full and probes.is_array(self._probe(node.args[1], must=True)):
+            raise self.state.refuse(f"`{_text(node)}`, filled with an array,")
 
     def _check_number(self, node: gast.expr) -> None:
         lowering = _lowering(node)
@@ -353,11 +363,16 @@ class LocalArrays:
 
     def hoist(self, node: gast.expr, translate, elementwise: bool = False) -> gast.expr:
         """``node`` with each reduction and dot product of local arrays (and, in an element loop, each element
-        read) computed before it into a number (``translate.pending``); a like-constructor as its fill."""
+        read) computed before it into a number (``translate.pending``); a like-constructor as its fill. What
+        reads no local array is left to the lowering of numbers."""
+        if not self._reads_arrays(node):
+            return node
         if self.is_element(node):
             if not elementwise:
                 return node
             return self._into(translate, node, [], translate.expr(node))
+        if _is_call(node, {"np.full"}):
+            return self.hoist(node.args[1], translate, elementwise)
         if _is_call(node, _LIKE) or _is_call(node, _FILLS):
             dtype = np.asarray(self._probe(node)).dtype
             fill = _LIKE.get(_text(node.func), _FILLS.get(_text(node.func)))
