@@ -165,6 +165,16 @@ def written_after_a_copy(x, steps):
     return b[1]
 
 
+def updated_after_a_copy(x, steps):
+    a = np.zeros(2)
+    a[0] = x
+    b = np.ones(2)
+    for _ in range(steps):
+        b = a
+        a += 1.0
+    return b[1]
+
+
 def slices(x):
     a = np.zeros(4)
     a[0] = x
@@ -182,10 +192,12 @@ def _line(fn, text):
     (row_of_an_argument, (np.ones((2, 3)),), 0, "np.sum", "an array per example"),
     (broadcast_between_shapes, (np.ones(2),), 0, "np.sum", "broadcasting an array of shape (3,)"),
     (written_after_a_copy, (np.ones(2), 3), (0, None), "a[1] = a[1]",
-     "an element written into an array per example after"),
+     "a write into an array per example that NumPy would share with `b`"),
+    (updated_after_a_copy, (np.ones(2), 3), (0, None), "a += 1.0",
+     "a write into an array per example that NumPy would share with `b`"),
     (slices, (np.ones(2),), 0, "a[1:]", "a part of an array per example"),
     (numbax.grad(ode, argnums=1), (Y0, K, STEPS), (0, 0, None), "np.zeros(3)", "runtime helper"),
-], ids=["sized_at_run_time", "row_of_an_argument", "broadcast", "written_after_a_copy", "slices", "grad"])
+], ids=["sized_at_run_time", "row_of_an_argument", "broadcast", "written_after_a_copy", "updated_after_a_copy", "slices", "grad"])
 def test_what_a_thread_cannot_hold_is_refused_at_the_users_line(gpu, fn, args, in_axes, line, construct):
     with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
         numbax.vmap(fn, in_axes, backend="gpu")(*args)

@@ -34,7 +34,7 @@ another shape or dtype.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import gast
 import numpy as np
@@ -64,6 +64,11 @@ def _lowering(node: gast.expr) -> Any:
     return getattr(entry(app.key), "cuda", None) if app is not None else None
 
 
+def _joined(a: Dict[str, FrozenSet[str]], b: Dict[str, FrozenSet[str]]) -> Dict[str, FrozenSet[str]]:
+    """What may share memory where two paths join: what does on either."""
+    return {name: a.get(name, frozenset()) | b.get(name, frozenset()) for name in set(a) | set(b)}
+
+
 def combined(stmt: gast.AugAssign) -> gast.BinOp:
     """``x op y`` of ``x op= y`` (``x`` read)."""
     target = copy_tree(stmt.target)
@@ -86,7 +91,8 @@ class LocalArrays:
         self.fixed = frozenset(opaque)  # keys and tapes: their statements are ``keys``'s and ``tapes``'s
         self.env: Dict[str, Any] = {**state.env, index: 0}
         self.arrays: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {}
-        self.copied: Set[str] = set()  # arrays copied from, or into, another so far
+        # array name -> the names that NumPy would have share its memory here (``z = y``; a new array ends it)
+        self.sharing: Dict[str, FrozenSet[str]] = {}
         self.dims: List[str] = []
         self._walk(body)
 
@@ -100,16 +106,17 @@ class LocalArrays:
             self.state.origin = saved
 
     def _statement(self, stmt: gast.stmt) -> None:
+        in_place = isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) and \
+            stmt.target.id in self.arrays
+        if in_place:  # ``y += t`` writes into the memory of ``y``, as NumPy does
+            self._unshared(stmt, stmt.target.id)
         if isinstance(stmt, gast.AugAssign):
             stmt = gast.Assign(targets=[stmt.target], value=combined(stmt), type_comment=None)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             self._assign(stmt.targets[0].id, stmt.value)
         elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Subscript) and self.is_element(stmt.targets[0]):
-            if stmt.targets[0].value.id in self.copied:
-                raise self.state.refuse(f"`{_text(stmt)}`, an element written into an array per example after "
-                                        "a copy of it was made or it was copied (a thread's arrays are values, "
-                                        "where NumPy would share the memory),")
+            self._unshared(stmt, stmt.targets[0].value.id)
             if self._probe(stmt.value, must=True) is not None and probes.is_array(self._probe(stmt.value)):
                 raise self.state.refuse(f"`{_text(stmt)}`, an array written into part of an array,")
         elif isinstance(stmt, gast.Assign):
@@ -120,11 +127,12 @@ class LocalArrays:
                     self._forget(node.id)
         elif isinstance(stmt, gast.If):
             self._probe(stmt.test)
-            before = dict(self.env)
+            before, sharing = dict(self.env), dict(self.sharing)
             self._walk(stmt.body)
-            after_body, self.env = self.env, before
+            (after_body, self.env), (shared_in_body, self.sharing) = (self.env, before), (self.sharing, sharing)
             self._walk(stmt.orelse)
             self.env = {**after_body, **self.env}
+            self.sharing = _joined(shared_in_body, self.sharing)
         elif isinstance(stmt, (gast.For, gast.While)):
             self._loop(stmt)
         elif isinstance(stmt, gast.Expr) and not _is_call(stmt.value, _STATIC_CHECKS):  # see ``lower``
@@ -133,6 +141,7 @@ class LocalArrays:
     def _loop(self, stmt) -> None:
         for walked in range(_PASSES):
             before = {k: probes.signature(v) for k, v in self.env.items()}
+            start = self.sharing
             if isinstance(stmt, gast.For):
                 for arg in stmt.iter.args:
                     self._probe(arg)
@@ -141,10 +150,24 @@ class LocalArrays:
             else:
                 self._probe(stmt.test)
             self._walk(stmt.body)
+            self.sharing = _joined(start, self.sharing)  # at the loop's head: on entry, or after an iteration
             if walked and {k: probes.signature(v) for k, v in self.env.items()} == before:
                 return  # walked twice at least: what the body writes after a copy it makes
 
+    def _unshared(self, stmt: gast.stmt, name: str) -> None:
+        """Refuse ``stmt``, a write into the memory of ``name``, where NumPy would share it with another name."""
+        shared = sorted(self.sharing.get(name, frozenset()) - {name})
+        if shared:
+            raise self.state.refuse(f"`{_text(stmt)}`, a write into an array per example that NumPy would share "
+                                    f"with `{shared[0]}` (a thread's arrays are values: copied on assignment),")
+
+    def _unshare(self, name: str) -> None:
+        """``name`` given memory of its own."""
+        for other in self.sharing.pop(name, frozenset()) - {name}:
+            self.sharing[other] = self.sharing[other] - {name}
+
     def _forget(self, name: str) -> None:
+        self._unshare(name)
         self.env.pop(name, None)
         self.opaque.add(name)
         if name in self.arrays:
@@ -188,8 +211,10 @@ class LocalArrays:
             if known != (result.shape, result.dtype):
                 raise self.state.refuse(f"`{target}`, an array per example given the shape {result.shape} and "
                                         f"dtype {result.dtype} here and {known[0]}, {known[1]} elsewhere,")
+            self._unshare(target)
             if isinstance(value, gast.Name):
-                self.copied |= {target, value.id}
+                group = self.sharing.get(value.id, frozenset({value.id})) | {target}
+                self.sharing.update(dict.fromkeys(group, group))
             result = np.ones(result.shape, result.dtype)
         elif target in self.arrays:
             raise self.state.refuse(f"`{target}`, an array per example given a number,")
