@@ -42,17 +42,30 @@ import numpy as np
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower import probes, thread_lists
 from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 from numbax.primitives.cuda import MATMUL, Cast, Elementwise, Reduction
 from numbax.primitives.registry import entry
+from numbax.runtime.grad import copy_of
 
 # an allocation, of a shape written as numbers: its fill (``np.full``'s, its second argument)
 _FILLS = {"np.zeros": 0, "np.ones": 1, "np.empty": None, "np.full": 1}
 _LIKE = {"np.zeros_like": 0, "np.ones_like": 1, "rt.zeros_like": 0, "rt.ones_like": 1}
+# reverse mode's helpers on arrays per example: ``rt.copy_of(a)`` a copy; ``rt.unbroadcast(g, x)`` ``g`` itself
+# where the shapes agree (NumPy's returns ``g``: the same memory) and ``np.sum(g)`` for a number ``x``;
+# ``rt.unreduce(g, a, None, False)`` the number ``g`` at every element of ``a``; ``rt.scalar_output(v)``
+# the number ``v``; ``rt.ones_like(v)``, ``rt.zeros_like(v)`` of a float number, one or zero of its dtype
+_ADJOINTS = frozenset({"rt.copy_of", "rt.unbroadcast", "rt.unreduce", "rt.scalar_output"})
 _STATIC_CHECKS = {"rt.check_broadcast", "rt.check_index"}  # of shapes known here: true, or refused
 _PASSES = 3  # a loop's body walked until its numbers' dtypes settle (an int becoming a float, once)
 _COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})"}
+
+
+class _Runtime(probes._HOST_RUNTIME):  # noqa: SLF001 - the driver's helpers, and one more
+    """The helpers reverse mode calls in one example's body, for the stand-ins (``probes``): the driver's, and
+    the copy it makes of an array before writing into it."""
+
+    copy_of = staticmethod(copy_of)
 
 
 def _type(dtype: np.dtype) -> str:
@@ -62,6 +75,35 @@ def _type(dtype: np.dtype) -> str:
 def _lowering(node: gast.expr) -> Any:
     app = application(node)
     return getattr(entry(app.key), "cuda", None) if app is not None else None
+
+
+def read_after(body: List[gast.stmt], stmt: gast.stmt) -> Set[str]:
+    """The names that may be read after ``stmt`` runs in ``body``: in the statements that follow it, and
+    anywhere in the loops around it (their next iterations). The array written at an element, ``y`` of
+    ``y[k] = v``, is not read there."""
+    after: Set[str] = set()
+    found = _reads_after(body, stmt, after)
+    assert found, "read_after of a statement outside the body"
+    return after
+
+
+def _reads_after(stmts: List[gast.stmt], stmt: gast.stmt, after: Set[str]) -> bool:
+    """Add to ``after`` what ``stmts`` read after ``stmt`` (see ``read_after``); whether ``stmt`` is there."""
+    for k, current in enumerate(stmts):
+        inner = [getattr(current, field) for field in ("body", "orelse") if isinstance(getattr(current, field, None),
+                                                                                      list)]
+        if current is stmt or any(_reads_after(block, stmt, after) for block in inner):
+            after |= _reads(stmts[k + 1:])
+            if isinstance(current, (gast.For, gast.While)) and current is not stmt:
+                after |= _reads([current])
+            return True
+    return False
+
+
+def _reads(stmts: List[gast.stmt]) -> Set[str]:
+    nodes = list(gast.walk(gast.Module(body=stmts, type_ignores=[])))
+    written = {id(n.value) for n in nodes if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in written}
 
 
 def _joined(a: Dict[str, FrozenSet[str]], b: Dict[str, FrozenSet[str]]) -> Dict[str, FrozenSet[str]]:
@@ -89,12 +131,21 @@ class LocalArrays:
         self.state = state
         self.opaque = set(opaque)  # names the walk cannot stand in for (keys, tapes): no array reads them
         self.fixed = frozenset(opaque)  # keys and tapes: their statements are ``keys``'s and ``tapes``'s
-        self.env: Dict[str, Any] = {**state.env, index: 0}
+        self.env: Dict[str, Any] = {**state.env, index: 0, "rt": _Runtime}
         self.arrays: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {}
         # array name -> the names that NumPy would have share its memory here (``z = y``; a new array ends it)
         self.sharing: Dict[str, FrozenSet[str]] = {}
         self.dims: List[str] = []
+        self.body = body
+        self.made = thread_lists.made(body)
+        # reverse mode's lists (``thread_lists``): each one's element (shape and dtype), counter and length
+        self.lists: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = dict.fromkeys(self.made, ((), np.dtype(float)))
+        self.tops = {name: state.fresh("top") for name in self.made}
+        self.seen: Set[str] = set()  # the lists appended to so far
         self._walk(body)
+        local = {n.id for n in gast.walk(gast.Module(body=body, type_ignores=[]))
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.lengths = {name: thread_lists.capacity(state, body, name, local) for name in self.made}
 
     # the walk: shapes and dtypes, and what is refused
 
@@ -106,17 +157,20 @@ class LocalArrays:
             self.state.origin = saved
 
     def _statement(self, stmt: gast.stmt) -> None:
+        if any(stmt is made for made in self.made.values()) or self._listed(stmt):
+            return
+        original = stmt  # the body's own (``read_after`` finds it there)
         in_place = isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) and \
             stmt.target.id in self.arrays
         if in_place:  # ``y += t`` writes into the memory of ``y``, as NumPy does
-            self._unshared(stmt, stmt.target.id)
+            self._unshared(original, stmt.target.id)
         if isinstance(stmt, gast.AugAssign):
             stmt = gast.Assign(targets=[stmt.target], value=combined(stmt), type_comment=None)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             self._assign(stmt.targets[0].id, stmt.value)
         elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Subscript) and self.is_element(stmt.targets[0]):
-            self._unshared(stmt, stmt.targets[0].value.id)
+            self._unshared(original, stmt.targets[0].value.id)
             if self._probe(stmt.value, must=True) is not None and probes.is_array(self._probe(stmt.value)):
                 raise self.state.refuse(f"`{_text(stmt)}`, an array written into part of an array,")
         elif isinstance(stmt, gast.Assign):
@@ -138,6 +192,25 @@ class LocalArrays:
         elif isinstance(stmt, gast.Expr) and not _is_call(stmt.value, _STATIC_CHECKS):  # see ``lower``
             self._probe(stmt.value)
 
+    def _listed(self, stmt: gast.stmt) -> bool:
+        """Whether ``stmt`` appends to a list or pops from one (``thread_lists``), each element of one shape."""
+        pushed, pulled = thread_lists.appended(stmt, self.lists), thread_lists.popped(stmt, self.lists)
+        if pushed:
+            value = self._probe(pushed[1], must=True)
+            element = (np.shape(value), np.asarray(value).dtype)
+            if pushed[0] in self.seen and self.lists[pushed[0]] != element:
+                raise self.state.refuse(f"`{_text(stmt)}`, elements of another shape or dtype on one list,")
+            self.lists[pushed[0]] = element
+            self.seen.add(pushed[0])
+        elif pulled:
+            shape, dtype = self.lists[pulled[1]]
+            if pulled[1] not in self.seen:
+                raise self.state.refuse(f"`{_text(stmt)}`, a list popped before it is appended to,")
+            if pulled[0] in self.fixed:
+                raise self.state.refuse(f"`{_text(stmt)}`, a key or tape popped from a list,")
+            self._bind(pulled[0], np.ones(shape, dtype) if shape else dtype.type(1), None)
+        return bool(pushed or pulled)
+
     def _loop(self, stmt) -> None:
         for walked in range(_PASSES):
             before = {k: probes.signature(v) for k, v in self.env.items()}
@@ -154,9 +227,18 @@ class LocalArrays:
             if walked and {k: probes.signature(v) for k, v in self.env.items()} == before:
                 return  # walked twice at least: what the body writes after a copy it makes
 
+    def _alias_of(self, value: gast.expr) -> Optional[str]:
+        """The array whose memory ``value`` is, in NumPy: ``y`` of ``y``, or of ``rt.unbroadcast(y, x)`` where
+        the shapes agree."""
+        if _is_call(value, {"rt.unbroadcast"}) and len(value.args) == 2 and \
+                np.shape(probes.evaluate(value.args[0], self.env)) == np.shape(probes.evaluate(value.args[1], self.env)):
+            value = value.args[0]
+        return value.id if isinstance(value, gast.Name) and value.id in self.arrays else None
+
     def _unshared(self, stmt: gast.stmt, name: str) -> None:
-        """Refuse ``stmt``, a write into the memory of ``name``, where NumPy would share it with another name."""
-        shared = sorted(self.sharing.get(name, frozenset()) - {name})
+        """Refuse ``stmt``, a write into the memory of ``name``, where NumPy would share it with another name
+        that is read afterwards (reverse mode keeps a reference it only writes into, to undo writes)."""
+        shared = sorted((self.sharing.get(name, frozenset()) - {name}) & read_after(self.body, stmt))
         if shared:
             raise self.state.refuse(f"`{_text(stmt)}`, a write into an array per example that NumPy would share "
                                     f"with `{shared[0]}` (a thread's arrays are values: copied on assignment),")
@@ -178,6 +260,8 @@ class LocalArrays:
         """``node``'s stand-in, checked where it reads a local array (None where it reads what the walk
         cannot stand in for, which must then read no array)."""
         names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        for name in sorted(names & set(self.lists)):
+            raise self.state.refuse(f"the list `{name}` otherwise than appended to and popped from")
         reads_arrays = self._reads_arrays(node)
         if names & self.opaque:
             if reads_arrays:
@@ -206,14 +290,18 @@ class LocalArrays:
         if result is None:
             self._forget(target)
             return
+        self._bind(target, result, self._alias_of(value) if probes.is_array(result) else None)
+
+    def _bind(self, target: str, result: Any, source: Optional[str]) -> None:
+        """``target`` given the stand-in ``result``, the memory of the array ``source`` where not None."""
         if probes.is_array(result):
             known = self.arrays.setdefault(target, (result.shape, result.dtype))
             if known != (result.shape, result.dtype):
                 raise self.state.refuse(f"`{target}`, an array per example given the shape {result.shape} and "
                                         f"dtype {result.dtype} here and {known[0]}, {known[1]} elsewhere,")
             self._unshare(target)
-            if isinstance(value, gast.Name):
-                group = self.sharing.get(value.id, frozenset({value.id})) | {target}
+            if source is not None:
+                group = self.sharing.get(source, frozenset({source})) | {target}
                 self.sharing.update(dict.fromkeys(group, group))
             result = np.ones(result.shape, result.dtype)
         elif target in self.arrays:
@@ -234,6 +322,8 @@ class LocalArrays:
             self._check_allocation(node, whole)
         elif _is_call(node, _LIKE) and len(node.args) == 1 and not node.keywords:
             self._check(node.args[0])
+        elif _is_call(node, _ADJOINTS):
+            self._check_adjoint(node, value)
         elif isinstance(node, gast.Subscript):
             base = node.value
             if isinstance(base, gast.Name) and base.id in self.state.env and probes.is_array(self.state.env[base.id]):
@@ -253,6 +343,20 @@ class LocalArrays:
                 self._check(operand)
         else:
             raise self.state.refuse(f"`{_text(node)}`, an array per example that no element loop computes,")
+
+    def _check_adjoint(self, node: gast.Call, value: np.ndarray) -> None:
+        """An array that one of reverse mode's helpers makes (``_ADJOINTS``)."""
+        name, args = _text(node.func), node.args
+        shapes = [np.shape(probes.evaluate(a, self.env)) for a in args[:2]]
+        if name == "rt.copy_of" and len(args) == 1 or name == "rt.unbroadcast" and len(args) == 2 and \
+                shapes[0] == shapes[1]:
+            self._check(args[0])
+        elif name == "rt.unreduce" and len(args) == 4 and not shapes[0] and \
+                all(isinstance(a, gast.Constant) and a.value in (None, False) for a in args[2:]):
+            self._check(args[0])
+            self._check(args[1])
+        else:
+            raise self.state.refuse(f"`{_text(node)}` of arrays per example of shapes {shapes}")
 
     def _check_allocation(self, node: gast.Call, whole: bool) -> None:
         shape = node.args[0] if node.args else None
@@ -274,6 +378,10 @@ class LocalArrays:
             return
         if isinstance(lowering, Reduction) or lowering is MATMUL:
             self._check_reduction(node, lowering)
+            return
+        if _is_call(node, {"rt.unbroadcast"}) and len(node.args) == 2:  # a number's cotangent: ``np.sum(g)``
+            self._check(node.args[0])
+            self._check(node.args[1])
             return
         for child in gast.iter_child_nodes(node):
             if isinstance(child, gast.expr):
@@ -324,7 +432,11 @@ class LocalArrays:
                 for s in _parse(f"{names[name]} = cuda.local.array({shape!r}, {_type(dtype)})")]
 
     def owns(self, stmt: gast.stmt) -> bool:
-        """Whether ``stmt`` assigns a local array, or checks the broadcasting of one."""
+        """Whether ``stmt`` assigns a local array, checks the broadcasting of one, or makes, appends to or pops
+        from a list (``thread_lists``)."""
+        if any(stmt is made for made in self.made.values()) or thread_lists.appended(stmt, self.lists) or \
+                thread_lists.popped(stmt, self.lists):
+            return True
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else \
             stmt.target if isinstance(stmt, gast.AugAssign) else None
         if isinstance(target, gast.Name):
@@ -336,6 +448,9 @@ class LocalArrays:
 
     def lower(self, stmt: gast.stmt, translate) -> List[gast.stmt]:
         """A statement ``owns`` claims, as the kernel's (after the numbers it hoists)."""
+        listed = self._list_statement(stmt, translate)
+        if listed is not None:
+            return listed
         if _is_call(stmt.value, {"rt.check_index"}):
             self._index_holds(stmt.value)
             return []
@@ -358,6 +473,29 @@ class LocalArrays:
             loop.body = nest
             nest = [loop]
         return nest
+
+    def _list_statement(self, stmt: gast.stmt, translate) -> Optional[List[gast.stmt]]:
+        """``t = []``, ``t.append(v)``, ``v = t.pop()`` in the kernel (``thread_lists``); None for others."""
+        made = next((name for name, made in self.made.items() if made is stmt), None)
+        if made is not None:
+            return _parse(f"{self.tops[made]} = 0")
+        pushed, pulled = thread_lists.appended(stmt, self.lists), thread_lists.popped(stmt, self.lists)
+        if pushed is None and pulled is None:
+            return None
+        name = pushed[0] if pushed else pulled[1]
+        shape = self.lists[name][0]
+        dims, tape = self._dims(len(shape)), translate.operands.names[name]
+        if pushed:
+            value = self.hoist(copy_tree(pushed[1]), translate, elementwise=True)
+            text = translate.element_at(value, ", ".join(dims)) if shape else translate.text(value)
+            return thread_lists.push(tape, self.tops[name], translate.body.index, dims, shape, text)
+        return thread_lists.pull(tape, self.tops[name], translate.body.index, dims, shape,
+                                 translate.operands.names[pulled[0]])
+
+    def allocations(self, count: str) -> List[gast.stmt]:
+        """The driver's allocation of each list's tape, for ``count`` examples (``thread_lists``)."""
+        return [s for name in self.made
+                for s in thread_lists.allocation(name, self.lengths[name], self.lists[name], count)]
 
     def _index_holds(self, call: gast.Call) -> None:
         """``rt.check_index(y, k, axis, where)`` of a literal ``k`` and ``axis``: true, or refused."""
@@ -390,8 +528,21 @@ class LocalArrays:
         """``node`` with each reduction and dot product of local arrays (and, in an element loop, each element
         read) computed before it into a number (``translate.pending``); a like-constructor as its fill. What
         reads no local array is left to the lowering of numbers."""
+        number = _is_call(node, _ADJOINTS | set(_LIKE)) and not probes.is_array(self._probe(node))
+        if number and _is_call(node, {"rt.scalar_output", "rt.copy_of"}):
+            return self.hoist(node.args[0], translate, elementwise)
+        if number and _is_call(node, _LIKE) and np.asarray(self._probe(node)).dtype.kind == "f":
+            return _name(translate.verbatim(f"{_type(np.asarray(self._probe(node)).dtype)}({_LIKE[_text(node.func)]})"))
         if not self._reads_arrays(node):
             return node
+        if _is_call(node, {"rt.copy_of", "rt.unreduce"}):  # at each element: the array's, or the number
+            return self.hoist(node.args[0], translate, elementwise)
+        if _is_call(node, {"rt.unbroadcast"}):
+            if number:  # a number's cotangent
+                total = gast.parse("np.sum(_)").body[0].value
+                total.args = node.args[:1]
+                return self.hoist(total, translate, elementwise)
+            return self.hoist(node.args[0], translate, elementwise)
         if self.is_element(node):
             if not elementwise:
                 return node

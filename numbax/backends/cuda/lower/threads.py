@@ -68,6 +68,7 @@ class _Body:
         self.keys = keys.Keys(state, loop.body, self.index)
         self.inputs.update(dict.fromkeys(sorted(self.keys.shared), 1))
         self.arrays = LocalArrays(state, loop.body, self.index, set(self.tapes) | self.keys.names())
+        self.locals -= set(self.arrays.lists)  # reverse mode's lists: tapes in device memory (``thread_lists``)
         for node in nodes:
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                     probes.is_array(state.env.get(node.value.id)) and node.value.id not in self.locals:
@@ -83,7 +84,7 @@ class _Body:
                  for stmt in tapes.allocation(self.state, tape, self.locals, count)]
         grown = [stmt for name, tape in self.tapes.items() if name in self.growing
                  for stmt in tapes.allocation(self.state, tape, self.locals, count, scale)]
-        return fixed + grown + (_parse(f"{self.overflow} = gr.full(1, 0, np.int32)") if self.overflow else [])
+        return fixed + grown + self.arrays.allocations(count) + (_parse(f"{self.overflow} = gr.full(1, 0, np.int32)") if self.overflow else [])
 
     def check(self, stmt: gast.stmt) -> None:
         """Refuse what ``stmt`` itself reads or writes that one thread cannot (see the module docstring)."""
@@ -94,7 +95,7 @@ class _Body:
         named |= {id(a) for n in nodes if isinstance(n, gast.Call) and _text(n.func) == "len" for a in n.args
                   if isinstance(a, gast.Name) and a.id in self.tapes}
         for node in nodes:
-            if self.arrays.is_element(node):
+            if self.arrays.is_element(node) or isinstance(node, gast.Name) and node.id in self.arrays.lists:
                 continue  # checked by ``LocalArrays``
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id in self.tapes:
                 self._slot(node)
@@ -135,13 +136,13 @@ class _Body:
 
     def operands(self) -> Operands:
         """The kernel's operands: each array read as ``x[i]``, every local and host number by its name."""
-        arrays = {**self.outputs, **self.inputs, **dict.fromkeys(self.tapes, 1)}
+        arrays = {**self.outputs, **self.inputs, **dict.fromkeys(self.tapes, 1), **dict.fromkeys(self.arrays.lists, 1)}
         arrays.update({self.overflow: 1} if self.overflow else {})
         return Operands(arrays, self.numbers + sorted(self.locals - {self.index}), index=self.index)
 
     def arguments(self) -> List[str]:
         """The driver's arguments of the kernel (outputs, inputs, tapes, the overflow flag, host numbers)."""
-        return list(self.outputs) + list(self.inputs) + list(self.tapes) + \
+        return list(self.outputs) + list(self.inputs) + list(self.tapes) + list(self.arrays.lists) + \
             ([self.overflow] if self.overflow else []) + self.numbers
 
 
