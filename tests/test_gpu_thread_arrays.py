@@ -1,7 +1,8 @@
 """``vmap`` on the GPU backend of examples that hold small arrays (``backends.cuda.lower.thread_arrays``), in
 Numba's CUDA simulator: a vector-state ODE, a Runge-Kutta step, a Newton solve with a 2x2 Jacobian, and
-``jvp`` of them per thread, against the CPU backend (rtol 1e-12) and JAX (float64); what has no size known
-when the kernel compiles, or would share memory NumPy shares, is refused at the user's line.
+``jvp`` and ``grad`` of them per thread (reverse mode's tapes in device memory), against the CPU backend
+(rtol 1e-12), JAX (float64) and central differences; what has no size known when the kernel compiles, or
+would share memory NumPy shares, is refused at the user's line.
 
 Sizes stay tiny: the simulator runs each thread in Python, and each CPU program compiles once (module scope).
 """
@@ -108,6 +109,10 @@ def rk4_tangent(y0, k, steps):
     return numbax.jvp(lambda y: np.mean(rk4_state(y, k, steps) ** 2), (y0,), (1.0,))[1]
 
 
+def rk4_energy(y0, k, steps):
+    return np.sum(rk4_state(y0, k, steps) ** 2)
+
+
 CASES = [
     ("ode", ode, (Y0, K, STEPS), (0, 0, None)),
     ("rk4_mean_dot_norm", rk4, (Y0, K, STEPS), (0, 0, None)),
@@ -115,6 +120,8 @@ CASES = [
     ("shrink_2x2_while_max_min", shrink, (np.array([0.2, 2.0, -4.0]),), 0),
     ("jvp_ode", ode_tangent, (Y0, K, STEPS), (0, 0, None)),
     ("jvp_rk4", rk4_tangent, (Y0, K, STEPS), (0, 0, None)),
+    ("grad_ode", numbax.grad(ode, argnums=1), (Y0, K, STEPS), (0, 0, None)),
+    ("value_and_grad_rk4", numbax.value_and_grad(rk4_energy, argnums=(0, 1)), (Y0, K, STEPS), (0, 0, None)),
 ]
 
 
@@ -124,17 +131,37 @@ def test_arrays_per_example_agree_with_the_cpu_backend(gpu, name, fn, args, in_a
     assert_agrees(got, numbax.vmap(fn, in_axes)(*args))
 
 
-@pytest.mark.parametrize("fn, theirs", [(ode, ode_jax), (ode_tangent, ode_tangent_jax)], ids=["value", "jvp"])
+@pytest.mark.parametrize("fn, theirs", [(ode, ode_jax), (ode_tangent, ode_tangent_jax),
+                                        (numbax.grad(ode, argnums=1), jax.grad(ode_jax, argnums=1))],
+                         ids=["value", "jvp", "grad"])
 def test_vector_state_ode_agrees_with_jax(gpu, fn, theirs):
     got = numbax.device_get(numbax.vmap(fn, (0, 0, None), backend="gpu")(Y0, K, STEPS))
     expected = jax.vmap(lambda y0, k: theirs(y0, k, STEPS))(Y0, K)
     np.testing.assert_allclose(got, np.asarray(expected), rtol=1e-12)
 
 
+def test_derivatives_per_thread_agree_with_central_differences(gpu):
+    values = numbax.vmap(ode, (0, 0, None), backend="gpu")
+    h = 1e-5
+    central = (numbax.device_get(values(Y0, K + h, STEPS)) - numbax.device_get(values(Y0, K - h, STEPS))) / (2 * h)
+    for fn in (ode_tangent, numbax.grad(ode, argnums=1)):
+        got = numbax.device_get(numbax.vmap(fn, (0, 0, None), backend="gpu")(Y0, K, STEPS))
+        np.testing.assert_allclose(got, central, rtol=1e-7)
+
+
 def test_one_kernel_with_local_arrays(gpu):
     source = numbax.source(numbax.vmap(ode, (0, 0, None), backend="gpu"), Y0, K, STEPS)
     assert source.count("@cuda.jit") == 1, source
     assert "y = cuda.local.array((3,), np.float64)" in source, source
+
+
+def grows(x):
+    y = np.zeros(2)
+    y[0] = x
+    y[1] = 0.5
+    while np.sum(y * y) < 4.0:
+        y = y * 1.5 + 0.1
+    return np.sum(y)
 
 
 def sized_at_run_time(x, n):
@@ -196,8 +223,10 @@ def _line(fn, text):
     (updated_after_a_copy, (np.ones(2), 3), (0, None), "a += 1.0",
      "a write into an array per example that NumPy would share with `b`"),
     (slices, (np.ones(2),), 0, "a[1:]", "a part of an array per example"),
-    (numbax.grad(ode, argnums=1), (Y0, K, STEPS), (0, 0, None), "np.zeros(3)", "runtime helper"),
-], ids=["sized_at_run_time", "row_of_an_argument", "broadcast", "written_after_a_copy", "updated_after_a_copy", "slices", "grad"])
+    (numbax.grad(grows), (np.array([0.5, 1.0]),), 0, "while np.sum",
+     "reverse mode's record of an array per example in the loop"),
+], ids=["sized_at_run_time", "row_of_an_argument", "broadcast", "written_after_a_copy", "updated_after_a_copy", "slices",
+        "grad_of_a_while_loop"])
 def test_what_a_thread_cannot_hold_is_refused_at_the_users_line(gpu, fn, args, in_axes, line, construct):
     with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
         numbax.vmap(fn, in_axes, backend="gpu")(*args)

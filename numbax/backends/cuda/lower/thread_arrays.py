@@ -546,7 +546,7 @@ class LocalArrays:
         if self.is_element(node):
             if not elementwise:
                 return node
-            return self._into(translate, node, [], translate.expr(node))
+            return self._into(translate, node, [], translate.text(node))
         if _is_call(node, {"np.full"}):
             return self.hoist(node.args[1], translate, elementwise)
         if _is_call(node, _LIKE) or _is_call(node, _FILLS):
