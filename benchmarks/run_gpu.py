@@ -10,8 +10,8 @@ Prints one Markdown table and writes ``benchmarks/gpu_results.md``:
 - per-example gradients of that ODE (``vmap(grad(...))``, batch 4096, the tape in device memory) against
   ``jax.vmap(jax.grad(...))``;
 - ``vmap`` of a 2000-step ODE whose state is a 3-vector (``np.zeros(3)``, held in each thread's local memory)
-  over 10^6 examples, and its per-example tangents (``vmap`` of ``jvp``, batch 4096), against ``jax.vmap`` of
-  the ``lax.fori_loop`` versions;
+  over 10^6 examples, its per-example tangents (``vmap`` of ``jvp``) and gradients (``vmap`` of ``grad``, the
+  tapes of the state in device memory), batch 4096, against ``jax.vmap`` of the ``lax.fori_loop`` versions;
 - the rows that need ``grad`` of array programs on the GPU backend (the seed MLP step, the [784, 256, 10] MLP
   step at batch 4096) say so until it compiles them: this script never times a fallback.
 
@@ -184,7 +184,9 @@ def ode_rows(examples: int, steps: int, per_example: int) -> list:
             (f"vmap of a {steps}-step ODE of a 3-vector state, {examples} examples", vector_ode, vector_ode_jax,
              examples),
             (f"per-example tangents (jvp) of the 3-vector ODE, batch {per_example}", vector_ode_tangent,
-             vector_ode_tangent_jax, per_example)):
+             vector_ode_tangent_jax, per_example),
+            (f"per-example gradients of the 3-vector ODE, batch {per_example}", numbax.grad(vector_ode, argnums=1),
+             jax and jax.grad(vector_ode_jax, argnums=1), per_example)):
         y0, k = rng.uniform(0.1, 1.0, n), rng.uniform(0.5, 2.0, n)
         mapped = numbax.vmap(mapped, in_axes=(0, 0, None))
         on_gpu = numbax.device_put((y0, k), gpu)

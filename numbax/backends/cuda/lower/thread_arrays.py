@@ -2,9 +2,11 @@
 
 An example's body may build arrays whose shapes are written as numbers: ``np.zeros(3)``, ``np.ones((2, 2))``,
 ``np.full(3, x)`` (literal sizes, or sizes the specializer folded from static arguments), and what elementwise
-arithmetic, ``zeros_like`` and the like make of them. Each such array gets ``cuda.local.array(shape, dtype)``
-at the start of the thread's example and keeps it (one shape and dtype per name, on every path); each
-statement on it becomes a loop over its elements::
+arithmetic, ``zeros_like`` and reverse mode's helpers (``ADJOINTS``) make of them. ``LocalArrays`` walks the
+body in order on stand-ins of their true shapes (``probes``), each name's shape and dtype the same on every
+path, and checks each expression that holds an array; ``thread_loops`` gives each such array
+``cuda.local.array(shape, dtype)`` at the start of the thread's example and each statement on it a loop over
+its elements::
 
     y = np.zeros(3)                   y = cuda.local.array((3,), np.float64)      # once per example
     ...                               for _j_1 in range(3):
@@ -17,22 +19,22 @@ statement on it becomes a loop over its elements::
 Local memory, not slices of one preallocated device buffer: the sizes are known when the kernel compiles,
 so the driver allocates nothing, no index mixes the example's with the element's, and small arrays that the
 compiler can unroll live in registers; what spills goes to local memory, which the hardware interleaves
-across a warp's threads, so it coalesces as a buffer with the example's index last would.
+across a warp's threads, so it coalesces as a buffer with the example's index last would. Reverse mode's
+lists of arrays, which grow with a loop's trips, are the exception: tapes in device memory
+(``thread_lists``).
 
-Values, not references: an array assigned from another is a copy, which NumPy's aliasing agrees with unless
-an element of either is written afterwards, so an element written into either after the copy is
-refused. Each element loop reads its operands at its own element only: what reads elsewhere (a reduction, a
-dot product, ``y[0]``) is computed into a number before the loop, so ``y = y / np.sum(y)`` reads the old
-``y``. Operands of one shape only (a number broadcasts); reductions (``sum``, ``mean``, ``max``, ``min``,
-``norm``) over all elements; ``@`` of two vectors; elements read and written with integer indices.
+Values, not references: an array assigned from another is a copy, which agrees with NumPy's shared memory
+unless one of them is written into while the other is still read: refused (``thread_sharing``). Operands of
+one shape only (a number broadcasts); reductions (``sum``, ``mean``, ``max``, ``min``, ``norm``) over all
+elements; ``@`` of two vectors; elements read and written with integer indices.
 
 Refused, at the user's line: an array whose size is not written as numbers (``np.zeros(n)``: the kernel would
 have no size to compile), a row of a mapped argument (``x[i]`` of a 2-d ``x``: its size is known only when
-called), slices and views, broadcasting between shapes, reductions over an axis, matrix products, run-time
-checks of indices (a literal index out of bounds is refused here), and an array a loop or branch gives
-another shape or dtype.
-"""
-from __future__ import annotations
+called) or an array the same for every example (computed once on the host), slices and views,
+broadcasting between shapes, reductions over an axis, matrix products, run-time checks of indices (a literal
+index out of bounds is refused here), derivative rules without an element loop (``rt.chooser_weights`` of
+``max``), and an array a loop or branch gives another shape or dtype.
+"""from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
@@ -43,22 +45,22 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.backends.cuda.lower import probes, thread_lists
-from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
+from numbax.backends.cuda.lower.thread_sharing import joined, read_after
+from numbax.backends.cuda.lower.state import LoweringState, text as _text
 from numbax.primitives.cuda import MATMUL, Cast, Elementwise, Reduction
 from numbax.primitives.registry import entry
 from numbax.runtime.grad import copy_of
 
 # an allocation, of a shape written as numbers: its fill (``np.full``'s, its second argument)
-_FILLS = {"np.zeros": 0, "np.ones": 1, "np.empty": None, "np.full": 1}
-_LIKE = {"np.zeros_like": 0, "np.ones_like": 1, "rt.zeros_like": 0, "rt.ones_like": 1}
+FILLS = {"np.zeros": 0, "np.ones": 1, "np.empty": None, "np.full": 1}
+LIKE = {"np.zeros_like": 0, "np.ones_like": 1, "rt.zeros_like": 0, "rt.ones_like": 1}
 # reverse mode's helpers on arrays per example: ``rt.copy_of(a)`` a copy; ``rt.unbroadcast(g, x)`` ``g`` itself
 # where the shapes agree (NumPy's returns ``g``: the same memory) and ``np.sum(g)`` for a number ``x``;
 # ``rt.unreduce(g, a, None, False)`` the number ``g`` at every element of ``a``; ``rt.scalar_output(v)``
 # the number ``v``; ``rt.ones_like(v)``, ``rt.zeros_like(v)`` of a float number, one or zero of its dtype
-_ADJOINTS = frozenset({"rt.copy_of", "rt.unbroadcast", "rt.unreduce", "rt.scalar_output"})
-_STATIC_CHECKS = {"rt.check_broadcast", "rt.check_index"}  # of shapes known here: true, or refused
+ADJOINTS = frozenset({"rt.copy_of", "rt.unbroadcast", "rt.unreduce", "rt.scalar_output"})
+STATIC_CHECKS = {"rt.check_broadcast", "rt.check_index"}  # of shapes known here: true, or refused
 _PASSES = 3  # a loop's body walked until its numbers' dtypes settle (an int becoming a float, once)
-_COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})"}
 
 
 class _Runtime(probes._HOST_RUNTIME):  # noqa: SLF001 - the driver's helpers, and one more
@@ -68,47 +70,13 @@ class _Runtime(probes._HOST_RUNTIME):  # noqa: SLF001 - the driver's helpers, an
     copy_of = staticmethod(copy_of)
 
 
-def _type(dtype: np.dtype) -> str:
+def kernel_type(dtype: np.dtype) -> str:
     return f"np.{np.dtype(dtype).type.__name__}"
 
 
-def _lowering(node: gast.expr) -> Any:
+def lowering_of(node: gast.expr) -> Any:
     app = application(node)
     return getattr(entry(app.key), "cuda", None) if app is not None else None
-
-
-def read_after(body: List[gast.stmt], stmt: gast.stmt) -> Set[str]:
-    """The names that may be read after ``stmt`` runs in ``body``: in the statements that follow it, and
-    anywhere in the loops around it (their next iterations). The array written at an element, ``y`` of
-    ``y[k] = v``, is not read there."""
-    after: Set[str] = set()
-    found = _reads_after(body, stmt, after)
-    assert found, "read_after of a statement outside the body"
-    return after
-
-
-def _reads_after(stmts: List[gast.stmt], stmt: gast.stmt, after: Set[str]) -> bool:
-    """Add to ``after`` what ``stmts`` read after ``stmt`` (see ``read_after``); whether ``stmt`` is there."""
-    for k, current in enumerate(stmts):
-        inner = [getattr(current, field) for field in ("body", "orelse") if isinstance(getattr(current, field, None),
-                                                                                      list)]
-        if current is stmt or any(_reads_after(block, stmt, after) for block in inner):
-            after |= _reads(stmts[k + 1:])
-            if isinstance(current, (gast.For, gast.While)) and current is not stmt:
-                after |= _reads([current])
-            return True
-    return False
-
-
-def _reads(stmts: List[gast.stmt]) -> Set[str]:
-    nodes = list(gast.walk(gast.Module(body=stmts, type_ignores=[])))
-    written = {id(n.value) for n in nodes if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)}
-    return {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in written}
-
-
-def _joined(a: Dict[str, FrozenSet[str]], b: Dict[str, FrozenSet[str]]) -> Dict[str, FrozenSet[str]]:
-    """What may share memory where two paths join: what does on either."""
-    return {name: a.get(name, frozenset()) | b.get(name, frozenset()) for name in set(a) | set(b)}
 
 
 def combined(stmt: gast.AugAssign) -> gast.BinOp:
@@ -118,7 +86,7 @@ def combined(stmt: gast.AugAssign) -> gast.BinOp:
     return gast.BinOp(left=target, op=stmt.op, right=copy_tree(stmt.value))
 
 
-def _is_call(node: gast.AST, names) -> bool:
+def is_call(node: gast.AST, names) -> bool:
     return isinstance(node, gast.Call) and _text(node.func) in names
 
 
@@ -135,7 +103,6 @@ class LocalArrays:
         self.arrays: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {}
         # array name -> the names that NumPy would have share its memory here (``z = y``; a new array ends it)
         self.sharing: Dict[str, FrozenSet[str]] = {}
-        self.dims: List[str] = []
         self.body = body
         self.made = thread_lists.made(body)
         # reverse mode's lists (``thread_lists``): each one's element (shape and dtype), counter and length
@@ -171,32 +138,32 @@ class LocalArrays:
         elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Subscript) and self.is_element(stmt.targets[0]):
             self._unshared(original, stmt.targets[0].value.id)
-            if self._probe(stmt.value, must=True) is not None and probes.is_array(self._probe(stmt.value)):
+            if self.probe(stmt.value, must=True) is not None and probes.is_array(self.probe(stmt.value)):
                 raise self.state.refuse(f"`{_text(stmt)}`, an array written into part of an array,")
         elif isinstance(stmt, gast.Assign):
-            if probes.is_array(self._probe(stmt.value)):
+            if probes.is_array(self.probe(stmt.value)):
                 raise self.state.refuse(f"`{_text(stmt)}`, an array per example stored,")
             for node in gast.walk(gast.Module(body=[stmt], type_ignores=[])):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                     self._forget(node.id)
         elif isinstance(stmt, gast.If):
-            self._probe(stmt.test)
+            self.probe(stmt.test)
             before, sharing = dict(self.env), dict(self.sharing)
             self._walk(stmt.body)
             (after_body, self.env), (shared_in_body, self.sharing) = (self.env, before), (self.sharing, sharing)
             self._walk(stmt.orelse)
             self.env = {**after_body, **self.env}
-            self.sharing = _joined(shared_in_body, self.sharing)
+            self.sharing = joined(shared_in_body, self.sharing)
         elif isinstance(stmt, (gast.For, gast.While)):
             self._loop(stmt)
-        elif isinstance(stmt, gast.Expr) and not _is_call(stmt.value, _STATIC_CHECKS):  # see ``lower``
-            self._probe(stmt.value)
+        elif isinstance(stmt, gast.Expr) and not is_call(stmt.value, STATIC_CHECKS):  # see ``lower``
+            self.probe(stmt.value)
 
     def _listed(self, stmt: gast.stmt) -> bool:
         """Whether ``stmt`` appends to a list or pops from one (``thread_lists``), each element of one shape."""
         pushed, pulled = thread_lists.appended(stmt, self.lists), thread_lists.popped(stmt, self.lists)
         if pushed:
-            value = self._probe(pushed[1], must=True)
+            value = self.probe(pushed[1], must=True)
             element = (np.shape(value), np.asarray(value).dtype)
             if pushed[0] in self.seen and self.lists[pushed[0]] != element:
                 raise self.state.refuse(f"`{_text(stmt)}`, elements of another shape or dtype on one list,")
@@ -217,22 +184,22 @@ class LocalArrays:
             start = self.sharing
             if isinstance(stmt, gast.For):
                 for arg in stmt.iter.args:
-                    self._probe(arg)
+                    self.probe(arg)
                 if isinstance(stmt.target, gast.Name):
                     self.env[stmt.target.id] = 1
             else:
-                self._probe(stmt.test)
+                self.probe(stmt.test)
             self._walk(stmt.body)
-            self.sharing = _joined(start, self.sharing)  # at the loop's head: on entry, or after an iteration
+            self.sharing = joined(start, self.sharing)  # at the loop's head: on entry, or after an iteration
             if walked and {k: probes.signature(v) for k, v in self.env.items()} == before:
                 return  # walked twice at least: what the body writes after a copy it makes
 
     def _alias_of(self, value: gast.expr) -> Optional[str]:
         """The array whose memory ``value`` is, in NumPy: ``y`` of ``y``, or of ``rt.unbroadcast(y, x)`` where
         the shapes agree."""
-        if _is_call(value, {"rt.unbroadcast"}) and len(value.args) == 2 and \
-                np.shape(probes.evaluate(value.args[0], self.env)) == np.shape(probes.evaluate(value.args[1], self.env)):
-            value = value.args[0]
+        if is_call(value, {"rt.unbroadcast"}) and len(value.args) == 2:
+            shapes = [np.shape(probes.evaluate(a, self.env)) for a in value.args]
+            value = value.args[0] if shapes[0] == shapes[1] else value
         return value.id if isinstance(value, gast.Name) and value.id in self.arrays else None
 
     def _unshared(self, stmt: gast.stmt, name: str) -> None:
@@ -256,13 +223,13 @@ class LocalArrays:
             raise self.state.refuse(f"`{name}`, an array per example assigned otherwise than by an expression of "
                                     "arrays,")
 
-    def _probe(self, node: gast.expr, must: bool = False, whole: bool = False) -> Any:
+    def probe(self, node: gast.expr, must: bool = False, whole: bool = False) -> Any:
         """``node``'s stand-in, checked where it reads a local array (None where it reads what the walk
         cannot stand in for, which must then read no array)."""
         names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
         for name in sorted(names & set(self.lists)):
             raise self.state.refuse(f"the list `{name}` otherwise than appended to and popped from")
-        reads_arrays = self._reads_arrays(node)
+        reads_arrays = self.reads_arrays(node)
         if names & self.opaque:
             if reads_arrays:
                 raise self.state.refuse(f"`{_text(node)}`, arrays per example with keys or tapes,")
@@ -279,14 +246,14 @@ class LocalArrays:
             self._check(node, whole)
         return value
 
-    def _reads_arrays(self, node: gast.expr) -> bool:
+    def reads_arrays(self, node: gast.expr) -> bool:
         """Whether ``node`` reads a local array or allocates one."""
-        return any(isinstance(n, gast.Name) and n.id in self.arrays or _is_call(n, _FILLS) for n in gast.walk(node))
+        return any(isinstance(n, gast.Name) and n.id in self.arrays or is_call(n, FILLS) for n in gast.walk(node))
 
     def _assign(self, target: str, value: gast.expr) -> None:
         if target in self.fixed:
             return
-        result = self._probe(value, whole=True)
+        result = self.probe(value, whole=True)
         if result is None:
             self._forget(target)
             return
@@ -318,11 +285,11 @@ class LocalArrays:
             if node.id not in self.arrays:
                 raise self.state.refuse(f"the array `{node.id}`, the same for every example (an argument not "
                                         "mapped, or computed once on the host), read whole in one example's body")
-        elif _is_call(node, _FILLS):
+        elif is_call(node, FILLS):
             self._check_allocation(node, whole)
-        elif _is_call(node, _LIKE) and len(node.args) == 1 and not node.keywords:
+        elif is_call(node, LIKE) and len(node.args) == 1 and not node.keywords:
             self._check(node.args[0])
-        elif _is_call(node, _ADJOINTS):
+        elif is_call(node, ADJOINTS):
             self._check_adjoint(node, value)
         elif isinstance(node, gast.Subscript):
             base = node.value
@@ -332,7 +299,7 @@ class LocalArrays:
                     "whose size is known only when called, not when the kernel compiles: map the state's "
                     "components as separate 1-d arguments, or build it with `np.zeros(3)`),")
             raise self.state.refuse(f"`{_text(node)}`, a part of an array per example,")
-        elif isinstance(_lowering(node), (Elementwise, Cast)) or isinstance(node, gast.Compare) and \
+        elif isinstance(lowering_of(node), (Elementwise, Cast)) or isinstance(node, gast.Compare) and \
                 len(node.ops) == 1:
             operands = [node.left, *node.comparators] if isinstance(node, gast.Compare) else application(node).args
             for operand in operands:
@@ -345,7 +312,7 @@ class LocalArrays:
             raise self.state.refuse(f"`{_text(node)}`, an array per example that no element loop computes,")
 
     def _check_adjoint(self, node: gast.Call, value: np.ndarray) -> None:
-        """An array that one of reverse mode's helpers makes (``_ADJOINTS``)."""
+        """An array that one of reverse mode's helpers makes (``ADJOINTS``)."""
         name, args = _text(node.func), node.args
         shapes = [np.shape(probes.evaluate(a, self.env)) for a in args[:2]]
         if name == "rt.copy_of" and len(args) == 1 or name == "rt.unbroadcast" and len(args) == 2 and \
@@ -366,20 +333,20 @@ class LocalArrays:
                 not all(isinstance(e, gast.Constant) and type(e.value) is int for e in extents):
             raise self.state.refuse(f"`{_text(node)}`, an array per example whose shape is not written as numbers "
                                     "(a thread's local array needs its size when the kernel compiles),")
-        if _FILLS[_text(node.func)] is None and not whole:
+        if FILLS[_text(node.func)] is None and not whole:
             raise self.state.refuse(f"`{_text(node)}` in an expression")
-        if full and probes.is_array(self._probe(node.args[1], must=True)):
+        if full and probes.is_array(self.probe(node.args[1], must=True)):
             raise self.state.refuse(f"`{_text(node)}`, filled with an array,")
 
     def _check_number(self, node: gast.expr) -> None:
-        lowering = _lowering(node)
+        lowering = lowering_of(node)
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id in self.arrays:
             self._indices(node)
             return
         if isinstance(lowering, Reduction) or lowering is MATMUL:
             self._check_reduction(node, lowering)
             return
-        if _is_call(node, {"rt.unbroadcast"}) and len(node.args) == 2:  # a number's cotangent: ``np.sum(g)``
+        if is_call(node, {"rt.unbroadcast"}) and len(node.args) == 2:  # a number's cotangent: ``np.sum(g)``
             self._check(node.args[0])
             self._check(node.args[1])
             return
@@ -412,7 +379,7 @@ class LocalArrays:
         if len(indices) != len(shape):
             raise self.state.refuse(f"`{_text(node)}`, a part of an array per example,")
         for index, extent in zip(indices, shape):
-            value = None if isinstance(index, gast.Slice) else self._probe(index)
+            value = None if isinstance(index, gast.Slice) else self.probe(index)
             if value is None or np.asarray(value).dtype.kind not in "iu":
                 raise self.state.refuse(f"`{_text(node)}`, indexing an array per example by other than integers,")
             if isinstance(index, gast.Constant) and not -extent <= index.value < extent:
@@ -425,180 +392,3 @@ class LocalArrays:
         """Whether ``node`` is an element of a local array, ``y[k]``."""
         return isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
             node.value.id in self.arrays
-
-    def declarations(self, names: Dict[str, str]) -> List[gast.stmt]:
-        """Each local array's ``cuda.local.array``, at the start of an example (``names``: kernel names)."""
-        return [s for name, (shape, dtype) in sorted(self.arrays.items())
-                for s in _parse(f"{names[name]} = cuda.local.array({shape!r}, {_type(dtype)})")]
-
-    def owns(self, stmt: gast.stmt) -> bool:
-        """Whether ``stmt`` assigns a local array, checks the broadcasting of one, or makes, appends to or pops
-        from a list (``thread_lists``)."""
-        if any(stmt is made for made in self.made.values()) or thread_lists.appended(stmt, self.lists) or \
-                thread_lists.popped(stmt, self.lists):
-            return True
-        target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else \
-            stmt.target if isinstance(stmt, gast.AugAssign) else None
-        if isinstance(target, gast.Name):
-            return target.id in self.arrays
-        if target is not None:
-            return self.is_element(target)
-        return isinstance(stmt, gast.Expr) and _is_call(stmt.value, _STATIC_CHECKS) and \
-            any(isinstance(a, gast.Name) and a.id in self.arrays for a in stmt.value.args)
-
-    def lower(self, stmt: gast.stmt, translate) -> List[gast.stmt]:
-        """A statement ``owns`` claims, as the kernel's (after the numbers it hoists)."""
-        listed = self._list_statement(stmt, translate)
-        if listed is not None:
-            return listed
-        if _is_call(stmt.value, {"rt.check_index"}):
-            self._index_holds(stmt.value)
-            return []
-        if isinstance(stmt, gast.Expr):
-            self._broadcasts(stmt.value)
-            return []
-        target, value = (stmt.target, combined(stmt)) if isinstance(stmt, gast.AugAssign) else \
-            (stmt.targets[0], copy_tree(stmt.value))
-        if isinstance(target, gast.Subscript):
-            return [gast.Assign(targets=[translate.target(target)], value=translate.expr(value), type_comment=None)]
-        shape, _ = self.arrays[target.id]
-        if _is_call(value, _FILLS) and _FILLS[_text(value.func)] is None:
-            return []  # ``np.empty``: the local array as it is
-        value = self.hoist(value, translate, elementwise=True)
-        dims = self._dims(len(shape))
-        element = translate.element_at(value, ", ".join(dims))
-        nest = _parse(f"{translate.operands.names[target.id]}[{', '.join(dims)}] = {element}")
-        for dim, extent in reversed(list(zip(dims, shape))):
-            loop = gast.parse(f"for {dim} in range({extent}):\n    pass").body[0]
-            loop.body = nest
-            nest = [loop]
-        return nest
-
-    def _list_statement(self, stmt: gast.stmt, translate) -> Optional[List[gast.stmt]]:
-        """``t = []``, ``t.append(v)``, ``v = t.pop()`` in the kernel (``thread_lists``); None for others."""
-        made = next((name for name, made in self.made.items() if made is stmt), None)
-        if made is not None:
-            return _parse(f"{self.tops[made]} = 0")
-        pushed, pulled = thread_lists.appended(stmt, self.lists), thread_lists.popped(stmt, self.lists)
-        if pushed is None and pulled is None:
-            return None
-        name = pushed[0] if pushed else pulled[1]
-        shape = self.lists[name][0]
-        dims, tape = self._dims(len(shape)), translate.operands.names[name]
-        if pushed:
-            value = self.hoist(copy_tree(pushed[1]), translate, elementwise=True)
-            text = translate.element_at(value, ", ".join(dims)) if shape else translate.text(value)
-            return thread_lists.push(tape, self.tops[name], translate.body.index, dims, shape, text)
-        return thread_lists.pull(tape, self.tops[name], translate.body.index, dims, shape,
-                                 translate.operands.names[pulled[0]])
-
-    def allocations(self, count: str) -> List[gast.stmt]:
-        """The driver's allocation of each list's tape, for ``count`` examples (``thread_lists``)."""
-        return [s for name in self.made
-                for s in thread_lists.allocation(name, self.lengths[name], self.lists[name], count)]
-
-    def _index_holds(self, call: gast.Call) -> None:
-        """``rt.check_index(y, k, axis, where)`` of a literal ``k`` and ``axis``: true, or refused."""
-        array, index, axis = call.args[:3]
-        if not (isinstance(array, gast.Name) and array.id in self.arrays and isinstance(index, gast.Constant) and
-                type(index.value) is int and isinstance(axis, gast.Constant) and type(axis.value) is int):
-            raise self.state.refuse(f"`{_text(call)}`, a run-time check of an index, in one example's body")
-        shape = self.arrays[array.id][0]
-        extent = shape[axis.value]
-        if not -extent <= index.value < extent:
-            raise self.state.refuse(f"the index {index.value}, out of bounds for the axis {axis.value} of size "
-                                    f"{extent} of `{array.id}`,")
-
-    def _broadcasts(self, call: gast.Call) -> None:
-        """``rt.check_broadcast(a, b, where)`` of shapes known here: true, or refused."""
-        shapes = [np.shape(probes.evaluate(a, self.env)) if not (isinstance(a, gast.Name) and a.id in self.arrays)
-                  else self.arrays[a.id][0] for a in call.args[:2]]
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise self.state.refuse(f"arrays of shapes {shapes[0]} and {shapes[1]}, which do not broadcast "
-                                    "together,") from None
-
-    def _dims(self, ndim: int) -> List[str]:
-        while len(self.dims) < ndim:
-            self.dims.append(self.state.fresh("j"))
-        return self.dims[:ndim]
-
-    def hoist(self, node: gast.expr, translate, elementwise: bool = False) -> gast.expr:
-        """``node`` with each reduction and dot product of local arrays (and, in an element loop, each element
-        read) computed before it into a number (``translate.pending``); a like-constructor as its fill. What
-        reads no local array is left to the lowering of numbers."""
-        number = _is_call(node, _ADJOINTS | set(_LIKE)) and not probes.is_array(self._probe(node))
-        if number and _is_call(node, {"rt.scalar_output", "rt.copy_of"}):
-            return self.hoist(node.args[0], translate, elementwise)
-        if number and _is_call(node, _LIKE) and np.asarray(self._probe(node)).dtype.kind == "f":
-            return _name(translate.verbatim(f"{_type(np.asarray(self._probe(node)).dtype)}({_LIKE[_text(node.func)]})"))
-        if not self._reads_arrays(node):
-            return node
-        if _is_call(node, {"rt.copy_of", "rt.unreduce"}):  # at each element: the array's, or the number
-            return self.hoist(node.args[0], translate, elementwise)
-        if _is_call(node, {"rt.unbroadcast"}):
-            if number:  # a number's cotangent
-                total = gast.parse("np.sum(_)").body[0].value
-                total.args = node.args[:1]
-                return self.hoist(total, translate, elementwise)
-            return self.hoist(node.args[0], translate, elementwise)
-        if self.is_element(node):
-            if not elementwise:
-                return node
-            return self._into(translate, node, [], translate.text(node))
-        if _is_call(node, {"np.full"}):
-            return self.hoist(node.args[1], translate, elementwise)
-        if _is_call(node, _LIKE) or _is_call(node, _FILLS):
-            dtype = np.asarray(self._probe(node)).dtype
-            fill = _LIKE.get(_text(node.func), _FILLS.get(_text(node.func)))
-            return _name(translate.verbatim(f"{_type(dtype)}({fill})"))
-        lowering = _lowering(node)
-        if isinstance(lowering, Reduction) or lowering is MATMUL:
-            return self._reduction(node, lowering, translate)
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, gast.expr):
-                setattr(node, field, self.hoist(value, translate, elementwise))
-            elif isinstance(value, list):
-                setattr(node, field, [self.hoist(v, translate, elementwise) if isinstance(v, gast.expr) else v
-                                      for v in value])
-        return node
-
-    def _reduction(self, node: gast.expr, lowering: Any, translate) -> gast.Name:
-        app = application(node)
-        dtype = np.asarray(probes.evaluate(node, self.env)).dtype
-        shape = np.shape(probes.evaluate(app.args[0], self.env))
-        operands = [self.hoist(a, translate, elementwise=True) for a in app.args]
-        dims = self._dims(len(shape))
-        at = [translate.element_at(a, ", ".join(dims)) for a in operands]
-        acc = self.state.fresh("r")
-        if lowering is MATMUL:
-            return self._into(translate, node, shape, f"{_type(dtype)}(0)",
-                              _COMBINE["sum"].format(acc, f"{at[0]} * {at[1]}"), "", acc)
-        first = translate.element_at(operands[0], ", ".join("0" for _ in shape))
-        start = f"{_type(dtype)}(0)" if lowering.op == "sum" else first
-        term = f"{at[0]} * {at[0]}" if lowering.norm else at[0]
-        after = f"math.sqrt({acc})" if lowering.norm else \
-            f"{acc} / {int(np.prod(shape))}" if lowering.mean else ""
-        return self._into(translate, node, shape, start, _COMBINE[lowering.op].format(acc, term), after, acc)
-
-    def _into(self, translate, node: gast.expr, shape, start: str, combine: Optional[str] = None,
-              after: str = "", acc: str = "") -> gast.Name:
-        """A number computed before the statement: ``start``, then ``combine`` at every element of ``shape``
-        (over the loop indices ``_dims``), then ``after``."""
-        acc = acc or self.state.fresh("r")
-        lines = [f"{acc} = {start}"]
-        dims = self._dims(len(shape))
-        if combine is not None:
-            lines += ["    " * k + f"for {d} in range({n}):" for k, (d, n) in enumerate(zip(dims, shape))]
-            lines.append("    " * len(shape) + f"{acc} = {combine}")
-        if after:
-            lines.append(f"{acc} = {after}")
-        stmts = _parse("\n".join(lines))
-        origin = anno.getanno(node, anno.Key.ORIGIN) if anno.hasanno(node, anno.Key.ORIGIN) else None
-        for stmt in stmts:
-            if origin is not None:
-                anno.setanno(stmt, anno.Key.ORIGIN, origin)
-        translate.pending += stmts
-        return _name(translate.verbatim(acc))
-

@@ -18,9 +18,13 @@ by launching again with longer tapes when one is full (``tapes``).
 
 ``numbax.random`` draws there, each key a pair of words, each sample of shape ``()`` one thread's call (``keys``).
 
-Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
-array read other than at the example's index, other allocations, a tape resized otherwise, run-time
-checks, calls without a kernel lowering, a value carried from one example to the next.
+Arrays whose shapes the kernel can spell (``np.zeros(3)`` and what elementwise arithmetic makes of it) live
+in each thread's local memory, each statement on them a loop over their elements, and reverse mode's lists
+of them in device memory (``thread_arrays``, ``thread_loops``, ``thread_lists``).
+
+Anything else in the body is refused at its user's line: arrays of other sizes per example (``x[i]`` of a
+2-d ``x``, ``np.zeros(n)``), an argument's array read other than at the example's index, a tape resized
+otherwise, run-time checks, calls without a kernel lowering, a value carried from one example to the next.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.backends.cuda.lower import keys, probes, tapes
 from numbax.backends.cuda.lower.thread_arrays import LocalArrays
+from numbax.backends.cuda.lower.thread_loops import ElementLoops
 from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element
 from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 
@@ -69,6 +74,7 @@ class _Body:
         self.inputs.update(dict.fromkeys(sorted(self.keys.shared), 1))
         self.arrays = LocalArrays(state, loop.body, self.index, set(self.tapes) | self.keys.names())
         self.locals -= set(self.arrays.lists)  # reverse mode's lists: tapes in device memory (``thread_lists``)
+        self.loops = ElementLoops(state, self.arrays)
         for node in nodes:
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                     probes.is_array(state.env.get(node.value.id)) and node.value.id not in self.locals:
@@ -84,7 +90,8 @@ class _Body:
                  for stmt in tapes.allocation(self.state, tape, self.locals, count)]
         grown = [stmt for name, tape in self.tapes.items() if name in self.growing
                  for stmt in tapes.allocation(self.state, tape, self.locals, count, scale)]
-        return fixed + grown + self.arrays.allocations(count) + (_parse(f"{self.overflow} = gr.full(1, 0, np.int32)") if self.overflow else [])
+        flag = _parse(f"{self.overflow} = gr.full(1, 0, np.int32)") if self.overflow else []
+        return fixed + grown + self.loops.allocations(count) + flag
 
     def check(self, stmt: gast.stmt) -> None:
         """Refuse what ``stmt`` itself reads or writes that one thread cannot (see the module docstring)."""
@@ -196,7 +203,7 @@ class _Translate:
         self.pending: List[gast.stmt] = []  # numbers computed before the statement (``thread_arrays``)
 
     def text(self, node: gast.expr) -> str:
-        return self.element_at(self.body.arrays.hoist(copy_tree(node), self), "")
+        return self.element_at(self.body.loops.hoist(copy_tree(node), self), "")
 
     def element_at(self, node: gast.expr, at: str) -> str:
         """The kernel text of ``node`` (hoisted), local arrays read at the element ``at`` (a number's: none)."""
@@ -250,7 +257,7 @@ class _Translate:
                 self.body.check(stmt)
                 pending, self.pending = self.pending, []
                 try:
-                    news = self.body.arrays.lower(stmt, self) if self.body.arrays.owns(stmt) else \
+                    news = self.body.loops.lower(stmt, self) if self.body.loops.owns(stmt) else \
                         [self.statement(stmt)]
                 finally:
                     hoisted, self.pending = self.pending, pending
@@ -346,7 +353,7 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
                         f"        pass\n").body[0]
     if tag is not None:
         anno.setanno(kernel.body[0], anno.Key.ORIGIN, tag)
-    kernel.body[0].body = body.arrays.declarations(translate.operands.names) + translate.block(loop.body)
+    kernel.body[0].body = body.loops.declarations(translate.operands.names) + translate.block(loop.body)
     state.kernels.append((kernel, None))
     launch = _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
     pre += body.keys.checks()
