@@ -34,7 +34,8 @@ called) or an array the same for every example (computed once on the host), slic
 broadcasting between shapes, reductions over an axis, matrix products, run-time checks of indices (a literal
 index out of bounds is refused here), derivative rules without an element loop (``rt.chooser_weights`` of
 ``max``), and an array a loop or branch gives another shape or dtype.
-"""from __future__ import annotations
+"""
+from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
@@ -152,6 +153,10 @@ class LocalArrays:
             self._walk(stmt.body)
             (after_body, self.env), (shared_in_body, self.sharing) = (self.env, before), (self.sharing, sharing)
             self._walk(stmt.orelse)
+            for name in sorted(set(after_body) & set(self.env)):
+                if probes.is_array(after_body[name]) != probes.is_array(self.env[name]):
+                    raise self.state.refuse(f"`{name}`, an array per example on one branch and a number on the "
+                                            "other,")
             self.env = {**after_body, **self.env}
             self.sharing = joined(shared_in_body, self.sharing)
         elif isinstance(stmt, (gast.For, gast.While)):
@@ -262,6 +267,8 @@ class LocalArrays:
     def _bind(self, target: str, result: Any, source: Optional[str]) -> None:
         """``target`` given the stand-in ``result``, the memory of the array ``source`` where not None."""
         if probes.is_array(result):
+            if target in self.env and not probes.is_array(self.env[target]) and target not in self.arrays:
+                raise self.state.refuse(f"`{target}`, a number elsewhere, given an array per example,")
             known = self.arrays.setdefault(target, (result.shape, result.dtype))
             if known != (result.shape, result.dtype):
                 raise self.state.refuse(f"`{target}`, an array per example given the shape {result.shape} and "
