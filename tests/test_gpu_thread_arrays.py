@@ -6,6 +6,7 @@ would share memory NumPy shares, is refused at the user's line.
 
 Sizes stay tiny: the simulator runs each thread in Python, and each CPU program compiles once (module scope).
 """
+import ast
 import inspect
 import os
 import sys
@@ -149,10 +150,48 @@ def test_derivatives_per_thread_agree_with_central_differences(gpu):
         np.testing.assert_allclose(got, central, rtol=1e-7)
 
 
-def test_one_kernel_with_local_arrays(gpu):
-    source = numbax.source(numbax.vmap(ode, (0, 0, None), backend="gpu"), Y0, K, STEPS)
-    assert source.count("@cuda.jit") == 1, source
-    assert "y = cuda.local.array((3,), np.float64)" in source, source
+def two_states(y0):
+    y = np.zeros(2)
+    y[0] = y0
+    y = y * 2.0 + np.cos(y)
+    return np.max(y) + y @ y
+
+
+def _examples_1(out, y0, batch):
+    """The golden kernel of ``vmap(two_states)`` (comments aside): never called, its names (``cuda``, ``gr``,
+    ``math``) the generated module's."""
+    for i in range(cuda.grid(1), batch, cuda.gridsize(1)):  # noqa: F821
+        _t4 = cuda.local.array((2,), np.float64)  # noqa: F821
+        _t5 = cuda.local.array((2,), np.float64)  # noqa: F821
+        y = cuda.local.array((2,), np.float64)  # noqa: F821
+        y0_1 = y0[i]
+        for _j_1 in range(2):
+            y[_j_1] = np.float64(0)
+        y[0] = y0_1
+        for _j_1 in range(2):
+            _t4[_j_1] = y[_j_1] * 2.0
+        for _j_1 in range(2):
+            _t5[_j_1] = math.cos(y[_j_1])  # noqa: F821
+        for _j_1 in range(2):
+            y[_j_1] = _t4[_j_1] + _t5[_j_1]
+        _r_1 = y[0]
+        for _j_1 in range(2):
+            _r_1 = gr.maximum(_r_1, y[_j_1])  # noqa: F821
+        _r_2 = np.float64(0)
+        for _j_1 in range(2):
+            _r_2 = _r_2 + y[_j_1] * y[_j_1]
+        out[i] = _r_1 + _r_2
+
+
+def test_golden_kernel_with_local_arrays(gpu):
+    source = numbax.source(numbax.vmap(two_states, backend="gpu"), np.ones(3))
+    kernels = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.decorator_list]
+    assert len(kernels) == 1, source
+    kernels[0].decorator_list = []
+    want = ast.parse(inspect.getsource(_examples_1)).body[0]
+    want.body = want.body[1:]  # its docstring
+    assert ast.unparse(kernels[0]) == ast.unparse(want), source
+    assert "# test_gpu_thread_arrays.py:" in source, source  # each statement's user line
 
 
 def grows(x):
