@@ -72,10 +72,12 @@ class _Runtime(probes._HOST_RUNTIME):  # noqa: SLF001 - the driver's helpers, an
 
 
 def kernel_type(dtype: np.dtype) -> str:
+    """The kernel's name of ``dtype``'s NumPy type, ``np.float64``."""
     return f"np.{np.dtype(dtype).type.__name__}"
 
 
 def lowering_of(node: gast.expr) -> Any:
+    """The GPU lowering of the primitive ``node`` applies, in the registry (``primitives.cuda``); None if none."""
     app = application(node)
     return getattr(entry(app.key), "cuda", None) if app is not None else None
 
@@ -88,13 +90,15 @@ def combined(stmt: gast.AugAssign) -> gast.BinOp:
 
 
 def is_call(node: gast.AST, names) -> bool:
+    """Whether ``node`` calls one of ``names`` (``"np.zeros"``, ``"rt.copy_of"``)."""
     return isinstance(node, gast.Call) and _text(node.func) in names
 
 
 class LocalArrays:
     """The local arrays of one example's body (name -> shape and dtype), found by walking it in order on
     stand-ins of their true shapes (``probes``), each array-valued expression checked to be one whose shape
-    the kernel can spell; and their statements as element loops (see the module docstring)."""
+    the kernel can spell and that an element loop computes (``thread_loops``), and reverse mode's lists with
+    the shape of their elements and how many there can be (``thread_lists``)."""
 
     def __init__(self, state: LoweringState, body: List[gast.stmt], index: str, opaque: Set[str]):
         self.state = state
@@ -258,6 +262,8 @@ class LocalArrays:
     def _assign(self, target: str, value: gast.expr) -> None:
         if target in self.fixed:
             return
+        if target in self.lists:
+            raise self.state.refuse(f"the list `{target}` assigned again")
         result = self.probe(value, whole=True)
         if result is None:
             self._forget(target)
