@@ -98,6 +98,16 @@ def shrink(v):
     return y[1, 0] - np.min(y) + np.sum(y > 0.1)
 
 
+def in_place(x):
+    y = np.full(2, x)
+    y += 1.0
+    y *= y
+    y -= np.sum(y) * 0.1
+    y[0] **= 2
+    w = np.where(y > 1.0, y, -2.0 * y)
+    return y[0] - y[1] + np.sum(w)
+
+
 def ode_tangent(y0, k, steps):
     return numbax.jvp(lambda kk: ode(y0, kk, steps), (k,), (1.0,))[1]
 
@@ -123,6 +133,7 @@ CASES = [
     ("jvp_ode", ode_tangent, (Y0, K, STEPS), (0, 0, None)),
     ("value_and_grad_ode", numbax.value_and_grad(ode, argnums=(0, 1)), (Y0, K, STEPS), (0, 0, None)),
     ("grad_midpoint", numbax.grad(midpoint_energy, argnums=1), (Y0, K, STEPS), (0, 0, None)),
+    ("grad_in_place_updates_where", numbax.grad(in_place), (np.array([0.3, 0.8, 1.7]),), 0),
 ]
 
 

@@ -51,24 +51,28 @@ from numbax.backends.cuda.lower.state import LoweringState, text as _text
 from numbax.primitives.cuda import MATMUL, Cast, Elementwise, Reduction
 from numbax.primitives.registry import entry
 from numbax.runtime.grad import copy_of
+from numbax.runtime.overlap import unaliased
 
 # an allocation, of a shape written as numbers: its fill (``np.full``'s, its second argument)
 FILLS = {"np.zeros": 0, "np.ones": 1, "np.empty": None, "np.full": 1}
 LIKE = {"np.zeros_like": 0, "np.ones_like": 1, "rt.zeros_like": 0, "rt.ones_like": 1}
-# reverse mode's helpers on arrays per example: ``rt.copy_of(a)`` a copy; ``rt.unbroadcast(g, x)`` ``g`` itself
+# reverse mode's helpers on arrays per example: ``rt.copy_of(a)`` a copy, and so ``rt.unaliased(a, x)`` (the
+# operand of ``x op= a``, which each element reads at its own index before writing it); ``rt.unbroadcast(g, x)``
+# ``g`` itself
 # where the shapes agree (NumPy's returns ``g``: the same memory) and ``np.sum(g)`` for a number ``x``;
 # ``rt.unreduce(g, a, None, False)`` the number ``g`` at every element of ``a``; ``rt.scalar_output(v)``
 # the number ``v``; ``rt.ones_like(v)``, ``rt.zeros_like(v)`` of a float number, one or zero of its dtype
-ADJOINTS = frozenset({"rt.copy_of", "rt.unbroadcast", "rt.unreduce", "rt.scalar_output"})
-STATIC_CHECKS = {"rt.check_broadcast", "rt.check_index"}  # of shapes known here: true, or refused
+ADJOINTS = frozenset({"rt.copy_of", "rt.unaliased", "rt.unbroadcast", "rt.unreduce", "rt.scalar_output"})
+STATIC_CHECKS = {"rt.check_broadcast", "rt.check_where", "rt.check_index"}  # of shapes known here: true, or refused
 _PASSES = 3  # a loop's body walked until its numbers' dtypes settle (an int becoming a float, once)
 
 
 class _Runtime(probes._HOST_RUNTIME):  # noqa: SLF001 - the driver's helpers, and one more
     """The helpers reverse mode calls in one example's body, for the stand-ins (``probes``): the driver's, and
-    the copy it makes of an array before writing into it."""
+    the copies it makes of an array before writing into it."""
 
     copy_of = staticmethod(copy_of)
+    unaliased = staticmethod(unaliased)
 
 
 def kernel_type(dtype: np.dtype) -> str:
@@ -204,9 +208,9 @@ class LocalArrays:
                 return  # walked twice at least: what the body writes after a copy it makes
 
     def _alias_of(self, value: gast.expr) -> Optional[str]:
-        """The array whose memory ``value`` is, in NumPy: ``y`` of ``y``, or of ``rt.unbroadcast(y, x)`` where
-        the shapes agree."""
-        if is_call(value, {"rt.unbroadcast"}) and len(value.args) == 2:
+        """The array whose memory ``value`` is, in NumPy: ``y`` of ``y``, or of ``rt.unbroadcast(y, x)`` and
+        ``rt.unaliased(y, x)`` where the shapes agree."""
+        if is_call(value, {"rt.unbroadcast", "rt.unaliased"}) and len(value.args) == 2:
             shapes = [np.shape(probes.evaluate(a, self.env)) for a in value.args]
             value = value.args[0] if shapes[0] == shapes[1] else value
         return value.id if isinstance(value, gast.Name) and value.id in self.arrays else None
@@ -328,8 +332,8 @@ class LocalArrays:
         """An array that one of reverse mode's helpers makes (``ADJOINTS``)."""
         name, args = _text(node.func), node.args
         shapes = [np.shape(probes.evaluate(a, self.env)) for a in args[:2]]
-        if name == "rt.copy_of" and len(args) == 1 or name == "rt.unbroadcast" and len(args) == 2 and \
-                shapes[0] == shapes[1]:
+        if name == "rt.copy_of" and len(args) == 1 or name in ("rt.unbroadcast", "rt.unaliased") and \
+                len(args) == 2 and shapes[0] == shapes[1]:
             self._check(args[0])
         elif name == "rt.unreduce" and len(args) == 4 and not shapes[0] and \
                 all(isinstance(a, gast.Constant) and a.value in (None, False) for a in args[2:]):

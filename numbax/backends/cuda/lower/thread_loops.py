@@ -116,13 +116,14 @@ class ElementLoops:
                                     f"{extent} of `{array.id}`,")
 
     def _broadcasts(self, call: gast.Call) -> None:
-        """``rt.check_broadcast(a, b, where)`` of shapes known here: true, or refused."""
+        """``rt.check_broadcast(a, b, where)``, ``rt.check_where(c, a, b, where)`` of shapes known here: true,
+        or refused."""
         shapes = [self.found.arrays[a.id][0] if isinstance(a, gast.Name) and a.id in self.found.arrays else
-                  np.shape(probes.evaluate(a, self.found.env)) for a in call.args[:2]]
+                  np.shape(probes.evaluate(a, self.found.env)) for a in call.args[:-1]]
         try:
             np.broadcast_shapes(*shapes)
         except ValueError:
-            raise self.state.refuse(f"arrays of shapes {shapes[0]} and {shapes[1]}, which do not broadcast "
+            raise self.state.refuse(f"arrays of shapes {', '.join(map(str, shapes))}, which do not broadcast "
                                     "together,") from None
 
     def _dims(self, ndim: int) -> List[str]:
@@ -142,7 +143,7 @@ class ElementLoops:
             return _name(translate.verbatim(f"{kernel_type(dtype)}({LIKE[_text(node.func)]})"))
         if not self.found.reads_arrays(node):
             return node
-        if is_call(node, {"rt.copy_of", "rt.unreduce"}):  # at each element: the array's, or the number
+        if is_call(node, {"rt.copy_of", "rt.unaliased", "rt.unreduce"}):  # at each element: the array's, or the number
             return self.hoist(node.args[0], translate, elementwise)
         if is_call(node, {"rt.unbroadcast"}):
             if number:  # a number's cotangent
