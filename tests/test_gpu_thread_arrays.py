@@ -108,6 +108,15 @@ def in_place(x):
     return y[0] - y[1] + np.sum(w)
 
 
+def element_updates(x):
+    y = np.zeros(2)
+    y[0] = x
+    for _ in range(3):
+        y[1] = y[1] + y[0]
+        y[0] = y[0] * 0.5
+    return np.sum(y * y)
+
+
 def ode_tangent(y0, k, steps):
     return numbax.jvp(lambda kk: ode(y0, kk, steps), (k,), (1.0,))[1]
 
@@ -134,6 +143,7 @@ CASES = [
     ("value_and_grad_ode", numbax.value_and_grad(ode, argnums=(0, 1)), (Y0, K, STEPS), (0, 0, None)),
     ("grad_midpoint", numbax.grad(midpoint_energy, argnums=1), (Y0, K, STEPS), (0, 0, None)),
     ("grad_in_place_updates_where", numbax.grad(in_place), (np.array([0.3, 0.8, 1.7]),), 0),
+    ("grad_element_updates_in_a_loop", numbax.grad(element_updates), (np.array([0.5, 1.0]),), 0),
 ]
 
 

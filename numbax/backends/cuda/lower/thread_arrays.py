@@ -104,11 +104,17 @@ class LocalArrays:
     the kernel can spell and that an element loop computes (``thread_loops``), and reverse mode's lists with
     the shape of their elements and how many there can be (``thread_lists``)."""
 
-    def __init__(self, state: LoweringState, body: List[gast.stmt], index: str, opaque: Set[str]):
+    def __init__(self, state: LoweringState, body: List[gast.stmt], index: str, keys: Set[str],
+                 tapes: Dict[str, gast.Assign]):
         self.state = state
-        self.opaque = set(opaque)  # names the walk cannot stand in for (keys, tapes): no array reads them
-        self.fixed = frozenset(opaque)  # keys and tapes: their statements are ``keys``'s and ``tapes``'s
+        self.opaque = set(keys)  # names the walk cannot stand in for (keys): no array reads them
+        self.fixed = frozenset(keys) | set(tapes)  # their statements are ``keys``'s and ``tapes``'s
         self.env: Dict[str, Any] = {**state.env, index: 0, "rt": _Runtime}
+        for name, allocation in tapes.items():  # reverse mode's tables of numbers: stand-ins of their rows
+            try:
+                self.env[name] = probes.evaluate(allocation.value, self.env)
+            except Exception:  # noqa: BLE001 - a size the stand-ins cannot give: what reads it, no array reads
+                self.opaque.add(name)
         self.arrays: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {}
         # array name -> the names that NumPy would have share its memory here (``z = y``; a new array ends it)
         self.sharing: Dict[str, FrozenSet[str]] = {}
@@ -182,13 +188,16 @@ class LocalArrays:
                 raise self.state.refuse(f"`{_text(stmt)}`, elements of another shape or dtype on one list,")
             self.lists[pushed[0]] = element
             self.seen.add(pushed[0])
+            if isinstance(pushed[1], gast.Name) and pushed[1].id in self.arrays:  # NumPy's list holds its memory
+                group = self.sharing.get(pushed[1].id, frozenset({pushed[1].id})) | {pushed[0]}
+                self.sharing.update(dict.fromkeys(group, group))
         elif pulled:
             shape, dtype = self.lists[pulled[1]]
             if pulled[1] not in self.seen:
                 raise self.state.refuse(f"`{_text(stmt)}`, a list popped before it is appended to,")
             if pulled[0] in self.fixed:
                 raise self.state.refuse(f"`{_text(stmt)}`, a key or tape popped from a list,")
-            self._bind(pulled[0], np.ones(shape, dtype) if shape else dtype.type(1), None)
+            self._bind(pulled[0], np.ones(shape, dtype) if shape else dtype.type(1), pulled[1] if shape else None)
         return bool(pushed or pulled)
 
     def _loop(self, stmt) -> None:
@@ -245,7 +254,7 @@ class LocalArrays:
         reads_arrays = self.reads_arrays(node)
         if names & self.opaque:
             if reads_arrays:
-                raise self.state.refuse(f"`{_text(node)}`, arrays per example with keys or tapes,")
+                raise self.state.refuse(f"`{_text(node)}`, arrays per example with keys,")
             return None
         try:
             value = probes.evaluate(node, self.env)

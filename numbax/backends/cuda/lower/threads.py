@@ -72,7 +72,7 @@ class _Body:
         self.numbers: List[str] = []
         self.keys = keys.Keys(state, loop.body, self.index)
         self.inputs.update(dict.fromkeys(sorted(self.keys.shared), 1))
-        self.arrays = LocalArrays(state, loop.body, self.index, set(self.tapes) | self.keys.names())
+        self.arrays = LocalArrays(state, loop.body, self.index, self.keys.names(), self.tapes)
         self.locals -= set(self.arrays.lists)  # reverse mode's lists: tapes in device memory (``thread_lists``)
         self.loops = ElementLoops(state, self.arrays)
         for node in nodes:
