@@ -12,6 +12,9 @@ Prints one Markdown table and writes ``benchmarks/gpu_results.md``:
 - the data-parallel MLP step of ``run_pmap.py`` ([784, 256, 10], batch 1024, gradients averaged with
   ``lax.pmean``) under ``pmap`` over 2 GPUs against the same ``pmap`` over 1 GPU (its result checked against
   the CPU's ``jit`` first), where the machine has 2 GPUs; elsewhere the row says it was skipped;
+- ``vmap`` of a 2000-step ODE whose state is a 3-vector (``np.zeros(3)``, held in each thread's local memory)
+  over 10^6 examples, its per-example tangents (``vmap`` of ``jvp``) and gradients (``vmap`` of ``grad``, the
+  tapes of the state in device memory), batch 4096, against ``jax.vmap`` of the ``lax.fori_loop`` versions;
 - the rows that need ``grad`` of array programs on the GPU backend (the seed MLP step, the [784, 256, 10] MLP
   step at batch 4096) say so until it compiles them: this script never times a fallback.
 
@@ -74,6 +77,42 @@ def ode_jax(y0, k, steps):
         return y + 0.001 * v, v - 0.001 * (k * jnp.sin(y) + 0.1 * v)
 
     return lax.fori_loop(0, steps, step, (y0, jnp.zeros_like(y0)))[0]
+
+
+def vector_ode(y0, k, steps):
+    """Three species coupled through their total, a 3-vector state: each thread holds its example's in local
+    memory (``backends.cuda.lower.thread_arrays``)."""
+    y = np.zeros(3)
+    y[0] = y0
+    y[1] = 1.0 - y0
+    y[2] = 0.5
+    for _ in range(steps):
+        y = y + 0.001 * (np.sin(y) - k * y + 0.1 * np.sum(y))
+    return np.sum(y * y)
+
+
+def vector_ode_tangent(y0, k, steps):
+    """The derivative of ``vector_ode`` by ``k``, by forward mode."""
+    return numbax.jvp(lambda kk: vector_ode(y0, kk, steps), (k,), (1.0,))[1]
+
+
+def vector_ode_jax(y0, k, steps):
+    """``vector_ode`` as JAX writes it: ``lax.fori_loop`` over the steps."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    def step(_, y):
+        return y + 0.001 * (jnp.sin(y) - k * y + 0.1 * jnp.sum(y))
+
+    y = lax.fori_loop(0, steps, step, jnp.stack([y0, 1.0 - y0, 0.5 + 0.0 * y0]))
+    return jnp.sum(y * y)
+
+
+def vector_ode_tangent_jax(y0, k, steps):
+    """``vector_ode_tangent`` in JAX."""
+    import jax
+
+    return jax.jvp(lambda kk: vector_ode_jax(y0, kk, steps), (k,), (1.0,))[1]
 
 
 def seconds(fn, repeat: int = 5) -> float:
@@ -139,12 +178,18 @@ def ode_rows(examples: int, steps: int, per_example: int) -> list:
     each checked against the CPU backend on the first examples, against JAX's ``vmap``."""
     gpu = numbax.devices("gpu")[0]
     rng = np.random.default_rng(0)
-    jax, why = _jax_gpu()
+    jax, why_not = _jax_gpu()
     rows = []
     for label, mapped, theirs, n in (
             (f"vmap of a {steps}-step ODE, {examples} examples", ode, ode_jax, examples),
             (f"per-example gradients of the ODE, batch {per_example}", numbax.grad(ode, argnums=1),
-             jax and jax.grad(ode_jax, argnums=1), per_example)):
+             jax and jax.grad(ode_jax, argnums=1), per_example),
+            (f"vmap of a {steps}-step ODE of a 3-vector state, {examples} examples", vector_ode, vector_ode_jax,
+             examples),
+            (f"per-example tangents (jvp) of the 3-vector ODE, batch {per_example}", vector_ode_tangent,
+             vector_ode_tangent_jax, per_example),
+            (f"per-example gradients of the 3-vector ODE, batch {per_example}", numbax.grad(vector_ode, argnums=1),
+             jax and jax.grad(vector_ode_jax, argnums=1), per_example)):
         y0, k = rng.uniform(0.1, 1.0, n), rng.uniform(0.5, 2.0, n)
         mapped = numbax.vmap(mapped, in_axes=(0, 0, None))
         on_gpu = numbax.device_put((y0, k), gpu)
@@ -153,6 +198,7 @@ def ode_rows(examples: int, steps: int, per_example: int) -> list:
         cpu = mapped(y0[:check], k[:check], steps)
         np.testing.assert_allclose(got[:check], cpu, rtol=1e-6)
         t = seconds(lambda: mapped(*on_gpu, steps), repeat=3)
+        why = why_not
         if jax is not None:
             f = jax.jit(jax.vmap(theirs, in_axes=(0, 0, None)), static_argnums=2)
             args = jax.device_put(y0), jax.device_put(k)

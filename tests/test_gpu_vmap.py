@@ -162,8 +162,8 @@ def indexes_an_invariant(x):
     return acc[0] + x
 
 
-def allocates(x):
-    acc = np.full(2, x)
+def allocates(x, n):
+    acc = np.full(n, x)  # a size known when the kernel compiles is a thread's local array (test_gpu_thread_arrays)
     return acc[0] + acc[1]
 
 
@@ -179,7 +179,7 @@ def _line(fn, text):
 @pytest.mark.parametrize("fn, args, kwargs, line, construct", [
     (rows, (np.ones((3, 2)),), {}, "np.sum", "an array per example"),
     (indexes_an_invariant, (np.ones(3),), {}, "acc[0]", "indexing `acc[0]`"),
-    (allocates, (np.ones(3),), {}, "np.full", "`np.full`"),
+    (allocates, (np.ones(3), 2), {"in_axes": (0, None)}, "np.full", "whose shape is not written as numbers"),
     (carried_out_axes_none, (np.ones(3),), {"out_axes": None}, "def carried_out_axes_none",
      "out_axes=None for an output computed per example"),
 ], ids=lambda v: getattr(v, "__name__", None))

@@ -18,9 +18,13 @@ by launching again with longer tapes when one is full (``tapes``).
 
 ``numbax.random`` draws there, each key a pair of words, each sample of shape ``()`` one thread's call (``keys``).
 
-Anything else in the body is refused at its user's line: arrays per example (``x[i]`` of a 2-d ``x``), an
-array read other than at the example's index, other allocations, a tape resized otherwise, run-time
-checks, calls without a kernel lowering, a value carried from one example to the next.
+Arrays whose shapes the kernel can spell (``np.zeros(3)`` and what elementwise arithmetic makes of it) live
+in each thread's local memory, each statement on them a loop over their elements, and reverse mode's lists
+of them in device memory (``thread_arrays``, ``thread_loops``, ``thread_lists``).
+
+Anything else in the body is refused at its user's line: arrays of other sizes per example (``x[i]`` of a
+2-d ``x``, ``np.zeros(n)``), an argument's array read other than at the example's index, a tape resized
+otherwise, run-time checks, calls without a kernel lowering, a value carried from one example to the next.
 """
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.tree_copy import copy_tree
 from numbax.backends.cuda.lower import keys, probes, tapes
+from numbax.backends.cuda.lower.thread_arrays import LocalArrays
+from numbax.backends.cuda.lower.thread_loops import ElementLoops
 from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element
 from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 
@@ -66,6 +72,9 @@ class _Body:
         self.numbers: List[str] = []
         self.keys = keys.Keys(state, loop.body, self.index)
         self.inputs.update(dict.fromkeys(sorted(self.keys.shared), 1))
+        self.arrays = LocalArrays(state, loop.body, self.index, self.keys.names(), self.tapes)
+        self.locals -= set(self.arrays.lists)  # reverse mode's lists: tapes in device memory (``thread_lists``)
+        self.loops = ElementLoops(state, self.arrays)
         for node in nodes:
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                     probes.is_array(state.env.get(node.value.id)) and node.value.id not in self.locals:
@@ -81,7 +90,8 @@ class _Body:
                  for stmt in tapes.allocation(self.state, tape, self.locals, count)]
         grown = [stmt for name, tape in self.tapes.items() if name in self.growing
                  for stmt in tapes.allocation(self.state, tape, self.locals, count, scale)]
-        return fixed + grown + (_parse(f"{self.overflow} = gr.full(1, 0, np.int32)") if self.overflow else [])
+        flag = _parse(f"{self.overflow} = gr.full(1, 0, np.int32)") if self.overflow else []
+        return fixed + grown + self.loops.allocations(count) + flag
 
     def check(self, stmt: gast.stmt) -> None:
         """Refuse what ``stmt`` itself reads or writes that one thread cannot (see the module docstring)."""
@@ -92,6 +102,8 @@ class _Body:
         named |= {id(a) for n in nodes if isinstance(n, gast.Call) and _text(n.func) == "len" for a in n.args
                   if isinstance(a, gast.Name) and a.id in self.tapes}
         for node in nodes:
+            if self.arrays.is_element(node) or isinstance(node, gast.Name) and node.id in self.arrays.lists:
+                continue  # checked by ``LocalArrays``
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id in self.tapes:
                 self._slot(node)
             elif isinstance(node, gast.Subscript) and not self.keys.owns(node):
@@ -120,11 +132,10 @@ class _Body:
             raise self.state.refuse(f"indexing `{_text(node)}` in one example's body (it reads its arguments' "
                                     f"numbers as `x[{self.index}]`)")
         if value.ndim != 1:
-            raise self.state.refuse(f"an array per example (`{_text(node)}` of the {value.ndim}-d `{array}`): "
-                                    "vmap on the GPU runs one example per thread, on numbers (a thread cannot "
-                                    "allocate, and numbax compiles for ranks, not sizes, so a thread's local "
-                                    "array would have no size known to the kernel; map the state's components "
-                                    "as separate 1-d arguments instead),")
+            raise self.state.refuse(f"an array per example (`{_text(node)}` of the {value.ndim}-d `{array}`, whose "
+                                    "size is known only when called, not when the kernel compiles: map the "
+                                    "state's components as separate 1-d arguments, or build it with "
+                                    "`np.zeros(3)`),")
         if array in self.outputs and array not in self.state.owned:
             raise self.state.refuse(f"writing into the argument `{array}` in one example's body")
         if array in self.inputs and array in self.outputs:
@@ -132,30 +143,37 @@ class _Body:
 
     def operands(self) -> Operands:
         """The kernel's operands: each array read as ``x[i]``, every local and host number by its name."""
-        arrays = {**self.outputs, **self.inputs, **dict.fromkeys(self.tapes, 1)}
+        arrays = {**self.outputs, **self.inputs, **dict.fromkeys(self.tapes, 1), **dict.fromkeys(self.arrays.lists, 1)}
         arrays.update({self.overflow: 1} if self.overflow else {})
         return Operands(arrays, self.numbers + sorted(self.locals - {self.index}), index=self.index)
 
     def arguments(self) -> List[str]:
         """The driver's arguments of the kernel (outputs, inputs, tapes, the overflow flag, host numbers)."""
-        return list(self.outputs) + list(self.inputs) + list(self.tapes) + \
+        return list(self.outputs) + list(self.inputs) + list(self.tapes) + list(self.arrays.lists) + \
             ([self.overflow] if self.overflow else []) + self.numbers
 
 
 class _Elements(gast.NodeTransformer):
     """An expression as ``element`` reads it: ``x[i]`` as the name ``x`` (its element), a tape's slot
-    ``tape[row, 0]``, ``len(tape)`` and a number drawn (``keys``) as names for their kernel text
-    (``Operands.verbatim``); a key anywhere else is refused."""
+    ``tape[row, 0]``, ``len(tape)``, a number drawn (``keys``) and an element of a local array
+    (``thread_arrays``: ``y[k]``, or ``y`` itself at the element ``at`` of an element loop) as names for their
+    kernel text (``Operands.verbatim``); a key anywhere else is refused."""
 
-    def __init__(self, translate: "_Translate"):
-        self.translate = translate
+    def __init__(self, translate: "_Translate", at: str = ""):
+        self.translate, self.at = translate, at
 
     def visit_Name(self, node: gast.Name) -> gast.Name:  # noqa: N802 - gast's visitor naming
         if node.id in self.translate.body.keys.names():
             raise Unsupported(f"the key `{node.id}` as a number")
+        if node.id in self.translate.body.arrays.arrays:
+            if not self.at:
+                raise Unsupported(f"the array `{node.id}` as a number")
+            return _name(self.translate.verbatim(f"{self.translate.operands.names[node.id]}[{self.at}]"))
         return node
 
     def visit_Subscript(self, node: gast.Subscript) -> gast.Name:  # noqa: N802
+        if self.translate.body.arrays.is_element(node):
+            return _name(self.translate.element(node))
         if node.value.id in self.translate.body.tapes:
             return _name(self.translate.slot(node))
         if self.translate.body.keys.owns(node):
@@ -182,12 +200,22 @@ class _Translate:
     def __init__(self, state: LoweringState, body: _Body, tag):
         self.state, self.body, self.operands = state, body, body.operands()
         self.tag = tag  # the user's line of the statement being translated (none for vmap's own code)
+        self.pending: List[gast.stmt] = []  # numbers computed before the statement (``thread_arrays``)
 
     def text(self, node: gast.expr) -> str:
+        return self.element_at(self.body.loops.hoist(copy_tree(node), self), "")
+
+    def element_at(self, node: gast.expr, at: str) -> str:
+        """The kernel text of ``node`` (hoisted), local arrays read at the element ``at`` (a number's: none)."""
         try:
-            return element(_Elements(self).visit(copy_tree(node)), self.operands)
+            return element(_Elements(self, at).visit(copy_tree(node)), self.operands)
         except Unsupported as exc:
             raise self.state.refuse(f"{exc.what} in one example's body") from None
+
+    def element(self, node: gast.Subscript) -> str:
+        """``y[k]`` of a local array as the kernel's (its indices numbers)."""
+        indices = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        return self.verbatim(f"{self.operands.names[node.value.id]}[{', '.join(self.text(i) for i in indices)}]")
 
     def expr(self, node: gast.expr) -> gast.expr:
         return gast.parse(self.text(node)).body[0].value
@@ -206,6 +234,8 @@ class _Translate:
     def target(self, node: gast.expr) -> gast.expr:
         if isinstance(node, gast.Name):
             return _name(self.operands.names[node.id], gast.Store())
+        if self.body.arrays.is_element(node):
+            return gast.parse(f"{self.element(node)} = 0").body[0].targets[0]
         if node.value.id in self.body.tapes:
             return gast.parse(f"{self.slot(node)} = 0").body[0].targets[0]
         return gast.parse(f"{self.operands.element_of(node.value.id)} = 0").body[0].targets[0]
@@ -225,7 +255,13 @@ class _Translate:
                 news = []
             else:
                 self.body.check(stmt)
-                news = [self.statement(stmt)]
+                pending, self.pending = self.pending, []
+                try:
+                    news = self.body.loops.lower(stmt, self) if self.body.loops.owns(stmt) else \
+                        [self.statement(stmt)]
+                finally:
+                    hoisted, self.pending = self.pending, pending
+                news = hoisted + news
             for new in news:
                 if self.tag is not None:
                     anno.setanno(new, anno.Key.ORIGIN, self.tag)
@@ -271,7 +307,13 @@ class _Translate:
             return gast.If(test=self.expr(stmt.test), body=self.block(stmt.body) or [gast.Pass()],
                            orelse=self.block(stmt.orelse))
         if isinstance(stmt, gast.While) and not stmt.orelse:
-            return gast.While(test=self.expr(stmt.test), body=self.block(stmt.body), orelse=[])
+            test = self.expr(stmt.test)
+            hoisted, self.pending = self.pending, []  # computed again before each test
+            body = self.block(stmt.body)
+            if not hoisted:
+                return gast.While(test=test, body=body, orelse=[])
+            exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
+            return gast.While(test=gast.Constant(value=True, kind=None), body=hoisted + [exit_] + body, orelse=[])
         if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) and \
                 _is_range(stmt.iter):
             trips = gast.Call(func=_name("range"), args=[self.expr(a) for a in stmt.iter.args], keywords=[])
@@ -311,7 +353,7 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
                         f"        pass\n").body[0]
     if tag is not None:
         anno.setanno(kernel.body[0], anno.Key.ORIGIN, tag)
-    kernel.body[0].body = translate.block(loop.body)
+    kernel.body[0].body = body.loops.declarations(translate.operands.names) + translate.block(loop.body)
     state.kernels.append((kernel, None))
     launch = _parse(f"{kernel_name}[gr.grid({_text(trips)})]({', '.join(args)})")
     pre += body.keys.checks()
