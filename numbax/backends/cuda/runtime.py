@@ -12,13 +12,14 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from numbax.backends.cuda.availability import cuda as _cuda_module, simulated
-from numbax.errors import NumbaxDeviceError, NumbaxShapeError, origin_at
+from numbax.errors import NumbaxDeviceError, NumbaxIndexError, NumbaxShapeError, origin_at
 
 cuda = _cuda_module()
 # Threads per block: a power of two (the block reductions halve it). The simulator runs each thread as a Python
 # thread, so it gets few.
 THREADS = 8 if simulated() else 256
 MAX_BLOCKS = 4 if simulated() else 4096
+_CPU = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 
 
 @cuda.jit(device=True)
@@ -255,3 +256,84 @@ def _matmul_kernel(out, a, b):
         for k in range(1, a.shape[1]):
             acc += a[row, k] * b[k, col]
         out[row, col] = acc
+
+
+def gather(x: Any, first: int, indices: Sequence[Any], kernel, where: str) -> Any:
+    """``x[..., idx0, idx1, ...]`` of a device array: integer index arrays of one length (or a boolean mask's
+    positions) at axes ``first``, ``first + 1``, ..., full slices elsewhere; the new axis where they stood, as in
+    NumPy. ``kernel`` (generated) writes each element of the result; the indices are checked first."""
+    indices = _index_arrays(x, first, indices, where)
+    shape = tuple(x.shape[:first]) + (indices[0].shape[0],) + tuple(x.shape[first + len(indices):])
+    out = cuda.device_array(shape, dtype=x.dtype)
+    if out.size:
+        kernel[grid(out.size)](out, x, *indices)
+    return out
+
+
+def scatter(out: Any, first: int, indices: Sequence[Any], kernel, values: Any, where: str, unique: bool) -> None:
+    """``out[..., idx0, ...] = values`` (or ``op=``, or reverse mode's ``np.add.at``) into a device array, with
+    ``gather``'s indices: ``kernel`` (generated) writes each element ``values`` (an array of the indexed part's
+    shape, or a number) gives. Where ``unique``, repeated positions are refused: NumPy's store keeps the last
+    value written there, and threads write in no order."""
+    indices = _index_arrays(out, first, indices, where)
+    shape = tuple(out.shape[:first]) + (indices[0].shape[0],) + tuple(out.shape[first + len(indices):])
+    if np.ndim(values) and tuple(values.shape) != shape:
+        raise NumbaxDeviceError(f"an array of shape {tuple(values.shape)} stored into an indexed part of shape "
+                                f"{shape} is not supported by the GPU backend yet", origin_at(where), hint=_CPU)
+    if unique and indices[0].shape[0] > 1 and not _positions_unique(out, first, indices):
+        raise NumbaxDeviceError("a store at repeated positions of an integer-array index is not supported by the "
+                                "GPU backend yet", origin_at(where), hint=_CPU)
+    size = math.prod(shape)
+    if size:
+        kernel[grid(size)](out, shape, size, values, *indices)
+
+
+def _index_arrays(x: Any, first: int, indices: Sequence[Any], where: str) -> Tuple[Any, ...]:
+    """The integer index arrays of an advanced index at axis ``first``: as given (1-d, of one length), or a
+    boolean mask's positions (``np.nonzero``); NumPy's ``IndexError`` where they do not index ``x``."""
+    if len(indices) == 1 and np.dtype(indices[0].dtype) == np.bool_:
+        mask = indices[0]
+        for axis, (m, n) in enumerate(zip(mask.shape, x.shape[first:])):
+            if m != n:
+                raise NumbaxIndexError("boolean index did not match indexed array along axis {}; size of axis is "
+                                       "{} but size of corresponding boolean axis is {}", where, first + axis, n, m)
+        indices = _nonzero(mask)
+    lengths = [i.shape[0] for i in indices]
+    if len(set(lengths)) > 1:
+        raise NumbaxIndexError("shape mismatch: indexing arrays could not be broadcast together with shapes {}",
+                               where, " ".join(f"({n},)" for n in lengths))
+    bad = cuda.to_device(np.array([lengths[0]], np.int64))
+    for axis, index in enumerate(indices):
+        if lengths[0]:
+            _first_out_of_bounds[grid(lengths[0])](bad, index, x.shape[first + axis])
+        position = int(bad.copy_to_host()[0])
+        if position < lengths[0]:
+            raise NumbaxIndexError("index {} is out of bounds for axis {} with size {}", where,
+                                   int(index[position:position + 1].copy_to_host()[0]), first + axis,
+                                   x.shape[first + axis])
+    return tuple(indices)
+
+
+def _nonzero(mask: Any) -> Tuple[Any, ...]:
+    """``np.nonzero`` of a device array: by CuPy where it is installed, else on the host (copied both ways)."""
+    cupy = _cupy()
+    if cupy is not None:
+        return tuple(cuda.as_cuda_array(p) for p in cupy.nonzero(cupy.asarray(mask)))
+    return tuple(cuda.to_device(p) for p in np.nonzero(mask.copy_to_host()))
+
+
+def _positions_unique(x: Any, first: int, indices: Sequence[Any]) -> bool:
+    """Whether integer index arrays (in bounds) name each position of ``x``'s indexed axes once (checked on the
+    host)."""
+    extents = tuple(x.shape[first:first + len(indices)])
+    host = [np.asarray(i.copy_to_host(), np.int64) % n for i, n in zip(indices, extents)]
+    flat = np.ravel_multi_index(host, extents)
+    return np.unique(flat).size == flat.size
+
+
+@cuda.jit
+def _first_out_of_bounds(bad, index, n):
+    """The first position of ``index`` (its smallest, by ``atomic.min``) that does not index an extent ``n``."""
+    for i in range(cuda.grid(1), index.size, cuda.gridsize(1)):
+        if index[i] >= n or index[i] < -n:
+            cuda.atomic.min(bad, 0, i)

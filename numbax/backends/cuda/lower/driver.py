@@ -116,6 +116,12 @@ class Lowering(Launches):
                 _text(stmt.value.func) == "rt.save_row":
             return self.save_row(stmt)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) == "rt.real_output" and not probes.is_array(self.probe(stmt.value.args[0])):
+            return [stmt]  # grad's check of its output's dtype, on a number of the host
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) == "rt.index_add":
+            return self.index_add(stmt.value)
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
         if isinstance(stmt, gast.If):
@@ -246,6 +252,8 @@ class Lowering(Launches):
         """``x[idx] op= y`` (how reverse mode adds a cotangent into an indexed part): one element read and
         written on the host where ``idx`` picks one and ``y`` is a number, else a kernel updating the view
         ``x[idx]`` in place."""
+        if self.is_advanced(stmt.target):
+            return self.scatter(stmt.target, stmt.value, stmt.op)
         array = stmt.target.value.id
         if not self.owns(array):
             raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "

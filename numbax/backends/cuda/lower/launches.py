@@ -24,7 +24,10 @@ _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", 
 # helpers of numbers computed on the host where an array expression reads them (``state.HOST_RUNTIME``)
 _NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
 # arrays of host numbers only, made by NumPy on the host and copied over
-_MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace"})
+_MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace", "np.array"})
+# ``~``, ``&``, ``|`` and ``^`` of booleans: NumPy's logical operations (in a kernel, ``~True`` is -2)
+_LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: "logical_or",
+            gast.BitXor: "logical_xor"}
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
@@ -58,6 +61,10 @@ class Launches(Adjoints):
             return self.number_on_the_host(node)
         if self._same_type_cast(node):
             return node.func.value
+        if self._of_booleans(node):
+            operands = [node.operand] if isinstance(node, gast.UnaryOp) else [node.left, node.right]
+            return gast.Call(func=gast.Attribute(value=_name("np"), attr=_LOGICAL[type(node.op)], ctx=gast.Load()),
+                             args=operands, keywords=[])
         app = application(node) if isinstance(node, (gast.Call, gast.BinOp)) else None
         lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
         if isinstance(lowering, Reduction):
@@ -93,6 +100,13 @@ class Launches(Adjoints):
         self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
         self.env[temp] = self.probe(node)
         return _name(temp)
+
+    def _of_booleans(self, node: gast.expr) -> bool:
+        """``~a``, ``a & b``, ``a | b`` or ``a ^ b`` of booleans only (arrays or numbers)."""
+        if not isinstance(node, (gast.UnaryOp, gast.BinOp)) or type(node.op) not in _LOGICAL:
+            return False
+        operands = [node.operand] if isinstance(node, gast.UnaryOp) else [node.left, node.right]
+        return all(np.asarray(self.probe(o)).dtype == np.bool_ for o in operands)
 
     def _same_type_cast(self, node: gast.expr) -> bool:
         """``x.astype(t)`` where ``x`` has type ``t`` already (the CPU's pipeline casts a float32 mean back)."""
