@@ -17,6 +17,7 @@ import math
 import gast
 import numpy as np
 
+from numbax import runtime as rt
 from numbax.primitives.registry import define, method_key
 
 
@@ -112,7 +113,8 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
-define(gast.MatMult, np.matmul, cuda=MATMUL)
+define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul
+_unary("gr.abs_slope({0})", rt.abs_slope)
 
 # numbax.random's kernels by their ``rt.`` names (``numbax.random.lowering.attach`` puts these in their entries,
 # where the kernels are imported); the samplers missing here are refused in one example's body

@@ -40,6 +40,14 @@ def square(a):
     return a * a
 
 
+@cuda.jit(device=True)
+def abs_slope(a):
+    """``rt.abs_slope`` of a real number (the derivative of ``abs``): 1 at 0 and above, -1 below, NaN at NaN."""
+    if a != a:
+        return a
+    return 1.0 if a >= 0 else -1.0
+
+
 def grid(n: int) -> Tuple[int, int]:
     """``(blocks, threads)`` for a grid-stride loop over ``n`` elements."""
     return max(1, min(MAX_BLOCKS, -(-n // THREADS))), THREADS

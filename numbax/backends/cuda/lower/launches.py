@@ -28,6 +28,8 @@ _MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspac
 # ``~``, ``&``, ``|`` and ``^`` of booleans: NumPy's logical operations (in a kernel, ``~True`` is -2)
 _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: "logical_or",
             gast.BitXor: "logical_xor"}
+# what the driver computes through other operations it lowers (each method gives the expression)
+_REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer"}
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
@@ -75,6 +77,8 @@ class Launches(Adjoints):
                 isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
                 node.func.attr in _CONSTRUCTORS:
             return self.construct(node)
+        if isinstance(node, gast.Call) and _text(node.func) in _REWRITTEN:
+            return self.hoist(getattr(self, _REWRITTEN[_text(node.func)])(node))
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
         if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
@@ -92,6 +96,31 @@ class Launches(Adjoints):
                 isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
             return self.seed(node)
         return node
+
+    def chooser_weights(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.chooser_weights(a, ans, axis, keepdims)`` (the cotangent's share of each maximum or
+        minimum, ``ans`` the extremes): ``hits / count``, ``hits`` where ``a`` equals its extreme (as float64,
+        as the CPU's helper gives), ``count`` their number over ``axis`` (a constant)."""
+        values = dict(zip(["a", "ans", "axis", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"a", "ans", "axis", "keepdims"} or not {"a", "ans"} <= set(values):
+            raise self.refuse(f"`{_text(node)}`")
+        a, ans = _text(values["a"]), _text(values["ans"])
+        axis, keepdims = (_text(values[k]) if k in values else default for k, default in
+                          (("axis", "None"), ("keepdims", "False")))
+        if axis == "None":
+            hits = f"({a} == {ans}).astype(np.float64)"
+            return _parse(f"{hits} / np.sum({hits})")[0].value
+        hits = f"({a} == rt.unreduce({ans}, {a}, {axis}, {keepdims})).astype(np.float64)"
+        return _parse(f"{hits} / rt.unreduce(np.sum({hits}, axis={axis}), {a}, {axis}, False)")[0].value
+
+    def outer(self, node: gast.Call) -> gast.expr:
+        """``np.outer(a, b)``: the product of ``a`` flattened into a column and ``b`` into a row."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}` with other than two arguments")
+        a, b = (self.temp_for(arg).id for arg in node.args)
+        return _parse(f"np.reshape(np.ascontiguousarray({a}), (-1, 1)) * "
+                      f"np.reshape(np.ascontiguousarray({b}), (1, -1))")[0].value
 
     def number_on_the_host(self, node: gast.Call) -> gast.Name:
         """A helper's number computed on the host first (into ``self.pre``): a kernel takes it as an argument."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from numbax.ast_passes.specialize.values import AVal
 from numbax.runtime.batching import batch_size
-from numbax.runtime.grad import ones_like, power_exponent, scalar_output, unbroadcast, unreduce, zeros_like
+from numbax.runtime.grad import abs_slope, ones_like, power_exponent, scalar_output, unbroadcast, unreduce, zeros_like
 
 
 class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expressions evaluated
@@ -26,6 +26,7 @@ class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expression
     the exponent of a power's derivative on numbers, on the host; of arrays, and the broadcast of a
     reduction's cotangent and the sum of a broadcast's, launched (``launches``)."""
 
+    abs_slope = staticmethod(abs_slope)
     batch_size = staticmethod(batch_size)
     ones_like = staticmethod(ones_like)
     power_exponent = staticmethod(power_exponent)
