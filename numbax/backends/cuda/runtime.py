@@ -327,7 +327,7 @@ def _nonzero(mask: Any) -> Tuple[Any, ...]:
     cupy = _cupy()
     if cupy is not None:
         return tuple(cuda.as_cuda_array(p) for p in cupy.nonzero(cupy.asarray(mask)))
-    return tuple(cuda.to_device(p) for p in np.nonzero(mask.copy_to_host()))
+    return tuple(cuda.to_device(np.ascontiguousarray(p)) for p in np.nonzero(mask.copy_to_host()))
 
 
 def _positions_unique(x: Any, first: int, indices: Sequence[Any]) -> bool:

@@ -161,8 +161,7 @@ class Lowering(Launches):
         """A run-time check: a folded array it reads becomes ``gr.shaped(its shape)`` (checks read shapes)."""
         call = stmt.value
         if indexing.host_check(call) and probes.is_array(self.env.get(call.args[0].id)):
-            self.index_check(call)
-            return stmt
+            self.index_check(call)  # and an index array no kernel wrote is given its shape, as any array
         for k, arg in enumerate(call.args):
             if isinstance(arg, gast.Name) and arg.id in self.folded:
                 expr = self.folded[arg.id]
