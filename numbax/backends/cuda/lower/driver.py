@@ -45,6 +45,16 @@ _CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check
                        "rt.check_extent": "indexing an array"}
 
 
+class ListTape:
+    """The stand-in of reverse mode's list tape, ``tape = []``: the host list holds device arrays (or numbers)
+    of one dtype and rank, ``entry`` their stand-in (None before the first ``append``); ``copies``: whether
+    each entry is a copy made for the tape (``rt.copy_of``), which nothing else reads or writes."""
+
+    def __init__(self):
+        self.entry = None
+        self.copies = True
+
+
 def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
     """The module as kernels plus the driver; ``params`` maps each parameter of the main function to a
     stand-in of its dtype and ndim (``probes``)."""
@@ -99,6 +109,13 @@ class Lowering(Launches):
 
     def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
         """The driver's statements for one statement (see the module docstring)."""
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and isinstance(stmt.value, gast.List) and not stmt.value.elts:
+            self.env[stmt.targets[0].id] = ListTape()
+            return [stmt]
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and self.is_tape_call(stmt.value, "pop"):
+            return self.pop(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             return self.assign(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
@@ -115,6 +132,8 @@ class Lowering(Launches):
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) == "rt.save_row":
             return self.save_row(stmt)
+        if isinstance(stmt, gast.Expr) and self.is_tape_call(stmt.value, "append"):
+            return self.append(stmt.value)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) == "rt.real_output" and not probes.is_array(self.probe(stmt.value.args[0])):
             return [stmt]  # grad's check of its output's dtype, on a number of the host
@@ -145,9 +164,51 @@ class Lowering(Launches):
         return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
             isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.func.attr in _CHECKS
 
+    def is_tape_call(self, node: gast.expr, method: str) -> bool:
+        """Whether ``node`` is ``tape.<method>(...)`` of a list tape of the driver (``ListTape``)."""
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr == method and isinstance(node.func.value, gast.Name) and \
+            isinstance(self.env.get(node.func.value.id), ListTape)
+
+    def append(self, call: gast.Call) -> List[gast.stmt]:
+        """``tape.append(value)``: reverse mode's list tape (a host list of device arrays and numbers) grows by
+        ``value``, whose dtype and rank every entry shares."""
+        tape = self.env[call.func.value.id]
+        if len(call.args) != 1 or call.keywords:
+            raise self.refuse(f"`{_text(call)}`")
+        self.pre = []
+        copied = isinstance(call.args[0], gast.Call) and _text(call.args[0].func) == "rt.copy_of"
+        tape.copies = (tape.copies if tape.entry is not None else True) and copied
+        value = self.temp_for(self.hoist(call.args[0]))
+        stand_in = self.env.get(value.id, self.probe(value))
+        if tape.entry is not None and probes.signature(tape.entry) != probes.signature(stand_in):
+            raise self.refuse(f"`{_text(call)}`, a tape of values of several dtypes or ranks,")
+        tape.entry = stand_in
+        call.args = [value]
+        return self.pre + [gast.Expr(value=call)]
+
+    def pop(self, target: str, call: gast.Call) -> List[gast.stmt]:
+        """``target = tape.pop()``: the latest entry of a list tape: the driver's own array where the tape holds
+        copies, else an array of no one's (never updated in place: it may be an argument's)."""
+        tape = self.env[call.func.value.id]
+        if call.args or call.keywords or tape.entry is None:
+            raise self.refuse(f"`{_text(call)}`")
+        self.assigned_at[target] = self.origin
+        self.retire(target)
+        if tape.copies and probes.is_array(tape.entry):  # copies made for the tape: the driver's own
+            self.owned.add(target)
+            self.views.pop(target, None)
+        else:
+            self.owned.discard(target)
+            self.views[target] = indexing.AMBIGUOUS
+        self.env[target] = tape.entry
+        return [gast.Assign(targets=[_name(target, gast.Store())], value=call, type_comment=None)]
+
     def fold(self, stmt: gast.Assign) -> List[gast.stmt]:
         """An assignment ``fusible`` found: an elementwise array expression is kept for its reader's kernel;
         anything else is assigned as usual."""
+        if self.is_tape_call(stmt.value, "pop"):
+            return self.statement(stmt)
         self.pre = []
         target, value = stmt.targets[0].id, self.hoist(stmt.value)
         result = self.probe(value)

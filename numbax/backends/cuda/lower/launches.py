@@ -269,7 +269,7 @@ class Launches(Adjoints):
             raise self.refuse(f"`{_text(node)}`")
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = cuda.to_device({_text(node)})")
-        self.env[temp] = result
+        self.env[temp] = np.ones((1,) * result.ndim, result.dtype)  # a stand-in's extents are 1
         self.owned.add(temp)
         return _name(temp)
 
