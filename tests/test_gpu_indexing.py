@@ -52,7 +52,7 @@ def shift(x):
     return y
 
 
-def gather(x, j):
+def float_index(x, j):
     return np.sin(x[j])
 
 
@@ -67,7 +67,7 @@ def into_argument(x):
 
 @pytest.mark.parametrize("fn, args, line, construct", [
     (shift, (X,), "y[1:] =", "a store of a value that reads the array it writes"),
-    (gather, (X, np.array([0, 2])), "x[j]", "indexing `x[j]` by `j`"),
+    (float_index, (X, 1.5), "x[j]", "indexing `x[j]` by `j`"),
     (newaxis, (X,), "x[None]", "indexing `x[None]` by `None`"),
     (into_argument, (X,), "x[0] =", "a store into an argument's array"),
 ], ids=lambda v: getattr(v, "__name__", None))

@@ -56,7 +56,7 @@ def _refused(fn, *args, backend="gpu"):
 
 @pytest.mark.parametrize("fn, args, line, construct", [
     (spread, (np.ones(3),), "x.std()", "`x.std()`"),
-    (element, (np.ones(3), np.array([0, 2])), "x[i]", "indexing `x[i]` by `i` (only integers and slices"),
+    (element, (np.ones(3), np.array([[0, 2]])), "x[i]", "indexing `x[i]` by other than 1-d integer arrays"),
     (int_then_float, (np.ones(3),), "s = s + x.sum()", "`s`, which changes its dtype"),
     (doubles_argument, (np.ones(3),), "x *= 2.0", "an in-place update of an argument's array"),
     (typed_sum, (np.ones(3),), "np.sum", "`np.sum` with arguments other than axis and keepdims"),

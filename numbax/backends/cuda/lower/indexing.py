@@ -14,7 +14,8 @@ updates write their copy) writes a number into one element from the host, or lau
                                             _t_3 = out_0[2:4]
                                             _kernel_1[gr.grid(_t_2.size)](_t_2, _t_3, v)
 
-Refused at the user's line: indices that are arrays (gathers), ``None``, ``...`` or booleans; more indices
+Indices that are arrays (gathers, masks) are ``gathers``'s. Refused at the user's line: ``None``, ``...``,
+numbers other than integers; more indices
 than dimensions; a store into an argument's array (which the GPU backend may hold as a copy), of a value with
 more dimensions than the part it writes, or of a value that reads the array it writes (NumPy buffers an
 overlapping copy, a kernel would not).
