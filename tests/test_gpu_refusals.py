@@ -34,9 +34,12 @@ def int_then_float(x):
     return s
 
 
-def doubles_argument(x):
-    x *= 2.0
-    return x
+def doubles_either(x, y, n):
+    z = x
+    for _ in range(n):  # z is x or y: the driver cannot tell which array it writes
+        z = y
+    z *= 2.0
+    return z
 
 
 def typed_sum(x):
@@ -58,7 +61,7 @@ def _refused(fn, *args, backend="gpu"):
     (spread, (np.ones(3),), "x.std()", "`x.std()`"),
     (element, (np.ones(3), np.array([[0, 2]])), "x[i]", "indexing `x[i]` by other than 1-d integer arrays"),
     (int_then_float, (np.ones(3),), "s = s + x.sum()", "`s`, which changes its dtype"),
-    (doubles_argument, (np.ones(3),), "x *= 2.0", "an in-place update of an argument's array"),
+    (doubles_either, (np.ones(3), np.ones(3), 1), "z *= 2.0", "neither the driver's own nor an argument's"),
     (typed_sum, (np.ones(3),), "np.sum", "`np.sum` with arguments other than axis and keepdims"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_unsupported_constructs_are_refused_at_the_users_line(gpu, fn, args, line, construct):

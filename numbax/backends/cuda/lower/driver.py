@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import builtins
 import copy
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Set
 
 import gast
 
 from numbax.ast_passes import anno
-from numbax.backends.cuda.lower import fusible, indexing, probes, threads
+from numbax.backends.cuda.lower import fusible, indexing, probes, tapes, threads
 from numbax.backends.cuda.lower.launches import Launches
-from numbax.backends.cuda.lower.state import name as _name, text as _text
+from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 
 IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
@@ -55,11 +55,14 @@ class ListTape:
         self.copies = True
 
 
-def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
+def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] = frozenset()) -> gast.Module:
     """The module as kernels plus the driver; ``params`` maps each parameter of the main function to a
-    stand-in of its dtype and ndim (``probes``)."""
+    stand-in of its dtype and ndim (``probes``); ``arguments`` are those the user passes (the others are
+    constants). Where the driver writes arguments' arrays, ``WRITTEN`` comes before it: their positions, each with
+    the user's line of its first write (``compile`` copies them back into host arguments)."""
     main = module.body[-1]
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
+    lowering.arguments = set(arguments)
     # what the code does before the user's first line (a transformation's checks) is refused there
     lowering.first_origin = next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(main)
                                   if anno.hasanno(n, anno.Key.ORIGIN)), None)
@@ -69,7 +72,8 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
         kernel = gast.parse(source).body[0] if isinstance(source, str) else source
         _tag(kernel, origin)
         kernels.append(kernel)
-    module.body = kernels + [main]
+    positions = {k: lowering.written[a.id] for k, a in enumerate(main.args.args) if a.id in lowering.written}
+    module.body = kernels + (_parse(f"WRITTEN = {positions!r}") if positions else []) + [main]  # main last
     return gast.fix_missing_locations(module)
 
 
@@ -290,22 +294,22 @@ class Lowering(Launches):
         if not probes.is_array(self.env.get(target)):
             combined = gast.BinOp(left=_name(target), op=stmt.op, right=stmt.value)
             return self.assign(target, combined)
-        if not self.owns(target):
-            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
-                              "may hold as a copy),")
+        if not self.writable(target):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an array that is neither the driver's "
+                              "own nor an argument's on every path,")
         self.pre = []
         return self.pre_and_update_in_place(stmt, target, self.hoist(stmt.value))
 
     def pre_and_update_in_place(self, stmt: gast.AugAssign, target: str, hoisted: gast.expr) -> List[gast.stmt]:
         """The kernel of ``target op= hoisted`` into the array ``target`` (after ``self.pre``): each thread reads
-        and writes its own element, so the value may read ``target`` itself, but no other view of its memory
-        (NumPy buffers an overlapping operand; a kernel would read elements other threads wrote)."""
+        and writes its own element, so the value may read ``target`` itself; where it reads another view of
+        its memory, it is copied first (``buffered``)."""
+        if self.overlaps(target, self.bases_read(hoisted, besides=target)):
+            hoisted = self.buffered(hoisted)
         value = gast.BinOp(left=_name(target), op=stmt.op, right=hoisted)
         result = self.probe(value)
         if probes.signature(result) != probes.signature(self.env[target]):
             raise self.refuse(f"`{_text(stmt)}`, which changes the dtype of an array in place,")
-        if self.overlaps(target, self.bases_read(hoisted, besides=target)):
-            raise self.refuse(f"`{_text(stmt)}`, an in-place update by a value that reads the memory it writes,")
         return self.pre + self.launch(value, target, result, allocate=False)
 
     def update_indexed(self, stmt: gast.AugAssign) -> List[gast.stmt]:
@@ -315,9 +319,9 @@ class Lowering(Launches):
         if self.is_advanced(stmt.target):
             return self.scatter(stmt.target, stmt.value, stmt.op)
         array = stmt.target.value.id
-        if not self.owns(array):
-            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
-                              "may hold as a copy),")
+        if not self.writable(array):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an array that is neither the driver's "
+                              "own nor an argument's on every path,")
         self.pre = []
         hoisted = self.hoist(stmt.value)
         view = self.index_read(copy.deepcopy(stmt.target))
@@ -355,10 +359,11 @@ class Lowering(Launches):
         self.pre = []
         test = self.host_test(stmt.test)
         pre = self.pre
-        before = dict(self.env)
+        before, owned, views = dict(self.env), set(self.owned), dict(self.views)
         self.forget_aliases(stmt.body)
         body = self.block(stmt.body)
         self.check_loop(before)
+        self.join_aliases(stmt.body, before, owned, views)
         if not pre:
             return [gast.While(test=test, body=body, orelse=[])]
         exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
@@ -372,11 +377,12 @@ class Lowering(Launches):
             raise self.refuse(f"a loop over `{_text(it)}` (only `for ... in range(...)` runs on the host)")
         for arg in it.args:
             self.check_host(arg)
-        before = dict(self.env)
+        before, owned, views = dict(self.env), set(self.owned), dict(self.views)
         self.env[stmt.target.id] = 1
         self.forget_aliases(stmt.body)
         body = self.block(stmt.body)
         self.check_loop(before)
+        self.join_aliases(stmt.body, before, owned, views)
         return [gast.For(target=stmt.target, iter=it, body=body, orelse=[], type_comment=None)]
 
     def forget_aliases(self, body: List[gast.stmt]) -> None:
@@ -389,6 +395,16 @@ class Lowering(Launches):
                          if isinstance(n, gast.Name)}
                 self.owned -= names
                 self.views.update(dict.fromkeys(names, indexing.AMBIGUOUS))
+
+    def join_aliases(self, body: List[gast.stmt], before: Dict[str, Any], owned: Set[str],
+                     views: Dict[str, str]) -> None:
+        """After a loop, which may run no iteration: a name its body binds, bound before it too, is the driver's
+        own only if it was before, and views an array only if the same one as before."""
+        for name in tapes.stored(body) & set(before):
+            if name not in owned:
+                self.owned.discard(name)
+            if self.views.get(name) != views.get(name):
+                self.views[name] = indexing.AMBIGUOUS
 
     def check_loop(self, before: Dict[str, Any]) -> None:
         """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:

@@ -16,8 +16,9 @@ the update reads it: NumPy keeps the last write, threads write in no order), and
 changes the last bits of a sum only).
 
 Refused at the user's line: index arrays apart from each other (NumPy moves their axis to the front), next to
-an integer, of more than one dimension, or with a mask; a store into an argument's array, of a value that
-reads the array it writes or has another dtype than an accumulation keeps; a complex ``np.add.at``.
+an integer, of more than one dimension, or with a mask; a store of a value of another dtype than an
+accumulation keeps; a complex ``np.add.at``; a store into an array that is neither the driver's own nor an
+argument's (``Indexing.writable``). A value that reads the array it writes is copied first (``buffered``).
 """
 from __future__ import annotations
 
@@ -40,10 +41,6 @@ class Gathers(Indexing):
 
     def hoist(self, node: gast.expr) -> gast.expr:
         """``node`` with its reductions, products and constructors launched first (``launches``)."""
-        raise NotImplementedError
-
-    def temp_for(self, node: gast.expr) -> gast.Name:
-        """A name holding ``node``'s value (the driver assigns it)."""
         raise NotImplementedError
 
     def is_advanced(self, node: gast.expr) -> bool:
@@ -69,9 +66,9 @@ class Gathers(Indexing):
         """``target = value`` (``op`` None), ``target op= value``, or ``np.add.at`` (``accumulate``), where
         ``target`` indexes an array the driver allocated by an array."""
         array = target.value.id
-        if not self.owns(array):
-            raise self.refuse(f"`{_text(target)}`, a store into an argument's array (which the GPU backend may "
-                              "hold as a copy),")
+        if not self.writable(array):
+            raise self.refuse(f"`{_text(target)}`, a store into an array that is neither the driver's own nor an "
+                              "argument's on every path,")
         self.pre = []
         value = self.hoist(value)
         stand_in = self.probe(value)
@@ -79,7 +76,7 @@ class Gathers(Indexing):
         if not probes.is_array(stand_in):
             self.check_host(value)
         elif self.overlaps(array, {self.base_of(values)}):
-            raise self.refuse(f"`{_text(target)}`, a store of a value that reads the array it writes,")
+            values = self.buffered(_name(values)).id
         dtype, given = self.env[array].dtype, np.asarray(stand_in).dtype
         if op is not None and np.result_type(dtype, stand_in) != dtype or \
                 accumulate and (given != dtype or dtype.kind == "c") or not np.can_cast(given, dtype, "same_kind"):

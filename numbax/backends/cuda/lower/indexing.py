@@ -16,9 +16,10 @@ updates write their copy) writes a number into one element from the host, or lau
 
 Indices that are arrays (gathers, masks) are ``gathers``'s. Refused at the user's line: ``None``, ``...``,
 numbers other than integers; more indices
-than dimensions; a store into an argument's array (which the GPU backend may hold as a copy), of a value with
-more dimensions than the part it writes, or of a value that reads the array it writes (NumPy buffers an
-overlapping copy, a kernel would not).
+than dimensions; a store into an array that is neither the driver's own nor an argument's on every path (a
+constant's, one a loop or branch may bind to either), of a value with
+more dimensions than the part it writes. A value that reads the array it writes is copied first, as NumPy
+buffers it.
 """
 from __future__ import annotations
 
@@ -42,6 +43,16 @@ class Indexing(LoweringState):
     def launch(self, value: gast.expr, target: str, result: Any, allocate: bool) -> List[gast.stmt]:
         """An elementwise kernel's launch (``launches``)."""
         raise NotImplementedError
+
+    def temp_for(self, node: gast.expr) -> gast.Name:
+        """A name holding ``node``'s value (the driver assigns it)."""
+        raise NotImplementedError
+
+    def buffered(self, value: gast.expr) -> gast.Name:
+        """An array value copied into a new array first (into ``self.pre``): NumPy buffers an operand that
+        overlaps the memory it writes; a kernel would read elements other threads wrote."""
+        return self.temp_for(gast.Call(func=gast.Attribute(value=_name("np"), attr="copy", ctx=gast.Load()),
+                                       args=[value], keywords=[]))
 
     def is_indexing(self, node: gast.expr) -> bool:
         """Whether ``node`` indexes an array of the driver (``x[...]``)."""
@@ -68,6 +79,17 @@ class Indexing(LoweringState):
     def owns(self, array: str) -> bool:
         """Whether ``array`` is (an alias or a view of) an array the driver allocated, on every path."""
         return array in self.owned or self.base_of(array) in self.owned
+
+    def writable(self, array: str) -> bool:
+        """Whether a kernel may write ``array``: the driver's own, or (a view of) an argument's array, which the
+        call copies back where the argument was a host array (``written``); not a constant's."""
+        if self.owns(array):
+            return True
+        base = self.base_of(array)
+        if base not in self.arguments:
+            return False
+        self.written.setdefault(base, self.origin.position() if self.origin is not None else "")
+        return True
 
     def overlaps(self, array: str, read: Set[str]) -> bool:
         """Whether a kernel writing ``array`` may read its memory through the arrays of ``read`` (their bases:
@@ -140,9 +162,9 @@ class Indexing(LoweringState):
         """``out[idx] = value`` into an array the driver allocated (see the module docstring)."""
         target = stmt.targets[0]
         array = target.value.id
-        if not self.owns(array):
-            raise self.refuse(f"`{_text(stmt)}`, a store into an argument's array (which the GPU backend may "
-                              "hold as a copy),")
+        if not self.writable(array):
+            raise self.refuse(f"`{_text(stmt)}`, a store into an array that is neither the driver's own nor an "
+                              "argument's on every path,")
         self.pre = []
         value = self.hoist(stmt.value)
         result = self.probe(value)
@@ -153,10 +175,10 @@ class Indexing(LoweringState):
         place = self.env[written.id]
         if np.ndim(result) > np.ndim(place):
             raise self.refuse(f"`{_text(stmt)}`, a store of a value of more dimensions than the part it writes,")
-        if self.overlaps(array, self.bases_read(value)):
-            raise self.refuse(f"`{_text(stmt)}`, a store of a value that reads the array it writes,")
         if not probes.is_array(place):  # an array's element from a kernel: a view of one element
             raise self.refuse(f"`{_text(stmt)}`, a store of an array's element into one element,")
+        if self.overlaps(array, self.bases_read(value)):
+            value = self.buffered(value)
         return self.pre + self.launch(value, written.id, place, allocate=False)
 
 

@@ -54,6 +54,8 @@ class LoweringState:
         self.owned: Set[str] = set()
         self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
         self.views: Dict[str, str] = {}  # a view the driver made of an array -> that array (``indexing``)
+        self.arguments: Set[str] = set()  # the parameters the user passes (the others: constants)
+        self.written: Dict[str, str] = {}  # an argument the driver writes -> the user's line of its first write
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
         self.first_origin = None  # the function's first line of the user's: where code before it is refused
