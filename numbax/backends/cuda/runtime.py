@@ -168,6 +168,15 @@ def finish_min(out, partial, count):
         out[o] = acc
 
 
+def transpose(a: Any, axes: Sequence[int]) -> Any:
+    """``np.transpose(a, axes)`` of a device array: a view, as NumPy's (numba.cuda's own ``.T`` copies, and 2-d
+    arrays only): the same memory, the shape and strides permuted."""
+    if simulated():  # the simulator's device arrays wrap NumPy arrays
+        return a.transpose(axes)
+    return type(a)(tuple(a.shape[k] for k in axes), tuple(a.strides[k] for k in axes), a.dtype, stream=a.stream,
+                   gpu_data=a.gpu_data)
+
+
 def reshape(a: Any, shape: Any, where: str) -> Any:
     """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
     ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another

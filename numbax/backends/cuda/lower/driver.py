@@ -242,10 +242,10 @@ class Lowering(Launches):
 
     def _launches(self, value: gast.expr, result: Any) -> bool:
         """Whether ``value`` (with stand-in ``result``) is computed by a kernel: an array, not a name (unless
-        folded: no one wrote it) or view."""
+        folded: no one wrote it; views are names once hoisted)."""
         if isinstance(value, gast.Name):
             return value.id in self.folded
-        return probes.is_array(result) and not self._is_view(value)
+        return probes.is_array(result)
 
     def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
         """``target = value``, its reductions and products launched already (in ``self.pre``)."""
@@ -257,7 +257,7 @@ class Lowering(Launches):
             self.owned.add(target)
             self.views.pop(target, None)
         else:
-            source = value.value if self._is_view(value) else value
+            source = value
             if isinstance(source, gast.Name) and source.id in self.owned:
                 self.owned.add(target)
             else:

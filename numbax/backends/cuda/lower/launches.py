@@ -52,8 +52,11 @@ class Launches(Adjoints):
         if isinstance(node, gast.Call) and _text(node.func).startswith("math.") and \
                 _text(node.func)[5:] in _MATH_AS_NUMPY and not node.keywords:
             node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
-        if isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name):
-            return node  # a view, made on the host
+        if isinstance(node, gast.Attribute) and node.attr == "T" and \
+                probes.is_array(self.env.get(getattr(node.value, "id", None))):
+            return self.transposed(node.value, None)
+        if isinstance(node, gast.Call) and _text(node.func) in ("np.transpose", "np.permute_dims"):
+            return self.transposed(*self.transpose_arguments(node))
         if self.is_indexing(node):
             return self.index_read(node)  # an element or a view, read on the host (``indexing``)
         if self.is_shape_from_the_end(node):
@@ -79,6 +82,8 @@ class Launches(Adjoints):
             return self.construct(node)
         if isinstance(node, gast.Call) and _text(node.func) in _REWRITTEN:
             return self.hoist(getattr(self, _REWRITTEN[_text(node.func)])(node))
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.reshape_like":
+            return self.reshape_like(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
         if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
@@ -121,6 +126,54 @@ class Launches(Adjoints):
         a, b = (self.temp_for(arg).id for arg in node.args)
         return _parse(f"np.reshape(np.ascontiguousarray({a}), (-1, 1)) * "
                       f"np.reshape(np.ascontiguousarray({b}), (1, -1))")[0].value
+
+    def reshape_like(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.reshape_like(g, a)`` (the cotangent of a reshape): ``g`` with ``a``'s shape, a
+        view of ``g`` where C-contiguous, else of its copy; where ``a`` is a number, ``g``'s sum."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Name):
+            raise self.refuse(f"`{_text(node)}`")
+        g, a = node.args
+        g_value = self.probe(g)
+        if not probes.is_array(self.env.get(a.id)):
+            return self.hoist(_parse(f"np.sum({_text(g)})")[0].value) if probes.is_array(g_value) else g
+        if not probes.is_array(g_value):
+            raise self.refuse(f"`{_text(node)}`, a number reshaped,")
+        contiguous = self.copied(_parse(f"np.ascontiguousarray({self.temp_for(g).id})")[0].value)
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.reshape({contiguous.id}, {self._shape_of_name(a.id)}, {where!r})")
+        self.env[temp] = np.ones((1,) * self.env[a.id].ndim, np.asarray(g_value).dtype)
+        self.views[temp] = self.base_of(contiguous.id)
+        return _name(temp)
+
+    def transpose_arguments(self, node: gast.Call) -> Tuple[gast.expr, Any]:
+        """The array and the constant ``axes`` (None: reversed) of ``np.transpose`` or ``np.permute_dims``."""
+        values = dict(zip(["a", "axes"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if len(node.args) > 2 or set(values) - {"a", "axes"} or "a" not in values:
+            raise self.refuse(f"`{_text(node)}`")
+        try:
+            axes = ast.literal_eval(gast.gast_to_ast(values["axes"])) if "axes" in values else None
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}` with axes known only at run time") from None
+        return values["a"], axes
+
+    def transposed(self, array: gast.expr, axes: Any) -> gast.Name:
+        """``a.T``, ``np.transpose(a, axes)``: a view the host makes (``gr.transpose``), its axes permuted."""
+        a = self.temp_for(array)
+        stand_in = self.env.get(a.id)
+        if not probes.is_array(stand_in):
+            raise self.refuse(f"transposing `{_text(array)}`, a number,")
+        ndim = stand_in.ndim
+        order = tuple(reversed(range(ndim))) if axes is None else tuple(axes)
+        if sorted(a_ % ndim for a_ in order if isinstance(a_, int) and -ndim <= a_ < ndim) != list(range(ndim)) \
+                or len(order) != ndim:
+            raise NumbaxShapeError("axes don't match array", self.origin.position() if self.origin else "")
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.transpose({a.id}, {tuple(k % ndim for k in order)!r})")
+        self.env[temp] = stand_in
+        self.views[temp] = self.base_of(a.id)
+        return _name(temp)
 
     def number_on_the_host(self, node: gast.Call) -> gast.Name:
         """A helper's number computed on the host first (into ``self.pre``): a kernel takes it as an argument."""

@@ -116,11 +116,6 @@ class LoweringState:
         return app is not None and getattr(entry(app.key), "cuda", None) is not None and \
             not isinstance(entry(app.key).cuda, Reduction)
 
-    def _is_view(self, node: gast.expr) -> bool:
-        """``x.T`` of a 2-d array: a view the host makes (a kernel reads it through its strides)."""
-        return isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name) and \
-            probes.is_array(self.env.get(node.value.id)) and self.env[node.value.id].ndim <= 2
-
     def operands(self, node: gast.expr) -> Operands:
         """The arrays and numbers an element expression reads, and the folded arrays it computes on the way
         (each after those it reads)."""
