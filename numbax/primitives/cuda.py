@@ -115,6 +115,17 @@ define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
 define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul
 _unary("gr.abs_slope({0})", rt.abs_slope)
+_unary("gr.sign({0})", np.sign)
+_unary("gr.sinc({0})", np.sinc)
+_unary("math.exp2({0})", np.exp2)
+_unary("math.erf({0})", rt.erf)
+_unary("gr.expit({0})", rt.expit)
+_binary("gr.logaddexp({0}, {1})", np.logaddexp)
+_binary("gr.logaddexp2({0}, {1})", np.logaddexp2)
+_binary("gr.fmax({0}, {1})", np.fmax)
+_binary("gr.fmin({0}, {1})", np.fmin)
+_binary("math.hypot({0}, {1})", np.hypot)
+_binary("math.atan2({0}, {1})", np.arctan2)
 
 # numbax.random's kernels by their ``rt.`` names (``numbax.random.lowering.attach`` puts these in their entries,
 # where the kernels are imported); the samplers missing here are refused in one example's body

@@ -48,6 +48,67 @@ def abs_slope(a):
     return 1.0 if a >= 0 else -1.0
 
 
+@cuda.jit(device=True)
+def sign(a):
+    """``np.sign`` of a number: -1, 0 or 1 (0 at -0.0, as NumPy's), NaN at NaN."""
+    if a != a:
+        return a
+    return 1 if a > 0 else -1 if a < 0 else 0
+
+
+@cuda.jit(device=True)
+def sinc(a):
+    """``np.sinc``: ``sin(pi a) / (pi a)``, 1 at 0."""
+    if a == 0:
+        return 1.0
+    y = math.pi * a
+    return math.sin(y) / y
+
+
+@cuda.jit(device=True)
+def expit(a):
+    """``scipy.special.expit``: ``1 / (1 + exp(-a))``."""
+    return 1.0 / (1.0 + math.exp(-a))
+
+
+@cuda.jit(device=True)
+def logaddexp(a, b):
+    """``np.logaddexp``: ``log(exp(a) + exp(b))`` without overflow, as NumPy computes it."""
+    if a == b:
+        return a + math.log(2.0)
+    d = a - b
+    if d > 0:
+        return a + math.log1p(math.exp(-d))
+    if d <= 0:
+        return b + math.log1p(math.exp(d))
+    return d
+
+
+@cuda.jit(device=True)
+def logaddexp2(a, b):
+    """``np.logaddexp2``: ``log2(2**a + 2**b)`` without overflow, as NumPy computes it."""
+    if a == b:
+        return a + 1.0
+    d = a - b
+    if d > 0:
+        return a + math.log1p(2.0 ** -d) / math.log(2.0)
+    if d <= 0:
+        return b + math.log1p(2.0 ** d) / math.log(2.0)
+    return d
+
+
+@cuda.jit(device=True)
+def fmax(a, b):
+    """``np.fmax`` of two numbers: the larger, the other where one is NaN."""
+    return b if a != a or a < b else a
+
+
+@cuda.jit(device=True)
+def fmin(a, b):
+    """``np.fmin`` of two numbers: the smaller, the other where one is NaN."""
+    return b if a != a or a > b else a
+
+
 def grid(n: int) -> Tuple[int, int]:
     """``(blocks, threads)`` for a grid-stride loop over ``n`` elements."""
     return max(1, min(MAX_BLOCKS, -(-n // THREADS))), THREADS
