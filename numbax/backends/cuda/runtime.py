@@ -238,6 +238,18 @@ def transpose(a: Any, axes: Sequence[int]) -> Any:
                    gpu_data=a.gpu_data)
 
 
+def expand(a: Any, positions: Sequence[int]) -> Any:
+    """``a`` with an axis of extent 1 at each of ``positions`` (of the result, in order), as ``a[:, None]``
+    gives in NumPy: a view of the same memory, whatever ``a``'s strides."""
+    if simulated():  # the simulator's device arrays wrap NumPy arrays
+        return a[tuple(None if k in positions else slice(None) for k in range(a.ndim + len(positions)))]
+    shape, strides = list(a.shape), list(a.strides)
+    for k in positions:
+        shape.insert(k, 1)
+        strides.insert(k, a.dtype.itemsize)
+    return type(a)(tuple(shape), tuple(strides), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
+
+
 def reshape(a: Any, shape: Any, where: str) -> Any:
     """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
     ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another

@@ -14,8 +14,8 @@ updates write their copy) writes a number into one element from the host, or lau
                                             _t_3 = out_0[2:4]
                                             _kernel_1[gr.grid(_t_2.size)](_t_2, _t_3, v)
 
-Indices that are arrays (gathers, masks) are ``gathers``'s. Refused at the user's line: ``None``, ``...``,
-numbers other than integers; more indices
+``None`` gives a new axis of extent 1 (``gr.expand``, a view); ``...`` stands for full slices. Indices that
+are arrays (gathers, masks) are ``gathers``'s. Refused at the user's line: numbers other than integers; more indices
 than dimensions; a store into an array that is neither the driver's own nor an argument's on every path (a
 constant's, one a loop or branch may bind to either), of a value with
 more dimensions than the part it writes. A value that reads the array it writes is copied first, as NumPy
@@ -29,7 +29,7 @@ import gast
 import numpy as np
 
 from numbax.backends.cuda.lower import probes
-from numbax.backends.cuda.lower.state import LoweringState, name as _name, text as _text
+from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 
 # the base of a name that views one array on one path of the driver and another (or none) on another
 AMBIGUOUS = "?"
@@ -110,6 +110,11 @@ class Indexing(LoweringState):
 
     def index_read(self, node: gast.Subscript) -> gast.Name:
         """``x[idx]`` computed on the host into a temporary (into ``self.pre``): a number or a view."""
+        indices = self._without_ellipsis(node)
+        node = gast.Subscript(value=node.value, ctx=gast.Load(),
+                              slice=indices[0] if len(indices) == 1 else gast.Tuple(elts=indices, ctx=gast.Load()))
+        if any(_is_none(i) for i in indices):
+            return self.expanded(node, indices)
         array = node.value.id
         if array in self.folded:
             raise self.refuse(f"indexing `{_text(node)}`, an array no kernel wrote,")
@@ -122,6 +127,40 @@ class Indexing(LoweringState):
         else:
             self.env[temp] = np.ones((1,) * (stand_in.ndim - integers), stand_in.dtype)
             self.views[temp] = array
+        return _name(temp)
+
+    def _without_ellipsis(self, node: gast.Subscript) -> List[gast.expr]:
+        """The indices of ``node``, ``...`` (one at most) written out as the full slices it stands for."""
+        indices = list(node.slice.elts) if isinstance(node.slice, gast.Tuple) else [node.slice]
+        dots = [k for k, i in enumerate(indices) if isinstance(i, gast.Constant) and i.value is Ellipsis]
+        if not dots:
+            return indices
+        fill = self.env[node.value.id].ndim - sum(not _is_none(i) for i in indices) + len(dots)
+        if len(dots) > 1 or fill < 0:
+            raise self.refuse(f"indexing `{_text(node)}` with more indices than the array has dimensions")
+        full = [gast.Slice(lower=None, upper=None, step=None) for _ in range(fill)]
+        return indices[:dots[0]] + full + indices[dots[0] + 1:]
+
+    def expanded(self, node: gast.Subscript, indices: List[gast.expr]) -> gast.Name:
+        """``x[:, None]``, ``x[None, 1:]``, ``x[i, None]``: the view of the other indices (``x`` itself where there
+        are none), with an axis of extent 1 where each ``None`` stands (``gr.expand``)."""
+        kept = [i for i in indices if not _is_none(i)]
+        positions, axes = [], 0
+        for index in indices:
+            if _is_none(index):
+                positions.append(axes)
+            axes += _is_none(index) or isinstance(index, gast.Slice)
+        inner = node.value
+        if kept:
+            inner = self.index_read(gast.Subscript(value=node.value, ctx=gast.Load(), slice=kept[0] if len(kept) == 1
+                                                   else gast.Tuple(elts=kept, ctx=gast.Load())))
+        stand_in = self.env[inner.id]
+        if not probes.is_array(stand_in):
+            raise self.refuse(f"indexing `{_text(node)}`, an element given new axes,")
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.expand({inner.id}, {tuple(positions)!r})")
+        self.env[temp] = np.ones((1,) * (stand_in.ndim + len(positions)), stand_in.dtype)
+        self.views[temp] = self.base_of(inner.id)
         return _name(temp)
 
     def _integers(self, node: gast.Subscript, ndim: int) -> int:
@@ -180,6 +219,10 @@ class Indexing(LoweringState):
         if self.overlaps(array, self.bases_read(value)):
             value = self.buffered(value)
         return self.pre + self.launch(value, written.id, place, allocate=False)
+
+
+def _is_none(node: gast.expr) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _constant(node: gast.expr) -> int:
