@@ -42,6 +42,15 @@ class Reduction:
 
 
 @dataclasses.dataclass(frozen=True)
+class Moment:
+    """``np.var`` (``root`` False) or ``np.std`` (True) over all elements or over ``axis`` (``ddof``,
+    ``keepdims``): the sum of the squared deviations from the mean, divided by the count less ``ddof`` (and its
+    square root), as reductions and elementwise kernels."""
+
+    root: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class Cast:
     """``x.astype(t)``: the element converted by ``t``'s own lowering (``np.float32(x)``); ``t`` must name
     one of the NumPy types below."""
@@ -113,6 +122,8 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
+define(np.var, method_key("var"), cuda=Moment(root=False))
+define(np.std, method_key("std"), cuda=Moment(root=True))
 define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul
 _unary("gr.abs_slope({0})", rt.abs_slope)
 _unary("gr.sign({0})", np.sign)

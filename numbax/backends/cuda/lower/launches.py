@@ -17,7 +17,7 @@ from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
 from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, Reduction
+from numbax.primitives.cuda import MATMUL, Moment, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -29,7 +29,9 @@ _MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspac
 _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: "logical_or",
             gast.BitXor: "logical_xor"}
 # what the driver computes through other operations it lowers (each method gives the expression)
-_REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer"}
+_REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad"}
+# functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
+_IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
@@ -66,6 +68,9 @@ class Launches(Adjoints):
             return self.number_on_the_host(node)
         if self._same_type_cast(node):
             return node.func.value
+        if isinstance(node, gast.Call) and _text(node.func) in _IDENTITY_OF_REALS and len(node.args) == 1 and \
+                not node.keywords and np.asarray(self.probe(node.args[0])).dtype.kind in "biuf":
+            return node.args[0]
         if self._of_booleans(node):
             operands = [node.operand] if isinstance(node, gast.UnaryOp) else [node.left, node.right]
             return gast.Call(func=gast.Attribute(value=_name("np"), attr=_LOGICAL[type(node.op)], ctx=gast.Load()),
@@ -76,6 +81,8 @@ class Launches(Adjoints):
             return self.launch_reduction(node, app, lowering)
         if lowering is MATMUL:
             return self.launch_matmul(node, app)
+        if isinstance(lowering, Moment):
+            return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
                 node.func.attr in _CONSTRUCTORS:
@@ -101,6 +108,50 @@ class Launches(Adjoints):
                 isinstance(node.args[0], gast.Name) and probes.is_array(self.env.get(node.args[0].id)):
             return self.seed(node)
         return node
+
+    def moment(self, app, lowering: Moment) -> gast.expr:
+        """``np.var(a, axis, ddof=ddof, keepdims=keepdims)`` (``Moment``): the squares of ``a`` less its mean
+        (kept over ``axis``) summed over ``axis`` and divided by their count less ``ddof``; ``np.std`` its square
+        root. ``axis`` and ``keepdims`` are constants; ``dtype`` and ``out`` are refused."""
+        values: Dict[str, gast.expr] = dict(zip(["a", "axis", "dtype", "out", "ddof", "keepdims"], app.args))
+        values.update(app.keywords)
+        if set(values) - {"a", "axis", "ddof", "keepdims"}:
+            raise self.refuse(f"`{app.name}` with arguments other than axis, ddof and keepdims")
+        a = self.temp_for(values["a"]).id
+        stand_in = self.env.get(a)
+        if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
+            raise self.refuse(f"`{app.name}` of other than an array of real numbers")
+        try:
+            axis, keepdims = (ast.literal_eval(gast.gast_to_ast(values[k])) if k in values else None
+                              for k in ("axis", "keepdims"))
+        except ValueError:
+            raise self.refuse(f"`{app.name}` with an axis or keepdims known only at run time") from None
+        count = " * ".join(f"{a}.shape[{k}]" for k in self.axes(axis, stand_in.ndim)) or "1"
+        ddof = _text(values["ddof"]) if "ddof" in values else "0"
+        mean = f"np.mean({a}, axis={axis!r}, keepdims=True)"
+        variance = f"np.sum(np.square({a} - {mean}), axis={axis!r}, keepdims={bool(keepdims)!r}) / ({count} - {ddof})"
+        return _parse(f"np.sqrt({variance})" if lowering.root else variance)[0].value
+
+    def var_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.var_grad(g, a, axis, ddof, keepdims)`` (the cotangent of ``a`` in its variance):
+        ``g`` broadcast back over ``axis``, times twice ``a`` less its mean, over the count less ``ddof``, in the
+        CPU's helper's order of operations."""
+        values = dict(zip(["g", "a", "axis", "ddof", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"g", "a", "axis", "ddof", "keepdims"} or not {"g", "a"} <= set(values):
+            raise self.refuse(f"`{_text(node)}`")
+        a = self.temp_for(values["a"]).id
+        if not probes.is_array(self.env.get(a)):
+            raise self.refuse(f"`{_text(node)}` of a number")
+        axis, ddof, keepdims = (_text(values[k]) if k in values else default for k, default in
+                                (("axis", "None"), ("ddof", "0"), ("keepdims", "False")))
+        try:
+            axes = self.axes(ast.literal_eval(axis), self.env[a].ndim)
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}`, the cotangent of a variance over axes known at run time,") from None
+        count = " * ".join(f"{a}.shape[{k}]" for k in axes) or "1"
+        return _parse(f"rt.unreduce({_text(values['g'])}, {a}, {axis}, {keepdims}) * 2.0 * "
+                      f"({a} - np.mean({a}, axis={axis}, keepdims=True)) / ({count} - {ddof})")[0].value
 
     def chooser_weights(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.chooser_weights(a, ans, axis, keepdims)`` (the cotangent's share of each maximum or
