@@ -80,6 +80,14 @@ class _Matmul:
 MATMUL = _Matmul()
 
 
+class _Solve:
+    def __repr__(self):
+        return "SOLVE"
+
+
+SOLVE = _Solve()  # ``np.linalg.solve`` of real arrays: cuSOLVER through CuPy, else a one-thread kernel
+
+
 def _unary(template: str, *keys) -> None:
     define(*keys, cuda=Elementwise(template, 1))
 
@@ -125,6 +133,7 @@ define(np.linalg.norm, cuda=Reduction("sum", norm=True))
 define(np.var, method_key("var"), cuda=Moment(root=False))
 define(np.std, method_key("std"), cuda=Moment(root=True))
 define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul
+define(np.linalg.solve, rt.solve, cuda=SOLVE)
 _unary("gr.abs_slope({0})", rt.abs_slope)
 _unary("gr.sign({0})", np.sign)
 _unary("gr.sinc({0})", np.sinc)

@@ -328,6 +328,67 @@ def matmul(a: Any, b: Any) -> Any:
     return out.reshape(shape)
 
 
+def solve(a: Any, b: Any, where: str) -> Any:
+    """``np.linalg.solve(a, b)`` of device arrays (``a`` square, ``b`` a vector or a matrix of as many rows):
+    cuSOLVER through CuPy where CuPy is installed, else ``_solve_kernel`` (Gaussian elimination with partial
+    pivoting, as LAPACK's ``gesv``); NumPy's ``LinAlgError`` where a pivot is zero (a non-finite solution of
+    finite operands, from CuPy, which does not raise)."""
+    dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
+    dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    cupy = _cupy()
+    if cupy is not None:
+        a_, b_ = cupy.asarray(a).astype(dtype), cupy.asarray(b).astype(dtype)
+        x = cupy.linalg.solve(a_, b_)
+        if not bool(cupy.isfinite(x).all()) and bool(cupy.isfinite(a_).all()) and bool(cupy.isfinite(b_).all()):
+            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        return cuda.as_cuda_array(x)
+    n = a.shape[0]
+    lu = cuda.device_array((n, n), dtype=dtype)
+    x = cuda.device_array((n, b.shape[1] if b.ndim == 2 else 1), dtype=dtype)
+    if lu.size:
+        _copy_2d[grid(lu.size)](lu, a)
+    if x.size:
+        _copy_2d[grid(x.size)](x, b if b.ndim == 2 else expand(b, (1,)))
+    singular = cuda.to_device(np.zeros(1, np.int32))
+    if n:
+        _solve_kernel[1, 1](lu, x, singular)
+    if singular.copy_to_host()[0]:
+        raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+    return x if b.ndim == 2 else x.reshape(n)
+
+
+@cuda.jit
+def _solve_kernel(lu, x, singular):
+    """One thread solves ``lu @ x' = x`` in place (``lu`` a copy of the matrix, ``x`` of the right-hand sides):
+    elimination with partial pivoting (the first row of the largest magnitude, as LAPACK's), then back
+    substitution; ``singular[0] = 1`` where a pivot is zero."""
+    n = lu.shape[0]
+    for c in range(n):
+        p = c
+        for r in range(c + 1, n):
+            if abs(lu[r, c]) > abs(lu[p, c]):
+                p = r
+        if lu[p, c] == 0:
+            singular[0] = 1
+            return
+        for k in range(n):
+            lu[c, k], lu[p, k] = lu[p, k], lu[c, k]
+        for j in range(x.shape[1]):
+            x[c, j], x[p, j] = x[p, j], x[c, j]
+        for r in range(c + 1, n):
+            f = lu[r, c] / lu[c, c]
+            for k in range(c + 1, n):
+                lu[r, k] -= f * lu[c, k]
+            for j in range(x.shape[1]):
+                x[r, j] -= f * x[c, j]
+    for j in range(x.shape[1]):
+        for r in range(n - 1, -1, -1):
+            s = x[r, j]
+            for k in range(r + 1, n):
+                s -= lu[r, k] * x[k, j]
+            x[r, j] = s / lu[r, r]
+
+
 def _cupy():
     try:
         import cupy

@@ -17,7 +17,7 @@ from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
 from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, Moment, Reduction
+from numbax.primitives.cuda import MATMUL, SOLVE, Moment, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -29,7 +29,8 @@ _MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspac
 _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: "logical_or",
             gast.BitXor: "logical_xor"}
 # what the driver computes through other operations it lowers (each method gives the expression)
-_REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad"}
+_REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad",
+              "rt.solve_grad_a": "solve_grad_a"}
 # functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
 _IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
@@ -81,6 +82,8 @@ class Launches(Adjoints):
             return self.launch_reduction(node, app, lowering)
         if lowering is MATMUL:
             return self.launch_matmul(node, app)
+        if lowering is SOLVE:
+            return self.launch_solve(node, app)
         if isinstance(lowering, Moment):
             return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
@@ -169,6 +172,17 @@ class Launches(Adjoints):
             return _parse(f"{hits} / np.sum({hits})")[0].value
         hits = f"({a} == rt.unreduce({ans}, {a}, {axis}, {keepdims})).astype(np.float64)"
         return _parse(f"{hits} / rt.unreduce(np.sum({hits}, axis={axis}), {a}, {axis}, False)")[0].value
+
+    def solve_grad_a(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.solve_grad_a(gb, x)`` (the cotangent of the matrix in ``x = solve(a, b)``):
+        ``-np.outer(gb, x)`` of vectors, ``-(gb @ x.T)`` of matrices."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        gb, x = (self.temp_for(arg).id for arg in node.args)
+        if not probes.is_array(self.env.get(x)):
+            raise self.refuse(f"`{_text(node)}` of a number")
+        product = f"np.outer({gb}, {x})" if self.env[x].ndim == 1 else f"({gb} @ {x}.T)"
+        return _parse(f"-{product}")[0].value
 
     def outer(self, node: gast.Call) -> gast.expr:
         """``np.outer(a, b)``: the product of ``a`` flattened into a column and ``b`` into a row."""
@@ -360,6 +374,23 @@ class Launches(Adjoints):
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
         self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def launch_solve(self, node: gast.expr, app) -> gast.Name:
+        """``np.linalg.solve(a, b)`` of a real matrix ``a`` and a real vector or matrix ``b``: ``gr.solve`` (the
+        shapes were checked where the user wrote it)."""
+        if app.keywords or len(app.args) != 2:
+            raise self.refuse(f"`{app.name}` with keyword arguments")
+        a, b = (self.temp_for(arg) for arg in app.args)
+        stand_ins = [self.env.get(a.id), self.env.get(b.id)]
+        if not all(probes.is_array(v) and v.dtype.kind in "biuf" for v in stand_ins) or \
+                stand_ins[0].ndim != 2 or stand_ins[1].ndim > 2:
+            raise self.refuse(f"`{_text(node)}` of other than a real matrix and a real vector or matrix")
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.solve({a.id}, {b.id}, {where!r})")
+        self.env[temp] = np.ones((1,) * stand_ins[1].ndim, np.linalg.solve(*stand_ins).dtype)
         self.owned.add(temp)
         return _name(temp)
 
