@@ -1,7 +1,7 @@
 """Basic indexing on the GPU backend, in Numba's CUDA simulator: elements read on the host, slices, rows, new
 axes (``None``, ``...``) and transposes as views that kernels read through their strides, stores (``x.at[idx]``
-updates, stores into arguments), the run-time index checks of device arrays; agrees with the CPU backend (values, dtypes, errors), and what is not
-basic indexing is refused at the user's line."""
+updates, stores into arguments), the run-time index checks of device arrays; agrees with the CPU backend
+(values, dtypes, errors), and what is not basic indexing is refused at the user's line."""
 import inspect
 import os
 

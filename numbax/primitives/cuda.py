@@ -80,12 +80,15 @@ class _Matmul:
 MATMUL = _Matmul()
 
 
-class _Solve:
-    def __repr__(self):
-        return "SOLVE"
+@dataclasses.dataclass(frozen=True)
+class Linalg:
+    """A function of real matrices that ``gr.<helper>`` computes: ``solve`` (of a matrix and a vector or a
+    matrix; cuSOLVER through CuPy, else a one-thread kernel), ``inverse``, ``determinant`` (a number on the
+    host: ``result`` ``det``, ``sign`` or ``logabs`` of ``slogdet``), or ``trace`` (the sum of the diagonal,
+    a view)."""
 
-
-SOLVE = _Solve()  # ``np.linalg.solve`` of real arrays: cuSOLVER through CuPy, else a one-thread kernel
+    helper: str
+    result: str = ""
 
 
 def _unary(template: str, *keys) -> None:
@@ -133,7 +136,13 @@ define(np.linalg.norm, cuda=Reduction("sum", norm=True))
 define(np.var, method_key("var"), cuda=Moment(root=False))
 define(np.std, method_key("std"), cuda=Moment(root=True))
 define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul
-define(np.linalg.solve, rt.solve, cuda=SOLVE)
+define(rt.matmul, rt.dot, cuda=MATMUL)
+define(np.linalg.solve, rt.solve, cuda=Linalg("solve"))
+define(np.linalg.inv, rt.inv, cuda=Linalg("inverse"))
+define(np.linalg.det, rt.det, cuda=Linalg("determinant", "det"))
+define(rt.slogdet_sign, cuda=Linalg("determinant", "sign"))
+define(rt.slogdet_logabs, cuda=Linalg("determinant", "logabs"))
+define(np.trace, method_key("trace"), cuda=Linalg("trace"))
 _unary("gr.abs_slope({0})", rt.abs_slope)
 _unary("gr.sign({0})", np.sign)
 _unary("gr.sinc({0})", np.sinc)

@@ -330,57 +330,125 @@ def matmul(a: Any, b: Any) -> Any:
 
 def solve(a: Any, b: Any, where: str) -> Any:
     """``np.linalg.solve(a, b)`` of device arrays (``a`` square, ``b`` a vector or a matrix of as many rows):
-    cuSOLVER through CuPy where CuPy is installed, else ``_solve_kernel`` (Gaussian elimination with partial
-    pivoting, as LAPACK's ``gesv``); NumPy's ``LinAlgError`` where a pivot is zero (a non-finite solution of
-    finite operands, from CuPy, which does not raise)."""
-    dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
-    dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    cuSOLVER through CuPy where CuPy is installed, else ``_eliminate`` (Gaussian elimination with partial
+    pivoting, as LAPACK's ``gesv``) and ``_back_substitute``; the CPU backend's ``LinAlgError`` where an
+    operand is not finite or a pivot is zero (CuPy's non-finite solution of finite operands: it does not
+    raise)."""
+    dtype = _solve_dtype(a, b)
     cupy = _cupy()
     if cupy is not None:
         a_, b_ = cupy.asarray(a).astype(dtype), cupy.asarray(b).astype(dtype)
+        if not (bool(cupy.isfinite(a_).all()) and bool(cupy.isfinite(b_).all())):
+            raise np.linalg.LinAlgError(_NOT_FINITE)
         x = cupy.linalg.solve(a_, b_)
-        if not bool(cupy.isfinite(x).all()) and bool(cupy.isfinite(a_).all()) and bool(cupy.isfinite(b_).all()):
-            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        if not bool(cupy.isfinite(x).all()):
+            raise np.linalg.LinAlgError(_SINGULAR)
         return cuda.as_cuda_array(x)
     n = a.shape[0]
-    lu = cuda.device_array((n, n), dtype=dtype)
     x = cuda.device_array((n, b.shape[1] if b.ndim == 2 else 1), dtype=dtype)
-    if lu.size:
-        _copy_2d[grid(lu.size)](lu, a)
     if x.size:
         _copy_2d[grid(x.size)](x, b if b.ndim == 2 else expand(b, (1,)))
-    singular = cuda.to_device(np.zeros(1, np.int32))
+    lu, state = _factored(a, x, dtype)
+    if state[0] or state[1]:
+        raise np.linalg.LinAlgError(_NOT_FINITE if state[0] else _SINGULAR)
     if n:
-        _solve_kernel[1, 1](lu, x, singular)
-    if singular.copy_to_host()[0]:
-        raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        _back_substitute[1, 1](lu, x)
     return x if b.ndim == 2 else x.reshape(n)
 
 
+def inverse(a: Any, where: str) -> Any:
+    """``np.linalg.inv(a)`` of a device array: ``a`` solved against the identity."""
+    return solve(a, cuda.to_device(np.eye(a.shape[0], dtype=_solve_dtype(a, a))), where)
+
+
+def determinant(a: Any, result: str) -> Any:
+    """``np.linalg.det(a)`` (``result`` ``"det"``), or the sign or the log of the magnitude of ``slogdet``'s
+    (``"sign"``, ``"logabs"``), from ``_eliminate``'s factors, as the CPU backend computes them (the sign of
+    the permutation and of each pivot, the sum of their logarithms; 0 and -inf where a pivot is zero)."""
+    dtype = _solve_dtype(a, a)
+    lu, state = _factored(a, cuda.device_array((a.shape[0], 0), dtype=dtype), dtype)
+    if state[0]:
+        raise np.linalg.LinAlgError(_NOT_FINITE)
+    sign, logabs = dtype.type(-1 if state[2] % 2 else 1), dtype.type(0)
+    if state[1]:
+        sign, logabs = dtype.type(0), dtype.type(-np.inf)
+    else:
+        for v in np.diagonal(lu.copy_to_host()):
+            sign, logabs = (-sign, logabs + np.log(-v)) if v < 0 else (sign, logabs + np.log(v))
+    return {"det": sign * np.exp(logabs), "sign": sign, "logabs": logabs}[result]
+
+
+def diagonal(a: Any) -> Any:
+    """``np.diagonal(a)`` of a 2-d device array: a view of the same memory."""
+    if simulated():  # the simulator's device arrays wrap NumPy arrays
+        return type(a)(np.diagonal(a._ary))
+    return type(a)((min(a.shape),), (a.strides[0] + a.strides[1],), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
+
+
+_NOT_FINITE = "Array must not contain infs or NaNs."
+_SINGULAR = "Matrix is singular to machine precision."
+
+
+def _solve_dtype(a: Any, b: Any) -> np.dtype:
+    dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _factored(a: Any, x: Any, dtype) -> Tuple[Any, np.ndarray]:
+    """``a`` (square) copied and factored by ``_eliminate``, which applies its row operations to ``x`` too; its
+    state: whether ``a`` or ``x`` holds a value that is not finite, whether a pivot is zero, the row swaps."""
+    n = a.shape[0]
+    lu = cuda.device_array((n, n), dtype=dtype)
+    if lu.size:
+        _copy_2d[grid(lu.size)](lu, a)
+    state = cuda.to_device(np.zeros(3, np.int64))
+    if n:
+        _eliminate[1, 1](lu, x, state)
+    return lu, state.copy_to_host()
+
+
 @cuda.jit
-def _solve_kernel(lu, x, singular):
-    """One thread solves ``lu @ x' = x`` in place (``lu`` a copy of the matrix, ``x`` of the right-hand sides):
-    elimination with partial pivoting (the first row of the largest magnitude, as LAPACK's), then back
-    substitution; ``singular[0] = 1`` where a pivot is zero."""
+def _eliminate(lu, x, state):
+    """One thread factors ``lu`` in place (elimination with partial pivoting: the first row of the largest
+    magnitude, as LAPACK's ``getrf``), applying the row operations to ``x``; ``state``: 1 where an element of
+    ``lu`` or ``x`` is not finite (nothing factored then), 1 where a pivot is zero (its column skipped, as
+    ``getrf`` does), the number of row swaps."""
     n = lu.shape[0]
+    for r in range(n):
+        for k in range(n):
+            if not math.isfinite(lu[r, k]):
+                state[0] = 1
+        for j in range(x.shape[1]):
+            if not math.isfinite(x[r, j]):
+                state[0] = 1
+    if state[0]:
+        return
     for c in range(n):
         p = c
         for r in range(c + 1, n):
             if abs(lu[r, c]) > abs(lu[p, c]):
                 p = r
         if lu[p, c] == 0:
-            singular[0] = 1
-            return
-        for k in range(n):
-            lu[c, k], lu[p, k] = lu[p, k], lu[c, k]
-        for j in range(x.shape[1]):
-            x[c, j], x[p, j] = x[p, j], x[c, j]
+            state[1] = 1
+            continue
+        if p != c:
+            state[2] += 1
+            for k in range(n):
+                lu[c, k], lu[p, k] = lu[p, k], lu[c, k]
+            for j in range(x.shape[1]):
+                x[c, j], x[p, j] = x[p, j], x[c, j]
         for r in range(c + 1, n):
             f = lu[r, c] / lu[c, c]
             for k in range(c + 1, n):
                 lu[r, k] -= f * lu[c, k]
             for j in range(x.shape[1]):
                 x[r, j] -= f * x[c, j]
+
+
+@cuda.jit
+def _back_substitute(lu, x):
+    """One thread solves the upper triangle of ``lu`` against each column of ``x``, in place."""
+    n = lu.shape[0]
     for j in range(x.shape[1]):
         for r in range(n - 1, -1, -1):
             s = x[r, j]

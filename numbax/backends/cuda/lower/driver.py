@@ -37,7 +37,8 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
 # run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
 _CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
-                     "check_matmul", "check_dot", "check_contraction", "assume_equal", "check_store", "check_key", "check_row"}) | \
+                     "check_matmul", "check_dot", "check_contraction", "assume_equal", "check_store", "check_key",
+                     "check_row"}) | \
     indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
 _CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",

@@ -17,7 +17,7 @@ from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
 from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, SOLVE, Moment, Reduction
+from numbax.primitives.cuda import MATMUL, Linalg, Moment, Reduction
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -30,7 +30,7 @@ _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: 
             gast.BitXor: "logical_xor"}
 # what the driver computes through other operations it lowers (each method gives the expression)
 _REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad",
-              "rt.solve_grad_a": "solve_grad_a"}
+              "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad"}
 # functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
 _IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
@@ -82,8 +82,8 @@ class Launches(Adjoints):
             return self.launch_reduction(node, app, lowering)
         if lowering is MATMUL:
             return self.launch_matmul(node, app)
-        if lowering is SOLVE:
-            return self.launch_solve(node, app)
+        if isinstance(lowering, Linalg):
+            return self.launch_linalg(node, app, lowering)
         if isinstance(lowering, Moment):
             return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
@@ -183,6 +183,19 @@ class Launches(Adjoints):
             raise self.refuse(f"`{_text(node)}` of a number")
         product = f"np.outer({gb}, {x})" if self.env[x].ndim == 1 else f"({gb} @ {x}.T)"
         return _parse(f"-{product}")[0].value
+
+    def trace_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.trace_grad(g, a, offset, axis1, axis2)`` of a matrix ``a``: ``g`` times the
+        identity (made on the host) of ``a``'s shape, shifted by ``offset``."""
+        values = dict(zip(["g", "a", "offset", "axis1", "axis2"], node.args))
+        if node.keywords or len(node.args) > 5 or not {"g", "a"} <= set(values) or \
+                [_text(values[k]) for k in ("axis1", "axis2") if k in values] not in ([], ["0"], ["0", "1"]):
+            raise self.refuse(f"`{_text(node)}`")
+        a = self.temp_for(values["a"]).id
+        if not probes.is_array(self.env.get(a)) or self.env[a].ndim != 2:
+            raise self.refuse(f"`{_text(node)}` of other than a matrix")
+        offset = _text(values["offset"]) if "offset" in values else "0"
+        return _parse(f"{_text(values['g'])} * np.eye({a}.shape[0], {a}.shape[1], {offset})")[0].value
 
     def outer(self, node: gast.Call) -> gast.expr:
         """``np.outer(a, b)``: the product of ``a`` flattened into a column and ``b`` into a row."""
@@ -377,21 +390,30 @@ class Launches(Adjoints):
         self.owned.add(temp)
         return _name(temp)
 
-    def launch_solve(self, node: gast.expr, app) -> gast.Name:
-        """``np.linalg.solve(a, b)`` of a real matrix ``a`` and a real vector or matrix ``b``: ``gr.solve`` (the
-        shapes were checked where the user wrote it)."""
-        if app.keywords or len(app.args) != 2:
-            raise self.refuse(f"`{app.name}` with keyword arguments")
-        a, b = (self.temp_for(arg) for arg in app.args)
-        stand_ins = [self.env.get(a.id), self.env.get(b.id)]
-        if not all(probes.is_array(v) and v.dtype.kind in "biuf" for v in stand_ins) or \
-                stand_ins[0].ndim != 2 or stand_ins[1].ndim > 2:
-            raise self.refuse(f"`{_text(node)}` of other than a real matrix and a real vector or matrix")
+    def launch_linalg(self, node: gast.expr, app, lowering: Linalg) -> gast.Name:
+        """``np.linalg.solve(a, b)``, ``inv(a)``, ``det(a)``, ``slogdet``'s parts and ``np.trace(a)`` of real
+        arrays (``a`` a matrix, ``b`` a vector or a matrix; the shapes were checked where the user wrote them):
+        ``gr``'s helper (``Linalg``), a trace the sum of ``gr.diagonal``'s view."""
+        if app.keywords or len(app.args) != (2 if lowering.helper == "solve" else 1):
+            raise self.refuse(f"`{app.name}` with other arguments than the array{'s' * (lowering.helper == 'solve')}")
+        names = [self.temp_for(arg).id for arg in app.args]
+        stand_ins = [self.env.get(n) for n in names]
+        if not all(probes.is_array(v) and v.dtype.kind in "biuf" for v in stand_ins) or stand_ins[0].ndim != 2 or \
+                stand_ins[-1].ndim > 2:
+            raise self.refuse(f"`{_text(node)}` of other than real matrices")
         temp = self.fresh("t")
         where = self.origin.position() if self.origin is not None else ""
-        self.pre += _parse(f"{temp} = gr.solve({a.id}, {b.id}, {where!r})")
-        self.env[temp] = np.ones((1,) * stand_ins[1].ndim, np.linalg.solve(*stand_ins).dtype)
-        self.owned.add(temp)
+        if lowering.helper == "trace":
+            self.pre += _parse(f"{temp} = gr.diagonal({names[0]})")
+            self.env[temp], self.views[temp] = np.ones(1, stand_ins[0].dtype), self.base_of(names[0])
+            return self.hoist(_parse(f"np.sum({temp})")[0].value)
+        result = {"solve": lambda: np.linalg.solve(*stand_ins), "inverse": lambda: np.linalg.inv(stand_ins[0]),
+                  "determinant": lambda: np.linalg.det(stand_ins[0])}[lowering.helper]()
+        extra = repr(lowering.result) if lowering.result else repr(where)
+        self.pre += _parse(f"{temp} = gr.{lowering.helper}({', '.join(names)}, {extra})")
+        self.env[temp] = np.ones((1,) * np.ndim(result), np.asarray(result).dtype) if np.ndim(result) else result
+        if np.ndim(result):
+            self.owned.add(temp)
         return _name(temp)
 
     def made_on_the_host(self, node: gast.Call) -> gast.Name:
