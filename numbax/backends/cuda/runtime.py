@@ -66,6 +66,14 @@ def sinc(a):
 
 
 @cuda.jit(device=True)
+def dsinc(a):
+    """``rt.dsinc``, the derivative of ``np.sinc``: ``(cos(pi a) - sinc(a)) / a``, 0 at 0."""
+    if a == 0:
+        return 0.0
+    return (math.cos(math.pi * a) - sinc(a)) / a
+
+
+@cuda.jit(device=True)
 def expit(a):
     """``scipy.special.expit``: ``1 / (1 + exp(-a))``."""
     return 1.0 / (1.0 + math.exp(-a))

@@ -19,7 +19,8 @@ import numpy as np
 from numbax.ast_passes.specialize.values import AVal
 from numbax.runtime.batching import batch_size
 from numbax.runtime.special import erf, expit
-from numbax.runtime.grad import abs_slope, ones_like, power_exponent, scalar_output, unbroadcast, unreduce, zeros_like
+from numbax.runtime.grad import (abs_slope, dsinc, ones_like, power_exponent, scalar_output, unbroadcast, unreduce,
+                                 zeros_like)
 
 
 class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expressions evaluated
@@ -30,6 +31,7 @@ class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expression
 
     abs_slope = staticmethod(abs_slope)
     batch_size = staticmethod(batch_size)
+    dsinc = staticmethod(dsinc)
     erf = staticmethod(erf)
     expit = staticmethod(expit)
     ones_like = staticmethod(ones_like)
