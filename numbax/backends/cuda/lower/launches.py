@@ -30,7 +30,12 @@ _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: 
             gast.BitXor: "logical_xor"}
 # what the driver computes through other operations it lowers (each method gives the expression)
 _REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad",
-              "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad"}
+              "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad", "rt.matmul_grad_a": "matmul_grad",
+              "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad"}
+# the cotangents of ``a @ b`` of 1-d and 2-d arrays (``rt.matmul_grad_a``, ``_b``), by the operands' ranks
+_MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
+                 ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
+                 ("b", 2, 2): "{a}.T @ {g}", ("b", 2, 1): "{g} @ {a}"}
 # functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
 _IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
@@ -184,6 +189,32 @@ class Launches(Adjoints):
         product = f"np.outer({gb}, {x})" if self.env[x].ndim == 1 else f"({gb} @ {x}.T)"
         return _parse(f"-{product}")[0].value
 
+    def matmul_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.matmul_grad_a(g, a, b)`` and ``rt.matmul_grad_b`` (the cotangents of ``a @ b``) of
+        1-d and 2-d arrays: the products ``_MATMUL_GRADS`` gives, as the CPU's helpers compute them."""
+        if len(node.args) != 3 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        g, a, b = (self.temp_for(arg).id for arg in node.args)
+        ranks = [np.ndim(self.env.get(n)) for n in (a, b)]
+        template = _MATMUL_GRADS.get((_text(node.func)[-1], *ranks))
+        if template is None or not all(probes.is_array(self.env.get(n)) for n in (a, b)):
+            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
+        return _parse(template.format(g=g, a=a, b=b))[0].value
+
+    def norm_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.norm_grad(g, ans, x, ord, axis, keepdims)`` of the 2-norm (``ord`` None, the norm
+        the GPU backend computes): ``g / ans`` broadcast back over ``axis``, times ``x``, as the CPU's helper."""
+        values = dict(zip(["g", "ans", "x", "ord", "axis", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"g", "ans", "x", "ord", "axis", "keepdims"} or not {"g", "ans", "x"} <= set(values) or \
+                _text(values.get("ord", gast.Constant(value=None, kind=None))) != "None":
+            raise self.refuse(f"`{_text(node)}`")
+        x = self.temp_for(values["x"]).id
+        axis, keepdims = (_text(values[k]) if k in values else "None" if k == "axis" else "False"
+                          for k in ("axis", "keepdims"))
+        return _parse(f"rt.unreduce({_text(values['g'])} / {_text(values['ans'])}, {x}, {axis}, {keepdims}) * "
+                      f"{x}")[0].value
+
     def trace_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.trace_grad(g, a, offset, axis1, axis2)`` of a matrix ``a``: ``g`` times the
         identity (made on the host) of ``a``'s shape, shifted by ``offset``."""
@@ -268,6 +299,14 @@ class Launches(Adjoints):
         operands = [node.operand] if isinstance(node, gast.UnaryOp) else [node.left, node.right]
         return all(np.asarray(self.probe(o)).dtype == np.bool_ for o in operands)
 
+    def number_on_the_host_of(self, node: gast.expr, operand: gast.expr) -> gast.Name:
+        """A reduction of a number (``np.sum(s)``), by NumPy on the host."""
+        self.check_host(operand)
+        temp = self.fresh("n")
+        self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
+        self.env[temp] = self.probe(node)
+        return _name(temp)
+
     def _same_type_cast(self, node: gast.expr) -> bool:
         """``x.astype(t)`` where ``x`` has type ``t`` already (the CPU's pipeline casts a float32 mean back)."""
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and
@@ -321,6 +360,8 @@ class Launches(Adjoints):
         operand, axis, keepdims = self.reduction_arguments(app, lowering)
         operand = self.numbers_for_metadata(operand)
         stand_in = self.probe(operand)
+        if not probes.is_array(stand_in) and axis is None and not lowering.norm:
+            return self.number_on_the_host_of(node, operand)
         if not probes.is_array(stand_in):
             raise self.refuse(f"`{app.name}` of a number")
         if lowering.norm and stand_in.dtype.kind != "f":
@@ -394,9 +435,11 @@ class Launches(Adjoints):
         """``np.linalg.solve(a, b)``, ``inv(a)``, ``det(a)``, ``slogdet``'s parts and ``np.trace(a)`` of real
         arrays (``a`` a matrix, ``b`` a vector or a matrix; the shapes were checked where the user wrote them):
         ``gr``'s helper (``Linalg``), a trace the sum of ``gr.diagonal``'s view."""
-        if app.keywords or len(app.args) != (2 if lowering.helper == "solve" else 1):
+        args = app.args[:1] if lowering.helper == "trace" and [_text(a) for a in app.args[1:]] in \
+            ([], ["0"], ["0", "0"], ["0", "0", "1"]) else app.args  # a trace's default offset and axes
+        if app.keywords or len(args) != (2 if lowering.helper == "solve" else 1):
             raise self.refuse(f"`{app.name}` with other arguments than the array{'s' * (lowering.helper == 'solve')}")
-        names = [self.temp_for(arg).id for arg in app.args]
+        names = [self.temp_for(arg).id for arg in args]
         stand_ins = [self.env.get(n) for n in names]
         if not all(probes.is_array(v) and v.dtype.kind in "biuf" for v in stand_ins) or stand_ins[0].ndim != 2 or \
                 stand_ins[-1].ndim > 2:
@@ -487,6 +530,6 @@ class Launches(Adjoints):
             self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})")
         else:
             self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
-        self.env[temp] = result
+        self.env[temp] = np.ones((1,) * result.ndim, result.dtype)  # a stand-in's extents are 1
         self.owned.add(temp)
         return _name(temp)
