@@ -43,6 +43,7 @@ def test_linear_algebra_agrees_with_numpy(solved):
 @pytest.mark.parametrize("a, message", [
     (np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]]), "Matrix is singular to machine precision"),
     (np.where(np.eye(3) > 0, np.nan, A), "Array must not contain infs or NaNs"),
+    (A[:2], "Incompatible array sizes, system is not dimensionally valid"),
 ])
 def test_a_singular_or_non_finite_matrix_is_the_cpu_backends_error(solved, a, message):
     with pytest.raises(np.linalg.LinAlgError, match=message):  # the CPU backend's (Numba's) messages

@@ -339,10 +339,13 @@ def matmul(a: Any, b: Any) -> Any:
 def solve(a: Any, b: Any, where: str) -> Any:
     """``np.linalg.solve(a, b)`` of device arrays (``a`` square, ``b`` a vector or a matrix of as many rows):
     cuSOLVER through CuPy where CuPy is installed, else ``_eliminate`` (Gaussian elimination with partial
-    pivoting, as LAPACK's ``gesv``) and ``_back_substitute``; the CPU backend's ``LinAlgError`` where an
-    operand is not finite or a pivot is zero (CuPy's non-finite solution of finite operands: it does not
+    pivoting, as LAPACK's ``gesv``) and ``_back_substitute``; the CPU backend's ``LinAlgError`` where ``a`` is
+    not square or ``b`` has other rows, an operand is not finite or a pivot is zero (CuPy's non-finite solution of finite operands: it does not
     raise)."""
     dtype = _solve_dtype(a, b)
+    if b.shape[0] != a.shape[0]:
+        raise np.linalg.LinAlgError("Incompatible array sizes, system is not dimensionally valid.")
+    _check_square(a)
     cupy = _cupy()
     if cupy is not None:
         a_, b_ = cupy.asarray(a).astype(dtype), cupy.asarray(b).astype(dtype)
@@ -374,6 +377,7 @@ def determinant(a: Any, result: str) -> Any:
     (``"sign"``, ``"logabs"``), from ``_eliminate``'s factors, as the CPU backend computes them (the sign of
     the permutation and of each pivot, the sum of their logarithms; 0 and -inf where a pivot is zero)."""
     dtype = _solve_dtype(a, a)
+    _check_square(a)
     lu, state = _factored(a, cuda.device_array((a.shape[0], 0), dtype=dtype), dtype)
     if state[0]:
         raise np.linalg.LinAlgError(_NOT_FINITE)
@@ -395,6 +399,11 @@ def diagonal(a: Any) -> Any:
 
 _NOT_FINITE = "Array must not contain infs or NaNs."
 _SINGULAR = "Matrix is singular to machine precision."
+
+
+def _check_square(a: Any) -> None:
+    if a.shape[0] != a.shape[1]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square.")
 
 
 def _solve_dtype(a: Any, b: Any) -> np.dtype:
