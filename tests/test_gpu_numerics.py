@@ -1,7 +1,7 @@
 """Linear algebra, moments and elementwise functions on the GPU backend, in Numba's CUDA simulator: solve, inv,
-det and trace (one elimination kernel in the simulator), var and std, and the elementwise functions
-with device implementations agree with NumPy (float64, rtol 1e-12); a singular or non-finite matrix is the CPU
-backend's ``LinAlgError``."""
+det and trace (one elimination kernel in the simulator), var and std, cumsum and cumprod, and the elementwise
+functions with device implementations agree with NumPy (float64, rtol 1e-12); a singular or non-finite matrix
+is the CPU backend's ``LinAlgError``."""
 import numpy as np
 import pytest
 
@@ -17,7 +17,8 @@ def linalg(a, b):
 
 
 def moments(x, m):
-    return np.var(x), x.std(ddof=1), np.var(m, axis=0, keepdims=True), np.std(m, axis=-1)
+    return (np.var(x), x.std(ddof=1), np.var(m, axis=0, keepdims=True), np.std(m, axis=-1), np.cumsum(m.T, axis=0),
+            m.cumprod(axis=1), np.cumsum(x[::2]))
 
 
 def functions(x, y):

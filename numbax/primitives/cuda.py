@@ -51,6 +51,14 @@ class Moment:
 
 
 @dataclasses.dataclass(frozen=True)
+class Scan:
+    """``np.cumsum`` (``op`` ``"sum"``) or ``np.cumprod`` (``"prod"``) of a 1-d or 2-d array, over ``axis`` or
+    flattened: one thread per lane, in order (``gr.scan``)."""
+
+    op: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Cast:
     """``x.astype(t)``: the element converted by ``t``'s own lowering (``np.float32(x)``); ``t`` must name
     one of the NumPy types below."""
@@ -134,6 +142,8 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
+define(np.cumsum, method_key("cumsum"), cuda=Scan("sum"))
+define(np.cumprod, method_key("cumprod"), cuda=Scan("prod"))
 define(np.var, method_key("var"), cuda=Moment(root=False))
 define(np.std, method_key("std"), cuda=Moment(root=True))
 define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul

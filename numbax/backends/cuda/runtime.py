@@ -258,6 +258,44 @@ def expand(a: Any, positions: Sequence[int]) -> Any:
     return type(a)(tuple(shape), tuple(strides), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
 
 
+def scan(a: Any, axis: Any, dtype, rows, where: str) -> Any:
+    """``np.cumsum`` or ``np.cumprod`` (``rows``: ``sum_rows`` or ``prod_rows``) of a 1-d or 2-d device array
+    over ``axis``, or flattened in C order where ``axis`` is None (of a C-contiguous array: a strided view of
+    two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates."""
+    if axis is None and a.ndim > 1:
+        if not a.is_c_contiguous():
+            raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
+                                    "is not supported by the GPU backend yet", origin_at(where),
+                                    hint="flatten np.ascontiguousarray(x) instead.")
+        a = a.reshape(a.size)
+    out = cuda.device_array(a.shape, dtype=dtype)
+    if a.ndim == 1:
+        lanes, into = expand(a, (0,)), expand(out, (0,))
+    else:
+        lanes, into = (a, out) if axis == 1 else (transpose(a, (1, 0)), transpose(out, (1, 0)))
+    if out.size:
+        rows[grid(into.shape[0])](into, lanes)
+    return out
+
+
+@cuda.jit
+def sum_rows(out, a):
+    """Each row of ``out``: the running sums of ``a``'s, in order, in ``out``'s dtype."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[r, 0] = a[r, 0]
+        for k in range(1, out.shape[1]):
+            out[r, k] = out[r, k - 1] + a[r, k]
+
+
+@cuda.jit
+def prod_rows(out, a):
+    """Each row of ``out``: the running products of ``a``'s, in order, in ``out``'s dtype."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[r, 0] = a[r, 0]
+        for k in range(1, out.shape[1]):
+            out[r, k] = out[r, k - 1] * a[r, k]
+
+
 def reshape(a: Any, shape: Any, where: str) -> Any:
     """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
     ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another
@@ -340,8 +378,8 @@ def solve(a: Any, b: Any, where: str) -> Any:
     """``np.linalg.solve(a, b)`` of device arrays (``a`` square, ``b`` a vector or a matrix of as many rows):
     cuSOLVER through CuPy where CuPy is installed, else ``_eliminate`` (Gaussian elimination with partial
     pivoting, as LAPACK's ``gesv``) and ``_back_substitute``; the CPU backend's ``LinAlgError`` where ``a`` is
-    not square or ``b`` has other rows, an operand is not finite or a pivot is zero (CuPy's non-finite solution of finite operands: it does not
-    raise)."""
+    not square or ``b`` has other rows, an operand is not finite or a pivot is zero (CuPy's non-finite solution
+    of finite operands: it does not raise)."""
     dtype = _solve_dtype(a, b)
     if b.shape[0] != a.shape[0]:
         raise np.linalg.LinAlgError("Incompatible array sizes, system is not dimensionally valid.")

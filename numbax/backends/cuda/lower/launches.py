@@ -18,7 +18,7 @@ from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, fin
 from numbax.backends.cuda.lower.rewrites import REWRITTEN, Rewrites
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, Linalg, Moment, Reduction
+from numbax.primitives.cuda import MATMUL, Linalg, Moment, Reduction, Scan
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -82,6 +82,8 @@ class Launches(Rewrites):
             return self.launch_matmul(node, app)
         if isinstance(lowering, Linalg):
             return self.launch_linalg(node, app, lowering)
+        if isinstance(lowering, Scan):
+            return self.launch_scan(node, app, lowering)
         if isinstance(lowering, Moment):
             return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
@@ -331,6 +333,30 @@ class Launches(Rewrites):
         self.env[temp] = np.ones((1,) * np.ndim(result), np.asarray(result).dtype) if np.ndim(result) else result
         if np.ndim(result):
             self.owned.add(temp)
+        return _name(temp)
+
+    def launch_scan(self, node: gast.expr, app, lowering: Scan) -> gast.Name:
+        """``np.cumsum(a, axis)`` and ``np.cumprod`` of a 1-d or 2-d array, ``axis`` a constant: ``gr.scan``."""
+        values: Dict[str, gast.expr] = dict(zip(["a", "axis"], app.args))
+        values.update(app.keywords)
+        if len(app.args) > 2 or set(values) - {"a", "axis"}:
+            raise self.refuse(f"`{app.name}` with arguments other than axis")
+        a = self.temp_for(values["a"]).id
+        stand_in = self.env.get(a)
+        if not probes.is_array(stand_in) or stand_in.ndim > 2 or stand_in.dtype.kind not in "biuf":
+            raise self.refuse(f"`{app.name}` of other than a 1-d or 2-d array of real numbers")
+        try:
+            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else None
+        except ValueError:
+            raise self.refuse(f"`{app.name}` with an axis known only at run time") from None
+        result = getattr(np, f"cum{lowering.op}")(stand_in, axis=axis)
+        axis = None if axis is None else self.axes(axis, stand_in.ndim)[0]
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.scan({a}, {axis!r}, np.{result.dtype.name}, gr.{lowering.op}_rows, "
+                           f"{where!r})")
+        self.env[temp] = result
+        self.owned.add(temp)
         return _name(temp)
 
     def made_on_the_host(self, node: gast.Call) -> gast.Name:
