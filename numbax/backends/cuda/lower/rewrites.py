@@ -9,6 +9,7 @@ import ast
 from typing import Dict
 
 import gast
+import numpy as np
 
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.adjoints import Adjoints
