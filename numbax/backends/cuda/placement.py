@@ -4,7 +4,8 @@ A call whose arguments hold device arrays (``numba.cuda`` arrays, or anything wi
 ``__cuda_array_interface__``: CuPy, PyTorch CUDA tensors) runs on the GPU backend; so does every call of a
 function jitted with ``backend="gpu"``, its host arrays copied to the GPU first. Host arrays and device arrays
 in one call, or arrays of two GPUs, are refused with the arguments named: numbax never copies behind the
-user's back.
+user's back. A host argument whose array the function writes, as the CPU backend writes it in place, gets its
+device copy's values after a jitted call (``write_back``); under other transformations that is refused.
 """
 from __future__ import annotations
 

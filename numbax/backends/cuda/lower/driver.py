@@ -10,7 +10,13 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
 - a reduction (``sum``, ``mean``, ``max``, ``min``; ``axis``, ``keepdims``) becomes a block-reduction kernel
   whose element is its operand's expression (fused too) and a launch through ``gr.reduce``, which runs the
   second pass; a reduction to a number gives a number on the host;
-- ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel);
+- ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel); ``np.linalg.solve``,
+  ``inv`` and ``det`` ``gr``'s helpers (cuSOLVER through CuPy, or a one-thread elimination kernel);
+- indexing is ``indexing``'s (elements, views) and ``gathers``'s (integer arrays, masks: gather and scatter
+  kernels); reverse mode's helpers are ``adjoints``'s or rewritten into other operations (``rewrites``);
+- a store into an argument's array writes its device copy; ``WRITTEN`` (before the driver) names those
+  arguments, which the call writes back where they were host arrays (``placement.write_back``);
+- reverse mode's list tapes (``tape = []``, ``append``, ``pop``) are host lists of device arrays;
 - the loop ``vmap`` writes over examples (``anno.Key.PER_THREAD``) becomes one kernel, one example per thread
   (``threads``), drawing its ``numbax.random`` numbers itself (``keys``);
 - numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
@@ -59,8 +65,8 @@ class ListTape:
 def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] = frozenset()) -> gast.Module:
     """The module as kernels plus the driver; ``params`` maps each parameter of the main function to a
     stand-in of its dtype and ndim (``probes``); ``arguments`` are those the user passes (the others are
-    constants). Where the driver writes arguments' arrays, ``WRITTEN`` comes before it: their positions, each with
-    the user's line of its first write (``compile`` copies them back into host arguments)."""
+    constants). Where the driver writes arguments' arrays, ``WRITTEN`` comes before it: their positions, each
+    with the user's line of its first write (``placement.write_back`` writes them into host arguments)."""
     main = module.body[-1]
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
     lowering.arguments = set(arguments)
@@ -422,6 +428,8 @@ class Lowering(Launches):
         values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
         out, names = [], []
         for value in values:
+            if isinstance(value, gast.Name) and isinstance(self.env.get(value.id), ListTape):
+                raise self.refuse(f"returning the list `{value.id}` built by `append`")
             if isinstance(value, gast.Constant) or isinstance(value, gast.Name) and value.id not in self.folded:
                 names.append(value)
                 continue
