@@ -1,6 +1,6 @@
 """Linear algebra, moments and elementwise functions on the GPU backend, in Numba's CUDA simulator: solve, inv,
-det and trace (one elimination kernel in the simulator), var and std, cumsum and cumprod, and the elementwise
-functions with device implementations agree with NumPy (float64, rtol 1e-12); a singular or non-finite matrix
+det and trace (one elimination kernel in the simulator), var and std, cumsum and cumprod, argmax and argmin,
+and the elementwise functions with device implementations agree with NumPy (float64, rtol 1e-12); a singular or non-finite matrix
 is the CPU backend's ``LinAlgError``."""
 import numpy as np
 import pytest
@@ -23,7 +23,8 @@ def moments(x, m):
 
 def functions(x, y):
     return (np.sign(x), np.sinc(x), np.exp2(x), np.logaddexp(x, y), np.logaddexp2(x, y), np.fmax(x, y),
-            np.fmin(x, y), np.hypot(x, y), np.arctan2(x, y), np.isnan(y) | np.isinf(y), np.isfinite(y))
+            np.fmin(x, y), np.hypot(x, y), np.arctan2(x, y), np.isnan(y) | np.isinf(y), np.isfinite(y),
+            np.argmax(y), np.argmin(x), np.argmax(x.reshape(2, 3)))
 
 
 @pytest.fixture(scope="module")

@@ -59,6 +59,14 @@ class Scan:
 
 
 @dataclasses.dataclass(frozen=True)
+class ArgExtreme:
+    """``np.argmax`` (``op`` ``"max"``) or ``np.argmin`` (``"min"``) of a whole array: its extreme by the block
+    reduction, then the first position holding it (a NaN's, where the extreme is NaN) by ``gr.first_index``."""
+
+    op: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Cast:
     """``x.astype(t)``: the element converted by ``t``'s own lowering (``np.float32(x)``); ``t`` must name
     one of the NumPy types below."""
@@ -142,6 +150,8 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
+define(np.argmax, method_key("argmax"), cuda=ArgExtreme("max"))
+define(np.argmin, method_key("argmin"), cuda=ArgExtreme("min"))
 define(np.cumsum, method_key("cumsum"), cuda=Scan("sum"))
 define(np.cumprod, method_key("cumprod"), cuda=Scan("prod"))
 define(np.var, method_key("var"), cuda=Moment(root=False))

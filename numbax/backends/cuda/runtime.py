@@ -605,6 +605,29 @@ def _positions_unique(x: Any, first: int, indices: Sequence[Any]) -> bool:
     return np.unique(flat).size == flat.size
 
 
+def first_index(a: Any, extreme: Any, where: str) -> np.int64:
+    """The first flat position (C order) of ``a`` holding ``extreme``, or a NaN where ``extreme`` is NaN: what
+    ``np.argmax`` and ``np.argmin`` give, ``extreme`` being the maximum or minimum (a strided view of two
+    dimensions or more is refused: its flat positions are no view's)."""
+    if a.ndim > 1:
+        if not a.is_c_contiguous():
+            raise NumbaxDeviceError("np.argmax or np.argmin of a strided view of two dimensions or more is not "
+                                    "supported by the GPU backend yet", origin_at(where),
+                                    hint="take it of np.ascontiguousarray(x) instead.")
+        a = a.reshape(a.size)
+    best = cuda.to_device(np.array([a.size], np.int64))
+    _first_holding[grid(a.size)](best, a, extreme)
+    return np.int64(best.copy_to_host()[0])
+
+
+@cuda.jit
+def _first_holding(best, a, extreme):
+    """The smallest position of ``a`` holding ``extreme`` (a NaN where it is NaN), by ``atomic.min``."""
+    for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
+        if a[i] == extreme or extreme != extreme and a[i] != a[i]:
+            cuda.atomic.min(best, 0, i)
+
+
 @cuda.jit
 def _first_out_of_bounds(bad, index, n):
     """The first position of ``index`` (its smallest, by ``atomic.min``) that does not index an extent ``n``."""

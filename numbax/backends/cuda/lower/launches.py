@@ -18,7 +18,7 @@ from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, fin
 from numbax.backends.cuda.lower.rewrites import REWRITTEN, Rewrites
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, Linalg, Moment, Reduction, Scan
+from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, Reduction, Scan
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -82,6 +82,8 @@ class Launches(Rewrites):
             return self.launch_matmul(node, app)
         if isinstance(lowering, Linalg):
             return self.launch_linalg(node, app, lowering)
+        if isinstance(lowering, ArgExtreme):
+            return self.launch_arg_extreme(node, app, lowering)
         if isinstance(lowering, Scan):
             return self.launch_scan(node, app, lowering)
         if isinstance(lowering, Moment):
@@ -333,6 +335,22 @@ class Launches(Rewrites):
         self.env[temp] = np.ones((1,) * np.ndim(result), np.asarray(result).dtype) if np.ndim(result) else result
         if np.ndim(result):
             self.owned.add(temp)
+        return _name(temp)
+
+    def launch_arg_extreme(self, node: gast.expr, app, lowering: ArgExtreme) -> gast.Name:
+        """``np.argmax(a)`` and ``np.argmin(a)`` of a whole real array (an ``axis`` is refused): the extreme by
+        the block reduction, then ``gr.first_index``, a number on the host."""
+        if len(app.args) != 1 or app.keywords:
+            raise self.refuse(f"`{app.name}` with an axis or other arguments")
+        a = self.temp_for(app.args[0]).id
+        stand_in = self.env.get(a)
+        if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
+            raise self.refuse(f"`{app.name}` of other than an array of real numbers")
+        extreme = self.hoist(_parse(f"np.{lowering.op}({a})")[0].value)
+        temp = self.fresh("n")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.first_index({a}, {extreme.id}, {where!r})")
+        self.env[temp] = np.int64(1)
         return _name(temp)
 
     def launch_scan(self, node: gast.expr, app, lowering: Scan) -> gast.Name:
