@@ -1,7 +1,7 @@
 """Linear algebra, moments and elementwise functions on the GPU backend, in Numba's CUDA simulator: solve, inv,
 det and trace (one elimination kernel in the simulator), var and std, cumsum and cumprod, argmax and argmin,
-and the elementwise functions with device implementations agree with NumPy (float64, rtol 1e-12); a singular or non-finite matrix
-is the CPU backend's ``LinAlgError``."""
+and the elementwise functions with device implementations agree with NumPy (float64, rtol 1e-12); a singular
+or non-finite matrix is the CPU backend's ``LinAlgError``."""
 import numpy as np
 import pytest
 
