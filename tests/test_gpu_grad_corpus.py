@@ -5,7 +5,7 @@ the device; every other case is refused with a ``NumbaxDeviceError`` at the user
 result.
 
 ``SUPPORTED``: what the GPU lowering's first slice covered of reverse mode (70 of the corpus's 219 cases);
-``ADDED``: what the next slices cover (200 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
+``ADDED``: what the next slices cover (201 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
 there (the refusal test fails until it does).
 """
 import inspect
@@ -79,6 +79,7 @@ ADDED = frozenset({
 # transposes and new axes as views, solve/inv/det, var/std, the adjoints of max and min, more elementwise
 # functions): the whole corpus was run against the CPU backend by hand again
 ADDED |= frozenset({
+    "indexing.index_with_argmax",
     "arithmetic.broadcast_outer_reshape", "arithmetic.negation_and_abs", "arithmetic.transpose_property",
     "branches.boolean_operators_in_condition", "branches.not_condition", "calls.helper_returning_tuple",
     "calls.loss_with_dict_aux", "indexing.boolean_mask_constant", "indexing.boolean_mask_runtime",
