@@ -64,7 +64,7 @@ class Gathers(Indexing):
     def scatter(self, target: gast.Subscript, value: gast.expr, op: Optional[gast.operator],
                 accumulate: bool = False) -> List[gast.stmt]:
         """``target = value`` (``op`` None), ``target op= value``, or ``np.add.at`` (``accumulate``), where
-        ``target`` indexes an array the driver allocated by an array."""
+        ``target`` indexes by an array an array the driver may write (``writable``)."""
         array = target.value.id
         if not self.writable(array):
             raise self.refuse(f"`{_text(target)}`, a store into an array that is neither the driver's own nor an "

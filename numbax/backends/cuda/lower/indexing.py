@@ -198,7 +198,7 @@ class Indexing(LoweringState):
         call.args[0] = gast.parse(f"gr.host_shaped({shape})").body[0].value
 
     def store(self, stmt: gast.Assign) -> List[gast.stmt]:
-        """``out[idx] = value`` into an array the driver allocated (see the module docstring)."""
+        """``out[idx] = value`` into an array the driver may write (``writable``; see the module docstring)."""
         target = stmt.targets[0]
         array = target.value.id
         if not self.writable(array):
