@@ -240,8 +240,13 @@ class Jitted(_CDispatcher):
         """Run the GPU backend's specialization (compiled from host stand-ins of the device arrays)."""
         note_arrays_on_gpu()
         form = self._call_form(args, kwargs)
-        values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
-        return self._specialization(values, stand_ins, treedef, statics, form + _ON_GPU)(leaves)
+        values, on_device, stand_ins = self._placed_on_gpu(values, leaves)
+        compiled = self._specialization(values, stand_ins, treedef, statics, form + _ON_GPU)
+        written = getattr(compiled.function, "written", {})
+        placement.check_writes(leaves, written)
+        out = compiled(on_device)
+        placement.write_back(leaves, on_device, written)  # host arguments written, as the CPU backend writes them
+        return out
 
     def _specialization(self, values, leaves, treedef, statics, form: tuple) -> Compiled:
         """The compiled specialization for arguments of these leaves' kinds (compiled now if new)."""

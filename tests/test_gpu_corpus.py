@@ -94,8 +94,23 @@ ADDED = frozenset({
     "basics.imported_names", "basics.norms", "basics.row_norms", "basics.normalize_in_loop",
     "control_flow.power_iteration", "calls.helper_early_return_array", "calls.static_flag_default",
 })
+# compiled since (issue 15: gathers, boolean masks and their scatters, stores into arguments, list tapes,
+# transposes and new axes as views, solve/inv/det, var/std, the adjoints of max and min, more elementwise
+# functions, cumsum and cumprod): the whole corpus was run against the CPU backend by hand again
+ADDED |= frozenset({
+    "basics.cumulative_axes", "basics.float32_axis_reductions", "basics.running_total",
+    "basics.running_total_strided_view",
+    "basics.alias_aug_assign", "basics.array_from_scalars", "basics.bool_ops", "basics.boolean_mask_assign",
+    "basics.dot_vectors", "basics.ellipsis_and_newaxis", "basics.fancy_index", "basics.int_slice_fill",
+    "basics.linalg_solve", "basics.logsumexp_rows", "basics.methods_chain", "basics.module_constants_misc",
+    "basics.newaxis_broadcast", "basics.outer_product", "basics.param_in_place", "basics.row_and_column_assign",
+    "basics.scalar_read_then_write", "basics.slice_zero", "basics.standardize_columns", "calls.helper_mutates",
+    "calls.helper_returning_tuple", "control_flow.bubble_sort", "control_flow.clamp_in_place",
+    "control_flow.for_else_no_break", "pytrees.no_return_mutates"
+})
 SAMPLE = frozenset({"basics.reshape_flatten", "basics.identity_shift", "control_flow.array_swap_loop",
-                    "control_flow.aug_assign_subscripts", "control_flow.matmul_loops", "basics.row_norms"})
+                    "control_flow.aug_assign_subscripts", "control_flow.matmul_loops", "basics.row_norms",
+                    "basics.fancy_index", "basics.slice_zero"})
 
 
 def _jit(case, backend):

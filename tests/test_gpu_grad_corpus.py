@@ -5,7 +5,7 @@ the device; every other case is refused with a ``NumbaxDeviceError`` at the user
 result.
 
 ``SUPPORTED``: what the GPU lowering's first slice covered of reverse mode (70 of the corpus's 219 cases);
-``ADDED``: what the next covers (135 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
+``ADDED``: what the next slices cover (201 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
 there (the refusal test fails until it does).
 """
 import inspect
@@ -75,8 +75,36 @@ ADDED = frozenset({
     "while_loops.halving_steps", "while_loops.kepler", "while_loops.newton_sqrt", "while_loops.tolerance_and_cap",
     "while_loops.tolerance_and_cap_capped", "while_loops.while_true_break",
 })
+# compiled since (issue 15: gathers, boolean masks and their scatters, stores into arguments, list tapes,
+# transposes and new axes as views, solve/inv/det, var/std, the adjoints of max and min, more elementwise
+# functions): the whole corpus was run against the CPU backend by hand again
+ADDED |= frozenset({
+    "indexing.index_with_argmax",
+    "arithmetic.broadcast_outer_reshape", "arithmetic.negation_and_abs", "arithmetic.transpose_property",
+    "branches.boolean_operators_in_condition", "branches.not_condition", "calls.helper_returning_tuple",
+    "calls.loss_with_dict_aux", "indexing.boolean_mask_constant", "indexing.boolean_mask_runtime",
+    "indexing.ellipsis_index", "indexing.gather_rows", "indexing.integer_array_index",
+    "indexing.integer_array_pairs", "indexing.mixed_basic_and_fancy", "indexing.newaxis_outer",
+    "indexing.none_index", "inplace.column_accumulate", "inplace.cumulative_product_inplace", "inplace.differences",
+    "inplace.fill_from_reductions", "inplace.normalize_rows_inplace", "inplace.overwrite_in_loop",
+    "inplace.relu_by_mask_assignment", "inplace.row_update_on_input_copy", "inplace.scatter_add",
+    "inplace.setitem_in_loop", "inplace.slice_assignment", "inplace.thomas_solve", "linalg.dot_of_vectors",
+    "linalg.gaussian_log_likelihood", "linalg.gram_trace", "linalg.log_abs_det", "linalg.matvec_energy",
+    "linalg.normalize_vector", "linalg.norms", "linalg.quadratic_form", "linalg.reshape_then_matmul",
+    "linalg.ridge_regression_loss", "linalg.slogdet_logabs", "linalg.solve_matrix", "linalg.solve_vector",
+    "linalg.trace_of_inverse", "loops.huber_loop", "loops.loop_with_reduction_inside", "loops.rnn",
+    "numpy_functions.abs_times_sign", "numpy_functions.angle_and_radius", "numpy_functions.exponentials",
+    "numpy_functions.gaussian_cdf", "numpy_functions.log_softmax_entry", "numpy_functions.logistic_loss",
+    "numpy_functions.sinc_and_fmax", "numpy_functions.smooth_max", "numpy_functions.softplus",
+    "reductions.amax_amin_keepdims", "reductions.logsumexp_rows", "reductions.max_minus_min",
+    "reductions.negative_axis_reductions", "reductions.reduction_of_broadcast", "reductions.sample_std",
+    "reductions.softmax_cross_entropy", "reductions.sum_over_axis", "reductions.variance_and_std",
+    "reductions.weighted_average", "while_loops.newton_sqrt_array"
+})
 SAMPLE = frozenset({"arithmetic.broadcast_row", "reductions.means", "indexing.slices", "loops.euler_decay",
-                    "while_loops.newton_sqrt", "inplace.copy_then_modify", "pytrees.mlp_loss"})
+                    "while_loops.newton_sqrt", "inplace.copy_then_modify", "pytrees.mlp_loss",
+                    "indexing.integer_array_pairs", "inplace.overwrite_in_loop", "numpy_functions.log_softmax_entry",
+                    "linalg.normalize_vector"})
 
 
 def _grad(case, backend):

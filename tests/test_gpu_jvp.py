@@ -25,7 +25,8 @@ from test_jvp import jax  # noqa: E402  (float0)
 
 HERE = os.path.abspath(__file__)
 CORPUS = {case.id: case for case in test_jvp.CASES}
-SAMPLE = ("while_loops.counted_while", "linalg.quadratic_form", "reductions.sum_keepdims_normalize")
+SAMPLE = ("while_loops.counted_while", "linalg.quadratic_form", "reductions.sum_keepdims_normalize",
+          "indexing.boolean_mask_runtime")
 
 
 def _on_host(out):
@@ -99,10 +100,30 @@ def gathers(x, j):
     return np.sin(x[j]) * 2.0
 
 
+def test_gathers_have_their_tangents_on_the_gpu(gpu):
+    j = np.array([0, 2, 0])
+    expected = numbax.jvp(gathers, (W, j), (T, np.zeros(3, jax.dtypes.float0)), backend="python")
+    _agree(_on_host(numbax.jvp(gathers, (W, j), (T, np.zeros(3, jax.dtypes.float0)), backend="gpu")), expected)
+
+
 def test_what_the_gpu_lowering_does_not_cover_is_refused_at_the_users_line(gpu):
-    j = np.array([0, 2])
+    j = np.array([[0, 2]])
     with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
-        numbax.jvp(gathers, (W, j), (T, np.zeros(2, jax.dtypes.float0)), backend="gpu")
+        numbax.jvp(gathers, (W, j), (T, np.zeros((1, 2), jax.dtypes.float0)), backend="gpu")
     lines, first = inspect.getsourcelines(gathers)
     assert info.value.origin.filename == HERE and info.value.origin.lineno == first + 1
-    assert "only integers and slices of integers" in info.value.message and "CPU backend" in info.value.hint
+    assert "by other than 1-d integer arrays" in info.value.message and "CPU backend" in info.value.hint
+
+
+def writes(x):
+    x[0] = 0.5
+    return x * x
+
+
+def test_writing_into_a_host_argument_under_jvp_is_refused_at_the_users_line(gpu):
+    x = W.copy()
+    with pytest.raises(numbax.NumbaxDeviceError, match="writing into a host argument's array") as info:
+        numbax.jvp(writes, (x,), (T,), backend="gpu")
+    lines, first = inspect.getsourcelines(writes)
+    assert info.value.origin.filename == HERE and info.value.origin.lineno == first + 1
+    np.testing.assert_array_equal(x, W)

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
+from numbax import runtime as rt
 from numbax.primitives.registry import define, method_key
 
 
@@ -39,6 +40,31 @@ class Reduction:
     op: str
     mean: bool = False
     norm: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Moment:
+    """``np.var`` (``root`` False) or ``np.std`` (True) over all elements or over ``axis`` (``ddof``,
+    ``keepdims``): the sum of the squared deviations from the mean, divided by the count less ``ddof`` (and its
+    square root), as reductions and elementwise kernels."""
+
+    root: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Scan:
+    """``np.cumsum`` (``op`` ``"sum"``) or ``np.cumprod`` (``"prod"``) of a 1-d or 2-d array, over ``axis`` or
+    flattened: one thread per lane, in order (``gr.scan``)."""
+
+    op: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgExtreme:
+    """``np.argmax`` (``op`` ``"max"``) or ``np.argmin`` (``"min"``) of a whole array: its extreme by the block
+    reduction, then the first position holding it (a NaN's, where the extreme is NaN) by ``gr.first_index``."""
+
+    op: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +106,17 @@ class _Matmul:
 MATMUL = _Matmul()
 
 
+@dataclasses.dataclass(frozen=True)
+class Linalg:
+    """A function of real matrices that ``gr.<helper>`` computes: ``solve`` (of a matrix and a vector or a
+    matrix; cuSOLVER through CuPy, else a one-thread kernel), ``inverse``, ``determinant`` (a number on the
+    host: ``result`` ``det``, ``sign`` or ``logabs`` of ``slogdet``), or ``trace`` (the sum of the diagonal,
+    a view)."""
+
+    helper: str
+    result: str = ""
+
+
 def _unary(template: str, *keys) -> None:
     define(*keys, cuda=Elementwise(template, 1))
 
@@ -101,9 +138,14 @@ _unary("abs({0})", np.abs, np.absolute, abs, math.fabs, np.fabs)
 _binary("gr.maximum({0}, {1})", np.maximum)
 _binary("gr.minimum({0}, {1})", np.minimum)
 _unary("({0} * {0})", np.square)
+_unary("(not {0})", np.logical_not)
+_binary("(bool({0}) and bool({1}))", np.logical_and)
+_binary("(bool({0}) or bool({1}))", np.logical_or)
+_binary("(bool({0}) != bool({1}))", np.logical_xor)
 define(np.where, cuda=Elementwise("({1} if {0} else {2})", 3))
 define(np.clip, method_key("clip"), cuda=Elementwise("gr.minimum(gr.maximum({0}, {1}), {2})", 3))
 _unary("float({0})", builtins.float)
+_unary("bool({0})", np.bool_)
 _unary("{0}", np.copy, method_key("copy"))
 for _type in (np.float32, np.float64, np.int32, np.int64):
     _unary(f"np.{_type.__name__}({{0}})", _type)
@@ -118,7 +160,36 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
-define(gast.MatMult, np.matmul, cuda=MATMUL)
+define(np.argmax, method_key("argmax"), cuda=ArgExtreme("max"))
+define(np.argmin, method_key("argmin"), cuda=ArgExtreme("min"))
+define(np.cumsum, method_key("cumsum"), cuda=Scan("sum"))
+define(np.cumprod, method_key("cumprod"), cuda=Scan("prod"))
+define(np.var, method_key("var"), cuda=Moment(root=False))
+define(np.std, method_key("std"), cuda=Moment(root=True))
+define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul
+define(rt.matmul, rt.dot, cuda=MATMUL)
+define(np.linalg.solve, rt.solve, cuda=Linalg("solve"))
+define(np.linalg.inv, rt.inv, cuda=Linalg("inverse"))
+define(np.linalg.det, rt.det, cuda=Linalg("determinant", "det"))
+define(rt.slogdet_sign, cuda=Linalg("determinant", "sign"))
+define(rt.slogdet_logabs, cuda=Linalg("determinant", "logabs"))
+define(np.trace, method_key("trace"), rt.trace, cuda=Linalg("trace"))
+_unary("gr.abs_slope({0})", rt.abs_slope)
+_unary("gr.sign({0})", np.sign)
+_unary("math.isnan({0})", np.isnan)
+_unary("math.isinf({0})", np.isinf)
+_unary("math.isfinite({0})", np.isfinite)
+_unary("gr.sinc({0})", np.sinc)
+_unary("gr.dsinc({0})", rt.dsinc)
+_unary("math.exp2({0})", np.exp2)
+_unary("math.erf({0})", rt.erf)
+_unary("gr.expit({0})", rt.expit)
+_binary("gr.logaddexp({0}, {1})", np.logaddexp)
+_binary("gr.logaddexp2({0}, {1})", np.logaddexp2)
+_binary("gr.fmax({0}, {1})", np.fmax)
+_binary("gr.fmin({0}, {1})", np.fmin)
+_binary("math.hypot({0}, {1})", np.hypot)
+_binary("math.atan2({0}, {1})", np.arctan2)
 
 # numbax.random's kernels by their ``rt.`` names (``numbax.random.lowering.attach`` puts these in their entries,
 # where the kernels are imported); the samplers missing here are refused in one example's body

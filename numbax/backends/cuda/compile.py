@@ -16,11 +16,14 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], **options
     specialization's constants (copied to the device here), giving device arrays: JAX gives a number
     computed on a device as a 0-d device array, and so does this."""
     cuda()
-    driver = getattr(module_for(source, name, cache_dir, variant="numba-cuda"), name)
+    module = module_for(source, name, cache_dir, variant="numba-cuda")
+    driver, written = getattr(module, name), getattr(module, "WRITTEN", {})
 
     def run(*args: Any) -> Any:
         with np.errstate(all="ignore"):  # the driver's numbers: inf and nan without warnings, as compiled code
             return _on_device(driver(*placement.to_gpu(list(args))))
+
+    run.written = written  # the arguments the driver writes (``placement.write_back``)
 
     run.__name__ = name
     return run

@@ -4,16 +4,17 @@ A call whose arguments hold device arrays (``numba.cuda`` arrays, or anything wi
 ``__cuda_array_interface__``: CuPy, PyTorch CUDA tensors) runs on the GPU backend; so does every call of a
 function jitted with ``backend="gpu"``, its host arrays copied to the GPU first. Host arrays and device arrays
 in one call, or arrays of two GPUs, are refused with the arguments named: numbax never copies behind the
-user's back.
+user's back. A host argument whose array the function writes, as the CPU backend writes it in place, gets its
+device copy's values after a jitted call (``write_back``); under other transformations that is refused.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from numbax.backends.cuda.availability import cuda
-from numbax.errors import NumbaxDeviceError
+from numbax.errors import NumbaxDeviceError, origin_at
 
 
 # what most leaves of a call are, never on a GPU: answered without looking for an attribute (every call of a
@@ -94,3 +95,31 @@ def stand_in(leaf: Any) -> Any:
 def on_host(value: Any) -> Optional[Any]:
     """A device array copied back to a NumPy array; anything else as it is."""
     return value.copy_to_host() if is_device_array(value) and hasattr(value, "copy_to_host") else value
+
+
+def write_back(host: List[Any], device: List[Any], written: Dict[int, str]) -> None:
+    """After a call of the GPU backend's driver that writes the arrays of the leaves at ``written`` (their
+    positions, each with the user's line of its first write): each host array among them gets its device copy's
+    values, as the CPU backend writes host arguments in place."""
+    for k in written:
+        if isinstance(host[k], np.ndarray) and device[k] is not host[k]:
+            host[k][...] = device[k].copy_to_host()
+
+
+def check_writes(host: List[Any], written: Dict[int, str], copied_back: bool = True) -> None:
+    """Before such a call: refuse a host array written that shares memory with another leaf (the CPU backend
+    writes the memory both read; their device copies are apart), or any host array written where the
+    transformation does not copy it back (``copied_back`` False: ``grad``, ``jvp``)."""
+    for k, where in written.items():
+        if not isinstance(host[k], np.ndarray):
+            continue
+        if not copied_back:
+            raise NumbaxDeviceError("writing into a host argument's array under a transformation other than jit "
+                                    "is not supported by the GPU backend yet", origin_at(where),
+                                    hint="write into a copy (y = x.copy()), or put the argument on the GPU first "
+                                         "(numbax.device_put).")
+        for j, other in enumerate(host):
+            if j != k and isinstance(other, np.ndarray) and np.shares_memory(host[k], other):
+                raise NumbaxDeviceError("writing into an argument that shares memory with another argument is not "
+                                        "supported by the GPU backend yet", origin_at(where),
+                                        hint="pass a copy of one of them (x.copy()), or run it on the CPU backend.")

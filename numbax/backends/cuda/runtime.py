@@ -12,13 +12,14 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from numbax.backends.cuda.availability import cuda as _cuda_module, simulated
-from numbax.errors import NumbaxDeviceError, NumbaxShapeError, origin_at
+from numbax.errors import NumbaxDeviceError, NumbaxIndexError, NumbaxShapeError, origin_at
 
 cuda = _cuda_module()
 # Threads per block: a power of two (the block reductions halve it). The simulator runs each thread as a Python
 # thread, so it gets few.
 THREADS = 8 if simulated() else 256
 MAX_BLOCKS = 4 if simulated() else 4096
+_CPU = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 
 
 @cuda.jit(device=True)
@@ -37,6 +38,83 @@ def minimum(a, b):
 def square(a):
     """``a * a``: a norm's element, its operand's expression evaluated once."""
     return a * a
+
+
+@cuda.jit(device=True)
+def abs_slope(a):
+    """``rt.abs_slope`` of a real number (the derivative of ``abs``): 1 at 0 and above, -1 below, NaN at NaN."""
+    if a != a:
+        return a
+    return 1.0 if a >= 0 else -1.0
+
+
+@cuda.jit(device=True)
+def sign(a):
+    """``np.sign`` of a number: -1, 0 or 1 (0 at -0.0, as NumPy's), NaN at NaN."""
+    if a != a:
+        return a
+    return 1 if a > 0 else -1 if a < 0 else 0
+
+
+@cuda.jit(device=True)
+def sinc(a):
+    """``np.sinc``: ``sin(pi a) / (pi a)``, 1 at 0."""
+    if a == 0:
+        return 1.0
+    y = math.pi * a
+    return math.sin(y) / y
+
+
+@cuda.jit(device=True)
+def dsinc(a):
+    """``rt.dsinc``, the derivative of ``np.sinc``: ``(cos(pi a) - sinc(a)) / a``, 0 at 0."""
+    if a == 0:
+        return 0.0
+    return (math.cos(math.pi * a) - sinc(a)) / a
+
+
+@cuda.jit(device=True)
+def expit(a):
+    """``scipy.special.expit``: ``1 / (1 + exp(-a))``."""
+    return 1.0 / (1.0 + math.exp(-a))
+
+
+@cuda.jit(device=True)
+def logaddexp(a, b):
+    """``np.logaddexp``: ``log(exp(a) + exp(b))`` without overflow, as NumPy computes it."""
+    if a == b:
+        return a + math.log(2.0)
+    d = a - b
+    if d > 0:
+        return a + math.log1p(math.exp(-d))
+    if d <= 0:
+        return b + math.log1p(math.exp(d))
+    return d
+
+
+@cuda.jit(device=True)
+def logaddexp2(a, b):
+    """``np.logaddexp2``: ``log2(2**a + 2**b)`` without overflow, as NumPy computes it."""
+    if a == b:
+        return a + 1.0
+    d = a - b
+    if d > 0:
+        return a + math.log1p(2.0 ** -d) / math.log(2.0)
+    if d <= 0:
+        return b + math.log1p(2.0 ** d) / math.log(2.0)
+    return d
+
+
+@cuda.jit(device=True)
+def fmax(a, b):
+    """``np.fmax`` of two numbers: the larger, the other where one is NaN."""
+    return b if a != a or a < b else a
+
+
+@cuda.jit(device=True)
+def fmin(a, b):
+    """``np.fmin`` of two numbers: the smaller, the other where one is NaN."""
+    return b if a != a or a > b else a
 
 
 def grid(n: int) -> Tuple[int, int]:
@@ -159,6 +237,65 @@ def finish_min(out, partial, count):
         out[o] = acc
 
 
+def transpose(a: Any, axes: Sequence[int]) -> Any:
+    """``np.transpose(a, axes)`` of a device array: a view, as NumPy's (numba.cuda's own ``.T`` copies, and 2-d
+    arrays only): the same memory, the shape and strides permuted."""
+    if simulated():  # the simulator's device arrays wrap NumPy arrays
+        return a.transpose(axes)
+    return type(a)(tuple(a.shape[k] for k in axes), tuple(a.strides[k] for k in axes), a.dtype, stream=a.stream,
+                   gpu_data=a.gpu_data)
+
+
+def expand(a: Any, positions: Sequence[int]) -> Any:
+    """``a`` with an axis of extent 1 at each of ``positions`` (of the result, in order), as ``a[:, None]``
+    gives in NumPy: a view of the same memory, whatever ``a``'s strides."""
+    if simulated():  # the simulator's device arrays wrap NumPy arrays
+        return a[tuple(None if k in positions else slice(None) for k in range(a.ndim + len(positions)))]
+    shape, strides = list(a.shape), list(a.strides)
+    for k in positions:
+        shape.insert(k, 1)
+        strides.insert(k, a.dtype.itemsize)
+    return type(a)(tuple(shape), tuple(strides), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
+
+
+def scan(a: Any, axis: Any, dtype, rows, where: str) -> Any:
+    """``np.cumsum`` or ``np.cumprod`` (``rows``: ``sum_rows`` or ``prod_rows``) of a 1-d or 2-d device array
+    over ``axis``, or flattened in C order where ``axis`` is None (of a C-contiguous array: a strided view of
+    two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates."""
+    if axis is None and a.ndim > 1:
+        if not a.is_c_contiguous():
+            raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
+                                    "is not supported by the GPU backend yet", origin_at(where),
+                                    hint="flatten np.ascontiguousarray(x) instead.")
+        a = a.reshape(a.size)
+    out = cuda.device_array(a.shape, dtype=dtype)
+    if a.ndim == 1:
+        lanes, into = expand(a, (0,)), expand(out, (0,))
+    else:
+        lanes, into = (a, out) if axis == 1 else (transpose(a, (1, 0)), transpose(out, (1, 0)))
+    if out.size:
+        rows[grid(into.shape[0])](into, lanes)
+    return out
+
+
+@cuda.jit
+def sum_rows(out, a):
+    """Each row of ``out``: the running sums of ``a``'s, in order, in ``out``'s dtype."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[r, 0] = a[r, 0]
+        for k in range(1, out.shape[1]):
+            out[r, k] = out[r, k - 1] + a[r, k]
+
+
+@cuda.jit
+def prod_rows(out, a):
+    """Each row of ``out``: the running products of ``a``'s, in order, in ``out``'s dtype."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[r, 0] = a[r, 0]
+        for k in range(1, out.shape[1]):
+            out[r, k] = out[r, k - 1] * a[r, k]
+
+
 def reshape(a: Any, shape: Any, where: str) -> Any:
     """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
     ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another
@@ -237,6 +374,144 @@ def matmul(a: Any, b: Any) -> Any:
     return out.reshape(shape)
 
 
+def solve(a: Any, b: Any, where: str) -> Any:
+    """``np.linalg.solve(a, b)`` of device arrays (``a`` square, ``b`` a vector or a matrix of as many rows):
+    cuSOLVER through CuPy where CuPy is installed, else ``_eliminate`` (Gaussian elimination with partial
+    pivoting, as LAPACK's ``gesv``) and ``_back_substitute``; the CPU backend's ``LinAlgError`` where ``a`` is
+    not square or ``b`` has other rows, an operand is not finite or a pivot is zero (CuPy's non-finite solution
+    of finite operands: it does not raise)."""
+    dtype = _solve_dtype(a, b)
+    if b.shape[0] != a.shape[0]:
+        raise np.linalg.LinAlgError("Incompatible array sizes, system is not dimensionally valid.")
+    _check_square(a)
+    cupy = _cupy()
+    if cupy is not None:
+        a_, b_ = cupy.asarray(a).astype(dtype), cupy.asarray(b).astype(dtype)
+        if not (bool(cupy.isfinite(a_).all()) and bool(cupy.isfinite(b_).all())):
+            raise np.linalg.LinAlgError(_NOT_FINITE)
+        x = cupy.linalg.solve(a_, b_)
+        if not bool(cupy.isfinite(x).all()):
+            raise np.linalg.LinAlgError(_SINGULAR)
+        return cuda.as_cuda_array(x)
+    n = a.shape[0]
+    x = cuda.device_array((n, b.shape[1] if b.ndim == 2 else 1), dtype=dtype)
+    if x.size:
+        _copy_2d[grid(x.size)](x, b if b.ndim == 2 else expand(b, (1,)))
+    lu, state = _factored(a, x, dtype)
+    if state[0] or state[1]:
+        raise np.linalg.LinAlgError(_NOT_FINITE if state[0] else _SINGULAR)
+    if n:
+        _back_substitute[1, 1](lu, x)
+    return x if b.ndim == 2 else x.reshape(n)
+
+
+def inverse(a: Any, where: str) -> Any:
+    """``np.linalg.inv(a)`` of a device array: ``a`` solved against the identity."""
+    return solve(a, cuda.to_device(np.eye(a.shape[0], dtype=_solve_dtype(a, a))), where)
+
+
+def determinant(a: Any, result: str) -> Any:
+    """``np.linalg.det(a)`` (``result`` ``"det"``), or the sign or the log of the magnitude of ``slogdet``'s
+    (``"sign"``, ``"logabs"``), from ``_eliminate``'s factors, as the CPU backend computes them (the sign of
+    the permutation and of each pivot, the sum of their logarithms; 0 and -inf where a pivot is zero)."""
+    dtype = _solve_dtype(a, a)
+    _check_square(a)
+    lu, state = _factored(a, cuda.device_array((a.shape[0], 0), dtype=dtype), dtype)
+    if state[0]:
+        raise np.linalg.LinAlgError(_NOT_FINITE)
+    sign, logabs = dtype.type(-1 if state[2] % 2 else 1), dtype.type(0)
+    if state[1]:
+        sign, logabs = dtype.type(0), dtype.type(-np.inf)
+    else:
+        for v in np.diagonal(lu.copy_to_host()):
+            sign, logabs = (-sign, logabs + np.log(-v)) if v < 0 else (sign, logabs + np.log(v))
+    return {"det": sign * np.exp(logabs), "sign": sign, "logabs": logabs}[result]
+
+
+def diagonal(a: Any) -> Any:
+    """``np.diagonal(a)`` of a 2-d device array: a view of the same memory."""
+    if simulated():  # the simulator's device arrays wrap NumPy arrays
+        return type(a)(np.diagonal(a._ary))
+    return type(a)((min(a.shape),), (a.strides[0] + a.strides[1],), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
+
+
+_NOT_FINITE = "Array must not contain infs or NaNs."
+_SINGULAR = "Matrix is singular to machine precision."
+
+
+def _check_square(a: Any) -> None:
+    if a.shape[0] != a.shape[1]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square.")
+
+
+def _solve_dtype(a: Any, b: Any) -> np.dtype:
+    dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _factored(a: Any, x: Any, dtype) -> Tuple[Any, np.ndarray]:
+    """``a`` (square) copied and factored by ``_eliminate``, which applies its row operations to ``x`` too; its
+    state: whether ``a`` or ``x`` holds a value that is not finite, whether a pivot is zero, the row swaps."""
+    n = a.shape[0]
+    lu = cuda.device_array((n, n), dtype=dtype)
+    if lu.size:
+        _copy_2d[grid(lu.size)](lu, a)
+    state = cuda.to_device(np.zeros(3, np.int64))
+    if n:
+        _eliminate[1, 1](lu, x, state)
+    return lu, state.copy_to_host()
+
+
+@cuda.jit
+def _eliminate(lu, x, state):
+    """One thread factors ``lu`` in place (elimination with partial pivoting: the first row of the largest
+    magnitude, as LAPACK's ``getrf``), applying the row operations to ``x``; ``state``: 1 where an element of
+    ``lu`` or ``x`` is not finite (nothing factored then), 1 where a pivot is zero (its column skipped, as
+    ``getrf`` does), the number of row swaps."""
+    n = lu.shape[0]
+    for r in range(n):
+        for k in range(n):
+            if not math.isfinite(lu[r, k]):
+                state[0] = 1
+        for j in range(x.shape[1]):
+            if not math.isfinite(x[r, j]):
+                state[0] = 1
+    if state[0]:
+        return
+    for c in range(n):
+        p = c
+        for r in range(c + 1, n):
+            if abs(lu[r, c]) > abs(lu[p, c]):
+                p = r
+        if lu[p, c] == 0:
+            state[1] = 1
+            continue
+        if p != c:
+            state[2] += 1
+            for k in range(n):
+                lu[c, k], lu[p, k] = lu[p, k], lu[c, k]
+            for j in range(x.shape[1]):
+                x[c, j], x[p, j] = x[p, j], x[c, j]
+        for r in range(c + 1, n):
+            f = lu[r, c] / lu[c, c]
+            for k in range(c + 1, n):
+                lu[r, k] -= f * lu[c, k]
+            for j in range(x.shape[1]):
+                x[r, j] -= f * x[c, j]
+
+
+@cuda.jit
+def _back_substitute(lu, x):
+    """One thread solves the upper triangle of ``lu`` against each column of ``x``, in place."""
+    n = lu.shape[0]
+    for j in range(x.shape[1]):
+        for r in range(n - 1, -1, -1):
+            s = x[r, j]
+            for k in range(r + 1, n):
+                s -= lu[r, k] * x[k, j]
+            x[r, j] = s / lu[r, r]
+
+
 def _cupy():
     try:
         import cupy
@@ -255,3 +530,107 @@ def _matmul_kernel(out, a, b):
         for k in range(1, a.shape[1]):
             acc += a[row, k] * b[k, col]
         out[row, col] = acc
+
+
+def gather(x: Any, first: int, indices: Sequence[Any], kernel, where: str) -> Any:
+    """``x[..., idx0, idx1, ...]`` of a device array: integer index arrays of one length (or a boolean mask's
+    positions) at axes ``first``, ``first + 1``, ..., full slices elsewhere; the new axis where they stood, as in
+    NumPy. ``kernel`` (generated) writes each element of the result; the indices are checked first."""
+    indices = _index_arrays(x, first, indices, where)
+    shape = tuple(x.shape[:first]) + (indices[0].shape[0],) + tuple(x.shape[first + len(indices):])
+    out = cuda.device_array(shape, dtype=x.dtype)
+    if out.size:
+        kernel[grid(out.size)](out, x, *indices)
+    return out
+
+
+def scatter(out: Any, first: int, indices: Sequence[Any], kernel, values: Any, where: str, unique: bool) -> None:
+    """``out[..., idx0, ...] = values`` (or ``op=``, or reverse mode's ``np.add.at``) into a device array, with
+    ``gather``'s indices: ``kernel`` (generated) writes each element ``values`` (an array of the indexed part's
+    shape, or a number) gives. Where ``unique``, repeated positions are refused: NumPy's store keeps the last
+    value written there, and threads write in no order."""
+    indices = _index_arrays(out, first, indices, where)
+    shape = tuple(out.shape[:first]) + (indices[0].shape[0],) + tuple(out.shape[first + len(indices):])
+    if np.ndim(values) and tuple(values.shape) != shape:
+        raise NumbaxDeviceError(f"an array of shape {tuple(values.shape)} stored into an indexed part of shape "
+                                f"{shape} is not supported by the GPU backend yet", origin_at(where), hint=_CPU)
+    if unique and indices[0].shape[0] > 1 and not _positions_unique(out, first, indices):
+        raise NumbaxDeviceError("a store at repeated positions of an integer-array index is not supported by the "
+                                "GPU backend yet", origin_at(where), hint=_CPU)
+    size = math.prod(shape)
+    if size:
+        kernel[grid(size)](out, shape, size, values, *indices)
+
+
+def _index_arrays(x: Any, first: int, indices: Sequence[Any], where: str) -> Tuple[Any, ...]:
+    """The integer index arrays of an advanced index at axis ``first``: as given (1-d, of one length), or a
+    boolean mask's positions (``np.nonzero``); NumPy's ``IndexError`` where they do not index ``x``."""
+    if len(indices) == 1 and np.dtype(indices[0].dtype) == np.bool_:
+        mask = indices[0]
+        for axis, (m, n) in enumerate(zip(mask.shape, x.shape[first:])):
+            if m != n:
+                raise NumbaxIndexError("boolean index did not match indexed array along axis {}; size of axis is "
+                                       "{} but size of corresponding boolean axis is {}", where, first + axis, n, m)
+        indices = _nonzero(mask)
+    lengths = [i.shape[0] for i in indices]
+    if len(set(lengths)) > 1:
+        raise NumbaxIndexError("shape mismatch: indexing arrays could not be broadcast together with shapes {}",
+                               where, " ".join(f"({n},)" for n in lengths))
+    bad = cuda.to_device(np.array([lengths[0]], np.int64))
+    for axis, index in enumerate(indices):
+        if lengths[0]:
+            _first_out_of_bounds[grid(lengths[0])](bad, index, x.shape[first + axis])
+        position = int(bad.copy_to_host()[0])
+        if position < lengths[0]:
+            raise NumbaxIndexError("index {} is out of bounds for axis {} with size {}", where,
+                                   int(index[position:position + 1].copy_to_host()[0]), first + axis,
+                                   x.shape[first + axis])
+    return tuple(indices)
+
+
+def _nonzero(mask: Any) -> Tuple[Any, ...]:
+    """``np.nonzero`` of a device array: by CuPy where it is installed, else on the host (copied both ways)."""
+    cupy = _cupy()
+    if cupy is not None:
+        return tuple(cuda.as_cuda_array(p) for p in cupy.nonzero(cupy.asarray(mask)))
+    return tuple(cuda.to_device(np.ascontiguousarray(p)) for p in np.nonzero(mask.copy_to_host()))
+
+
+def _positions_unique(x: Any, first: int, indices: Sequence[Any]) -> bool:
+    """Whether integer index arrays (in bounds) name each position of ``x``'s indexed axes once (checked on the
+    host)."""
+    extents = tuple(x.shape[first:first + len(indices)])
+    host = [np.asarray(i.copy_to_host(), np.int64) % n for i, n in zip(indices, extents)]
+    flat = np.ravel_multi_index(host, extents)
+    return np.unique(flat).size == flat.size
+
+
+def first_index(a: Any, extreme: Any, where: str) -> np.int64:
+    """The first flat position (C order) of ``a`` holding ``extreme``, or a NaN where ``extreme`` is NaN: what
+    ``np.argmax`` and ``np.argmin`` give, ``extreme`` being the maximum or minimum (a strided view of two
+    dimensions or more is refused: its flat positions are no view's)."""
+    if a.ndim > 1:
+        if not a.is_c_contiguous():
+            raise NumbaxDeviceError("np.argmax or np.argmin of a strided view of two dimensions or more is not "
+                                    "supported by the GPU backend yet", origin_at(where),
+                                    hint="take it of np.ascontiguousarray(x) instead.")
+        a = a.reshape(a.size)
+    best = cuda.to_device(np.array([a.size], np.int64))
+    _first_holding[grid(a.size)](best, a, extreme)
+    return np.int64(best.copy_to_host()[0])
+
+
+@cuda.jit
+def _first_holding(best, a, extreme):
+    """The smallest position of ``a`` holding ``extreme`` (a NaN where it is NaN), by ``atomic.min``."""
+    for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
+        if a[i] == extreme or extreme != extreme and a[i] != a[i]:
+            cuda.atomic.min(best, 0, i)
+
+
+@cuda.jit
+def _first_out_of_bounds(bad, index, n):
+    """The first position of ``index`` (its smallest, by ``atomic.min``) that does not index an extent ``n``."""
+    for i in range(cuda.grid(1), index.size, cuda.gridsize(1)):
+        if index[i] >= n or index[i] < -n:
+            cuda.atomic.min(bad, 0, i)

@@ -408,7 +408,7 @@ class _VJP(Differentiated):
         leaves, treedef = tree_util.tree_flatten(dynamic)
         from numbax.call_signature import leaf_key
 
-        stand_ins, form = leaves, ()
+        stand_ins, form, host = leaves, (), leaves  # host: the leaves before any are put on the GPU
         if self._runs_on_gpu(values, leaves, [("cotangent", c) for c in cotangent_leaves]):  # cotangents' data too
             values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
             cotangent_leaves, form = placement.to_gpu(list(cotangent_leaves)), _ON_GPU
@@ -420,6 +420,8 @@ class _VJP(Differentiated):
         out_tree = tree_util.tree_unflatten(compiled.treedef, [0] * compiled.treedef.num_leaves)[0]
         if len(cotangents) > 1 and len(tree_util.tree_leaves(out_tree)) == 1:
             cotangents = [cotangents]  # one result that is a list of arrays (np.split's): its cotangent a list
+        if form:  # on the GPU: a host argument the driver writes is refused (written on the device only)
+            placement.check_writes(host, getattr(compiled.function, "written", {}), copied_back=False)
         out, grads = compiled(list(leaves) + cotangents)
         return tuple(grads)
 

@@ -107,7 +107,7 @@ class Pushforward(Jitted):
         values = self._signature.bind(tuple(primals), {})
         statics, dynamic = self._signature.split(values)
         leaves, treedef = tree_util.tree_flatten(dynamic)
-        stand_ins, form = leaves, ()
+        stand_ins, form, host = leaves, (), leaves  # host: the leaves before any are put on the GPU
         if self._runs_on_gpu(values, leaves, [("tangents", t) for t in tangent_leaves]):  # tangents' data too
             values, leaves, stand_ins = self._placed_on_gpu(values, leaves)
             tangent_leaves, form = placement.to_gpu(list(tangent_leaves)), _ON_GPU
@@ -115,6 +115,8 @@ class Pushforward(Jitted):
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(key, values, stand_ins, treedef, statics, form)
+        if form:  # on the GPU: a host argument the driver writes is refused (written on the device only)
+            placement.check_writes(host, getattr(compiled.function, "written", {}), copied_back=False)
         out, tangents = compiled(list(leaves) + as_numbers(tangent_leaves))
         return out, tree_util.tree_map(_tangent_of, out, tangents)
 

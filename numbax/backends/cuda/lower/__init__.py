@@ -15,7 +15,7 @@ def legalize(module: gast.Module, avals: Dict[str, Any], constants: Dict[str, An
     """
     params = {name: probes.of_aval(aval) for name, aval in avals.items()}
     params.update({name: probes.of_value(value) for name, value in constants.items()})
-    return driver.transform(module, params), list(driver.IMPORTS)
+    return driver.transform(module, params, set(avals)), list(driver.IMPORTS)
 
 
 __all__ = ["legalize"]

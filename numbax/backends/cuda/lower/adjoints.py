@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from numbax.backends.cuda.lower import probes
-from numbax.backends.cuda.lower.indexing import Indexing
+from numbax.backends.cuda.lower.gathers import Gathers
 from numbax.backends.cuda.lower.kernels import unbroadcast_kernel, unreduce_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 
@@ -23,7 +23,7 @@ TAPES = {"rt.copy_of": "np.copy", "rt.unaliased": "np.copy", "rt.grow_rows": "gr
 SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 
 
-class Adjoints(Indexing):
+class Adjoints(Gathers):
     """Reverse mode's helpers in the driver (see the module docstring)."""
 
     def hoist(self, node: gast.expr) -> gast.expr:

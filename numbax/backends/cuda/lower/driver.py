@@ -10,7 +10,13 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
 - a reduction (``sum``, ``mean``, ``max``, ``min``; ``axis``, ``keepdims``) becomes a block-reduction kernel
   whose element is its operand's expression (fused too) and a launch through ``gr.reduce``, which runs the
   second pass; a reduction to a number gives a number on the host;
-- ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel);
+- ``a @ b`` of 1-d or 2-d arrays becomes ``gr.matmul`` (cuBLAS through CuPy, or a kernel); ``np.linalg.solve``,
+  ``inv`` and ``det`` ``gr``'s helpers (cuSOLVER through CuPy, or a one-thread elimination kernel);
+- indexing is ``indexing``'s (elements, views) and ``gathers``'s (integer arrays, masks: gather and scatter
+  kernels); reverse mode's helpers are ``adjoints``'s or rewritten into other operations (``rewrites``);
+- a store into an argument's array writes its device copy; ``WRITTEN`` (before the driver) names those
+  arguments, which the call writes back where they were host arrays (``placement.write_back``);
+- reverse mode's list tapes (``tape = []``, ``append``, ``pop``) are host lists of device arrays;
 - the loop ``vmap`` writes over examples (``anno.Key.PER_THREAD``) becomes one kernel, one example per thread
   (``threads``), drawing its ``numbax.random`` numbers itself (``keys``);
 - numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
@@ -23,33 +29,47 @@ from __future__ import annotations
 
 import builtins
 import copy
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Set
 
 import gast
 
 from numbax.ast_passes import anno
-from numbax.backends.cuda.lower import fusible, indexing, probes, threads
+from numbax.backends.cuda.lower import fusible, indexing, probes, tapes, threads
 from numbax.backends.cuda.lower.launches import Launches
-from numbax.backends.cuda.lower.state import name as _name, text as _text
+from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 
 IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
 # run-time checks of shapes and host numbers (each reads an array's shape only): they stay in the driver;
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
 _CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
-                     "check_matmul", "check_contraction", "assume_equal", "check_store", "check_key", "check_row"}) | \
+                     "check_matmul", "check_dot", "check_contraction", "assume_equal", "check_store", "check_key",
+                     "check_row"}) | \
     indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
 _CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
                        "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
-                       "rt.check_dot": "np.dot", "rt.check_extent": "indexing an array"}
+                       "rt.check_extent": "indexing an array"}
 
 
-def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
+class ListTape:
+    """The stand-in of reverse mode's list tape, ``tape = []``: the host list holds device arrays (or numbers)
+    of one dtype and rank, ``entry`` their stand-in (None before the first ``append``); ``copies``: whether
+    each entry is a copy made for the tape (``rt.copy_of``), which nothing else reads or writes."""
+
+    def __init__(self):
+        self.entry = None
+        self.copies = True
+
+
+def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] = frozenset()) -> gast.Module:
     """The module as kernels plus the driver; ``params`` maps each parameter of the main function to a
-    stand-in of its dtype and ndim (``probes``)."""
+    stand-in of its dtype and ndim (``probes``); ``arguments`` are those the user passes (the others are
+    constants). Where the driver writes arguments' arrays, ``WRITTEN`` comes before it: their positions, each
+    with the user's line of its first write (``placement.write_back`` writes them into host arguments)."""
     main = module.body[-1]
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
+    lowering.arguments = set(arguments)
     # what the code does before the user's first line (a transformation's checks) is refused there
     lowering.first_origin = next((anno.getanno(n, anno.Key.ORIGIN) for n in gast.walk(main)
                                   if anno.hasanno(n, anno.Key.ORIGIN)), None)
@@ -59,7 +79,8 @@ def transform(module: gast.Module, params: Dict[str, Any]) -> gast.Module:
         kernel = gast.parse(source).body[0] if isinstance(source, str) else source
         _tag(kernel, origin)
         kernels.append(kernel)
-    module.body = kernels + [main]
+    positions = {k: lowering.written[a.id] for k, a in enumerate(main.args.args) if a.id in lowering.written}
+    module.body = kernels + (_parse(f"WRITTEN = {positions!r}") if positions else []) + [main]  # main last
     return gast.fix_missing_locations(module)
 
 
@@ -99,6 +120,13 @@ class Lowering(Launches):
 
     def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
         """The driver's statements for one statement (see the module docstring)."""
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and isinstance(stmt.value, gast.List) and not stmt.value.elts:
+            self.env[stmt.targets[0].id] = ListTape()
+            return [stmt]
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and self.is_tape_call(stmt.value, "pop"):
+            return self.pop(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             return self.assign(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
@@ -115,6 +143,14 @@ class Lowering(Launches):
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) == "rt.save_row":
             return self.save_row(stmt)
+        if isinstance(stmt, gast.Expr) and self.is_tape_call(stmt.value, "append"):
+            return self.append(stmt.value)
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) == "rt.real_output" and not probes.is_array(self.probe(stmt.value.args[0])):
+            return [stmt]  # grad's check of its output's dtype, on a number of the host
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) == "rt.index_add":
+            return self.index_add(stmt.value)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
@@ -139,9 +175,51 @@ class Lowering(Launches):
         return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
             isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.func.attr in _CHECKS
 
+    def is_tape_call(self, node: gast.expr, method: str) -> bool:
+        """Whether ``node`` is ``tape.<method>(...)`` of a list tape of the driver (``ListTape``)."""
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr == method and isinstance(node.func.value, gast.Name) and \
+            isinstance(self.env.get(node.func.value.id), ListTape)
+
+    def append(self, call: gast.Call) -> List[gast.stmt]:
+        """``tape.append(value)``: reverse mode's list tape (a host list of device arrays and numbers) grows by
+        ``value``, whose dtype and rank every entry shares."""
+        tape = self.env[call.func.value.id]
+        if len(call.args) != 1 or call.keywords:
+            raise self.refuse(f"`{_text(call)}`")
+        self.pre = []
+        copied = isinstance(call.args[0], gast.Call) and _text(call.args[0].func) == "rt.copy_of"
+        tape.copies = (tape.copies if tape.entry is not None else True) and copied
+        value = self.temp_for(self.hoist(call.args[0]))
+        stand_in = self.env.get(value.id, self.probe(value))
+        if tape.entry is not None and probes.signature(tape.entry) != probes.signature(stand_in):
+            raise self.refuse(f"`{_text(call)}`, a tape of values of several dtypes or ranks,")
+        tape.entry = stand_in
+        call.args = [value]
+        return self.pre + [gast.Expr(value=call)]
+
+    def pop(self, target: str, call: gast.Call) -> List[gast.stmt]:
+        """``target = tape.pop()``: the latest entry of a list tape: the driver's own array where the tape holds
+        copies, else an array of no one's (never updated in place: it may be an argument's)."""
+        tape = self.env[call.func.value.id]
+        if call.args or call.keywords or tape.entry is None:
+            raise self.refuse(f"`{_text(call)}`")
+        self.assigned_at[target] = self.origin
+        self.retire(target)
+        if tape.copies and probes.is_array(tape.entry):  # copies made for the tape: the driver's own
+            self.owned.add(target)
+            self.views.pop(target, None)
+        else:
+            self.owned.discard(target)
+            self.views[target] = indexing.AMBIGUOUS
+        self.env[target] = tape.entry
+        return [gast.Assign(targets=[_name(target, gast.Store())], value=call, type_comment=None)]
+
     def fold(self, stmt: gast.Assign) -> List[gast.stmt]:
         """An assignment ``fusible`` found: an elementwise array expression is kept for its reader's kernel;
         anything else is assigned as usual."""
+        if self.is_tape_call(stmt.value, "pop"):
+            return self.statement(stmt)
         self.pre = []
         target, value = stmt.targets[0].id, self.hoist(stmt.value)
         result = self.probe(value)
@@ -155,8 +233,7 @@ class Lowering(Launches):
         """A run-time check: a folded array it reads becomes ``gr.shaped(its shape)`` (checks read shapes)."""
         call = stmt.value
         if indexing.host_check(call) and probes.is_array(self.env.get(call.args[0].id)):
-            self.index_check(call)
-            return stmt
+            self.index_check(call)  # and an index array no kernel wrote is given its shape, as any array
         for k, arg in enumerate(call.args):
             if isinstance(arg, gast.Name) and arg.id in self.folded:
                 expr = self.folded[arg.id]
@@ -172,10 +249,10 @@ class Lowering(Launches):
 
     def _launches(self, value: gast.expr, result: Any) -> bool:
         """Whether ``value`` (with stand-in ``result``) is computed by a kernel: an array, not a name (unless
-        folded: no one wrote it) or view."""
+        folded: no one wrote it; views are names once hoisted)."""
         if isinstance(value, gast.Name):
             return value.id in self.folded
-        return probes.is_array(result) and not self._is_view(value)
+        return probes.is_array(result)
 
     def assign_hoisted(self, target: str, value: gast.expr, result: Any) -> List[gast.stmt]:
         """``target = value``, its reductions and products launched already (in ``self.pre``)."""
@@ -187,7 +264,7 @@ class Lowering(Launches):
             self.owned.add(target)
             self.views.pop(target, None)
         else:
-            source = value.value if self._is_view(value) else value
+            source = value
             if isinstance(source, gast.Name) and source.id in self.owned:
                 self.owned.add(target)
             else:
@@ -224,32 +301,34 @@ class Lowering(Launches):
         if not probes.is_array(self.env.get(target)):
             combined = gast.BinOp(left=_name(target), op=stmt.op, right=stmt.value)
             return self.assign(target, combined)
-        if not self.owns(target):
-            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
-                              "may hold as a copy),")
+        if not self.writable(target):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an array that is neither the driver's "
+                              "own nor an argument's on every path,")
         self.pre = []
         return self.pre_and_update_in_place(stmt, target, self.hoist(stmt.value))
 
     def pre_and_update_in_place(self, stmt: gast.AugAssign, target: str, hoisted: gast.expr) -> List[gast.stmt]:
         """The kernel of ``target op= hoisted`` into the array ``target`` (after ``self.pre``): each thread reads
-        and writes its own element, so the value may read ``target`` itself, but no other view of its memory
-        (NumPy buffers an overlapping operand; a kernel would read elements other threads wrote)."""
+        and writes its own element, so the value may read ``target`` itself; where it reads another view of
+        its memory, it is copied first (``buffered``)."""
+        if self.overlaps(target, self.bases_read(hoisted, besides=target)):
+            hoisted = self.buffered(hoisted)
         value = gast.BinOp(left=_name(target), op=stmt.op, right=hoisted)
         result = self.probe(value)
         if probes.signature(result) != probes.signature(self.env[target]):
             raise self.refuse(f"`{_text(stmt)}`, which changes the dtype of an array in place,")
-        if self.overlaps(target, self.bases_read(hoisted, besides=target)):
-            raise self.refuse(f"`{_text(stmt)}`, an in-place update by a value that reads the memory it writes,")
         return self.pre + self.launch(value, target, result, allocate=False)
 
     def update_indexed(self, stmt: gast.AugAssign) -> List[gast.stmt]:
         """``x[idx] op= y`` (how reverse mode adds a cotangent into an indexed part): one element read and
         written on the host where ``idx`` picks one and ``y`` is a number, else a kernel updating the view
         ``x[idx]`` in place."""
+        if self.is_advanced(stmt.target):
+            return self.scatter(stmt.target, stmt.value, stmt.op)
         array = stmt.target.value.id
-        if not self.owns(array):
-            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an argument's array (which the GPU backend "
-                              "may hold as a copy),")
+        if not self.writable(array):
+            raise self.refuse(f"`{_text(stmt)}`, an in-place update of an array that is neither the driver's "
+                              "own nor an argument's on every path,")
         self.pre = []
         hoisted = self.hoist(stmt.value)
         view = self.index_read(copy.deepcopy(stmt.target))
@@ -287,10 +366,11 @@ class Lowering(Launches):
         self.pre = []
         test = self.host_test(stmt.test)
         pre = self.pre
-        before = dict(self.env)
+        before, owned, views = dict(self.env), set(self.owned), dict(self.views)
         self.forget_aliases(stmt.body)
         body = self.block(stmt.body)
         self.check_loop(before)
+        self.join_aliases(stmt.body, before, owned, views)
         if not pre:
             return [gast.While(test=test, body=body, orelse=[])]
         exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
@@ -304,11 +384,12 @@ class Lowering(Launches):
             raise self.refuse(f"a loop over `{_text(it)}` (only `for ... in range(...)` runs on the host)")
         for arg in it.args:
             self.check_host(arg)
-        before = dict(self.env)
+        before, owned, views = dict(self.env), set(self.owned), dict(self.views)
         self.env[stmt.target.id] = 1
         self.forget_aliases(stmt.body)
         body = self.block(stmt.body)
         self.check_loop(before)
+        self.join_aliases(stmt.body, before, owned, views)
         return [gast.For(target=stmt.target, iter=it, body=body, orelse=[], type_comment=None)]
 
     def forget_aliases(self, body: List[gast.stmt]) -> None:
@@ -321,6 +402,16 @@ class Lowering(Launches):
                          if isinstance(n, gast.Name)}
                 self.owned -= names
                 self.views.update(dict.fromkeys(names, indexing.AMBIGUOUS))
+
+    def join_aliases(self, body: List[gast.stmt], before: Dict[str, Any], owned: Set[str],
+                     views: Dict[str, str]) -> None:
+        """After a loop, which may run no iteration: a name its body binds, bound before it too, is the driver's
+        own only if it was before, and views an array only if the same one as before."""
+        for name in tapes.stored(body) & set(before):
+            if name not in owned:
+                self.owned.discard(name)
+            if self.views.get(name) != views.get(name):
+                self.views[name] = indexing.AMBIGUOUS
 
     def check_loop(self, before: Dict[str, Any]) -> None:
         """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:
@@ -337,6 +428,8 @@ class Lowering(Launches):
         values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
         out, names = [], []
         for value in values:
+            if isinstance(value, gast.Name) and isinstance(self.env.get(value.id), ListTape):
+                raise self.refuse(f"returning the list `{value.id}` built by `append`")
             if isinstance(value, gast.Constant) or isinstance(value, gast.Name) and value.id not in self.folded:
                 names.append(value)
                 continue

@@ -14,10 +14,12 @@ updates write their copy) writes a number into one element from the host, or lau
                                             _t_3 = out_0[2:4]
                                             _kernel_1[gr.grid(_t_2.size)](_t_2, _t_3, v)
 
-Refused at the user's line: indices that are arrays (gathers), ``None``, ``...`` or booleans; more indices
-than dimensions; a store into an argument's array (which the GPU backend may hold as a copy), of a value with
-more dimensions than the part it writes, or of a value that reads the array it writes (NumPy buffers an
-overlapping copy, a kernel would not).
+``None`` gives a new axis of extent 1 (``gr.expand``, a view); ``...`` stands for full slices. Indices that
+are arrays (gathers, masks) are ``gathers``'s. Refused at the user's line: numbers other than integers; more indices
+than dimensions; a store into an array that is neither the driver's own nor an argument's on every path (a
+constant's, one a loop or branch may bind to either), of a value with
+more dimensions than the part it writes. A value that reads the array it writes is copied first, as NumPy
+buffers it.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import gast
 import numpy as np
 
 from numbax.backends.cuda.lower import probes
-from numbax.backends.cuda.lower.state import LoweringState, name as _name, text as _text
+from numbax.backends.cuda.lower.state import LoweringState, name as _name, parse as _parse, text as _text
 
 # the base of a name that views one array on one path of the driver and another (or none) on another
 AMBIGUOUS = "?"
@@ -41,6 +43,16 @@ class Indexing(LoweringState):
     def launch(self, value: gast.expr, target: str, result: Any, allocate: bool) -> List[gast.stmt]:
         """An elementwise kernel's launch (``launches``)."""
         raise NotImplementedError
+
+    def temp_for(self, node: gast.expr) -> gast.Name:
+        """A name holding ``node``'s value (the driver assigns it)."""
+        raise NotImplementedError
+
+    def buffered(self, value: gast.expr) -> gast.Name:
+        """An array value copied into a new array first (into ``self.pre``): NumPy buffers an operand that
+        overlaps the memory it writes; a kernel would read elements other threads wrote."""
+        return self.temp_for(gast.Call(func=gast.Attribute(value=_name("np"), attr="copy", ctx=gast.Load()),
+                                       args=[value], keywords=[]))
 
     def is_indexing(self, node: gast.expr) -> bool:
         """Whether ``node`` indexes an array of the driver (``x[...]``)."""
@@ -68,6 +80,17 @@ class Indexing(LoweringState):
         """Whether ``array`` is (an alias or a view of) an array the driver allocated, on every path."""
         return array in self.owned or self.base_of(array) in self.owned
 
+    def writable(self, array: str) -> bool:
+        """Whether a kernel may write ``array``: the driver's own, or (a view of) an argument's array, which the
+        call copies back where the argument was a host array (``written``); not a constant's."""
+        if self.owns(array):
+            return True
+        base = self.base_of(array)
+        if base not in self.arguments:
+            return False
+        self.written.setdefault(base, self.origin.position() if self.origin is not None else "")
+        return True
+
     def overlaps(self, array: str, read: Set[str]) -> bool:
         """Whether a kernel writing ``array`` may read its memory through the arrays of ``read`` (their bases:
         ``bases_read``); where a base is ``AMBIGUOUS``, it may."""
@@ -87,6 +110,11 @@ class Indexing(LoweringState):
 
     def index_read(self, node: gast.Subscript) -> gast.Name:
         """``x[idx]`` computed on the host into a temporary (into ``self.pre``): a number or a view."""
+        indices = self._without_ellipsis(node)
+        node = gast.Subscript(value=node.value, ctx=gast.Load(),
+                              slice=indices[0] if len(indices) == 1 else gast.Tuple(elts=indices, ctx=gast.Load()))
+        if any(_is_none(i) for i in indices):
+            return self.expanded(node, indices)
         array = node.value.id
         if array in self.folded:
             raise self.refuse(f"indexing `{_text(node)}`, an array no kernel wrote,")
@@ -99,6 +127,40 @@ class Indexing(LoweringState):
         else:
             self.env[temp] = np.ones((1,) * (stand_in.ndim - integers), stand_in.dtype)
             self.views[temp] = array
+        return _name(temp)
+
+    def _without_ellipsis(self, node: gast.Subscript) -> List[gast.expr]:
+        """The indices of ``node``, ``...`` (one at most) written out as the full slices it stands for."""
+        indices = list(node.slice.elts) if isinstance(node.slice, gast.Tuple) else [node.slice]
+        dots = [k for k, i in enumerate(indices) if isinstance(i, gast.Constant) and i.value is Ellipsis]
+        if not dots:
+            return indices
+        fill = self.env[node.value.id].ndim - sum(not _is_none(i) for i in indices) + len(dots)
+        if len(dots) > 1 or fill < 0:
+            raise self.refuse(f"indexing `{_text(node)}` with more indices than the array has dimensions")
+        full = [gast.Slice(lower=None, upper=None, step=None) for _ in range(fill)]
+        return indices[:dots[0]] + full + indices[dots[0] + 1:]
+
+    def expanded(self, node: gast.Subscript, indices: List[gast.expr]) -> gast.Name:
+        """``x[:, None]``, ``x[None, 1:]``, ``x[i, None]``: the view of the other indices (``x`` itself where there
+        are none), with an axis of extent 1 where each ``None`` stands (``gr.expand``)."""
+        kept = [i for i in indices if not _is_none(i)]
+        positions, axes = [], 0
+        for index in indices:
+            if _is_none(index):
+                positions.append(axes)
+            axes += _is_none(index) or isinstance(index, gast.Slice)
+        inner = node.value
+        if kept:
+            inner = self.index_read(gast.Subscript(value=node.value, ctx=gast.Load(), slice=kept[0] if len(kept) == 1
+                                                   else gast.Tuple(elts=kept, ctx=gast.Load())))
+        stand_in = self.env[inner.id]
+        if not probes.is_array(stand_in):
+            raise self.refuse(f"indexing `{_text(node)}`, an element given new axes,")
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.expand({inner.id}, {tuple(positions)!r})")
+        self.env[temp] = np.ones((1,) * (stand_in.ndim + len(positions)), stand_in.dtype)
+        self.views[temp] = self.base_of(inner.id)
         return _name(temp)
 
     def _integers(self, node: gast.Subscript, ndim: int) -> int:
@@ -136,12 +198,12 @@ class Indexing(LoweringState):
         call.args[0] = gast.parse(f"gr.host_shaped({shape})").body[0].value
 
     def store(self, stmt: gast.Assign) -> List[gast.stmt]:
-        """``out[idx] = value`` into an array the driver allocated (see the module docstring)."""
+        """``out[idx] = value`` into an array the driver may write (``writable``; see the module docstring)."""
         target = stmt.targets[0]
         array = target.value.id
-        if not self.owns(array):
-            raise self.refuse(f"`{_text(stmt)}`, a store into an argument's array (which the GPU backend may "
-                              "hold as a copy),")
+        if not self.writable(array):
+            raise self.refuse(f"`{_text(stmt)}`, a store into an array that is neither the driver's own nor an "
+                              "argument's on every path,")
         self.pre = []
         value = self.hoist(stmt.value)
         result = self.probe(value)
@@ -152,11 +214,15 @@ class Indexing(LoweringState):
         place = self.env[written.id]
         if np.ndim(result) > np.ndim(place):
             raise self.refuse(f"`{_text(stmt)}`, a store of a value of more dimensions than the part it writes,")
-        if self.overlaps(array, self.bases_read(value)):
-            raise self.refuse(f"`{_text(stmt)}`, a store of a value that reads the array it writes,")
         if not probes.is_array(place):  # an array's element from a kernel: a view of one element
             raise self.refuse(f"`{_text(stmt)}`, a store of an array's element into one element,")
+        if self.overlaps(array, self.bases_read(value)):
+            value = self.buffered(value)
         return self.pre + self.launch(value, written.id, place, allocate=False)
+
+
+def _is_none(node: gast.expr) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _constant(node: gast.expr) -> int:

@@ -7,7 +7,7 @@ dimension (extent 1 there, or fewer dimensions: NumPy aligns them on the right) 
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import gast
 import numpy as np
@@ -242,3 +242,46 @@ def unreduce_kernel(name: str, ndim: int, axes: Sequence[int], keepdims: bool) -
     body = _unravel("i", range(ndim), lambda d: f"out.shape[{d}]") + [f"out[{index}] = g[{read}]"]
     return (f"@cuda.jit\ndef {name}(out, g):\n"
             f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))
+
+
+def _advanced(first: int, count: int, rank: int, extent: str) -> Tuple[List[str], str]:
+    """A thread's index arrays read at its position ``i{first}`` of the indexed part (``rank`` dimensions, the
+    index arrays' axis at ``first``), wrapped from the end; and the index of ``count`` axes they give, with the
+    part's other indices, into the array of shape ``extent``."""
+    lines = []
+    for a in range(count):
+        lines += [f"j{a} = idx{a}[i{first}]", f"j{a} = j{a} + {extent}[{first + a}] if j{a} < 0 else j{a}"]
+    index = [f"i{d}" for d in range(first)] + [f"j{a}" for a in range(count)] + \
+        [f"i{d}" for d in range(first + 1, rank)]
+    return lines, ", ".join(index)
+
+
+def gather_kernel(name: str, ndim: int, first: int, count: int) -> str:
+    """``gr.gather``'s kernel: ``out = x[..., idx0, ..., idx{count-1}, ...]`` (``x`` of ``ndim`` dimensions,
+    the index arrays at axes ``first`` on; their indices in bounds)."""
+    rank = ndim - count + 1
+    reads, index = _advanced(first, count, rank, "x.shape")
+    body = _unravel("i", range(rank), lambda d: f"out.shape[{d}]") + reads + \
+        [f"out[{', '.join(f'i{d}' for d in range(rank))}] = x[{index}]"]
+    params = ", ".join(["out", "x"] + [f"idx{a}" for a in range(count)])
+    return (f"@cuda.jit\ndef {name}({params}):\n"
+            f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))
+
+
+def scatter_kernel(name: str, ndim: int, first: int, count: int, write: str, value_ndim: int) -> str:
+    """``gr.scatter``'s kernel: each element of the part ``out[..., idx0, ...]`` (of ``shape``, ``size``
+    elements) written from ``values`` (an array of that shape, or a number where ``value_ndim`` is 0) as
+    ``write`` says: ``"add"`` atomically (``np.add.at``), ``"set"``, or a binary operator (``+``, ...)."""
+    rank = ndim - count + 1
+    reads, index = _advanced(first, count, rank, "out.shape")
+    value = f"values[{', '.join(f'i{d}' for d in range(rank))}]" if value_ndim else "values"
+    if write == "add":
+        store = f"cuda.atomic.add(out, ({index},), {value})"
+    elif write == "set":
+        store = f"out[{index}] = {value}"
+    else:
+        store = f"out[{index}] = out[{index}] {write} {value}"
+    body = _unravel("i", range(rank), lambda d: f"shape[{d}]") + reads + [store]
+    params = ", ".join(["out", "shape", "size", "values"] + [f"idx{a}" for a in range(count)])
+    return (f"@cuda.jit\ndef {name}({params}):\n"
+            f"    for i in range(cuda.grid(1), size, cuda.gridsize(1)):\n" + _indent(body, 2))

@@ -14,25 +14,31 @@ import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
-from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES, Adjoints
+from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES
 from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
+from numbax.backends.cuda.lower.rewrites import REWRITTEN, Rewrites
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, OnHost, Reduction
+from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
 # helpers of numbers computed on the host where an array expression reads them (``state.HOST_RUNTIME``)
 _NUMBERS_ON_THE_HOST = frozenset({"rt.power_exponent"})
 # arrays of host numbers only, made by NumPy on the host and copied over
-_MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace"})
+_MADE_ON_THE_HOST = frozenset({"np.arange", "np.eye", "np.identity", "np.linspace", "np.array"})
+# ``~``, ``&``, ``|`` and ``^`` of booleans: NumPy's logical operations (in a kernel, ``~True`` is -2)
+_LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: "logical_or",
+            gast.BitXor: "logical_xor"}
+# functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
+_IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
                       atanh="arctanh")
 
 
-class Launches(Adjoints):
+class Launches(Rewrites):
     """The launches of the driver's array operations."""
 
     def hoist(self, node: gast.expr) -> gast.expr:
@@ -48,8 +54,11 @@ class Launches(Adjoints):
         if isinstance(node, gast.Call) and _text(node.func).startswith("math.") and \
                 _text(node.func)[5:] in _MATH_AS_NUMPY and not node.keywords:
             node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
-        if isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name):
-            return node  # a view, made on the host
+        if isinstance(node, gast.Attribute) and node.attr == "T" and \
+                probes.is_array(self.env.get(getattr(node.value, "id", None))):
+            return self.transposed(node.value, None)
+        if isinstance(node, gast.Call) and _text(node.func) in ("np.transpose", "np.permute_dims"):
+            return self.transposed(*self.transpose_arguments(node))
         if self.is_indexing(node):
             return self.index_read(node)  # an element or a view, read on the host (``indexing``)
         if self.is_shape_from_the_end(node):
@@ -59,6 +68,13 @@ class Launches(Adjoints):
             return self.number_on_the_host(node)
         if self._same_type_cast(node):
             return node.func.value
+        if isinstance(node, gast.Call) and _text(node.func) in _IDENTITY_OF_REALS and len(node.args) == 1 and \
+                not node.keywords and np.asarray(self.probe(node.args[0])).dtype.kind in "biuf":
+            return node.args[0]
+        if self._of_booleans(node):
+            operands = [node.operand] if isinstance(node, gast.UnaryOp) else [node.left, node.right]
+            return gast.Call(func=gast.Attribute(value=_name("np"), attr=_LOGICAL[type(node.op)], ctx=gast.Load()),
+                             args=operands, keywords=[])
         app = application(node) if isinstance(node, (gast.Call, gast.BinOp)) else None
         lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
         if isinstance(lowering, Reduction):
@@ -67,10 +83,22 @@ class Launches(Adjoints):
             return self.launch_matmul(node, app)
         if isinstance(lowering, OnHost):
             return self.on_host(node, lowering)
+        if isinstance(lowering, Linalg):
+            return self.launch_linalg(node, app, lowering)
+        if isinstance(lowering, ArgExtreme):
+            return self.launch_arg_extreme(node, app, lowering)
+        if isinstance(lowering, Scan):
+            return self.launch_scan(node, app, lowering)
+        if isinstance(lowering, Moment):
+            return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 isinstance(node.func.value, gast.Name) and node.func.value.id == "np" and \
                 node.func.attr in _CONSTRUCTORS:
             return self.construct(node)
+        if isinstance(node, gast.Call) and _text(node.func) in REWRITTEN:
+            return self.hoist(getattr(self, REWRITTEN[_text(node.func)])(node))
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.reshape_like":
+            return self.reshape_like(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
         if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
@@ -89,9 +117,72 @@ class Launches(Adjoints):
             return self.seed(node)
         return node
 
+    def reshape_like(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.reshape_like(g, a)`` (the cotangent of a reshape): ``g`` with ``a``'s shape, a
+        view of ``g`` where C-contiguous, else of its copy; where ``a`` is a number, ``g``'s sum."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Name):
+            raise self.refuse(f"`{_text(node)}`")
+        g, a = node.args
+        g_value = self.probe(g)
+        if not probes.is_array(self.env.get(a.id)):
+            return self.hoist(_parse(f"np.sum({_text(g)})")[0].value) if probes.is_array(g_value) else g
+        if not probes.is_array(g_value):
+            raise self.refuse(f"`{_text(node)}`, a number reshaped,")
+        contiguous = self.copied(_parse(f"np.ascontiguousarray({self.temp_for(g).id})")[0].value)
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.reshape({contiguous.id}, {self._shape_of_name(a.id)}, {where!r})")
+        self.env[temp] = np.ones((1,) * self.env[a.id].ndim, np.asarray(g_value).dtype)
+        self.views[temp] = self.base_of(contiguous.id)
+        return _name(temp)
+
+    def transpose_arguments(self, node: gast.Call) -> Tuple[gast.expr, Any]:
+        """The array and the constant ``axes`` (None: reversed) of ``np.transpose`` or ``np.permute_dims``."""
+        values = dict(zip(["a", "axes"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if len(node.args) > 2 or set(values) - {"a", "axes"} or "a" not in values:
+            raise self.refuse(f"`{_text(node)}`")
+        try:
+            axes = ast.literal_eval(gast.gast_to_ast(values["axes"])) if "axes" in values else None
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}` with axes known only at run time") from None
+        return values["a"], axes
+
+    def transposed(self, array: gast.expr, axes: Any) -> gast.Name:
+        """``a.T``, ``np.transpose(a, axes)``: a view the host makes (``gr.transpose``), its axes permuted."""
+        a = self.temp_for(array)
+        stand_in = self.env.get(a.id)
+        if not probes.is_array(stand_in):
+            raise self.refuse(f"transposing `{_text(array)}`, a number,")
+        ndim = stand_in.ndim
+        order = tuple(reversed(range(ndim))) if axes is None else tuple(axes)
+        if sorted(a_ % ndim for a_ in order if isinstance(a_, int) and -ndim <= a_ < ndim) != list(range(ndim)) \
+                or len(order) != ndim:
+            raise NumbaxShapeError("axes don't match array", self.origin.position() if self.origin else "")
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.transpose({a.id}, {tuple(k % ndim for k in order)!r})")
+        self.env[temp] = stand_in
+        self.views[temp] = self.base_of(a.id)
+        return _name(temp)
+
     def number_on_the_host(self, node: gast.Call) -> gast.Name:
         """A helper's number computed on the host first (into ``self.pre``): a kernel takes it as an argument."""
         self.check_host(node)
+        temp = self.fresh("n")
+        self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
+        self.env[temp] = self.probe(node)
+        return _name(temp)
+
+    def _of_booleans(self, node: gast.expr) -> bool:
+        """``~a``, ``a & b``, ``a | b`` or ``a ^ b`` of booleans only (arrays or numbers)."""
+        if not isinstance(node, (gast.UnaryOp, gast.BinOp)) or type(node.op) not in _LOGICAL:
+            return False
+        operands = [node.operand] if isinstance(node, gast.UnaryOp) else [node.left, node.right]
+        return all(np.asarray(self.probe(o)).dtype == np.bool_ for o in operands)
+
+    def number_on_the_host_of(self, node: gast.expr, operand: gast.expr) -> gast.Name:
+        """A reduction of a number (``np.sum(s)``), by NumPy on the host."""
+        self.check_host(operand)
         temp = self.fresh("n")
         self.pre.append(gast.Assign(targets=[_name(temp, gast.Store())], value=node, type_comment=None))
         self.env[temp] = self.probe(node)
@@ -150,6 +241,8 @@ class Launches(Adjoints):
         operand, axis, keepdims = self.reduction_arguments(app, lowering)
         operand = self.numbers_for_metadata(operand)
         stand_in = self.probe(operand)
+        if not probes.is_array(stand_in) and axis is None and not lowering.norm:
+            return self.number_on_the_host_of(node, operand)
         if not probes.is_array(stand_in):
             raise self.refuse(f"`{app.name}` of a number")
         if lowering.norm and stand_in.dtype.kind != "f":
@@ -234,6 +327,74 @@ class Launches(Adjoints):
             self.owned.add(temp)
         return _name(temp)
 
+    def launch_linalg(self, node: gast.expr, app, lowering: Linalg) -> gast.Name:
+        """``np.linalg.solve(a, b)``, ``inv(a)``, ``det(a)``, ``slogdet``'s parts and ``np.trace(a)`` of real
+        arrays (``a`` a matrix, ``b`` a vector or a matrix; the shapes were checked where the user wrote them):
+        ``gr``'s helper (``Linalg``), a trace the sum of ``gr.diagonal``'s view."""
+        args = app.args[:1] if lowering.helper == "trace" and [_text(a) for a in app.args[1:]] in \
+            ([], ["0"], ["0", "0"], ["0", "0", "1"]) else app.args  # a trace's default offset and axes
+        if app.keywords or len(args) != (2 if lowering.helper == "solve" else 1):
+            raise self.refuse(f"`{app.name}` with other arguments than the array{'s' * (lowering.helper == 'solve')}")
+        names = [self.temp_for(arg).id for arg in args]
+        stand_ins = [self.env.get(n) for n in names]
+        if not all(probes.is_array(v) and v.dtype.kind in "biuf" for v in stand_ins) or stand_ins[0].ndim != 2 or \
+                stand_ins[-1].ndim > 2:
+            raise self.refuse(f"`{_text(node)}` of other than real matrices")
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        if lowering.helper == "trace":
+            self.pre += _parse(f"{temp} = gr.diagonal({names[0]})")
+            self.env[temp], self.views[temp] = np.ones(1, stand_ins[0].dtype), self.base_of(names[0])
+            return self.hoist(_parse(f"np.sum({temp})")[0].value)
+        result = {"solve": lambda: np.linalg.solve(*stand_ins), "inverse": lambda: np.linalg.inv(stand_ins[0]),
+                  "determinant": lambda: np.linalg.det(stand_ins[0])}[lowering.helper]()
+        extra = repr(lowering.result) if lowering.result else repr(where)
+        self.pre += _parse(f"{temp} = gr.{lowering.helper}({', '.join(names)}, {extra})")
+        self.env[temp] = np.ones((1,) * np.ndim(result), np.asarray(result).dtype) if np.ndim(result) else result
+        if np.ndim(result):
+            self.owned.add(temp)
+        return _name(temp)
+
+    def launch_arg_extreme(self, node: gast.expr, app, lowering: ArgExtreme) -> gast.Name:
+        """``np.argmax(a)`` and ``np.argmin(a)`` of a whole real array (an ``axis`` is refused): the extreme by
+        the block reduction, then ``gr.first_index``, a number on the host."""
+        if len(app.args) != 1 or app.keywords:
+            raise self.refuse(f"`{app.name}` with an axis or other arguments")
+        a = self.temp_for(app.args[0]).id
+        stand_in = self.env.get(a)
+        if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
+            raise self.refuse(f"`{app.name}` of other than an array of real numbers")
+        extreme = self.hoist(_parse(f"np.{lowering.op}({a})")[0].value)
+        temp = self.fresh("n")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.first_index({a}, {extreme.id}, {where!r})")
+        self.env[temp] = np.int64(1)
+        return _name(temp)
+
+    def launch_scan(self, node: gast.expr, app, lowering: Scan) -> gast.Name:
+        """``np.cumsum(a, axis)`` and ``np.cumprod`` of a 1-d or 2-d array, ``axis`` a constant: ``gr.scan``."""
+        values: Dict[str, gast.expr] = dict(zip(["a", "axis"], app.args))
+        values.update(app.keywords)
+        if len(app.args) > 2 or set(values) - {"a", "axis"}:
+            raise self.refuse(f"`{app.name}` with arguments other than axis")
+        a = self.temp_for(values["a"]).id
+        stand_in = self.env.get(a)
+        if not probes.is_array(stand_in) or stand_in.ndim > 2 or stand_in.dtype.kind not in "biuf":
+            raise self.refuse(f"`{app.name}` of other than a 1-d or 2-d array of real numbers")
+        try:
+            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else None
+        except ValueError:
+            raise self.refuse(f"`{app.name}` with an axis known only at run time") from None
+        result = getattr(np, f"cum{lowering.op}")(stand_in, axis=axis)
+        axis = None if axis is None else self.axes(axis, stand_in.ndim)[0]
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.scan({a}, {axis!r}, np.{result.dtype.name}, gr.{lowering.op}_rows, "
+                           f"{where!r})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
     def made_on_the_host(self, node: gast.Call) -> gast.Name:
         """``np.arange(n)``, ``np.eye(n)`` and the others of ``_MADE_ON_THE_HOST``, of host numbers and NumPy
         types: made by NumPy itself on the host, copied to the device."""
@@ -244,7 +405,7 @@ class Launches(Adjoints):
             raise self.refuse(f"`{_text(node)}`")
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = cuda.to_device({_text(node)})")
-        self.env[temp] = result
+        self.env[temp] = np.ones((1,) * result.ndim, result.dtype)  # a stand-in's extents are 1
         self.owned.add(temp)
         return _name(temp)
 
@@ -305,6 +466,6 @@ class Launches(Adjoints):
             self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})")
         else:
             self.pre += _parse(f"{temp} = gr.full({shape}, {fill}, np.{result.dtype.name})")
-        self.env[temp] = result
+        self.env[temp] = np.ones((1,) * result.ndim, result.dtype)  # a stand-in's extents are 1
         self.owned.add(temp)
         return _name(temp)

@@ -18,15 +18,22 @@ import numpy as np
 
 from numbax.ast_passes.specialize.values import AVal
 from numbax.runtime.batching import batch_size
-from numbax.runtime.grad import ones_like, power_exponent, scalar_output, unbroadcast, unreduce, zeros_like
+from numbax.runtime.special import erf, expit
+from numbax.runtime.grad import (abs_slope, dsinc, ones_like, power_exponent, scalar_output, unbroadcast, unreduce,
+                                 zeros_like)
 
 
 class _HOST_RUNTIME:  # noqa: N801 - read as the module ``rt`` by the expressions evaluated
     """The helpers of ``numbax.runtime`` the driver's code calls: vmap's batch size, reverse mode's seeds and
     the exponent of a power's derivative on numbers, on the host; of arrays, and the broadcast of a
-    reduction's cotangent and the sum of a broadcast's, launched (``launches``)."""
+    reduction's cotangent and the sum of a broadcast's, launched (``launches``); the elementwise helpers that
+    kernels compute (``primitives.cuda``)."""
 
+    abs_slope = staticmethod(abs_slope)
     batch_size = staticmethod(batch_size)
+    dsinc = staticmethod(dsinc)
+    erf = staticmethod(erf)
+    expit = staticmethod(expit)
     ones_like = staticmethod(ones_like)
     power_exponent = staticmethod(power_exponent)
     scalar_output = staticmethod(scalar_output)

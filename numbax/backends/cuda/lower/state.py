@@ -54,6 +54,8 @@ class LoweringState:
         self.owned: Set[str] = set()
         self.assigned_at: Dict[str, Any] = {}  # name -> the origin of its latest assignment (for refusals)
         self.views: Dict[str, str] = {}  # a view the driver made of an array -> that array (``indexing``)
+        self.arguments: Set[str] = set()  # the parameters the user passes (the others: constants)
+        self.written: Dict[str, str] = {}  # an argument the driver writes -> the user's line of its first write
         self.kernels: List[Tuple[str, Any]] = []
         self.origin = None
         self.first_origin = None  # the function's first line of the user's: where code before it is refused
@@ -113,11 +115,6 @@ class LoweringState:
         app = application(call)
         return app is not None and getattr(entry(app.key), "cuda", None) is not None and \
             not isinstance(entry(app.key).cuda, Reduction)
-
-    def _is_view(self, node: gast.expr) -> bool:
-        """``x.T`` of a 2-d array: a view the host makes (a kernel reads it through its strides)."""
-        return isinstance(node, gast.Attribute) and node.attr == "T" and isinstance(node.value, gast.Name) and \
-            probes.is_array(self.env.get(node.value.id)) and self.env[node.value.id].ndim <= 2
 
     def operands(self, node: gast.expr) -> Operands:
         """The arrays and numbers an element expression reads, and the folded arrays it computes on the way

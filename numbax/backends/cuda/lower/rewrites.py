@@ -1,0 +1,149 @@
+"""rewrites: what the GPU lowering computes through other operations it lowers, as an expression the driver
+then hoists (``launches``): reverse mode's helpers of NumPy's derivatives (the cotangents of a variance, of a
+maximum's choice, of solve, of matrix products, of a norm and a trace), and ``np.outer``, ``np.var`` and
+``np.std``. Each follows the CPU's helper's order of operations.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict
+
+import gast
+import numpy as np
+
+from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower.adjoints import Adjoints
+from numbax.backends.cuda.lower.state import parse as _parse, text as _text
+from numbax.primitives.cuda import Moment
+
+# the helpers rewritten -> the method that gives the expression
+REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad",
+             "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad", "rt.matmul_grad_a": "matmul_grad",
+             "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad"}
+# the cotangents of ``a @ b`` of 1-d and 2-d arrays (``rt.matmul_grad_a``, ``_b``), by the operands' ranks
+_MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
+                 ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
+                 ("b", 2, 2): "{a}.T @ {g}", ("b", 2, 1): "{g} @ {a}"}
+
+
+class Rewrites(Adjoints):
+    """The rewrites (see the module docstring); each method gives the expression of one call."""
+
+    def moment(self, app, lowering: Moment) -> gast.expr:
+        """``np.var(a, axis, ddof=ddof, keepdims=keepdims)`` (``Moment``): the squares of ``a`` less its mean
+        (kept over ``axis``) summed over ``axis`` and divided by their count less ``ddof``; ``np.std`` its square
+        root. ``axis`` and ``keepdims`` are constants; ``dtype`` and ``out`` are refused."""
+        values: Dict[str, gast.expr] = dict(zip(["a", "axis", "dtype", "out", "ddof", "keepdims"], app.args))
+        values.update(app.keywords)
+        if set(values) - {"a", "axis", "ddof", "keepdims"}:
+            raise self.refuse(f"`{app.name}` with arguments other than axis, ddof and keepdims")
+        a = self.temp_for(values["a"]).id
+        stand_in = self.env.get(a)
+        if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
+            raise self.refuse(f"`{app.name}` of other than an array of real numbers")
+        try:
+            axis, keepdims = (ast.literal_eval(gast.gast_to_ast(values[k])) if k in values else None
+                              for k in ("axis", "keepdims"))
+        except ValueError:
+            raise self.refuse(f"`{app.name}` with an axis or keepdims known only at run time") from None
+        count = " * ".join(f"{a}.shape[{k}]" for k in self.axes(axis, stand_in.ndim)) or "1"
+        ddof = _text(values["ddof"]) if "ddof" in values else "0"
+        mean = f"np.mean({a}, axis={axis!r}, keepdims=True)"
+        variance = f"np.sum(np.square({a} - {mean}), axis={axis!r}, keepdims={bool(keepdims)!r}) / ({count} - {ddof})"
+        return _parse(f"np.sqrt({variance})" if lowering.root else variance)[0].value
+
+    def var_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.var_grad(g, a, axis, ddof, keepdims)`` (the cotangent of ``a`` in its variance):
+        ``g`` broadcast back over ``axis``, times twice ``a`` less its mean, over the count less ``ddof``, in the
+        CPU's helper's order of operations."""
+        values = dict(zip(["g", "a", "axis", "ddof", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"g", "a", "axis", "ddof", "keepdims"} or not {"g", "a"} <= set(values):
+            raise self.refuse(f"`{_text(node)}`")
+        a = self.temp_for(values["a"]).id
+        if not probes.is_array(self.env.get(a)):
+            raise self.refuse(f"`{_text(node)}` of a number")
+        axis, ddof, keepdims = (_text(values[k]) if k in values else default for k, default in
+                                (("axis", "None"), ("ddof", "0"), ("keepdims", "False")))
+        try:
+            axes = self.axes(ast.literal_eval(axis), self.env[a].ndim)
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}`, the cotangent of a variance over axes known at run time,") from None
+        count = " * ".join(f"{a}.shape[{k}]" for k in axes) or "1"
+        return _parse(f"rt.unreduce({_text(values['g'])}, {a}, {axis}, {keepdims}) * 2.0 * "
+                      f"({a} - np.mean({a}, axis={axis}, keepdims=True)) / ({count} - {ddof})")[0].value
+
+    def chooser_weights(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.chooser_weights(a, ans, axis, keepdims)`` (the cotangent's share of each maximum or
+        minimum, ``ans`` the extremes): ``hits / count``, ``hits`` where ``a`` equals its extreme (as float64,
+        as the CPU's helper gives), ``count`` their number over ``axis`` (a constant)."""
+        values = dict(zip(["a", "ans", "axis", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"a", "ans", "axis", "keepdims"} or not {"a", "ans"} <= set(values):
+            raise self.refuse(f"`{_text(node)}`")
+        a, ans = _text(values["a"]), _text(values["ans"])
+        axis, keepdims = (_text(values[k]) if k in values else default for k, default in
+                          (("axis", "None"), ("keepdims", "False")))
+        if axis == "None":
+            hits = f"({a} == {ans}).astype(np.float64)"
+            return _parse(f"{hits} / np.sum({hits})")[0].value
+        hits = f"({a} == rt.unreduce({ans}, {a}, {axis}, {keepdims})).astype(np.float64)"
+        return _parse(f"{hits} / rt.unreduce(np.sum({hits}, axis={axis}), {a}, {axis}, False)")[0].value
+
+    def solve_grad_a(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.solve_grad_a(gb, x)`` (the cotangent of the matrix in ``x = solve(a, b)``):
+        ``-np.outer(gb, x)`` of vectors, ``-(gb @ x.T)`` of matrices."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        gb, x = (self.temp_for(arg).id for arg in node.args)
+        if not probes.is_array(self.env.get(x)):
+            raise self.refuse(f"`{_text(node)}` of a number")
+        product = f"np.outer({gb}, {x})" if self.env[x].ndim == 1 else f"({gb} @ {x}.T)"
+        return _parse(f"-{product}")[0].value
+
+    def matmul_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.matmul_grad_a(g, a, b)`` and ``rt.matmul_grad_b`` (the cotangents of ``a @ b``) of
+        1-d and 2-d arrays: the products ``_MATMUL_GRADS`` gives, as the CPU's helpers compute them."""
+        if len(node.args) != 3 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        g, a, b = (self.temp_for(arg).id for arg in node.args)
+        ranks = [np.ndim(self.env.get(n)) for n in (a, b)]
+        template = _MATMUL_GRADS.get((_text(node.func)[-1], *ranks))
+        if template is None or not all(probes.is_array(self.env.get(n)) for n in (a, b)):
+            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
+        return _parse(template.format(g=g, a=a, b=b))[0].value
+
+    def norm_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.norm_grad(g, ans, x, ord, axis, keepdims)`` of the 2-norm (``ord`` None, the norm
+        the GPU backend computes): ``g / ans`` broadcast back over ``axis``, times ``x``, as the CPU's helper."""
+        values = dict(zip(["g", "ans", "x", "ord", "axis", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"g", "ans", "x", "ord", "axis", "keepdims"} or not {"g", "ans", "x"} <= set(values) or \
+                _text(values.get("ord", gast.Constant(value=None, kind=None))) != "None":
+            raise self.refuse(f"`{_text(node)}`")
+        x = self.temp_for(values["x"]).id
+        axis, keepdims = (_text(values[k]) if k in values else "None" if k == "axis" else "False"
+                          for k in ("axis", "keepdims"))
+        return _parse(f"rt.unreduce({_text(values['g'])} / {_text(values['ans'])}, {x}, {axis}, {keepdims}) * "
+                      f"{x}")[0].value
+
+    def trace_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.trace_grad(g, a, offset, axis1, axis2)`` of a matrix ``a``: ``g`` times the
+        identity (made on the host) of ``a``'s shape, shifted by ``offset``."""
+        values = dict(zip(["g", "a", "offset", "axis1", "axis2"], node.args))
+        if node.keywords or len(node.args) > 5 or not {"g", "a"} <= set(values) or \
+                [_text(values[k]) for k in ("axis1", "axis2") if k in values] not in ([], ["0"], ["0", "1"]):
+            raise self.refuse(f"`{_text(node)}`")
+        a = self.temp_for(values["a"]).id
+        if not probes.is_array(self.env.get(a)) or self.env[a].ndim != 2:
+            raise self.refuse(f"`{_text(node)}` of other than a matrix")
+        offset = _text(values["offset"]) if "offset" in values else "0"
+        return _parse(f"{_text(values['g'])} * np.eye({a}.shape[0], {a}.shape[1], {offset})")[0].value
+
+    def outer(self, node: gast.Call) -> gast.expr:
+        """``np.outer(a, b)``: the product of ``a`` flattened into a column and ``b`` into a row."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}` with other than two arguments")
+        a, b = (self.temp_for(arg).id for arg in node.args)
+        return _parse(f"np.reshape(np.ascontiguousarray({a}), (-1, 1)) * "
+                      f"np.reshape(np.ascontiguousarray({b}), (1, -1))")[0].value
