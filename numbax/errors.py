@@ -130,6 +130,12 @@ class NumbaxIndexError(NumbaxRunTimeError, IndexError):
     HINT = "index from -size to size - 1 along that axis (check the size with x.shape first, or clip the index)."
 
 
+class NumbaxMaskShapeError(NumbaxIndexError):
+    """A boolean index whose shape is not that of the axes it indexes (NumPy raises ``IndexError``)."""
+
+    HINT = "make the mask from the array it indexes, or from one of the same shape (x[x > 0])."
+
+
 class NumbaxZeroDivisionError(NumbaxRunTimeError, ZeroDivisionError):
     """A Python number divided by zero (Python raises ``ZeroDivisionError``; arrays give inf or nan, as in
     NumPy)."""

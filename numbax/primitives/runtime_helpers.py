@@ -65,6 +65,13 @@ def primal_dtype(g, ans, cotangent, x):
     d[cotangent] = g
 
 
+@defvjp(rt.last_writes)
+def last_writes(g, ans, cotangent, a, index):
+    """Linear in the cotangent, and its own transpose: it keeps or zeroes each element."""
+    d[cotangent] = rt.last_writes(g, a, index)
+    d[a] = None
+
+
 @defvjp(rt.sort_grad)
 def sort_grad(g, ans, cotangent, a, axis=-1):
     """Linear in the cotangent; the permutation is piecewise constant in ``a``."""
@@ -346,6 +353,7 @@ def real_output_jvp(g, ans, out, where):
 def_linear(rt.stored_cotangent, "cotangent, array", shape_only=("array",))
 def_linear(rt.primal_dtype, "cotangent, x", shape_only=("x",))
 def_linear(rt.sort_grad, "cotangent, a, axis=-1", shape_only=("a",))
+def_linear(rt.last_writes, "g, a, index", shape_only=("a",))
 def_linear(rt.sort_gather, "cotangent, a, axis=-1", shape_only=("a",))
 
 
@@ -516,7 +524,7 @@ def _chooser_weights(app, args):
 
 
 define(rt.unbroadcast, rt.unreduce, aval=_unbroadcast, shape=symbolic.same_as(1))  # ``a``'s, whatever the axis
-define(rt.reserve_rows, rt.grow_rows, rt.real_output, rt.stored_cotangent, aval=kinds.same_as(0))
+define(rt.reserve_rows, rt.grow_rows, rt.real_output, rt.stored_cotangent, rt.last_writes, aval=kinds.same_as(0))
 define(rt.index_added, aval=kinds.same_as(0), shape=symbolic.same_as(0))
 define(rt.scalar_output, aval=_scalar_output)
 define(rt.chooser_weights, aval=_chooser_weights, shape=symbolic.same_as(0))

@@ -45,7 +45,8 @@ import numpy as np
 from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
-from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxShapeError, NumbaxZeroDivisionError
+from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxMaskShapeError, NumbaxShapeError, \
+    NumbaxZeroDivisionError
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
@@ -55,16 +56,33 @@ __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_
 
 def check_index(x, i, axis: int, where: str) -> None:
     """Raise ``NumbaxIndexError`` at ``where`` unless ``i`` indexes ``x`` along ``axis`` (negative: from the
-    last axis)."""
-    if isinstance(x, np.ndarray) and isinstance(i, numbers.Integral) and not isinstance(i, (bool, np.bool_)):
-        axis = axis if axis >= 0 else x.ndim + axis
-        if not -x.shape[axis] <= i < x.shape[axis]:
-            _out_of_bounds(int(i), x.shape[axis], axis, where)
+    last axis): an integer, every element of an integer array, or a boolean mask whose shape is that of the
+    axes it stands for (NumPy's ``IndexError``s)."""
+    if not isinstance(x, np.ndarray):
+        return
+    a = axis if axis >= 0 else x.ndim + axis
+    if isinstance(i, numbers.Integral) and not isinstance(i, (bool, np.bool_)):
+        if not -x.shape[a] <= i < x.shape[a]:
+            _out_of_bounds(int(i), x.shape[a], a, where)
+    elif isinstance(i, np.ndarray) and i.dtype.kind in "iu":
+        outside = (i >= x.shape[a]) | (i < -x.shape[a])
+        if outside.any():
+            _out_of_bounds(int(i[outside].flat[0]), x.shape[a], a, where)
+    elif isinstance(i, np.ndarray) and i.dtype == np.bool_:
+        for d in range(i.ndim):
+            if a + d >= x.ndim or i.shape[d] != x.shape[a + d]:
+                _mask_mismatch(a + d, x.shape[a + d] if a + d < x.ndim else 0, i.shape[d], where)
 
 
 @register_jitable
 def _out_of_bounds(i, n, axis, where):
     raise NumbaxIndexError("index {} is out of bounds for axis {} with size {}", where, i, axis, n)
+
+
+@register_jitable
+def _mask_mismatch(axis, n, m, where):
+    raise NumbaxMaskShapeError("boolean index did not match indexed array along axis {}; size of axis is {} but size of "
+                           "corresponding boolean axis is {}", where, axis, n, m)
 
 
 @overload(check_index)
@@ -76,6 +94,22 @@ def _check_index(x, i, axis, where):
             if i >= n or i < -n:
                 _out_of_bounds(i, n, a, where)
         return impl
+    if isinstance(x, types.Array) and isinstance(i, types.Array) and isinstance(i.dtype, types.Integer):
+        def every_element(x, i, axis, where):
+            a = axis if axis >= 0 else x.ndim + axis
+            n = x.shape[a]
+            for k in i.flat:
+                if k >= n or k < -n:
+                    _out_of_bounds(k, n, a, where)
+        return every_element
+    if isinstance(x, types.Array) and isinstance(i, types.Array) and isinstance(i.dtype, types.Boolean):
+        def mask_shape(x, i, axis, where):
+            a = axis if axis >= 0 else x.ndim + axis
+            for d in range(i.ndim):
+                n = x.shape[a + d] if a + d < x.ndim else 0
+                if a + d >= x.ndim or i.shape[d] != n:
+                    _mask_mismatch(a + d, n, i.shape[d], where)
+        return mask_shape
     return lambda x, i, axis, where: None
 
 

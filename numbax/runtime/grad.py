@@ -23,7 +23,7 @@ from numbax.runtime.loops import INDENT, compile_source, element_source, empty_l
 from numbax.runtime.statics import static
 
 __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype", "ShapesDiffer", "assume_equal",
-           "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "size_of",
+           "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "last_writes", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "tie_shares", "var_grad",
            "cumsum_grad",
            "power_exponent", "sort_ranks", "median_weights", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
@@ -136,6 +136,27 @@ def unreduce(g, a, axis=None, keepdims=False):
 def index_add(a, index, g):
     """``a[index] += g`` with repeated integer indices accumulating (``np.add.at``); in place."""
     np.add.at(a, index, g)
+
+
+def last_writes(g, a, index):
+    """``g``, the cotangent of the values ``a[index] = v`` stored (``a[index]``'s shape), with each element that a
+    later element of the same store writes again set to zero: NumPy keeps the last write (``a[[0, 0]] = v``
+    stores ``v[1]``), so only that one has a derivative."""
+    ids = np.arange(np.size(a[index])).reshape(np.shape(a[index]))
+    marker = np.full(a.shape, -1, np.int64)
+    marker[index] = ids
+    return np.where(marker[index] == ids, g, 0.0 * g)
+
+
+@overload(last_writes)
+def _last_writes(g, a, index):
+    def impl(g, a, index):
+        selected = a[index]
+        ids = np.arange(selected.size).reshape(selected.shape)
+        marker = np.full(a.shape, -1, np.int64)
+        marker[index] = ids
+        return np.where(marker[index] == ids, g, 0.0 * g)
+    return impl
 
 
 @register_jitable
@@ -293,8 +314,53 @@ def _unreduce(g, a, axis=None, keepdims=False):
     return one_axis
 
 
+def _integer_array(t) -> bool:
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Integer)
+
+
+def _index_add_source(parts, ndim: int, g_scalar: bool) -> str:
+    """``index_add`` of a tuple ``index`` with integer arrays among slices and integers, written out: one loop over
+    the arrays' positions adding each position's part of ``g`` into ``a`` (a number, or a view added in place),
+    so that repeated positions accumulate. The arrays are 1-d of one length: side by side, their dimension stands
+    where they do in the result (NumPy's rule for adjacent advanced indices), else in front; an integer among them
+    is an index of the array's kind, one position for all."""
+    arrays = [k for k, t in enumerate(parts) if _integer_array(t)]
+    advanced = [k for k, t in enumerate(parts) if _integer_array(t) or isinstance(t, types.Integer)]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    kept = sum(isinstance(t, types.SliceType) for t in parts[:advanced[0]])  # result dims before the arrays'
+    first = kept if adjacent else 0
+    picked = ", ".join(f"index[{k}][k]" if k in arrays else f"index[{k}]" for k in range(len(parts)))
+    lines = ["def impl(a, index, g):", f"{INDENT}n = index[{arrays[0]}].size"]
+    lines += [f"{INDENT}if index[{k}].size != n:\n{INDENT * 2}raise IndexError('numbax: the integer arrays "
+              f"of an index must have one length')" for k in arrays[1:]]
+    lines.append(f"{INDENT}for k in range(n):")
+    value = "g" if g_scalar else f"g[{', '.join([':'] * first + ['k'])}]"
+    if len(parts) == ndim and not any(isinstance(t, types.SliceType) for t in parts):  # one element each
+        lines.append(f"{INDENT * 2}a[{picked}] += {value}")
+    else:
+        lines += [f"{INDENT * 2}part = a[{picked}]", f"{INDENT * 2}part += {value}"]
+    return "\n".join(lines)
+
+
 @overload(index_add)
 def _index_add(a, index, g):
+    if _integer_array(index) and index.ndim > 1:  # rows at the positions of a flattened index
+        if _is_scalar(g):
+            return lambda a, index, g: index_add(a, index.ravel(), g)
+
+        def flattened(a, index, g):
+            rows = np.ascontiguousarray(np.broadcast_to(g, index.shape + a.shape[1:]))
+            index_add(a, index.ravel(), rows.reshape((index.size,) + a.shape[1:]))
+        return flattened
+    if isinstance(index, types.BaseTuple) and any(_integer_array(t) for t in index):
+        parts = list(index)
+        if not all(isinstance(t, (types.SliceType, types.Integer)) or _integer_array(t) and t.ndim == 1
+                   for t in parts):
+            raise TypingError("numbax: the derivative of indexing with integer arrays supports 1-d arrays among "
+                              "slices and integers; index one axis at a time")
+        if len(parts) > a.ndim:
+            raise TypingError("numbax: too many indices for the array")
+        return compile_source(_index_add_source(parts, a.ndim, _is_scalar(g)))
     if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer) and index.ndim == 1:
         if _is_scalar(g):
             def scalar_at(a, index, g):

@@ -52,6 +52,16 @@ def _fresh(expr: gast.expr) -> bool:
     return False
 
 
+
+def _slices_as_values(index: gast.expr) -> gast.expr:
+    """``index`` as an argument can pass it: each slice of a tuple written ``slice(start, stop, step)``."""
+    if not isinstance(index, gast.Tuple):
+        return index
+    none = gast.Constant(value=None, kind=None)
+    return gast.Tuple(elts=[gast.Call(func=gast.Name(id="slice", ctx=gast.Load(), annotation=None, type_comment=None),
+                                      args=[part.lower or none, part.upper or none, part.step or none], keywords=[])
+                            if isinstance(part, gast.Slice) else part for part in index.elts], ctx=gast.Load())
+
 class Adjoint:
     """Generates the backward sweep; the forward sweep's saves accumulate in ``saves``."""
 
@@ -392,8 +402,9 @@ class Adjoint:
     def getitem(self, stmt: gast.stmt, value: gast.Subscript, g: gast.expr) -> List[gast.stmt]:
         """``dy[index] += g`` for ``x = y[index]``.
 
-        An integer-array or mask index goes through ``rt.index_add`` (repeated indices accumulate; in code to be
-        differentiated again, ``dy = rt.index_added(dy, index, g)``, which reverse mode can read). Where a
+        An index with an integer array or a mask in it goes through ``rt.index_add`` (repeated positions
+        accumulate; in code to be differentiated again, ``dy = rt.index_added(dy, index, g)``, which reverse
+        mode can read). Where a
         basic index selects an array, ``g`` is added in place into a view of ``dy`` (``dy_view = dy[1:]``,
         ``dy_view += g``): a slice assignment would make Numba compile its broadcast error messages, seconds
         per process. A single element is updated as written.
@@ -405,10 +416,12 @@ class Adjoint:
         out = self.owned(y, primal, stmt)
         index = self._index(value.slice, stmt)
         d = self.adj(y)
-        if isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0) and self.higher_order:
-            out.append(self._mark(_assign(_name(d, True), _rt("index_added", _name(d), index, g)), stmt))
-        elif isinstance(value.slice, gast.Name) and self.avals.get(value.slice.id) != ("i", 0):
-            out.append(self._mark(gast.Expr(value=_rt("index_add", _name(d), index, g)), stmt))
+        advanced = self._advanced(value.slice)
+        if advanced and self.higher_order:
+            out.append(self._mark(_assign(_name(d, True), _rt("index_added", _name(d), _slices_as_values(index), g)),
+                                  stmt))
+        elif advanced:
+            out.append(self._mark(gast.Expr(value=_rt("index_add", _name(d), _slices_as_values(index), g)), stmt))
         elif self._selects_array(stmt, value.slice) and not self.higher_order:
             if id(stmt) not in self.views:  # a loop body's sweep is generated until its adjoints settle
                 self.views[id(stmt)] = self.namer.new(d + "_view")
@@ -419,6 +432,12 @@ class Adjoint:
             target = gast.Subscript(value=_name(d), slice=index, ctx=gast.Store())
             out.append(self._mark(gast.AugAssign(target=target, op=gast.Add(), value=g), stmt))
         return out
+
+    def _advanced(self, index: gast.expr) -> bool:
+        """Whether ``index`` (or a part of a tuple) is a name not known to hold an integer: an integer array or a
+        mask, whose positions may repeat (``y[[0, 0]]``, ``y[r, c]``), so that its adjoint must accumulate."""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        return any(isinstance(part, gast.Name) and self.avals.get(part.id) != ("i", 0) for part in parts)
 
     def _selects_array(self, stmt: gast.Assign, index: gast.expr) -> bool:
         """Whether ``stmt``, ``x = y[index]``, takes an array view: ``x`` has dimensions, ``index`` is basic."""
@@ -456,6 +475,8 @@ class Adjoint:
         if live and isinstance(value, gast.Name) and value.id in self.active and not cast:
             slot = gast.Subscript(value=_name(self.adj(y)), slice=copy.deepcopy(index), ctx=gast.Load())
             g: gast.expr = _rt("copy_of", slot)
+            if self._advanced(target.slice):  # ``y[[0, 0]] = v``: only the last write of a position stays
+                g = _rt("last_writes", g, _name(self.adj(y)), _slices_as_values(copy.deepcopy(index)))
             if isinstance(augmented, gast.Sub):
                 g = gast.UnaryOp(op=gast.USub(), operand=g)
             if kind is None:  # the target's dtype was not inferred: the compiled code decides, at compile time
