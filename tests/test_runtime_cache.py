@@ -9,6 +9,7 @@ import pytest
 from numba.core import types
 
 import numbax
+from numbax.backends.numba_cpu import compile as compile_numba
 from numbax.runtime import cached, numpy_once
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,6 +78,24 @@ def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(tmp_path):
     a = np.arange(9.0).reshape(3, 3)
     assert float(first.stdout.split()[0]) == pytest.approx(np.linalg.solve(a @ a.T + np.eye(3), np.ones(3)).sum(),
                                                            rel=1e-12)
+    # the generated code, loaded, calls the helpers by symbol: its reload_init loads them first ...
+    assert _run(cache, timings=False).stdout == first.stdout
+    # ... or compiles them, under new names, where their cache is gone
+    subprocess.run(["rm", "-rf", os.path.join(cache, "runtime")], check=True)
+    assert _run(cache, timings=False).stdout == first.stdout
+
+
+def test_generated_code_calls_the_cached_helpers_without_a_copy_of_their_code():
+    # Numba would link each helper's IR into the generated function, to be optimized and emitted once more
+    numbax.jit(_solve)(*_ARGS["linalg.solve"])
+    results = [cres for key, dispatcher in compile_numba._DISPATCHERS.items() if "__solve_" in key[0]
+               for cres in dispatcher.overloads.values()]
+    assert len(results) == 1
+    called = {(h.module, h.qualname) for h in results[0].reload_init if isinstance(h, cached.CalledHelper)}
+    assert called == {("numbax.runtime.numpy_once", "solve"), ("numbax.runtime.contractions", "matmul")}
+    text = results[0].library.get_llvm_str()
+    for helper in results[0].reload_init:
+        assert f"declare i32 @{helper.symbol}(" in text and f"define linkonce_odr i32 @{helper.symbol}(" not in text
 
 
 def test_timings_name_each_pass_and_numbas_stages(tmp_path):
