@@ -192,11 +192,15 @@ class CalledHelper:
 
 
 _LOADED: Dict[str, Any] = {}  # symbol -> the CompileResult that defines it (its library must stay alive)
-_BY_LIBRARY: "weakref.WeakKeyDictionary[Any, CalledHelper]" = weakref.WeakKeyDictionary()
+_BY_LIBRARY: "weakref.WeakKeyDictionary[Any, Optional[CalledHelper]]" = weakref.WeakKeyDictionary()
 
 
 def helper_called(library: Any) -> Optional[CalledHelper]:
-    """The cached runtime helper that a Numba code library holds, or None for any other library."""
+    """The cached runtime helper that a Numba code library holds, or None for any other library.
+
+    A caller links a library after it typed the call, which compiled (or loaded) the helper: the overload
+    templates know every helper's library by then.
+    """
     if library not in _BY_LIBRARY:
         for (module, qualname), template in _TEMPLATES.items():
             for (_, args, kws, _), (dispatcher, _) in list(template._impl_cache.items()):
@@ -204,7 +208,8 @@ def helper_called(library: Any) -> Optional[CalledHelper]:
                     _BY_LIBRARY[cres.library] = CalledHelper(module, qualname, tuple(args), tuple(kws),
                                                              tuple(cres.signature.args), cres.fndesc.mangled_name)
                     _LOADED.setdefault(cres.fndesc.mangled_name, cres)
-    return _BY_LIBRARY.get(library)
+        _BY_LIBRARY.setdefault(library, None)
+    return _BY_LIBRARY[library]
 
 
 def _load(helper: CalledHelper) -> Any:
