@@ -55,8 +55,9 @@ _KERNEL_FILE = re.compile(r"<numbax\.runtime ([0-9a-f]{16})>")
 # does not tell flags apart: set, they are the same for every caller (generated code's error model, no fastmath).
 _JIT_OPTIONS = {"cache": True, "error_model": "numpy", "fastmath": False}
 _FOLDERS: List[Callable[[], Optional[str]]] = []
-# the overload template of each function's array implementations, by the function's module and name
-_TEMPLATES: Dict[Tuple[str, str], type] = {}
+# the overload template of each function's array implementations, by the module and name of the function and
+# of the typer (a function may have several overloads), which are the same in every process
+_TEMPLATES: Dict[Tuple[str, str, str, str], type] = {}
 
 
 def overload(fn: Callable, **options: Any) -> Callable[[Callable], Callable]:
@@ -80,7 +81,10 @@ def overload(fn: Callable, **options: Any) -> Callable[[Callable], Callable]:
             return None if _any_array(args, kwargs) else typer(*args, **kwargs)
 
         _numba_overload(fn, jit_options={**_JIT_OPTIONS, **jit_options}, **options)(for_arrays)
-        _TEMPLATES[fn.__module__, fn.__qualname__] = _template_of(fn, for_arrays)
+        key = (fn.__module__, fn.__qualname__, typer.__module__, typer.__qualname__)  # a CalledHelper's
+        if key in _TEMPLATES:
+            raise ValueError(f"two overloads of {fn.__module__}.{fn.__qualname__} by one name, {typer.__qualname__}")
+        _TEMPLATES[key] = _template_of(fn, for_arrays)
         _numba_overload(fn, jit_options=jit_options, **options)(for_numbers)
         return typer
 
@@ -179,8 +183,7 @@ class CalledHelper:
     symbol to it where the helper now has another name.
     """
 
-    module: str
-    qualname: str
+    template: Tuple[str, str, str, str]  # its key in _TEMPLATES
     args: tuple  # the types the call passed, positional and keyword, as the overload's typer saw them
     kws: tuple
     folded: tuple  # the implementation's signature: the arguments folded, defaults as Omitted
@@ -202,11 +205,11 @@ def helper_called(library: Any) -> Optional[CalledHelper]:
     templates know every helper's library by then.
     """
     if library not in _BY_LIBRARY:
-        for (module, qualname), template in _TEMPLATES.items():
+        for key, template in _TEMPLATES.items():
             for (_, args, kws, _), (dispatcher, _) in list(template._impl_cache.items()):
                 for cres in list(getattr(dispatcher, "overloads", {}).values()):
-                    _BY_LIBRARY[cres.library] = CalledHelper(module, qualname, tuple(args), tuple(kws),
-                                                             tuple(cres.signature.args), cres.fndesc.mangled_name)
+                    _BY_LIBRARY[cres.library] = CalledHelper(key, tuple(args), tuple(kws), tuple(cres.signature.args),
+                                                             cres.fndesc.mangled_name)
                     _LOADED.setdefault(cres.fndesc.mangled_name, cres)
         _BY_LIBRARY.setdefault(library, None)
     return _BY_LIBRARY[library]
@@ -217,8 +220,8 @@ def _load(helper: CalledHelper) -> Any:
     from numba.core.registry import cpu_target
     from numba.core.runtime import rtsys
 
-    importlib.import_module(helper.module)
-    template = _TEMPLATES[helper.module, helper.qualname]
+    importlib.import_module(helper.template[0])
+    template = _TEMPLATES[helper.template]
     implementation = template._overload_func(*helper.args, **dict(helper.kws))
     if isinstance(implementation, tuple):  # (signature, function)
         implementation = implementation[1]
