@@ -1,14 +1,17 @@
 """The runtime's helpers are compiled once per machine (``numbax.runtime.cached``), and ``NUMBAX_TIMINGS`` says
 where compile time goes."""
+import dataclasses
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from llvmlite import binding as llvm_binding
 from numba.core import types
 
 import numbax
+from numbax.backends.numba_cpu import compile as compile_numba
 from numbax.runtime import cached, numpy_once
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,6 +80,33 @@ def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(tmp_path):
     a = np.arange(9.0).reshape(3, 3)
     assert float(first.stdout.split()[0]) == pytest.approx(np.linalg.solve(a @ a.T + np.eye(3), np.ones(3)).sum(),
                                                            rel=1e-12)
+    # the generated code, loaded, calls the helpers by symbol: its reload_init loads them first
+    assert _run(cache, timings=False).stdout == first.stdout
+
+
+def test_generated_code_calls_a_large_cached_helper_without_a_copy_of_its_code(tmp_path):
+    # Numba would link the helper's IR into the generated function, to be optimized and emitted once more;
+    # a small one (``a @ b``'s) is linked in, to be inlined
+    old = numbax.config.read("cache_dir")
+    numbax.config.update("cache_dir", str(tmp_path / "cache"))  # compiled here, not loaded (no IR to read)
+    try:
+        numbax.jit(_solve)(*_ARGS["linalg.solve"])
+        results = [cres for key, dispatcher in compile_numba._DISPATCHERS.items() if "__solve_" in key[0]
+                   for cres in dispatcher.overloads.values()]
+        assert len(results) == 1
+        called = [h for h in results[0].reload_init if isinstance(h, cached.CalledHelper)]
+        assert [h.template[:2] for h in called] == [("numbax.runtime.numpy_once", "solve")]
+        text = results[0].library.get_llvm_str()
+        assert f"declare i32 @{called[0].symbol}(" in text and f"define linkonce_odr i32 @{called[0].symbol}(" not in text
+        assert "declare i32 @_ZN6numbax7runtime12contractions7_matmul" not in text  # linked, inlined
+        # a new process whose helper has another name (compiled again): the caller's symbol is mapped to it
+        renamed = dataclasses.replace(called[0], symbol="numbax_test_renamed_helper")
+        renamed()
+    finally:
+        numbax.config.update("cache_dir", old)
+    loaded = cached._LOADED[renamed.symbol]
+    address = loaded.library.get_pointer_to_function(loaded.fndesc.mangled_name)
+    assert address and llvm_binding.address_of_symbol(renamed.symbol) == address
 
 
 def test_timings_name_each_pass_and_numbas_stages(tmp_path):

@@ -21,19 +21,32 @@ file: ``describe_kernel`` names one by a hash of its text and of the names it
 sees, each by a stable identity (a function by its module and qualified name),
 so that two kernels of one text that call different functions never share an
 entry.
+
+Called, not copied: Numba links a called function's LLVM IR into its caller and optimizes and emits it again
+there, so every generated function paid again for the machine code of each helper it calls (three quarters of
+the IR that LLVM optimized for the Gaussian process's step). ``helper_called`` tells the backend which
+library is such a helper's, and what its caller needs instead of the IR: a ``CalledHelper``, which Numba
+keeps with the caller's cached code and calls before loading it in a new process, loads the helper's machine
+code from this cache (compiling it where the cache lost it) under the symbol the caller calls.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import importlib
 import os
 import re
 import sys
 import tempfile
-from typing import Any, Callable, Dict, List, Optional
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import numba
+from llvmlite import binding as llvm_binding
 from numba.core import caching
 from numba.core import types as numba_types
+from numba.core.typing.templates import builtin_registry
 from numba.extending import overload as _numba_overload
 
 _RUNTIME = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -42,6 +55,9 @@ _KERNEL_FILE = re.compile(r"<numbax\.runtime ([0-9a-f]{16})>")
 # does not tell flags apart: set, they are the same for every caller (generated code's error model, no fastmath).
 _JIT_OPTIONS = {"cache": True, "error_model": "numpy", "fastmath": False}
 _FOLDERS: List[Callable[[], Optional[str]]] = []
+# the overload template of each function's array implementations, by the module and name of the function and
+# of the typer (a function may have several overloads), which are the same in every process
+_TEMPLATES: Dict[Tuple[str, str, str, str], type] = {}
 
 
 def overload(fn: Callable, **options: Any) -> Callable[[Callable], Callable]:
@@ -65,6 +81,10 @@ def overload(fn: Callable, **options: Any) -> Callable[[Callable], Callable]:
             return None if _any_array(args, kwargs) else typer(*args, **kwargs)
 
         _numba_overload(fn, jit_options={**_JIT_OPTIONS, **jit_options}, **options)(for_arrays)
+        key = (fn.__module__, fn.__qualname__, typer.__module__, typer.__qualname__)  # a CalledHelper's
+        if key in _TEMPLATES:
+            raise ValueError(f"two overloads of {fn.__module__}.{fn.__qualname__} by one name, {typer.__qualname__}")
+        _TEMPLATES[key] = _template_of(fn, for_arrays)
         _numba_overload(fn, jit_options=jit_options, **options)(for_numbers)
         return typer
 
@@ -144,3 +164,75 @@ class _RuntimeLocator(caching._CacheLocator):
     def get_disambiguator(self) -> str:
         """The function's first line, or a kernel's hash: what tells apart functions of one name."""
         return self._disambiguator
+
+
+def _template_of(fn: Callable, typer: Callable) -> type:
+    """The overload template that ``numba.extending.overload`` just registered for ``fn`` with ``typer``."""
+    registered, function_type = builtin_registry.globals[-1]
+    template = function_type.templates[0]
+    assert registered is fn and template._overload_func is typer, "Numba registered the overload elsewhere"
+    return template
+
+
+@dataclasses.dataclass(frozen=True)
+class CalledHelper:
+    """A runtime helper's machine code for one signature, as a caller calls it: by its symbol.
+
+    Numba runs it (``reload_init``) before it loads the caller's cached code in a new process: it loads the
+    helper's code from the runtime's cache, or compiles it where the cache lost it, and maps the caller's
+    symbol to it where the helper now has another name.
+    """
+
+    template: Tuple[str, str, str, str]  # its key in _TEMPLATES
+    args: tuple  # the types the call passed, positional and keyword, as the overload's typer saw them
+    kws: tuple
+    folded: tuple  # the implementation's signature: the arguments folded, defaults as Omitted
+    symbol: str
+
+    def __call__(self) -> None:
+        if self.symbol not in _LOADED:
+            _LOADED[self.symbol] = _load(self)
+
+
+_LOADED: Dict[str, Any] = {}  # symbol -> the CompileResult that defines it (its library must stay alive)
+_BY_LIBRARY: "weakref.WeakKeyDictionary[Any, Optional[CalledHelper]]" = weakref.WeakKeyDictionary()
+
+
+def helper_called(library: Any) -> Optional[CalledHelper]:
+    """The cached runtime helper that a Numba code library holds, or None for any other library.
+
+    A caller links a library after it typed the call, which compiled (or loaded) the helper: the overload
+    templates know every helper's library by then.
+    """
+    if library not in _BY_LIBRARY:
+        for key, template in _TEMPLATES.items():
+            for (_, args, kws, _), (dispatcher, _) in list(template._impl_cache.items()):
+                for cres in list(getattr(dispatcher, "overloads", {}).values()):
+                    _BY_LIBRARY[cres.library] = CalledHelper(key, tuple(args), tuple(kws), tuple(cres.signature.args),
+                                                             cres.fndesc.mangled_name)
+                    _LOADED.setdefault(cres.fndesc.mangled_name, cres)
+        _BY_LIBRARY.setdefault(library, None)
+    return _BY_LIBRARY[library]
+
+
+def _load(helper: CalledHelper) -> Any:
+    """The CompileResult of ``helper``, loaded (or compiled) into this process, its symbol defined."""
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import rtsys
+
+    importlib.import_module(helper.template[0])
+    template = _TEMPLATES[helper.template]
+    implementation = template._overload_func(*helper.args, **dict(helper.kws))
+    if isinstance(implementation, tuple):  # (signature, function)
+        implementation = implementation[1]
+    dispatcher = numba.jit(**template._jit_options)(implementation)
+    context = cpu_target.target_context
+    rtsys.initialize(context)
+    cres = dispatcher._cache._load_overload(helper.folded, context)
+    if cres is None:
+        dispatcher.compile(helper.folded)
+        cres = dispatcher.overloads[helper.folded]
+    name = cres.fndesc.mangled_name
+    if name != helper.symbol:
+        llvm_binding.add_symbol(helper.symbol, cres.library.get_pointer_to_function(name))
+    return cres

@@ -53,7 +53,7 @@ from numba.core.runtime import rtsys
 
 from numbax import cache_files, config, timings
 from numbax.backends.module_cache import module_for
-from numbax.backends.numba_cpu import scipy_blas, slice_store_error
+from numbax.backends.numba_cpu import helper_calls, scipy_blas, slice_store_error
 from numbax.runtime import cached
 
 _DISPATCHERS: Dict[Tuple, Callable] = {}
@@ -236,7 +236,8 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
             return function
         dispatcher = NumbaxDispatcher(function, targetoptions={"nopython": True, "boundscheck": None,
                                                                "error_model": "numpy", "parallel": parallel,
-                                                               "fastmath": fastmath, "nogil": nogil})
+                                                               "fastmath": fastmath, "nogil": nogil},
+                                      pipeline_class=helper_calls.Compiler)
         if getattr(module, "__file__", None) and _CALLS_MPI not in source:
             dispatcher.enable_caching()
         _DISPATCHERS[key] = dispatcher
