@@ -43,7 +43,6 @@ from numbax.errors import NumbaxDeviceError
 from numbax.lax import named_axes
 from numbax.runtime import gpu_shards as gpu_exchange
 from numbax.runtime.checks import check_devices
-from numbax.runtime.shards import ShardsAborted
 from numbax.transforms.pmap import thread_shards
 from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.api import unwrap, user_function
@@ -157,23 +156,8 @@ def _outputs(compiled: Compiled, devices: Tuple[Device, ...], per_shard: List[Li
 
     if count == 1:
         return [one(0)]
-    results: List[Any] = [None] * count
-    errors: List[Optional[BaseException]] = [None] * count
     with concurrent.futures.ThreadPoolExecutor(count - 1, thread_name_prefix="numbax-gpu-shard") as pool:
-        futures = [pool.submit(one, k) for k in range(1, count)]
-        try:
-            results[0] = one(0)
-        except BaseException as error:  # reported below, after the other shards stopped
-            errors[0] = error
-        for k, future in enumerate(futures, 1):
-            try:
-                results[k] = future.result()
-            except BaseException as error:
-                errors[k] = error
-    failed = [e for e in errors if e is not None]
-    if failed:
-        raise next((e for e in failed if not isinstance(e, ShardsAborted)), failed[0])
-    return results
+        return thread_shards.gathered(one, [pool.submit(one, k) for k in range(1, count)])
 
 
 def run(program: ShardProgram, devices: Tuple[Device, ...], exact: bool,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import threading
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import gast
 import numpy as np
@@ -151,20 +151,28 @@ def run(compiled: Compiled, shards: List[List[Any]]) -> List[Any]:
             exchange.abort(state)
             raise
 
-    results: List[Any] = [None] * count
-    errors: List[Optional[BaseException]] = [None] * count
     with _ONE_AT_A_TIME:
-        futures = [_threads(count).submit(one, k) for k in range(1, count)]
         try:
-            results[0] = one(0)
-        except BaseException as error:  # reported below, after the other shards stopped
-            errors[0] = error
-        for k, future in enumerate(futures, 1):
-            try:
-                results[k] = future.result()
-            except BaseException as error:
-                errors[k] = error
-        exchange.release(state)  # the operands of the last collective: every shard has returned
+            return gathered(one, [_threads(count).submit(one, k) for k in range(1, count)])
+        finally:
+            exchange.release(state)  # the operands of the last collective: every shard has returned
+
+
+def gathered(one: Callable[[int], Any], others: List[concurrent.futures.Future]) -> List[Any]:
+    """Every shard's result: shard 0's computed here by ``one(0)`` while ``others`` run the rest; else the first
+    failing shard's error, once every shard has stopped (not ``ShardsAborted`` of the shards that waited for it,
+    unless there is no other)."""
+    results: List[Any] = [None] * (len(others) + 1)
+    errors: List[Optional[BaseException]] = [None] * (len(others) + 1)
+    try:
+        results[0] = one(0)
+    except BaseException as error:  # reported below, after the other shards stopped
+        errors[0] = error
+    for k, future in enumerate(others, 1):
+        try:
+            results[k] = future.result()
+        except BaseException as error:
+            errors[k] = error
     failed = [e for e in errors if e is not None]
     if failed:
         raise next((e for e in failed if not isinstance(e, exchange.ShardsAborted)), failed[0])
