@@ -52,9 +52,10 @@ import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses import batch_loops
-from numbax.ast_passes.analyses.nodes import base
+from numbax.ast_passes.analyses.nodes import assign, base
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in
+from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_tree
 
 _SIZED = "if {index} == 0:\n    {out} = rt.stack_buffer({value}, LENGTH)"
@@ -65,40 +66,49 @@ def _mentions(stmt: gast.stmt, array: str) -> bool:
 
 
 def _store(body: List[gast.stmt], array: str, index: str) -> Optional[gast.Assign]:
-    """The loop's one ``array[index] = value`` (``value`` a name), at the top of its body; else None."""
+    """The loop's one ``array[index] = value``, at the top of its body; else None."""
     stores = [stmt for stmt in body if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
               and isinstance(stmt.targets[0], gast.Subscript) and base(stmt.targets[0]) == array]
     if len(stores) != 1 or sum(_mentions(stmt, array) for stmt in body) > 2:
         return None
-    store = stores[0]
-    target = store.targets[0]
+    target = stores[0].targets[0]
     if not (isinstance(target.value, gast.Name) and isinstance(target.slice, gast.Name)
-            and target.slice.id == index and isinstance(store.value, gast.Name)):
+            and target.slice.id == index):
         return None
-    return store
+    return stores[0]
 
 
-def _sizing(loop: gast.For, array: str, allocation: gast.Assign) -> Optional[Tuple[int, gast.If]]:
-    """Where in ``loop``'s body ``array`` is sized on the first iteration (before the first statement that
-    reads it, after the value stored into it is made), and the branch that sizes it; None where that cannot
-    be placed."""
-    index = loop.target.id
-    store = _store(loop.body, array, index)
+def _place(loop: gast.For, array: str) -> Optional[int]:
+    """Where in ``loop``'s body ``array`` can be sized on the first iteration: before the first statement that
+    reads it, where the value stored into it is made already (or is made there, by the store itself); else
+    None."""
+    store = _store(loop.body, array, loop.target.id)
     if store is None:
         return None
-    value = store.value.id
     at = next(k for k, stmt in enumerate(loop.body) if _mentions(stmt, array))
-    if count_in(loop.body[at:])[0][value]:
-        return None  # the value is (also) made after the first read of the output
-    branch = gast.parse(_SIZED.format(index=index, out=array, value=value)).body[0]
+    if isinstance(store.value, gast.Name):
+        return None if count_in(loop.body[at:])[0][store.value.id] else at
+    return at if loop.body[at] is store else None
+
+
+def _sizing(loop: gast.For, array: str, allocation: gast.Assign, namer: Namer) -> List[gast.stmt]:
+    """The statements that size ``array`` on the first iteration, the value stored into it named first where
+    it is an expression (the store then reads the name)."""
+    store = _store(loop.body, array, loop.target.id)
+    named: List[gast.stmt] = []
+    if not isinstance(store.value, gast.Name):
+        row = namer.new("row")
+        named = [gast.copy_location(assign(row, store.value), store)]
+        store.value = gast.Name(id=row, ctx=gast.Load(), annotation=None, type_comment=None)
+    branch = gast.parse(_SIZED.format(index=loop.target.id, out=array, value=store.value.id)).body[0]
     branch.body[0].value.args[1] = copy_tree(application(allocation.value).args[1])
     for node in (branch, branch.body[0]):
         gast.copy_location(node, allocation)
         anno.copyanno(allocation, node)
-    return at, branch
+    return named + [branch]
 
 
-def _fold(loop: gast.For, before: List[gast.stmt]) -> bool:
+def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer) -> bool:
     """Fold the first example that ``before`` computes for ``loop`` into it; whether it could."""
     bounds = batch_loops.bounds(loop)
     if bounds is None or loop.orelse:
@@ -110,34 +120,35 @@ def _fold(loop: gast.For, before: List[gast.stmt]) -> bool:
     found: Optional[Dict[str, Tuple[gast.Assign, gast.Assign]]] = batch_loops.peeled(before, bounds[0], outputs)
     if found is None or batch_loops.carried(loop.body, assigned, set()):
         return False
-    sizings = [_sizing(loop, array, allocation) for array, (allocation, _) in sorted(found.items())]
-    if any(sizing is None for sizing in sizings):
+    places = {array: _place(loop, array) for array in found}
+    if None in places.values():
         return False
-    for at, branch in sorted(sizings, key=lambda sizing: -sizing[0]):  # later positions first: indices hold
-        loop.body.insert(at, branch)
+    for array in sorted(found, key=lambda a: (-places[a], a)):  # later places first: the earlier ones hold
+        loop.body[places[array]:places[array]] = _sizing(loop, array, found[array][0], namer)
     doomed = [stmt for pair in found.values() for stmt in pair]
     before[:] = [stmt for stmt in before if all(stmt is not s for s in doomed)]
     loop.iter.args[0] = gast.Constant(value=0, kind=None)
     return True
 
 
-def _block(stmts: List[gast.stmt]) -> Tuple[List[gast.stmt], bool]:
+def _block(stmts: List[gast.stmt], namer: Namer) -> Tuple[List[gast.stmt], bool]:
     out: List[gast.stmt] = []
     changed = False
     for stmt in stmts:
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                new, did = _block(inner)
+                new, did = _block(inner, namer)
                 setattr(stmt, field, new)
                 changed |= did
         if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.BATCH_LOOP, False):
-            changed |= _fold(stmt, out)
+            changed |= _fold(stmt, out, namer)
         out.append(stmt)
     return out, changed
 
 
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
     """Fold the first examples of ``fdef``'s ``vmap`` loops into them; ``(fdef, changed)``."""
-    fdef.body, changed = _block(fdef.body)
+    namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
+    fdef.body, changed = _block(fdef.body, namer)
     return fdef, changed

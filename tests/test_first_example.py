@@ -1,0 +1,78 @@
+"""``vmap``'s body written once (``first_example``): the loop runs from the first example and sizes the outputs
+on its first iteration, instead of a copy of the body before it. Values against NumPy's stacking and JAX
+(float64), the generated code holding one copy of the body, and the checks that stay."""
+import gast
+import numpy as np
+import pytest
+
+import numbax
+from numbax.ast_passes import row_checks
+from numbax.ast_passes.unparse import unparse
+from grad_corpus.oracles import to_jax
+import jax  # noqa: E402  (after the oracles, which turn on float64)
+
+X = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
+W = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+
+
+def layer(x, w):
+    h = np.tanh(x @ w)
+    return h, np.sum(h * h)
+
+
+def potential(u):
+    return np.sum(np.sin(u) * u[::-1]) + 0.5 * np.sum(u ** 4)
+
+
+def _code(source):
+    """The generated lines but comments (which quote the user's)."""
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#"))
+
+
+BATCHED = numbax.vmap(layer, in_axes=(0, None), out_axes=(1, 0))
+NESTED = numbax.vmap(numbax.vmap(lambda a, b: np.tanh(a * b), in_axes=(0, None)), in_axes=(None, 0))
+JACOBIAN = numbax.jit(numbax.jacfwd(numbax.grad(potential)))
+
+
+def test_vmap_stacks_every_example_and_writes_the_body_once():
+    h, s = BATCHED(X, W)
+    np.testing.assert_allclose(h, np.tanh(X @ W).T, rtol=1e-14)
+    np.testing.assert_allclose(s, np.sum(np.tanh(X @ W) ** 2, axis=1), rtol=1e-14)
+    source = _code(numbax.source(BATCHED, X, W))
+    assert source.count("tanh(") == 1
+    assert "range(0, batch)" in source and "[0] = " not in source
+
+
+def test_nested_vmap_writes_each_body_once():
+    a, b = np.array([0.5, -1.0, 2.0]), np.array([1.0, -0.25])
+    np.testing.assert_allclose(NESTED(a, b), np.tanh(b[:, None] * a[None, :]), rtol=1e-14)
+    source = _code(numbax.source(NESTED, a, b))
+    assert source.count("tanh(") == 1 and source.count("for ") == 2  # the outer's first example dropped
+
+
+def test_hessian_by_forward_over_reverse_matches_jax_with_one_sweep():
+    u = np.array([0.3, -0.7, 1.1, 0.2])
+    want = jax.jacfwd(jax.grad(to_jax(potential)))(u)
+    np.testing.assert_allclose(JACOBIAN(u), np.asarray(want), rtol=1e-12, atol=1e-14)
+    source = _code(numbax.source(JACOBIAN, u))  # the sweep's loop, without a first column before it
+    assert "range(1, batch)" not in source and source.count("np.cos(u[") == 1
+
+
+def test_an_empty_batch_is_refused_as_before():
+    with pytest.raises(ValueError, match="at least one example"):
+        BATCHED(np.zeros((0, 2)), W)
+
+
+def test_a_row_check_against_an_output_sized_in_the_loop_is_kept():
+    """``row_checks`` proves nothing from an output sized on the first iteration: the value that sized it is
+    any example's as the loop reads it."""
+    src = ("def f(x, n, batch):\n"
+           "    for i in range(0, batch):\n"
+           "        part = x[i][:n]\n"
+           "        if i == 0:\n"
+           "            out = rt.stack_buffer(part, batch)\n"
+           "        rt.check_row(out, part, 'f.py:2:4')\n"
+           "        out[i] = part\n"
+           "    return out")
+    fdef = row_checks.transform(gast.parse(src).body[0], {"x": ("f", 2), "n": ("i", 0), "batch": ("i", 0)})
+    assert "rt.check_row(out, part" in unparse(fdef)
