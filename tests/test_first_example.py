@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import numbax
-from numbax.ast_passes import row_checks
+from numbax.ast_passes import anno, row_checks
+from numbax.ast_passes.optimizations import first_example
 from numbax.ast_passes.unparse import unparse
 from grad_corpus.oracles import to_jax
 import jax  # noqa: E402  (after the oracles, which turn on float64)
@@ -76,3 +77,29 @@ def test_a_row_check_against_an_output_sized_in_the_loop_is_kept():
            "    return out")
     fdef = row_checks.transform(gast.parse(src).body[0], {"x": ("f", 2), "n": ("i", 0), "batch": ("i", 0)})
     assert "rt.check_row(out, part" in unparse(fdef)
+
+
+def _folded(src):
+    fdef = gast.parse(src).body[0]
+    loop = next(stmt for stmt in fdef.body if isinstance(stmt, gast.For))
+    anno.setanno(loop, anno.Key.BATCH_LOOP, True)
+    return unparse(first_example.transform(fdef)[0])
+
+
+def test_the_first_examples_checks_go_only_where_the_loop_makes_them_again():
+    loop = ("    for i in range(1, n):\n"
+            "        r = x[i]\n"
+            "        rt.check_broadcast(r, b, 'f.py:3:8')\n"
+            "        v = r + b\n"
+            "        out[i] = v\n"
+            "    return out")
+    first = ("def f(x, b, c, n):\n"
+             "    r0 = x[0]\n"
+             "    rt.check_broadcast(r0, b, 'f.py:3:8')\n"
+             "    rt.check_broadcast(c, b, 'f.py:4:8')\n"
+             "    v0 = r0 + b\n"
+             "    out = rt.stack_buffer(v0, n)\n"
+             "    out[0] = v0\n")
+    folded = _folded(first + loop)
+    assert "rt.check_broadcast(r0, b" not in folded  # the loop checks its first example's row itself
+    assert "rt.check_broadcast(c, b, 'f.py:4:8')" in folded  # hoisting dropped the loop's copy: it stays

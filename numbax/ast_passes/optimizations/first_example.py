@@ -13,13 +13,14 @@ body is a whole derivative). Where the loop's outputs are sized by that example 
         rt.check_row(out, value, 'f.py:2:4')       out[i] = value
         out[i] = value
 
-and ``optimize`` then drops what of the first example nothing else reads (its run-time checks stay: the loop
-made them again for the first example, but a check hoisted out of the loop may rely on them). A ``vmap`` has at
-least one example (``rt.batch_size``), so the outputs are made before the loop ends. Runs after ``vectorize``,
-which makes its first block of rows in place of the first example, and after the last transformation: Numba
-compiles a name assigned in a branch, but the transformations read the first example's form (``row_checks``
-proves nothing from an output sized in the loop, ``batch_loops.on_first_iteration``). Reports whether it changed
-anything.
+and ``optimize`` then drops what of the first example nothing else reads. Its run-time checks go where the
+loop makes each of them again for the first example (as many checks of the callee at the user's position in
+the loop and in front of it, ``_repeated_checks``); one that hoisting dropped from the loop as a repeat of the
+first example's stays. A ``vmap`` has at least one example (``rt.batch_size``), so the outputs are made
+before the loop ends. Runs after ``vectorize``, which makes its first block of rows in place of the first
+example, and after the last transformation: Numba compiles a name assigned in a branch, but the
+transformations read the first example's form (``row_checks`` proves nothing from an output sized in the loop,
+``batch_loops.on_first_iteration``). Reports whether it changed anything.
 
     >>> import gast
     >>> from numbax.ast_passes import anno
@@ -46,6 +47,7 @@ anything.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 import gast
@@ -55,6 +57,7 @@ from numbax.ast_passes.analyses import batch_loops
 from numbax.ast_passes.analyses.nodes import assign, base
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in
+from numbax.ast_passes.optimizations.purity import is_check
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_tree
 
@@ -126,9 +129,34 @@ def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer) -> bool:
     for array in sorted(found, key=lambda a: (-places[a], a)):  # later places first: the earlier ones hold
         loop.body[places[array]:places[array]] = _sizing(loop, array, found[array][0], namer)
     doomed = [stmt for pair in found.values() for stmt in pair]
+    first = min(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
+    last = max(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
+    doomed += _repeated_checks(before[:first], before[last + 1:] + [loop])
     before[:] = [stmt for stmt in before if all(stmt is not s for s in doomed)]
     loop.iter.args[0] = gast.Constant(value=0, kind=None)
     return True
+
+
+def _check_key(stmt: gast.AST) -> Optional[Tuple[str, str]]:
+    """A run-time check's callee and the user's position it names (``rt.check_matmul(a, w, 'f.py:6:16')``)."""
+    call = stmt.value if isinstance(stmt, gast.Expr) else None
+    if call is None or not is_check(call) or not call.args or not isinstance(call.args[-1], gast.Constant) or \
+            not isinstance(call.args[-1].value, str):
+        return None
+    return gast.dump(call.func), call.args[-1].value
+
+
+def _repeated_checks(first: List[gast.stmt], loop_side: List[gast.stmt]) -> List[gast.stmt]:
+    """The checks among ``first`` (the statements before a folded loop's outputs were sized: the first
+    example's, and any before it) that the loop makes again for its first example: those whose callee and
+    position ``loop_side`` (the loop and the invariants hoisted in front of it) checks as many times or more.
+    A check that hoisting dropped from the loop as a repeat of one here leaves the loop fewer: kept."""
+    def counts(stmts: List[gast.stmt]) -> Counter:
+        return Counter(key for node in gast.walk(gast.Module(body=stmts, type_ignores=[]))
+                       for key in [_check_key(node)] if key is not None)
+
+    made, again = counts(first), counts(loop_side)
+    return [stmt for stmt in first if _check_key(stmt) is not None and made[_check_key(stmt)] <= again[_check_key(stmt)]]
 
 
 def _block(stmts: List[gast.stmt], namer: Namer) -> Tuple[List[gast.stmt], bool]:
