@@ -103,3 +103,19 @@ def test_the_first_examples_checks_go_only_where_the_loop_makes_them_again():
     folded = _folded(first + loop)
     assert "rt.check_broadcast(r0, b" not in folded  # the loop checks its first example's row itself
     assert "rt.check_broadcast(c, b, 'f.py:4:8')" in folded  # hoisting dropped the loop's copy: it stays
+
+
+def test_an_effect_the_loop_does_again_goes_with_the_first_example_or_nothing_is_folded():
+    loop = ("    for i in range(1, n):\n"
+            "        r = x[i]\n"
+            "        rt.debug_print('x = {}', (r,), (), ())\n"
+            "        out[i] = r\n"
+            "    return out")
+    peeled = ("    r0 = x[0]\n"
+              "    rt.debug_print('x = {}', (r0,), (), ())\n"
+              "    out = rt.stack_buffer(r0, n)\n"
+              "    out[0] = r0\n")
+    folded = _folded("def f(x, n):\n" + peeled + loop)
+    assert folded.count("rt.debug_print") == 1 and "range(0, n)" in folded
+    printed_before = "def f(x, n):\n    rt.debug_print('x = {}', (x,), (), ())\n" + peeled + loop
+    assert "range(1, n)" in _folded(printed_before)  # which print is the first example's is not known

@@ -15,7 +15,7 @@ body is a whole derivative). Where the loop's outputs are sized by that example 
 
 and ``optimize`` then drops what of the first example nothing else reads. Its run-time checks go where the
 loop makes each of them again for the first example (as many checks of the callee at the user's position in
-the loop and in front of it, ``_repeated_checks``); one that hoisting dropped from the loop as a repeat of the
+the loop and in front of it, ``_repeated``); one that hoisting dropped from the loop as a repeat of the
 first example's stays. A ``vmap`` has at least one example (``rt.batch_size``), so the outputs are made
 before the loop ends. Runs after ``vectorize``, which makes its first block of rows in place of the first
 example, and after the last transformation: Numba compiles a name assigned in a branch, but the
@@ -57,7 +57,7 @@ from numbax.ast_passes.analyses import batch_loops
 from numbax.ast_passes.analyses.nodes import assign, base
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in
-from numbax.ast_passes.optimizations.purity import is_check
+from numbax.ast_passes.optimizations.purity import is_check, is_pure
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_tree
 
@@ -124,39 +124,60 @@ def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer) -> bool:
     if found is None or batch_loops.carried(loop.body, assigned, set()):
         return False
     places = {array: _place(loop, array) for array in found}
-    if None in places.values():
-        return False
-    for array in sorted(found, key=lambda a: (-places[a], a)):  # later places first: the earlier ones hold
-        loop.body[places[array]:places[array]] = _sizing(loop, array, found[array][0], namer)
     doomed = [stmt for pair in found.values() for stmt in pair]
     first = min(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
     last = max(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
-    doomed += _repeated_checks(before[:first], before[last + 1:] + [loop])
+    repeated = _repeated(before[:first], before[last + 1:] + [loop])
+    if None in places.values() or repeated is None:
+        return False
+    for array in sorted(found, key=lambda a: (-places[a], a)):  # later places first: the earlier ones hold
+        loop.body[places[array]:places[array]] = _sizing(loop, array, found[array][0], namer)
+    doomed += repeated
     before[:] = [stmt for stmt in before if all(stmt is not s for s in doomed)]
     loop.iter.args[0] = gast.Constant(value=0, kind=None)
     return True
 
 
-def _check_key(stmt: gast.AST) -> Optional[Tuple[str, str]]:
-    """A run-time check's callee and the user's position it names (``rt.check_matmul(a, w, 'f.py:6:16')``)."""
-    call = stmt.value if isinstance(stmt, gast.Expr) else None
-    if call is None or not is_check(call) or not call.args or not isinstance(call.args[-1], gast.Constant) or \
-            not isinstance(call.args[-1].value, str):
+def _effect(stmt: gast.AST) -> Optional[gast.Call]:
+    """The call of a statement that does something besides its value (a run-time check, ``debug.print``)."""
+    value = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
+    if value is None or is_pure(value):
         return None
-    return gast.dump(call.func), call.args[-1].value
+    calls = [n for n in gast.walk(value) if isinstance(n, gast.Call) and not is_pure(n)]
+    return calls[-1] if calls else value  # the innermost
 
 
-def _repeated_checks(first: List[gast.stmt], loop_side: List[gast.stmt]) -> List[gast.stmt]:
-    """The checks among ``first`` (the statements before a folded loop's outputs were sized: the first
-    example's, and any before it) that the loop makes again for its first example: those whose callee and
-    position ``loop_side`` (the loop and the invariants hoisted in front of it) checks as many times or more.
-    A check that hoisting dropped from the loop as a repeat of one here leaves the loop fewer: kept."""
-    def counts(stmts: List[gast.stmt]) -> Counter:
-        return Counter(key for node in gast.walk(gast.Module(body=stmts, type_ignores=[]))
-                       for key in [_check_key(node)] if key is not None)
+def _key(call: gast.AST) -> Tuple[str, tuple]:
+    """What an effect does apart from the values it reads: its callee and its constant arguments (a check's
+    position in the user's code, a format string)."""
+    func = call.func if isinstance(call, gast.Call) else call
+    args = call.args if isinstance(call, gast.Call) else []
+    return gast.dump(func), tuple(a.value for a in args if isinstance(a, gast.Constant))
 
-    made, again = counts(first), counts(loop_side)
-    return [stmt for stmt in first if _check_key(stmt) is not None and made[_check_key(stmt)] <= again[_check_key(stmt)]]
+
+def _repeated(first: List[gast.stmt], loop_side: List[gast.stmt]) -> Optional[List[gast.stmt]]:
+    """The statements with effects among ``first`` (those before a folded loop's outputs were sized: the first
+    example's, and any before it) that the loop does again for its first example, to go; None where the fold
+    would do one twice (a ``debug.print``, which the loop does again, that cannot go).
+
+    A key (``_key``) made as many times or more by ``loop_side`` (the loop, and the invariants hoisted in front
+    of it) is made again by the loop for the first example; where ``first`` makes it more often, some are
+    not the first example's, or hoisting dropped the loop's as a repeat of this one: they stay. Checks read
+    only, and may stay; any other effect that the loop also does must go, and can only where it is a
+    statement of its own at the top and the loop does it as often."""
+    effects = [node for node in gast.walk(gast.Module(body=first, type_ignores=[])) if _effect(node) is not None]
+    made = Counter(_key(_effect(node)) for node in effects)
+    again = Counter(_key(_effect(node)) for node in gast.walk(gast.Module(body=loop_side, type_ignores=[]))
+                    if _effect(node) is not None)
+    going = [node for node in effects if made[_key(_effect(node))] <= again[_key(_effect(node))]]
+    top = [stmt for stmt in first if isinstance(stmt, gast.Expr) and any(stmt is node for node in going)]
+    for node in effects:
+        if is_check(_effect(node)):
+            continue
+        key = _key(_effect(node))
+        if again[key] and (made[key] > again[key] or not any(node is stmt for stmt in top)):
+            return None  # it would be done again for the first example
+    return top
 
 
 def _block(stmts: List[gast.stmt], namer: Namer) -> Tuple[List[gast.stmt], bool]:
