@@ -2,8 +2,8 @@
 
 ``vmap`` computes its first example before the loop over the others to learn the outputs' shapes and dtypes
 (``loop``); Numba then compiles the body twice, which doubles what LLVM optimizes (a Jacobian's sweep, whose
-body is a whole derivative). Where the loop's outputs are sized by that example alone (``vectorize``'s
-``peeled``), the loop runs from the first example and sizes them on its first iteration::
+body is a whole derivative). Where the loop's outputs are sized by that example alone (``batch_loops.peeled``),
+the loop runs from the first example and sizes them on its first iteration::
 
     first = x[0] * 2.0                         for i in range(0, batch):
     out = rt.stack_buffer(first, batch)            value = x[i] * 2.0
