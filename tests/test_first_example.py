@@ -57,6 +57,7 @@ def test_hessian_by_forward_over_reverse_matches_jax_with_one_sweep():
     np.testing.assert_allclose(JACOBIAN(u), np.asarray(want), rtol=1e-12, atol=1e-14)
     source = _code(numbax.source(JACOBIAN, u))  # the sweep's loop, without a first column before it
     assert "range(1, batch)" not in source and source.count("np.cos(u[") == 1
+    assert source.count("raise ValueError('jvp called with") == 1  # the first example's checks went too
 
 
 def test_an_empty_batch_is_refused_as_before():

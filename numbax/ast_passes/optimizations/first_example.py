@@ -138,8 +138,17 @@ def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer) -> bool:
     return True
 
 
-def _effect(stmt: gast.AST) -> Optional[gast.Call]:
-    """The call of a statement that does something besides its value (a run-time check, ``debug.print``)."""
+def _raising(stmt: gast.AST) -> bool:
+    """Whether ``stmt`` is a check written out: ``if <test without effects>: raise ...``."""
+    return isinstance(stmt, gast.If) and not stmt.orelse and is_pure(stmt.test) and \
+        all(isinstance(s, gast.Raise) and s.exc is not None for s in stmt.body)
+
+
+def _effect(stmt: gast.AST) -> Optional[gast.AST]:
+    """The call of a statement that does something besides its value (a run-time check, ``debug.print``; the
+    exception a check written out raises)."""
+    if _raising(stmt):
+        return stmt.body[0].exc
     value = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
     if value is None or is_pure(value):
         return None
@@ -162,17 +171,17 @@ def _repeated(first: List[gast.stmt], loop_side: List[gast.stmt]) -> Optional[Li
 
     A key (``_key``) made as many times or more by ``loop_side`` (the loop, and the invariants hoisted in front
     of it) is made again by the loop for the first example; where ``first`` makes it more often, some are
-    not the first example's, or hoisting dropped the loop's as a repeat of this one: they stay. Checks read
-    only, and may stay; any other effect that the loop also does must go, and can only where it is a
+    not the first example's, or hoisting dropped the loop's as a repeat of this one: they stay. Checks (and
+    checks written out, ``if t: raise``) read only, and may stay; any other effect that the loop also does must go, and can only where it is a
     statement of its own at the top and the loop does it as often."""
     effects = [node for node in gast.walk(gast.Module(body=first, type_ignores=[])) if _effect(node) is not None]
     made = Counter(_key(_effect(node)) for node in effects)
     again = Counter(_key(_effect(node)) for node in gast.walk(gast.Module(body=loop_side, type_ignores=[]))
                     if _effect(node) is not None)
     going = [node for node in effects if made[_key(_effect(node))] <= again[_key(_effect(node))]]
-    top = [stmt for stmt in first if isinstance(stmt, gast.Expr) and any(stmt is node for node in going)]
+    top = [stmt for stmt in first if isinstance(stmt, (gast.Expr, gast.If)) and any(stmt is node for node in going)]
     for node in effects:
-        if is_check(_effect(node)):
+        if is_check(_effect(node)) or _raising(node):
             continue
         key = _key(_effect(node))
         if again[key] and (made[key] > again[key] or not any(node is stmt for stmt in top)):
