@@ -219,7 +219,7 @@ def _first_example(lower: Optional[Callable]) -> Callable[[gast.Module], gast.Mo
         if lower is not None:  # the GPU's kernels run examples on threads, each its own (``vmap.threads``)
             return module
         module.body[-1], changed = first_example.transform(module.body[-1])
-        return optimize.transform(module) if changed else module
+        return optimize.transform(module, optimize.DEAD) if changed else module  # the first example's
 
     return apply
 
