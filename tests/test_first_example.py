@@ -7,7 +7,7 @@ import pytest
 
 import numbax
 from numbax.ast_passes import anno, row_checks
-from numbax.ast_passes.optimizations import first_example
+from numbax.ast_passes.optimizations import dead_code, first_example
 from numbax.ast_passes.unparse import unparse
 from grad_corpus.oracles import to_jax
 import jax  # noqa: E402  (after the oracles, which turn on float64)
@@ -120,3 +120,47 @@ def test_an_effect_the_loop_does_again_goes_with_the_first_example_or_nothing_is
     assert folded.count("rt.debug_print") == 1 and "range(0, n)" in folded
     printed_before = "def f(x, n):\n    rt.debug_print('x = {}', (x,), (), ())\n" + peeled + loop
     assert "range(1, n)" in _folded(printed_before)  # which print is the first example's is not known
+
+
+def steps(theta, z0):
+    z = z0 * theta
+    for _ in range(4):
+        z = z + 0.1 * np.tanh(theta * z)
+    return z
+
+
+VALUE_AND_JACOBIAN = numbax.jit(lambda theta, z: (steps(theta, z), numbax.jacfwd(steps)(theta, z)))
+
+
+def test_a_jacobian_through_a_loop_computes_its_first_column_in_the_sweep_only():
+    theta, z = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.25, -0.5])
+    value, jac = VALUE_AND_JACOBIAN(theta, z)
+    np.testing.assert_allclose(value, steps(theta, z), rtol=1e-14)
+    np.testing.assert_allclose(jac, jax.jacfwd(to_jax(steps))(theta, z), rtol=1e-12)
+    source = _code(numbax.source(VALUE_AND_JACOBIAN, theta, z))
+    assert source.count("tanh(") == 2  # the value's loop and the sweep's: the first column's loop went
+
+
+def test_dead_code_drops_a_loop_whose_values_nothing_after_it_reads():
+    src = ("def f(z, n):\n"
+           "    v = z\n"
+           "    for i in range(n):\n"
+           "        a = v[0]\n"
+           "        v = v * a\n"
+           "    w = z * 2.0\n"
+           "    for j in range(n):\n"
+           "        w = w + 1.0\n"
+           "    b = np.zeros(3)\n"
+           "    c = b\n"
+           "    for k in range(3):\n"
+           "        b[k] = 1.0\n"
+           "    for m in range(n):\n"
+           "        rt.check_index(z, m, 0, 'f.py:9:4')\n"
+           "    return w, c")
+    fdef = gast.parse(src).body[0]
+    for _ in range(3):
+        fdef, _ = dead_code.transform(fdef)
+    text = unparse(fdef)
+    assert "v * a" not in text and "v = z" not in text  # nothing after the loop reads v
+    assert "w + 1.0" in text and "b[k] = 1.0" in text  # w is returned; b's array is c's
+    assert "rt.check_index(z, m" in text  # a check is an effect

@@ -57,6 +57,7 @@ from numbax.ast_passes.analyses import batch_loops
 from numbax.ast_passes.analyses.nodes import assign, base
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in
+from numbax.ast_passes.optimizations.dead_code import remove_where
 from numbax.ast_passes.optimizations.purity import is_check, is_pure
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_tree
@@ -127,15 +128,28 @@ def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer) -> bool:
     doomed = [stmt for pair in found.values() for stmt in pair]
     first = min(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
     last = max(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
-    repeated = _repeated(before[:first], before[last + 1:] + [loop])
+    start = _examples_start(before[:first], application(doomed[0].value).args[1])
+    repeated = _repeated(before[start:first], before[last + 1:] + [loop])
     if None in places.values() or repeated is None:
         return False
     for array in sorted(found, key=lambda a: (-places[a], a)):  # later places first: the earlier ones hold
         loop.body[places[array]:places[array]] = _sizing(loop, array, found[array][0], namer)
     doomed += repeated
-    before[:] = [stmt for stmt in before if all(stmt is not s for s in doomed)]
+    before[:] = remove_where(before, lambda stmt: any(stmt is s for s in doomed))
     loop.iter.args[0] = gast.Constant(value=0, kind=None)
     return True
+
+
+def _examples_start(first: List[gast.stmt], length: gast.expr) -> int:
+    """Where the first example's code begins among ``first``: after ``batch = rt.batch_size(...)``, the one
+    assignment of the outputs' ``length`` (the code before it is the caller's); else at the start."""
+    sizing = [k for k, stmt in enumerate(first) if isinstance(length, gast.Name)
+              and any(isinstance(n, gast.Name) and n.id == length.id and isinstance(n.ctx, gast.Store)
+                      for n in gast.walk(stmt))]
+    if len(sizing) != 1 or not isinstance(first[sizing[0]], gast.Assign):
+        return 0
+    app = application(first[sizing[0]].value) if isinstance(first[sizing[0]].value, gast.Call) else None
+    return sizing[0] + 1 if app is not None and app.name == "rt.batch_size" else 0
 
 
 def _raising(stmt: gast.AST) -> bool:
@@ -179,14 +193,14 @@ def _repeated(first: List[gast.stmt], loop_side: List[gast.stmt]) -> Optional[Li
     again = Counter(_key(_effect(node)) for node in gast.walk(gast.Module(body=loop_side, type_ignores=[]))
                     if _effect(node) is not None)
     going = [node for node in effects if made[_key(_effect(node))] <= again[_key(_effect(node))]]
-    top = [stmt for stmt in first if isinstance(stmt, (gast.Expr, gast.If)) and any(stmt is node for node in going)]
     for node in effects:
         if is_check(_effect(node)) or _raising(node):
             continue
         key = _key(_effect(node))
-        if again[key] and (made[key] > again[key] or not any(node is stmt for stmt in top)):
+        if again[key] and (made[key] > again[key] or not isinstance(node, gast.Expr) or
+                           not any(node is stmt for stmt in first)):
             return None  # it would be done again for the first example
-    return top
+    return [node for node in going if isinstance(node, (gast.Expr, gast.If))]
 
 
 def _block(stmts: List[gast.stmt], namer: Namer) -> Tuple[List[gast.stmt], bool]:
