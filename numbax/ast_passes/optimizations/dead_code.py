@@ -21,6 +21,7 @@ from typing import Callable, List, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in, count_names
 from numbax.ast_passes.optimizations.purity import is_pure
 from numbax.ast_passes.tree_copy import names, walk
@@ -64,21 +65,37 @@ def _idle_loop(stmt: gast.stmt, loads) -> bool:
 
 
 def _quiet(stmt: gast.stmt, made: Set[str]) -> bool:
-    """Whether ``stmt`` only computes values: assignments without effects to names or into the arrays ``made``
-    (assigned only in the loop being swept), and loops over ranges and branches of such."""
+    """Whether ``stmt`` only computes values: assignments without effects to names, or into the arrays ``made``
+    (allocated afresh in the loop being swept, and only there), and loops over ranges and branches of such.
+    Never ``x += y``, which writes into ``x``'s array (a row of another array, it may be)."""
     if isinstance(stmt, gast.Pass):
         return True
-    if isinstance(stmt, (gast.Assign, gast.AugAssign)):
-        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+    if isinstance(stmt, gast.Assign):
         return is_pure(stmt.value) and all(
             isinstance(n, (gast.Name, gast.Tuple, gast.Store)) or
             (isinstance(n, gast.Subscript) and _base(n) in made and is_pure(n))
-            for t in targets for n in ([t] if isinstance(t, gast.Subscript) else walk(t)))
+            for t in stmt.targets for n in ([t] if isinstance(t, gast.Subscript) else walk(t)))
     if isinstance(stmt, gast.For):
         return _over_range(stmt) and all(_quiet(s, made) for s in stmt.body)
     if isinstance(stmt, gast.If):
         return is_pure(stmt.test) and all(_quiet(s, made) for s in stmt.body + stmt.orelse)
     return False
+
+
+_FRESH = frozenset({"np.empty", "np.zeros", "np.ones", "np.full", "rt.zeros_like", "rt.stack_buffer"})
+
+
+def _fresh(stmts: List[gast.stmt], stores) -> Set[str]:
+    """The names assigned once in the function, in ``stmts``, an array allocated there (``np.empty(n)``): no
+    other name holds its memory."""
+    found = set()
+    for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
+                and isinstance(node.value, gast.Call) and stores[node.targets[0].id] == 1:
+            app = application(node.value)
+            if app is not None and app.name in _FRESH:
+                found.add(node.targets[0].id)
+    return found
 
 
 def _unread_loop(stmt: gast.stmt, stores, later) -> bool:
@@ -88,8 +105,8 @@ def _unread_loop(stmt: gast.stmt, stores, later) -> bool:
         return False
     made, inside = count_in(stmt.body)
     assigned = {n for n, c in made.items() if c} | {stmt.target.id}
-    only_here = {n for n in assigned if stores[n] == made[n]}  # arrays no other name can hold
-    return all(not later(n, inside) for n in assigned) and all(_quiet(s, only_here) for s in stmt.body)
+    fresh = _fresh(stmt.body, stores)
+    return all(not later(n, inside) for n in assigned) and all(_quiet(s, fresh) for s in stmt.body)
 
 
 def _base(node: gast.expr):
