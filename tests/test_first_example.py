@@ -156,7 +156,15 @@ def test_dead_code_drops_a_loop_whose_values_nothing_after_it_reads():
            "        b[k] = 1.0\n"
            "    for m in range(n):\n"
            "        rt.check_index(z, m, 0, 'f.py:9:4')\n"
-           "    return w, c")
+           "    g = np.zeros((n, 3))\n"
+           "    for r in range(n):\n"
+           "        row = g[r]\n"
+           "        row += 1.0\n"
+           "    t = np.zeros(3)\n"
+           "    for q in range(n):\n"
+           "        part = np.empty(3)\n"
+           "        part[0] = t[0]\n"
+           "    return w, c, g")
     fdef = gast.parse(src).body[0]
     for _ in range(3):
         fdef, _ = dead_code.transform(fdef)
@@ -164,3 +172,5 @@ def test_dead_code_drops_a_loop_whose_values_nothing_after_it_reads():
     assert "v * a" not in text and "v = z" not in text  # nothing after the loop reads v
     assert "w + 1.0" in text and "b[k] = 1.0" in text  # w is returned; b's array is c's
     assert "rt.check_index(z, m" in text  # a check is an effect
+    assert "row += 1.0" in text  # a row of g: the loop writes into g
+    assert "part[0] = t[0]" not in text  # into an array it makes itself, which nothing after it reads
