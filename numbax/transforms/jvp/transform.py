@@ -193,6 +193,8 @@ class Tangents:
             return tangent
         if target not in self.written and (may_alias(value) or not self.written):
             return tangent
+        if target not in self.written:  # a new value; a number shares no memory (rt.copy_of passes one as it is)
+            return tangent if (self.avals.get(target) or ("", 1))[1] == 0 else _rt("copy_of", tangent)
         return gast.Call(func=gast.Attribute(value=_name("np"), attr="copy", ctx=gast.Load()), args=[tangent],
                          keywords=[])
 
