@@ -107,3 +107,18 @@ def test_a_store_at_a_repeated_position_differentiates_the_last_write(backend):
     da, dv = numbax.grad(added_twice, argnums=(0, 1), backend=backend)(a.copy(), np.array([1.0, 2.0, 3.0]))
     np.testing.assert_allclose(da, 2.0 * kept, rtol=1e-14)
     np.testing.assert_allclose(dv, [0.0, 2.0 * kept[2], 2.0 * kept[0]], rtol=1e-14)
+
+
+MASK = np.array([True, False, True, True])
+
+
+def by_an_array_and_a_mask(a):
+    return np.sum(a[R, MASK] ** 2)
+
+
+def test_an_index_the_compiled_adjoint_does_not_cover_is_refused_at_the_users_line():
+    refusal = r"(?s)test_fancy_index_derivatives.py:\d+: Numba could not compile.*index_add"
+    with pytest.raises(numbax.NumbaxTypingError, match=refusal):
+        numbax.grad(by_an_array_and_a_mask)(A.copy())
+    want = jax.grad(to_jax(by_an_array_and_a_mask))(A)
+    np.testing.assert_allclose(numbax.grad(by_an_array_and_a_mask, backend="python")(A.copy()), want, rtol=1e-12)

@@ -141,8 +141,10 @@ def index_add(a, index, g):
 def last_writes(g, a, index):
     """``g``, the cotangent of the values ``a[index] = v`` stored (``a[index]``'s shape), with each element that a
     later element of the same store writes again set to zero: NumPy keeps the last write (``a[[0, 0]] = v``
-    stores ``v[1]``), so only that one has a derivative."""
-    ids = np.arange(np.size(a[index])).reshape(np.shape(a[index]))
+    stores ``v[1]``), so only that one has a derivative. The same code compiles (Numba writes repeated
+    positions in order, as NumPy does)."""
+    selected = a[index]
+    ids = np.arange(selected.size).reshape(selected.shape)
     marker = np.full(a.shape, -1, np.int64)
     marker[index] = ids
     return np.where(marker[index] == ids, g, 0.0 * g)
@@ -150,13 +152,7 @@ def last_writes(g, a, index):
 
 @overload(last_writes)
 def _last_writes(g, a, index):
-    def impl(g, a, index):
-        selected = a[index]
-        ids = np.arange(selected.size).reshape(selected.shape)
-        marker = np.full(a.shape, -1, np.int64)
-        marker[index] = ids
-        return np.where(marker[index] == ids, g, 0.0 * g)
-    return impl
+    return last_writes
 
 
 @register_jitable
