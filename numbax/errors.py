@@ -150,6 +150,13 @@ class NumbaxDomainError(NumbaxRunTimeError, ValueError):
     HINT = "pass a complex matrix (np.linalg.eig(a.astype(np.complex128))), whose results are complex always."
 
 
+class NumbaxIntegerPowerError(NumbaxRunTimeError, ValueError):
+    """An integer raised to a negative integer power: NumPy raises ``ValueError``, and Python's ints give a
+    float, which compiled code, typing the result as an int, cannot."""
+
+    HINT = "raise a float instead (2.0 ** k, x.astype(np.float64) ** k, float(n) ** k)."
+
+
 class NumbaxEmptyListError(NumbaxRunTimeError, ValueError):
     """A list made at run time (a comprehension over a run-time range, ``append`` in a loop of run-time
     length) got no item: compiled code holds it as the array of its items, whose shape its first item sets."""
@@ -160,9 +167,9 @@ class NumbaxEmptyListError(NumbaxRunTimeError, ValueError):
 
 class NumbaxUnimplementedValueError(NumbaxRunTimeError, NotImplementedError):
     """A value for which numbax has no verified implementation of what the user called, found when the code
-    runs (kept for the API: ``random.poisson`` of a rate of 10 or more, its last use, is drawn now)."""
+    runs (a shift by a count outside the integers' bits, which NumPy defines and LLVM leaves undefined)."""
 
-    HINT = "keep the values in the range the message names, or draw these samples with JAX."
+    HINT = "keep the values in the range the message names (np.where(k < 64, x << k, 0) for a shift)."
 
 
 class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):

@@ -58,6 +58,17 @@ def last_two_axes(b):
     return np.sum(b[:, R, C] ** 2)
 
 
+def by_lists(a):
+    # lists of integers, as NumPy takes them (Numba takes arrays only: numbax passes NumPy's array of each)
+    return np.sum(np.sin(a[[1, 1, 0]])) + np.sum(a[[0, 2], [3, 3]] ** 2) + np.sum(np.cos(a[:, [1, 0]]) * a[:, :2])
+
+
+def by_arrays(a):
+    # by_lists as JAX takes it (JAX refuses a list as an index: a TypeError)
+    return np.sum(np.sin(a[np.array([1, 1, 0])])) + np.sum(a[np.array([0, 2]), np.array([3, 3])] ** 2) + \
+        np.sum(np.cos(a[:, np.array([1, 0])]) * a[:, :2])
+
+
 def stored_twice(a, v):
     a[np.array([0, 0])] = v
     return np.sum(a * a)
@@ -93,6 +104,36 @@ def test_repeated_positions_accumulate_to_second_order(fn, x, backend):
     np.testing.assert_allclose(numbax.grad(fn, backend=backend)(x.copy()), want, rtol=1e-12)
     got = numbax.jvp(numbax.grad(fn, backend=backend), (x.copy(),), (np.ones_like(x),), backend=backend)[1]
     np.testing.assert_allclose(got, second, rtol=1e-12)
+
+
+def list_stores(a, v):
+    a[[2, 0]] = v
+    a[[1, 1]] += v  # NumPy adds v[1] once, its last write
+    return np.sum(a * a)
+
+
+def test_lists_as_indices_compile_and_follow_numpy():
+    a, v = np.arange(4.0) + 0.5, np.array([1.5, 2.5])
+    np.testing.assert_array_equal(numbax.jit(by_lists)(A), by_lists(A))
+    want = jax.grad(to_jax(by_arrays))(A)
+    np.testing.assert_allclose(numbax.grad(by_lists)(A), want, rtol=1e-12)
+    np.testing.assert_allclose(numbax.jvp(by_lists, (A,), (np.ones_like(A),))[1], np.sum(want), rtol=1e-12)
+    np.testing.assert_array_equal(numbax.jit(list_stores)(a.copy(), v), list_stores(a.copy(), v))
+    grads = numbax.grad(list_stores, argnums=(0, 1))(a.copy(), v)
+    python = numbax.grad(list_stores, argnums=(0, 1), backend="python")(a.copy(), v)
+    # central differences of NumPy's own function: a[1] gets v[1] once, a[0] and a[2] are overwritten
+    step, want = 1e-6, []
+    for k, arg in enumerate((a, v)):
+        column = np.zeros_like(arg)
+        for i in range(arg.size):
+            up, down = [c.copy() for c in (a, v)], [c.copy() for c in (a, v)]
+            up[k][i] += step
+            down[k][i] -= step
+            column[i] = (list_stores(*up) - list_stores(*down)) / (2 * step)
+        want.append(column)
+    for got, py, w in zip(grads, python, want):
+        np.testing.assert_allclose(got, w, rtol=1e-7, atol=1e-7)
+        np.testing.assert_allclose(py, got, rtol=1e-14)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

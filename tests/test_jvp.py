@@ -258,6 +258,23 @@ def test_an_update_by_a_differentiated_value_and_constant_outputs_follow_jax(bac
     np.testing.assert_allclose((total, d_total), (np.sum(x), 3.0))
 
 
+def scales_then_steps(theta, z):
+    z = z * theta  # the loop keeps the one name z: a constant argument, then a differentiated value
+    for _ in range(4):
+        z = z + 0.1 * np.tanh(theta * z)
+    return z
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_an_argument_held_constant_then_assigned_a_differentiated_value_starts_with_a_zero_tangent(backend):
+    # the tangent of z was read before it was assigned (NumbaxTypingError compiled, NameError in Python)
+    theta, z = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.25, -0.5])
+    expected = np.asarray(jax.jacfwd(oracles.to_jax(scales_then_steps))(theta, z))
+    np.testing.assert_allclose(numbax.jacfwd(scales_then_steps, backend=backend)(theta, z), expected, rtol=1e-13)
+    np.testing.assert_allclose(numbax.jit(lambda t, y: numbax.jacfwd(scales_then_steps)(t, y), backend=backend)(
+        theta, z), expected, rtol=1e-13)
+
+
 @pytest.mark.parametrize("fn, message, line", [
     (uses_fft, "forward mode has no derivative rule for np.fft.fft", uses_fft.__code__.co_firstlineno + 1),
     (uses_complex, "no forward derivative of np.linalg.det for complex numbers", uses_complex.__code__.co_firstlineno + 2),

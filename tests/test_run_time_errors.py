@@ -207,3 +207,67 @@ def test_a_while_test_is_checked_on_every_iteration(backend):
     with pytest.raises(NumbaxZeroDivisionError) as info:
         numbax.jit(halve_until, backend=backend)(40, 2)
     assert str(info.value).splitlines()[0] == f"{__file__}:{_line_of(halve_until, 'while a // b')}: {message}"
+
+
+def integer_power(x, n, k):
+    return n ** k
+
+
+def numpy_integer_power(x, n, k):
+    return np.power(n, k)
+
+
+def integer_power_in_place(x, n, k):
+    m = n.copy()
+    m[0] **= k
+    m **= k
+    return m
+
+
+def python_int_to_a_negative_constant(x, n, k):
+    return len(x) ** -2 + 2 ** (len(x) - 2)
+
+
+I = np.array([3, -2, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, args", [
+    (integer_power, (I, -1)), (integer_power, (2, I)), (integer_power, (I[0], np.int64(-1))),
+    (numpy_integer_power, (I, I)), (integer_power_in_place, (I, -1)), (integer_power, (I, I[::-1])),
+])
+def test_integers_to_negative_integer_powers_raise_numpys_value_error(backend, fn, args):
+    # compiled code gave 0 where NumPy raises (2 ** i of an i with a negative element), silently
+    message = _raised(ValueError, fn, (X,) + args)
+    with pytest.raises(numbax.NumbaxIntegerPowerError, match=r"test_run_time_errors.py:\d+: " + message) as info:
+        numbax.jit(fn, backend=backend)(X, *args)
+    assert isinstance(info.value, ValueError)
+    positive = tuple(np.abs(a) for a in args)
+    np.testing.assert_array_equal(numbax.jit(fn, backend=backend)(X, *positive), fn(X, *positive))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_ints_to_negative_powers_are_floats_or_refused(backend):
+    # a constant exponent: Python's float (compiled code gave 0); one known at run time: its type would depend
+    # on its value, so a negative one raises, saying what to write
+    assert numbax.jit(python_int_to_a_negative_constant, backend=backend)(X, 0, 0) == \
+        python_int_to_a_negative_constant(X, 0, 0) == 4 ** -2 + 4
+    with pytest.raises(numbax.NumbaxIntegerPowerError, match="is a float in Python") as info:
+        numbax.jit(integer_power, backend=backend)(X, 2, -1)
+    assert "float(n) ** k" in str(info.value)
+    assert numbax.jit(integer_power, backend=backend)(X, 2, 3) == 8
+
+
+def shifts(i, k):
+    return np.left_shift(1, i) + (i >> k)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shift_counts_beyond_the_integers_bits_are_refused(backend):
+    # compiled code gave -2**63 for np.left_shift(1, 64), where NumPy gives 0 (LLVM's shift is undefined there)
+    within = np.array([0, 7, 63])
+    np.testing.assert_array_equal(numbax.jit(shifts, backend=backend)(within, 2), shifts(within, 2))
+    for i, k, count in ((np.array([0, 64]), 1, 64), (within, -1, -1)):
+        with pytest.raises(numbax.NumbaxUnimplementedValueError,
+                           match=rf"test_run_time_errors.py:\d+: a shift count of {count} is outside 0..63"):
+            numbax.jit(shifts, backend=backend)(i, k)

@@ -11,6 +11,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   ``range(start, stop)`` indexes ``x`` along ``axis`` (``scale`` 0 or 1), raising ``check_index``'s error for
   the first that does not: the checks of a loop's iterations, made once before the loop.
 - ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
+- ``check_power(b, e, message, where)``: an integer's integer exponent is not negative (``ValueError``).
+- ``check_shift(k, bits, where)``: a shift count lies in ``0..bits - 1`` (NumPy's 0 or -1 beyond is refused).
 - ``check_broadcast(a, b, where)``: two arrays broadcast together (``ValueError``).
 - ``check_in_place(x, y, where)``: ``x op= y`` of arrays fits its result into ``x`` (``ValueError``).
 - ``check_store(target, y, where)``: ``x[i:j] = y`` fits the array ``y`` into the part it writes (``ValueError``).
@@ -45,11 +47,11 @@ import numpy as np
 from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
-from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxMaskShapeError, NumbaxShapeError, \
-    NumbaxZeroDivisionError
+from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
+    NumbaxShapeError, NumbaxUnimplementedValueError, NumbaxZeroDivisionError
 
-__all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_broadcast", "check_in_place", "check_store",
-           "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
+__all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_broadcast",
+           "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
            "check_matmul", "check_reshape", "check_list_length", "check_list_item", "check_row", "check_scatter", "check_devices",
            "check_key"]
 
@@ -154,6 +156,30 @@ def check_divisor(d, message, where):
     """Raise ``NumbaxZeroDivisionError(message)`` at ``where`` if the divisor ``d`` is zero."""
     if d == 0:
         raise NumbaxZeroDivisionError(message, where)
+
+
+@register_jitable
+def check_power(base, exponent, message, where):
+    """Raise ``NumbaxIntegerPowerError(message)`` at ``where`` if the integer ``exponent`` (a number or an
+    array) has a negative element (``base`` is an integer or integers too)."""
+    exponents = np.asarray(exponent).ravel()
+    for k in range(exponents.size):
+        if exponents[k] < 0:
+            raise NumbaxIntegerPowerError(message, where)
+
+
+_SHIFT = ("a shift count of {} is outside 0..{} for {}-bit integers (NumPy gives 0, or -1 shifting a negative number "
+          "right; compiled code's shift is undefined there)")
+
+
+@register_jitable
+def check_shift(count, bits, where):
+    """Raise ``NumbaxUnimplementedValueError`` at ``where`` if a shift ``count`` (a number or an array) is
+    negative or ``bits`` or more, where LLVM's shift is undefined."""
+    counts = np.asarray(count).ravel()
+    for k in range(counts.size):
+        if counts[k] < 0 or counts[k] >= bits:
+            raise NumbaxUnimplementedValueError(_SHIFT, where, counts[k], bits - 1, bits)
 
 
 _UNBROADCASTABLE = "operands could not be broadcast together with shapes {:shape} {:shape} "

@@ -2,8 +2,10 @@
 
 A program is a few statements drawn from a small grammar (elementwise operations and ufuncs between
 broadcast shapes, slices with positive and negative steps, integer indexing, array literals from scalars
-and from arrays, ``np.stack``, reductions with ``axis``/``keepdims``, augmented assignments, subscript
-writes, ``sort``/``fill``, ``if``/``else`` on a reduced value, ``for`` over ``range`` and over rows,
+and from arrays, ``np.stack``, reductions with ``axis``/``keepdims``, integer-array indices (repeated
+positions too), views (``.T``, ``reshape``, ``ravel``, ``np.diag``), ``@``/``np.dot``/``np.outer``,
+``cumsum``/``cumprod``/``concatenate`` along an axis, augmented assignments, subscript writes (through
+integer arrays too), ``sort``/``fill``, ``if``/``else`` on a reduced value, ``for`` over ``range`` and over rows,
 bounded ``while`` loops) and a ``return``. Every candidate expression or statement is run with NumPy on
 the program's own first example before it is kept, so the program is valid NumPy whose names keep one
 shape and dtype from start to end (what Numba's typing needs); a few programs end in a ``return`` that
@@ -32,6 +34,16 @@ REDUCTIONS = ("sum", "mean", "max", "min", "prod")
 SLICES = {1: ("[::2]", "[::-1]", "[1:]", "[:-1]", "[::-2]", "[1::2]", "[3:0:-1]", "[-2::-1]", "[1:3]"),
           2: ("[::-1]", "[:, ::-1]", "[1:, ::2]", "[::2, 1:]", "[:, 1:3]", "[-1:, :]", "[::-1, ::-2]")}
 INDICES = {1: ("[0]", "[-1]", "[1]", "[2]"), 2: ("[1]", "[:, 0]", "[0, 1]", "[-1, -1]", "[:, -1]", "[0, ::-1]")}
+# integer-array indices (NumPy's advanced indexing), repeated positions among them; the unique ones are also
+# written through (a repeated position written twice keeps NumPy's last write, which JAX leaves undefined)
+# (arrays: JAX refuses a list as an index, which NumPy and numbax take: one form of each)
+GATHERS = {1: ("[[0, 2]]", "[np.array([1, 1, 0])]", "[np.array([-1, 0])]", "[np.array([3, 1])]"),
+           2: ("[np.array([0, 2])]", "[:, np.array([1, 0])]", "[np.array([0, 1]), np.array([1, 0])]",
+               "[np.array([1, 1]), :]", "[-1, np.array([0, 0, 2])]", "[1:, [3, 0]]")}
+REPEATED = frozenset({"[np.array([1, 1, 0])]", "[np.array([1, 1]), :]", "[-1, np.array([0, 0, 2])]"})
+VIEWS = ("{}.T", "np.transpose({})", "{}.reshape(-1)", "np.ravel({})", "np.diag({})", "{}.reshape(1, -1)")
+PRODUCTS = ("({}) @ ({})", "np.dot({}, {})", "np.outer({}, {})")
+SCANS = ("np.cumsum({}, axis={})", "np.cumprod({}, axis={})", "np.concatenate([{0}, {0}], axis={1})")
 LOOP_UPDATES = ("{acc} + {e}", "{acc} * {e}", "np.tanh({acc}) + {e}", "np.sin({acc} * {e})",
                 "np.maximum({acc}, {e})", "{acc} - ({e}) * 0.5")
 MAX_SIZE = 36
@@ -105,6 +117,9 @@ class Writer:
         self.twin: Optional[List[str]] = []  # the lines of jax_source, None once an update was aliased
         self.count = 0
         self.loop: Optional[Tuple[str, int]] = None  # (index name, trip count) inside a ``for ... range``
+        # names whose arrays may share memory (``v = x.T``, a loop's ``row`` of ``y``), found when each statement
+        # ran: ``attempt`` runs a statement on a deep copy of the values, which keeps no view of an earlier one
+        self.shared: Dict[str, set] = {}
 
     # -- values ---------------------------------------------------------------------------------------------
     def evaluate(self, text: str, env=None):
@@ -132,7 +147,8 @@ class Writer:
         """An expression whose NumPy value is acceptable and satisfies ``want``, with its tags."""
         forms = [self.atom] if depth <= 0 else [
             self.atom, self.unary, self.binary, self.compare, self.maximum, self.where, self.subscript,
-            self.subscript, self.reduction, self.reduction, self.literal, self.power]
+            self.subscript, self.reduction, self.reduction, self.literal, self.power, self.gather, self.view,
+            self.product, self.scan]
         for _ in range(6):
             built = self.draw(st.sampled_from(forms))(depth)
             if built is None:
@@ -207,6 +223,27 @@ class Writer:
         sub = self.draw(st.sampled_from(INDICES[np.ndim(value)]))
         return f"{self.parenthesize(text)}{sub}", tags | {"int_index"} | slice_tags(sub)
 
+    def gather(self, depth):
+        text, value, tags = self.expr(depth - 1, lambda v: np.ndim(v) >= 1)
+        sub = self.draw(st.sampled_from(GATHERS[np.ndim(value)]))
+        return f"{self.parenthesize(text)}{sub}", tags | {"gather"} | slice_tags(sub)
+
+    def view(self, depth):
+        text, _, tags = self.expr(depth - 1, lambda v: np.ndim(v) >= 1)
+        form = self.draw(st.sampled_from(VIEWS))
+        return form.format(self.parenthesize(text)), tags | {"view"}
+
+    def product(self, depth):
+        a, _, ta = self.expr(depth - 1, lambda v: np.ndim(v) >= 1)
+        b, _, tb = self.expr(depth - 1, lambda v: np.ndim(v) >= 1)
+        return self.draw(st.sampled_from(PRODUCTS)).format(a, b), ta | tb | {"product"}
+
+    def scan(self, depth):
+        text, value, tags = self.expr(depth - 1, lambda v: np.ndim(v) >= 1)
+        axis = self.draw(st.sampled_from(range(-1, np.ndim(value))))
+        form = self.draw(st.sampled_from(SCANS))
+        return form.format(text, axis), tags | {"concatenate" if "concatenate" in form else "scan"}
+
     @staticmethod
     def parenthesize(text: str) -> str:
         return text if text.isidentifier() else f"({text})"
@@ -243,9 +280,9 @@ class Writer:
                 updated: Optional[str] = None) -> bool:
         """Keep ``lines`` if NumPy runs them on the example and every name keeps its shape and dtype.
         ``twin`` is their functional spelling where they update the array ``updated`` in place."""
-        aliased = updated is not None and any(
+        aliased = updated is not None and (bool(self.shared.get(updated)) or any(
             isinstance(v, np.ndarray) and np.shares_memory(v, self.env[updated])
-            for n, v in self.env.items() if n != updated)
+            for n, v in self.env.items() if n != updated))
         env = copy.deepcopy(self.env)
         try:
             run_quietly(lambda: exec("\n".join(lines), {"np": np}, env))
@@ -256,6 +293,11 @@ class Writer:
                 return False
             if name in self.env and signature(value) != signature(self.env[name]):
                 return False
+        arrays = [n for n, v in env.items() if isinstance(v, np.ndarray)]
+        for a in arrays:
+            for b in arrays:
+                if a != b and np.shares_memory(env[a], env[b]):
+                    self.shared.setdefault(a, set()).add(b)
         self.env, self.functional = env, self.functional and functional
         if self.twin is not None:
             self.twin = None if aliased or (not functional and twin is None) else self.twin + (twin or lines)
@@ -296,12 +338,13 @@ class Writer:
         if name is None:
             return False
         ndim = np.ndim(self.env[name])
-        sub = self.draw(st.sampled_from(SLICES[ndim] + INDICES[ndim]))
+        sub = self.draw(st.sampled_from(SLICES[ndim] + INDICES[ndim] + GATHERS[ndim]))
         text, _, tags = self.expr(1)
         op = self.draw(st.sampled_from(("=", "+=", "*=")))
-        return self.attempt([f"{name}{sub} {op} {text}"], tags | {"subscript_write"} | slice_tags(sub),
-                            functional=False, updated=name,
-                            twin=[f"{name} = np.asarray({name}).at{sub}.{_AT[op]}({text})"])
+        tags = tags | {"subscript_write"} | slice_tags(sub) | ({"gather"} if sub in GATHERS[ndim] else set())
+        # NumPy writes a repeated position once (``x[[1, 1]] += v`` adds v once); JAX's ``.at`` adds each
+        twin = None if sub in REPEATED else [f"{name} = np.asarray({name}).at{sub}.{_AT[op]}({text})"]
+        return self.attempt([f"{name}{sub} {op} {text}"], tags, functional=False, updated=name, twin=twin)
 
     def method(self) -> bool:
         name = self.target()

@@ -32,9 +32,6 @@ class Known:
 # Known failures, excluded from the in-suite fuzz test until they are fixed; each has a strict xfail
 # regression test in test_found.py that asserts the right value. Remove an entry when its xfail passes.
 KNOWN_FAILURES = (
-    Known("jvp", "dtype_float32", "jvp wrong: dtype: float64, expected float32",
-          "`y += x` of a float32 y and a float64 x keeps float32 in NumPy; forward mode's `y = y + x` widens it "
-          "(test_forward_mode_keeps_the_dtype_of_an_array_updated_in_place)"),
 )
 
 

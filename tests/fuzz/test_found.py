@@ -412,6 +412,15 @@ SOURCE = textwrap.dedent('''
         return np.sum(0.5 + v)
 
 
+    def aliased_in_a_branch_then_updated(x, s):
+        if np.sum(0.5) > s:
+            v1 = x
+        else:
+            v1 = x
+        x += 0.5
+        return x + v1
+
+
     def updated_in_place_from_a_wider_dtype(x, y):
         y += x
         return 0.5 + y
@@ -528,6 +537,19 @@ def test_grad_of_write_into_bool_array_is_zero(found, backend):
 def test_view_read_after_its_array_changed_is_refused(found):
     with pytest.raises(numbax.errors.NumbaxDifferentiationError, match=r"x\[1:\] = \.\.\..*`v`.*read after"):
         numbax.grad(found.view_read_after_its_array_changed, backend="python")(X.copy())
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_an_alias_read_after_its_array_is_updated_in_place_is_refused_in_both_modes(found, backend):
+    # forward mode's `x = x + 0.5` left v1 the old values, where NumPy's v1 sees the update: a wrong jvp
+    fn, x = found.aliased_in_a_branch_then_updated, X.copy()
+    np.testing.assert_array_equal(numbax.jit(fn, backend=backend)(x.copy(), 0.0), fn(x.copy(), 0.0))
+    line = _line(found, "x += 0.5")
+    message = rf":{line}: `x \+= \.\.\.` writes into `x`, and `v1` \(`v1 = x`\).*read after"
+    with pytest.raises(numbax.errors.NumbaxDifferentiationError, match=message):
+        numbax.jvp(fn, (x.copy(), 0.0), (np.ones(4), 0.0), backend=backend)
+    with pytest.raises(numbax.errors.NumbaxDifferentiationError, match=message):
+        numbax.grad(lambda a: np.sum(fn(a, 0.0)), backend=backend)(x.copy())
 
 
 def _mapped_over_x(fn, backend: str, transform: str, x, *rest):
@@ -992,13 +1014,23 @@ def test_inlining_keeps_a_helpers_names_apart_from_those_of_the_helpers_it_inlin
     np.testing.assert_allclose(second, 2.0 * x)
 
 
-@pytest.mark.xfail(strict=True, reason="forward and reverse mode rewrite `y += x` as `y = y + x`, which takes "
-                   "x's wider dtype; NumPy's in-place update keeps y's (float32)")
 @pytest.mark.parametrize("backend", ["python", "cpu"])
-def test_forward_mode_keeps_the_dtype_of_an_array_updated_in_place(found, backend):
+def test_both_modes_keep_the_dtype_of_an_array_updated_in_place(found, backend):
+    # NumPy's float32 ``y += x`` of a float64 x computes in float64 and stores float32; the transformations'
+    # ``y = y + x`` kept float64 (values unrounded)
     x, y = np.array([-2.0, -1.0, 0.5, 2.5]), np.full((3, 4), -2.0, np.float32)
+    y[1] = 1e-3
     tangents = (np.ones(4), np.ones((3, 4), np.float32))
     out, tangent = numbax.jvp(found.updated_in_place_from_a_wider_dtype, (x, y.copy()), tangents, backend=backend)
     want = found.updated_in_place_from_a_wider_dtype(x, y.copy())
     assert out.dtype == want.dtype == np.float32 and tangent.dtype == np.float32
     np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(tangent, np.full((3, 4), 2.0, np.float32))
+
+    def total(x, y):
+        return np.sum(found.updated_in_place_from_a_wider_dtype(x, y))
+    value, (dx, dy) = numbax.value_and_grad(total, argnums=(0, 1), backend=backend)(x, y.copy())
+    assert value.dtype == np.float32 and dx.dtype == np.float64 and dy.dtype == np.float32
+    np.testing.assert_array_equal(value, total(x, y.copy()))
+    np.testing.assert_array_equal(dx, np.full(4, 3.0))
+    np.testing.assert_array_equal(dy, np.ones((3, 4), np.float32))

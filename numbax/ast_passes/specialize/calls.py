@@ -180,6 +180,8 @@ class CallsMixin:
         call = self.emit_call(node, callee, args, kwargs)
         call.aval = aval
         self.check(node, call, checks.call(func, args, kwargs))
+        if len(args) == 2 and not kwargs:
+            self.check(node, call, checks.power(func, *args))
         items = None if aval is not None else dtypes.numpy_call_items(func, args, kwargs)
         if items is not None:  # several results: each keeps its abstract value when unpacked
             return Items(call.node, items)
@@ -303,6 +305,9 @@ class CallsMixin:
                          args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])
         value = Dyn(call, result)
         self.check(node, value, checks.call(func, args, {}))
+        if len(args) == 2:
+            self.check(node, value, checks.power(func, *args))
+            self.check(node, value, checks.shift(func, *args))
         return value if out is None else self.store_out(node, func, value, out)
 
     def store_out(self, node, func: np.ufunc, result: Dyn, out: Any) -> Dyn:

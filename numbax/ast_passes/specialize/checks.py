@@ -38,6 +38,42 @@ def _python_zero_division(op: gast.operator, left: AVal, right: AVal) -> Optiona
     return None
 
 
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # NumPy's ValueError
+_PYTHON_NEGATIVE_POWER = "a Python int to a negative int power is a float in Python, which compiled code cannot give"
+_POWERS = (np.power, getattr(np, "pow", np.power))
+
+
+def power(op_or_func: Any, base: Any, exponent: Any) -> Optional[Tuple[str, ...]]:
+    """The check of ``base ** exponent`` (or ``np.power``) of integers: no negative exponent, which NumPy
+    refuses and Python's ints turn into a float (compiled code would give an integer, silently)."""
+    if not (isinstance(op_or_func, gast.Pow) or any(op_or_func is f for f in _POWERS)):
+        return None
+    avals = [dtypes.aval_of(base), dtypes.aval_of(exponent)]
+    if None in avals or avals[0].dtype.kind not in "biu" or avals[1].dtype.kind != "i":
+        return None
+    if not isinstance(exponent, Dyn) and np.all(np.asarray(exponent) >= 0):
+        return None
+    python = isinstance(op_or_func, gast.Pow) and all(a.weak and a.ndim == 0 for a in avals)
+    return ("check_power", _PYTHON_NEGATIVE_POWER if python else _NEGATIVE_POWER)
+
+
+_SHIFTS = (gast.LShift, gast.RShift)
+
+
+def shift(op_or_func: Any, value: Any, count: Any) -> Optional[Tuple[str, ...]]:
+    """The check of ``value << count`` or ``>>`` (or ``np.left_shift``, ``np.right_shift``) of integers: a
+    count in the result's bits, as LLVM's shifts are undefined beyond them (NumPy gives 0 or -1)."""
+    if not (isinstance(op_or_func, _SHIFTS) or op_or_func is np.left_shift or op_or_func is np.right_shift):
+        return None
+    avals = [dtypes.aval_of(value), dtypes.aval_of(count)]
+    if None in avals or avals[0].dtype.kind not in "biu" or avals[1].dtype.kind not in "biu":
+        return None
+    bits = 8 * np.result_type(*(np.dtype(np.int64) if a.weak else a.dtype for a in avals)).itemsize
+    if not isinstance(count, Dyn) and np.all((np.asarray(count) >= 0) & (np.asarray(count) < bits)):
+        return None
+    return ("check_shift", str(bits))
+
+
 def is_array(aval: Optional[AVal]) -> bool:
     """Whether ``aval`` is known to be an array's."""
     return aval is not None and aval.ndim >= 1

@@ -119,8 +119,16 @@ class ControlFlowMixin:
                         not self.updates_in_its_dtype(node.op, current, value):  # ``s /= d``, ``@=``, ``t += 0.5``
                     self.bind(target, self.binop(node, node.op, current, value))
                     return
+                if self.builder.differentiated and self.narrows_in_place(node.op, current, value):
+                    # ``y[:] = y + x``: a transformation rewrites ``y += x`` as ``y = y + x``, where NumPy casts the
+                    # result to y's dtype
+                    everything = gast.Slice(lower=None, upper=None, step=None)
+                    self.bind(gast.Subscript(value=name_node(target.id), slice=everything, ctx=gast.Store()),
+                              self.binop(node, node.op, current, value))
+                    return
                 written = name_node(target.id, gast.Store())
                 operand = self.materialize(value)
+                self.check_power_in_place(node, node.op, current, value, name_node(target.id), operand)
                 if check is not None:  # arrays: updated in place (a view writes through), checked first
                     run_time_checks.mark(written, "check_in_place", self.origin(node))
                 if not self.builder.differentiated and (dtypes.aval_of(current) is None or
@@ -140,6 +148,9 @@ class ControlFlowMixin:
                 value = self.eval(node.value)
                 self.refuse_in_place(node, node.op, dtypes.index(base.aval, index), value)
                 operand = self.materialize(value)
+                element = Dyn(self.user_subscript(target, base.expr(), index, gast.Load()),
+                              dtypes.index(base.aval, index))
+                self.check_power_in_place(node, node.op, element, value, element.node, operand)
                 if not self.builder.differentiated and (dtypes.aval_of(value) is None or
                                                         checks.is_array(dtypes.aval_of(value))):
                     operand = _unaliased(operand, base.expr())  # ``x[::-1] += x[1]``: a row of x, before

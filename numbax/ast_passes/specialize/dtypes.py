@@ -195,8 +195,20 @@ def _index_ndim(item: Any) -> Optional[int]:
     return None
 
 
+def index_array(item: Any) -> Any:
+    """An index item, or the integer array or mask NumPy reads a list of numbers known now as (``[1, 1, 0]``)."""
+    if not isinstance(item, list) or not item:
+        return item
+    try:
+        array = np.asarray(item)
+    except ValueError:  # ragged: NumPy refuses the index too, at run time
+        return item
+    return array if array.dtype.kind in "bi" else item
+
+
 def _array_index(item: Any) -> Optional[AVal]:
     """The abstract value of an index item that is an integer or boolean array (fancy indexing), else None."""
+    item = index_array(item)
     aval = item.aval if isinstance(item, Dyn) else AVal.of(item) if isinstance(item, np.ndarray) else None
     if aval is not None and aval.ndim > 0 and aval.dtype.kind in "iub":
         return aval

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import copy
 import operator
 from typing import Any, List, Optional
 
@@ -11,6 +12,7 @@ import numpy as np
 from numbax.ast_passes import anno, resolve, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.at_updates import AtIndexer
+from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, NeedStatic, Poison, RunTimeList
 
 _COMPARE = {
@@ -30,6 +32,12 @@ _TUPLES = frozenset({"shape", "strides"})  # array attributes that are tuples: N
 
 
 _DIM = AVal(np.dtype(np.int64), 0, weak=True)  # a dim of a run-time array: a Python int, as len() is
+
+
+def _python_int(value: Any) -> bool:
+    """Whether ``value`` is a Python int known only at run time (``len(x)``, a ``range`` loop's index)."""
+    aval = dtypes.aval_of(value)
+    return isinstance(value, Dyn) and aval is not None and aval.weak and aval.ndim == 0 and aval.dtype.kind in "iu"
 
 
 def _is_dim(base: Any, index: Any) -> bool:
@@ -114,8 +122,14 @@ class ExpressionsMixin:
             self.fail(node, f"`{dtypes.operator_symbol(op)}` of a list made at run time",
                       hint="operate on np.stack(items), the array of its items (`+` of lists would join them).")
         if _is_runtime(left) or _is_runtime(right):
+            if isinstance(op, gast.Pow) and _python_int(left) and type(right) is int and right < 0:
+                # Python's ``n ** -1`` of ints is a float: ``float(n) ** -1``, as Python computes it
+                left = Dyn(gast.Call(func=name_node("float"), args=[self.materialize(left)], keywords=[]),
+                           AVal(np.dtype(np.float64), 0, weak=True))
             out = self.runtime_binop(node, op, left, right)
             self.check(node, out, checks.binop(op, left, right))
+            self.check(node, out, checks.power(op, left, right))
+            self.check(node, out, checks.shift(op, left, right))
             return out
         return self.fold(node, dtypes.BINOPS[type(op)], left, right)
 
@@ -154,6 +168,25 @@ class ExpressionsMixin:
             dtypes.weak_cast(value, other, result) is None and \
             dtypes.widened_scalar(func, [aval, other], result) is None and \
             not dtypes.narrowed_operands(func, [aval, other], result)
+
+    def check_power_in_place(self, node: gast.stmt, op: gast.operator, current: Any, value: Any,
+                             target: gast.expr, operand: gast.expr) -> None:
+        """``rt.check_power(x, e, message, where)`` before ``x **= e`` of integers: an update is no operation
+        that ``run_time_checks`` marks, so the check is written here."""
+        check, origin = checks.power(op, current, value), self.origin(node)
+        if check is None or origin is None:
+            return
+        args = [copy.deepcopy(target), copy.deepcopy(operand), gast.Constant(value=check[1], kind=None),
+                gast.Constant(value=origin.position(), kind=None)]
+        self.emit(gast.Expr(value=gast.Call(func=resolve.reference_node("rt.check_power"), args=args, keywords=[])))
+
+    @staticmethod
+    def narrows_in_place(op: gast.operator, current: Dyn, value: Any) -> bool:
+        """Whether ``current op= value`` updates an array of a narrower dtype than ``current op value``'s
+        (``y += x`` of a float32 ``y`` and a float64 ``x``: NumPy computes in float64 and stores float32)."""
+        aval = current.aval
+        result = dtypes.binop(op, aval, dtypes.aval_of(value), value) if aval is not None and aval.ndim else None
+        return result is not None and result.dtype != aval.dtype
 
     def refuse_in_place(self, node: gast.stmt, op: gast.operator, target: Optional[AVal], value: Any) -> None:
         """Refuse ``target op= value`` where NumPy refuses it: no loop for the dtypes (``b -= c`` of bools),
@@ -344,10 +377,11 @@ class ExpressionsMixin:
         run_time_checks.mark(operation, check[0], self.origin(node), *check[1:])
 
     def materialize_index(self, index: Any) -> gast.expr:
-        """An index expression: slices stay slices inside tuples (``x[:, 0]``)."""
+        """An index expression: slices stay slices inside tuples (``x[:, 0]``); a list of integers or bools is
+        the array NumPy makes of it (``x[[1, 1, 0]]``: Numba indexes with arrays, not lists)."""
         if isinstance(index, tuple):
-            return gast.Tuple(elts=[self.materialize(i) for i in index], ctx=gast.Load())
-        return self.materialize(index)
+            return gast.Tuple(elts=[self.materialize(dtypes.index_array(i)) for i in index], ctx=gast.Load())
+        return self.materialize(dtypes.index_array(index))
 
     def eval_Lambda(self, node):
         ret = gast.copy_location(gast.Return(value=node.body), node.body)

@@ -112,8 +112,9 @@ def _reads(stmt: gast.stmt) -> Set[str]:
 
 def _check_views_read_later(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple],
                             defs: Dict[str, List[gast.Assign]]) -> None:
-    """A view ``v = x[:-1]`` defined before ``x[1:] = ...`` and read after it sees the new elements, which
-    reverse mode, keeping one adjoint per variable, would send to the old ones: refuse the write.
+    """A view ``v = x[:-1]`` (or ``v = x``) defined before ``x[1:] = ...`` or ``x += ...`` and read after it
+    sees the new elements, which reverse mode, keeping one adjoint per variable, would send to the old ones (and
+    forward mode's ``x = x + ...`` never writes into ``v``): refuse the write.
 
     The statements that run after the write are those that follow it in the source, then (in a loop) those
     of the loop before it, in the next iteration; a view is stale after the write if one of its definitions
@@ -121,7 +122,8 @@ def _check_views_read_later(fdef: gast.FunctionDef, active: Set[str], avals: Dic
     read before it (NumPy copies an overlapping right side first)."""
     links = view_links(defs, avals)
     views = {name: linked({name}, links) - {name} for name in links}
-    targets = {id(stmt): target for stmt, target, _ in subscript_writes(fdef)}
+    written_as = {id(stmt): (target, text) for stmt, target, text in [*subscript_writes(fdef), *_updates(fdef, avals)]}
+    targets = {key: target for key, (target, _) in written_as.items()}
     order = list(in_order(fdef.body))
     for k, (stmt, around) in enumerate(order):
         written = base(targets[id(stmt)]) if id(stmt) in targets else None
@@ -137,16 +139,16 @@ def _check_views_read_later(fdef: gast.FunctionDef, active: Set[str], avals: Dic
         for other, other_around in after:
             read = _reads(other) & stale
             if read:
-                _refuse(stmt, targets[id(stmt)], written, sorted(read)[0], other, defs)
+                _refuse(stmt, written_as[id(stmt)][1], written, sorted(read)[0], other, defs)
             if id(other) in defined and {id(s) for s in other_around} <= loops:
                 stale -= {other.targets[0].id}
 
 
-def _refuse(stmt, target, written, view, reader, defs) -> None:
+def _refuse(stmt, text, written, view, reader, defs) -> None:
     source = next(d for d in defs[view] if may_alias(d.value))
     line = anno.getanno(reader, anno.Key.ORIGIN)
     raise NumbaxDifferentiationError(
-        f"`{ast.unparse(gast.gast_to_ast(target))} = ...` writes into `{written}`, and `{view}` "
+        f"`{text}` writes into `{written}`, and `{view}` "
         f"(`{view} = {ast.unparse(gast.gast_to_ast(source.value))}`), which may share its memory, is read after "
         f"the write{f' (line {line.lineno})' if line is not None else ''}; numbax's differentiation cannot follow "
         f"reads of a view whose array changed", anno.getanno(stmt, anno.Key.ORIGIN),

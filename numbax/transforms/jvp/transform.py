@@ -428,6 +428,10 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
     entry += [_assign(tangents.tangent(p), gast.Call(func=gast.Attribute(
         value=_name(tangents.tangent(p)), attr="copy", ctx=gast.Load()), args=[], keywords=[]))
         for p in spec.wrt if p in _written(fdef)]  # the caller's tangent is not written into
+    # a parameter held constant that a differentiated value is later assigned to (``z = z * theta`` where a loop
+    # keeps the one name ``z``) starts with a zero tangent
+    entry += [_assign(tangents.tangent(a.id), tangents.zero(a.id))
+              for a in fdef.args.args if a.id in active and a.id not in spec.wrt]
     body = entry + tangents.block(fdef.body[:-1])
     results = []
     for out in outputs:
