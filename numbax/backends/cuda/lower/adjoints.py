@@ -123,18 +123,22 @@ class Adjoints(Gathers):
 
     def stack_buffer(self, node: gast.Call) -> gast.Name:
         """``rt.stack_buffer(leaf, length)`` (an unrolled ``vmap``'s stacked results): uninitialised, on the
-        device, of ``leaf``'s dtype and shape after ``length`` rows."""
+        device, of ``leaf``'s dtype and shape after ``length`` rows; ``rt.stack_rows(rows, length)`` (a ``vmap``
+        over blocks of examples): ``length`` rows like those of ``rows``."""
+        rows = _text(node.func) == "rt.stack_rows"
         if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], gast.Name):
             raise self.refuse(f"`{_text(node)}`")
         self.check_host(node.args[1])
         leaf = self.probe(node.args[0])
+        if rows and (not probes.is_array(leaf) or leaf.ndim < 1):
+            raise self.refuse(f"`{_text(node)}` of other than an array")
         shape = f"({_text(node.args[1])},)"
         if probes.is_array(leaf):
-            shape += f" + tuple({self._shape_of_name(node.args[0].id)})"
+            shape += f" + tuple({self._shape_of_name(node.args[0].id)}){'[1:]' if rows else ''}"
         dtype = np.asarray(leaf).dtype
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.empty({shape}, np.{dtype.name})")
-        self.env[temp] = np.ones((1,) * (np.ndim(leaf) + 1), dtype)
+        self.env[temp] = np.ones((1,) * (np.ndim(leaf) + (not rows)), dtype)
         self.owned.add(temp)
         return _name(temp)
 

@@ -32,11 +32,15 @@ import copy
 from typing import Any, Dict, List, Set
 
 import gast
+import numpy as np
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import fusible, indexing, probes, tapes, threads
 from numbax.backends.cuda.lower.launches import Launches
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
+from numbax.primitives.cuda import Elementwise
+from numbax.primitives.registry import entry
 
 IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
@@ -151,6 +155,8 @@ class Lowering(Launches):
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) == "rt.index_add":
             return self.index_add(stmt.value)
+        if isinstance(stmt, gast.Expr) and self._is_ufunc_into(stmt.value):
+            return self.ufunc_into(stmt.value)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
@@ -174,6 +180,32 @@ class Lowering(Launches):
     def _is_check(node: gast.expr) -> bool:
         return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
             isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.func.attr in _CHECKS
+
+    @staticmethod
+    def _is_ufunc_into(node: gast.expr) -> bool:
+        """Whether ``node`` is ``np.f(a, ..., out[...])``: an elementwise function's operands and its ``out``."""
+        if not isinstance(node, gast.Call) or node.keywords or not node.args or \
+                not (isinstance(node.args[-1], gast.Subscript) and isinstance(node.args[-1].value, gast.Name)):
+            return False
+        app = application(gast.Call(func=node.func, args=node.args[:-1], keywords=[]))
+        lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
+        return isinstance(lowering, Elementwise) and lowering.arity == len(node.args) - 1
+
+    def ufunc_into(self, call: gast.Call) -> List[gast.stmt]:
+        """``np.f(a, ..., out[s])`` (``vmap`` writes a block of examples' rows so): ``np.f(a, ...)`` launched,
+        checked to fit ``out[s]`` as NumPy checks an ``out`` operand (``rt.check_in_place``: it broadcasts to
+        that shape), then stored there; its dtype must be ``out``'s (NumPy would cast it)."""
+        *operands, out = call.args
+        value, view = self.fresh("t"), self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        stmts = self.assign(value, gast.Call(func=call.func, args=operands, keywords=[]))
+        stmts += self.assign(view, copy.deepcopy(out))
+        if np.asarray(self.env[value]).dtype != np.asarray(self.env[view]).dtype:
+            raise self.refuse(f"`{_text(call)}`, whose result's dtype is not its out's,")
+        stmts.append(self.check(_parse(f"rt.check_in_place({view}, {value}, {where!r})")[0]))
+        return stmts + self.store(gast.Assign(targets=[gast.Subscript(value=out.value, slice=out.slice,
+                                                                      ctx=gast.Store())],
+                                              value=_name(value), type_comment=None))
 
     def is_tape_call(self, node: gast.expr, method: str) -> bool:
         """Whether ``node`` is ``tape.<method>(...)`` of a list tape of the driver (``ListTape``)."""

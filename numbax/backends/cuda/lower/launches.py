@@ -59,6 +59,8 @@ class Launches(Rewrites):
             return self.transposed(node.value, None)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.transpose", "np.permute_dims"):
             return self.transposed(*self.transpose_arguments(node))
+        if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
+            return self.transposed(*self.moveaxis_arguments(node))
         if self.is_indexing(node):
             return self.index_read(node)  # an element or a view, read on the host (``indexing``)
         if self.is_shape_from_the_end(node):
@@ -106,7 +108,7 @@ class Launches(Rewrites):
         if isinstance(node, gast.Call) and (_text(node.func) in ("np.reshape", "np.ascontiguousarray") or
                                             isinstance(node.func, gast.Attribute) and node.func.attr == "reshape"):
             return self.copied(node)
-        if isinstance(node, gast.Call) and _text(node.func) == "rt.stack_buffer":
+        if isinstance(node, gast.Call) and _text(node.func) in ("rt.stack_buffer", "rt.stack_rows"):
             return self.stack_buffer(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unbroadcast":
             return self.unbroadcast(node)
@@ -147,6 +149,27 @@ class Launches(Rewrites):
         except ValueError:
             raise self.refuse(f"`{_text(node)}` with axes known only at run time") from None
         return values["a"], axes
+
+    def moveaxis_arguments(self, node: gast.Call) -> Tuple[gast.expr, tuple]:
+        """The array of ``np.moveaxis(a, source, destination)`` and the order of its axes in the view, from
+        constant ``source`` and ``destination`` (NumPy's ``AxisError`` and ``ValueError`` where it raises)."""
+        values = dict(zip(["a", "source", "destination"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) != {"a", "source", "destination"}:
+            raise self.refuse(f"`{_text(node)}`")
+        try:
+            source, destination = (ast.literal_eval(gast.gast_to_ast(values[k])) for k in ("source", "destination"))
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}` with axes known only at run time") from None
+        stand_in = self.probe(values["a"])
+        if not probes.is_array(stand_in):
+            raise self.refuse(f"`{_text(node)}` of a number")
+        try:  # NumPy's own checks and order, on a stand-in of the same rank
+            axes = np.broadcast_to(np.empty(()), tuple(range(1, stand_in.ndim + 1)))  # axis k has extent k + 1
+            order = np.moveaxis(axes, source, destination).shape
+        except (ValueError, TypeError) as exc:
+            raise NumbaxShapeError(str(exc), self.origin.position() if self.origin else "") from None
+        return values["a"], tuple(extent - 1 for extent in order)
 
     def transposed(self, array: gast.expr, axes: Any) -> gast.Name:
         """``a.T``, ``np.transpose(a, axes)``: a view the host makes (``gr.transpose``), its axes permuted."""
