@@ -57,6 +57,45 @@ def sign(a):
 
 
 @cuda.jit(device=True)
+def floor(a):
+    """``np.floor`` of a number, as a float: the number itself where it is an integer already (magnitudes of
+    2**52 and above, infinities) or NaN, and the sign of a zero result the number's (``np.floor(-0.0)``)."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(math.floor(a)), a)
+
+
+@cuda.jit(device=True)
+def ceil(a):
+    """``np.ceil`` of a number, as ``floor`` (``np.ceil(-0.5)`` is -0.0)."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(math.ceil(a)), a)
+
+
+@cuda.jit(device=True)
+def trunc(a):
+    """``np.trunc`` of a number, as ``floor``."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(int(a)), a)  # int() truncates toward zero
+
+
+@cuda.jit(device=True)
+def rint(a):
+    """``np.rint`` (``np.round`` to 0 decimals) of a number, as ``floor``: halves to the even neighbour."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(round(a)), a)
+
+
+@cuda.jit(device=True)
+def cbrt(a):
+    """``np.cbrt`` of a number: the cube root of its magnitude with its sign (NaN at NaN)."""
+    return math.copysign(abs(a) ** (1.0 / 3.0), a)
+
+
+@cuda.jit(device=True)
 def sinc(a):
     """``np.sinc``: ``sin(pi a) / (pi a)``, 1 at 0."""
     if a == 0:
