@@ -88,6 +88,16 @@ def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] =
     return gast.fix_missing_locations(module)
 
 
+def _call_of(node: gast.expr, function: str, count: int = 0) -> bool:
+    """Whether ``node`` calls the builtin ``function``, with ``count`` positional arguments (any, for 0) only."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == function and \
+        not node.keywords and bool(node.args) and len(node.args) == (count or len(node.args))
+
+
+def _is_range(node: gast.expr) -> bool:
+    return _call_of(node, "range") and len(node.args) <= 3
+
+
 def _raises_a_constant(stmt: gast.Raise) -> bool:
     """``raise ValueError("...")``: a built-in exception of constants (what checks written in Python raise)."""
     exc = stmt.exc
@@ -166,8 +176,10 @@ class Lowering(Launches):
             return self.loop_while(stmt)
         if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.PER_THREAD, False):
             return threads.lower(self, stmt)
-        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name):
+        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) and _is_range(stmt.iter):
             return self.loop_for(stmt)
+        if isinstance(stmt, gast.For) and not stmt.orelse:
+            return self.loop_for(self.over_rows(stmt))
         if isinstance(stmt, (gast.Break, gast.Continue, gast.Pass)):
             return [stmt]
         if isinstance(stmt, gast.Return):
@@ -408,12 +420,34 @@ class Lowering(Launches):
         exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
         return [gast.While(test=gast.Constant(value=True, kind=None), body=pre + [exit_] + body, orelse=[])]
 
+    def over_rows(self, stmt: gast.For) -> gast.For:
+        """``for v in x``, ``enumerate(x)``, ``zip(x, y)`` and ``enumerate(zip(x, y))`` of arrays (their rows,
+        or elements): a loop over ``range`` of the (shortest) first extent, whose body first reads each row,
+        ``v = x[k]``, as NumPy's iteration reads them."""
+        target, it, counter = stmt.target, stmt.iter, None
+        if _call_of(it, "enumerate", 1) and isinstance(target, gast.Tuple) and len(target.elts) == 2 and \
+                isinstance(target.elts[0], gast.Name):
+            (counter, target), it = target.elts, it.args[0]
+        arrays, targets = ([it], [target]) if not _call_of(it, "zip") else (it.args, target.elts) \
+            if isinstance(target, gast.Tuple) and len(target.elts) == len(it.args) else (None, None)
+        if not arrays or not all(isinstance(a, gast.Name) and probes.is_array(self.env.get(a.id)) and
+                                 self.env[a.id].ndim for a in arrays) or \
+                not all(isinstance(t, (gast.Name, gast.Tuple)) for t in targets):
+            raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:` (loops over `range`, and over "
+                              "arrays' rows, `enumerate` and `zip` of arrays, run on the host)")
+        index = counter.id if counter is not None else self.fresh("k")
+        length = ", ".join(f"{a.id}.shape[0]" for a in arrays)
+        rows = [gast.Assign(targets=[t], value=_parse(f"{a.id}[{index}]")[0].value, type_comment=None)
+                for a, t in zip(arrays, targets)]
+        for row in rows:
+            anno.setanno(row, anno.Key.ORIGIN, self.origin)
+        return gast.For(target=_name(index, gast.Store()),
+                        iter=_parse(f"range({length if len(arrays) == 1 else f'min({length})'})")[0].value,
+                        body=rows + stmt.body, orelse=[], type_comment=None)
+
     def loop_for(self, stmt: gast.For) -> List[gast.stmt]:
         """``for i in range(...)``: a host loop."""
         it = stmt.iter
-        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
-                and not it.keywords):
-            raise self.refuse(f"a loop over `{_text(it)}` (only `for ... in range(...)` runs on the host)")
         for arg in it.args:
             self.check_host(arg)
         before, owned, views = dict(self.env), set(self.owned), dict(self.views)
