@@ -467,6 +467,14 @@ def determinant(a: Any, result: str) -> Any:
     return {"det": sign * np.exp(logabs), "sign": sign, "logabs": logabs}[result]
 
 
+def item(a: Any, where: str) -> Any:
+    """``a.item()`` of a device array: its one element as a Python number, read on the host (NumPy's
+    ``ValueError`` at ``where`` where ``a`` has another size)."""
+    if a.size != 1:
+        raise NumbaxShapeError("can only convert an array of size 1 to a Python scalar", where)
+    return a.copy_to_host().item()
+
+
 def diagonal(a: Any) -> Any:
     """``np.diagonal(a)`` of a 2-d device array: a view of the same memory."""
     if simulated():  # the simulator's device arrays wrap NumPy arrays

@@ -59,6 +59,9 @@ class Launches(Rewrites):
             return self.transposed(node.value, None)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.transpose", "np.permute_dims"):
             return self.transposed(*self.transpose_arguments(node))
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "item" and \
+                not node.args and not node.keywords:
+            return self.item(node.func.value)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
             return self.transposed(*self.moveaxis_arguments(node))
         if self.is_indexing(node):
@@ -149,6 +152,22 @@ class Launches(Rewrites):
         except ValueError:
             raise self.refuse(f"`{_text(node)}` with axes known only at run time") from None
         return values["a"], axes
+
+    def item(self, value: gast.expr) -> gast.expr:
+        """``x.item()``: of a number, the Python number of its kind (``float(x)``); of an array, its one element,
+        read on the host (``gr.item``: NumPy's ``ValueError`` where it has another size)."""
+        stand_in = self.probe(value)
+        if not probes.is_array(stand_in):
+            kind = {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(np.asarray(stand_in).dtype.kind)
+            if kind is None:
+                raise self.refuse(f"`{_text(value)}.item()` of a {np.asarray(stand_in).dtype} number")
+            return gast.Call(func=_name(kind), args=[value], keywords=[])
+        array = self.temp_for(value)
+        temp = self.fresh("n")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.item({array.id}, {where!r})")
+        self.env[temp] = stand_in.dtype.type(1).item()
+        return _name(temp)
 
     def moveaxis_arguments(self, node: gast.Call) -> Tuple[gast.expr, tuple]:
         """The array of ``np.moveaxis(a, source, destination)`` and the order of its axes in the view, from
