@@ -33,9 +33,9 @@ class Elementwise:
 
 @dataclasses.dataclass(frozen=True)
 class Reduction:
-    """A reduction over all elements or over ``axis`` (``keepdims``): ``op`` is ``sum``, ``max`` or ``min``;
-    ``mean`` divides the sum by the count; ``norm`` sums squares and takes the square root (``np.linalg.norm``
-    with ``ord=None``, of floating-point arrays)."""
+    """A reduction over all elements or over ``axis`` (``keepdims``): ``op`` is ``sum``, ``prod``, ``max``,
+    ``min``, ``any`` or ``all``; ``mean`` divides the sum by the count; ``norm`` sums squares and takes the
+    square root (``np.linalg.norm`` with ``ord=None``, of floating-point arrays)."""
 
     op: str
     mean: bool = False
@@ -160,6 +160,9 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
+define(np.prod, cuda=Reduction("prod"))
+define(np.any, cuda=Reduction("any"))
+define(np.all, cuda=Reduction("all"))
 define(np.argmax, method_key("argmax"), cuda=ArgExtreme("max"))
 define(np.argmin, method_key("argmin"), cuda=ArgExtreme("min"))
 define(np.cumsum, method_key("cumsum"), cuda=Scan("sum"))

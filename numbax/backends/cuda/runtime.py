@@ -257,6 +257,36 @@ def finish_norm(out, partial, count):
 
 
 @cuda.jit
+def finish_prod(out, partial, count):
+    """Second pass of a product: multiply each output's parts."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc = acc * partial[o, p]
+        out[o] = acc
+
+
+@cuda.jit
+def finish_any(out, partial, count):
+    """Second pass of ``np.any``: whether any part holds True."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = False
+        for p in range(partial.shape[1]):
+            acc = acc or partial[o, p]
+        out[o] = acc
+
+
+@cuda.jit
+def finish_all(out, partial, count):
+    """Second pass of ``np.all``: whether every part holds True."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = True
+        for p in range(partial.shape[1]):
+            acc = acc and partial[o, p]
+        out[o] = acc
+
+
+@cuda.jit
 def finish_max(out, partial, count):
     """Second pass of a maximum (NaN wins, as in NumPy)."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):

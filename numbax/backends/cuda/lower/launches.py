@@ -15,7 +15,7 @@ import numpy as np
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES
-from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
+from numbax.backends.cuda.lower.kernels import IDENTITY, Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.rewrites import REWRITTEN, Rewrites
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
@@ -296,6 +296,8 @@ class Launches(Rewrites):
         expr = self.element(operand, operands)
         if lowering.norm:
             expr = f"gr.square({expr})"
+        if lowering.op in ("any", "all"):
+            expr = f"bool({expr})"
         kernel = self.fresh("reduce")
         self.kernels.append((reduction_kernel(kernel, expr, operands, stand_in.ndim, axes, lowering.op, dtype),
                              self.origin))
@@ -303,7 +305,7 @@ class Launches(Rewrites):
         where = self.origin.position() if self.origin is not None else ""
         call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean, lowering.norm)}, "
                 f"{self.shape_of(operands)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
-                f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
+                f"({', '.join(operands.args())},), {where!r}, {lowering.op in IDENTITY})")
         self.pre += _parse(call)
         self.env[temp] = result
         self.owned.add(temp)
