@@ -497,6 +497,51 @@ def determinant(a: Any, result: str) -> Any:
     return {"det": sign * np.exp(logabs), "sign": sign, "logabs": logabs}[result]
 
 
+def prod_others(a: Any, axis: Any) -> Any:
+    """``rt.prod_others(a, axis)`` of a 1-d or 2-d device array (the derivative of ``np.prod(a, axis)``): for
+    each element, the product of the others it is reduced with, as the product of those before it (from the
+    first) times that of those after it (from the last), in the CPU's helper's order."""
+    out = cuda.device_array(a.shape, dtype=a.dtype)
+    if out.size == 0:
+        return out
+    if a.ndim == 2 and axis is None:
+        _others_flat[grid(a.size)](out, a)
+    elif a.ndim == 1:
+        _others_rows[grid(a.size)](expand(out, (0,)), expand(a, (0,)))
+    elif axis == 1:
+        _others_rows[grid(a.size)](out, a)
+    else:
+        _others_rows[grid(a.size)](transpose(out, (1, 0)), transpose(a, (1, 0)))
+    return out
+
+
+@cuda.jit
+def _others_rows(out, rows):
+    n = rows.shape[1]
+    for q in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        r, j = q // n, q % n
+        before = rows[r, 0] * 0 + 1
+        for k in range(j):
+            before = before * rows[r, k]
+        after = rows[r, 0] * 0 + 1
+        for k in range(n - 1, j, -1):
+            after = after * rows[r, k]
+        out[r, j] = before * after
+
+
+@cuda.jit
+def _others_flat(out, a):
+    n = a.shape[1]
+    for q in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        before = a[0, 0] * 0 + 1
+        for k in range(q):
+            before = before * a[k // n, k % n]
+        after = a[0, 0] * 0 + 1
+        for k in range(a.size - 1, q, -1):
+            after = after * a[k // n, k % n]
+        out[q // n, q % n] = before * after
+
+
 def item(a: Any, where: str) -> Any:
     """``a.item()`` of a device array: its one element as a Python number, read on the host (NumPy's
     ``ValueError`` at ``where`` where ``a`` has another size)."""

@@ -84,6 +84,32 @@ class Adjoints(Gathers):
         self.owned.add(temp)
         return _name(temp)
 
+    def prod_others(self, node: gast.Call) -> gast.expr:
+        """The derivative of a product, ``rt.prod_others(a, axis)``: of a number, 1 (as the CPU's helper
+        writes it); of a 1-d or 2-d array, ``gr.prod_others``'s kernel; ``axis`` a constant."""
+        values = dict(zip(["a", "axis"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"a", "axis"} or "a" not in values:
+            raise self.refuse(f"`{_text(node)}`")
+        if not probes.is_array(self.probe(values["a"])):
+            return _parse(f"1.0 + 0.0 * {_text(values['a'])}")[0].value
+        try:
+            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else None
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}`, the derivative of a product over an axis known at run time,") \
+                from None
+        a = self.temp_for(values["a"])
+        stand_in = self.env[a.id]
+        if stand_in.ndim > 2 or not (axis is None or isinstance(axis, int)):
+            raise self.refuse(f"`{_text(node)}`, the derivative of a product of other than a 1-d or 2-d array "
+                              "over one axis or all,")
+        axes = self.axes(axis, stand_in.ndim)  # NumPy's AxisError where it is out of bounds
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.prod_others({a.id}, {None if axis is None else axes[0]})")
+        self.env[temp] = stand_in
+        self.owned.add(temp)
+        return _name(temp)
+
     def _shape_of_name(self, a: str) -> str:
         """The driver's expression of array ``a``'s shape (a folded one's from what its kernel reads)."""
         return self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
