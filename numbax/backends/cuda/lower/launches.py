@@ -110,6 +110,11 @@ class Launches(Rewrites):
             return self.prod_others(node)
         if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
             return self.made_on_the_host(node)
+        if isinstance(node, gast.Call) and not node.keywords and (
+                _text(node.func) == "np.ravel" and len(node.args) == 1 or
+                isinstance(node.func, gast.Attribute) and node.func.attr == "ravel" and not node.args and
+                probes.is_array(self.probe(node.func.value))):
+            return self.raveled(node.args[0] if node.args else node.func.value)
         if isinstance(node, gast.Call) and (_text(node.func) in ("np.reshape", "np.ascontiguousarray") or
                                             isinstance(node.func, gast.Attribute) and node.func.attr == "reshape"):
             return self.copied(node)
@@ -149,10 +154,17 @@ class Launches(Rewrites):
         values.update({k.arg: k.value for k in node.keywords})
         if len(node.args) > 2 or set(values) - {"a", "axes"} or "a" not in values:
             raise self.refuse(f"`{_text(node)}`")
+        given = values.get("axes")
+        inverse = isinstance(given, gast.Call) and _text(given.func) == "rt.inverse_axes" and \
+            len(given.args) == 1 and not given.keywords  # reverse mode's: the permutation that undoes ``axes``
         try:
-            axes = ast.literal_eval(gast.gast_to_ast(values["axes"])) if "axes" in values else None
+            axes = ast.literal_eval(gast.gast_to_ast(given.args[0] if inverse else given)) if given else None
         except ValueError:
             raise self.refuse(f"`{_text(node)}` with axes known only at run time") from None
+        if inverse:
+            if not isinstance(axes, (tuple, list)) or sorted(axes) != list(range(len(axes))):
+                raise self.refuse(f"`{_text(node)}`")
+            axes = tuple(int(k) for k in np.argsort(axes))
         return values["a"], axes
 
     def item(self, value: gast.expr) -> gast.expr:
@@ -487,6 +499,12 @@ class Launches(Rewrites):
         self.env[out] = result
         self.views[out] = self.base_of(a)
         return _name(out)
+
+    def raveled(self, array: gast.expr) -> gast.Name:
+        """``np.ravel(a)``, ``a.ravel()``: ``a`` made C-contiguous (itself where it is, else a copy) and viewed
+        as one dimension, so a view of ``a`` exactly where NumPy's is one."""
+        contiguous = self.copied(_parse(f"np.ascontiguousarray({self.temp_for(array).id})")[0].value)
+        return self.copied(_parse(f"np.reshape({contiguous.id}, (-1,))")[0].value)
 
     def construct(self, node: gast.Call) -> gast.Name:
         """``np.zeros(shape)``, ``np.ones(shape)`` (a NumPy type as ``dtype``, by keyword or second): made on the
