@@ -146,7 +146,7 @@ class Lowering(Launches):
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
             return self.store(stmt)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Tuple) \
-                and all(isinstance(t, gast.Name) for t in stmt.targets[0].elts):
+                and all(isinstance(t, gast.Name) or self.is_indexing(t) for t in stmt.targets[0].elts):
             return self.unpack(stmt.targets[0].elts, stmt.value)
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             return self.update(stmt)
@@ -324,11 +324,14 @@ class Lowering(Launches):
         self.env[target] = result
         return out
 
-    def unpack(self, targets: List[gast.Name], value: gast.expr) -> List[gast.stmt]:
+    def unpack(self, targets: List[gast.expr], value: gast.expr) -> List[gast.stmt]:
         """``a, b = u, v``: each value into a temporary first (``a, b = b, a + b`` reads the old ``a``), then each
-        name; ``n, m = x.shape`` of an array of as many dimensions: each extent, read on the host."""
+        name, or each place of an array, in order (``x[0], x[-1] = x[-1], x[0]``: the elements read first, rows
+        as views, as NumPy's tuple holds them); ``n, m = x.shape`` of an array of as many dimensions: each
+        extent, read on the host."""
         if isinstance(value, gast.Attribute) and value.attr == "shape" and isinstance(value.value, gast.Name) and \
-                probes.is_array(self.env.get(value.value.id)) and self.env[value.value.id].ndim == len(targets):
+                probes.is_array(self.env.get(value.value.id)) and self.env[value.value.id].ndim == len(targets) and \
+                all(isinstance(t, gast.Name) for t in targets):
             values = [gast.Subscript(value=copy.deepcopy(value), slice=gast.Constant(value=k, kind=None),
                                      ctx=gast.Load()) for k in range(len(targets))]
             return [s for t, v in zip(targets, values) for s in self.assign(t.id, v)]
@@ -336,7 +339,10 @@ class Lowering(Launches):
             raise self.refuse(f"unpacking `{_text(value)}`")
         temps = [self.fresh("t") for _ in targets]
         out = [s for temp, v in zip(temps, value.elts) for s in self.assign(temp, v)]
-        return out + [s for t, temp in zip(targets, temps) for s in self.assign(t.id, _name(temp))]
+        for target, temp in zip(targets, temps):
+            out += self.assign(target.id, _name(temp)) if isinstance(target, gast.Name) else \
+                self.store(gast.Assign(targets=[target], value=_name(temp), type_comment=None))
+        return out
 
     def update(self, stmt: gast.AugAssign) -> List[gast.stmt]:
         """``x op= y``: on the host for a number; for an array, a kernel writing ``x op y`` into ``x``'s own
