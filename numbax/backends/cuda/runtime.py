@@ -550,6 +550,20 @@ def item(a: Any, where: str) -> Any:
     return a.copy_to_host().item()
 
 
+def diag_matrix(v: Any) -> Any:
+    """``np.diag(v)`` of a 1-d device array: a new square matrix of zeros with ``v`` on its diagonal."""
+    out = full((v.shape[0], v.shape[0]), 0, v.dtype)
+    if v.shape[0]:
+        _fill_diagonal[grid(v.shape[0])](out, v)
+    return out
+
+
+@cuda.jit
+def _fill_diagonal(out, v):
+    for i in range(cuda.grid(1), v.shape[0], cuda.gridsize(1)):
+        out[i, i] = v[i]
+
+
 def diagonal(a: Any) -> Any:
     """``np.diagonal(a)`` of a 2-d device array: a view of the same memory."""
     if simulated():  # the simulator's device arrays wrap NumPy arrays

@@ -62,6 +62,8 @@ class Launches(Rewrites):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "item" and \
                 not node.args and not node.keywords:
             return self.item(node.func.value)
+        if isinstance(node, gast.Call) and _text(node.func) == "np.diag":
+            return self.diag(node)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
             return self.transposed(*self.moveaxis_arguments(node))
         if self.is_indexing(node):
@@ -181,6 +183,28 @@ class Launches(Rewrites):
         where = self.origin.position() if self.origin is not None else ""
         self.pre += _parse(f"{temp} = gr.item({array.id}, {where!r})")
         self.env[temp] = stand_in.dtype.type(1).item()
+        return _name(temp)
+
+    def diag(self, node: gast.Call) -> gast.Name:
+        """``np.diag(a)`` (the main diagonal): of a matrix, a view of its diagonal (``gr.diagonal``), as NumPy's;
+        of a vector, a new matrix with it on the diagonal (``gr.diag_matrix``)."""
+        values = dict(zip(["v", "k"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if len(node.args) > 2 or set(values) - {"v", "k"} or "v" not in values or \
+                _text(values.get("k", gast.Constant(value=0, kind=None))) != "0":
+            raise self.refuse(f"`{_text(node)}` of other than the main diagonal")
+        v = self.temp_for(values["v"])
+        stand_in = self.env.get(v.id)
+        if not probes.is_array(stand_in) or stand_in.ndim > 2:
+            raise self.refuse(f"`{_text(node)}` of other than a 1-d or 2-d array")
+        temp = self.fresh("t")
+        if stand_in.ndim == 2:
+            self.pre += _parse(f"{temp} = gr.diagonal({v.id})")
+            self.env[temp], self.views[temp] = np.ones(1, stand_in.dtype), self.base_of(v.id)
+        else:
+            self.pre += _parse(f"{temp} = gr.diag_matrix({v.id})")
+            self.env[temp] = np.ones((1, 1), stand_in.dtype)
+            self.owned.add(temp)
         return _name(temp)
 
     def moveaxis_arguments(self, node: gast.Call) -> Tuple[gast.expr, tuple]:
