@@ -530,6 +530,18 @@ class Launches(Rewrites):
         contiguous = self.copied(_parse(f"np.ascontiguousarray({self.temp_for(array).id})")[0].value)
         return self.copied(_parse(f"np.reshape({contiguous.id}, (-1,))")[0].value)
 
+    def _with_empty_shape(self, node: gast.Call) -> gast.Call:
+        """``np.zeros(shape, ...)`` with a shape of zeros of as many dimensions, for the probe of its dtype and
+        rank: the stand-ins' extents are 1, so ``(n, x.shape[0] - 2)`` would be negative there."""
+        shape = node.args[0]
+        if isinstance(shape, gast.Tuple) and not any(isinstance(e, gast.Starred) for e in shape.elts):
+            rank = len(shape.elts)
+        else:
+            stand_in = self.probe(shape)
+            rank = len(stand_in) if isinstance(stand_in, tuple) else 1
+        zeros = gast.Tuple(elts=[gast.Constant(value=0, kind=None) for _ in range(rank)], ctx=gast.Load())
+        return gast.Call(func=node.func, args=[zeros] + node.args[1:], keywords=node.keywords)
+
     def construct(self, node: gast.Call) -> gast.Name:
         """``np.zeros(shape)``, ``np.ones(shape)`` (a NumPy type as ``dtype``, by keyword or second): made on the
         host, copied over; ``np.empty(shape)``: allocated on the device. ``np.zeros_like(a)`` and the others
@@ -544,7 +556,7 @@ class Launches(Rewrites):
             raise self.refuse(f"`{_text(node)}` of other than an array")
         if not like:
             self.check_host(node.args[0])
-        result = self.probe(node)
+        result = self.probe(node if like else self._with_empty_shape(node))
         temp = self.fresh("t")
         fill = 1 if node.func.attr.startswith("ones") else 0
         like_of = node.args[0].id if like else ""
