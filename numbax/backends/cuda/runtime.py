@@ -401,6 +401,17 @@ def grow_rows(table: Any) -> Any:
     return grown
 
 
+def reserve_rows(table: Any, rows: int) -> Any:
+    """Reverse mode's ``rt.reserve_rows`` on the device: ``table`` where it has ``rows`` rows, else a longer
+    tape (``rows``, or twice ``table``'s) holding its rows first."""
+    if rows <= table.shape[0]:
+        return table
+    grown = cuda.device_array((max(rows, 2 * table.shape[0]), table.shape[1]), dtype=table.dtype)
+    if table.size:
+        _copy_2d[grid(table.size)](grown[:table.shape[0]], table)
+    return grown
+
+
 def save_row(table: Any, row: int, values: Any, where: str) -> None:
     """Reverse mode's ``rt.save_row`` on the device: the 1-d ``values`` copied into row ``row`` of ``table``;
     the CPU backend's ``ValueError`` where their lengths differ."""

@@ -19,7 +19,8 @@ from numbax.backends.cuda.lower.state import name as _name, parse as _parse, tex
 
 # copies: reverse mode's ``rt.copy_of`` of an array and ``rt.unaliased(a, b)`` (``a`` where it shares no memory
 # with ``b``, else a copy: a copy always, on the GPU), by a kernel; a ``while`` loop's tape grown (``gr``'s)
-TAPES = {"rt.copy_of": "np.copy", "rt.unaliased": "np.copy", "rt.grow_rows": "gr.grow_rows"}
+TAPES = {"rt.copy_of": "np.copy", "rt.unaliased": "np.copy", "rt.grow_rows": "gr.grow_rows",
+         "rt.reserve_rows": "gr.reserve_rows"}  # (a for loop's tape of numbers with room for its trips)
 SEEDS = {"rt.zeros_like": "0", "rt.ones_like": "1"}  # reverse mode's cotangents of arrays, before accumulating
 
 
@@ -183,20 +184,25 @@ class Adjoints(Gathers):
         return self.pre + _parse(f"gr.save_row({call.args[0].id}, {_text(call.args[1])}, {values.id}, {where!r})")
 
     def tape(self, node: gast.Call) -> gast.expr:
-        """The copies of ``TAPES``: of a number, itself; of an array, a new array on the device."""
-        if len(node.args) != (2 if _text(node.func) == "rt.unaliased" else 1) or node.keywords:
+        """The copies of ``TAPES``: of a number, itself; of an array, a new array on the device (a tape whose
+        rows ``rt.reserve_rows(tape, n)`` reserves: itself where it has ``n``, a host number, else a longer one)."""
+        helper = TAPES[_text(node.func)]
+        if len(node.args) != (2 if _text(node.func) in ("rt.unaliased", "rt.reserve_rows") else 1) or node.keywords:
             raise self.refuse(f"`{_text(node)}`")
         value = self.probe(node.args[0])
         if not probes.is_array(value):
-            if _text(node.func) == "rt.grow_rows":
+            if helper.startswith("gr."):
                 raise self.refuse(f"`{_text(node)}`")
             return node.args[0]
-        helper = TAPES[_text(node.func)]
         if helper.startswith("np."):  # an elementwise copy: a kernel writes it
             return gast.Call(func=_parse(helper)[0].value, args=node.args[:1], keywords=[])
         array = self.temp_for(node.args[0])
+        rows = ""
+        if helper == "gr.reserve_rows":
+            self.check_host(node.args[1])
+            rows = f", {_text(node.args[1])}"
         temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = {helper}({array.id})")
+        self.pre += _parse(f"{temp} = {helper}({array.id}{rows})")
         self.env[temp] = value
         self.owned.add(temp)
         return _name(temp)
