@@ -32,6 +32,7 @@ _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: 
             gast.BitXor: "logical_xor"}
 # functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
 _IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
+_INFINITIES = {"np.inf": np.inf, "-np.inf": -np.inf, "math.inf": np.inf, "-math.inf": -np.inf}  # a norm's ord
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
@@ -318,7 +319,11 @@ class Launches(Rewrites):
 
     def launch_reduction(self, node: gast.expr, app, lowering: Reduction) -> gast.Name:
         """A reduction: its kernel (its operand's expression fused in), launched through ``gr.reduce``."""
-        operand, axis, keepdims = self.reduction_arguments(app, lowering)
+        operand, axis, keepdims, order = self.reduction_arguments(app, lowering)
+        if isinstance(axis, tuple) and len(axis) == 1:
+            axis = axis[0]
+        if order is not None:
+            return self.hoist(self.norm_of_order(app, operand, order, axis, keepdims))
         operand = self.numbers_for_metadata(operand)
         stand_in = self.probe(operand)
         if not probes.is_array(stand_in) and axis is None and not lowering.norm:
@@ -349,9 +354,9 @@ class Launches(Rewrites):
         self.owned.add(temp)
         return _name(temp)
 
-    def reduction_arguments(self, app, lowering: Reduction) -> Tuple[gast.expr, Any, bool]:
-        """The operand, ``axis`` and ``keepdims`` of a reduction (constants; anything else refused; a norm's
-        ``ord`` None)."""
+    def reduction_arguments(self, app, lowering: Reduction) -> Tuple[gast.expr, Any, bool, Any]:
+        """The operand, ``axis``, ``keepdims`` and a norm's ``ord`` of a reduction (constants; anything else
+        refused)."""
         names = ["x", "ord", "axis", "keepdims"] if lowering.norm else ["a", "axis"]
         values: Dict[str, gast.expr] = dict(zip(names, app.args))
         if len(app.args) > len(names) or set(app.keywords) - set(names[1:]) - {"keepdims"}:
@@ -362,12 +367,42 @@ class Launches(Rewrites):
         for key in ("ord", "axis", "keepdims") if lowering.norm else ("axis", "keepdims"):
             node = values.get(key)
             try:
-                constants[key] = None if node is None else ast.literal_eval(gast.gast_to_ast(node))
+                constants[key] = None if node is None else _INFINITIES[_text(node)] if _text(node) in _INFINITIES \
+                    else ast.literal_eval(gast.gast_to_ast(node))
             except ValueError:
                 raise self.refuse(f"`{app.name}` with a {key} known only at run time") from None
-        if constants.get("ord") is not None:
-            raise self.refuse(f"`{app.name}` with ord={constants['ord']!r}")
-        return values["a"], constants["axis"], bool(constants["keepdims"])
+        return values["a"], constants["axis"], bool(constants["keepdims"]), constants.get("ord")
+
+    def norm_of_order(self, app, a: gast.expr, order: Any, axis: Any, keepdims: bool) -> gast.expr:
+        """``np.linalg.norm(a, ord, axis, keepdims)`` of a floating-point array with ``ord`` given, in NumPy's
+        operations: of vectors (``axis`` an int, or ``a`` 1-d), the sum of magnitudes (1), their maximum and
+        minimum (``inf``, ``-inf``), ``sum(|a| ** p) ** (1 / p)``; of matrices (``axis`` two ints, or ``a``
+        2-d), ``'fro'``, and the maximum or minimum of the sums of magnitudes down the columns (1, -1) or along
+        the rows (``inf``, ``-inf``). The others (2, -2, ``'nuc'``: singular values; 0) are refused."""
+        stand_in = self.probe(a)
+        if not probes.is_array(stand_in) or stand_in.dtype.kind != "f":
+            raise self.refuse(f"`{app.name}` with ord={order!r} of other than an array of floating-point numbers")
+        ndim, magnitudes = stand_in.ndim, f"np.abs({self.temp_for(a).id})"
+        if isinstance(axis, int) or axis is None and ndim == 1:
+            vector = {1: "np.sum({m}{k})", np.inf: "np.max({m}{k})", -np.inf: "np.min({m}{k})"}
+            rest = f", axis={axis!r}, keepdims={keepdims!r}"
+            if order in vector:
+                return _parse(vector[order].format(m=magnitudes, k=rest))[0].value
+            if isinstance(order, (int, float)) and order not in (0, 2) and np.isfinite(order):
+                return _parse(f"np.sum({magnitudes} ** {float(order)!r}{rest}) ** {1.0 / order!r}")[0].value
+            raise self.refuse(f"`{app.name}` with ord={order!r}")
+        rows, cols = axis if axis is not None else (0, 1) if ndim == 2 else (None, None)
+        if rows is None or not isinstance(rows, int) or not isinstance(cols, int):
+            raise self.refuse(f"`{app.name}` with ord={order!r} of other than vectors or matrices")
+        if order == "fro":
+            return _parse(f"np.sqrt(np.sum(np.square({magnitudes}), axis={(rows, cols)!r}, "
+                          f"keepdims={keepdims!r}))")[0].value
+        summed = {1: rows, -1: rows, np.inf: cols, -np.inf: cols}.get(order)
+        if summed is None:
+            raise self.refuse(f"`{app.name}` with ord={order!r} (singular values)")
+        extreme = "max" if order > 0 else "min"
+        return _parse(f"np.{extreme}(np.sum({magnitudes}, axis={summed}, keepdims=True), axis={(rows, cols)!r}, "
+                      f"keepdims={keepdims!r})")[0].value
 
     def axes(self, axis: Any, ndim: int) -> Tuple[int, ...]:
         """``axis`` as sorted non-negative axes of an ``ndim``-d operand."""
