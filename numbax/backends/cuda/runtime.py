@@ -365,20 +365,37 @@ def prod_rows(out, a):
             out[r, k] = out[r, k - 1] * a[r, k]
 
 
-def reshape(a: Any, shape: Any, where: str) -> Any:
-    """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
-    ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another
-    array is refused: NumPy gives a view or a copy of it as its strides allow, and a copy where NumPy gives a
-    view would miss later writes."""
-    if not a.is_c_contiguous():
-        raise NumbaxDeviceError("reshaping an array that is not C-contiguous (a strided view) is not supported by "
-                                "the GPU backend yet", origin_at(where),
-                                hint="reshape np.ascontiguousarray(x) instead.")
+def reshape(a: Any, shape: Any, where: str, copy: Any = None) -> Any:
+    """``a.reshape(shape)`` of a device array, as NumPy's (``shape`` an int or a sequence of ints, one of them
+    ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible): a view where NumPy's strides
+    allow one (always, of a C-contiguous array), else a copy written by the generated kernel ``copy``
+    (``contiguous``), reshaped; without ``copy``, that case is refused."""
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         shape = tuple(a.size // known if d == -1 else d for d in shape)
-    return a.reshape(shape)
+    if a.is_c_contiguous():
+        return a.reshape(shape)
+    strides = _strides_of_view(a, shape)
+    if strides is not None:
+        if simulated():  # the simulator's device arrays wrap NumPy arrays
+            return type(a)(np.reshape(a._ary, shape, copy=False))
+        return type(a)(shape, strides, a.dtype, stream=a.stream, gpu_data=a.gpu_data)
+    if copy is None:
+        raise NumbaxDeviceError("reshaping an array that is not C-contiguous (a strided view) is not supported by "
+                                "the GPU backend yet", origin_at(where),
+                                hint="reshape np.ascontiguousarray(x) instead.")
+    return contiguous(a, copy).reshape(shape)
+
+
+def _strides_of_view(a: Any, shape: Tuple[int, ...]) -> Any:
+    """The strides of NumPy's view of ``a`` (shape and strides only) reshaped to ``shape``; None where NumPy
+    would copy."""
+    layout = np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape, a.strides)  # read nowhere
+    try:
+        return np.reshape(layout, shape, copy=False).strides
+    except ValueError:
+        return None
 
 
 def contiguous(a: Any, copy: Any) -> Any:

@@ -527,8 +527,8 @@ class Launches(Rewrites):
         return _name(temp)
 
     def copied(self, node: gast.Call) -> gast.Name:
-        """``a.reshape(shape)``, ``np.reshape(a, shape)`` (a view of a C-contiguous ``a``, as NumPy's; of another,
-        refused at run time: NumPy gives a view or a copy as its strides allow) and ``np.ascontiguousarray(a)``
+        """``a.reshape(shape)``, ``np.reshape(a, shape)`` (a view where NumPy's strides allow one, as NumPy's, else
+        a kernel's copy: ``gr.reshape``) and ``np.ascontiguousarray(a)``
         (``a`` itself where C-contiguous, else a kernel's copy, as NumPy's): the result may share ``a``'s
         memory, so it is taken for a view of ``a``'s array."""
         method = isinstance(node.func, gast.Attribute) and node.func.attr == "reshape" and \
@@ -543,17 +543,17 @@ class Launches(Rewrites):
         a = args[0].id
         result = self.env[a]
         out = self.fresh("t")
+        kernel = self.fresh("kernel")  # the copy where no view will do
+        operands = Operands({a: self.env[a].ndim}, [])
+        self.kernels.append((elementwise_kernel(kernel, operands.element_of(a), operands, self.env[a].ndim),
+                             self.origin))
         if wanted == 2:
             self.check_host(args[1])
             shape = self.probe(args[1])  # the stand-ins' extents are 1: the new shape's rank, not NumPy's reshape
             result = np.ones((1,) * (1 if np.ndim(shape) == 0 else len(shape)), result.dtype)
             where = self.origin.position() if self.origin is not None else ""
-            self.pre += _parse(f"{out} = gr.reshape({a}, {_text(args[1])}, {where!r})")
+            self.pre += _parse(f"{out} = gr.reshape({a}, {_text(args[1])}, {where!r}, {kernel})")
         else:
-            kernel = self.fresh("kernel")
-            operands = Operands({a: self.env[a].ndim}, [])
-            self.kernels.append((elementwise_kernel(kernel, operands.element_of(a), operands, self.env[a].ndim),
-                                 self.origin))
             self.pre += _parse(f"{out} = gr.contiguous({a}, {kernel})")
         self.env[out] = result
         self.views[out] = self.base_of(a)
