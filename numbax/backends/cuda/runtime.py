@@ -365,6 +365,24 @@ def prod_rows(out, a):
             out[r, k] = out[r, k - 1] * a[r, k]
 
 
+@cuda.jit
+def sum_rows_reversed(out, a):
+    """Each row of ``out``: the running sums of ``a``'s from its end (reverse mode's ``rt.cumsum_grad``)."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        n = out.shape[1]
+        if n:
+            out[r, n - 1] = a[r, n - 1]
+        for k in range(n - 2, -1, -1):
+            out[r, k] = out[r, k + 1] + a[r, k]
+
+
+def cumsum_grad(g: Any, shape: Sequence[int], axis: Any, where: str) -> Any:
+    """Reverse mode's ``rt.cumsum_grad(g, a, axis)`` on the device: ``g``'s sums from the end of each lane over
+    ``axis`` (of ``g`` flattened, reshaped to ``a``'s ``shape``, where ``axis`` is None), in the CPU's order."""
+    out = scan(g, axis, g.dtype, sum_rows_reversed, where)
+    return out.reshape(tuple(shape)) if axis is None else out
+
+
 def reshape(a: Any, shape: Any, where: str, copy: Any = None) -> Any:
     """``a.reshape(shape)`` of a device array, as NumPy's (``shape`` an int or a sequence of ints, one of them
     ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible): a view where NumPy's strides

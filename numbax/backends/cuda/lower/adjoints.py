@@ -111,6 +111,33 @@ class Adjoints(Gathers):
         self.owned.add(temp)
         return _name(temp)
 
+    def cumsum_grad(self, node: gast.Call) -> gast.Name:
+        """Reverse mode's ``rt.cumsum_grad(g, a, axis)`` (the cotangent of ``np.cumsum(a, axis)``) of 1-d and 2-d
+        arrays: ``g``'s sums from the end of each lane (``gr.cumsum_grad``); ``axis`` a constant."""
+        values = dict(zip(["g", "a", "axis"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"g", "a", "axis"} or not {"g", "a"} <= set(values):
+            raise self.refuse(f"`{_text(node)}`")
+        g, a = (self.temp_for(values[k]) for k in ("g", "a"))
+        stand_ins = [self.env.get(g.id), self.env.get(a.id)]
+        try:
+            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else None
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}`, the cotangent of a cumulative sum over an axis known at run "
+                              "time,") from None
+        if not all(probes.is_array(v) and v.ndim <= 2 for v in stand_ins) or \
+                not (axis is None or isinstance(axis, int)):
+            raise self.refuse(f"`{_text(node)}`, the cotangent of a cumulative sum of other than a 1-d or 2-d "
+                              "array,")
+        if axis is not None:
+            axis = self.axes(axis, stand_ins[1].ndim)[0]
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.cumsum_grad({g.id}, {self._shape_of_name(a.id)}, {axis!r}, {where!r})")
+        self.env[temp] = np.ones((1,) * stand_ins[1].ndim, stand_ins[0].dtype)
+        self.owned.add(temp)
+        return _name(temp)
+
     def _shape_of_name(self, a: str) -> str:
         """The driver's expression of array ``a``'s shape (a folded one's from what its kernel reads)."""
         return self.shape_of(self.operands(self.folded[a])) if a in self.folded else f"{a}.shape"
