@@ -596,6 +596,26 @@ def item(a: Any, where: str) -> Any:
     return a.copy_to_host().item()
 
 
+def join(pieces: Sequence[Any], axis: int, stack: bool, dtype, copy: Any) -> Any:
+    """``np.concatenate(pieces, axis)`` (``stack`` False) or ``np.stack(pieces, axis)`` of device arrays whose
+    shapes fit (checked before): a new array of ``dtype``, each piece copied into its part (a view) by the
+    generated kernel ``copy``."""
+    first = tuple(pieces[0].shape)
+    if stack:
+        shape = first[:axis] + (len(pieces),) + first[axis:]
+    else:
+        shape = first[:axis] + (sum(p.shape[axis] for p in pieces),) + first[axis + 1:]
+    out = cuda.device_array(shape, dtype=dtype)
+    start = 0
+    for k, piece in enumerate(pieces):
+        width = 1 if stack else piece.shape[axis]
+        part = out[(slice(None),) * axis + ((k if stack else slice(start, start + width)),)]
+        start += width
+        if piece.size:
+            copy[grid(piece.size)](part, piece)
+    return out
+
+
 def diag_matrix(v: Any) -> Any:
     """``np.diag(v)`` of a 1-d device array: a new square matrix of zeros with ``v`` on its diagonal."""
     out = full((v.shape[0], v.shape[0]), 0, v.dtype)

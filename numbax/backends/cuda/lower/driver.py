@@ -48,11 +48,10 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
 _CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
                      "check_matmul", "check_dot", "check_contraction", "assume_equal", "check_store", "check_key",
-                     "check_row"}) | \
+                     "check_row", "check_concatenate", "check_stack"}) | \
     indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
-_CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
-                       "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
+_CHECKED_OPERATIONS = {"rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
                        "rt.check_extent": "indexing an array"}
 
 

@@ -32,6 +32,7 @@ _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: 
             gast.BitXor: "logical_xor"}
 # functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
 _IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
+_JOINS = frozenset({"rt.concat", "rt.concatenate", "np.concatenate", "np.concat", "rt.stack", "np.stack"})
 _INFINITIES = {"np.inf": np.inf, "-np.inf": -np.inf, "math.inf": np.inf, "-math.inf": -np.inf}  # a norm's ord
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
@@ -63,6 +64,8 @@ class Launches(Rewrites):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "item" and \
                 not node.args and not node.keywords:
             return self.item(node.func.value)
+        if isinstance(node, gast.Call) and _text(node.func) in _JOINS:
+            return self.joined(node)
         if isinstance(node, gast.Call) and _text(node.func) == "np.diag":
             return self.diag(node)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
@@ -186,6 +189,47 @@ class Launches(Rewrites):
         where = self.origin.position() if self.origin is not None else ""
         self.pre += _parse(f"{temp} = gr.item({array.id}, {where!r})")
         self.env[temp] = stand_in.dtype.type(1).item()
+        return _name(temp)
+
+    def joined(self, node: gast.Call) -> gast.Name:
+        """``np.concatenate(arrays, axis)`` and ``np.stack(arrays, axis)`` of a tuple or list of arrays of one
+        rank (their shapes checked before, ``rt.check_concatenate``): a new array of their common dtype, each
+        one copied into its part by a kernel (``gr.join``)."""
+        stack = _text(node.func).endswith("stack")
+        values = dict(zip(["arrays", "axis"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if len(node.args) > 2 or set(values) - {"arrays", "axis"} or \
+                not isinstance(values.get("arrays"), (gast.Tuple, gast.List)) or not values["arrays"].elts:
+            raise self.refuse(f"`{_text(node)}` of other than a tuple or list of arrays and an axis")
+        pieces = [self.temp_for(e).id for e in values["arrays"].elts]
+        stand_ins = [self.env.get(p) for p in pieces]
+        if not all(probes.is_array(v) for v in stand_ins):
+            raise self.refuse(f"`{_text(node)}` of other than arrays")
+        odd = next((k for k, v in enumerate(stand_ins) if v.ndim != stand_ins[0].ndim), None)
+        if odd is not None:  # NumPy's error, which the run-time check before would raise
+            where = self.origin.position() if self.origin is not None else ""
+            if stack:
+                raise NumbaxShapeError("all input arrays must have the same shape", where)
+            raise NumbaxShapeError("all the input arrays must have same number of dimensions, but the array at "
+                                   "index 0 has {} dimension(s) and the array at index {} has {} dimension(s)",
+                                   where, stand_ins[0].ndim, odd, stand_ins[odd].ndim)
+        try:
+            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else 0
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}` with an axis known only at run time") from None
+        if not isinstance(axis, int):
+            raise self.refuse(f"`{_text(node)}` with axis={axis!r}")
+        ndim = stand_ins[0].ndim + stack
+        axis = self.axes(axis, ndim)[0]
+        dtype = np.result_type(*stand_ins)
+        kernel = self.fresh("kernel")
+        operands = Operands({"a": stand_ins[0].ndim}, [])
+        self.kernels.append((elementwise_kernel(kernel, operands.element_of("a"), operands, stand_ins[0].ndim),
+                             self.origin))
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.join(({', '.join(pieces)},), {axis}, {stack}, np.{dtype.name}, {kernel})")
+        self.env[temp] = np.ones((1,) * ndim, dtype)
+        self.owned.add(temp)
         return _name(temp)
 
     def diag(self, node: gast.Call) -> gast.Name:
