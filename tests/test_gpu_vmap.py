@@ -121,11 +121,10 @@ def rows(x):
 
 
 # arrays per example (the rest of the vmap corpus agrees too: benchmarks/gpu_corpus_status.py): blocks of
-# examples' rows written by a ufunc's ``out`` (affine_shared_weights), ``rt.stack_rows`` (out_axes_prefix_with_none),
-# ``np.moveaxis`` (negative_out_axes), the first example's output stacked (outer_product)
+# examples' rows written by a ufunc's ``out`` (affine_shared_weights), ``rt.stack_rows`` (out_axes_prefix_with_none)
 IN_TURN = [("rows", rows, (np.arange(6.0).reshape(3, 2),), 0, 0)] + \
     [(f"corpus.{name}", CORPUS[name].fn, CORPUS[name].args, CORPUS[name].in_axes, CORPUS[name].out_axes)
-     for name in ("affine_shared_weights", "out_axes_prefix_with_none", "negative_out_axes", "outer_product")]
+     for name in ("affine_shared_weights", "out_axes_prefix_with_none")]
 
 
 @pytest.mark.parametrize("name, fn, args, in_axes, out_axes", IN_TURN, ids=[c[0] for c in IN_TURN])

@@ -277,12 +277,17 @@ class Lowering(Launches):
         call = stmt.value
         if indexing.host_check(call) and probes.is_array(self.env.get(call.args[0].id)):
             self.index_check(call)  # and an index array no kernel wrote is given its shape, as any array
-        for k, arg in enumerate(call.args):
-            if isinstance(arg, gast.Name) and arg.id in self.folded:
-                expr = self.folded[arg.id]
-                shape = self.shape_of(self.operands(expr))
-                call.args[k] = gast.parse(f"gr.shaped({shape})").body[0].value
+        call.args = [self._shaped(arg) for arg in call.args]
         return stmt
+
+    def _shaped(self, arg: gast.expr) -> gast.expr:
+        """A check's argument with each folded array in it (``(x, t)`` of ``rt.check_concatenate`` too) as
+        ``gr.shaped(its shape)``."""
+        if isinstance(arg, gast.Tuple):
+            return gast.Tuple(elts=[self._shaped(e) for e in arg.elts], ctx=gast.Load())
+        if isinstance(arg, gast.Name) and arg.id in self.folded:
+            return _parse(f"gr.shaped({self.shape_of(self.operands(self.folded[arg.id]))})")[0].value
+        return arg
 
     def assign(self, target: str, value: gast.expr) -> List[gast.stmt]:
         """``target = value``: a launch where ``value`` is an array, a host statement where a number."""
