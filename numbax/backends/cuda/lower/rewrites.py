@@ -20,7 +20,8 @@ from numbax.primitives.cuda import Moment
 REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad",
              "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad", "rt.matmul_grad_a": "matmul_grad",
              "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad", "np.inner": "inner",
-             "rt.inner": "inner", "rt.inner_vjp": "inner_vjp", "np.ptp": "ptp", "rt.power_exponent": "power_exponent"}
+             "rt.inner": "inner", "rt.inner_vjp": "inner_vjp", "np.ptp": "ptp", "rt.power_exponent": "power_exponent",
+             "rt.logsumexp": "logsumexp"}
 # the cotangents of ``a @ b`` of 1-d and 2-d arrays (``rt.matmul_grad_a``, ``_b``), by the operands' ranks
 _MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
                  ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
@@ -187,6 +188,27 @@ class Rewrites(Adjoints):
         if stand_in.dtype.kind != "f":
             raise self.refuse(f"`{_text(node)}` of a {stand_in.dtype} array")
         return _parse(f"{p} - 1")[0].value
+
+    def logsumexp(self, node: gast.Call) -> gast.expr:
+        """``rt.logsumexp(a, axis, keepdims)`` of a float64 array, as the CPU's helper computes it: the largest
+        value ``m`` (over ``axis``, kept; 0 where it is not finite) plus the log of the sum of ``exp(a - m)``."""
+        values = dict(zip(["a", "axis", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"a", "axis", "keepdims"} or "a" not in values:
+            raise self.refuse(f"`{_text(node)}`")
+        a = self.temp_for(values["a"]).id
+        if not probes.is_array(self.env.get(a)) or self.env[a].dtype != np.float64:
+            raise self.refuse(f"`{_text(node)}` of other than a float64 array")
+        axis, keepdims = (_text(values[k]) if k in values else default for k, default in
+                          (("axis", "None"), ("keepdims", "False")))
+        if axis == "None" and keepdims == "False":
+            largest = self.temp_for(self.hoist(_parse(f"np.max({a})")[0].value)).id
+            shift = self.temp_for(_parse(f"{largest} if np.isfinite({largest}) else 0.0")[0].value).id
+            return _parse(f"{shift} + np.log(np.sum(np.exp({a} - {shift})))")[0].value
+        kept = self.temp_for(self.hoist(_parse(f"np.max({a}, axis={axis}, keepdims=True)")[0].value)).id
+        shift = self.temp_for(self.hoist(_parse(f"np.where(np.isfinite({kept}), {kept}, 0.0)")[0].value)).id
+        over = f"axis={axis}, keepdims={keepdims}"
+        return _parse(f"np.log(np.sum(np.exp({a} - {shift}), {over})) + np.sum({shift}, {over})")[0].value
 
     def outer(self, node: gast.Call) -> gast.expr:
         """``np.outer(a, b)``: the product of ``a`` flattened into a column and ``b`` into a row."""
