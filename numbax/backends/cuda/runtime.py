@@ -807,6 +807,49 @@ def _positions_unique(x: Any, first: int, indices: Sequence[Any]) -> bool:
     return np.unique(flat).size == flat.size
 
 
+def arg_extremes(a: Any, axis: int, largest: bool, keepdims: bool, where: str) -> Any:
+    """``np.argmax(a, axis)`` (``largest``) or ``np.argmin`` of a 2-d device array over ``axis`` (0 or 1): in
+    each lane, the first position of its extreme, or of its first NaN, as NumPy's; NumPy's ``ValueError`` for
+    lanes of no elements."""
+    if a.shape[axis] == 0:
+        raise NumbaxShapeError(f"attempt to get {'argmax' if largest else 'argmin'} of an empty sequence", where)
+    lanes = a if axis == 1 else transpose(a, (1, 0))
+    out = cuda.device_array(lanes.shape[0], dtype=np.int64)
+    if out.size:
+        (_argmax_lanes if largest else _argmin_lanes)[grid(out.size)](out, lanes)
+    return out.reshape((1, out.size) if axis == 0 else (out.size, 1)) if keepdims else out
+
+
+@cuda.jit
+def _argmax_lanes(out, lanes):
+    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        best, value = 0, lanes[r, 0]
+        if value == value:
+            for k in range(1, lanes.shape[1]):
+                x = lanes[r, k]
+                if x != x:
+                    best = k
+                    break
+                if x > value:
+                    best, value = k, x
+        out[r] = best
+
+
+@cuda.jit
+def _argmin_lanes(out, lanes):
+    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        best, value = 0, lanes[r, 0]
+        if value == value:
+            for k in range(1, lanes.shape[1]):
+                x = lanes[r, k]
+                if x != x:
+                    best = k
+                    break
+                if x < value:
+                    best, value = k, x
+        out[r] = best
+
+
 def first_index(a: Any, extreme: Any, where: str) -> np.int64:
     """The first flat position (C order) of ``a`` holding ``extreme``, or a NaN where ``extreme`` is NaN: what
     ``np.argmax`` and ``np.argmin`` give, ``extreme`` being the maximum or minimum (a strided view of two

@@ -519,14 +519,32 @@ class Launches(Rewrites):
         return _name(temp)
 
     def launch_arg_extreme(self, node: gast.expr, app, lowering: ArgExtreme) -> gast.Name:
-        """``np.argmax(a)`` and ``np.argmin(a)`` of a whole real array (an ``axis`` is refused): the extreme by
-        the block reduction, then ``gr.first_index``, a number on the host."""
-        if len(app.args) != 1 or app.keywords:
-            raise self.refuse(f"`{app.name}` with an axis or other arguments")
-        a = self.temp_for(app.args[0]).id
+        """``np.argmax(a)`` and ``np.argmin(a)`` of a whole real array: the extreme by the block reduction, then
+        ``gr.first_index``, a number on the host; over an ``axis`` (``keepdims``) of a matrix, one thread per
+        lane (``gr.arg_extremes``)."""
+        values: Dict[str, gast.expr] = dict(zip(["a", "axis"], app.args))
+        values.update(app.keywords)
+        if len(app.args) > 2 or set(values) - {"a", "axis", "keepdims"}:
+            raise self.refuse(f"`{app.name}` with arguments other than axis and keepdims")
+        a = self.temp_for(values["a"]).id
         stand_in = self.env.get(a)
         if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
             raise self.refuse(f"`{app.name}` of other than an array of real numbers")
+        try:
+            axis, keepdims = (ast.literal_eval(gast.gast_to_ast(values[k])) if k in values else None
+                              for k in ("axis", "keepdims"))
+        except ValueError:
+            raise self.refuse(f"`{app.name}` with an axis or keepdims known only at run time") from None
+        if keepdims or axis is not None and not (stand_in.ndim == 1 and axis in (0, -1)):  # else a whole vector's
+            if stand_in.ndim != 2 or not isinstance(axis, int):
+                raise self.refuse(f"`{app.name}` over an axis of other than a matrix")
+            temp = self.fresh("t")
+            where = self.origin.position() if self.origin is not None else ""
+            self.pre += _parse(f"{temp} = gr.arg_extremes({a}, {self.axes(axis, 2)[0]}, {lowering.op == 'max'}, "
+                               f"{bool(keepdims)}, {where!r})")
+            self.env[temp] = np.ones((1,) * (1 + bool(keepdims)), np.int64)
+            self.owned.add(temp)
+            return _name(temp)
         extreme = self.hoist(_parse(f"np.{lowering.op}({a})")[0].value)
         temp = self.fresh("n")
         where = self.origin.position() if self.origin is not None else ""
