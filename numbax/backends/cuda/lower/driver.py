@@ -58,11 +58,14 @@ _CHECKED_OPERATIONS = {"rt.check_hstack": "stacking arrays", "rt.check_vstack": 
 class ListTape:
     """The stand-in of reverse mode's list tape, ``tape = []``: the host list holds device arrays (or numbers)
     of one dtype and rank, ``entry`` their stand-in (None before the first ``append``); ``copies``: whether
-    each entry is a copy made for the tape (``rt.copy_of``), which nothing else reads or writes."""
+    each entry is a copy made for the tape (``rt.copy_of``), which nothing else reads or writes; ``owned``:
+    whether each is an array the driver allocated (an argument's never: a write into a popped entry writes no
+    argument)."""
 
     def __init__(self):
         self.entry = None
         self.copies = True
+        self.owned = True
 
 
 def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] = frozenset()) -> gast.Module:
@@ -234,6 +237,7 @@ class Lowering(Launches):
         copied = isinstance(call.args[0], gast.Call) and _text(call.args[0].func) == "rt.copy_of"
         tape.copies = (tape.copies if tape.entry is not None else True) and copied
         value = self.temp_for(self.hoist(call.args[0]))
+        tape.owned = (tape.owned if tape.entry is not None else True) and self.owns(value.id)
         stand_in = self.env.get(value.id, self.probe(value))
         if tape.entry is not None and probes.signature(tape.entry) != probes.signature(stand_in):
             raise self.refuse(f"`{_text(call)}`, a tape of values of several dtypes or ranks,")
@@ -243,7 +247,8 @@ class Lowering(Launches):
 
     def pop(self, target: str, call: gast.Call) -> List[gast.stmt]:
         """``target = tape.pop()``: the latest entry of a list tape: the driver's own array where the tape holds
-        copies, else an array of no one's (never updated in place: it may be an argument's)."""
+        copies or arrays the driver allocated (then perhaps held by another name too), else an array of no one's
+        (never updated in place: it may be an argument's)."""
         tape = self.env[call.func.value.id]
         if call.args or call.keywords or tape.entry is None:
             raise self.refuse(f"`{_text(call)}`")
@@ -252,6 +257,9 @@ class Lowering(Launches):
         if tape.copies and probes.is_array(tape.entry):  # copies made for the tape: the driver's own
             self.owned.add(target)
             self.views.pop(target, None)
+        elif tape.owned and probes.is_array(tape.entry):  # the driver's own, which other names may hold too
+            self.owned.add(target)
+            self.views[target] = indexing.AMBIGUOUS
         else:
             self.owned.discard(target)
             self.views[target] = indexing.AMBIGUOUS
