@@ -1,8 +1,9 @@
-"""Array operations the corpora brought to the GPU backend, in Numba's CUDA simulator, against NumPy and the CPU
-backend (float64, rtol 1e-12; the whole corpora against the CPU backend: benchmarks/gpu_corpus_status.py): loops over arrays' rows, tuple stores, concatenate and stack, np.diag, norms of
-other orders, reshapes of strided views (a view exactly where NumPy's is one), ravel, moveaxis, ptp, inner, and
-the cotangents of cumulative sums, products and slices among index arrays (against NumPy, by hand: the CPU
-backend's gradient would cost its compilation). Each program is compiled once."""
+"""Array operations the corpora brought to the GPU backend, in Numba's CUDA simulator, against NumPy (float64,
+rtol 1e-12; benchmarks/gpu_corpus_status.py runs the whole corpora against the CPU backend): loops over arrays'
+rows, tuple stores, concatenate and stack, np.diag, norms of other orders, reshapes of strided views (a view
+exactly where NumPy's is one), ravel, moveaxis, ptp, inner, and the cotangents of cumulative sums, products and
+slices among index arrays (by hand: the CPU backend's gradient would cost its compilation). Each program is
+compiled once."""
 import numpy as np
 import pytest
 

@@ -111,7 +111,8 @@ ADDED |= frozenset({
     "linalg.transpose_axes", "reductions.cumulative_sum", "numpy_functions.log_sum_exp_scipy",
     "inplace.heat_equation",
 })
-SAMPLE = frozenset({"loops.nested_loops", "arithmetic.broadcast_row", "reductions.means", "indexing.slices", "loops.euler_decay",
+SAMPLE = frozenset({"loops.nested_loops", "arithmetic.broadcast_row", "reductions.means", "indexing.slices",
+                    "loops.euler_decay",
                     "while_loops.newton_sqrt", "inplace.copy_then_modify", "pytrees.mlp_loss",
                     "indexing.integer_array_pairs", "inplace.overwrite_in_loop", "numpy_functions.log_softmax_entry",
                     "linalg.normalize_vector"})

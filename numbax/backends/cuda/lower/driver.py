@@ -178,7 +178,8 @@ class Lowering(Launches):
             return self.loop_while(stmt)
         if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.PER_THREAD, False):
             return threads.lower(self, stmt)
-        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) and _is_range(stmt.iter):
+        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) and \
+                _is_range(stmt.iter):
             return self.loop_for(stmt)
         if isinstance(stmt, gast.For) and not stmt.orelse:
             return self.loop_for(self.over_rows(stmt))

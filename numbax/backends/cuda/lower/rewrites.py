@@ -1,7 +1,8 @@
 """rewrites: what the GPU lowering computes through other operations it lowers, as an expression the driver
 then hoists (``launches``): reverse mode's helpers of NumPy's derivatives (the cotangents of a variance, of a
 maximum's choice, of solve, of matrix products, of a norm and a trace, of an inner product, a power's
-exponent), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var`` and ``np.std``. Each follows the CPU's helper's order of operations.
+exponent), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``, ``np.std`` and scipy's ``logsumexp``. Each
+follows the CPU's helper's order of operations.
 """
 from __future__ import annotations
 
