@@ -8,6 +8,7 @@ import pytest
 import numbax
 from numbax import tree_util
 
+
 def layer(w, b, x):
     return np.tanh(x @ w + b) * np.sum(b ** 2)
 
