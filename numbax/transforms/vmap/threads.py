@@ -113,15 +113,16 @@ def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Seq
 
 def _arrays_per_example(args: List[Any], kwargs: Dict[str, Any], arg_axes, kwarg_axes) -> bool:
     """Whether an example's arguments hold an array of numbers, which one thread cannot hold (its size is known
-    only at run time): a row of a mapped matrix, a vector shared by all examples (a ``numbax.random`` key is
-    not). Then the examples run in turn, as on the CPU, each one's array code as kernels."""
+    only at run time): a row of a mapped matrix, a vector shared by all examples; not of unsigned integers, the
+    words of ``numbax.random`` keys, which one thread reads (``backends.cuda.lower.keys``). Then the examples
+    run in turn, as on the CPU, each one's array code as kernels."""
     try:
         pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=loop.is_dyn)
     except ValueError:
         return False  # ``loop.arguments`` raises JAX's error
     for leaf, axis in pairs:
         aval = leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf) if isinstance(leaf, np.ndarray) else None
-        if aval is not None and aval.dtype is not None and aval.dtype.kind in "biuf" and \
+        if aval is not None and aval.dtype is not None and aval.dtype.kind in "bifc" and \
                 aval.ndim - (axis is not None) > 0:
             return True
     return False
