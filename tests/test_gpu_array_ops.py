@@ -18,9 +18,13 @@ def host_programs(m, v):
     total = 0.0
     for i, (row, w) in enumerate(zip(m, v)):
         total = total + np.sum(row * row) * w * i
+    scaled = v
+    for w in scaled:  # the loop goes over the array scaled held when it began
+        scaled = scaled * 2.0
+        total = total + w
     m[0], m[-1] = m[-1], m[0]  # rows as views, as NumPy's tuple holds them: both rows end as the old last
     v[0], v[-1] = v[-1], v[0]
-    return total, m, v
+    return total, scaled, m, v
 
 
 def array_programs(m, v):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import builtins
 import copy
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Set, Tuple
 
 import gast
 import numpy as np
@@ -182,7 +182,8 @@ class Lowering(Launches):
                 _is_range(stmt.iter):
             return self.loop_for(stmt)
         if isinstance(stmt, gast.For) and not stmt.orelse:
-            return self.loop_for(self.over_rows(stmt))
+            held, loop = self.over_rows(stmt)
+            return [s for hold in held for s in self.statement(hold)] + self.loop_for(loop)
         if isinstance(stmt, (gast.Break, gast.Continue, gast.Pass)):
             return [stmt]
         if isinstance(stmt, gast.Return):
@@ -439,10 +440,11 @@ class Lowering(Launches):
         exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
         return [gast.While(test=gast.Constant(value=True, kind=None), body=pre + [exit_] + body, orelse=[])]
 
-    def over_rows(self, stmt: gast.For) -> gast.For:
+    def over_rows(self, stmt: gast.For) -> Tuple[List[gast.stmt], gast.For]:
         """``for v in x``, ``enumerate(x)``, ``zip(x, y)`` and ``enumerate(zip(x, y))`` of arrays (their rows,
-        or elements): a loop over ``range`` of the (shortest) first extent, whose body first reads each row,
-        ``v = x[k]``, as NumPy's iteration reads them."""
+        or elements): each array held by a name of its own first (the loop iterates over the array ``x`` held
+        when it began, whatever the body binds to ``x``), then a loop over ``range`` of the (shortest) first
+        extent, whose body first reads each row, ``v = held[k]``, as NumPy's iteration reads them."""
         target, it, counter = stmt.target, stmt.iter, None
         if _call_of(it, "enumerate", 1) and isinstance(target, gast.Tuple) and len(target.elts) == 2 and \
                 isinstance(target.elts[0], gast.Name):
@@ -455,14 +457,17 @@ class Lowering(Launches):
             raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:` (loops over `range`, and over "
                               "arrays' rows, `enumerate` and `zip` of arrays, run on the host)")
         index = counter.id if counter is not None else self.fresh("k")
-        length = ", ".join(f"{a.id}.shape[0]" for a in arrays)
-        rows = [gast.Assign(targets=[t], value=_parse(f"{a.id}[{index}]")[0].value, type_comment=None)
-                for a, t in zip(arrays, targets)]
-        for row in rows:
-            anno.setanno(row, anno.Key.ORIGIN, self.origin)
-        return gast.For(target=_name(index, gast.Store()),
-                        iter=_parse(f"range({length if len(arrays) == 1 else f'min({length})'})")[0].value,
-                        body=rows + stmt.body, orelse=[], type_comment=None)
+        held = [self.fresh("rows") for _ in arrays]
+        holds = [gast.Assign(targets=[_name(h, gast.Store())], value=_name(a.id), type_comment=None)
+                 for h, a in zip(held, arrays)]
+        length = ", ".join(f"{h}.shape[0]" for h in held)
+        rows = [gast.Assign(targets=[t], value=_parse(f"{h}[{index}]")[0].value, type_comment=None)
+                for h, t in zip(held, targets)]
+        for made in holds + rows:
+            anno.setanno(made, anno.Key.ORIGIN, self.origin)
+        return holds, gast.For(target=_name(index, gast.Store()),
+                               iter=_parse(f"range({length if len(arrays) == 1 else f'min({length})'})")[0].value,
+                               body=rows + stmt.body, orelse=[], type_comment=None)
 
     def loop_for(self, stmt: gast.For) -> List[gast.stmt]:
         """``for i in range(...)``: a host loop."""
