@@ -421,8 +421,8 @@ class Launches(Rewrites):
 
     def norm_of_order(self, app, a: gast.expr, order: Any, axis: Any, keepdims: bool) -> gast.expr:
         """``np.linalg.norm(a, ord, axis, keepdims)`` of a floating-point array with ``ord`` given, in NumPy's
-        operations: of vectors (``axis`` an int, or ``a`` 1-d), the sum of magnitudes (1), their maximum and
-        minimum (``inf``, ``-inf``), ``sum(|a| ** p) ** (1 / p)``; of matrices (``axis`` two ints, or ``a``
+        operations: of vectors (``axis`` an int, or ``a`` 1-d), the sum of magnitudes (1), the root of the sum
+        of their squares (2), their maximum and minimum (``inf``, ``-inf``), ``sum(|a| ** p) ** (1 / p)``; of matrices (``axis`` two ints, or ``a``
         2-d), ``'fro'``, and the maximum or minimum of the sums of magnitudes down the columns (1, -1) or along
         the rows (``inf``, ``-inf``). The others (2, -2, ``'nuc'``: singular values; 0) are refused."""
         stand_in = self.probe(a)
@@ -430,7 +430,8 @@ class Launches(Rewrites):
             raise self.refuse(f"`{app.name}` with ord={order!r} of other than an array of floating-point numbers")
         ndim, magnitudes = stand_in.ndim, f"np.abs({self.temp_for(a).id})"
         if isinstance(axis, int) or axis is None and ndim == 1:
-            vector = {1: "np.sum({m}{k})", np.inf: "np.max({m}{k})", -np.inf: "np.min({m}{k})"}
+            vector = {1: "np.sum({m}{k})", 2: "np.sqrt(np.sum(np.square({m}){k}))", np.inf: "np.max({m}{k})",
+                      -np.inf: "np.min({m}{k})"}
             rest = f", axis={axis!r}, keepdims={keepdims!r}"
             if order in vector:
                 return _parse(vector[order].format(m=magnitudes, k=rest))[0].value
