@@ -1,9 +1,9 @@
 """Array operations the corpora brought to the GPU backend, in Numba's CUDA simulator, against NumPy (float64,
 rtol 1e-12; benchmarks/gpu_corpus_status.py runs the whole corpora against the CPU backend): loops over arrays'
 rows, tuple stores, concatenate and stack, np.diag, norms of other orders, reshapes of strided views (a view
-exactly where NumPy's is one), ravel, moveaxis, ptp, inner, and the cotangents of cumulative sums, products and
-slices among index arrays (by hand: the CPU backend's gradient would cost its compilation). Each program is
-compiled once."""
+exactly where NumPy's is one), ravel, moveaxis, ptp, inner, and the cotangents of cumulative sums and products,
+products and slices among index arrays (by hand: the CPU backend's gradient would cost its compilation). Each
+program is compiled once."""
 import numpy as np
 import pytest
 
@@ -42,16 +42,20 @@ C = np.array([0.5, -1.0, 2.0, 1.5])
 
 
 def cotangents(m):
-    return np.sum(np.cumsum(m, axis=1) * W) + np.sum(np.prod(m, axis=0) * C) + np.sum(m[1:, IDX] ** 2)
+    return (np.sum(np.cumsum(m, axis=1) * W) + np.sum(np.prod(m, axis=0) * C) + np.sum(m[1:, IDX] ** 2) +
+            np.sum(np.cumprod(m, axis=1) * W))
 
 
 def _expected_cotangent(m):
     """``cotangents``' gradient by hand: sums of ``W`` from each row's end, ``C`` times the products of the other
-    rows, and twice ``m`` at each position ``m[1:, IDX]`` reads, as often as it reads it."""
+    rows, twice ``m`` at each position ``m[1:, IDX]`` reads, as often as it reads it, and for each element
+    ``m[r, k]`` of a running product the weights ``W[r, i]`` (``i >= k``) times the others in ``m[r, :i + 1]``."""
     others = np.stack([np.prod(np.delete(m, i, axis=0), axis=0) for i in range(m.shape[0])])
     indexed = np.zeros_like(m)
     np.add.at(indexed[1:], (slice(None), IDX), 2.0 * m[1:, IDX])
-    return np.cumsum(W[:, ::-1], axis=1)[:, ::-1] + C * others + indexed
+    running = np.array([[sum(W[r, i] * np.prod(np.delete(m[r, :i + 1], k)) for i in range(k, m.shape[1]))
+                         for k in range(m.shape[1])] for r in range(m.shape[0])])
+    return np.cumsum(W[:, ::-1], axis=1)[:, ::-1] + C * others + indexed + running
 
 
 @pytest.fixture(scope="module")

@@ -109,7 +109,7 @@ ADDED |= frozenset({
     "numpy_functions.roots", "numpy_functions.square_and_reciprocal", "reductions.products",
     "indexing.mixed_basic_and_fancy", "loops.nested_loops", "inplace.matmul_loops", "loops.nested_runtime_bounds",
     "linalg.transpose_axes", "reductions.cumulative_sum", "numpy_functions.log_sum_exp_scipy",
-    "inplace.heat_equation",
+    "inplace.heat_equation", "reductions.cumulative_product",
 })
 SAMPLE = frozenset({"loops.nested_loops", "arithmetic.broadcast_row", "reductions.means", "indexing.slices",
                     "loops.euler_decay",

@@ -327,24 +327,75 @@ def expand(a: Any, positions: Sequence[int]) -> Any:
     return type(a)(tuple(shape), tuple(strides), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
 
 
-def scan(a: Any, axis: Any, dtype, rows, where: str) -> Any:
+def scan(a: Any, axis: Any, dtype, rows, where: str, *given: Any) -> Any:
     """``np.cumsum`` or ``np.cumprod`` (``rows``: ``sum_rows`` or ``prod_rows``) of a 1-d or 2-d device array
     over ``axis``, or flattened in C order where ``axis`` is None (of a C-contiguous array: a strided view of
-    two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates."""
-    if axis is None and a.ndim > 1:
-        if not a.is_c_contiguous():
-            raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
-                                    "is not supported by the GPU backend yet", origin_at(where),
-                                    hint="flatten np.ascontiguousarray(x) instead.")
-        a = a.reshape(a.size)
+    two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates. The
+    kernel reads the lanes of the arrays ``given`` (of ``a``'s shape, or flat, of its size) before ``a``'s
+    (the derivatives of ``np.cumprod``)."""
+    a, *given = (_flat(x, where) if axis is None else x for x in (a,) + given)
     out = cuda.device_array(a.shape, dtype=dtype)
-    if a.ndim == 1:
-        lanes, into = expand(a, (0,)), expand(out, (0,))
-    else:
-        lanes, into = (a, out) if axis == 1 else (transpose(a, (1, 0)), transpose(out, (1, 0)))
     if out.size:
-        rows[grid(into.shape[0])](into, lanes)
+        rows[grid(_lanes(out, axis).shape[0])](*(_lanes(x, axis) for x in [out] + given + [a]))
     return out
+
+
+def _flat(a: Any, where: str) -> Any:
+    if a.ndim > 1 and not a.is_c_contiguous():
+        raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
+                                "is not supported by the GPU backend yet", origin_at(where),
+                                hint="flatten np.ascontiguousarray(x) instead.")
+    return a.reshape(a.size) if a.ndim > 1 else a
+
+
+def _lanes(a: Any, axis: Any) -> Any:
+    """A 1-d or 2-d array as the lanes a scan runs along (rows of a 2-d view)."""
+    if a.ndim == 1:
+        return expand(a, (0,))
+    return a if axis == 1 else transpose(a, (1, 0))
+
+
+def cumprod_grad(g: Any, a: Any, axis: Any, dtype, where: str) -> Any:
+    """Reverse mode's ``rt.cumprod_grad(g, a, axis)`` on the device (the cotangent of ``np.cumprod(a, axis)``):
+    in each lane, the products before each element times the sums from the end of ``g`` weighted by the
+    products after it, as the CPU's helper; of ``a``'s shape."""
+    out = scan(a, axis, dtype, cumprod_grad_rows, where, g)
+    return out.reshape(a.shape) if axis is None else out
+
+
+def cumprod_jvp(h: Any, a: Any, axis: Any, dtype, where: str) -> Any:
+    """Forward mode's ``rt.cumprod_jvp(h, a, axis)`` on the device: ``np.cumprod``'s change in the direction
+    ``h``, lane by lane as the CPU's helper (flat where ``axis`` is None)."""
+    return scan(a, axis, dtype, cumprod_jvp_rows, where, h)
+
+
+@cuda.jit
+def cumprod_grad_rows(out, g, a):
+    """Each lane: ``out[k]`` the sums from the end (``s = (s + g[k]) * a[k]``), then times the products
+    before ``k``."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        n = out.shape[1]
+        s = 0
+        for k in range(n - 1, -1, -1):
+            s = s + g[r, k]
+            out[r, k] = s
+            s = s * a[r, k]
+        before = 1
+        for k in range(n):
+            out[r, k] = before * out[r, k]
+            before = before * a[r, k]
+
+
+@cuda.jit
+def cumprod_jvp_rows(out, h, a):
+    """Each lane: ``t = t * a[i] + (the product before i) * h[i]``."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        t = 0
+        before = 1
+        for i in range(out.shape[1]):
+            t = t * a[r, i] + before * h[r, i]
+            out[r, i] = t
+            before = before * a[r, i]
 
 
 @cuda.jit
@@ -566,10 +617,10 @@ def _others_rows(out, rows):
     n = rows.shape[1]
     for q in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         r, j = q // n, q % n
-        before = rows[r, 0] * 0 + 1
+        before = 1
         for k in range(j):
             before = before * rows[r, k]
-        after = rows[r, 0] * 0 + 1
+        after = 1
         for k in range(n - 1, j, -1):
             after = after * rows[r, k]
         out[r, j] = before * after
@@ -579,10 +630,10 @@ def _others_rows(out, rows):
 def _others_flat(out, a):
     n = a.shape[1]
     for q in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        before = a[0, 0] * 0 + 1
+        before = 1
         for k in range(q):
             before = before * a[k // n, k % n]
-        after = a[0, 0] * 0 + 1
+        after = 1
         for k in range(a.size - 1, q, -1):
             after = after * a[k // n, k % n]
         out[q // n, q % n] = before * after

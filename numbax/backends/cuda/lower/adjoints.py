@@ -111,9 +111,12 @@ class Adjoints(Gathers):
         self.owned.add(temp)
         return _name(temp)
 
-    def cumsum_grad(self, node: gast.Call) -> gast.Name:
-        """Reverse mode's ``rt.cumsum_grad(g, a, axis)`` (the cotangent of ``np.cumsum(a, axis)``) of 1-d and 2-d
-        arrays: ``g``'s sums from the end of each lane (``gr.cumsum_grad``); ``axis`` a constant."""
+    def scan_derivative(self, node: gast.Call) -> gast.Name:
+        """The derivatives of cumulative sums and products of 1-d and 2-d arrays (``axis`` a constant), lane by
+        lane in the CPU's helpers' order: reverse mode's ``rt.cumsum_grad(g, a, axis)`` (``g``'s sums from each
+        lane's end, ``gr.cumsum_grad``) and ``rt.cumprod_grad(g, a, axis)``, forward mode's
+        ``rt.cumprod_jvp(h, a, axis)``."""
+        helper = _text(node.func)
         values = dict(zip(["g", "a", "axis"], node.args))
         values.update({k.arg: k.value for k in node.keywords})
         if set(values) - {"g", "a", "axis"} or not {"g", "a"} <= set(values):
@@ -123,18 +126,24 @@ class Adjoints(Gathers):
         try:
             axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else None
         except ValueError:
-            raise self.refuse(f"`{_text(node)}`, the cotangent of a cumulative sum over an axis known at run "
-                              "time,") from None
+            raise self.refuse(f"`{_text(node)}`, the derivative of a cumulative sum or product over an axis known "
+                              "at run time,") from None
         if not all(probes.is_array(v) and v.ndim <= 2 for v in stand_ins) or \
                 not (axis is None or isinstance(axis, int)):
-            raise self.refuse(f"`{_text(node)}`, the cotangent of a cumulative sum of other than a 1-d or 2-d "
-                              "array,")
+            raise self.refuse(f"`{_text(node)}`, the derivative of a cumulative sum or product of other than a 1-d "
+                              "or 2-d array,")
         if axis is not None:
             axis = self.axes(axis, stand_ins[1].ndim)[0]
         temp = self.fresh("t")
         where = self.origin.position() if self.origin is not None else ""
-        self.pre += _parse(f"{temp} = gr.cumsum_grad({g.id}, {self._shape_of_name(a.id)}, {axis!r}, {where!r})")
-        self.env[temp] = np.ones((1,) * stand_ins[1].ndim, stand_ins[0].dtype)
+        flat = helper == "rt.cumprod_jvp" and axis is None  # a tangent of the flattened cumulative product
+        result = np.ones((1,) * (1 if flat else stand_ins[1].ndim), np.result_type(*stand_ins))
+        if helper == "rt.cumsum_grad":
+            call = f"gr.cumsum_grad({g.id}, {self._shape_of_name(a.id)}, {axis!r}, {where!r})"
+        else:
+            call = f"gr.{helper[3:]}({g.id}, {a.id}, {axis!r}, np.{result.dtype.name}, {where!r})"
+        self.pre += _parse(f"{temp} = {call}")
+        self.env[temp] = result
         self.owned.add(temp)
         return _name(temp)
 

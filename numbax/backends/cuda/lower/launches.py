@@ -114,8 +114,8 @@ class Launches(Rewrites):
             return self.unreduce(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.prod_others":
             return self.prod_others(node)
-        if isinstance(node, gast.Call) and _text(node.func) == "rt.cumsum_grad":
-            return self.cumsum_grad(node)
+        if isinstance(node, gast.Call) and _text(node.func) in ("rt.cumsum_grad", "rt.cumprod_grad", "rt.cumprod_jvp"):
+            return self.scan_derivative(node)
         if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
             return self.made_on_the_host(node)
         if isinstance(node, gast.Call) and not node.keywords and (
