@@ -422,9 +422,10 @@ class Launches(Rewrites):
     def norm_of_order(self, app, a: gast.expr, order: Any, axis: Any, keepdims: bool) -> gast.expr:
         """``np.linalg.norm(a, ord, axis, keepdims)`` of a floating-point array with ``ord`` given, in NumPy's
         operations: of vectors (``axis`` an int, or ``a`` 1-d), the sum of magnitudes (1), the root of the sum
-        of their squares (2), their maximum and minimum (``inf``, ``-inf``), ``sum(|a| ** p) ** (1 / p)``; of matrices (``axis`` two ints, or ``a``
-        2-d), ``'fro'``, and the maximum or minimum of the sums of magnitudes down the columns (1, -1) or along
-        the rows (``inf``, ``-inf``). The others (2, -2, ``'nuc'``: singular values; 0) are refused."""
+        of their squares (2), their maximum and minimum (``inf``, ``-inf``), ``sum(|a| ** p) ** (1 / p)``; of
+        matrices (``axis`` two ints, or ``a`` 2-d), ``'fro'``, and the maximum or minimum of the sums of
+        magnitudes down the columns (1, -1) or along the rows (``inf``, ``-inf``). The others (2, -2, ``'nuc'``:
+        singular values; 0) are refused."""
         stand_in = self.probe(a)
         if not probes.is_array(stand_in) or stand_in.dtype.kind != "f":
             raise self.refuse(f"`{app.name}` with ord={order!r} of other than an array of floating-point numbers")
