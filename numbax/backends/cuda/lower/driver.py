@@ -14,6 +14,7 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   ``inv`` and ``det`` ``gr``'s helpers (cuSOLVER through CuPy, or a one-thread elimination kernel);
 - indexing is ``indexing``'s (elements, views) and ``gathers``'s (integer arrays, masks: gather and scatter
   kernels); reverse mode's helpers are ``adjoints``'s or rewritten into other operations (``rewrites``);
+  joins, diagonals, moved axes, ravels, ``item()`` and norms of other orders are ``array_ops``'s;
 - a store into an argument's array writes its device copy; ``WRITTEN`` (before the driver) names those
   arguments, which the call writes back where they were host arrays (``placement.write_back``);
 - reverse mode's list tapes (``tape = []``, ``append``, ``pop``) are host lists of device arrays;
