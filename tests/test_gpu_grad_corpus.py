@@ -5,7 +5,7 @@ the device; every other case is refused with a ``NumbaxDeviceError`` at the user
 result.
 
 ``SUPPORTED``: what the GPU lowering's first slice covered of reverse mode (70 of the corpus's 219 cases);
-``ADDED``: what the next slices cover (201 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
+``ADDED``: what the next slices cover (215 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
 there (the refusal test fails until it does).
 """
 import inspect
