@@ -79,7 +79,7 @@ def _refused(fn, *args, backend="gpu"):
     (int_then_float, (np.ones(3),), "s = s + x.sum()", "`s`, which changes its dtype"),
     (doubles_either, (np.ones(3), np.ones(3), 1), "z *= 2.0", "neither the driver's own nor an argument's"),
     (typed_sum, (np.ones(3),), "np.sum", "`np.sum` with arguments other than axis and keepdims"),
-    (unpacks_rows, (np.ones((3, 2)),), "for p, q in x", "unpacking `x[_k_1]`"),
+    (unpacks_rows, (np.ones((3, 2)),), "for p, q in x", "in x:`, a row unpacked into names"),
     (rounds_to_decimals, (np.ones(3),), "np.round", "`np.round` with keyword arguments or 2 operands"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_unsupported_constructs_are_refused_at_the_users_line(gpu, fn, args, line, construct):

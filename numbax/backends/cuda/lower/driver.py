@@ -452,9 +452,12 @@ class Lowering(Launches):
             (counter, target), it = target.elts, it.args[0]
         arrays, targets = ([it], [target]) if not _call_of(it, "zip") else (it.args, target.elts) \
             if isinstance(target, gast.Tuple) and len(target.elts) == len(it.args) else (None, None)
+        if arrays and all(isinstance(t, (gast.Name, gast.Tuple)) for t in targets) and \
+                any(isinstance(t, gast.Tuple) for t in targets):
+            raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:`, a row unpacked into names,")
         if not arrays or not all(isinstance(a, gast.Name) and probes.is_array(self.env.get(a.id)) and
                                  self.env[a.id].ndim for a in arrays) or \
-                not all(isinstance(t, (gast.Name, gast.Tuple)) for t in targets):
+                not all(isinstance(t, gast.Name) for t in targets):
             raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:` (loops over `range`, and over "
                               "arrays' rows, `enumerate` and `zip` of arrays, run on the host)")
         index = counter.id if counter is not None else self.fresh("k")
