@@ -108,7 +108,18 @@ ADDED |= frozenset({
     "calls.helper_returning_tuple", "control_flow.bubble_sort", "control_flow.clamp_in_place",
     "control_flow.for_else_no_break", "pytrees.no_return_mutates"
 })
-SAMPLE = frozenset({"basics.reshape_flatten", "basics.identity_shift", "control_flow.array_swap_loop",
+# compiled since (issue 15: loops over arrays' rows, enumerate and zip of them; x.item(); np.prod, any and all;
+# np.ptp; norms of other orders; np.diag; tuple assignments into arrays; concatenate and stack; argmax over
+# axes): benchmarks/gpu_corpus_status.py runs the whole corpus against the CPU backend
+ADDED |= frozenset({
+    "basics.array_methods", "basics.extremes_3d", "basics.int_axis_reductions", "basics.int_bool_of_zero_d",
+    "basics.int_float_conversions", "basics.zero_d_to_scalar", "control_flow.enumerate_array",
+    "control_flow.enumerate_zip_runtime", "control_flow.iterate_rows", "control_flow.zip_arrays",
+    "basics.swap_elements", "control_flow.jacobi", "basics.norms_over_axes", "basics.stack_concat",
+    "basics.stack_list", "basics.argmax_argmin_axes",
+})
+SAMPLE = frozenset({"control_flow.enumerate_zip_runtime", "basics.swap_elements", "basics.reshape_flatten",
+                    "basics.identity_shift", "control_flow.array_swap_loop",
                     "control_flow.aug_assign_subscripts", "control_flow.matmul_loops", "basics.row_norms",
                     "basics.fancy_index", "basics.slice_zero"})
 

@@ -5,7 +5,7 @@ the device; every other case is refused with a ``NumbaxDeviceError`` at the user
 result.
 
 ``SUPPORTED``: what the GPU lowering's first slice covered of reverse mode (70 of the corpus's 219 cases);
-``ADDED``: what the next slices cover (201 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
+``ADDED``: what the next slices cover (215 in all; ``SAMPLE`` of it runs here); a case that starts to compile moves
 there (the refusal test fails until it does).
 """
 import inspect
@@ -101,7 +101,18 @@ ADDED |= frozenset({
     "reductions.softmax_cross_entropy", "reductions.sum_over_axis", "reductions.variance_and_std",
     "reductions.weighted_average", "while_loops.newton_sqrt_array"
 })
-SAMPLE = frozenset({"arithmetic.broadcast_row", "reductions.means", "indexing.slices", "loops.euler_decay",
+# compiled since (issue 15: rounding functions, cbrt, reciprocal, products and their derivative, inner products,
+# power exponents of arrays, slices among index arrays in np.add.at, tapes reserved before nested loops):
+# benchmarks/gpu_corpus_status.py runs the whole corpus against the CPU backend
+ADDED |= frozenset({
+    "linalg.outer_and_inner", "numpy_functions.floor_and_round_are_flat", "numpy_functions.power_of_arrays",
+    "numpy_functions.roots", "numpy_functions.square_and_reciprocal", "reductions.products",
+    "indexing.mixed_basic_and_fancy", "loops.nested_loops", "inplace.matmul_loops", "loops.nested_runtime_bounds",
+    "linalg.transpose_axes", "reductions.cumulative_sum", "numpy_functions.log_sum_exp_scipy",
+    "inplace.heat_equation", "reductions.cumulative_product",
+})
+SAMPLE = frozenset({"loops.nested_loops", "arithmetic.broadcast_row", "reductions.means", "indexing.slices",
+                    "loops.euler_decay",
                     "while_loops.newton_sqrt", "inplace.copy_then_modify", "pytrees.mlp_loss",
                     "indexing.integer_array_pairs", "inplace.overwrite_in_loop", "numpy_functions.log_softmax_entry",
                     "linalg.normalize_vector"})

@@ -1,7 +1,10 @@
 """Linear algebra, moments and elementwise functions on the GPU backend, in Numba's CUDA simulator: solve, inv,
 det and trace (one elimination kernel in the simulator), var and std, cumsum and cumprod, argmax and argmin,
-and the elementwise functions with device implementations agree with NumPy (float64, rtol 1e-12); a singular
-or non-finite matrix is the CPU backend's ``LinAlgError``."""
+products, any and all, and the elementwise functions with device implementations agree with NumPy (float64,
+rtol 1e-12; signed zeros, NaN and infinities as NumPy's); a singular or non-finite matrix is the CPU backend's
+``LinAlgError``."""
+import os
+
 import numpy as np
 import pytest
 
@@ -59,3 +62,44 @@ def test_moments_and_elementwise_functions_agree_with_numpy(gpu):
     with np.errstate(invalid="ignore"):  # NumPy's logaddexp of a NaN warns
         expected = functions(X, y)
     _agree(numbax.jit(functions, backend="gpu")(X, y), expected)
+
+
+def rounding(x, k):
+    return (np.floor(x), np.ceil(x), np.trunc(x), np.rint(x), np.round(x), np.cbrt(x), np.reciprocal(x),
+            np.floor(k), np.reciprocal(k))
+
+
+def products(m, k, e):
+    return (np.prod(m), np.prod(m, axis=0), m.prod(axis=1, keepdims=True), np.any(m > 2.0), np.all(m, axis=1),
+            (k > 3).any(), np.prod(k), np.prod(e), np.any(e), np.all(e), np.prod(e.reshape(0, 2), axis=1),
+            m[0:1, 0].item())
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # 1 / 0.0: the simulator's threads' NumPy
+def test_rounding_keeps_numpys_signed_zeros_and_non_finite_values(gpu):
+    x = np.array([-2.5, -1.5, -0.5, -0.3, -0.0, 0.0, 0.5, 2.5, 2.7, 1e17, -np.inf, np.nan, -27.0])
+    k = np.array([-3, 2, 1])
+    with np.errstate(divide="ignore"):
+        expected = rounding(x, k)
+    got = numbax.device_get(numbax.jit(rounding, backend="gpu")(x, k))
+    for e, g in zip(expected, got):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+        assert np.array_equal(np.signbit(g), np.signbit(e))
+
+
+def test_products_any_and_all_agree_with_numpy_empty_arrays_too(gpu):
+    m, k, e = np.array([[0.5, 1.5, -2.0], [3.0, 0.0, np.nan]]), np.arange(1, 6), np.zeros(0)
+    for want, got in zip(products(m, k, e), numbax.device_get(numbax.jit(products, backend="gpu")(m, k, e))):
+        assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def only_element(x):
+    return x.item() * 2.0
+
+
+def test_item_of_other_than_one_element_is_numpys_error_at_the_users_line(gpu):
+    with pytest.raises(numbax.NumbaxShapeError, match="can only convert an array of size 1") as info:
+        numbax.jit(only_element, backend="gpu")(np.ones(2))
+    assert info.value.origin.filename == os.path.abspath(__file__) and "x.item()" in info.value.origin.line

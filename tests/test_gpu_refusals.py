@@ -46,6 +46,22 @@ def typed_sum(x):
     return np.sum(x, dtype=np.float32)
 
 
+def unpacks_rows(x):
+    t = 0.0
+    for p, q in x:  # a row unpacked: not a host loop's
+        t = t + p * q
+    return t
+
+
+def rounds_to_decimals(x):
+    return np.round(x, 2)
+
+
+def product_per_example(v):
+    a = np.full(3, v)
+    return np.prod(a)
+
+
 def _line(fn, text):
     lines, first = inspect.getsourcelines(fn)
     return first + next(i for i, line in enumerate(lines) if text in line)
@@ -63,6 +79,8 @@ def _refused(fn, *args, backend="gpu"):
     (int_then_float, (np.ones(3),), "s = s + x.sum()", "`s`, which changes its dtype"),
     (doubles_either, (np.ones(3), np.ones(3), 1), "z *= 2.0", "neither the driver's own nor an argument's"),
     (typed_sum, (np.ones(3),), "np.sum", "`np.sum` with arguments other than axis and keepdims"),
+    (unpacks_rows, (np.ones((3, 2)),), "for p, q in x", "in x:`, a row unpacked into names"),
+    (rounds_to_decimals, (np.ones(3),), "np.round", "`np.round` with keyword arguments or 2 operands"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_unsupported_constructs_are_refused_at_the_users_line(gpu, fn, args, line, construct):
     error = _refused(fn, *args)
@@ -70,6 +88,12 @@ def test_unsupported_constructs_are_refused_at_the_users_line(gpu, fn, args, lin
     assert error.origin.lineno == _line(fn, line), error
     assert construct in error.message and "not supported by the GPU backend yet" in error.message
     assert "CPU backend" in error.hint
+
+
+def test_a_product_of_an_array_per_example_is_refused_at_the_users_line(gpu):
+    with pytest.raises(numbax.NumbaxDeviceError, match="of an array per example") as info:
+        numbax.vmap(product_per_example, backend="gpu")(np.ones(3))
+    assert info.value.origin.filename == HERE and info.value.origin.lineno == _line(product_per_example, "np.prod")
 
 
 class _CpuOnly(numbax.api.Jitted):

@@ -230,10 +230,6 @@ def sized_at_run_time(x, n):
     return np.sum(y)
 
 
-def row_of_an_argument(x):
-    return np.sum(x * 2.0)
-
-
 def broadcast_between_shapes(x):
     a = np.zeros(3)
     a[0] = x
@@ -276,7 +272,6 @@ def _line(fn, text):
 
 @pytest.mark.parametrize("fn, args, in_axes, line, construct", [
     (sized_at_run_time, (np.ones(2), 3), (0, None), "np.zeros(n)", "whose shape is not written as numbers"),
-    (row_of_an_argument, (np.ones((2, 3)),), 0, "np.sum", "an array per example"),
     (broadcast_between_shapes, (np.ones(2),), 0, "np.sum", "broadcasting an array of shape (3,)"),
     (written_after_a_copy, (np.ones(2), 3), (0, None), "a[1] = a[1]",
      "a write into an array per example that NumPy would share with `b`"),
@@ -285,7 +280,7 @@ def _line(fn, text):
     (slices, (np.ones(2),), 0, "a[1:]", "a part of an array per example"),
     (numbax.grad(grows), (np.array([0.5, 1.0]),), 0, "while np.sum",
      "reverse mode's record of an array per example in the loop"),
-], ids=["sized_at_run_time", "row_of_an_argument", "broadcast", "written_after_a_copy", "updated_after_a_copy", "slices",
+], ids=["sized_at_run_time", "broadcast", "written_after_a_copy", "updated_after_a_copy", "slices",
         "grad_of_a_while_loop"])
 def test_what_a_thread_cannot_hold_is_refused_at_the_users_line(gpu, fn, args, in_axes, line, construct):
     with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:

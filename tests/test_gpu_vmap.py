@@ -1,6 +1,7 @@
 """``vmap`` on the GPU backend, in Numba's CUDA simulator: a function of numbers per example is one kernel,
 each thread running one example's whole body, and agrees with the CPU backend (structure, dtypes, values:
-rtol 1e-12, 1e-5 for float32); what is not numbers per example is refused at the user's line.
+rtol 1e-12, 1e-5 for float32); examples holding arrays run in turn, each one's array code as kernels; what
+neither covers is refused at the user's line.
 
 The programs are the vmap corpus's cases that are numbers per example (tests/test_vmap.py) and the loops the
 GPU backend is for: an ODE integrator, a Newton solve, a count of iterations. Sizes stay tiny: the simulator
@@ -115,13 +116,23 @@ def test_vmap_on_the_gpu_agrees_with_the_cpu_backend(gpu, name, fn, args, in_axe
     assert source.count("@cuda.jit") == 1, source  # one kernel: each thread runs an example's whole body
 
 
-@pytest.mark.parametrize("case", [c for c in test_vmap.CASES if c.id not in SCALAR_CORPUS], ids=lambda c: c.id)
-def test_the_rest_of_the_vmap_corpus_is_refused_at_the_users_line(gpu, case):
-    """Arrays per example: refused (one thread runs one example, on numbers), never run with a wrong result."""
-    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
-        numbax.vmap(case.fn, case.in_axes, case.out_axes, backend="gpu")(*case.args)
-    assert info.value.origin is not None and info.value.origin.filename == inspect.getsourcefile(case.fn)
-    assert "CPU backend" in info.value.hint
+def rows(x):
+    return np.sum(x * x)
+
+
+# arrays per example (the rest of the vmap corpus agrees too: benchmarks/gpu_corpus_status.py): blocks of
+# examples' rows written by a ufunc's ``out`` (affine_shared_weights), ``rt.stack_rows`` (out_axes_prefix_with_none)
+IN_TURN = [("rows", rows, (np.arange(6.0).reshape(3, 2),), 0, 0)] + \
+    [(f"corpus.{name}", CORPUS[name].fn, CORPUS[name].args, CORPUS[name].in_axes, CORPUS[name].out_axes)
+     for name in ("affine_shared_weights", "out_axes_prefix_with_none")]
+
+
+@pytest.mark.parametrize("name, fn, args, in_axes, out_axes", IN_TURN, ids=[c[0] for c in IN_TURN])
+def test_examples_holding_arrays_run_in_turn_and_agree(gpu, name, fn, args, in_axes, out_axes):
+    """An example holding arrays (a row of a mapped matrix, a shared vector) is array code: the examples run one
+    after another, as on the CPU, each one's statements as kernels."""
+    expected = numbax.vmap(fn, in_axes, out_axes)(*args)
+    assert_agrees(_on_device(numbax.vmap(fn, in_axes, out_axes, backend="gpu")(*args)), expected)
 
 
 def test_jit_of_vmap_and_device_arrays(gpu):
@@ -153,10 +164,6 @@ def test_jax_errors_of_the_call_are_kept(gpu):
         numbax.vmap(ode, (0, 0, None), backend="gpu")(np.ones(3), np.ones(4), 2)
 
 
-def rows(x):
-    return np.sum(x * x)
-
-
 def indexes_an_invariant(x):
     acc = np.zeros(2)
     return acc[0] + x
@@ -177,7 +184,6 @@ def _line(fn, text):
 
 
 @pytest.mark.parametrize("fn, args, kwargs, line, construct", [
-    (rows, (np.ones((3, 2)),), {}, "np.sum", "an array per example"),
     (indexes_an_invariant, (np.ones(3),), {}, "acc[0]", "indexing `acc[0]`"),
     (allocates, (np.ones(3), 2), {"in_axes": (0, None)}, "np.full", "whose shape is not written as numbers"),
     (carried_out_axes_none, (np.ones(3),), {"out_axes": None}, "def carried_out_axes_none",

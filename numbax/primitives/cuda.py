@@ -33,9 +33,9 @@ class Elementwise:
 
 @dataclasses.dataclass(frozen=True)
 class Reduction:
-    """A reduction over all elements or over ``axis`` (``keepdims``): ``op`` is ``sum``, ``max`` or ``min``;
-    ``mean`` divides the sum by the count; ``norm`` sums squares and takes the square root (``np.linalg.norm``
-    with ``ord=None``, of floating-point arrays)."""
+    """A reduction over all elements or over ``axis`` (``keepdims``): ``op`` is ``sum``, ``prod``, ``max``,
+    ``min``, ``any`` or ``all``; ``mean`` divides the sum by the count; ``norm`` sums squares and takes the
+    square root (``np.linalg.norm`` with ``ord=None``, of floating-point arrays)."""
 
     op: str
     mean: bool = False
@@ -160,6 +160,9 @@ define(np.mean, cuda=Reduction("sum", mean=True))
 define(np.max, np.amax, cuda=Reduction("max"))
 define(np.min, np.amin, cuda=Reduction("min"))
 define(np.linalg.norm, cuda=Reduction("sum", norm=True))
+define(np.prod, cuda=Reduction("prod"))
+define(np.any, method_key("any"), cuda=Reduction("any"))
+define(np.all, method_key("all"), cuda=Reduction("all"))
 define(np.argmax, method_key("argmax"), cuda=ArgExtreme("max"))
 define(np.argmin, method_key("argmin"), cuda=ArgExtreme("min"))
 define(np.cumsum, method_key("cumsum"), cuda=Scan("sum"))
@@ -182,6 +185,12 @@ _unary("math.isfinite({0})", np.isfinite)
 _unary("gr.sinc({0})", np.sinc)
 _unary("gr.dsinc({0})", rt.dsinc)
 _unary("math.exp2({0})", np.exp2)
+_unary("gr.floor({0})", np.floor)
+_unary("gr.ceil({0})", np.ceil)
+_unary("gr.trunc({0})", np.trunc)
+_unary("gr.rint({0})", np.rint, np.round, np.around)  # np.round with decimals: two operands, refused
+_unary("gr.cbrt({0})", np.cbrt)
+_unary("(1 / {0})", np.reciprocal)
 _unary("math.erf({0})", rt.erf)
 _unary("gr.expit({0})", rt.expit)
 _binary("gr.logaddexp({0}, {1})", np.logaddexp)

@@ -57,6 +57,45 @@ def sign(a):
 
 
 @cuda.jit(device=True)
+def floor(a):
+    """``np.floor`` of a number, as a float: the number itself where it is an integer already (magnitudes of
+    2**52 and above, infinities) or NaN, and the sign of a zero result the number's (``np.floor(-0.0)``)."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(math.floor(a)), a)
+
+
+@cuda.jit(device=True)
+def ceil(a):
+    """``np.ceil`` of a number, as ``floor`` (``np.ceil(-0.5)`` is -0.0)."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(math.ceil(a)), a)
+
+
+@cuda.jit(device=True)
+def trunc(a):
+    """``np.trunc`` of a number, as ``floor``."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(int(a)), a)  # int() truncates toward zero
+
+
+@cuda.jit(device=True)
+def rint(a):
+    """``np.rint`` (``np.round`` to 0 decimals) of a number, as ``floor``: halves to the even neighbour."""
+    if not abs(a) < 4503599627370496.0:
+        return a * 1.0
+    return math.copysign(float(round(a)), a)
+
+
+@cuda.jit(device=True)
+def cbrt(a):
+    """``np.cbrt`` of a number: the cube root of its magnitude with its sign (NaN at NaN)."""
+    return math.copysign(abs(a) ** (1.0 / 3.0), a)
+
+
+@cuda.jit(device=True)
 def sinc(a):
     """``np.sinc``: ``sin(pi a) / (pi a)``, 1 at 0."""
     if a == 0:
@@ -218,6 +257,36 @@ def finish_norm(out, partial, count):
 
 
 @cuda.jit
+def finish_prod(out, partial, count):
+    """Second pass of a product: multiply each output's parts."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = partial[o, 0]
+        for p in range(1, partial.shape[1]):
+            acc = acc * partial[o, p]
+        out[o] = acc
+
+
+@cuda.jit
+def finish_any(out, partial, count):
+    """Second pass of ``np.any``: whether any part holds True."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = False
+        for p in range(partial.shape[1]):
+            acc = acc or partial[o, p]
+        out[o] = acc
+
+
+@cuda.jit
+def finish_all(out, partial, count):
+    """Second pass of ``np.all``: whether every part holds True."""
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        acc = True
+        for p in range(partial.shape[1]):
+            acc = acc and partial[o, p]
+        out[o] = acc
+
+
+@cuda.jit
 def finish_max(out, partial, count):
     """Second pass of a maximum (NaN wins, as in NumPy)."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
@@ -258,24 +327,75 @@ def expand(a: Any, positions: Sequence[int]) -> Any:
     return type(a)(tuple(shape), tuple(strides), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
 
 
-def scan(a: Any, axis: Any, dtype, rows, where: str) -> Any:
+def scan(a: Any, axis: Any, dtype, rows, where: str, *given: Any) -> Any:
     """``np.cumsum`` or ``np.cumprod`` (``rows``: ``sum_rows`` or ``prod_rows``) of a 1-d or 2-d device array
     over ``axis``, or flattened in C order where ``axis`` is None (of a C-contiguous array: a strided view of
-    two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates."""
-    if axis is None and a.ndim > 1:
-        if not a.is_c_contiguous():
-            raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
-                                    "is not supported by the GPU backend yet", origin_at(where),
-                                    hint="flatten np.ascontiguousarray(x) instead.")
-        a = a.reshape(a.size)
+    two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates. The
+    kernel reads the lanes of the arrays ``given`` (of ``a``'s shape, or flat, of its size) before ``a``'s
+    (the derivatives of ``np.cumprod``)."""
+    a, *given = (_flat(x, where) if axis is None else x for x in (a,) + given)
     out = cuda.device_array(a.shape, dtype=dtype)
-    if a.ndim == 1:
-        lanes, into = expand(a, (0,)), expand(out, (0,))
-    else:
-        lanes, into = (a, out) if axis == 1 else (transpose(a, (1, 0)), transpose(out, (1, 0)))
     if out.size:
-        rows[grid(into.shape[0])](into, lanes)
+        rows[grid(_lanes(out, axis).shape[0])](*(_lanes(x, axis) for x in [out] + given + [a]))
     return out
+
+
+def _flat(a: Any, where: str) -> Any:
+    if a.ndim > 1 and not a.is_c_contiguous():
+        raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
+                                "is not supported by the GPU backend yet", origin_at(where),
+                                hint="flatten np.ascontiguousarray(x) instead.")
+    return a.reshape(a.size) if a.ndim > 1 else a
+
+
+def _lanes(a: Any, axis: Any) -> Any:
+    """A 1-d or 2-d array as the lanes a scan runs along (rows of a 2-d view)."""
+    if a.ndim == 1:
+        return expand(a, (0,))
+    return a if axis == 1 else transpose(a, (1, 0))
+
+
+def cumprod_grad(g: Any, a: Any, axis: Any, dtype, where: str) -> Any:
+    """Reverse mode's ``rt.cumprod_grad(g, a, axis)`` on the device (the cotangent of ``np.cumprod(a, axis)``):
+    in each lane, the products before each element times the sums from the end of ``g`` weighted by the
+    products after it, as the CPU's helper; of ``a``'s shape."""
+    out = scan(a, axis, dtype, cumprod_grad_rows, where, g)
+    return out.reshape(a.shape) if axis is None else out
+
+
+def cumprod_jvp(h: Any, a: Any, axis: Any, dtype, where: str) -> Any:
+    """Forward mode's ``rt.cumprod_jvp(h, a, axis)`` on the device: ``np.cumprod``'s change in the direction
+    ``h``, lane by lane as the CPU's helper (flat where ``axis`` is None)."""
+    return scan(a, axis, dtype, cumprod_jvp_rows, where, h)
+
+
+@cuda.jit
+def cumprod_grad_rows(out, g, a):
+    """Each lane: ``out[k]`` the sums from the end (``s = (s + g[k]) * a[k]``), then times the products
+    before ``k``."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        n = out.shape[1]
+        s = 0
+        for k in range(n - 1, -1, -1):
+            s = s + g[r, k]
+            out[r, k] = s
+            s = s * a[r, k]
+        before = 1
+        for k in range(n):
+            out[r, k] = before * out[r, k]
+            before = before * a[r, k]
+
+
+@cuda.jit
+def cumprod_jvp_rows(out, h, a):
+    """Each lane: ``t = t * a[i] + (the product before i) * h[i]``."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        t = 0
+        before = 1
+        for i in range(out.shape[1]):
+            t = t * a[r, i] + before * h[r, i]
+            out[r, i] = t
+            before = before * a[r, i]
 
 
 @cuda.jit
@@ -296,20 +416,55 @@ def prod_rows(out, a):
             out[r, k] = out[r, k - 1] * a[r, k]
 
 
-def reshape(a: Any, shape: Any, where: str) -> Any:
-    """``a.reshape(shape)`` of a C-contiguous device array: a view, as NumPy's (``shape`` an int or a sequence of
-    ints, one of them ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible). Another
-    array is refused: NumPy gives a view or a copy of it as its strides allow, and a copy where NumPy gives a
-    view would miss later writes."""
-    if not a.is_c_contiguous():
-        raise NumbaxDeviceError("reshaping an array that is not C-contiguous (a strided view) is not supported by "
-                                "the GPU backend yet", origin_at(where),
-                                hint="reshape np.ascontiguousarray(x) instead.")
+@cuda.jit
+def sum_rows_reversed(out, a):
+    """Each row of ``out``: the running sums of ``a``'s from its end (reverse mode's ``rt.cumsum_grad``)."""
+    for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        n = out.shape[1]
+        if n:
+            out[r, n - 1] = a[r, n - 1]
+        for k in range(n - 2, -1, -1):
+            out[r, k] = out[r, k + 1] + a[r, k]
+
+
+def cumsum_grad(g: Any, shape: Sequence[int], axis: Any, where: str) -> Any:
+    """Reverse mode's ``rt.cumsum_grad(g, a, axis)`` on the device: ``g``'s sums from the end of each lane over
+    ``axis`` (of ``g`` flattened, reshaped to ``a``'s ``shape``, where ``axis`` is None), in the CPU's order."""
+    out = scan(g, axis, g.dtype, sum_rows_reversed, where)
+    return out.reshape(tuple(shape)) if axis is None else out
+
+
+def reshape(a: Any, shape: Any, where: str, copy: Any = None) -> Any:
+    """``a.reshape(shape)`` of a device array, as NumPy's (``shape`` an int or a sequence of ints, one of them
+    ``-1`` at most, that the run-time check ``rt.check_reshape`` found compatible): a view where NumPy's strides
+    allow one (always, of a C-contiguous array), else a copy written by the generated kernel ``copy``
+    (``contiguous``), reshaped; without ``copy``, that case is refused."""
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         shape = tuple(a.size // known if d == -1 else d for d in shape)
-    return a.reshape(shape)
+    if a.is_c_contiguous():
+        return a.reshape(shape)
+    strides = _strides_of_view(a, shape)
+    if strides is not None:
+        if simulated():  # the simulator's device arrays wrap NumPy arrays
+            return type(a)(np.reshape(a._ary, shape, copy=False))
+        return type(a)(shape, strides, a.dtype, stream=a.stream, gpu_data=a.gpu_data)
+    if copy is None:
+        raise NumbaxDeviceError("reshaping an array that is not C-contiguous (a strided view) is not supported by "
+                                "the GPU backend yet", origin_at(where),
+                                hint="reshape np.ascontiguousarray(x) instead.")
+    return contiguous(a, copy).reshape(shape)
+
+
+def _strides_of_view(a: Any, shape: Tuple[int, ...]) -> Any:
+    """The strides of NumPy's view of ``a`` (shape and strides only) reshaped to ``shape``; None where NumPy
+    would copy."""
+    layout = np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape, a.strides)  # read nowhere
+    try:
+        return np.reshape(layout, shape, copy=False).strides
+    except ValueError:
+        return None
 
 
 def contiguous(a: Any, copy: Any) -> Any:
@@ -327,6 +482,17 @@ def grow_rows(table: Any) -> Any:
     """Reverse mode's ``rt.grow_rows`` on the device: a tape of 2-d rows with twice the rows, holding
     ``table``'s."""
     grown = cuda.device_array((2 * table.shape[0], table.shape[1]), dtype=table.dtype)
+    if table.size:
+        _copy_2d[grid(table.size)](grown[:table.shape[0]], table)
+    return grown
+
+
+def reserve_rows(table: Any, rows: int) -> Any:
+    """Reverse mode's ``rt.reserve_rows`` on the device: ``table`` where it has ``rows`` rows, else a longer
+    tape (``rows``, or twice ``table``'s) holding its rows first."""
+    if rows <= table.shape[0]:
+        return table
+    grown = cuda.device_array((max(rows, 2 * table.shape[0]), table.shape[1]), dtype=table.dtype)
     if table.size:
         _copy_2d[grid(table.size)](grown[:table.shape[0]], table)
     return grown
@@ -426,6 +592,93 @@ def determinant(a: Any, result: str) -> Any:
         for v in np.diagonal(lu.copy_to_host()):
             sign, logabs = (-sign, logabs + np.log(-v)) if v < 0 else (sign, logabs + np.log(v))
     return {"det": sign * np.exp(logabs), "sign": sign, "logabs": logabs}[result]
+
+
+def prod_others(a: Any, axis: Any) -> Any:
+    """``rt.prod_others(a, axis)`` of a 1-d or 2-d device array (the derivative of ``np.prod(a, axis)``): for
+    each element, the product of the others it is reduced with, as the product of those before it (from the
+    first) times that of those after it (from the last), in the CPU's helper's order."""
+    out = cuda.device_array(a.shape, dtype=a.dtype)
+    if out.size == 0:
+        return out
+    if a.ndim == 2 and axis is None:
+        _others_flat[grid(a.size)](out, a)
+    elif a.ndim == 1:
+        _others_rows[grid(a.size)](expand(out, (0,)), expand(a, (0,)))
+    elif axis == 1:
+        _others_rows[grid(a.size)](out, a)
+    else:
+        _others_rows[grid(a.size)](transpose(out, (1, 0)), transpose(a, (1, 0)))
+    return out
+
+
+@cuda.jit
+def _others_rows(out, rows):
+    n = rows.shape[1]
+    for q in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        r, j = q // n, q % n
+        before = 1
+        for k in range(j):
+            before = before * rows[r, k]
+        after = 1
+        for k in range(n - 1, j, -1):
+            after = after * rows[r, k]
+        out[r, j] = before * after
+
+
+@cuda.jit
+def _others_flat(out, a):
+    n = a.shape[1]
+    for q in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        before = 1
+        for k in range(q):
+            before = before * a[k // n, k % n]
+        after = 1
+        for k in range(a.size - 1, q, -1):
+            after = after * a[k // n, k % n]
+        out[q // n, q % n] = before * after
+
+
+def item(a: Any, where: str) -> Any:
+    """``a.item()`` of a device array: its one element as a Python number, read on the host (NumPy's
+    ``ValueError`` at ``where`` where ``a`` has another size)."""
+    if a.size != 1:
+        raise NumbaxShapeError("can only convert an array of size 1 to a Python scalar", where)
+    return a.copy_to_host().item()
+
+
+def join(pieces: Sequence[Any], axis: int, stack: bool, dtype, copy: Any) -> Any:
+    """``np.concatenate(pieces, axis)`` (``stack`` False) or ``np.stack(pieces, axis)`` of device arrays whose
+    shapes fit (checked before): a new array of ``dtype``, each piece copied into its part (a view) by the
+    generated kernel ``copy``."""
+    first = tuple(pieces[0].shape)
+    if stack:
+        shape = first[:axis] + (len(pieces),) + first[axis:]
+    else:
+        shape = first[:axis] + (sum(p.shape[axis] for p in pieces),) + first[axis + 1:]
+    out = cuda.device_array(shape, dtype=dtype)
+    start = 0
+    for k, piece in enumerate(pieces):
+        width = 1 if stack else piece.shape[axis]
+        part = out[(slice(None),) * axis + ((k if stack else slice(start, start + width)),)]
+        start += width
+        if piece.size:
+            copy[grid(piece.size)](part, piece)
+    return out
+
+
+def diag_matrix(v: Any) -> Any:
+    """``np.diag(v)`` of a 1-d device array: a new square matrix of zeros with ``v`` on its diagonal."""
+    out = full((v.shape[0], v.shape[0]), 0, v.dtype)
+    if v.shape[0]:
+        _fill_diagonal[grid(v.shape[0])](out, v)
+    return out
+
+
+@cuda.jit
+def _fill_diagonal(out, v):
+    for i in range(cuda.grid(1), v.shape[0], cuda.gridsize(1)):
+        out[i, i] = v[i]
 
 
 def diagonal(a: Any) -> Any:
@@ -603,6 +856,49 @@ def _positions_unique(x: Any, first: int, indices: Sequence[Any]) -> bool:
     host = [np.asarray(i.copy_to_host(), np.int64) % n for i, n in zip(indices, extents)]
     flat = np.ravel_multi_index(host, extents)
     return np.unique(flat).size == flat.size
+
+
+def arg_extremes(a: Any, axis: int, largest: bool, keepdims: bool, where: str) -> Any:
+    """``np.argmax(a, axis)`` (``largest``) or ``np.argmin`` of a 2-d device array over ``axis`` (0 or 1): in
+    each lane, the first position of its extreme, or of its first NaN, as NumPy's; NumPy's ``ValueError`` for
+    lanes of no elements."""
+    if a.shape[axis] == 0:
+        raise NumbaxShapeError(f"attempt to get {'argmax' if largest else 'argmin'} of an empty sequence", where)
+    lanes = a if axis == 1 else transpose(a, (1, 0))
+    out = cuda.device_array(lanes.shape[0], dtype=np.int64)
+    if out.size:
+        (_argmax_lanes if largest else _argmin_lanes)[grid(out.size)](out, lanes)
+    return out.reshape((1, out.size) if axis == 0 else (out.size, 1)) if keepdims else out
+
+
+@cuda.jit
+def _argmax_lanes(out, lanes):
+    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        best, value = 0, lanes[r, 0]
+        if value == value:
+            for k in range(1, lanes.shape[1]):
+                x = lanes[r, k]
+                if x != x:
+                    best = k
+                    break
+                if x > value:
+                    best, value = k, x
+        out[r] = best
+
+
+@cuda.jit
+def _argmin_lanes(out, lanes):
+    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        best, value = 0, lanes[r, 0]
+        if value == value:
+            for k in range(1, lanes.shape[1]):
+                x = lanes[r, k]
+                if x != x:
+                    best = k
+                    break
+                if x < value:
+                    best, value = k, x
+        out[r] = best
 
 
 def first_index(a: Any, extreme: Any, where: str) -> np.int64:

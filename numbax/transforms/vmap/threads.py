@@ -12,6 +12,11 @@ and the GPU lowering makes the loop one kernel, each thread running the examples
 (``backends.cuda.lower.threads``). Unlike the CPU's loop (``loop``), no example runs first to give the
 output shapes: each example's outputs are numbers, whose dtypes the specializer knows. A function returning
 arrays per example, or an output that ``out_axes=None`` leaves unbatched, is refused here.
+
+Where an example's arguments hold arrays (a row of a mapped matrix, a vector all examples share), whose sizes
+are known only at run time, the examples are array code: the CPU's loop (``loop``) runs them in turn, and the
+GPU lowering makes each one's array statements kernels, as it does for any host loop (not where a collective
+may name the vmap's axis or one around it: those stay refused).
 """
 from __future__ import annotations
 
@@ -67,6 +72,8 @@ def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Seq
     """Emit the loop over all examples for ``fun(*args, **kwargs)`` at ``node``; the call's value: for each
     batched output leaf, a 1-d array of the examples' numbers. Its axis is bound while ``fun`` is specialized
     (``named_axes.PER_THREAD``), so that a collective in ``fun`` is refused at its line."""
+    if _arrays_per_example(args, kwargs, arg_axes, kwarg_axes) and not _collectives_may_name(axis_name):
+        return loop.emit(spec, node, fun, args, kwargs, arg_axes, kwarg_axes, out_axes, axis_size, axis_name)
     leaves, structure = loop.arguments(spec, node, args, kwargs, arg_axes, kwarg_axes)
     # axes counted from the front where the rank is known: ``x[i]``, which one thread reads, not ``x[..., i]``
     leaves = [(leaf, axis if axis is None else loop.normal_axis(axis, leaf)) for leaf, axis in leaves]
@@ -103,6 +110,33 @@ def emit(spec, node, fun, args: List[Any], kwargs: Dict[str, Any], arg_axes: Seq
     results = [leaf if entry is None else Dyn(name_node(entry[0]), AVal(entry[1], 1))
                for (_, leaf), entry in zip(outputs, buffers)]
     return tree_util.tree_unflatten(out_treedef, results)
+
+
+def _collectives_may_name(axis_name: Any) -> bool:
+    """Whether a collective in the mapped function may name this ``vmap``'s axis or an enclosing one (a
+    ``pmap`` over GPUs): those stay refused on the GPU backend, where one example is one thread."""
+    try:
+        named_axes.innermost()
+    except IndexError:  # no axis bound around this vmap
+        return axis_name is not None
+    return True
+
+
+def _arrays_per_example(args: List[Any], kwargs: Dict[str, Any], arg_axes, kwarg_axes) -> bool:
+    """Whether an example's arguments hold an array of numbers, which one thread cannot hold (its size is known
+    only at run time): a row of a mapped matrix, a vector shared by all examples; not of unsigned integers, the
+    words of ``numbax.random`` keys, which one thread reads (``backends.cuda.lower.keys``). Then the examples
+    run in turn, as on the CPU, each one's array code as kernels."""
+    try:
+        pairs = axes.leaf_axes(arg_axes, kwarg_axes, args, kwargs, is_leaf=loop.is_dyn)
+    except ValueError:
+        return False  # ``loop.arguments`` raises JAX's error
+    for leaf, axis in pairs:
+        aval = leaf.aval if isinstance(leaf, Dyn) else AVal.of(leaf) if isinstance(leaf, np.ndarray) else None
+        if aval is not None and aval.dtype is not None and aval.dtype.kind in "bifc" and \
+                aval.ndim - (axis is not None) > 0:
+            return True
+    return False
 
 
 def _store(spec, node, fun, index: str, path: tuple, leaf: Any,

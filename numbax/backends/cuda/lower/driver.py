@@ -14,6 +14,7 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   ``inv`` and ``det`` ``gr``'s helpers (cuSOLVER through CuPy, or a one-thread elimination kernel);
 - indexing is ``indexing``'s (elements, views) and ``gathers``'s (integer arrays, masks: gather and scatter
   kernels); reverse mode's helpers are ``adjoints``'s or rewritten into other operations (``rewrites``);
+  joins, diagonals, moved axes, ravels, ``item()`` and norms of other orders are ``array_ops``'s;
 - a store into an argument's array writes its device copy; ``WRITTEN`` (before the driver) names those
   arguments, which the call writes back where they were host arrays (``placement.write_back``);
 - reverse mode's list tapes (``tape = []``, ``append``, ``pop``) are host lists of device arrays;
@@ -29,14 +30,18 @@ from __future__ import annotations
 
 import builtins
 import copy
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Set, Tuple
 
 import gast
+import numpy as np
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import fusible, indexing, probes, tapes, threads
 from numbax.backends.cuda.lower.launches import Launches
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
+from numbax.primitives.cuda import Elementwise
+from numbax.primitives.registry import entry
 
 IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from numbax import runtime as rt",
            "from numbax.backends.cuda import runtime as gr", "from numbax.backends.cuda.runtime import THREADS"]
@@ -44,22 +49,24 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
 _CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
                      "check_matmul", "check_dot", "check_contraction", "assume_equal", "check_store", "check_key",
-                     "check_row"}) | \
+                     "check_row", "check_concatenate", "check_stack"}) | \
     indexing.INDEX_CHECKS
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
-_CHECKED_OPERATIONS = {"rt.check_concatenate": "concatenating arrays", "rt.check_stack": "stacking arrays",
-                       "rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
+_CHECKED_OPERATIONS = {"rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
                        "rt.check_extent": "indexing an array"}
 
 
 class ListTape:
     """The stand-in of reverse mode's list tape, ``tape = []``: the host list holds device arrays (or numbers)
     of one dtype and rank, ``entry`` their stand-in (None before the first ``append``); ``copies``: whether
-    each entry is a copy made for the tape (``rt.copy_of``), which nothing else reads or writes."""
+    each entry is a copy made for the tape (``rt.copy_of``), which nothing else reads or writes; ``owned``:
+    whether each is an array the driver allocated (an argument's never: a write into a popped entry writes no
+    argument)."""
 
     def __init__(self):
         self.entry = None
         self.copies = True
+        self.owned = True
 
 
 def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] = frozenset()) -> gast.Module:
@@ -82,6 +89,16 @@ def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] =
     positions = {k: lowering.written[a.id] for k, a in enumerate(main.args.args) if a.id in lowering.written}
     module.body = kernels + (_parse(f"WRITTEN = {positions!r}") if positions else []) + [main]  # main last
     return gast.fix_missing_locations(module)
+
+
+def _call_of(node: gast.expr, function: str, count: int = 0) -> bool:
+    """Whether ``node`` calls the builtin ``function``, with ``count`` positional arguments (any, for 0) only."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == function and \
+        not node.keywords and bool(node.args) and len(node.args) == (count or len(node.args))
+
+
+def _is_range(node: gast.expr) -> bool:
+    return _call_of(node, "range") and len(node.args) <= 3
 
 
 def _raises_a_constant(stmt: gast.Raise) -> bool:
@@ -132,7 +149,7 @@ class Lowering(Launches):
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
             return self.store(stmt)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Tuple) \
-                and all(isinstance(t, gast.Name) for t in stmt.targets[0].elts):
+                and all(isinstance(t, gast.Name) or self.is_indexing(t) for t in stmt.targets[0].elts):
             return self.unpack(stmt.targets[0].elts, stmt.value)
         if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
             return self.update(stmt)
@@ -151,6 +168,8 @@ class Lowering(Launches):
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) == "rt.index_add":
             return self.index_add(stmt.value)
+        if isinstance(stmt, gast.Expr) and self._is_ufunc_into(stmt.value):
+            return self.ufunc_into(stmt.value)
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
@@ -160,8 +179,12 @@ class Lowering(Launches):
             return self.loop_while(stmt)
         if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.PER_THREAD, False):
             return threads.lower(self, stmt)
-        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name):
+        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) and \
+                _is_range(stmt.iter):
             return self.loop_for(stmt)
+        if isinstance(stmt, gast.For) and not stmt.orelse:
+            held, loop = self.over_rows(stmt)
+            return [s for hold in held for s in self.statement(hold)] + self.loop_for(loop)
         if isinstance(stmt, (gast.Break, gast.Continue, gast.Pass)):
             return [stmt]
         if isinstance(stmt, gast.Return):
@@ -174,6 +197,32 @@ class Lowering(Launches):
     def _is_check(node: gast.expr) -> bool:
         return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
             isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.func.attr in _CHECKS
+
+    @staticmethod
+    def _is_ufunc_into(node: gast.expr) -> bool:
+        """Whether ``node`` is ``np.f(a, ..., out[...])``: an elementwise function's operands and its ``out``."""
+        if not isinstance(node, gast.Call) or node.keywords or not node.args or \
+                not (isinstance(node.args[-1], gast.Subscript) and isinstance(node.args[-1].value, gast.Name)):
+            return False
+        app = application(gast.Call(func=node.func, args=node.args[:-1], keywords=[]))
+        lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
+        return isinstance(lowering, Elementwise) and lowering.arity == len(node.args) - 1
+
+    def ufunc_into(self, call: gast.Call) -> List[gast.stmt]:
+        """``np.f(a, ..., out[s])`` (``vmap`` writes a block of examples' rows so): ``np.f(a, ...)`` launched,
+        checked to fit ``out[s]`` as NumPy checks an ``out`` operand (``rt.check_in_place``: it broadcasts to
+        that shape), then stored there; its dtype must be ``out``'s (NumPy would cast it)."""
+        *operands, out = call.args
+        value, view = self.fresh("t"), self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        stmts = self.assign(value, gast.Call(func=call.func, args=operands, keywords=[]))
+        stmts += self.assign(view, copy.deepcopy(out))
+        if np.asarray(self.env[value]).dtype != np.asarray(self.env[view]).dtype:
+            raise self.refuse(f"`{_text(call)}`, whose result's dtype is not its out's,")
+        stmts.append(self.check(_parse(f"rt.check_in_place({view}, {value}, {where!r})")[0]))
+        return stmts + self.store(gast.Assign(targets=[gast.Subscript(value=out.value, slice=out.slice,
+                                                                      ctx=gast.Store())],
+                                              value=_name(value), type_comment=None))
 
     def is_tape_call(self, node: gast.expr, method: str) -> bool:
         """Whether ``node`` is ``tape.<method>(...)`` of a list tape of the driver (``ListTape``)."""
@@ -191,6 +240,7 @@ class Lowering(Launches):
         copied = isinstance(call.args[0], gast.Call) and _text(call.args[0].func) == "rt.copy_of"
         tape.copies = (tape.copies if tape.entry is not None else True) and copied
         value = self.temp_for(self.hoist(call.args[0]))
+        tape.owned = (tape.owned if tape.entry is not None else True) and self.owns(value.id)
         stand_in = self.env.get(value.id, self.probe(value))
         if tape.entry is not None and probes.signature(tape.entry) != probes.signature(stand_in):
             raise self.refuse(f"`{_text(call)}`, a tape of values of several dtypes or ranks,")
@@ -200,7 +250,8 @@ class Lowering(Launches):
 
     def pop(self, target: str, call: gast.Call) -> List[gast.stmt]:
         """``target = tape.pop()``: the latest entry of a list tape: the driver's own array where the tape holds
-        copies, else an array of no one's (never updated in place: it may be an argument's)."""
+        copies or arrays the driver allocated (then perhaps held by another name too), else an array of no one's
+        (never updated in place: it may be an argument's)."""
         tape = self.env[call.func.value.id]
         if call.args or call.keywords or tape.entry is None:
             raise self.refuse(f"`{_text(call)}`")
@@ -209,6 +260,9 @@ class Lowering(Launches):
         if tape.copies and probes.is_array(tape.entry):  # copies made for the tape: the driver's own
             self.owned.add(target)
             self.views.pop(target, None)
+        elif tape.owned and probes.is_array(tape.entry):  # the driver's own, which other names may hold too
+            self.owned.add(target)
+            self.views[target] = indexing.AMBIGUOUS
         else:
             self.owned.discard(target)
             self.views[target] = indexing.AMBIGUOUS
@@ -234,12 +288,17 @@ class Lowering(Launches):
         call = stmt.value
         if indexing.host_check(call) and probes.is_array(self.env.get(call.args[0].id)):
             self.index_check(call)  # and an index array no kernel wrote is given its shape, as any array
-        for k, arg in enumerate(call.args):
-            if isinstance(arg, gast.Name) and arg.id in self.folded:
-                expr = self.folded[arg.id]
-                shape = self.shape_of(self.operands(expr))
-                call.args[k] = gast.parse(f"gr.shaped({shape})").body[0].value
+        call.args = [self._shaped(arg) for arg in call.args]
         return stmt
+
+    def _shaped(self, arg: gast.expr) -> gast.expr:
+        """A check's argument with each folded array in it (``(x, t)`` of ``rt.check_concatenate`` too) as
+        ``gr.shaped(its shape)``."""
+        if isinstance(arg, gast.Tuple):
+            return gast.Tuple(elts=[self._shaped(e) for e in arg.elts], ctx=gast.Load())
+        if isinstance(arg, gast.Name) and arg.id in self.folded:
+            return _parse(f"gr.shaped({self.shape_of(self.operands(self.folded[arg.id]))})")[0].value
+        return arg
 
     def assign(self, target: str, value: gast.expr) -> List[gast.stmt]:
         """``target = value``: a launch where ``value`` is an array, a host statement where a number."""
@@ -280,11 +339,14 @@ class Lowering(Launches):
         self.env[target] = result
         return out
 
-    def unpack(self, targets: List[gast.Name], value: gast.expr) -> List[gast.stmt]:
+    def unpack(self, targets: List[gast.expr], value: gast.expr) -> List[gast.stmt]:
         """``a, b = u, v``: each value into a temporary first (``a, b = b, a + b`` reads the old ``a``), then each
-        name; ``n, m = x.shape`` of an array of as many dimensions: each extent, read on the host."""
+        name, or each place of an array, in order (``x[0], x[-1] = x[-1], x[0]``: the elements read first, rows
+        as views, as NumPy's tuple holds them); ``n, m = x.shape`` of an array of as many dimensions: each
+        extent, read on the host."""
         if isinstance(value, gast.Attribute) and value.attr == "shape" and isinstance(value.value, gast.Name) and \
-                probes.is_array(self.env.get(value.value.id)) and self.env[value.value.id].ndim == len(targets):
+                probes.is_array(self.env.get(value.value.id)) and self.env[value.value.id].ndim == len(targets) and \
+                all(isinstance(t, gast.Name) for t in targets):
             values = [gast.Subscript(value=copy.deepcopy(value), slice=gast.Constant(value=k, kind=None),
                                      ctx=gast.Load()) for k in range(len(targets))]
             return [s for t, v in zip(targets, values) for s in self.assign(t.id, v)]
@@ -292,7 +354,10 @@ class Lowering(Launches):
             raise self.refuse(f"unpacking `{_text(value)}`")
         temps = [self.fresh("t") for _ in targets]
         out = [s for temp, v in zip(temps, value.elts) for s in self.assign(temp, v)]
-        return out + [s for t, temp in zip(targets, temps) for s in self.assign(t.id, _name(temp))]
+        for target, temp in zip(targets, temps):
+            out += self.assign(target.id, _name(temp)) if isinstance(target, gast.Name) else \
+                self.store(gast.Assign(targets=[target], value=_name(temp), type_comment=None))
+        return out
 
     def update(self, stmt: gast.AugAssign) -> List[gast.stmt]:
         """``x op= y``: on the host for a number; for an array, a kernel writing ``x op y`` into ``x``'s own
@@ -376,12 +441,41 @@ class Lowering(Launches):
         exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
         return [gast.While(test=gast.Constant(value=True, kind=None), body=pre + [exit_] + body, orelse=[])]
 
+    def over_rows(self, stmt: gast.For) -> Tuple[List[gast.stmt], gast.For]:
+        """``for v in x``, ``enumerate(x)``, ``zip(x, y)`` and ``enumerate(zip(x, y))`` of arrays (their rows,
+        or elements): each array held by a name of its own first (the loop iterates over the array ``x`` held
+        when it began, whatever the body binds to ``x``), then a loop over ``range`` of the (shortest) first
+        extent, whose body first reads each row, ``v = held[k]``, as NumPy's iteration reads them."""
+        target, it, counter = stmt.target, stmt.iter, None
+        if _call_of(it, "enumerate", 1) and isinstance(target, gast.Tuple) and len(target.elts) == 2 and \
+                isinstance(target.elts[0], gast.Name):
+            (counter, target), it = target.elts, it.args[0]
+        arrays, targets = ([it], [target]) if not _call_of(it, "zip") else (it.args, target.elts) \
+            if isinstance(target, gast.Tuple) and len(target.elts) == len(it.args) else (None, None)
+        if arrays and all(isinstance(t, (gast.Name, gast.Tuple)) for t in targets) and \
+                any(isinstance(t, gast.Tuple) for t in targets):
+            raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:`, a row unpacked into names,")
+        if not arrays or not all(isinstance(a, gast.Name) and probes.is_array(self.env.get(a.id)) and
+                                 self.env[a.id].ndim for a in arrays) or \
+                not all(isinstance(t, gast.Name) for t in targets):
+            raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:` (loops over `range`, and over "
+                              "arrays' rows, `enumerate` and `zip` of arrays, run on the host)")
+        index = counter.id if counter is not None else self.fresh("k")
+        held = [self.fresh("rows") for _ in arrays]
+        holds = [gast.Assign(targets=[_name(h, gast.Store())], value=_name(a.id), type_comment=None)
+                 for h, a in zip(held, arrays)]
+        length = ", ".join(f"{h}.shape[0]" for h in held)
+        rows = [gast.Assign(targets=[t], value=_parse(f"{h}[{index}]")[0].value, type_comment=None)
+                for h, t in zip(held, targets)]
+        for made in holds + rows:
+            anno.setanno(made, anno.Key.ORIGIN, self.origin)
+        return holds, gast.For(target=_name(index, gast.Store()),
+                               iter=_parse(f"range({length if len(arrays) == 1 else f'min({length})'})")[0].value,
+                               body=rows + stmt.body, orelse=[], type_comment=None)
+
     def loop_for(self, stmt: gast.For) -> List[gast.stmt]:
         """``for i in range(...)``: a host loop."""
         it = stmt.iter
-        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
-                and not it.keywords):
-            raise self.refuse(f"a loop over `{_text(it)}` (only `for ... in range(...)` runs on the host)")
         for arg in it.args:
             self.check_host(arg)
         before, owned, views = dict(self.env), set(self.owned), dict(self.views)

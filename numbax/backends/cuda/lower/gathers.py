@@ -103,7 +103,7 @@ class Gathers(Indexing):
         """Reverse mode's ``rt.index_add(dx, idx, g)``: ``np.add.at`` into the driver's ``dx``."""
         if len(call.args) != 3 or call.keywords or not isinstance(call.args[0], gast.Name):
             raise self.refuse(f"`{_text(call)}`")
-        target = gast.Subscript(value=call.args[0], slice=call.args[1], ctx=gast.Load())
+        target = gast.Subscript(value=call.args[0], slice=_written_slices(call.args[1]), ctx=gast.Load())
         if not self.is_advanced(target):
             raise self.refuse(f"`{_text(call)}`")
         return self.scatter(target, call.args[2], None, accumulate=True)
@@ -141,6 +141,21 @@ class Gathers(Indexing):
             view = gast.Subscript(value=_name(base), slice=gast.Tuple(elts=full, ctx=gast.Load()), ctx=gast.Load())
             base = super().index_read(view).id
         return base, arrays[0], names, count
+
+
+def _written_slices(index: gast.expr) -> gast.expr:
+    """An index as a value (reverse mode's ``(slice(1, None, None), idx)``) as a subscript writes it
+    (``1:, idx``): each call of the builtin ``slice`` a ``gast.Slice``."""
+    def written(node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "slice" and \
+                not node.keywords and 1 <= len(node.args) <= 3:
+            bounds = [None if isinstance(a, gast.Constant) and a.value is None else a for a in node.args]
+            bounds = [None] + bounds if len(bounds) == 1 else bounds  # slice(stop)
+            return gast.Slice(*(bounds + [None] * (3 - len(bounds))))
+        return node
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[written(e) for e in index.elts], ctx=gast.Load())
+    return written(index)
 
 
 def _indices(node: gast.Subscript) -> List[gast.expr]:

@@ -17,10 +17,13 @@ from numbax.primitives.cuda import Cast, Elementwise
 from numbax.primitives.registry import entry
 
 _COMPARE = {gast.Gt: ">", gast.GtE: ">=", gast.Lt: "<", gast.LtE: "<=", gast.Eq: "==", gast.NotEq: "!="}
-_COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})"}
+_COMBINE = {"sum": "{0} + {1}", "max": "gr.maximum({0}, {1})", "min": "gr.minimum({0}, {1})", "prod": "{0} * {1}",
+            "any": "({0} or {1})", "all": "({0} and {1})"}
+IDENTITY = {"sum": "0", "prod": "1", "any": "False", "all": "True"}  # the reductions of no elements (max, min: none)
 _FINISH = {("sum", False, False): "gr.finish_sum", ("sum", True, False): "gr.finish_mean",
            ("max", False, False): "gr.finish_max", ("min", False, False): "gr.finish_min",
-           ("sum", False, True): "gr.finish_norm"}
+           ("sum", False, True): "gr.finish_norm", ("prod", False, False): "gr.finish_prod",
+           ("any", False, False): "gr.finish_any", ("all", False, False): "gr.finish_all"}
 
 
 class Unsupported(Exception):
@@ -176,7 +179,7 @@ def reduction_kernel(name: str, expr: str, operands: Operands, ndim: int, axes: 
     kept = [d for d in range(ndim) if d not in axes]
     count = " * ".join(f"shape[{d}]" for d in axes) or "1"
     combine = _COMBINE[op]
-    zero = f"np.{dtype.name}(0)"
+    zero = f"np.{dtype.name}({IDENTITY.get(op, '0')})"  # a part of no elements: unseen, or none at all
     inner = _unravel("o", kept, lambda d: f"shape[{d}]") + _unravel("r", list(axes), lambda d: f"shape[{d}]") + \
         _loads(operands, ndim) + [f"acc = {combine.format('acc', expr)} if seen else {expr}", "seen = True"]
     return (f"@cuda.jit\ndef {name}({', '.join(['partial', 'shape', 'parts'] + operands.params())}):\n"

@@ -15,8 +15,9 @@ import numpy as np
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES
-from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel, finisher, reduction_kernel
-from numbax.backends.cuda.lower.rewrites import REWRITTEN, Rewrites
+from numbax.backends.cuda.lower.kernels import IDENTITY, Operands, elementwise_kernel, finisher, reduction_kernel
+from numbax.backends.cuda.lower.array_ops import JOINS, ArrayOps
+from numbax.backends.cuda.lower.rewrites import REWRITTEN
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
 from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan
@@ -32,13 +33,14 @@ _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: 
             gast.BitXor: "logical_xor"}
 # functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
 _IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
+_INFINITIES = {"np.inf": np.inf, "-np.inf": -np.inf, "math.inf": np.inf, "-math.inf": -np.inf}  # a norm's ord
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
                       atanh="arctanh")
 
 
-class Launches(Rewrites):
+class Launches(ArrayOps):
     """The launches of the driver's array operations."""
 
     def hoist(self, node: gast.expr) -> gast.expr:
@@ -59,6 +61,15 @@ class Launches(Rewrites):
             return self.transposed(node.value, None)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.transpose", "np.permute_dims"):
             return self.transposed(*self.transpose_arguments(node))
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "item" and \
+                not node.args and not node.keywords:
+            return self.item(node.func.value)
+        if isinstance(node, gast.Call) and _text(node.func) in JOINS:
+            return self.joined(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "np.diag":
+            return self.diag(node)
+        if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
+            return self.transposed(*self.moveaxis_arguments(node))
         if self.is_indexing(node):
             return self.index_read(node)  # an element or a view, read on the host (``indexing``)
         if self.is_shape_from_the_end(node):
@@ -101,12 +112,21 @@ class Launches(Rewrites):
             return self.reshape_like(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unreduce":
             return self.unreduce(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.prod_others":
+            return self.prod_others(node)
+        if isinstance(node, gast.Call) and _text(node.func) in ("rt.cumsum_grad", "rt.cumprod_grad", "rt.cumprod_jvp"):
+            return self.scan_derivative(node)
         if isinstance(node, gast.Call) and _text(node.func) in _MADE_ON_THE_HOST:
             return self.made_on_the_host(node)
+        if isinstance(node, gast.Call) and not node.keywords and (
+                _text(node.func) == "np.ravel" and len(node.args) == 1 or
+                isinstance(node.func, gast.Attribute) and node.func.attr == "ravel" and not node.args and
+                probes.is_array(self.probe(node.func.value))):
+            return self.raveled(node.args[0] if node.args else node.func.value)
         if isinstance(node, gast.Call) and (_text(node.func) in ("np.reshape", "np.ascontiguousarray") or
                                             isinstance(node.func, gast.Attribute) and node.func.attr == "reshape"):
             return self.copied(node)
-        if isinstance(node, gast.Call) and _text(node.func) == "rt.stack_buffer":
+        if isinstance(node, gast.Call) and _text(node.func) in ("rt.stack_buffer", "rt.stack_rows"):
             return self.stack_buffer(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.unbroadcast":
             return self.unbroadcast(node)
@@ -142,10 +162,17 @@ class Launches(Rewrites):
         values.update({k.arg: k.value for k in node.keywords})
         if len(node.args) > 2 or set(values) - {"a", "axes"} or "a" not in values:
             raise self.refuse(f"`{_text(node)}`")
+        given = values.get("axes")
+        inverse = isinstance(given, gast.Call) and _text(given.func) == "rt.inverse_axes" and \
+            len(given.args) == 1 and not given.keywords  # reverse mode's: the permutation that undoes ``axes``
         try:
-            axes = ast.literal_eval(gast.gast_to_ast(values["axes"])) if "axes" in values else None
+            axes = ast.literal_eval(gast.gast_to_ast(given.args[0] if inverse else given)) if given else None
         except ValueError:
             raise self.refuse(f"`{_text(node)}` with axes known only at run time") from None
+        if inverse:
+            if not isinstance(axes, (tuple, list)) or sorted(axes) != list(range(len(axes))):
+                raise self.refuse(f"`{_text(node)}`")
+            axes = tuple(int(k) for k in np.argsort(axes))
         return values["a"], axes
 
     def transposed(self, array: gast.expr, axes: Any) -> gast.Name:
@@ -238,7 +265,11 @@ class Launches(Rewrites):
 
     def launch_reduction(self, node: gast.expr, app, lowering: Reduction) -> gast.Name:
         """A reduction: its kernel (its operand's expression fused in), launched through ``gr.reduce``."""
-        operand, axis, keepdims = self.reduction_arguments(app, lowering)
+        operand, axis, keepdims, order = self.reduction_arguments(app, lowering)
+        if isinstance(axis, tuple) and len(axis) == 1:
+            axis = axis[0]
+        if order is not None:
+            return self.hoist(self.norm_of_order(app, operand, order, axis, keepdims))
         operand = self.numbers_for_metadata(operand)
         stand_in = self.probe(operand)
         if not probes.is_array(stand_in) and axis is None and not lowering.norm:
@@ -254,6 +285,8 @@ class Launches(Rewrites):
         expr = self.element(operand, operands)
         if lowering.norm:
             expr = f"gr.square({expr})"
+        if lowering.op in ("any", "all"):
+            expr = f"bool({expr})"
         kernel = self.fresh("reduce")
         self.kernels.append((reduction_kernel(kernel, expr, operands, stand_in.ndim, axes, lowering.op, dtype),
                              self.origin))
@@ -261,15 +294,15 @@ class Launches(Rewrites):
         where = self.origin.position() if self.origin is not None else ""
         call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean, lowering.norm)}, "
                 f"{self.shape_of(operands)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
-                f"({', '.join(operands.args())},), {where!r}, {lowering.op == 'sum'})")
+                f"({', '.join(operands.args())},), {where!r}, {lowering.op in IDENTITY})")
         self.pre += _parse(call)
         self.env[temp] = result
         self.owned.add(temp)
         return _name(temp)
 
-    def reduction_arguments(self, app, lowering: Reduction) -> Tuple[gast.expr, Any, bool]:
-        """The operand, ``axis`` and ``keepdims`` of a reduction (constants; anything else refused; a norm's
-        ``ord`` None)."""
+    def reduction_arguments(self, app, lowering: Reduction) -> Tuple[gast.expr, Any, bool, Any]:
+        """The operand, ``axis``, ``keepdims`` and a norm's ``ord`` of a reduction (constants; anything else
+        refused)."""
         names = ["x", "ord", "axis", "keepdims"] if lowering.norm else ["a", "axis"]
         values: Dict[str, gast.expr] = dict(zip(names, app.args))
         if len(app.args) > len(names) or set(app.keywords) - set(names[1:]) - {"keepdims"}:
@@ -280,12 +313,11 @@ class Launches(Rewrites):
         for key in ("ord", "axis", "keepdims") if lowering.norm else ("axis", "keepdims"):
             node = values.get(key)
             try:
-                constants[key] = None if node is None else ast.literal_eval(gast.gast_to_ast(node))
+                constants[key] = None if node is None else _INFINITIES[_text(node)] if _text(node) in _INFINITIES \
+                    else ast.literal_eval(gast.gast_to_ast(node))
             except ValueError:
                 raise self.refuse(f"`{app.name}` with a {key} known only at run time") from None
-        if constants.get("ord") is not None:
-            raise self.refuse(f"`{app.name}` with ord={constants['ord']!r}")
-        return values["a"], constants["axis"], bool(constants["keepdims"])
+        return values["a"], constants["axis"], bool(constants["keepdims"]), constants.get("ord")
 
     def axes(self, axis: Any, ndim: int) -> Tuple[int, ...]:
         """``axis`` as sorted non-negative axes of an ``ndim``-d operand."""
@@ -356,14 +388,32 @@ class Launches(Rewrites):
         return _name(temp)
 
     def launch_arg_extreme(self, node: gast.expr, app, lowering: ArgExtreme) -> gast.Name:
-        """``np.argmax(a)`` and ``np.argmin(a)`` of a whole real array (an ``axis`` is refused): the extreme by
-        the block reduction, then ``gr.first_index``, a number on the host."""
-        if len(app.args) != 1 or app.keywords:
-            raise self.refuse(f"`{app.name}` with an axis or other arguments")
-        a = self.temp_for(app.args[0]).id
+        """``np.argmax(a)`` and ``np.argmin(a)`` of a whole real array: the extreme by the block reduction, then
+        ``gr.first_index``, a number on the host; over an ``axis`` (``keepdims``) of a matrix, one thread per
+        lane (``gr.arg_extremes``)."""
+        values: Dict[str, gast.expr] = dict(zip(["a", "axis"], app.args))
+        values.update(app.keywords)
+        if len(app.args) > 2 or set(values) - {"a", "axis", "keepdims"}:
+            raise self.refuse(f"`{app.name}` with arguments other than axis and keepdims")
+        a = self.temp_for(values["a"]).id
         stand_in = self.env.get(a)
         if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
             raise self.refuse(f"`{app.name}` of other than an array of real numbers")
+        try:
+            axis, keepdims = (ast.literal_eval(gast.gast_to_ast(values[k])) if k in values else None
+                              for k in ("axis", "keepdims"))
+        except ValueError:
+            raise self.refuse(f"`{app.name}` with an axis or keepdims known only at run time") from None
+        if keepdims or axis is not None and not (stand_in.ndim == 1 and axis in (0, -1)):  # else a whole vector's
+            if stand_in.ndim != 2 or not isinstance(axis, int):
+                raise self.refuse(f"`{app.name}` over an axis of other than a matrix")
+            temp = self.fresh("t")
+            where = self.origin.position() if self.origin is not None else ""
+            self.pre += _parse(f"{temp} = gr.arg_extremes({a}, {self.axes(axis, 2)[0]}, {lowering.op == 'max'}, "
+                               f"{bool(keepdims)}, {where!r})")
+            self.env[temp] = np.ones((1,) * (1 + bool(keepdims)), np.int64)
+            self.owned.add(temp)
+            return _name(temp)
         extreme = self.hoist(_parse(f"np.{lowering.op}({a})")[0].value)
         temp = self.fresh("n")
         where = self.origin.position() if self.origin is not None else ""
@@ -410,8 +460,8 @@ class Launches(Rewrites):
         return _name(temp)
 
     def copied(self, node: gast.Call) -> gast.Name:
-        """``a.reshape(shape)``, ``np.reshape(a, shape)`` (a view of a C-contiguous ``a``, as NumPy's; of another,
-        refused at run time: NumPy gives a view or a copy as its strides allow) and ``np.ascontiguousarray(a)``
+        """``a.reshape(shape)``, ``np.reshape(a, shape)`` (a view where NumPy's strides allow one, as NumPy's, else
+        a kernel's copy: ``gr.reshape``) and ``np.ascontiguousarray(a)``
         (``a`` itself where C-contiguous, else a kernel's copy, as NumPy's): the result may share ``a``'s
         memory, so it is taken for a view of ``a``'s array."""
         method = isinstance(node.func, gast.Attribute) and node.func.attr == "reshape" and \
@@ -426,21 +476,33 @@ class Launches(Rewrites):
         a = args[0].id
         result = self.env[a]
         out = self.fresh("t")
+        kernel = self.fresh("kernel")  # the copy where no view will do
+        operands = Operands({a: self.env[a].ndim}, [])
+        self.kernels.append((elementwise_kernel(kernel, operands.element_of(a), operands, self.env[a].ndim),
+                             self.origin))
         if wanted == 2:
             self.check_host(args[1])
             shape = self.probe(args[1])  # the stand-ins' extents are 1: the new shape's rank, not NumPy's reshape
             result = np.ones((1,) * (1 if np.ndim(shape) == 0 else len(shape)), result.dtype)
             where = self.origin.position() if self.origin is not None else ""
-            self.pre += _parse(f"{out} = gr.reshape({a}, {_text(args[1])}, {where!r})")
+            self.pre += _parse(f"{out} = gr.reshape({a}, {_text(args[1])}, {where!r}, {kernel})")
         else:
-            kernel = self.fresh("kernel")
-            operands = Operands({a: self.env[a].ndim}, [])
-            self.kernels.append((elementwise_kernel(kernel, operands.element_of(a), operands, self.env[a].ndim),
-                                 self.origin))
             self.pre += _parse(f"{out} = gr.contiguous({a}, {kernel})")
         self.env[out] = result
         self.views[out] = self.base_of(a)
         return _name(out)
+
+    def _with_empty_shape(self, node: gast.Call) -> gast.Call:
+        """``np.zeros(shape, ...)`` with a shape of zeros of as many dimensions, for the probe of its dtype and
+        rank: the stand-ins' extents are 1, so ``(n, x.shape[0] - 2)`` would be negative there."""
+        shape = node.args[0]
+        if isinstance(shape, gast.Tuple) and not any(isinstance(e, gast.Starred) for e in shape.elts):
+            rank = len(shape.elts)
+        else:
+            stand_in = self.probe(shape)
+            rank = len(stand_in) if isinstance(stand_in, tuple) else 1
+        zeros = gast.Tuple(elts=[gast.Constant(value=0, kind=None) for _ in range(rank)], ctx=gast.Load())
+        return gast.Call(func=node.func, args=[zeros] + node.args[1:], keywords=node.keywords)
 
     def construct(self, node: gast.Call) -> gast.Name:
         """``np.zeros(shape)``, ``np.ones(shape)`` (a NumPy type as ``dtype``, by keyword or second): made on the
@@ -456,7 +518,7 @@ class Launches(Rewrites):
             raise self.refuse(f"`{_text(node)}` of other than an array")
         if not like:
             self.check_host(node.args[0])
-        result = self.probe(node)
+        result = self.probe(node if like else self._with_empty_shape(node))
         temp = self.fresh("t")
         fill = 1 if node.func.attr.startswith("ones") else 0
         like_of = node.args[0].id if like else ""

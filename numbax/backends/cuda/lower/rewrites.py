@@ -1,7 +1,8 @@
 """rewrites: what the GPU lowering computes through other operations it lowers, as an expression the driver
 then hoists (``launches``): reverse mode's helpers of NumPy's derivatives (the cotangents of a variance, of a
-maximum's choice, of solve, of matrix products, of a norm and a trace), and ``np.outer``, ``np.var`` and
-``np.std``. Each follows the CPU's helper's order of operations.
+maximum's choice, of solve, of matrix products, of a norm and a trace, of an inner product, a power's
+exponent), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``, ``np.std`` and scipy's ``logsumexp``. Each
+follows the CPU's helper's order of operations.
 """
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ import numpy as np
 
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.adjoints import Adjoints
-from numbax.backends.cuda.lower.state import parse as _parse, text as _text
+from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.primitives.cuda import Moment
 
 # the helpers rewritten -> the method that gives the expression
 REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.var_grad": "var_grad",
              "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad", "rt.matmul_grad_a": "matmul_grad",
-             "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad"}
+             "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad", "np.inner": "inner",
+             "rt.inner": "inner", "rt.inner_vjp": "inner_vjp", "np.ptp": "ptp", "rt.power_exponent": "power_exponent",
+             "rt.logsumexp": "logsumexp"}
 # the cotangents of ``a @ b`` of 1-d and 2-d arrays (``rt.matmul_grad_a``, ``_b``), by the operands' ranks
 _MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
                  ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
@@ -139,6 +142,74 @@ class Rewrites(Adjoints):
             raise self.refuse(f"`{_text(node)}` of other than a matrix")
         offset = _text(values["offset"]) if "offset" in values else "0"
         return _parse(f"{_text(values['g'])} * np.eye({a}.shape[0], {a}.shape[1], {offset})")[0].value
+
+    def inner(self, node: gast.Call) -> gast.expr:
+        """``np.inner(a, b)`` of 1-d and 2-d arrays (their last axes checked equal before): ``a @ b``, or
+        ``a @ b.T`` where ``b`` is a matrix."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        a, b = (self.temp_for(arg).id for arg in node.args)
+        ranks = [np.ndim(self.env.get(n)) for n in (a, b)]
+        if not all(probes.is_array(self.env.get(n)) and np.ndim(self.env[n]) <= 2 for n in (a, b)):
+            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
+        return _parse(f"{a} @ {b}.T" if ranks[1] == 2 else f"{a} @ {b}")[0].value
+
+    def inner_vjp(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.inner_vjp(g, k, a, b)`` of two vectors (``g`` a number): ``g * b`` for ``a``
+        (``k`` 0), ``g * a`` for ``b``."""
+        if len(node.args) != 4 or node.keywords or _text(node.args[1]) not in ("0", "1"):
+            raise self.refuse(f"`{_text(node)}`")
+        g, a, b = (self.temp_for(node.args[k]).id for k in (0, 2, 3))
+        if probes.is_array(self.probe(_name(g))) or \
+                not all(probes.is_array(self.env.get(n)) and self.env[n].ndim == 1 for n in (a, b)):
+            raise self.refuse(f"`{_text(node)}`, the cotangent of an inner product of other than two vectors,")
+        return _parse(f"{g} * {b if _text(node.args[1]) == '0' else a}")[0].value
+
+    def ptp(self, node: gast.Call) -> gast.expr:
+        """``np.ptp(a, axis, keepdims=...)`` of a real array: its maximum less its minimum, over ``axis``."""
+        values = dict(zip(["a", "axis"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if len(node.args) > 2 or set(values) - {"a", "axis", "keepdims"} or "a" not in values:
+            raise self.refuse(f"`{_text(node)}` with arguments other than axis and keepdims")
+        a = self.temp_for(values["a"]).id
+        if np.asarray(self.probe(_name(a))).dtype.kind not in "iuf":
+            raise self.refuse(f"`{_text(node)}` of other than an array of real numbers")
+        rest = "".join(f", {k}={_text(values[k])}" for k in ("axis", "keepdims") if k in values)
+        return _parse(f"np.max({a}{rest}) - np.min({a}{rest})")[0].value
+
+    def power_exponent(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.power_exponent(p)`` of an array of exponents (of a number, ``launches`` calls the
+        helper on the host): ``p - 1``, and 1 where an integer exponent is 0, as the CPU's helper."""
+        stand_in = self.probe(node.args[0]) if len(node.args) == 1 and not node.keywords else None
+        if not probes.is_array(stand_in):
+            raise self.refuse(f"`{_text(node)}`")
+        p = self.temp_for(node.args[0]).id
+        if stand_in.dtype.kind in "iu":
+            return _parse(f"np.where({p} == 0, 1, {p} - 1)")[0].value
+        if stand_in.dtype.kind != "f":
+            raise self.refuse(f"`{_text(node)}` of a {stand_in.dtype} array")
+        return _parse(f"{p} - 1")[0].value
+
+    def logsumexp(self, node: gast.Call) -> gast.expr:
+        """``rt.logsumexp(a, axis, keepdims)`` of a float64 array, as the CPU's helper computes it: the largest
+        value ``m`` (over ``axis``, kept; 0 where it is not finite) plus the log of the sum of ``exp(a - m)``."""
+        values = dict(zip(["a", "axis", "keepdims"], node.args))
+        values.update({k.arg: k.value for k in node.keywords})
+        if set(values) - {"a", "axis", "keepdims"} or "a" not in values:
+            raise self.refuse(f"`{_text(node)}`")
+        a = self.temp_for(values["a"]).id
+        if not probes.is_array(self.env.get(a)) or self.env[a].dtype != np.float64:
+            raise self.refuse(f"`{_text(node)}` of other than a float64 array")
+        axis, keepdims = (_text(values[k]) if k in values else default for k, default in
+                          (("axis", "None"), ("keepdims", "False")))
+        if axis == "None" and keepdims == "False":
+            largest = self.temp_for(self.hoist(_parse(f"np.max({a})")[0].value)).id
+            shift = self.temp_for(_parse(f"{largest} if np.isfinite({largest}) else 0.0")[0].value).id
+            return _parse(f"{shift} + np.log(np.sum(np.exp({a} - {shift})))")[0].value
+        kept = self.temp_for(self.hoist(_parse(f"np.max({a}, axis={axis}, keepdims=True)")[0].value)).id
+        shift = self.temp_for(self.hoist(_parse(f"np.where(np.isfinite({kept}), {kept}, 0.0)")[0].value)).id
+        over = f"axis={axis}, keepdims={keepdims}"
+        return _parse(f"np.log(np.sum(np.exp({a} - {shift}), {over})) + np.sum({shift}, {over})")[0].value
 
     def outer(self, node: gast.Call) -> gast.expr:
         """``np.outer(a, b)``: the product of ``a`` flattened into a column and ``b`` into a row."""

@@ -94,7 +94,9 @@ class LoweringState:
             if isinstance(sub, gast.Call) and not self._host_call(sub):
                 raise self.refuse(f"`{text(sub)}`")
             if isinstance(sub, gast.Subscript) and not (isinstance(sub.value, gast.Attribute)
-                                                        and sub.value.attr == "shape"):
+                                                        and sub.value.attr == "shape") and \
+                    not (isinstance(sub.value, gast.Name) and isinstance(self.env.get(sub.value.id), tuple)):
+                # (a shape read into a name first, ``s = x.shape; n = s[0]``, is a host tuple)
                 raise self.refuse(f"indexing `{text(sub)}`")
 
     @staticmethod

@@ -393,6 +393,8 @@ class LocalArrays:
         if lowering is MATMUL and not (len(shapes[0]) == 1 and shapes[0] == shapes[1]):
             raise self.state.refuse(f"`{_text(node)}`, a matrix product of arrays per example of shapes "
                                     f"{shapes[0]} and {shapes[1]},")
+        if lowering is not MATMUL and lowering.op not in ("sum", "max", "min"):
+            raise self.state.refuse(f"`{_text(node)}` of an array per example")
         if lowering is not MATMUL and lowering.op != "sum" and 0 in shapes[0]:
             raise self.state.refuse(f"`{_text(node)}` of an empty array")
         for arg in app.args:
