@@ -49,8 +49,11 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
 _CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
                      "check_matmul", "check_dot", "check_contraction", "assume_equal", "check_store", "check_key",
-                     "check_row", "check_concatenate", "check_stack"}) | \
+                     "check_row", "check_concatenate", "check_stack", "check_item"}) | \
     indexing.INDEX_CHECKS
+# run-time checks of numbers' values (an integer's exponent, a shift's count): in the driver where the value
+# they read (at this position) is a host number; of an array's elements they are refused with their operation
+_NUMBER_CHECKS = {"check_power": 1, "check_shift": 0}
 # what the run-time checks the GPU backend does not take check: the operations it refuses with them
 _CHECKED_OPERATIONS = {"rt.check_hstack": "stacking arrays", "rt.check_vstack": "stacking arrays",
                        "rt.check_extent": "indexing an array"}
@@ -157,6 +160,8 @@ class Lowering(Launches):
             return self.update_indexed(stmt)
         if isinstance(stmt, gast.Expr) and self._is_check(stmt.value):
             return [self.check(stmt)]
+        if isinstance(stmt, gast.Expr) and self._checks_a_number(stmt.value):
+            return [stmt]
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) == "rt.save_row":
             return self.save_row(stmt)
@@ -197,6 +202,17 @@ class Lowering(Launches):
     def _is_check(node: gast.expr) -> bool:
         return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
             isinstance(node.func.value, gast.Name) and node.func.value.id == "rt" and node.func.attr in _CHECKS
+
+    def _checks_a_number(self, node: gast.expr) -> bool:
+        """Whether ``node`` is a check of a number's value (``_NUMBER_CHECKS``) that reads a host number."""
+        if not (isinstance(node, gast.Call) and _text(node.func).startswith("rt.") and
+                node.func.attr in _NUMBER_CHECKS):
+            return False
+        value = node.args[_NUMBER_CHECKS[node.func.attr]]
+        if isinstance(value, gast.Constant):
+            return True
+        return isinstance(value, gast.Name) and value.id not in self.folded and \
+            not probes.is_array(self.env.get(value.id))
 
     @staticmethod
     def _is_ufunc_into(node: gast.expr) -> bool:
