@@ -271,3 +271,16 @@ def test_shift_counts_beyond_the_integers_bits_are_refused(backend):
         with pytest.raises(numbax.NumbaxUnimplementedValueError,
                            match=rf"test_run_time_errors.py:\d+: a shift count of {count} is outside 0..63"):
             numbax.jit(shifts, backend=backend)(i, k)
+
+
+def item_of(x):
+    return x.item() * 2.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_of_an_array_of_more_than_one_element_raises_numpys_value_error_at_the_users_line(backend):
+    message = _raised(ValueError, item_of, (X,))
+    with pytest.raises(NumbaxShapeError, match=r"test_run_time_errors.py:\d+: " + message) as info:
+        numbax.jit(item_of, backend=backend)(X)
+    assert isinstance(info.value, ValueError)
+    assert numbax.jit(item_of, backend=backend)(X[:1]) == 2.0 * X[0]

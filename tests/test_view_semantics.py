@@ -198,3 +198,52 @@ def mask_of_a_matrix(a):
 def test_numbas_own_failure_is_reported_at_the_users_line():
     with pytest.raises(NumbaxTypingError, match=r"test_view_semantics.py:\d+.*inside Numba"):
         numbax.jit(mask_of_a_matrix)(A.copy())
+
+
+def reshaped_columns(x):
+    v = x[:, ::2].reshape(2, 2, 3)  # a view in NumPy: the strides allow one
+    v[0, 0, 0] = 99.0
+    return x
+
+
+def reshaped_steps(x):
+    v = x[::2].reshape(-1)
+    v[1] = 99.0
+    return x
+
+
+def reshaped_transpose(x):
+    v = x.T.reshape(-1)  # a copy in NumPy: the transpose's elements are not in C order
+    v[0] = 99.0
+    return x + v[1]
+
+
+@pytest.mark.parametrize("fn, arg", [(reshaped_columns, np.arange(24.0).reshape(2, 12)),
+                                     (reshaped_steps, np.arange(6.0)),
+                                     (reshaped_transpose, np.arange(6.0).reshape(2, 3))])
+def test_a_reshape_of_a_strided_array_is_a_view_where_numpys_is(fn, arg):
+    # compiled code copied every array not in C order, so a write into the reshape was lost
+    np.testing.assert_array_equal(numbax.jit(fn)(arg.copy()), fn(arg.copy()))
+
+
+def test_view_strides_are_numpys_for_strided_views():
+    from numbax.runtime.arrays import view_strides
+
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        a = np.arange(24.0).reshape(rng.permutation([2, 3, 4]))
+        v = a[tuple(slice(None, None, int(s)) for s in rng.choice([1, 2, -1], 3))]
+        v = v.T if rng.random() < 0.3 else v
+        sizes = [d for d in range(1, v.size + 1) if v.size % d == 0]
+        first = int(rng.choice(sizes))
+        new = (first, v.size // first)
+        try:
+            w = v.view()
+            w.shape = new
+            want = w.strides
+        except AttributeError:  # NumPy would copy
+            want = None
+        ok, strides = view_strides(v.shape, v.strides, v.itemsize, np.array(new))
+        assert ok == (want is not None)
+        if ok:
+            assert all(s == t for s, t, n in zip(strides, want, new) if n != 1)

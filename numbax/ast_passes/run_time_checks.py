@@ -17,8 +17,8 @@ Python's order of evaluation: reads before writes) stands one call of a
   ``x[i:j] = y`` (on the target, after its index checks): ``rt.check_store(x[i:j], y, where)``;
 - an operation on arrays: ``rt.check_broadcast(a, b, where)``,
   ``rt.check_dot``, ``rt.check_matmul`` or ``rt.check_reshape(x, shape, where)``;
-- ``np.where(c, x, y)``: ``rt.check_where(c, x, y, where)``; a join of arrays:
-  ``rt.check_concatenate(arrays, axis, where)``, ``rt.check_stack(arrays, where)``,
+- ``x.item()``: ``rt.check_item(x, where)``; ``np.where(c, x, y)``: ``rt.check_where(c, x, y, where)``;
+  a join of arrays: ``rt.check_concatenate(arrays, axis, where)``, ``rt.check_stack(arrays, where)``,
   ``rt.check_hstack`` or ``rt.check_vstack``.
 
 No check stands where ``extents`` proves an index in bounds (``for j in
@@ -142,6 +142,8 @@ def _operands(node: gast.expr, check: Check, stmt: gast.stmt) -> List[List[str]]
             axis = node.args[1:] + [k.value for k in node.keywords if k.arg == "axis"]
             args.append(unparse(axis[0]) if axis else "0")
         return [args]
+    if check.helper == "check_item":  # ``x.item()``
+        return [[unparse(node.func.value)]]
     if check.helper == "check_where":
         return [[unparse(a) for a in node.args]]
     if check.helper == "check_reshape":  # ``x.reshape(2, 3)`` or ``np.reshape(x, (2, 3))``

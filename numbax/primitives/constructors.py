@@ -45,7 +45,33 @@ def _arange(app, args):
     return (kinds.promote("i", *(a[0] for a in args)), 1) if kinds.known(*args) else None
 
 
-@defvjp(np.linspace, aval=kinds.constant("f", 1))
+def _linspace(app, args):
+    """One axis of floats, complex where an end is (or ``dtype=``'s kind); unknown with ``retstep``."""
+    retstep = kinds.argument(app, 4, "retstep")
+    if not (kinds.is_none(retstep) or isinstance(retstep, gast.Constant) and retstep.value is False):
+        return None
+    dtype = kinds.argument(app, 5, "dtype")
+    if not kinds.is_none(dtype):
+        kind = kinds.dtype_kind(dtype)
+        return (kind, 1) if kind is not None else None
+    ends = args[:2]
+    if len(ends) < 2 or not kinds.known(*ends) or any(a[1] for a in ends):
+        return None
+    return (kinds.promote("f", *(a[0] for a in ends)), 1)
+
+
+def _square(dtype_position: int):
+    """``np.eye``'s or ``np.identity``'s rule: a matrix of floats, or of ``dtype=``'s kind (at
+    ``dtype_position``)."""
+    def rule(app, args):
+        dtype = kinds.argument(app, dtype_position, "dtype")
+        kind = "f" if kinds.is_none(dtype) else kinds.dtype_kind(dtype)
+        return (kind, 2) if kind is not None else None
+
+    return rule
+
+
+@defvjp(np.linspace, aval=_linspace)
 def linspace(g, ans, start, stop, num=50, endpoint=True):
     w = rt.linspace_weights(num, endpoint)
     d[start] = np.sum(g * (1.0 - w))
@@ -84,7 +110,8 @@ define(np.zeros, np.ones, np.empty, batch=_filled_rows)
 def_nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, aval=_like)
 define(np.zeros_like, np.ones_like, np.empty_like, batch=ELEMENTWISE)  # an array like each row's
 define(np.zeros_like, np.ones_like, shape=symbolic.elementwise)
-def_nondifferentiable(np.eye, np.identity, aval=kinds.constant("f", 2))
+def_nondifferentiable(np.eye, aval=_square(3))
+def_nondifferentiable(np.identity, aval=_square(1))
 def_nondifferentiable(np.shape, np.ndim, np.size, builtins.range, np.argsort, np.argwhere, np.nonzero,
                       np.searchsorted)
 define(np.arange, aval=_arange)

@@ -41,10 +41,10 @@ def_methods({"dot": np.dot})
 
 
 def _inner(app, args):
-    """The last axes contracted (a number where an operand is unknown, as reverse mode takes it)."""
+    """The last axes contracted (unknown where an operand is)."""
     if len(args) > 1 and kinds.known(args[0], args[1]):
         return (kinds.promote(args[0][0], args[1][0]), max(args[0][1] + args[1][1] - 2, 0))
-    return ("f", 0)
+    return None
 
 
 @defvjp(np.inner, aval=_inner)
@@ -54,14 +54,19 @@ def inner(g, ans, a, b):
 
 
 define(rt.inner, aval=_inner)
-define(np.linalg.outer, aval=kinds.constant("f", 2))
+def _outer(app, args):
+    """A matrix of the operands' promoted kind (``np.outer`` of integers is integers)."""
+    return (kinds.promote(args[0][0], args[1][0]), 2) if len(args) == 2 and kinds.known(*args) else None
+
+
+define(np.linalg.outer, aval=_outer)
 
 
 def _vdot(app, args):
-    """A number of the operands' promoted kind (a float where one is unknown)."""
+    """A number of the operands' promoted kind (unknown where one is)."""
     if len(args) > 1 and kinds.known(args[0], args[1]):
         return (kinds.promote(args[0][0], args[1][0]), 0)
-    return ("f", 0)
+    return None
 
 
 define(rt.vdot, aval=_vdot)
@@ -75,7 +80,7 @@ def vdot(g, ans, a, b):
     d[b] = rt.reshape_like(g * np.ravel(a), b)
 
 
-@defvjp(np.outer, aval=kinds.constant("f", 2))
+@defvjp(np.outer, aval=_outer)
 def outer(g, ans, a, b):
     d[a] = rt.reshape_like(g @ np.ravel(b), a)
     d[b] = rt.reshape_like(np.ravel(a) @ g, b)
@@ -107,8 +112,8 @@ def inv(g, ans, a):
 
 
 def _determinant(app, args):
-    """Over the last two axes (a number where the operand is unknown)."""
-    return ("f", max(args[0][1] - 2, 0)) if args and args[0] else ("f", 0)
+    """Over the last two axes: floats, or complex numbers (unknown where the operand is)."""
+    return (kinds.promote("f", args[0][0]), max(args[0][1] - 2, 0)) if args and args[0] else None
 
 
 @defvjp(np.linalg.det, aval=_determinant)

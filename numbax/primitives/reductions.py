@@ -85,8 +85,10 @@ def norm(g, ans, x, ord=None, axis=None, keepdims=False):
 
 
 def _trace(app, args):
-    """Over the first two axes: the ndim less two (a float, as far as reverse mode needs)."""
-    return ("f", max(args[0][1] - 2, 0)) if args and args[0] else ("f", 0)
+    """Over the first two axes: the operand's kind (bools sum to integers), the ndim less two."""
+    if not args or args[0] is None:
+        return None
+    return ("i" if args[0][0] == "b" else args[0][0], max(args[0][1] - 2, 0))
 
 
 @defvjp(np.trace, aval=_trace)

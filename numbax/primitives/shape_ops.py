@@ -114,8 +114,8 @@ def diag(g, ans, v, k=0):
 
 
 def _diagonal(app, args):
-    """One axis fewer (a matrix's diagonal is a vector); flat where the operand is unknown."""
-    return (args[0][0], max(args[0][1] - 1, 1)) if args and args[0] else ("f", 1)
+    """One axis fewer (a matrix's diagonal is a vector); unknown where the operand is."""
+    return (args[0][0], max(args[0][1] - 1, 1)) if args and args[0] else None
 
 
 @defvjp(np.diagonal, aval=_diagonal)

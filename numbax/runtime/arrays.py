@@ -31,6 +31,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 from numba import types
+from numba.extending import register_jitable
 from numba.core.errors import TypingError
 from numba.np.numpy_support import as_dtype
 from numpy.lib.stride_tricks import as_strided
@@ -298,11 +299,63 @@ def _stack(arrays, axis=0):
     return compile_source(_function("arrays, axis=0", lines))
 
 
+@register_jitable
+def view_strides(shape, strides, itemsize, new_shape):
+    """NumPy's reshape without a copy (``_attempt_nocopy_reshape``, C order): ``(True, strides)`` of a view of
+    ``new_shape`` over an array of ``shape`` and ``strides``, or ``(False, _)`` where a copy must be made."""
+    old_dims, old_strides = [], []
+    for d in range(len(shape)):  # axes of length 1: their strides do not matter
+        if shape[d] != 1:
+            old_dims.append(shape[d])
+            old_strides.append(strides[d])
+    new_strides = np.zeros(len(new_shape), np.int64)
+    old_n, new_n = len(old_dims), len(new_shape)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < new_n and oi < old_n:
+        np_, op = new_shape[ni], old_dims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new_shape[nj]
+                nj += 1
+            else:
+                op *= old_dims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):  # the old axes merged must be contiguous with each other
+            if old_strides[ok] != old_dims[ok + 1] * old_strides[ok + 1]:
+                return False, new_strides
+        new_strides[nj - 1] = old_strides[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            new_strides[nk - 1] = new_strides[nk] * new_shape[nk]
+        ni, nj = nj, nj + 1
+        oi, oj = oj, oj + 1
+    last = new_strides[ni - 1] if ni >= 1 else itemsize
+    for nk in range(ni, new_n):  # trailing axes of length 1
+        new_strides[nk] = last
+    return True, new_strides
+
+
+def _reshape_source(ndim: int, given: List[str]) -> str:
+    """A reshape to ``ndim`` axes given as ``given`` (one may be -1): NumPy's view where the strides allow
+    one (``x[::2].reshape(-1)`` writes through to ``x``), else a copy."""
+    dims = _tuple([f"new[{d}]" for d in range(ndim)])
+    lines = [f"new = np.array({_tuple(given)}, np.int64)", "known, free = 1, -1",
+             "for d in range(new.size):", INDENT + "if new[d] < 0:", 2 * INDENT + "free = d",
+             INDENT + "else:", 2 * INDENT + "known *= new[d]",
+             "if free >= 0:", INDENT + "new[free] = a.size // known if known else 0",
+             "ok, strides = view_strides(a.shape, a.strides, a.itemsize, new)",
+             "if not ok or a.size == 0:", INDENT + f"return np.ascontiguousarray(a).reshape({dims})",
+             f"return as_strided(a, shape={dims}, strides={_tuple([f'strides[{d}]' for d in range(ndim)])})"]
+    return _function("a, shape", lines)
+
+
 @overload(reshape)
 def _reshape(a, shape):
     if isinstance(a, types.Array) and a.layout == "C":
         return lambda a, shape: a.reshape(shape)
-    return lambda a, shape: np.ascontiguousarray(a).reshape(shape)
+    if not isinstance(a, types.Array):
+        return lambda a, shape: np.ascontiguousarray(a).reshape(shape)
+    given = [f"shape[{d}]" for d in range(len(shape))] if isinstance(shape, types.BaseTuple) else ["shape"]
+    return compile_source(_reshape_source(len(given), given), view_strides=view_strides, as_strided=as_strided)
 
 
 # ---- tile --------------------------------------------------------------------------------------------

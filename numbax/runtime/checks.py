@@ -12,6 +12,7 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   the first that does not: the checks of a loop's iterations, made once before the loop.
 - ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
 - ``check_power(b, e, message, where)``: an integer's integer exponent is not negative (``ValueError``).
+- ``check_item(x, where)``: ``x.item()`` of an array of one element (``ValueError``).
 - ``check_shift(k, bits, where)``: a shift count lies in ``0..bits - 1`` (NumPy's 0 or -1 beyond is refused).
 - ``check_broadcast(a, b, where)``: two arrays broadcast together (``ValueError``).
 - ``check_in_place(x, y, where)``: ``x op= y`` of arrays fits its result into ``x`` (``ValueError``).
@@ -50,10 +51,10 @@ from numba.extending import overload, register_jitable
 from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
     NumbaxShapeError, NumbaxUnimplementedValueError, NumbaxZeroDivisionError
 
-__all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_broadcast",
-           "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
-           "check_matmul", "check_reshape", "check_list_length", "check_list_item", "check_row", "check_scatter", "check_devices",
-           "check_key"]
+__all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",
+           "check_broadcast", "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack",
+           "check_vstack", "check_stack", "check_dot", "check_matmul", "check_reshape", "check_list_length",
+           "check_list_item", "check_row", "check_scatter", "check_devices", "check_key"]
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -180,6 +181,14 @@ def check_shift(count, bits, where):
     for k in range(counts.size):
         if counts[k] < 0 or counts[k] >= bits:
             raise NumbaxUnimplementedValueError(_SHIFT, where, counts[k], bits - 1, bits)
+
+
+@register_jitable
+def check_item(x, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``x.item()`` has one element to give (NumPy's
+    ``ValueError``)."""
+    if np.size(x) != 1:
+        raise NumbaxShapeError("can only convert an array of size 1 to a Python scalar", where)
 
 
 _UNBROADCASTABLE = "operands could not be broadcast together with shapes {:shape} {:shape} "

@@ -412,6 +412,19 @@ SOURCE = textwrap.dedent('''
         return np.sum(0.5 + v)
 
 
+    def outer_of_integers(x, y, s):
+        x.fill(0.5)
+        return np.sum(np.outer(x, x))
+
+
+    def integer_identity(x, y, s):
+        return np.sum(np.eye(3, dtype=np.int64) * 2) + np.sum(np.identity(2, dtype=np.int64) * x[0])
+
+
+    def trace_of_integers(x, y, s):
+        return np.trace(np.outer(x, x)) * 1
+
+
     def aliased_in_a_branch_then_updated(x, s):
         if np.sum(0.5) > s:
             v1 = x
@@ -537,6 +550,15 @@ def test_grad_of_write_into_bool_array_is_zero(found, backend):
 def test_view_read_after_its_array_changed_is_refused(found):
     with pytest.raises(numbax.errors.NumbaxDifferentiationError, match=r"x\[1:\] = \.\.\..*`v`.*read after"):
         numbax.grad(found.view_read_after_its_array_changed, backend="python")(X.copy())
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("name", ["outer_of_integers", "integer_identity", "trace_of_integers"])
+def test_grad_of_an_integer_output_of_outer_or_eye_raises_jaxs_type_error(found, backend, name):
+    # np.outer, np.trace, np.eye and np.identity were taken to give floats whatever their operands or dtype:
+    # grad returned zeros where JAX raises
+    with pytest.raises(TypeError, match="grad requires real-valued outputs"):
+        numbax.grad(getattr(found, name), argnums=(1, 2), backend=backend)(np.array([-2, 1, 3]), X.copy(), 0.5)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -150,5 +150,7 @@ def call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ..
 
 
 def method(name: str, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ...]]:
-    """The check of an array method call ``x.name(*args)`` (``reshape``)."""
+    """The check of an array method call ``x.name(*args)`` (``reshape``, ``item``)."""
+    if name == "item" and not args and not kwargs:
+        return ("check_item",)
     return ("check_reshape",) if name == "reshape" and not kwargs and _is_shape(args) else None
