@@ -64,7 +64,8 @@ class _Merger:
     def block(self, stmts: List[gast.stmt], available: Dict[str, Tuple[str, Set[str]]]) -> None:
         available = dict(available)
         for stmt in stmts:
-            stored = stored_in([stmt])  # merging inside changes only what pure values read: never this
+            key = self._assignment(stmt)  # (merging inside a block changes only what pure values read)
+            stored = stored_in([stmt]) if available or key is not None else set()
             if isinstance(stmt, (gast.For, gast.While)):  # what the loop assigns changes from one iteration on
                 inner = {k: v for k, v in available.items() if not v[1] & stored}
                 self.block(stmt.body, inner)
@@ -72,7 +73,6 @@ class _Merger:
             elif isinstance(stmt, gast.If):
                 self.block(stmt.body, available)
                 self.block(stmt.orelse, available)
-            key = self._assignment(stmt)
             available = {k: v for k, v in available.items() if not v[1] & stored}
             if key is None:
                 continue

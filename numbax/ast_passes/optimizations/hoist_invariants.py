@@ -113,8 +113,9 @@ def _repeatable(before: List[gast.stmt], stores, written: Set[str]) -> Dict[str,
                 value = stmt.value
         elif isinstance(stmt, gast.Expr) and is_check(stmt.value):
             value = stmt.value
-        stored = stored_in([stmt])
-        found = {key: entry for key, entry in found.items() if not entry[1] & stored}
+        if found:
+            stored = stored_in([stmt])
+            found = {key: entry for key, entry in found.items() if not entry[1] & stored}
         if value is not None and all(stores[n] <= 1 and n not in written for n in loads(value)):
             found.setdefault(gast.dump(value), (target, loads(value)))
     return {key: target for key, (target, _) in found.items()}
