@@ -71,11 +71,13 @@ def walk(node: Any) -> List[Any]:
     expression contexts (``ctx``: Load, Store, ...)."""
     out = [node]
     append = out.append
-    i = 0
-    while i < len(out):
-        current = out[i]
+    known = _CHILD_FIELDS
+    for current in out:  # a list's iterator reaches what is appended while it runs: the queue
+        fields = known.get(current.__class__)
+        if fields is None:
+            fields = _fields(current.__class__)
         values = current.__dict__
-        for field in _CHILD_FIELDS.get(current.__class__) or _fields(current.__class__):
+        for field in fields:
             value = values.get(field)
             if isinstance(value, _AST):
                 append(value)
@@ -83,7 +85,6 @@ def walk(node: Any) -> List[Any]:
                 for v in value:
                     if isinstance(v, _AST):
                         append(v)
-        i += 1
     return out
 
 
