@@ -50,7 +50,7 @@ import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.naming import Namer
-from numbax.ast_passes.tree_copy import copy_nodes, copy_tree
+from numbax.ast_passes.tree_copy import copy_nodes, copy_tree, walk
 from numbax.errors import NumbaxBatchingError, NumbaxInternalError
 from numbax.primitives.transports import TRANSPORTS
 
@@ -312,8 +312,8 @@ def _block(stmts: List[gast.stmt], namer: Namer) -> List[gast.stmt]:
 
 def transform(fdef: gast.FunctionDef) -> gast.FunctionDef:
     """Cut each staged ``vmap`` loop of ``fdef`` into stages at its collectives (see the module docstring)."""
-    if not any(anno.hasanno(n, anno.Key.STAGED) for n in gast.walk(fdef) if isinstance(n, gast.For)):
+    if not any(anno.hasanno(n, anno.Key.STAGED) for n in walk(fdef) if isinstance(n, gast.For)):
         return fdef
-    namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
+    namer = Namer(n.id for n in walk(fdef) if isinstance(n, gast.Name))
     fdef.body = _block(fdef.body, namer)
     return fdef

@@ -23,6 +23,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple, Union
 import gast
 
 from numbax.ast_passes.anf import MODULES
+from numbax.ast_passes.tree_copy import walk
 
 Term = Union[str, int, Tuple[str, int]]  # an integer name, a constant, or an array's extent ``(x, axis)``
 Affine = Tuple[Optional[Term], int]  # ``term + c`` (``(None, c)``: the constant ``c``)
@@ -33,7 +34,7 @@ _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod,
 
 def rebound_names(node: gast.AST) -> Set[str]:
     """The names a statement (with its blocks) binds again (an update through a subscript keeps the shape)."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _name(node: gast.expr) -> Optional[str]:
@@ -101,8 +102,8 @@ def _carried(loop: gast.For, rebound: Set[str]) -> List[str]:
     """The names other than the index ``i`` that ``loop`` assigns only as ``name = i`` (``i`` assigned by
     the loop alone)."""
     index = loop.target.id
-    stores = [n for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
-    copies = {id(a.targets[0]) for a in gast.walk(loop) if isinstance(a, gast.Assign) and len(a.targets) == 1
+    stores = [n for n in walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+    copies = {id(a.targets[0]) for a in walk(loop) if isinstance(a, gast.Assign) and len(a.targets) == 1
               and _name(a.value) == index}
     if sum(1 for n in stores if n.id == index) != 1:
         return []

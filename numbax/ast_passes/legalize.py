@@ -42,6 +42,7 @@ import numba
 
 from numbax.ast_passes import legalize_arrays, resolve
 from numbax.ast_passes.naming import Namer
+from numbax.ast_passes.tree_copy import walk
 
 _NUMBA = tuple(int(p) for p in numba.__version__.split(".")[:2])
 _MODULE_NAMES = frozenset({"np", "math", "cmath"})
@@ -198,7 +199,7 @@ class _Legalizer(gast.NodeTransformer):
 
 def _bound_names(module: gast.Module) -> List[str]:
     names = []
-    for node in gast.walk(module):
+    for node in walk(module):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param, gast.Del)):
             names.append(node.id)
         elif isinstance(node, gast.FunctionDef):
@@ -219,5 +220,5 @@ def transform(module: gast.Module) -> gast.Module:
 def imports(module: gast.Module) -> List[str]:
     """The import lines that the runtime helper calls in ``module`` need (none if it makes none)."""
     alias = runtime_alias(module)
-    used = any(isinstance(n, gast.Name) and n.id == alias and isinstance(n.ctx, gast.Load) for n in gast.walk(module))
+    used = any(isinstance(n, gast.Name) and n.id == alias and isinstance(n.ctx, gast.Load) for n in walk(module))
     return [f"from numbax import runtime as {alias}"] if used else []

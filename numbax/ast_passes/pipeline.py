@@ -27,7 +27,7 @@ from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
 from numbax.ast_passes.specialize.builder import ReturnSpec
 from numbax.ast_passes.specialize.values import Dyn
-from numbax.ast_passes.tree_copy import copy_tree
+from numbax.ast_passes.tree_copy import copy_tree, walk
 from numbax.ast_passes.unparse import unparse_with_origins
 from numbax.ast_passes import collectives as collective_stages
 
@@ -117,7 +117,7 @@ def _inline_rules(spec) -> Callable[[gast.Module], gast.Module]:
         helpers = spec.module.body[:-1] + custom_rules.rule_helpers(main)  # as specialized: inlining copied them
         names = {h.name for h in helpers}
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in names
-               for n in gast.walk(main)):
+               for n in walk(main)):
             prepared = [run_time_checks.transform(anf.transform(copy_tree(h))) for h in helpers]
             module = inline.transform(gast.Module(body=prepared + [main], type_ignores=[]))
         module.body[-1] = custom_rules.after_transform(module.body[-1])
@@ -307,7 +307,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
     if timings.ENABLED:
         timings.report_passes(f"{label} of {parsed.fn.__qualname__}", f"{parsed.filename}:{parsed.node.lineno}",
                               [("parse+specialize", specialized - started)] + seconds[1:])
-    used = {n.id for n in gast.walk(module.body[-1]) if isinstance(n, gast.Name)}
+    used = {n.id for n in walk(module.body[-1]) if isinstance(n, gast.Name)}
     constants = {k: v for k, v in spec.constants.items() if k in used}
     main = module.body[-1]
     main.args.args = [a for a in main.args.args if a.id not in spec.constants or a.id in constants]

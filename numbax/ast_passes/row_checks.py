@@ -44,6 +44,7 @@ from numbax.ast_passes.analyses import avals as avals_analysis
 from numbax.ast_passes.analyses import shapes
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
+from numbax.ast_passes.tree_copy import walk
 from numbax.primitives import symbolic
 
 
@@ -58,7 +59,7 @@ def _firsts(fdef: gast.FunctionDef) -> Dict[str, str]:
     """Each stacking array (``out = rt.stack_buffer(first, n)``, its only assignment) -> the name of the value
     that sized it."""
     found, stores = {}, count_names(fdef)[0]
-    for stmt in gast.walk(fdef):
+    for stmt in walk(fdef):
         app = _call_of(stmt, "stack_buffer") if isinstance(stmt, gast.Assign) else None
         if app is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) and \
                 len(app.args) == 2 and isinstance(app.args[0], gast.Name) and stores[stmt.targets[0].id] == 1:

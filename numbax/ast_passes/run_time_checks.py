@@ -66,6 +66,7 @@ from numbax.ast_passes import anno
 from numbax.ast_passes.anf import MODULES
 from numbax.ast_passes.divisors import Divisors
 from numbax.ast_passes.extents import Extents, range_bounds, rebound_names
+from numbax.ast_passes.tree_copy import walk
 from numbax.origin import Origin
 from numbax.ast_passes.unparse import unparse
 
@@ -236,12 +237,12 @@ def _runs_every_iteration(loop: gast.stmt) -> bool:
     """Whether ``loop`` is a ``for`` over ``range`` whose every iteration runs unless an error stops it:
     nothing in it breaks, returns, raises or waits on a ``while``."""
     return range_bounds(loop) is not None and not any(
-        isinstance(n, (gast.Break, gast.Return, gast.Raise, gast.While)) for n in gast.walk(loop))
+        isinstance(n, (gast.Break, gast.Return, gast.Raise, gast.While)) for n in walk(loop))
 
 
 def _continues(stmt: gast.stmt) -> bool:
     """Whether ``stmt`` may end its loop's iteration early (a check after it may not run)."""
-    return any(isinstance(n, gast.Continue) for n in gast.walk(stmt))
+    return any(isinstance(n, gast.Continue) for n in walk(stmt))
 
 
 def _block(stmts: List[gast.stmt], facts: _Facts,

@@ -5,8 +5,9 @@ dict and the reduce protocol per node; a generator per field). A gast node is
 its ``__dict__``: nodes, lists of nodes, and plain values that are never
 mutated (names, numbers, positions, and the annotations dict, which is copied
 one level). ``copy_tree`` copies that dict; ``walk`` and ``children`` read each
-class's ``_fields``, leaving out the expression contexts (``ctx``), which no
-pass looks at as nodes.
+class's ``_fields`` that may hold nodes, leaving out the expression contexts
+(``ctx``), which no pass looks at as nodes, and the fields that never hold one
+(a name's ``id``, a constant's ``value``).
 """
 from __future__ import annotations
 
@@ -38,13 +39,17 @@ def copy_nodes(nodes: List[Any]) -> List[Any]:
     return [copy_tree(n) for n in nodes]
 
 
-_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}  # node class -> its fields, ``ctx`` left out
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}  # node class -> the fields that may hold nodes, ``ctx`` left out
+# fields that hold a string, a number or None in every gast node that has them (``Name.id``, ``Constant.kind``)
+_LEAF_FIELDS = frozenset({"ctx", "id", "attr", "arg", "asname", "type_comment", "kind", "conversion", "level",
+                          "module", "is_async", "simple"})
 
 
 def _fields(cls: type) -> Tuple[str, ...]:
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx")
+        fields = _CHILD_FIELDS[cls] = () if cls is gast.Constant else \
+            tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
     return fields
 
 
@@ -66,11 +71,13 @@ def walk(node: Any) -> List[Any]:
     expression contexts (``ctx``: Load, Store, ...)."""
     out = [node]
     append = out.append
-    i = 0
-    while i < len(out):
-        current = out[i]
+    known = _CHILD_FIELDS
+    for current in out:  # a list's iterator reaches what is appended while it runs: the queue
+        fields = known.get(current.__class__)
+        if fields is None:
+            fields = _fields(current.__class__)
         values = current.__dict__
-        for field in _CHILD_FIELDS.get(current.__class__) or _fields(current.__class__):
+        for field in fields:
             value = values.get(field)
             if isinstance(value, _AST):
                 append(value)
@@ -78,7 +85,6 @@ def walk(node: Any) -> List[Any]:
                 for v in value:
                     if isinstance(v, _AST):
                         append(v)
-        i += 1
     return out
 
 

@@ -17,6 +17,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes.analyses.nodes import base
+from numbax.ast_passes.tree_copy import walk
 
 # (a real array's ``conj()`` is the array itself)
 _VIEW_METHODS = {"reshape", "transpose", "ravel", "view", "swapaxes", "squeeze", "diagonal", "T", "real", "imag",
@@ -67,7 +68,7 @@ def may_alias(value: gast.expr) -> bool:
 def definitions(fdef: gast.FunctionDef) -> Dict[str, List[gast.Assign]]:
     """For each name ``fdef`` assigns, its assignments (``x = ...``) in walk order."""
     defs: Dict[str, List[gast.Assign]] = {}
-    for node in gast.walk(fdef):
+    for node in walk(fdef):
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
             defs.setdefault(node.targets[0].id, []).append(node)
     return defs

@@ -6,6 +6,8 @@ from typing import Dict, Iterator, List, Set, Tuple, Union
 
 import gast
 
+from numbax.ast_passes.tree_copy import names
+
 
 def name(identifier: str, store: bool = False) -> gast.Name:
     """A ``gast.Name`` in load (or store) context."""
@@ -31,7 +33,8 @@ def rt_call(helper: str, *args: gast.expr) -> gast.Call:
 
 def loads(node: gast.AST) -> Set[str]:
     """Every name ``node`` reads."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    load = gast.Load
+    return {n.id for n in names(node) if type(n.ctx) is load}
 
 
 def base(node: gast.expr) -> str:

@@ -35,6 +35,7 @@ from numbax.ast_passes.analyses.nodes import loads, name
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.hoist_invariants import stored_in, updated_in_place
 from numbax.ast_passes.optimizations.purity import is_pure
+from numbax.ast_passes.tree_copy import walk
 
 _UNINITIALIZED = {"empty", "empty_like"}
 
@@ -46,7 +47,7 @@ def _mergeable(value: gast.expr) -> bool:
         return False
     return not any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Attribute) and n.func.attr in _UNINITIALIZED
                                                  or any(k.arg == "out" for k in n.keywords))
-                   for n in gast.walk(value))
+                   for n in walk(value))
 
 
 class _Merger:
@@ -63,16 +64,15 @@ class _Merger:
     def block(self, stmts: List[gast.stmt], available: Dict[str, Tuple[str, Set[str]]]) -> None:
         available = dict(available)
         for stmt in stmts:
+            key = self._assignment(stmt)  # (merging inside a block changes only what pure values read)
+            stored = stored_in([stmt]) if available or key is not None else set()
             if isinstance(stmt, (gast.For, gast.While)):  # what the loop assigns changes from one iteration on
-                changing = stored_in([stmt])
-                inner = {k: v for k, v in available.items() if not v[1] & changing}
+                inner = {k: v for k, v in available.items() if not v[1] & stored}
                 self.block(stmt.body, inner)
                 self.block(stmt.orelse, inner)
             elif isinstance(stmt, gast.If):
                 self.block(stmt.body, available)
                 self.block(stmt.orelse, available)
-            key = self._assignment(stmt)
-            stored = stored_in([stmt])
             available = {k: v for k, v in available.items() if not v[1] & stored}
             if key is None:
                 continue

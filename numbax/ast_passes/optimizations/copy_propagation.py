@@ -22,7 +22,6 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.naming import is_temp
-from numbax.ast_passes.optimizations.dead_code import remove_where
 from numbax.ast_passes.tree_copy import names
 
 
@@ -61,20 +60,29 @@ def _removable(a: str, b: str, stores, loads) -> bool:
     return stores[b] == 1 or (is_temp(b) and loads[b] == 1)
 
 
-def _find_copy(stmts, stores, loads) -> Optional[Tuple[gast.Assign, str, str]]:
+def _find_copy(stmts, stores, loads, owner=None) -> Optional[Tuple[gast.Assign, str, str, list, Optional[gast.stmt]]]:
+    """The first removable copy ``a = b`` at any depth: ``(stmt, a, b, the block holding it, the statement whose
+    ``body`` or ``orelse`` that block is, None at the top)``."""
     for stmt in stmts:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
                 and isinstance(stmt.value, gast.Name):
             a, b = stmt.targets[0].id, stmt.value.id
             if _removable(a, b, stores, loads):
-                return stmt, a, b
+                return stmt, a, b, stmts, owner
         for field in ("body", "orelse"):
             block = getattr(stmt, field, None)
             if isinstance(block, list):
-                found = _find_copy(block, stores, loads)
+                found = _find_copy(block, stores, loads, stmt)
                 if found:
                     return found
     return None
+
+
+def _remove(stmt: gast.stmt, block: list, owner: Optional[gast.stmt]) -> None:
+    """Take ``stmt`` out of ``block``; an emptied ``body`` of ``owner`` becomes ``pass``."""
+    del block[next(i for i, s in enumerate(block) if s is stmt)]
+    if not block and owner is not None and owner.body is block:
+        owner.body = [gast.Pass()]
 
 
 def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
@@ -90,8 +98,8 @@ def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
         found = _find_copy(fdef.body, stores, loads)
         if found is None:
             return fdef, changed
-        stmt, a, b = found
-        fdef.body = remove_where(fdef.body, lambda s, doomed=stmt: s is doomed)
+        stmt, a, b, block, owner = found
+        _remove(stmt, block, owner)
         stores[a] -= 1
         loads[b] -= 1
         keep_a = b not in params and (is_temp(b) or loads[b] == 0) and not is_temp(a) or stores[b] > 1

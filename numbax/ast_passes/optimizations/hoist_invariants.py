@@ -29,29 +29,38 @@ from numbax.ast_passes.analyses.aliasing import linked, sharing
 from numbax.ast_passes.analyses.nodes import loads
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.optimizations.purity import changes_arguments, is_check, is_pure
+from numbax.ast_passes.tree_copy import names, walk
 
 
 def stored_in(stmts: List[gast.stmt]) -> Set[str]:
     """Names assigned, or updated through a subscript, anywhere in ``stmts``."""
-    out = updated_in_place(stmts)
-    for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            out.add(node.id)
-    return out
+    return _changed_names(stmts, True)
 
 
 def updated_in_place(stmts: List[gast.stmt]) -> Set[str]:
     """Names whose arrays ``stmts`` change: written through a subscript, or given to a call with effects."""
+    return _changed_names(stmts, False)
+
+
+def _changed_names(stmts: List[gast.stmt], assigned: bool) -> Set[str]:
+    """``updated_in_place(stmts)``, and with ``assigned`` the names ``stmts`` assign too, in one walk."""
     out: Set[str] = set()
-    for node in gast.walk(gast.Module(body=stmts, type_ignores=[])):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
-            base = node.value
-            while isinstance(base, (gast.Subscript, gast.Attribute)):
-                base = base.value
-            if isinstance(base, gast.Name):
-                out.add(base.id)
-        elif isinstance(node, gast.Call) and not is_pure(node) and changes_arguments(node):
-            out |= {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    name, subscript, call, store = gast.Name, gast.Subscript, gast.Call, gast.Store
+    for stmt in stmts:
+        for node in walk(stmt):
+            kind = type(node)
+            if kind is name:
+                if assigned and type(node.ctx) is store:
+                    out.add(node.id)
+            elif kind is subscript:
+                if type(node.ctx) is store:
+                    base = node.value
+                    while isinstance(base, (gast.Subscript, gast.Attribute)):
+                        base = base.value
+                    if isinstance(base, gast.Name):
+                        out.add(base.id)
+            elif kind is call and not is_pure(node) and changes_arguments(node):
+                out.update(n.id for n in names(node))
     return out
 
 
@@ -104,8 +113,9 @@ def _repeatable(before: List[gast.stmt], stores, written: Set[str]) -> Dict[str,
                 value = stmt.value
         elif isinstance(stmt, gast.Expr) and is_check(stmt.value):
             value = stmt.value
-        stored = stored_in([stmt])
-        found = {key: entry for key, entry in found.items() if not entry[1] & stored}
+        if found:
+            stored = stored_in([stmt])
+            found = {key: entry for key, entry in found.items() if not entry[1] & stored}
         if value is not None and all(stores[n] <= 1 and n not in written for n in loads(value)):
             found.setdefault(gast.dump(value), (target, loads(value)))
     return {key: target for key, (target, _) in found.items()}

@@ -143,6 +143,8 @@ class _Facts:
 
     def forget(self, stmt: gast.stmt) -> None:
         """Drop the facts that ``stmt`` may falsify."""
+        if not self.known:
+            return
         changed = stored_in([stmt]) | linked(updated_in_place([stmt]), self.links)
         self.known = {name: fact for name, fact in self.known.items()
                       if name not in changed and not fact.depends & changed}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from numbax.ast_passes.tree_copy import walk
 from numbax.runtime import checks
 
 _PURE_BUILTINS = {"len", "range", "min", "max", "abs", "float", "int", "bool", "complex", "round", "zip",
@@ -60,8 +61,9 @@ def _writes_output(path, call: gast.Call) -> bool:
 
 def is_pure(expr: gast.expr) -> bool:
     """True when ``expr`` only computes a value (NumPy/math calls, arithmetic, indexing)."""
-    for node in gast.walk(expr):
-        if isinstance(node, gast.Call):
+    call = gast.Call
+    for node in walk(expr):
+        if type(node) is call:
             path = _callee_path(node.func)
             if path is None and isinstance(node.func, gast.Attribute):  # a method of a value computed here
                 path = ["", node.func.attr]  # (``rt.reshape(e, s).astype(t)``), whose receiver the walk reaches

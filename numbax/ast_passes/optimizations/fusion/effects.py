@@ -68,6 +68,9 @@ class Aliases:
                     if isinstance(target, gast.Name) and target.id not in scalars:
                         for read in reads:
                             self._union(target.id, read)
+        self.members: Dict[str, Set[str]] = {}  # root -> the names ``parent`` holds in its class
+        for name in self.parent:
+            self.members.setdefault(self._find(name), set()).add(name)
 
     def _find(self, name: str) -> str:
         while self.parent.get(name, name) != name:
@@ -81,7 +84,8 @@ class Aliases:
         """``names`` and every name that may share memory with one of them."""
         roots = {self._find(n) for n in names}
         out = set(names) | roots  # a class's root is a member that ``parent`` may hold no entry for
-        out.update(n for n in self.parent if self._find(n) in roots)
+        for root in roots:
+            out |= self.members.get(root, set())
         return out
 
 
