@@ -32,7 +32,8 @@ from numbax.ast_passes.optimizations.purity import is_pure
 
 # calls that return a new array whose contents nothing else holds
 _ALLOCATIONS = frozenset({"rt.zeros_like", "np.zeros", "np.ones", "np.empty", "np.full", "np.zeros_like",
-                          "np.ones_like", "np.empty_like", "np.full_like"})
+                          "np.ones_like", "np.empty_like", "np.full_like",
+                          "rt.stack_buffer", "rt.stack_rows"})  # (vmap's outputs: a first example's nothing reads)
 
 
 def _allocation(stmt: gast.stmt):
