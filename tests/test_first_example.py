@@ -7,7 +7,8 @@ import pytest
 
 import numbax
 from numbax.ast_passes import anno, row_checks
-from numbax.ast_passes.optimizations import dead_code, first_example
+from numbax.ast_passes.optimizations import first_example
+from numbax.errors import NumbaxIndexError
 from numbax.ast_passes.unparse import unparse
 from grad_corpus.oracles import to_jax
 import jax  # noqa: E402  (after the oracles, which turn on float64)
@@ -57,7 +58,8 @@ def test_hessian_by_forward_over_reverse_matches_jax_with_one_sweep():
     np.testing.assert_allclose(JACOBIAN(u), np.asarray(want), rtol=1e-12, atol=1e-14)
     source = _code(numbax.source(JACOBIAN, u))  # the sweep's loop, without a first column before it
     assert "range(1, batch)" not in source and source.count("np.cos(u[") == 1
-    assert source.count("raise ValueError('jvp called with") == 1  # the first example's checks went too
+    # the first example's checks stay where code after them stays (the sweep reads primal values computed there)
+    assert source.count("raise ValueError('jvp called with") == 2
 
 
 def test_an_empty_batch_is_refused_as_before():
@@ -84,7 +86,7 @@ def _folded(src):
     fdef = gast.parse(src).body[0]
     loop = next(stmt for stmt in fdef.body if isinstance(stmt, gast.For))
     anno.setanno(loop, anno.Key.BATCH_LOOP, True)
-    return unparse(first_example.transform(fdef)[0])
+    return unparse(first_example.transform(fdef, {})[0])
 
 
 def test_the_first_examples_checks_go_only_where_the_loop_makes_them_again():
@@ -141,36 +143,73 @@ def test_a_jacobian_through_a_loop_computes_its_first_column_in_the_sweep_only()
     assert source.count("tanh(") == 2  # the value's loop and the sweep's: the first column's loop went
 
 
-def test_dead_code_drops_a_loop_whose_values_nothing_after_it_reads():
-    src = ("def f(z, n):\n"
-           "    v = z\n"
-           "    for i in range(n):\n"
-           "        a = v[0]\n"
-           "        v = v * a\n"
-           "    w = z * 2.0\n"
-           "    for j in range(n):\n"
-           "        w = w + 1.0\n"
-           "    b = np.zeros(3)\n"
-           "    c = b\n"
-           "    for k in range(3):\n"
-           "        b[k] = 1.0\n"
-           "    for m in range(n):\n"
-           "        rt.check_index(z, m, 0, 'f.py:9:4')\n"
-           "    g = np.zeros((n, 3))\n"
-           "    for r in range(n):\n"
-           "        row = g[r]\n"
-           "        row += 1.0\n"
-           "    t = np.zeros(3)\n"
-           "    for q in range(n):\n"
-           "        part = np.empty(3)\n"
-           "        part[0] = t[0]\n"
-           "    return w, c, g")
+def off_by_one(x):
+    s = 0.0
+    for i in range(len(x) + 1):
+        s += x[i]
+    return s
+
+
+def within(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * x[i]
+    return s
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_loop_read_past_the_end_is_refused_for_the_first_example_too(backend):
+    """The first example's bounds check went with the loop it guards, which the loop over examples makes again
+    with its check: never the check alone (a bare IndexError, or a read out of bounds compiled)."""
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(numbax.vmap(within, backend=backend)(a), np.sum(a * a, axis=1), rtol=1e-14)
+    with pytest.raises(NumbaxIndexError, match=r"test_first_example.py:\d+: index 3 is out of bounds for axis 0"):
+        numbax.vmap(off_by_one, backend=backend)(a)
+    source = _code(numbax.source(numbax.vmap(off_by_one), a))
+    assert source.count("x_") and "range(0, batch)" in source and source.count("rt.check_span(") == 1
+
+
+_GUARDED = ("def f(x, c, m, n):\n"
+            "    r0 = x[0]\n"
+            "    rt.check_span(r0, 0, m, 1, 0, 0, 'f.py:3:8')\n"
+            "    s0 = 0.0\n"
+            "    for j in range(m):\n"
+            "        s0 += r0[j]\n"
+            "{tail}"
+            "    out = rt.stack_buffer(s0, n)\n"
+            "    out[0] = s0\n"
+            "    for i in range(1, n):\n"
+            "        r = x[i]\n"
+            "        rt.check_span(r, 0, m, 1, 0, 0, 'f.py:3:8')\n"
+            "        s = 0.0\n"
+            "        for k in range(m):\n"
+            "            s += r[k]\n"
+            "{inside}"
+            "        out[i] = s\n"
+            "    return out")
+
+
+def _folded_with(src, params):
     fdef = gast.parse(src).body[0]
-    for _ in range(3):
-        fdef, _ = dead_code.transform(fdef)
-    text = unparse(fdef)
-    assert "v * a" not in text and "v = z" not in text  # nothing after the loop reads v
-    assert "w + 1.0" in text and "b[k] = 1.0" in text  # w is returned; b's array is c's
-    assert "rt.check_index(z, m" in text  # a check is an effect
-    assert "row += 1.0" in text  # a row of g: the loop writes into g
-    assert "part[0] = t[0]" not in text  # into an array it makes itself, which nothing after it reads
+    loop = [stmt for stmt in fdef.body if isinstance(stmt, gast.For)][-1]
+    anno.setanno(loop, anno.Key.BATCH_LOOP, True)
+    return unparse(first_example.transform(fdef, params)[0])
+
+
+PARAMS = {"x": ("f", 2), "c": ("f", 1), "m": ("i", 0), "n": ("i", 0)}
+
+
+def test_a_check_goes_only_with_all_the_first_examples_code_after_it():
+    folded = _folded_with(_GUARDED.format(tail="", inside=""), PARAMS)
+    assert "range(0, n)" in folded and "r0" not in folded and folded.count("rt.check_span") == 1
+    kept = _folded_with(_GUARDED.format(tail="    w = c * r0[0]\n", inside="        s = s * w\n"), PARAMS)
+    assert "range(0, n)" in kept and "rt.check_span(r0, 0, m" in kept  # it guards r0[0], which the loop reads
+
+
+def test_the_first_examples_code_goes_only_where_it_writes_into_nothing_that_outlives_it():
+    writes = _GUARDED.format(tail="    for q in range(m):\n        row = x[q]\n        row += 1.0\n", inside="")
+    assert "row += 1.0" in _folded_with(writes, PARAMS)  # a row of x: it writes into the caller's array
+    fresh = _GUARDED.format(tail="    t = np.zeros(m)\n    for q in range(m):\n        t[q] = 1.0\n", inside="")
+    assert "t[q] = 1.0" not in _folded_with(fresh, PARAMS)  # into an array it makes itself
+    in_place = _folded_with(_GUARDED.format(tail="    v0 = r0 * 2.0\n    v0 += r0\n", inside=""), PARAMS)
+    assert "v0 += r0" in in_place and "rt.check_span(r0" in in_place  # an array's += writes into its memory

@@ -214,11 +214,13 @@ def _vectorize(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Modu
     return apply
 
 
-def _first_example(lower: Optional[Callable]) -> Callable[[gast.Module], gast.Module]:
+def _first_example(spec, bound: Dict[str, Any], lower: Optional[Callable]) \
+        -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
-        if lower is not None:  # the GPU's kernels run examples on threads, each its own (``vmap.threads``)
+        param_avals = _param_avals(spec, bound, module.body[-1])
+        if lower is not None or param_avals is None:  # the GPU's kernels run examples on threads (``vmap.threads``)
             return module
-        module.body[-1], changed = first_example.transform(module.body[-1])
+        module.body[-1], changed = first_example.transform(module.body[-1], param_avals)
         return optimize.transform(module, optimize.DEAD) if changed else module  # the first example's
 
     return apply
@@ -304,7 +306,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("markers", _each(custom_rules.drop_markers)),
-              ("vectorize", _vectorize(spec, bound)), ("first_example", _first_example(lower)),
+              ("vectorize", _vectorize(spec, bound)), ("first_example", _first_example(spec, bound, lower)),
               ("fuse", _fuse(fuse)),
               ("versions", _main_versions if lower is None else lambda m: m),
               ("legalize", _legalize(spec, bound, lower)))

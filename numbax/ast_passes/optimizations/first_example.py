@@ -13,10 +13,9 @@ the loop runs from the first example and sizes them on its first iteration::
         rt.check_row(out, value, 'f.py:2:4')       out[i] = value
         out[i] = value
 
-and ``optimize`` then drops what of the first example nothing else reads. Its run-time checks go where the
-loop makes each of them again for the first example (as many checks of the callee at the user's position in
-the loop and in front of it, ``_repeated``); one that hoisting dropped from the loop as a repeat of the
-first example's stays. A ``vmap`` has at least one example (``rt.batch_size``), so the outputs are made
+The first example's code goes where nothing it does is lost (``analyses.first_example_code``): what it
+computes that nothing else reads, with the run-time checks the loop makes again for that example, never a
+check that guards code that stays. A ``vmap`` has at least one example (``rt.batch_size``), so the outputs are made
 before the loop ends. Runs after ``vectorize``, which makes its first block of rows in place of the first
 example, and after the last transformation: Numba compiles a name assigned in a branch, but the
 transformations read the first example's form (``row_checks`` proves nothing from an output sized in the loop,
@@ -35,9 +34,8 @@ transformations read the first example's form (``row_checks`` proves nothing fro
     ...     return out'''
     >>> fdef = gast.parse(src).body[0]
     >>> anno.setanno(fdef.body[3], anno.Key.BATCH_LOOP, True)
-    >>> print(unparse(transform(fdef)[0]))
+    >>> print(unparse(transform(fdef, {"x": ("f", 2), "batch": ("i", 0)})[0]))
     def f(x, batch):
-        first = x[0] * 2.0
         for i in range(0, batch):
             value = x[i] * 2.0
             if i == 0:
@@ -47,20 +45,20 @@ transformations read the first example's form (``row_checks`` proves nothing fro
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 import gast
 
 from numbax.ast_passes import anno
-from numbax.ast_passes.analyses import batch_loops
+from numbax.ast_passes.analyses import avals as avals_analysis
+from numbax.ast_passes.analyses import batch_loops, first_example_code
 from numbax.ast_passes.analyses.nodes import assign, base
 from numbax.ast_passes.analyses.primitives import application
-from numbax.ast_passes.analyses.usage import count_in
+from numbax.ast_passes.analyses.usage import count_in, count_names
 from numbax.ast_passes.optimizations.dead_code import remove_where
-from numbax.ast_passes.optimizations.purity import is_check, is_pure
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.primitives.kinds import Aval
 
 _SIZED = "if {index} == 0:\n    {out} = rt.stack_buffer({value}, LENGTH)"
 
@@ -112,7 +110,8 @@ def _sizing(loop: gast.For, array: str, allocation: gast.Assign, namer: Namer) -
     return named + [branch]
 
 
-def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer) -> bool:
+def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer, fdef: gast.FunctionDef,
+          avals: Dict[str, Aval]) -> bool:
     """Fold the first example that ``before`` computes for ``loop`` into it; whether it could."""
     bounds = batch_loops.bounds(loop)
     if bounds is None or loop.orelse:
@@ -129,12 +128,16 @@ def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer) -> bool:
     first = min(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
     last = max(k for k, stmt in enumerate(before) if any(stmt is s for s in doomed))
     start = _examples_start(before[:first], application(doomed[0].value).args[1])
-    repeated = _repeated(before[start:first], before[last + 1:] + [loop])
-    if None in places.values() or repeated is None:
+    code = [stmt for stmt in before[start:last + 1] if not any(stmt is s for s in doomed)]
+    stores, reads = count_names(fdef)  # (statements earlier folds dropped still counted: more stay)
+    reads.subtract(count_in(code + doomed)[1])
+    going = first_example_code.dropped(code, before[last + 1:] + [loop], {n for n, c in reads.items() if c > 0},
+                                       stores, avals)
+    if None in places.values() or going is None:
         return False
     for array in sorted(found, key=lambda a: (-places[a], a)):  # later places first: the earlier ones hold
         loop.body[places[array]:places[array]] = _sizing(loop, array, found[array][0], namer)
-    doomed += repeated
+    doomed += going
     before[:] = remove_where(before, lambda stmt: any(stmt is s for s in doomed))
     loop.iter.args[0] = gast.Constant(value=0, kind=None)
     return True
@@ -152,75 +155,26 @@ def _examples_start(first: List[gast.stmt], length: gast.expr) -> int:
     return sizing[0] + 1 if app is not None and app.name == "rt.batch_size" else 0
 
 
-def _raising(stmt: gast.AST) -> bool:
-    """Whether ``stmt`` is a check written out: ``if <test without effects>: raise ...``."""
-    return isinstance(stmt, gast.If) and not stmt.orelse and is_pure(stmt.test) and \
-        all(isinstance(s, gast.Raise) and s.exc is not None for s in stmt.body)
-
-
-def _effect(stmt: gast.AST) -> Optional[gast.AST]:
-    """The call of a statement that does something besides its value (a run-time check, ``debug.print``; the
-    exception a check written out raises)."""
-    if _raising(stmt):
-        return stmt.body[0].exc
-    value = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
-    if value is None or is_pure(value):
-        return None
-    calls = [n for n in gast.walk(value) if isinstance(n, gast.Call) and not is_pure(n)]
-    return calls[-1] if calls else value  # the innermost
-
-
-def _key(call: gast.AST) -> Tuple[str, tuple]:
-    """What an effect does apart from the values it reads: its callee and its constant arguments (a check's
-    position in the user's code, a format string)."""
-    func = call.func if isinstance(call, gast.Call) else call
-    args = call.args if isinstance(call, gast.Call) else []
-    return gast.dump(func), tuple(a.value for a in args if isinstance(a, gast.Constant))
-
-
-def _repeated(first: List[gast.stmt], loop_side: List[gast.stmt]) -> Optional[List[gast.stmt]]:
-    """The statements with effects among ``first`` (those before a folded loop's outputs were sized: the first
-    example's, and any before it) that the loop does again for its first example, to go; None where the fold
-    would do one twice (a ``debug.print``, which the loop does again, that cannot go).
-
-    A key (``_key``) made as many times or more by ``loop_side`` (the loop, and the invariants hoisted in front
-    of it) is made again by the loop for the first example; where ``first`` makes it more often, some are
-    not the first example's, or hoisting dropped the loop's as a repeat of this one: they stay. Checks (and
-    checks written out, ``if t: raise``) read only, and may stay; any other effect that the loop also does must go, and can only where it is a
-    statement of its own at the top and the loop does it as often."""
-    effects = [node for node in gast.walk(gast.Module(body=first, type_ignores=[])) if _effect(node) is not None]
-    made = Counter(_key(_effect(node)) for node in effects)
-    again = Counter(_key(_effect(node)) for node in gast.walk(gast.Module(body=loop_side, type_ignores=[]))
-                    if _effect(node) is not None)
-    going = [node for node in effects if made[_key(_effect(node))] <= again[_key(_effect(node))]]
-    for node in effects:
-        if is_check(_effect(node)) or _raising(node):
-            continue
-        key = _key(_effect(node))
-        if again[key] and (made[key] > again[key] or not isinstance(node, gast.Expr) or
-                           not any(node is stmt for stmt in first)):
-            return None  # it would be done again for the first example
-    return [node for node in going if isinstance(node, (gast.Expr, gast.If))]
-
-
-def _block(stmts: List[gast.stmt], namer: Namer) -> Tuple[List[gast.stmt], bool]:
+def _block(stmts: List[gast.stmt], namer: Namer, fdef: gast.FunctionDef, avals: Dict[str, Aval]) \
+        -> Tuple[List[gast.stmt], bool]:
     out: List[gast.stmt] = []
     changed = False
     for stmt in stmts:
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                new, did = _block(inner, namer)
+                new, did = _block(inner, namer, fdef, avals)
                 setattr(stmt, field, new)
                 changed |= did
         if isinstance(stmt, gast.For) and anno.getanno(stmt, anno.Key.BATCH_LOOP, False):
-            changed |= _fold(stmt, out, namer)
+            changed |= _fold(stmt, out, namer, fdef, avals)
         out.append(stmt)
     return out, changed
 
 
-def transform(fdef: gast.FunctionDef) -> Tuple[gast.FunctionDef, bool]:
-    """Fold the first examples of ``fdef``'s ``vmap`` loops into them; ``(fdef, changed)``."""
+def transform(fdef: gast.FunctionDef, params: Dict[str, Aval]) -> Tuple[gast.FunctionDef, bool]:
+    """Fold the first examples of ``fdef``'s ``vmap`` loops into them, given the abstract values of its
+    parameters; ``(fdef, changed)``."""
     namer = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))
-    fdef.body, changed = _block(fdef.body, namer)
+    fdef.body, changed = _block(fdef.body, namer, fdef, avals_analysis.infer(fdef, params))
     return fdef, changed
