@@ -213,3 +213,21 @@ def test_the_first_examples_code_goes_only_where_it_writes_into_nothing_that_out
     assert "t[q] = 1.0" not in _folded_with(fresh, PARAMS)  # into an array it makes itself
     in_place = _folded_with(_GUARDED.format(tail="    v0 = r0 * 2.0\n    v0 += r0\n", inside=""), PARAMS)
     assert "v0 += r0" in in_place and "rt.check_span(r0" in in_place  # an array's += writes into its memory
+
+
+def test_a_loop_whose_iteration_may_end_early_is_not_folded():
+    """An iteration that leaves before the outputs' store might not size them: the first example stays."""
+    src = ("def f(x, n):\n"
+           "    r0 = x[0]\n"
+           "    out = rt.stack_buffer(r0, n)\n"
+           "    out[0] = r0\n"
+           "    for i in range(1, n):\n"
+           "        r = x[i]\n"
+           "        if r[0] > 0.0:\n"
+           "            continue\n"
+           "        out[i] = r\n"
+           "    return out")
+    assert "range(1, n)" in _folded(src) and "out[0] = r0" in _folded(src)
+    inner = src.replace("        if r[0] > 0.0:\n            continue\n",
+                        "        for k in range(3):\n            if r[k] > 0.0:\n                break\n")
+    assert "range(0, n)" in _folded(inner)  # a break leaves the inner loop only

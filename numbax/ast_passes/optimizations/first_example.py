@@ -110,11 +110,24 @@ def _sizing(loop: gast.For, array: str, allocation: gast.Assign, namer: Namer) -
     return named + [branch]
 
 
+def _leaves_early(stmts: List[gast.stmt]) -> bool:
+    """Whether an iteration of the loop whose body is ``stmts`` may end before its last statement (``break``,
+    ``continue`` or ``return`` outside inner loops), and so before it sizes the outputs."""
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Break, gast.Continue, gast.Return)):
+            return True
+        if isinstance(stmt, gast.If) and _leaves_early(stmt.body + stmt.orelse):
+            return True
+        if isinstance(stmt, (gast.For, gast.While)) and any(isinstance(n, gast.Return) for n in gast.walk(stmt)):
+            return True
+    return False
+
+
 def _fold(loop: gast.For, before: List[gast.stmt], namer: Namer, fdef: gast.FunctionDef,
           avals: Dict[str, Aval]) -> bool:
     """Fold the first example that ``before`` computes for ``loop`` into it; whether it could."""
     bounds = batch_loops.bounds(loop)
-    if bounds is None or loop.orelse:
+    if bounds is None or loop.orelse or _leaves_early(loop.body):
         return False
     stores, _ = count_in(loop.body)
     assigned = {n for n, c in stores.items() if c}
