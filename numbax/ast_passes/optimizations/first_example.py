@@ -18,7 +18,8 @@ computes that nothing else reads, with the run-time checks the loop makes again 
 check that guards code that stays. A ``vmap`` has at least one example (``rt.batch_size``), and a loop whose
 iteration may end early (``_leaves_early``) is left as it is, so the outputs are made before the loop ends.
 Runs after ``vectorize``, which makes its first block of rows in place of the first example, and after the
-last transformation: Numba compiles a name assigned in a branch, but the transformations read the first example's form (``row_checks`` proves nothing from an output sized in the loop,
+last transformation: Numba compiles a name assigned in a branch, but the transformations read the first
+example's form (``row_checks`` proves nothing from an output sized in the loop,
 ``batch_loops.on_first_iteration``). Reports whether it changed anything.
 
     >>> import gast
