@@ -116,7 +116,7 @@ def test_show_the_batched_source_of_vmap(capsys):
                            "--transform", "vmap", "--in-axes", "(None, 0)")
     assert status == 0, err
     assert_is_source_of(out, "def vmap_predict(params_0_0, params_0_1, inputs):")
-    assert "batch = rt.batch_size(inputs.shape[0])" in out and "for i in range(1, batch):" in out
+    assert "batch = rt.batch_size(inputs.shape[0])" in out and "for i in range(0, batch):" in out
 
 
 def test_show_vmap_with_keyword_only_arguments_and_out_axes(capsys):

@@ -220,6 +220,15 @@ def grows(x):
     y[0] = x
     y[1] = 0.5
     while np.sum(y * y) < 4.0:
+        y = y * y + 0.6
+    return np.sum(y)
+
+
+def grows_linearly(x):
+    y = np.zeros(2)
+    y[0] = x
+    y[1] = 0.5
+    while np.sum(y * y) < 4.0:
         y = y * 1.5 + 0.1
     return np.sum(y)
 
@@ -289,3 +298,12 @@ def test_what_a_thread_cannot_hold_is_refused_at_the_users_line(gpu, fn, args, i
     assert construct in error.message, error.message
     assert error.origin is not None and error.origin.filename == HERE
     assert error.origin.lineno == _line(getattr(fn, "fun", fn), line), error
+
+
+def test_a_while_loop_whose_gradient_records_nothing_per_trip_runs_on_the_gpu(gpu):
+    """``np.zeros(2)`` has a known shape, so reverse mode through ``y = y * 1.5 + 0.1`` records no array per
+    trip (only the trip count): the derivative is 1.5 to the number of trips (3 and 2 here)."""
+    x = np.array([0.5, 1.0])
+    expected = numbax.vmap(numbax.grad(grows_linearly))(x)
+    np.testing.assert_allclose(expected, [1.5 ** 3, 1.5 ** 2], rtol=1e-14)
+    assert_agrees(numbax.device_get(numbax.vmap(numbax.grad(grows_linearly), backend="gpu")(x)), expected)

@@ -91,7 +91,7 @@ def test_scalar_code_and_values_assigned_twice_stay_loops():
     a, b = RNG.normal(size=BATCH), RNG.normal(size=BATCH)
     np.testing.assert_allclose(scalar(a, b), module.scalar(a, b), rtol=1e-14)
     text = numbax.source(scalar, a, b)
-    assert BLOCKS not in text and "for i in range(1, batch):" in text
+    assert BLOCKS not in text and "for i in range(0, batch):" in text
 
 
 def test_a_check_made_row_by_row_raises_at_its_row():

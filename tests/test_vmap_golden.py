@@ -24,28 +24,19 @@ W, B, X = np.linspace(-1.0, 1.0, 6).reshape(3, 2), np.array([0.1, -0.2]), np.lin
 
 def expected_vmap_predict(w, b, x):
     batch = rt.batch_size(x.shape[0])
-    x_1 = x[0]
-    # vmap_programs.py:6: h = np.tanh(x @ w + b)
-    rt.check_matmul(x_1, w, 'vmap_programs.py:6:16')
-    _t7 = rt.matmul(x_1, w)
-    rt.check_broadcast(_t7, b, 'vmap_programs.py:6:16')
-    h = rt.tanh(_t7 + b)
-    # vmap_programs.py:7: return h, np.sum(h ** 2)
-    first_1 = np.sum(h ** 2)
-    out_0 = rt.stack_buffer(h, batch)
-    out_0[0] = h
-    out_1 = rt.stack_buffer(first_1, batch)
-    out_1[0] = first_1
-    for i in range(1, batch):
+    for i in range(0, batch):
         x_2 = x[i]
-        # vmap_programs.py:6: h = np.tanh(x @ w + b)
         rt.check_matmul(x_2, w, 'vmap_programs.py:6:16')
         _t11 = rt.matmul(x_2, w)
         rt.check_broadcast(_t11, b, 'vmap_programs.py:6:16')
         h_1 = rt.tanh(_t11 + b)
         # vmap_programs.py:7: return h, np.sum(h ** 2)
         _t14 = np.sum(h_1 ** 2)
+        if i == 0:
+            out_0 = rt.stack_buffer(h_1, batch)
         out_0[i] = h_1
+        if i == 0:
+            out_1 = rt.stack_buffer(_t14, batch)
         out_1[i] = _t14
     return (rt.moveaxis(out_0, 0, 1), out_1)
 

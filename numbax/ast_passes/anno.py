@@ -22,7 +22,8 @@ class Key(enum.Enum):
     SCALAR_CAST = ("a cast numbax wrote around a 0-d operation to NumPy's scalar dtype (np.int8(a + b), "
                    "np.bool(a @ b)): the operation's run-time check is made of the operation inside it")
     BATCH_LOOP = ("a loop vmap wrote over examples 1, 2, ...: the first example's code, run before it, computed "
-                  "whatever its body computes from values that do not change in it")
+                  "whatever its body computes from values that do not change in it; or, that code folded into "
+                  "it (first_example), over examples 0, 1, ..., at least one")
     STAGED = ("a loop vmap wrote over all the examples of an axis with collectives (a stages.Staged): the "
               "collectives pass cuts it into stages at them")
     PER_THREAD = ("a loop vmap wrote over all examples for the GPU backend, each iteration one example's whole "

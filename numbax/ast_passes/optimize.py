@@ -27,15 +27,17 @@ OPTIMIZATIONS = (
     dead_arrays,       # arrays only written into (the gradient beside its tangent in jvp of grad)
     fold_temporaries,  # A-normal form's temporaries back into the expressions people wrote
 )
+# what a pass that leaves values unread (``first_example``'s first example) needs after it
+DEAD = (dead_code, dead_arrays)
 MAX_ROUNDS = 20
 
 
-def transform(module: gast.Module) -> gast.Module:
-    """Optimize every function of ``module`` to a fixpoint."""
+def transform(module: gast.Module, optimizations=OPTIMIZATIONS) -> gast.Module:
+    """Optimize every function of ``module`` to a fixpoint (by ``optimizations``, all of them by default)."""
     for fdef in module.body:
         for _ in range(MAX_ROUNDS):
             changed = False
-            for opt in OPTIMIZATIONS:
+            for opt in optimizations:
                 fdef, did = opt.transform(fdef)
                 changed |= did
             if not changed:

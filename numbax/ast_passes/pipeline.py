@@ -21,7 +21,7 @@ from numbax import timings, tree_util
 from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, inline, legalize, optimize, \
     resolve, row_checks, run_time_checks
 from numbax.ast_passes.analyses import avals
-from numbax.ast_passes.optimizations import vectorize
+from numbax.ast_passes.optimizations import first_example, vectorize
 from numbax.ast_passes.optimizations.fusion import versions
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
@@ -58,6 +58,9 @@ PASSES = (
                 "one stops: the outer transformation reads the marker's rules again"),
     ("vectorize", "vmap's loops that make a matrix product per example as array code over blocks of examples, "
                   "where every statement has a batching rule; after optimize has hoisted their invariants"),
+    ("first_example", "the first example that vmap computes before its loop to size the outputs folded into the "
+                      "loop, which sizes them on its first iteration: one copy of the body to compile; after "
+                      "vectorize, which makes its first block there, and after the last transformation"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
     ("versions", "each fused loop that reads at clamped indices (dims that broadcast) written a second time for "
                  "when no clamp is needed, which LLVM vectorizes; on the CPU, after vectorize has made its rows, "
@@ -211,6 +214,18 @@ def _vectorize(spec, bound: Dict[str, Any]) -> Callable[[gast.Module], gast.Modu
     return apply
 
 
+def _first_example(spec, bound: Dict[str, Any], lower: Optional[Callable]) \
+        -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        param_avals = _param_avals(spec, bound, module.body[-1])
+        if lower is not None or param_avals is None:  # the GPU's kernels run examples on threads (``vmap.threads``)
+            return module
+        module.body[-1], changed = first_example.transform(module.body[-1], param_avals)
+        return optimize.transform(module, optimize.DEAD) if changed else module  # the first example's
+
+    return apply
+
+
 def _legalize(spec, bound: Dict[str, Any], lower: Optional[Callable]) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module.body[-1] = custom_rules.drop_inputs(module.body[-1])
@@ -291,7 +306,8 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("transform", _main_only(transform, spec)), ("rules", _inline_rules(spec)),
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("markers", _each(custom_rules.drop_markers)),
-              ("vectorize", _vectorize(spec, bound)), ("fuse", _fuse(fuse)),
+              ("vectorize", _vectorize(spec, bound)), ("first_example", _first_example(spec, bound, lower)),
+              ("fuse", _fuse(fuse)),
               ("versions", _main_versions if lower is None else lambda m: m),
               ("legalize", _legalize(spec, bound, lower)))
     seconds = []

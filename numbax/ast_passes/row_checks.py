@@ -36,15 +36,15 @@ parameters' runs as it did without the check, and reads as before::
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import gast
 
 from numbax.ast_passes.analyses import avals as avals_analysis
+from numbax.ast_passes.analyses import batch_loops
 from numbax.ast_passes.analyses import shapes
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
-from numbax.ast_passes.tree_copy import walk
 from numbax.primitives import symbolic
 
 
@@ -57,14 +57,26 @@ def _call_of(stmt: gast.stmt, name: str):
 
 def _firsts(fdef: gast.FunctionDef) -> Dict[str, str]:
     """Each stacking array (``out = rt.stack_buffer(first, n)``, its only assignment) -> the name of the value
-    that sized it."""
+    that sized it; not one sized on a loop's first iteration (``first_example``), whose value is any example's
+    as the loop reads it."""
     found, stores = {}, count_names(fdef)[0]
-    for stmt in walk(fdef):
+    for stmt in _outside_first_iterations(fdef.body):
         app = _call_of(stmt, "stack_buffer") if isinstance(stmt, gast.Assign) else None
         if app is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) and \
                 len(app.args) == 2 and isinstance(app.args[0], gast.Name) and stores[stmt.targets[0].id] == 1:
             found[stmt.targets[0].id] = app.args[0].id
     return found
+
+
+def _outside_first_iterations(stmts: List[gast.stmt]) -> Iterator[gast.stmt]:
+    """The statements of ``stmts`` and of their blocks but those in ``if i == 0:`` branches."""
+    for stmt in stmts:
+        yield stmt
+        if not batch_loops.on_first_iteration(stmt):
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    yield from _outside_first_iterations(inner)
 
 
 def _proven(stmt: gast.stmt, firsts: Dict[str, str], known: Dict[str, shapes.Shape]) -> bool:

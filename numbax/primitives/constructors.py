@@ -90,6 +90,7 @@ def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=No
 
 
 def_nondifferentiable(np.zeros, np.ones, np.empty, aval=_filled(1))
+define(np.zeros, np.ones, np.empty, np.full, shape=symbolic.filled)  # of lengths written as numbers
 
 
 def _filled_rows(node, operands, keywords, rows):

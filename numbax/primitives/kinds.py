@@ -146,3 +146,40 @@ def cast(scalar_type):
         return (kind, args[0][1])
 
     return rule
+
+
+class OfItems:
+    """A rule (an abstract value's or a shape's) of a function whose first argument is a sequence of arrays
+    (``np.concatenate((a, b))``): the analyses give it, in place of that argument's own value (none), the list
+    of its items' where the argument is a tuple or list written out; anything else there, it is given as ever
+    (and finds no list)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def __call__(self, app, args):
+        return self.rule(app, args)
+
+
+def items_of(args) -> Optional[list]:
+    """The items' values a rule of ``OfItems`` was given (None where the sequence was not written out, or an
+    item's is unknown)."""
+    items = args[0] if args else None
+    return items if isinstance(items, list) and items and None not in items else None
+
+
+def joined(new_axis: bool) -> OfItems:
+    """The rule of ``np.concatenate`` (``new_axis`` False: the items' ndim, one at least) or ``np.stack`` (one
+    more): the items' promoted kind; unknown with other keywords than ``axis`` (``dtype=``), ``axis=None``, or
+    items of different ndims (NumPy's error)."""
+    def rule(app, args):
+        items = items_of(args)
+        axis = argument(app, 1, "axis")
+        if items is None or set(app.keywords) - {"axis"} or (axis is not None and is_none(axis)):
+            return None
+        ndims = {ndim for _, ndim in items}
+        if len(ndims) != 1 or (not new_axis and 0 in ndims):
+            return None
+        return (promote(*(kind for kind, _ in items)), ndims.pop() + int(new_axis))
+
+    return OfItems(rule)

@@ -190,6 +190,9 @@ def_methods({"reshape": np.reshape, "ravel": np.ravel, "flatten": np.ravel, "squ
              "transpose": np.transpose, "T": np.transpose, "swapaxes": np.swapaxes, "diagonal": np.diagonal,
              "repeat": np.repeat})
 
+define(np.concatenate, aval=kinds.joined(new_axis=False), shape=symbolic.concatenated)
+define(np.stack, aval=kinds.joined(new_axis=True), shape=symbolic.stacked)
+
 # Checked against JAX for complex operands (tests/test_grad_complex.py)
 define(np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.triu, np.tril, np.diag,
        np.diagonal, np.flip, np.roll, np.tile, np.pad, np.concatenate, np.stack, np.hstack, np.vstack,

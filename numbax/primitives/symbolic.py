@@ -18,6 +18,7 @@ from typing import Iterator, Optional, Set, Tuple
 
 import gast
 
+from numbax.primitives import kinds
 from numbax.primitives.kinds import argument, is_none
 
 Dim = Tuple[str, int]
@@ -170,3 +171,57 @@ def same_as(position: int, axis_at: Optional[int] = None, axis_given: bool = Fal
         return args[position]
 
     return rule
+
+
+def _axis(app, rank: int) -> Optional[int]:
+    """The constant ``axis`` of a join (positional second, or the keyword; 0 without), counted from the front
+    of ``rank`` axes; None where it is not a constant in range."""
+    axis, sign = argument(app, 1, "axis"), 1
+    if axis is None:
+        return 0
+    if isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub):  # ``axis=-1``
+        axis, sign = axis.operand, -1
+    if not (isinstance(axis, gast.Constant) and isinstance(axis.value, int) and not isinstance(axis.value, bool)):
+        return None
+    value = sign * axis.value
+    return value % rank if -rank <= value < rank else None
+
+
+def _concatenated(app, args) -> Optional[Shape]:
+    """``np.concatenate((a, b), axis)``: the items' dims, the axis's the sum of theirs (where at most one of
+    them has a symbol); unknown where the items' other dims are not the same ones."""
+    items = kinds.items_of(args)
+    if items is None or set(app.keywords) - {"axis"} or len({len(s) for s in items}) != 1 or not items[0]:
+        return None
+    k = _axis(app, len(items[0]))
+    if k is None or len({s[:k] + s[k + 1:] for s in items}) != 1:
+        return None
+    symbols = [s[k][0] for s in items if s[k][0]]
+    if len(symbols) > 1:
+        return None
+    along: Dim = (symbols[0] if symbols else "", sum(s[k][1] for s in items))
+    return items[0][:k] + (along,) + items[0][k + 1:]
+
+
+def _stacked(app, args) -> Optional[Shape]:
+    """``np.stack((a, b), axis)``: the items' shape (the same one), a new axis of their number at ``axis``."""
+    items = kinds.items_of(args)
+    if items is None or set(app.keywords) - {"axis"} or len(set(items)) != 1:
+        return None
+    k = _axis(app, len(items[0]) + 1)
+    return None if k is None else items[0][:k] + (("", len(items)),) + items[0][k:]
+
+
+concatenated = kinds.OfItems(_concatenated)
+stacked = kinds.OfItems(_stacked)
+
+
+def filled(app, args) -> Optional[Shape]:
+    """``np.zeros(shape)`` (``np.ones``, ``np.empty``, ``np.full``) of a shape written as numbers: those
+    lengths; unknown for one computed at run time."""
+    shape = argument(app, 0, "shape")
+    lengths = shape.elts if isinstance(shape, gast.Tuple) else [shape]
+    if not all(isinstance(n, gast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool)
+               and n.value >= 0 for n in lengths):
+        return None
+    return tuple(("", n.value) for n in lengths)

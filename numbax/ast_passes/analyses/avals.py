@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
-from numbax.primitives.kinds import ORDER, Aval
+from numbax.primitives.kinds import ORDER, Aval, OfItems
 from numbax.primitives.registry import entry
 
 _ELEMENTS = "[]"  # suffix: the key of what a list (a tape) holds
@@ -154,7 +154,16 @@ class _Infer:
         primitive = entry(app.key)
         if primitive is None or primitive.aval is None:
             return None
-        return primitive.aval(app, [self.expr(a) for a in app.args])
+        return primitive.aval(app, rule_arguments(primitive.aval, app, self.expr))
+
+
+def rule_arguments(rule, app, value) -> list:
+    """The values (``value`` of each node) a rule of the registry is given for ``app``'s positional arguments:
+    for a rule of ``kinds.OfItems``, a first argument written as a tuple or list is the list of its items'."""
+    args = [value(a) for a in app.args]
+    if isinstance(rule, OfItems) and app.args and isinstance(app.args[0], (gast.Tuple, gast.List)):
+        args[0] = [value(item) for item in app.args[0].elts]
+    return args
 
 
 def expr_aval(node: gast.expr, env: Dict[str, Aval]) -> Optional[Aval]:

@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
-from numbax.ast_passes.analyses.avals import _ELEMENTS, row_store, tape_of
+from numbax.ast_passes.analyses.avals import _ELEMENTS, row_store, rule_arguments, tape_of
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.primitives import symbolic
@@ -142,7 +142,7 @@ def _call(app, env, avals) -> Optional[Shape]:
     primitive = entry(app.key)
     if primitive is None or primitive.shape is None:
         return None
-    return primitive.shape(app, [expr_shape(a, env, avals) for a in app.args])
+    return primitive.shape(app, rule_arguments(primitive.shape, app, lambda a: expr_shape(a, env, avals)))
 
 
 class _Infer:
@@ -176,6 +176,8 @@ class _Infer:
                 ndim = (self.avals.get(name) or ("", 0))[1]
                 if shape is None and name in self.fresh and not self.depth and ndim:
                     shape = tuple((f"{name}.{k}", 0) for k in range(ndim))  # its own, as a parameter's
+                elif shape is None and name in self.avals and not ndim:
+                    shape = SCALAR  # a number (``z[0]`` of a loop's ``z``, whose length is not known)
                 self.set(name, shape)
             elif isinstance(stmt, gast.Assign):
                 self.unpack(stmt)

@@ -31,8 +31,9 @@ from numbax.ast_passes.optimizations.dead_code import remove_where
 from numbax.ast_passes.optimizations.purity import is_pure
 
 # calls that return a new array whose contents nothing else holds
-_ALLOCATIONS = frozenset({"rt.zeros_like", "np.zeros", "np.ones", "np.empty", "np.full", "np.zeros_like",
-                          "np.ones_like", "np.empty_like", "np.full_like"})
+ALLOCATIONS = frozenset({"rt.zeros_like", "np.zeros", "np.ones", "np.empty", "np.full", "np.zeros_like",
+                          "np.ones_like", "np.empty_like", "np.full_like",
+                          "rt.stack_buffer", "rt.stack_rows"})  # (vmap's outputs: a first example's nothing reads)
 
 
 def _allocation(stmt: gast.stmt):
@@ -40,7 +41,7 @@ def _allocation(stmt: gast.stmt):
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) and \
             isinstance(stmt.value, gast.Call):
         app = application(stmt.value)
-        if app is not None and app.name in _ALLOCATIONS and is_pure(stmt.value):
+        if app is not None and app.name in ALLOCATIONS and is_pure(stmt.value):
             return stmt.targets[0].id, stmt.value
     return None
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses import avals as avals_analysis
+from numbax.ast_passes.analyses import batch_loops
 from numbax.ast_passes.analyses.nodes import assign
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in, count_names
@@ -335,36 +336,11 @@ def _subscript_stores(node: gast.AST) -> List[gast.Subscript]:
     return [n for n in gast.walk(node) if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)]
 
 
-def _carried(stmts: List[gast.stmt], assigned: Set[str], seen: Set[str]) -> bool:
-    """Whether a statement reads a name assigned in the loop before the loop assigns it (a value carried from
-    the example before), inner loops' bodies in order too."""
-    for stmt in stmts:
-        if isinstance(stmt, gast.For):
-            if _loads(stmt.iter) & (assigned - seen):
-                return True
-            seen |= {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
-            if _carried(stmt.body, assigned, seen):
-                return True
-            continue
-        if _loads(stmt) & (assigned - seen):
-            return True
-        seen |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return False
-
-
-def _range(loop: gast.For) -> Optional[Tuple[gast.expr, gast.expr]]:
-    it = loop.iter
-    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range" \
-            and len(it.args) == 2 and not it.keywords and isinstance(loop.target, gast.Name):
-        return it.args[0], it.args[1]
-    return None
-
-
 def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str], before: List[gast.stmt]) \
         -> Optional[List[gast.stmt]]:
     """The loop over blocks of rows that computes ``loop``, or None; ``before``, the statements of the block
     before the loop, loses ``vmap``'s first example's stores where the first block takes their place."""
-    bounds = _range(loop)
+    bounds = batch_loops.bounds(loop)
     if bounds is None or loop.orelse:
         return None
     stores, _ = count_in(loop.body)
@@ -373,7 +349,7 @@ def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str], befor
         return None
     if loop.target.id in read_after:
         return None
-    if _carried(loop.body, assigned, set()):
+    if batch_loops.carried(loop.body, assigned, set()):
         return None
     outputs = {_base(t) for t in _subscript_stores(gast.Module(body=loop.body, type_ignores=[]))} - assigned
     if any(_loads(stmt) & outputs - {_base(t) for t in getattr(stmt, "targets", [])} - _shape_read(stmt)
@@ -390,7 +366,7 @@ def _vectorized(loop: gast.For, avals, namer: Namer, read_after: Set[str], befor
         return None
     first, last = bounds
     out: List[gast.stmt] = []
-    peeled = _peeled(before, first, outputs)
+    peeled = batch_loops.peeled(before, first, outputs)
     direct = [copy_tree(stmt) for stmt in body]
     if write_in_place(direct, {a for a, per_row in block.stored.items() if per_row}) == outputs:
         body, peeled = direct, None  # vmap's first example sizes the outputs: no block's rows are copied
@@ -412,31 +388,6 @@ def _head(block: _Block, last: gast.expr) -> List[gast.stmt]:
                       f"{block.start}").body
     head[0].value.args[1] = copy_tree(last)
     return head
-
-
-def _peeled(before: List[gast.stmt], first: gast.expr, outputs: Set[str]) \
-        -> Optional[Dict[str, Tuple[gast.Assign, gast.Assign]]]:
-    """``vmap``'s first example, computed before a loop from 1 to learn the outputs' shapes: for each array the
-    loop fills, ``(out = rt.stack_buffer(first, n), out[0] = first)`` among the statements ``before`` it, when
-    those two are all that they do with ``out``; else None."""
-    if not (isinstance(first, gast.Constant) and first.value == 1) or not outputs:
-        return None
-    found = {}
-    for out in outputs:
-        using = [stmt for stmt in before if any(isinstance(n, gast.Name) and n.id == out for n in gast.walk(stmt))]
-        if len(using) != 2 or not all(isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 for stmt in using):
-            return None
-        allocation, store = using
-        app = application(allocation.value) if isinstance(allocation.value, gast.Call) else None
-        target = store.targets[0]
-        if app is None or app.name != "rt.stack_buffer" or len(app.args) != 2 or app.keywords or \
-                not isinstance(allocation.targets[0], gast.Name) or not isinstance(target, gast.Subscript) or \
-                not (isinstance(target.slice, gast.Constant) and target.slice.value == 0) or \
-                not (isinstance(store.value, gast.Name) and isinstance(app.args[0], gast.Name)
-                     and store.value.id == app.args[0].id):
-            return None
-        found[out] = (allocation, store)
-    return found
 
 
 def _shape_read(stmt: gast.stmt) -> Set[str]:

@@ -31,6 +31,7 @@ from numbax.ast_passes import anno, entry_checks
 from numbax.ast_passes.analyses import primitives
 from numbax.ast_passes.analyses.activity import active_names
 from numbax.ast_passes.analyses.aliasing import may_alias
+from numbax.ast_passes.analyses.avals import expr_aval
 from numbax.ast_passes.analyses.avals import infer as infer_avals
 from numbax.ast_passes.analyses.nodes import assign as _assign
 from numbax.ast_passes.analyses.nodes import base as _base
@@ -292,7 +293,13 @@ class Tangents:
         return None
 
     def _has_shape_of(self, expr: gast.expr, target: str) -> bool:
-        """Whether ``expr`` (which reads tangents) is known to have ``target``'s shape, as a tangent must."""
+        """Whether ``expr`` (which reads tangents) is known to have ``target``'s shape, as a tangent must: the
+        same symbolic shape, or both numbers (rank 0 has one shape; a loop's numbers have no symbolic one)."""
+        if (self.avals.get(target) or (None, None))[1] == 0:
+            ranks = dict(self.avals)
+            ranks.update({t: self.avals[p] for p, t in self.names.items() if p in self.avals})
+            if (expr_aval(expr, ranks) or (None, None))[1] == 0:
+                return True
         want = self.shapes.get(target)
         if want is None:
             return False

@@ -14,7 +14,9 @@ and the call's value is ``out`` (``np.moveaxis(out, 0, k)`` for ``out_axes=k``,
 the first example's output for ``out_axes=None``). ``f`` is called like any
 user function, so ``inline`` places its body in the loop, and ``grad``, a
 nested ``vmap`` or ``numbax.random`` inside it need nothing of their own: what
-follows sees an ordinary loop of core-subset code.
+follows sees an ordinary loop of core-subset code. After the transformations,
+``optimizations.first_example`` folds the first example into the loop, which then
+sizes the outputs on its first iteration: Numba compiles one copy of the body.
 """
 from __future__ import annotations
 
