@@ -42,11 +42,11 @@ os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gett
 settings.register_profile("numbax", database=None, derandomize=True, deadline=None)
 settings.load_profile("numbax")
 
-# Compiling allocates millions of short-lived objects (syntax trees, Numba's IR, llvmlite's), and at Python's
-# default threshold (700) their collections move so many into the oldest generation that a worker spends a
-# tenth of its time in full collections, each walking every object it holds. Collecting the youngest
-# generation every 10,000 allocations instead cuts the time in the collector by two thirds (tests/test_vmap.py
-# alone: 2.9 s of 24.6 s to 0.9 s); a cycle still goes within 10,000 allocations.
+# Compiling allocates millions of short-lived objects (syntax trees, Numba's IR, llvmlite's). At Python's
+# default threshold (700) so many of them live through a young collection that full collections, each walking
+# every object the worker holds, take a tenth of its time. Collecting the youngest generation every 10,000
+# allocations halves the time in the collector (four test files in one process: 18.4 s of 166 s of CPU to
+# 9.8 s; peak memory 2.11 GB to 2.13 GB).
 gc.set_threshold(10_000, *gc.get_threshold()[1:])
 
 
