@@ -112,7 +112,7 @@ def test_outputs_keep_their_examples_dtypes():
     np.testing.assert_array_equal(total, np.full(3, 3.0, np.float32))
 
 
-# one compiled gradient for the tests against JAX and against central differences (20 s of compiling each)
+# the gradient in both arguments, compiled once (20 s) for the tests against JAX and against central differences
 GRAD = numbax.grad(loss, argnums=(0, 1))
 
 
