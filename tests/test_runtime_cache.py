@@ -62,9 +62,16 @@ def _compiled(proc: subprocess.CompletedProcess) -> str:
     return next(line for line in proc.stderr.splitlines() if line.startswith("runtime compiled:"))
 
 
-def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(tmp_path):
-    cache = str(tmp_path / "numbax")
-    first = _run(cache)
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """A first process on an empty cache, with ``NUMBAX_TIMINGS``: its cache and what it printed. One cold
+    process (ten seconds) serves both tests that read one."""
+    cache = str(tmp_path_factory.mktemp("first") / "numbax")
+    return cache, _run(cache)
+
+
+def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(first_run):
+    cache, first = first_run
     folders = os.listdir(os.path.join(cache, "runtime"))
     assert len(folders) == 1  # one runtime digest
     entries = os.listdir(os.path.join(cache, "runtime", folders[0]))
@@ -109,8 +116,8 @@ def test_generated_code_calls_a_large_cached_helper_without_a_copy_of_its_code(t
     assert address and llvm_binding.address_of_symbol(renamed.symbol) == address
 
 
-def test_timings_name_each_pass_and_numbas_stages(tmp_path):
-    err = _run(str(tmp_path / "numbax")).stderr
+def test_timings_name_each_pass_and_numbas_stages(first_run):
+    err = first_run[1].stderr
     assert "numbax timings: jit of f (" in err and "program.py:21)" in err
     passes = next(line for line in err.splitlines() if line.startswith("  numbax passes"))
     for name in ("parse+specialize", "inline", "anf", "checks", "transform", "optimize", "fuse", "legalize"):
