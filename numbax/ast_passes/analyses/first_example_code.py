@@ -12,8 +12,9 @@ statement of that code may go only where nothing it does is lost:
 - no statement that stays follows a check that goes, but other checks: a check guards the code after it
   (``x[i]`` after ``rt.check_span``), so the code it guards goes with it, or it stays.
 
-An effect the loop does again that must stay (a ``debug.print`` before a check that stays) would be done twice
-for the first example: then nothing goes (``None``).
+An effect the loop does again that must stay (a ``debug.print`` before a check that stays), or a write that
+stays into memory made outside that code (``row /= ...`` of a row of an argument), would be done twice for the
+first example: then nothing goes (``None``).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.aliasing import may_alias
 from numbax.ast_passes.analyses.nodes import base, loads
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.dead_arrays import ALLOCATIONS
@@ -156,12 +158,32 @@ def _reads(stmt: gast.stmt) -> Set[str]:
                           if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
+def _writes_outside(stmt: gast.stmt, first: List[gast.stmt], avals: Dict[str, Aval]) -> bool:
+    """Whether ``stmt`` may write into memory made outside ``first`` (``row /= ...`` where ``row = x[0]`` is a row
+    of an argument): staying, it would write there twice, as the loop writes it again for its first example."""
+    made = {}
+    for node in gast.walk(gast.Module(body=first, type_ignores=[])):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            made.setdefault(node.targets[0].id, []).append(node.value)
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+            written = base(node)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
+                (avals.get(node.target.id) or ("", None))[1] != 0:  # an array's, or one of unknown rank
+            written = node.target.id
+        else:
+            continue
+        if written not in made or any(may_alias(value) for value in made[written]):
+            return True
+    return False
+
+
 def dropped(first: List[gast.stmt], loop_side: List[gast.stmt], read_elsewhere: Set[str], stores,
             avals: Dict[str, Aval]) -> Optional[List[gast.stmt]]:
     """The statements of ``first`` (the first example's code) that go once the loop computes that example,
     ``loop_side`` being the loop and what was hoisted in front of it, ``read_elsewhere`` the names read
     outside ``first``, ``stores`` the function's assignment counts and ``avals`` its abstract values; None
-    where an effect the loop does again would stay."""
+    where an effect the loop does again would stay, or a write into memory that outlives that code."""
     going, twice = _again(first, loop_side)
     quiet = _Quiet(going, _fresh(first, stores), avals)
     kept = [not quiet(stmt) for stmt in first]
@@ -179,5 +201,7 @@ def dropped(first: List[gast.stmt], loop_side: List[gast.stmt], read_elsewhere: 
                 changed = True
     stay = [stmt for stmt, keep in zip(first, kept) if keep]
     if any(id(node) in twice for node in _effects(stay)):
+        return None
+    if any(_writes_outside(stmt, first, avals) for stmt in stay):
         return None
     return [stmt for stmt, keep in zip(first, kept) if not keep]

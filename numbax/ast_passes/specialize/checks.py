@@ -68,7 +68,10 @@ def shift(op_or_func: Any, value: Any, count: Any) -> Optional[Tuple[str, ...]]:
     avals = [dtypes.aval_of(value), dtypes.aval_of(count)]
     if None in avals or avals[0].dtype.kind not in "biu" or avals[1].dtype.kind not in "biu":
         return None
-    bits = 8 * np.result_type(*(np.dtype(np.int64) if a.weak else a.dtype for a in avals)).itemsize
+    # numbers are shifted as 64-bit integers (Numba's, then cast to NumPy's dtype, which gives NumPy's 0 or -1
+    # for a count of their bits or more); arrays in their own dtype
+    bits = 64 if all(a.ndim == 0 for a in avals) else \
+        8 * np.result_type(*(np.dtype(np.int64) if a.weak else a.dtype for a in avals)).itemsize
     if not isinstance(count, Dyn) and np.all((np.asarray(count) >= 0) & (np.asarray(count) < bits)):
         return None
     return ("check_shift", str(bits))
