@@ -92,7 +92,10 @@ def tile(A, reps):
 
 
 def pad(array, pad_width, mode="constant", constant_values=0):
-    """``np.pad(array, pad_width, mode, constant_values=constant_values)``."""
+    """``np.pad(array, pad_width, mode, constant_values=constant_values)`` (NumPy takes ``constant_values`` in
+    constant mode only)."""
+    if mode != "constant":
+        return np.pad(array, pad_width, mode)
     return np.pad(array, pad_width, mode, constant_values=constant_values)
 
 

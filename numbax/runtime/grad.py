@@ -821,7 +821,10 @@ def norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
         return unreduce(g, x, axis, keepdims) * abs_slope(x)
     if ord in (np.inf, -np.inf) and (axis is not None or np.ndim(x) == 1):
         return _inf_norm_grad(g, ans, x, axis, keepdims)
-    raise NotImplementedError(f"numbax: no derivative of np.linalg.norm with ord={ord!r} over a matrix")
+    over = "a vector" if axis is not None or np.ndim(x) == 1 else "a matrix"
+    raise NotImplementedError(f"numbax: no derivative of np.linalg.norm with ord={ord!r} over {over} (orders "
+                              f"with one: None, 2 and 'fro', 1, inf and -inf over vectors, None and 'fro' over "
+                              f"matrices)")
 
 
 @register_jitable
