@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import gast
 
-from numbax.ast_passes.analyses.aliasing import may_alias
+from numbax.ast_passes.analyses.aliasing import sources
 from numbax.ast_passes.analyses.nodes import base, loads
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.dead_arrays import ALLOCATIONS
@@ -173,9 +173,18 @@ def _writes_outside(stmt: gast.stmt, first: List[gast.stmt], avals: Dict[str, Av
             written = node.target.id
         else:
             continue
-        if written not in made or any(may_alias(value) for value in made[written]):
+        if not _made_inside(written, made, set()):
             return True
     return False
+
+
+def _made_inside(name: str, made: Dict[str, List[gast.expr]], seen: Set[str]) -> bool:
+    """Whether every value assigned to ``name`` is memory the first example's code made: a new array, or a view
+    of one (``dy_view = dy[:3]`` of ``dy = rt.zeros_like(y)``); not a parameter's, nor any name's made before."""
+    if name in seen:
+        return True
+    seen.add(name)
+    return name in made and all(_made_inside(other, made, seen) for value in made[name] for other in sources(value))
 
 
 def dropped(first: List[gast.stmt], loop_side: List[gast.stmt], read_elsewhere: Set[str], stores,
