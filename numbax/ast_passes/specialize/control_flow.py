@@ -148,9 +148,10 @@ class ControlFlowMixin:
                 value = self.eval(node.value)
                 self.refuse_in_place(node, node.op, dtypes.index(base.aval, index), value)
                 operand = self.materialize(value)
-                element = Dyn(self.user_subscript(target, base.expr(), index, gast.Load()),
-                              dtypes.index(base.aval, index))
-                self.check_power_in_place(node, node.op, element, value, element.node, operand)
+                if isinstance(node.op, gast.Pow):  # ``x[i] **= k``: the element read for its check only
+                    element = Dyn(self.user_subscript(target, base.expr(), index, gast.Load()),
+                                  dtypes.index(base.aval, index))
+                    self.check_power_in_place(node, node.op, element, value, element.node, operand)
                 if not self.builder.differentiated and (dtypes.aval_of(value) is None or
                                                         checks.is_array(dtypes.aval_of(value))):
                     operand = _unaliased(operand, base.expr())  # ``x[::-1] += x[1]``: a row of x, before
