@@ -388,3 +388,36 @@ def test_an_array_made_of_numbers_has_the_array_of_their_tangents_as_jax():
                                rtol=1e-13)
     np.testing.assert_allclose(numbax.hessian(_array_of_numbers)(x), jax.hessian(oracles.to_jax(_array_of_numbers))(x),
                                rtol=1e-12)
+
+
+def _negative_constant(x):
+    return -0.75
+
+
+def _complex_constant(x):
+    return -2j
+
+
+def _tuple_with_a_negative_constant(x):
+    return x * 2.0, -1.5
+
+
+def _negative_integer(x):
+    return -3
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("fn", [_negative_constant, _complex_constant, _tuple_with_a_negative_constant,
+                                _negative_integer], ids=lambda f: f.__name__)
+def test_the_tangent_of_a_constant_output_is_zero(fn, backend):
+    """An output written as a constant expression (``-0.75`` is a negation of ``0.75``; ``-2j``) has a zero
+    tangent of its kind, as JAX's (it was the constant itself); an integer's is float0."""
+    x = np.array([1.0, 2.0])
+    out, tangent = numbax.jvp(fn, (x,), (x,), backend=backend)
+    want_out, want_tangent = jax.jvp(fn, (x,), (x,))
+    for got, want in zip(tree_util.tree_leaves(tangent), jax.tree_util.tree_leaves(want_tangent)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        if np.asarray(want).dtype != jax.dtypes.float0:
+            np.testing.assert_array_equal(got, np.asarray(want))
+    for got, want in zip(tree_util.tree_leaves(out), jax.tree_util.tree_leaves(want_out)):
+        np.testing.assert_array_equal(got, np.asarray(want))

@@ -23,6 +23,8 @@ import numpy as np
 import scipy
 import scipy.special
 
+import numbax.lax
+
 jax.config.update("jax_enable_x64", True)
 
 # Functions defined under these folders are "user code" and get rebuilt; library code does not.
@@ -38,8 +40,9 @@ _SWAPS: Dict[int, Any] = {
     id(scipy.special.logsumexp): jsp_special.logsumexp,
     id(scipy.special.expit): jsp_special.expit,
     id(scipy.special.erf): jsp_special.erf,
+    id(numbax.lax): jax.lax,
 }
-_KEEP_ALIVE = (np, scipy, scipy.special)
+_KEEP_ALIVE = (np, scipy, scipy.special, numbax.lax)
 _NUMPY_MODULES = {"numpy": jnp, "numpy.linalg": jnp.linalg}
 
 

@@ -111,11 +111,15 @@ class CallsMixin:
             return self.in_numpys_dtype(getattr(np, func.node.attr, None), out)
         if isinstance(func, (functools.partial, Partial)):
             while isinstance(func, (functools.partial, Partial)):
-                func, args, kwargs = func.func, list(func.args) + args, {**func.keywords, **kwargs}
+                owner = getattr(func, "owner", None)  # a Partial's bound values are its maker's variables
+                func, args, kwargs = func.func, list(self.import_value(func.args, owner)) + args, \
+                    {**self.import_value(func.keywords, owner), **kwargs}
             return self.call_value(node, func, args, kwargs)  # what it binds may specialize its own calls
         if isinstance(func, LocalFunction):
             return self.call_user(node, func.node, func.name, func.namespace or self.namespace, func.env,
-                                  func.defaults, args, kwargs, key=id(func.node))
+                                  self.import_value(func.defaults, func.owner), args, kwargs, key=id(func.node),
+                                  kw_defaults=self.import_value(func.kw_defaults, func.owner),
+                                  closure_owner=func.owner)
         wrapped = getattr(func, "_numbax_fun", None) or getattr(func, "__numbax_primitive__", None)
         if wrapped is not None:
             func = wrapped
@@ -133,7 +137,7 @@ class CallsMixin:
         direct = list(args) + list(kwargs.values())
         if func is functools.partial and args:
             return Partial(args[0], tuple(self.snapshot(a) for a in args[1:]),
-                           {k: self.snapshot(v) for k, v in kwargs.items()})
+                           {k: self.snapshot(v) for k, v in kwargs.items()}, owner=self)
         if func in _STRUCTURAL and not any(isinstance(a, (Dyn, np.ndarray)) for a in direct):
             return self.fold(node, func, *args, **kwargs)
         if (func in _PURE or self._is_math(func)) and not any(contains_dyn(a) for a in direct) \
@@ -356,7 +360,7 @@ class CallsMixin:
         fdef, namespace = self.builder.parsed.get(func) or self._parse(func)
         key = resolve.function_key(func) + (() if owner is None else (id(owner),))
         return self.call_user(node, fdef, func.__name__, namespace, {}, list(func.__defaults__ or ()),
-                              args, kwargs, key=key)
+                              args, kwargs, key=key, kw_defaults=dict(func.__kwdefaults__ or {}))
 
     def _parse(self, func: types.FunctionType):
         """Parse and fence a user function once per compilation (specializing never changes the tree)."""
@@ -368,8 +372,10 @@ class CallsMixin:
         self.builder.parsed[func] = parsed.node, resolve.Namespace(parsed.closure, parsed.globals)
         return self.builder.parsed[func]
 
-    def bind_arguments(self, node, fdef: gast.FunctionDef, defaults, args, kwargs) -> Dict[str, Any]:
-        """Match call arguments to parameters as Python does, raising at the call's line."""
+    def bind_arguments(self, node, fdef: gast.FunctionDef, defaults, args, kwargs,
+                       kw_defaults: Dict[str, Any]) -> Dict[str, Any]:
+        """Match call arguments to parameters as Python does, raising at the call's line; ``defaults`` and
+        ``kw_defaults`` are the values the function's defaults took when it was defined."""
         params = [a.id for a in fdef.args.posonlyargs + fdef.args.args]
         kwonly = [a.id for a in fdef.args.kwonlyargs]
         variadic, keywords = fdef.args.vararg, fdef.args.kwarg
@@ -391,24 +397,25 @@ class CallsMixin:
             bound[keywords.id] = extra
         for name, default in zip(params[len(params) - len(defaults):], defaults):
             bound.setdefault(name, default)
-        for arg, default in zip(fdef.args.kwonlyargs, fdef.args.kw_defaults):
-            if default is not None and arg.id not in bound:
-                bound[arg.id] = self.eval(default)
+        for name, default in kw_defaults.items():
+            bound.setdefault(name, default)
         missing = [p for p in params + kwonly if p not in bound]
         if missing:
             self.fail(node, f"`{fdef.name}` is missing arguments: {', '.join(missing)}")
         return bound
 
-    def call_user(self, node, fdef, name, namespace, closure_env, defaults, args, kwargs, key):
-        """Specialize ``fdef`` into a helper of the module and emit a call to it."""
+    def call_user(self, node, fdef, name, namespace, closure_env, defaults, args, kwargs, key,
+                  kw_defaults=None, closure_owner=None):
+        """Specialize ``fdef`` into a helper of the module and emit a call to it; ``closure_owner`` is the
+        specializer whose variables ``closure_env``'s run-time values are."""
         if key in self.builder.stack:
             from numbax.errors import NumbaxRecursionError
 
             raise NumbaxRecursionError(f"`{name}` calls itself (recursion is not supported)",
                                        self.origin(node),
                                        hint="rewrite the recursion as a loop.")
-        bound = self.bind_arguments(node, fdef, defaults, args, kwargs)
-        helper = self.child(fdef, namespace, closure_env, key).specialize_helper(bound)
+        bound = self.bind_arguments(node, fdef, defaults, args, kwargs, kw_defaults or {})
+        helper = self.child(fdef, namespace, closure_env, key, closure_owner).specialize_helper(bound)
         return self.call_helper(helper)
 
     def snapshot(self, value: Any) -> Any:

@@ -52,7 +52,7 @@ class LiftedTransformation:
 
     def _numbax_specialize(self, spec, node, args, kwargs):
         transformed, lifted = self.made(spec, node)
-        return spec.call_value(node, transformed, list(args), {**kwargs, **lifted.captured_values()})
+        return spec.call_value(node, transformed, list(args), {**kwargs, **lifted.captured_values(spec)})
 
 
 _LOCAL = (LocalFunction, Partial, LiftedTransformation)

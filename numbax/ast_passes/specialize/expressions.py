@@ -454,8 +454,11 @@ class ExpressionsMixin:
         """A closure over the current environment and the ones enclosing it (a lambda in a local ``def`` reads
         the compiled function's variables too, not globals of their names), with its defaults evaluated now."""
         defaults = [self.eval(d) for d in node.args.defaults]
+        kw_defaults = {arg.id: self.eval(d) for arg, d in zip(node.args.kwonlyargs, node.args.kw_defaults)
+                       if d is not None}
         env = collections.ChainMap(self.env, self.closure_env) if self.closure_env else self.env
-        return LocalFunction(node=node, env=env, name=node.name, defaults=defaults, namespace=self.namespace)
+        return LocalFunction(node=node, env=env, name=node.name, defaults=defaults, namespace=self.namespace,
+                             owner=self, kw_defaults=kw_defaults)
 
     def lookup_free(self, name: str, node: gast.expr) -> Any:
         """A name not assigned in the function: closure cell, global or builtin."""

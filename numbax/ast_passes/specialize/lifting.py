@@ -14,8 +14,9 @@ code is inlined into the outer before the outer is transformed.
 """
 from __future__ import annotations
 
-import dataclasses
 import collections
+import dataclasses
+import functools
 import inspect
 from typing import Any, Callable, List, Mapping, Set
 
@@ -23,7 +24,7 @@ import gast
 
 from numbax import tree_util
 from numbax.ast_passes import anno, parse, wrapper
-from numbax.ast_passes.specialize.values import LocalFunction, Partial, contains_dyn
+from numbax.ast_passes.specialize.values import LocalFunction, Partial, contains_dyn, defining_scope
 from numbax.ast_passes.tree_copy import copy_tree
 
 _SCOPES = (gast.FunctionDef, gast.Lambda)
@@ -38,10 +39,11 @@ class Lifted:
     function: Callable
     captured: List[str]
     env: Mapping[str, Any]
+    owner_of: Callable[[str], Any]  # the specializer whose variable each captured name's value is
 
-    def captured_values(self) -> Dict[str, Any]:
-        """The captured names' values now (at the call: Python's late binding)."""
-        return {name: self.env[name] for name in self.captured}
+    def captured_values(self, spec) -> Dict[str, Any]:
+        """The captured names' values now (at the call: Python's late binding), as ``spec``'s code reads them."""
+        return {name: spec.import_value(self.env[name], self.owner_of(name)) for name in self.captured}
 
 
 def _free_names(fdef: gast.FunctionDef) -> Set[str]:
@@ -111,7 +113,7 @@ def lift(spec, node, fun: LocalFunction, label: str) -> Lifted:
                                                              type_comment=None) for c in captured]
     tree.args.kw_defaults = tree.args.kw_defaults + [None] * len(captured)
     parse.adopt(function, tree, origin.filename if origin else filename)
-    return Lifted(function, captured, fun.env)
+    return Lifted(function, captured, fun.env, functools.partial(defining_scope, fun.owner))
 
 
 def lift_partial(spec, node, fun: Partial, label: str) -> Lifted:
@@ -153,4 +155,8 @@ def lift_partial(spec, node, fun: Partial, label: str) -> Lifted:
     function.__defaults__ = tuple(p.default for p in rest if p.kind is not p.KEYWORD_ONLY
                                   and p.default is not p.empty) or None
     env = collections.ChainMap(values, inner.env) if inner is not None else values
-    return Lifted(function, captured, env)
+
+    def owner_of(name: str) -> Any:
+        return fun.owner if name in values or inner is None else inner.owner_of(name)
+
+    return Lifted(function, captured, env, owner_of)

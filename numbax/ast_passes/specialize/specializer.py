@@ -1,6 +1,7 @@
 """The specializer: runs a user function's statements at compile time, emitting what cannot run."""
 from __future__ import annotations
 
+import copy
 from typing import Any, Dict, List, Optional, Tuple
 
 import gast
@@ -16,13 +17,17 @@ from numbax.ast_passes.specialize.control_flow import ControlFlowMixin
 from numbax.ast_passes.specialize.expressions import ExpressionsMixin
 from numbax.ast_passes.specialize.materialize import Unrepresentable, name_node
 from numbax.ast_passes.specialize.run_time_lists import RunTimeListsMixin
-from numbax.ast_passes.specialize.values import AVal, Dyn, Items, NeedStatic, Rows, RunTimeList, contains_dyn, \
-    is_static_scalar
+from numbax.ast_passes.specialize.values import AVal, Dyn, Imported, Items, Method, NeedStatic, Rows, RunTimeList, \
+    contains_dyn, defining_scope, is_static_scalar
 from numbax.errors import NumbaxSpecializationError
 
 
 def _is_dyn(x: Any) -> bool:
     return isinstance(x, Dyn)
+
+
+def _leaf_text(leaf: Dyn) -> str:
+    return repr(leaf)[len("Dyn("):-1]
 
 
 def _path_part(key: Any) -> Any:
@@ -61,12 +66,19 @@ def assigned_names(stmts: List[gast.stmt]) -> set:
 class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMixin):
     """Specializes one user function (the entry point or a callee) to its arguments."""
 
-    def __init__(self, builder: ModuleBuilder, fdef: gast.FunctionDef, namespace, closure_env=None, key=None):
+    def __init__(self, builder: ModuleBuilder, fdef: gast.FunctionDef, namespace, closure_env=None, key=None,
+                 parent: Optional["Specializer"] = None, closure_owner: Optional["Specializer"] = None):
         self.builder = builder
         self.key = key if key is not None else id(fdef)
         self.fdef = fdef
         self.namespace = namespace
         self.closure_env = closure_env or {}
+        # the specializer whose code calls this one (None for the entry point), and the one that defined the
+        # local function this one specializes: run-time values are expressions over one function's variables,
+        # so a value of another function's reaches this one's code as a parameter (``import_value``)
+        self.parent = parent
+        self.closure_owner = closure_owner
+        self._imports: Dict[Tuple[int, int], Tuple[Any, Any]] = {}
         self.materializer = builder.materializer
         self.env: Dict[str, Any] = {}
         names = builder.names_of.get(id(fdef))
@@ -360,9 +372,46 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
 
     # -- functions -------------------------------------------------------------
 
-    def child(self, fdef, namespace, closure_env, key) -> "Specializer":
+    def child(self, fdef, namespace, closure_env, key, closure_owner=None) -> "Specializer":
         """A specializer for a callee, sharing this compilation's module."""
-        return Specializer(self.builder, fdef, namespace, closure_env, key)
+        return Specializer(self.builder, fdef, namespace, closure_env, key, parent=self,
+                           closure_owner=closure_owner)
+
+    def import_value(self, value: Any, owner: Optional["Specializer"]) -> Any:
+        """``value``, made by the function ``owner`` specializes, as this function's code can read it: each
+        run-time leaf becomes a parameter of this function (and of each function between ``owner``'s code
+        and this one's), which its caller passes. A free name left in an inlined callee would otherwise read
+        whatever variable of that name the calling code holds (a parameter, a ``lax`` loop's ``i``)."""
+        if owner is None or owner is self or not contains_dyn(value):
+            return value
+        return tree_util.tree_map(lambda leaf: self._import_leaf(leaf, owner) if isinstance(leaf, Dyn) else leaf,
+                                  value, is_leaf=lambda leaf: isinstance(leaf, Dyn))
+
+    def _import_leaf(self, leaf: Dyn, owner: "Specializer") -> Dyn:
+        if isinstance(leaf.node, gast.Constant):
+            return leaf
+        found = self._imports.get((id(owner), id(leaf)))
+        if found is not None:
+            return found[1]
+        caller = self.parent
+        while caller is not None and caller is not owner:
+            caller = caller.parent
+        if caller is None:  # the function that made it has returned: its variables are gone
+            self.fail(self.current, f"`{_leaf_text(leaf)}`, a value `{owner.fdef.name}` computed at run time, is "
+                      f"read here by a function `{owner.fdef.name}` made and returned",
+                      hint="pass the value to the function as an argument instead of closing over it.")
+        if isinstance(leaf, Method):
+            self.fail(self.current, f"`{_leaf_text(leaf)}`, a method of a run-time value of "
+                      f"`{owner.fdef.name}`, called in another function",
+                      hint="call the method where the value is, and pass its result.")
+        var = self.namer.new(leaf.name or "captured")
+        self.params.append(var)
+        self.arguments.append(Imported(leaf, owner))
+        local = copy.copy(leaf)
+        local.node = name_node(var)
+        self._imports[(id(owner), id(leaf))] = (leaf, local)
+        return local
+
 
     def bind_parameter(self, name: str, value: Any) -> None:
         """A parameter: each run-time leaf of its value becomes a parameter of the generated function."""
@@ -396,7 +445,10 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
             if name not in self._closure_params:
                 value = self.closure_env[name]
                 if contains_dyn(value):
+                    start = len(self.arguments)
                     self.bind_parameter(name, value)
+                    owner = defining_scope(self.closure_owner, name)  # the caller passes that one's variables
+                    self.arguments[start:] = [Imported(a, owner) for a in self.arguments[start:]]
                     value = self.env.pop(name)
                 self._closure_params[name] = self.mark_foreign(value)
             return self._closure_params[name]
@@ -435,7 +487,8 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         try:
             self.run_body()
         except _ConstantVersusRuntime:
-            retry = self.child(self.fdef, self.namespace, self.closure_env, self.key)
+            retry = Specializer(self.builder, self.fdef, self.namespace, self.closure_env, self.key,
+                                parent=self.parent, closure_owner=self.closure_owner)
             retry.materialize_outputs = True
             return retry.specialize_helper(bound)
         fname = self.builder.function_names.new(self.fdef.name)
@@ -445,7 +498,8 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
 
     def call_helper(self, helper: Helper) -> Any:
         """Emit the call of a specialized helper; return its value, structured as the callee returns it."""
-        call = gast.Call(func=name_node(helper.node.name), args=[self.materialize(a) for a in helper.arguments],
+        arguments = [self.import_value(a.leaf, a.owner) if isinstance(a, Imported) else a for a in helper.arguments]
+        call = gast.Call(func=name_node(helper.node.name), args=[self.materialize(a) for a in arguments],
                          keywords=[])
         spec = helper.returns
         count = spec.num_dynamic if spec else 0

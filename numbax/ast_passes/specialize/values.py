@@ -146,6 +146,27 @@ class LocalFunction:
     name: str
     defaults: list = dataclasses.field(default_factory=list)
     namespace: Any = None  # the defining function's free names, for calls made from another function
+    # the specializer of the function that defined it: its run-time values are that function's variables,
+    # which a call from another function receives as parameters (``Specializer.import_value``)
+    owner: Any = None
+    kw_defaults: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def defining_scope(owner: Any, name: str) -> Any:
+    """The specializer whose variable ``name`` is, read by a function ``owner`` defined: ``owner``'s own, or
+    else one it closes over in turn (a local function's environment chains its maker's variables first)."""
+    while owner is not None and name not in owner.env:
+        owner = owner.closure_owner
+    return owner
+
+
+@dataclasses.dataclass
+class Imported:
+    """An argument of a helper's call that is another function's run-time value (what a local function closes
+    over): the calling code imports it (``Specializer.import_value``) before passing it."""
+
+    leaf: Dyn
+    owner: Any
 
 
 @dataclasses.dataclass
@@ -155,6 +176,7 @@ class Partial:
     func: Any
     args: tuple
     keywords: Dict[str, Any]
+    owner: Any = None  # the specializer whose variables its run-time arguments are
 
 
 class Poison:
@@ -174,6 +196,8 @@ def contains_dyn(value: Any) -> bool:
     """Whether a (possibly nested) container holds a run-time value."""
     if isinstance(value, Dyn):
         return True
+    if isinstance(value, LocalFunction):  # its environment is its maker's variables (itself among them), not
+        return False                       # values it holds: a call imports what it reads (import_value)
     if isinstance(value, (list, tuple)):
         return any(contains_dyn(v) for v in value)
     if isinstance(value, dict):

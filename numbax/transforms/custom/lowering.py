@@ -90,7 +90,7 @@ def _specialize(spec, node, func, args: List[Any], differentiated: bool = False)
     """``func`` specialized for ``args`` as a helper of the module, without a call (a rule calls it); unless
     ``differentiated``, as code no transformation reads (``_undifferentiated``)."""
     fdef, namespace = spec.builder.parsed.get(func) or spec._parse(func)
-    bound = spec.bind_arguments(node, fdef, list(func.__defaults__ or ()), args, {})
+    bound = spec.bind_arguments(node, fdef, list(func.__defaults__ or ()), args, {}, dict(func.__kwdefaults__ or {}))
     with contextlib.nullcontext() if differentiated else _undifferentiated(spec):
         return spec.child(fdef, namespace, {}, resolve.function_key(func)).specialize_helper(bound)
 

@@ -113,7 +113,7 @@ def lower_vjp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     transformed = api.vjp_transformation(fun, len(primals), has_aux)
     held = tuple(spec.snapshot(p) for p in primals)  # the pullback reads them later: pinned now
     # a lifted local function's captured values, read now (the primal output's), pinned too
-    keywords = {} if lifted is None else {k: spec.snapshot(v) for k, v in lifted.captured_values().items()}
+    keywords = {} if lifted is None else {k: spec.snapshot(v) for k, v in lifted.captured_values(spec).items()}
     outputs = tree_util.tree_leaves(spec.snapshot(primal_out))  # their shapes check the cotangent's
     pullback = api._VJPFunction(transformed, held, tree_util.tree_structure(primal_out), outputs, keywords)
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)

@@ -119,7 +119,7 @@ def lower_jvp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
         pushforward, keywords = api.pushforward(fun, has_aux, "cpu"), None
     else:  # its captured values, passed by name, get no tangent
         pushforward = api.Pushforward(fun, has_aux, "cpu", tuple(range(len(primals))))
-        keywords = lifted.captured_values()
+        keywords = lifted.captured_values(spec)
     out, out_tangent = lower(pushforward, spec, node, list(primals), tangent_leaves, keywords=keywords)
     if has_aux:
         return out[0], out_tangent[0], out[1]

@@ -42,7 +42,8 @@ from numbax.ast_passes.analyses.nodes import rt_call as _rt
 from numbax.ast_passes.analyses.shapes import expr_shape
 from numbax.ast_passes.analyses.shapes import infer as infer_shapes
 from numbax.ast_passes.naming import Namer
-from numbax.errors import NumbaxDifferentiationError
+from numbax.ast_passes.unparse import unparse
+from numbax.errors import NumbaxDifferentiationError, NumbaxInternalError
 from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry
 from numbax.primitives.templates import FoldTests, Rule, bind_arguments, instantiate
 from numbax.transforms.grad import alias_checks, canonicalize
@@ -375,6 +376,24 @@ def _refuse_unverified_constants(fdef: gast.FunctionDef, active: Set[str], tange
                   "this value outside the differentiated function.")
 
 
+def _constant_tangent(tangents, out: gast.expr, active: Set[str]) -> gast.expr:
+    """The tangent of an output written as an expression of constants and inactive names (``-0.75``, ``1j``):
+    a zero of its kind; an integer or boolean one is itself (the caller gives it a float0 tangent)."""
+    loads = _loads(out) - {"np", "rt", "math"}
+    if loads & active:
+        raise NumbaxInternalError(f"jvp: the output `{unparse(out)}` reads differentiated values but was "
+                                  "not named (expected A-normal form)")
+    constants = {type(n.value) for n in gast.walk(out) if isinstance(n, gast.Constant)}
+    kinds = {tangents.kind(n) for n in loads}
+    if complex in constants or "c" in kinds:
+        zero = gast.Constant(value=0j, kind=None)
+    elif float in constants or kinds - {"b", "i", "u"}:
+        zero = gast.Constant(value=0.0, kind=None)
+    else:
+        return copy.deepcopy(out)
+    return _rt("zeros_like", copy.deepcopy(out)) if loads else zero
+
+
 def _written(fdef: gast.FunctionDef) -> Set[str]:
     """The variables that the function writes into through subscripts."""
     out = set()
@@ -447,8 +466,7 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
         elif isinstance(out, gast.Name):
             results.append(tangents.zero(out.id) if (avals.get(out.id) or ("f",))[0] in "fc" else _name(out.id))
         else:
-            results.append(gast.Constant(value=0.0, kind=None) if isinstance(getattr(out, "value", None), float)
-                           else copy.deepcopy(out))
+            results.append(_constant_tangent(tangents, out, active))
     returned = gast.Tuple(elts=[copy.deepcopy(o) for o in outputs] + results, ctx=gast.Load())
     fdef.body = body + [gast.copy_location(gast.Return(value=returned), ret)]
     fdef.args.args = fdef.args.args + [_name(tangents.tangent(p), True) for p in spec.wrt]
