@@ -38,18 +38,22 @@ def stored_in(stmts: List[gast.stmt]) -> Set[str]:
 
 
 def updated_in_place(stmts: List[gast.stmt]) -> Set[str]:
-    """Names whose arrays ``stmts`` change: written through a subscript, or given to a call with effects."""
+    """Names whose arrays ``stmts`` change: written through a subscript, updated by an augmented assignment
+    (``v += ct`` writes into ``v``'s array, and so into every array it is a view of), or given to a call with
+    effects."""
     return _changed_names(stmts, False)
 
 
 def _changed_names(stmts: List[gast.stmt], assigned: bool) -> Set[str]:
     """``updated_in_place(stmts)``, and with ``assigned`` the names ``stmts`` assign too, in one walk."""
     out: Set[str] = set()
-    name, subscript, call, store = gast.Name, gast.Subscript, gast.Call, gast.Store
+    name, subscript, call, store, augmented = gast.Name, gast.Subscript, gast.Call, gast.Store, gast.AugAssign
     for stmt in stmts:
         for node in walk(stmt):
             kind = type(node)
-            if kind is name:
+            if kind is augmented and type(node.target) is name:
+                out.add(node.target.id)
+            elif kind is name:
                 if assigned and type(node.ctx) is store:
                     out.add(node.id)
             elif kind is subscript:
