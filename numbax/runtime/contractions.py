@@ -30,6 +30,7 @@ Float operands of two dtypes (a float32 primal meeting a float64 cotangent or ta
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import operator
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -169,8 +170,9 @@ def _merge(n, size):
     return size
 
 
-def _sizes(spec: Spec, names: Sequence[str]) -> Tuple[List[str], Dict[Tuple[int, int], str]]:
-    """Lines that set ``n_<letter>``, and the index factor of each broadcastable (operand, axis)."""
+def _sizes(spec: Spec, names: Sequence[str], exact: str = "") -> Tuple[List[str], Dict[Tuple[int, int], str]]:
+    """Lines that set ``n_<letter>``, and the index factor of each broadcastable (operand, axis); a letter in
+    ``exact`` has one size in every operand (``tensordot``'s summed axes: NumPy broadcasts no size of 1 there)."""
     seen: Dict[str, List[Tuple[int, int]]] = {}
     for o, letters in enumerate(spec.inputs):
         for d, c in enumerate(letters):
@@ -179,6 +181,10 @@ def _sizes(spec: Spec, names: Sequence[str]) -> Tuple[List[str], Dict[Tuple[int,
     for c, where in seen.items():
         (o, d), rest = where[0], where[1:]
         lines.append(f"n_{c} = {names[o]}.shape[{d}]")
+        if c in exact:
+            lines += [line for p, e in rest for line in (f"if n_{c} != {names[p]}.shape[{e}]:",
+                                                        f"{INDENT}raise ValueError('shape-mismatch for sum')")]
+            continue
         lines += [f"n_{c} = merge(n_{c}, {names[p]}.shape[{e}])" for p, e in rest]
         if rest:
             for p, e in where:
@@ -213,11 +219,11 @@ def _function(signature: str, operands: Sequence[str], lines: List[str]) -> str:
 
 
 def contraction_source(spec: Spec, scalars: Sequence[bool], dtype: np.dtype, signature: str,
-                       operands: Sequence[str]) -> str:
+                       operands: Sequence[str], exact: str = "") -> str:
     """``impl(signature)``: the contraction of ``spec`` over ``operands`` (their sources), a scalar when
-    the output has no letters."""
+    the output has no letters; the letters in ``exact`` may not broadcast a size of 1 (``_sizes``)."""
     names = [f"o{i}" for i in range(len(spec.inputs))]
-    lines, factors = _sizes(spec, names)
+    lines, factors = _sizes(spec, names, exact)
     out = spec.output
     summed = "".join(c for c in spec.letters() if c not in out)
     logical = np.dtype(dtype) == np.bool_  # NumPy's contraction of booleans: any of the elementwise ands
@@ -428,10 +434,19 @@ def _typed(fn: str, spec_of, operands):
     return spec, [s for _, _, s in info], [d for _, d, _ in info]
 
 
-def _primal(fn: str, spec_of, types_: Sequence, signature: str, operands: Sequence[str]):
-    """The compiled contraction of ``fn`` for operands of Numba types ``types_``."""
+def _summed_exactly(spec: Spec) -> str:
+    """The letters of a ``tensordot``, ``inner``, ``dot`` or ``matmul`` that NumPy sums without broadcasting:
+    those of more than one operand that the output does not keep (``matmul``'s batch letters broadcast)."""
+    counts = collections.Counter(c for letters in spec.inputs for c in set(letters))
+    return "".join(c for c, n in counts.items() if n > 1 and c not in spec.output)
+
+
+def _primal(fn: str, spec_of, types_: Sequence, signature: str, operands: Sequence[str], exact=None):
+    """The compiled contraction of ``fn`` for operands of Numba types ``types_``; ``exact(spec)``: the letters
+    whose sizes must agree as they are (einsum's broadcast a size of 1, as NumPy's do)."""
     spec, scalars, dtypes = _typed(fn, spec_of, types_)
-    source = contraction_source(spec, scalars, np.result_type(*dtypes), signature, operands)
+    source = contraction_source(spec, scalars, np.result_type(*dtypes), signature, operands,
+                                exact(spec) if exact is not None else "")
     return compile_source(source, merge=_merge)
 
 
@@ -454,7 +469,7 @@ def _einsum(subscripts, *operands):
 
 @overload(inner)
 def _inner(a, b):
-    return _primal("inner", lambda n: inner_spec(*n), (a, b), "a, b", ["a", "b"])
+    return _primal("inner", lambda n: inner_spec(*n), (a, b), "a, b", ["a", "b"], _summed_exactly)
 
 
 @overload(vdot)
@@ -475,7 +490,7 @@ def _static_axes(fn: str, axes, b_axes):
 def _tensordot(a, b, axes=2, b_axes=None):
     value = _static_axes("tensordot", axes, b_axes)
     return _primal("tensordot", lambda n: tensordot_spec(n[0], n[1], value), (a, b), "a, b, axes=2, b_axes=None",
-                   ["a", "b"])
+                   ["a", "b"], _summed_exactly)
 
 
 def _native_matmul(a, b) -> bool:
@@ -488,7 +503,7 @@ def _native_matmul(a, b) -> bool:
 def _matmul(a, b):
     if _native_matmul(a, b):
         return lambda a, b: a @ b
-    return _primal("matmul", lambda n: matmul_spec(*n), (a, b), "a, b", ["a", "b"])
+    return _primal("matmul", lambda n: matmul_spec(*n), (a, b), "a, b", ["a", "b"], _summed_exactly)
 
 
 @overload(dot)
@@ -501,7 +516,7 @@ def _dot(a, b):
     if _native_matmul(a, b):
         kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
         return lambda a, b: np.dot(a.astype(kind), b.astype(kind))
-    return _primal("dot", lambda n: dot_spec(*n), (a, b), "a, b", ["a", "b"])
+    return _primal("dot", lambda n: dot_spec(*n), (a, b), "a, b", ["a", "b"], _summed_exactly)
 
 
 @overload(operator.matmul)
@@ -513,7 +528,7 @@ def _matmul_operator(a, b):
         return None
     floats = all(isinstance(t.dtype, (types.Float, types.Complex)) for t in (a, b))
     if max(a.ndim, b.ndim) > 2 or not floats:  # integers: the loop nest keeps NumPy's integer result
-        return _primal("matmul", lambda n: matmul_spec(*n), (a, b), "a, b", ["a", "b"])
+        return _primal("matmul", lambda n: matmul_spec(*n), (a, b), "a, b", ["a", "b"], _summed_exactly)
     if a.dtype == b.dtype:
         return None  # Numba's own
     kind = np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)).type
