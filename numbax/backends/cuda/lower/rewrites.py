@@ -27,6 +27,10 @@ REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.v
 _MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
                  ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
                  ("b", 2, 2): "{a}.T @ {g}", ("b", 2, 1): "{g} @ {a}"}
+# ... and of stacks of matrices (both operands at least 2-d): the product with the other's matrices transposed,
+# summed back over the leading axes the operand was broadcast along
+_STACKED_MATMUL_GRADS = {"a": "rt.unbroadcast({g} @ np.transpose({b}, {swap_b}), {a})",
+                         "b": "rt.unbroadcast(np.transpose({a}, {swap_a}) @ {g}, {b})"}
 
 
 class Rewrites(Adjoints):
@@ -106,15 +110,20 @@ class Rewrites(Adjoints):
 
     def matmul_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.matmul_grad_a(g, a, b)`` and ``rt.matmul_grad_b`` (the cotangents of ``a @ b``) of
-        1-d and 2-d arrays: the products ``_MATMUL_GRADS`` gives, as the CPU's helpers compute them."""
+        1-d and 2-d arrays and of stacks of matrices: the products ``_MATMUL_GRADS`` (``_STACKED_MATMUL_GRADS``)
+        gives, as the CPU's helpers compute them."""
         if len(node.args) != 3 or node.keywords:
             raise self.refuse(f"`{_text(node)}`")
         g, a, b = (self.temp_for(arg).id for arg in node.args)
         ranks = [np.ndim(self.env.get(n)) for n in (a, b)]
-        template = _MATMUL_GRADS.get((_text(node.func)[-1], *ranks))
+        which = _text(node.func)[-1]
+        template = _MATMUL_GRADS.get((which, *ranks))
+        if min(ranks) >= 2 and max(ranks) > 2:
+            template = _STACKED_MATMUL_GRADS[which]
         if template is None or not all(probes.is_array(self.env.get(n)) for n in (a, b)):
-            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
-        return _parse(template.format(g=g, a=a, b=b))[0].value
+            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays or stacks of matrices")
+        swap = {n: tuple(range(rank - 2)) + (rank - 1, rank - 2) for n, rank in zip("ab", ranks)}
+        return _parse(template.format(g=g, a=a, b=b, swap_a=swap["a"], swap_b=swap["b"]))[0].value
 
     def norm_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.norm_grad(g, ans, x, ord, axis, keepdims)`` of the 2-norm (``ord`` None, the norm
