@@ -60,6 +60,16 @@ class Scan:
 
 
 @dataclasses.dataclass(frozen=True)
+class Sort:
+    """``np.sort`` (``op`` ``"values"``) of a 1-d or 2-d array of real numbers, and the permutations that
+    differentiate it: reverse mode's ``rt.sort_grad`` (``"scatter"``) and forward mode's ``rt.sort_gather``
+    (``"gather"``). One thread per lane finds the stable order that sorts it (NaN last, as NumPy's) and moves
+    the lane's values, or the cotangent's or tangent's, by it (``gr.sort``)."""
+
+    op: str
+
+
+@dataclasses.dataclass(frozen=True)
 class ArgExtreme:
     """``np.argmax`` (``op`` ``"max"``) or ``np.argmin`` (``"min"``) of a whole array: its extreme by the block
     reduction, then the first position holding it (a NaN's, where the extreme is NaN) by ``gr.first_index``."""
@@ -167,6 +177,9 @@ define(np.argmax, method_key("argmax"), cuda=ArgExtreme("max"))
 define(np.argmin, method_key("argmin"), cuda=ArgExtreme("min"))
 define(np.cumsum, method_key("cumsum"), cuda=Scan("sum"))
 define(np.cumprod, method_key("cumprod"), cuda=Scan("prod"))
+define(np.sort, rt.sort, cuda=Sort("values"))
+define(rt.sort_grad, cuda=Sort("scatter"))
+define(rt.sort_gather, cuda=Sort("gather"))
 define(np.var, method_key("var"), cuda=Moment(root=False))
 define(np.std, method_key("std"), cuda=Moment(root=True))
 define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul

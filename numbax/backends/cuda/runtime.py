@@ -333,16 +333,16 @@ def scan(a: Any, axis: Any, dtype, rows, where: str, *given: Any) -> Any:
     two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates. The
     kernel reads the lanes of the arrays ``given`` (of ``a``'s shape, or flat, of its size) before ``a``'s
     (the derivatives of ``np.cumprod``)."""
-    a, *given = (_flat(x, where) if axis is None else x for x in (a,) + given)
+    a, *given = (_flat(x, "a cumulative sum or product", where) if axis is None else x for x in (a,) + given)
     out = cuda.device_array(a.shape, dtype=dtype)
     if out.size:
         rows[grid(_lanes(out, axis).shape[0])](*(_lanes(x, axis) for x in [out] + given + [a]))
     return out
 
 
-def _flat(a: Any, where: str) -> Any:
+def _flat(a: Any, what: str, where: str) -> Any:
     if a.ndim > 1 and not a.is_c_contiguous():
-        raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
+        raise NumbaxDeviceError(f"{what} of a strided view of two dimensions, flattened, "
                                 "is not supported by the GPU backend yet", origin_at(where),
                                 hint="flatten np.ascontiguousarray(x) instead.")
     return a.reshape(a.size) if a.ndim > 1 else a
@@ -353,6 +353,47 @@ def _lanes(a: Any, axis: Any) -> Any:
     if a.ndim == 1:
         return expand(a, (0,))
     return a if axis == 1 else transpose(a, (1, 0))
+
+
+def sort(a: Any, g: Any, axis: Any, scatter: bool, dtype, where: str) -> Any:
+    """``np.sort(a, axis)`` (``g`` is ``a``), reverse mode's ``rt.sort_grad(g, a, axis)`` (``scatter``) and
+    forward mode's ``rt.sort_gather(g, a, axis)`` of 1-d or 2-d device arrays over ``axis`` (None: flattened in
+    C order, of a C-contiguous array), in ``dtype``: each lane by one thread (``_sort_rows``)."""
+    a, g = (_flat(x, "a sort", where) if axis is None else x for x in (a, g))
+    out = cuda.device_array(a.shape, dtype=dtype)
+    if out.size:
+        order = cuda.device_array(a.shape, dtype=np.int64)
+        lanes = [_lanes(x, axis) for x in (out, order, g, a)]
+        _sort_rows[grid(lanes[0].shape[0])](*lanes, scatter)
+    return out
+
+
+@cuda.jit(device=True)
+def _after(x, v):
+    """Whether ``x`` sorts after ``v`` in NumPy's order (NaN after every number)."""
+    return x > v or (x != x and v == v)
+
+
+@cuda.jit
+def _sort_rows(out, order, g, a, scatter):
+    """Each row: ``order`` the stable order that sorts ``a``'s (an insertion sort, NaN last, as NumPy's), then
+    ``g``'s gathered into that order in ``out``, or scattered back from it (``scatter``)."""
+    for r in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
+        n = a.shape[1]
+        for k in range(n):
+            order[r, k] = k
+        for k in range(1, n):
+            moved = order[r, k]
+            j = k - 1
+            while j >= 0 and _after(a[r, order[r, j]], a[r, moved]):
+                order[r, j + 1] = order[r, j]
+                j -= 1
+            order[r, j + 1] = moved
+        for k in range(n):
+            if scatter:
+                out[r, order[r, k]] = g[r, k]
+            else:
+                out[r, k] = g[r, order[r, k]]
 
 
 def cumprod_grad(g: Any, a: Any, axis: Any, dtype, where: str) -> Any:
@@ -520,24 +561,51 @@ def _copy_2d(out, a):
 
 
 def matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` of device arrays (1-d or 2-d; the shapes were checked where the user wrote the product):
-    cuBLAS through CuPy where CuPy is installed, else ``_matmul_kernel``."""
+    """``a @ b`` of device arrays (1-d or 2-d, or stacks of matrices whose leading axes broadcast; the shapes
+    were checked where the user wrote the product): cuBLAS through CuPy where CuPy is installed, else
+    ``_matmul_kernel``, once per matrix of a stack."""
     dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
     cupy = _cupy()
     if cupy is not None:
         return cuda.as_cuda_array(cupy.matmul(cupy.asarray(a).astype(dtype, copy=False),
                                               cupy.asarray(b).astype(dtype, copy=False)))
+    if a.ndim > 2 or b.ndim > 2:
+        return _stacked_matmul(a, b, dtype)
     a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
     b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
     out = cuda.device_array((a2.shape[0], b2.shape[1]), dtype=dtype)
-    if a2.shape[1] == 0:
-        out = cuda.to_device(np.zeros(out.shape, dtype))
-    else:
-        _matmul_kernel[grid(out.size)](out, a2, b2)
+    _matrix_product(out, a2, b2)
     shape = tuple(n for n, keep in ((a2.shape[0], a.ndim == 2), (b2.shape[1], b.ndim == 2)) if keep)
     if not shape:
         return out.copy_to_host()[0, 0]
     return out.reshape(shape)
+
+
+def _stacked_matmul(a: Any, b: Any, dtype: np.dtype) -> Any:
+    """``a @ b`` of stacks of matrices (both at least 2-d) without CuPy: one ``_matmul_kernel`` per matrix of
+    the result, each operand's matrix found by broadcasting its leading axes as NumPy does."""
+    a_shape, b_shape = tuple(a.shape), tuple(b.shape)
+    stack = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    out = cuda.device_array(stack + (a_shape[-2], b_shape[-1]), dtype=dtype)
+    for index in np.ndindex(*stack):
+        _matrix_product(out[index], a[_broadcast_index(index, a)], b[_broadcast_index(index, b)])
+    return out
+
+
+def _broadcast_index(index: Tuple[int, ...], x: Any) -> Tuple[int, ...]:
+    """The index of the matrix of the stack ``x`` that position ``index`` of a broadcast stack reads."""
+    leading = tuple(x.shape)[:-2]
+    return tuple(0 if n == 1 else i for i, n in zip(index[len(index) - len(leading):], leading))
+
+
+def _matrix_product(out: Any, a: Any, b: Any) -> None:
+    """``out[...] = a @ b`` of device matrices by ``_matmul_kernel`` (zeros for a product over no terms)."""
+    if not out.size:
+        return
+    if a.shape[1] == 0:
+        out.copy_to_device(np.zeros(out.shape, out.dtype))
+    else:
+        _matmul_kernel[grid(out.size)](out, a, b)
 
 
 def solve(a: Any, b: Any, where: str) -> Any:

@@ -16,11 +16,12 @@ from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES
 from numbax.backends.cuda.lower.kernels import IDENTITY, Operands, elementwise_kernel, finisher, reduction_kernel
-from numbax.backends.cuda.lower.array_ops import JOINS, ArrayOps
+from numbax.backends.cuda.lower.array_ops import JOINS
+from numbax.backends.cuda.lower.lanes import Lanes
 from numbax.backends.cuda.lower.rewrites import REWRITTEN
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan
+from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan, Sort
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -40,7 +41,7 @@ _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsin
                       atanh="arctanh")
 
 
-class Launches(ArrayOps):
+class Launches(Lanes):
     """The launches of the driver's array operations."""
 
     def hoist(self, node: gast.expr) -> gast.expr:
@@ -100,6 +101,8 @@ class Launches(ArrayOps):
             return self.launch_arg_extreme(node, app, lowering)
         if isinstance(lowering, Scan):
             return self.launch_scan(node, app, lowering)
+        if isinstance(lowering, Sort):
+            return self.launch_sort(node, app, lowering)
         if isinstance(lowering, Moment):
             return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
@@ -329,14 +332,15 @@ class Launches(ArrayOps):
         return tuple(sorted({a % ndim for a in given}))
 
     def launch_matmul(self, node: gast.expr, app) -> gast.Name:
-        """``a @ b`` of 1-d or 2-d arrays: ``gr.matmul``."""
+        """``a @ b`` of 1-d or 2-d arrays, or of stacks of matrices (both operands at least 2-d, their leading
+        axes broadcast): ``gr.matmul``."""
         if app.keywords or len(app.args) != 2:
             raise self.refuse(f"`{app.name}` with keyword arguments")
         names = [self.temp_for(arg) for arg in app.args]
-        for name in names:
-            value = self.env.get(name.id)
-            if not probes.is_array(value) or value.ndim > 2:
-                raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
+        ranks = [np.ndim(self.env.get(name.id)) for name in names]
+        if not all(probes.is_array(self.env.get(name.id)) for name in names) or \
+                max(ranks) > 2 and min(ranks) < 2:
+            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays or stacks of matrices")
         result = self.probe(gast.BinOp(left=names[0], op=gast.MatMult(), right=names[1]))
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
@@ -419,30 +423,6 @@ class Launches(ArrayOps):
         where = self.origin.position() if self.origin is not None else ""
         self.pre += _parse(f"{temp} = gr.first_index({a}, {extreme.id}, {where!r})")
         self.env[temp] = np.int64(1)
-        return _name(temp)
-
-    def launch_scan(self, node: gast.expr, app, lowering: Scan) -> gast.Name:
-        """``np.cumsum(a, axis)`` and ``np.cumprod`` of a 1-d or 2-d array, ``axis`` a constant: ``gr.scan``."""
-        values: Dict[str, gast.expr] = dict(zip(["a", "axis"], app.args))
-        values.update(app.keywords)
-        if len(app.args) > 2 or set(values) - {"a", "axis"}:
-            raise self.refuse(f"`{app.name}` with arguments other than axis")
-        a = self.temp_for(values["a"]).id
-        stand_in = self.env.get(a)
-        if not probes.is_array(stand_in) or stand_in.ndim > 2 or stand_in.dtype.kind not in "biuf":
-            raise self.refuse(f"`{app.name}` of other than a 1-d or 2-d array of real numbers")
-        try:
-            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else None
-        except ValueError:
-            raise self.refuse(f"`{app.name}` with an axis known only at run time") from None
-        result = getattr(np, f"cum{lowering.op}")(stand_in, axis=axis)
-        axis = None if axis is None else self.axes(axis, stand_in.ndim)[0]
-        temp = self.fresh("t")
-        where = self.origin.position() if self.origin is not None else ""
-        self.pre += _parse(f"{temp} = gr.scan({a}, {axis!r}, np.{result.dtype.name}, gr.{lowering.op}_rows, "
-                           f"{where!r})")
-        self.env[temp] = result
-        self.owned.add(temp)
         return _name(temp)
 
     def made_on_the_host(self, node: gast.Call) -> gast.Name:
