@@ -110,12 +110,14 @@ ADDED |= frozenset({
     "indexing.mixed_basic_and_fancy", "loops.nested_loops", "inplace.matmul_loops", "loops.nested_runtime_bounds",
     "linalg.transpose_axes", "reductions.cumulative_sum", "numpy_functions.log_sum_exp_scipy",
     "inplace.heat_equation", "reductions.cumulative_product", "linalg.batched_matmul",
+    "linalg.einsum_contractions", "linalg.tensordot_axes",
 })
 SAMPLE = frozenset({"loops.nested_loops", "arithmetic.broadcast_row", "reductions.means", "indexing.slices",
                     "loops.euler_decay",
                     "while_loops.newton_sqrt", "inplace.copy_then_modify", "pytrees.mlp_loss",
                     "indexing.integer_array_pairs", "inplace.overwrite_in_loop", "numpy_functions.log_softmax_entry",
-                    "linalg.normalize_vector", "linalg.batched_matmul"})
+                    "linalg.normalize_vector", "linalg.batched_matmul",
+                    "linalg.einsum_contractions", "linalg.tensordot_axes"})
 
 
 def _grad(case, backend):

@@ -581,6 +581,41 @@ def matmul(a: Any, b: Any) -> Any:
     return out.reshape(shape)
 
 
+def contract(kernel, shape: Sequence[int], count: int, dtype, operands: Sequence[Any], letters: str, exact: bool,
+             where: str, *g: Any) -> Any:
+    """A contraction of device arrays (``letters``: its spec, every letter spelled out) into a new array of
+    ``shape`` in ``dtype``, a number on the host where ``shape`` is ``()``; or, ``g`` given, the cotangent of one
+    operand, of ``shape``. The axes of a letter must have one size, or (not ``exact``: einsum's) broadcast a size
+    of 1, else ``NumbaxShapeError`` at ``where`` (NumPy's ``ValueError``). ``kernel`` (generated for it:
+    ``lower.contractions``) runs over ``count`` threads' indices; ``cupy.einsum`` (cuBLAS) computes a contraction
+    instead where CuPy is installed and every letter has one size."""
+    shape, one_size = tuple(shape), _check_letters(letters, operands, exact, where)
+    cupy = _cupy()
+    if cupy is not None and not g and one_size:
+        out = cupy.einsum(letters, *(cupy.asarray(o).astype(dtype, copy=False) for o in operands))
+        return cuda.as_cuda_array(out) if shape else np.dtype(dtype).type(out.get())
+    out = full(shape or (1,), 0, dtype)
+    if count:
+        kernel[grid(count)](out, *g, *operands)
+    return out if shape else out.copy_to_host()[0]
+
+
+def _check_letters(letters: str, operands: Sequence[Any], exact: bool, where: str) -> bool:
+    """Whether every letter of the spec ``letters`` names axes of one size; raise where two differ otherwise than
+    by a size of 1 that broadcasts (or at all, ``exact``)."""
+    sizes, one_size = {}, True
+    for named, operand in zip(letters.split("->")[0].split(","), operands):
+        for c, n in zip(named, tuple(operand.shape)):
+            seen = sizes.setdefault(c, n)
+            if seen != n:
+                one_size = False
+                if exact or 1 not in (seen, n):
+                    raise NumbaxShapeError("shape-mismatch for sum" if exact else
+                                           "einsum: operands could not be broadcast together", where)
+                sizes[c] = seen if n == 1 else n
+    return one_size
+
+
 def _stacked_matmul(a: Any, b: Any, dtype: np.dtype) -> Any:
     """``a @ b`` of stacks of matrices (both at least 2-d) without CuPy: one ``_matmul_kernel`` per matrix of
     the result, each operand's matrix found by broadcasting its leading axes as NumPy does."""
@@ -735,9 +770,10 @@ def join(pieces: Sequence[Any], axis: int, stack: bool, dtype, copy: Any) -> Any
     return out
 
 
-def diag_matrix(v: Any) -> Any:
-    """``np.diag(v)`` of a 1-d device array: a new square matrix of zeros with ``v`` on its diagonal."""
-    out = full((v.shape[0], v.shape[0]), 0, v.dtype)
+def diag_matrix(v: Any, shape: Tuple[int, int], dtype) -> Any:
+    """``np.diag(v)`` of a 1-d device array (``shape`` square), or reverse mode's ``rt.diag_grad`` of a matrix of
+    ``shape`` (``v`` its diagonal's cotangent): a new matrix of zeros in ``dtype`` with ``v`` on its diagonal."""
+    out = full(tuple(shape), 0, dtype)
     if v.shape[0]:
         _fill_diagonal[grid(v.shape[0])](out, v)
     return out

@@ -61,10 +61,13 @@ class Adjoints(Gathers):
         """Reverse mode's ``rt.unreduce(g, a, axis, keepdims)``: the cotangent ``g`` of a reduction of ``a``, as
         an array of ``a``'s shape: filled with ``g`` where it is a number, else each element ``g``'s at its
         kept indices (``kernels.unreduce_kernel``), or over no axis ``g`` broadcast (``kernels.broadcast_kernel``);
-        ``axis`` and ``keepdims`` constants."""
-        if len(node.args) != 4 or node.keywords or not isinstance(node.args[1], gast.Name) or \
-                not probes.is_array(self.env.get(node.args[1].id)):
+        ``axis`` and ``keepdims`` constants. Of a number ``a``, the number ``g``."""
+        if len(node.args) != 4 or node.keywords or not isinstance(node.args[1], gast.Name):
             raise self.refuse(f"`{_text(node)}`")
+        if not probes.is_array(self.env.get(node.args[1].id)):  # of a number: the number ``g``
+            if probes.is_array(self.probe(node.args[0])):
+                raise self.refuse(f"`{_text(node)}`")
+            return self.temp_for(node.args[0])
         g, a = node.args[0], node.args[1].id
         try:
             axis, keepdims = (ast.literal_eval(gast.gast_to_ast(arg)) for arg in node.args[2:])

@@ -61,6 +61,12 @@ class ArrayOps(Rewrites):
         stand_ins = [self.env.get(p) for p in pieces]
         if not all(probes.is_array(v) for v in stand_ins):
             raise self.refuse(f"`{_text(node)}` of other than arrays")
+        try:
+            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else 0
+        except ValueError:
+            raise self.refuse(f"`{_text(node)}` with an axis known only at run time") from None
+        if not isinstance(axis, int):
+            raise self.refuse(f"`{_text(node)}` with axis={axis!r}")
         odd = next((k for k, v in enumerate(stand_ins) if v.ndim != stand_ins[0].ndim), None)
         if odd is not None:  # NumPy's error, which the run-time check before would raise
             where = self.origin.position() if self.origin is not None else ""
@@ -69,12 +75,6 @@ class ArrayOps(Rewrites):
             raise NumbaxShapeError("all the input arrays must have same number of dimensions, but the array at "
                                    "index 0 has {} dimension(s) and the array at index {} has {} dimension(s)",
                                    where, stand_ins[0].ndim, odd, stand_ins[odd].ndim)
-        try:
-            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else 0
-        except ValueError:
-            raise self.refuse(f"`{_text(node)}` with an axis known only at run time") from None
-        if not isinstance(axis, int):
-            raise self.refuse(f"`{_text(node)}` with axis={axis!r}")
         ndim = stand_ins[0].ndim + stack
         axis = self.axes(axis, ndim)[0]
         dtype = np.result_type(*stand_ins)
@@ -105,9 +105,33 @@ class ArrayOps(Rewrites):
             self.pre += _parse(f"{temp} = gr.diagonal({v.id})")
             self.env[temp], self.views[temp] = np.ones(1, stand_in.dtype), self.base_of(v.id)
         else:
-            self.pre += _parse(f"{temp} = gr.diag_matrix({v.id})")
+            self.pre += _parse(f"{temp} = gr.diag_matrix({v.id}, ({v.id}.shape[0], {v.id}.shape[0]), "
+                               f"np.{stand_in.dtype.name})")
             self.env[temp] = np.ones((1, 1), stand_in.dtype)
             self.owned.add(temp)
+        return _name(temp)
+
+    def diag_grad(self, node: gast.Call) -> gast.Name:
+        """Reverse mode's ``rt.diag_grad(g, v, k)`` (the cotangent of ``v`` in ``np.diag(v, k)``) of the main
+        diagonal, as the CPU's helper: of a vector ``v``, a copy of the matrix ``g``'s diagonal; of a matrix, zeros
+        of ``v``'s shape (in ``g``'s dtype promoted to a float) with the vector ``g`` on the diagonal
+        (``gr.diag_matrix``)."""
+        values = dict(zip(["g", "v", "k"], node.args))
+        if node.keywords or len(node.args) > 3 or not {"g", "v"} <= set(values) or \
+                _text(values.get("k", gast.Constant(value=0, kind=None))) != "0":
+            raise self.refuse(f"`{_text(node)}` of other than the main diagonal")
+        g, v = (self.temp_for(values[k]).id for k in ("g", "v"))
+        cotangent, stand_in = self.env.get(g), self.env.get(v)
+        if not probes.is_array(stand_in) or not probes.is_array(cotangent) or \
+                (stand_in.ndim, cotangent.ndim) not in ((1, 2), (2, 1)):
+            raise self.refuse(f"`{_text(node)}` of other than a 1-d or 2-d array")
+        if stand_in.ndim == 1:
+            return self.hoist(_parse(f"np.copy(np.diag({g}))")[0].value)
+        dtype = np.result_type(cotangent.dtype, np.float64)
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.diag_matrix({g}, {v}.shape, np.{dtype.name})")
+        self.env[temp] = np.ones((1, 1), dtype)
+        self.owned.add(temp)
         return _name(temp)
 
     def moveaxis_arguments(self, node: gast.Call) -> Tuple[gast.expr, tuple]:

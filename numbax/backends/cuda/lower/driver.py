@@ -14,7 +14,8 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   ``inv`` and ``det`` ``gr``'s helpers (cuSOLVER through CuPy, or a one-thread elimination kernel);
 - indexing is ``indexing``'s (elements, views) and ``gathers``'s (integer arrays, masks: gather and scatter
   kernels); reverse mode's helpers are ``adjoints``'s or rewritten into other operations (``rewrites``);
-  joins, diagonals, moved axes, ravels, ``item()`` and norms of other orders are ``array_ops``'s;
+  joins, diagonals, moved axes, ravels, ``item()`` and norms of other orders are ``array_ops``'s (the
+  cotangents of joined arrays are written one statement each first: ``parts``);
 - a store into an argument's array writes its device copy; ``WRITTEN`` (before the driver) names those
   arguments, which the call writes back where they were host arrays (``placement.write_back``);
 - reverse mode's list tapes (``tape = []``, ``append``, ``pop``) are host lists of device arrays;
@@ -37,7 +38,7 @@ import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.primitives import application
-from numbax.backends.cuda.lower import fusible, indexing, probes, tapes, threads
+from numbax.backends.cuda.lower import fusible, indexing, parts, probes, tapes, threads
 from numbax.backends.cuda.lower.launches import Launches
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.primitives.cuda import Elementwise
@@ -77,7 +78,7 @@ def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] =
     stand-in of its dtype and ndim (``probes``); ``arguments`` are those the user passes (the others are
     constants). Where the driver writes arguments' arrays, ``WRITTEN`` comes before it: their positions, each
     with the user's line of its first write (``placement.write_back`` writes them into host arguments)."""
-    main = module.body[-1]
+    main = parts.transform(module.body[-1])  # before the reads are counted: it renames tuples' parts
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
     lowering.arguments = set(arguments)
     # what the code does before the user's first line (a transformation's checks) is refused there

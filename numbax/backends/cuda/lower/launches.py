@@ -17,7 +17,7 @@ from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES
 from numbax.backends.cuda.lower.kernels import IDENTITY, Operands, elementwise_kernel, finisher, reduction_kernel
 from numbax.backends.cuda.lower.array_ops import JOINS
-from numbax.backends.cuda.lower.lanes import Lanes
+from numbax.backends.cuda.lower.contractions import CONTRACTIONS, Contractions
 from numbax.backends.cuda.lower.rewrites import REWRITTEN
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
@@ -41,7 +41,7 @@ _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsin
                       atanh="arctanh")
 
 
-class Launches(Lanes):
+class Launches(Contractions):
     """The launches of the driver's array operations."""
 
     def hoist(self, node: gast.expr) -> gast.expr:
@@ -69,6 +69,10 @@ class Launches(Lanes):
             return self.joined(node)
         if isinstance(node, gast.Call) and _text(node.func) == "np.diag":
             return self.diag(node)
+        if isinstance(node, gast.Call) and _text(node.func) in CONTRACTIONS:
+            return self.launch_contraction(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.diag_grad":
+            return self.diag_grad(node)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
             return self.transposed(*self.moveaxis_arguments(node))
         if self.is_indexing(node):
