@@ -1,8 +1,10 @@
-"""Products of stacks of matrices on the GPU backend, in Numba's CUDA simulator: ``a @ b`` of operands at least
-2-d with more than 2 dimensions between them (their leading axes broadcast as NumPy's) runs as ``gr.matmul``
-(cuBLAS through CuPy, the simulator's kernel once per matrix), under ``jit``, ``grad``, ``jvp`` and ``grad`` of
-``grad``; each agrees with the CPU backend (values at rtol 1e-12, shapes, dtypes) and leaves its results on the
-device. A vector times a stack of matrices is refused at the user's line."""
+"""Products of stacks of matrices and Cholesky factors on the GPU backend, in Numba's CUDA simulator: ``a @ b`` of
+operands at least 2-d with more than 2 dimensions between them (their leading axes broadcast as NumPy's) runs as
+``gr.matmul`` (cuBLAS through CuPy, the simulator's kernel once per matrix); ``np.linalg.cholesky`` as
+``gr.cholesky`` (cuSOLVER through CuPy, the simulator's one-thread kernel), with ``np.tril`` and ``np.triu``;
+under ``jit``, ``grad``, ``jvp`` and ``grad`` of ``grad`` each agrees with the CPU backend (values at rtol 1e-12,
+shapes, dtypes) and leaves its results on the device. A vector times a stack of matrices is refused at the user's
+line; a matrix that is not positive definite is NumPy's ``LinAlgError``, as on the CPU backend."""
 import inspect
 
 import numpy as np
@@ -80,3 +82,50 @@ def test_a_vector_times_a_stack_of_matrices_is_refused_at_the_users_line(gpu):
     lines, first = inspect.getsourcelines(vector_times_stack)
     assert info.value.origin.filename == inspect.getsourcefile(vector_times_stack)
     assert info.value.origin.lineno == first + 1 and "`v @ c`" in str(info.value)
+
+
+P = np.array([[4.0, 1.0, -0.5], [1.0, 3.0, 0.25], [-0.5, 0.25, 2.0]])
+Q = np.array([[0.3, -0.2, 0.1], [0.5, 0.1, -0.4], [0.2, 0.7, 0.3]])
+
+
+def factors(p, q):
+    return (np.linalg.cholesky(p), np.linalg.cholesky(p.astype(np.float32)), np.tril(q), np.triu(q, 1),
+            np.tril(q, -1), np.triu(p, -1), np.linalg.cholesky(q @ q.T + np.eye(3)))
+
+
+def log_det(p, q):
+    factor = np.linalg.cholesky(p + q @ q.T)
+    return 2.0 * np.sum(np.log(np.diag(factor))) + np.sum(factor * q) + np.sum(np.triu(q) ** 2)
+
+
+def log_det_gradient_norm(p, q):
+    return np.sum(numbax.grad(log_det, argnums=(0, 1))(p, q)[1] ** 2)
+
+
+def test_cholesky_factors_and_triangles_agree_with_numpy_and_the_cpu_backend(gpu):
+    got = numbax.jit(factors)(*numbax.device_put((P, Q), gpu))
+    _check(got, numbax.jit(factors)(P, Q))
+    _check(got, factors(P, Q))
+
+
+def _cholesky_jvp(on):
+    tangents = (np.linspace(-1.0, 1.0, 9).reshape(3, 3), np.linspace(0.5, -0.5, 9).reshape(3, 3))
+    return lambda p, q: numbax.jvp(log_det, (p, q), numbax.device_put(tangents, on) if on else tangents)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp", "grad of grad"])
+def test_derivatives_of_cholesky_factors_agree_with_the_cpu_backend(gpu, transform):
+    made = {"grad": lambda on: numbax.grad(log_det, argnums=(0, 1)), "jvp": _cholesky_jvp,
+            "grad of grad": lambda on: numbax.grad(log_det_gradient_norm, argnums=(0, 1))}[transform]
+    _check(made(gpu)(*numbax.device_put((P, Q), gpu)), made(None)(P, Q))
+
+
+def factor(p):
+    return np.linalg.cholesky(p)
+
+
+def test_a_matrix_that_is_not_positive_definite_is_numpys_error(gpu):
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        numbax.jit(factor)(-P)
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        numbax.jit(factor)(numbax.device_put(-P, gpu))

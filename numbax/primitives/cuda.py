@@ -70,6 +70,14 @@ class Sort:
 
 
 @dataclasses.dataclass(frozen=True)
+class Triangle:
+    """``np.tril(m, k)`` (``lower``) or ``np.triu(m, k)`` of a matrix: a new matrix, the other side of diagonal
+    ``k`` zeros (``gr.triangle``)."""
+
+    lower: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class ArgExtreme:
     """``np.argmax`` (``op`` ``"max"``) or ``np.argmin`` (``"min"``) of a whole array: its extreme by the block
     reduction, then the first position holding it (a NaN's, where the extreme is NaN) by ``gr.first_index``."""
@@ -120,8 +128,8 @@ MATMUL = _Matmul()
 class Linalg:
     """A function of real matrices that ``gr.<helper>`` computes: ``solve`` (of a matrix and a vector or a
     matrix; cuSOLVER through CuPy, else a one-thread kernel), ``inverse``, ``determinant`` (a number on the
-    host: ``result`` ``det``, ``sign`` or ``logabs`` of ``slogdet``), or ``trace`` (the sum of the diagonal,
-    a view)."""
+    host: ``result`` ``det``, ``sign`` or ``logabs`` of ``slogdet``), ``cholesky`` (cuSOLVER, or a one-thread
+    kernel), or ``trace`` (the sum of the diagonal, a view)."""
 
     helper: str
     result: str = ""
@@ -190,6 +198,9 @@ define(np.linalg.det, rt.det, cuda=Linalg("determinant", "det"))
 define(rt.slogdet_sign, cuda=Linalg("determinant", "sign"))
 define(rt.slogdet_logabs, cuda=Linalg("determinant", "logabs"))
 define(np.trace, method_key("trace"), rt.trace, cuda=Linalg("trace"))
+define(np.linalg.cholesky, cuda=Linalg("cholesky"))
+define(np.tril, cuda=Triangle(lower=True))
+define(np.triu, cuda=Triangle(lower=False))
 _unary("gr.abs_slope({0})", rt.abs_slope)
 _unary("gr.sign({0})", np.sign)
 _unary("math.isnan({0})", np.isnan)

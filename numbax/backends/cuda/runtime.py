@@ -785,6 +785,65 @@ def _fill_diagonal(out, v):
         out[i, i] = v[i]
 
 
+def triangle(m: Any, k: int, lower: bool) -> Any:
+    """``np.tril(m, k)`` (``lower``) or ``np.triu(m, k)`` of a device matrix: a new matrix of its dtype, zeros on
+    the other side of diagonal ``k``."""
+    out = cuda.device_array(tuple(m.shape), dtype=m.dtype)
+    if out.size:
+        _triangle_kernel[grid(out.size)](out, m, k, lower)
+    return out
+
+
+@cuda.jit
+def _triangle_kernel(out, m, k, lower):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        r = i // out.shape[1]
+        c = i % out.shape[1]
+        out[r, c] = m[r, c] if (c - r <= k if lower else c - r >= k) else 0
+
+
+def cholesky(a: Any, where: str) -> Any:
+    """``np.linalg.cholesky(a)`` of a real device matrix (its lower triangle read, as NumPy's): cuSOLVER through
+    CuPy where CuPy is installed, else ``_cholesky_kernel``; NumPy's ``LinAlgError`` where ``a`` is not positive
+    definite."""
+    _check_square(a)
+    dtype = _solve_dtype(a, a)
+    cupy = _cupy()
+    if cupy is not None:
+        import cupyx
+
+        try:
+            with cupyx.errstate(linalg="raise"):
+                return cuda.as_cuda_array(cupy.linalg.cholesky(cupy.asarray(a).astype(dtype, copy=False)))
+        except np.linalg.LinAlgError:
+            raise np.linalg.LinAlgError(_NOT_POSITIVE_DEFINITE) from None
+    out = full(tuple(a.shape), 0, dtype)
+    state = cuda.to_device(np.zeros(1, np.int64))
+    _cholesky_kernel[1, 1](out, a, state)
+    if state.copy_to_host()[0]:
+        raise np.linalg.LinAlgError(_NOT_POSITIVE_DEFINITE)
+    return out
+
+
+@cuda.jit
+def _cholesky_kernel(out, a, state):
+    """One thread: the lower Cholesky factor of ``a`` (its lower triangle, row by row) into ``out``, zeros above
+    the diagonal; ``state[0]`` set to 1, and the thread done, at a pivot that is not positive."""
+    if cuda.grid(1) == 0:
+        for i in range(a.shape[0]):
+            for j in range(i + 1):
+                s = a[i, j]
+                for k in range(j):
+                    s -= out[i, k] * out[j, k]
+                if i != j:
+                    out[i, j] = s / out[j, j]
+                elif s <= 0:
+                    state[0] = 1
+                    return
+                else:
+                    out[i, i] = math.sqrt(s)
+
+
 def diagonal(a: Any) -> Any:
     """``np.diagonal(a)`` of a 2-d device array: a view of the same memory."""
     if simulated():  # the simulator's device arrays wrap NumPy arrays
@@ -794,6 +853,7 @@ def diagonal(a: Any) -> Any:
 
 _NOT_FINITE = "Array must not contain infs or NaNs."
 _SINGULAR = "Matrix is singular to machine precision."
+_NOT_POSITIVE_DEFINITE = "Matrix is not positive definite"
 
 
 def _check_square(a: Any) -> None:

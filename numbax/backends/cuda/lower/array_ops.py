@@ -1,5 +1,5 @@
 """array_ops: array operations the GPU lowering makes of views, copies and its other launches: ``x.item()``,
-``np.concatenate`` and ``np.stack``, ``np.diag``, ``np.moveaxis``, ``np.ravel``, and norms of orders other than
+``np.concatenate`` and ``np.stack``, ``np.diag``, ``np.tril`` and ``np.triu``, ``np.moveaxis``, ``np.ravel``, and norms of orders other than
 2 (``np.linalg.norm`` with ``ord``). Each gives the name (or the expression) that holds its result, in NumPy's
 semantics: a view exactly where NumPy's result is one.
 """
@@ -16,6 +16,7 @@ from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel
 from numbax.backends.cuda.lower.rewrites import Rewrites
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxShapeError
+from numbax.primitives.cuda import Triangle
 
 JOINS = frozenset({"rt.concat", "rt.concatenate", "np.concatenate", "np.concat", "rt.stack", "np.stack"})
 
@@ -131,6 +132,26 @@ class ArrayOps(Rewrites):
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.diag_matrix({g}, {v}.shape, np.{dtype.name})")
         self.env[temp] = np.ones((1, 1), dtype)
+        self.owned.add(temp)
+        return _name(temp)
+
+    def triangle(self, app, lowering: Triangle) -> gast.Name:
+        """``np.tril(m, k)`` and ``np.triu(m, k)`` of a matrix, ``k`` a host integer: a new matrix of ``m``'s
+        dtype (``gr.triangle``)."""
+        values = dict(zip(["m", "k"], app.args))
+        values.update(app.keywords)
+        if len(app.args) > 2 or set(values) - {"m", "k"} or "m" not in values:
+            raise self.refuse(f"`{app.name}` with arguments other than m and k")
+        m = self.temp_for(values["m"]).id
+        k = values.get("k", gast.Constant(value=0, kind=None))
+        self.check_host(k)
+        stand_in = self.env.get(m)
+        if not probes.is_array(stand_in) or stand_in.ndim != 2 or \
+                np.asarray(self.probe(k)).dtype.kind not in "iu":
+            raise self.refuse(f"`{app.name}` of other than a matrix and an integer diagonal")
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.triangle({m}, {_text(k)}, {lowering.lower})")
+        self.env[temp] = np.ones((1, 1), stand_in.dtype)
         self.owned.add(temp)
         return _name(temp)
 

@@ -21,7 +21,8 @@ from numbax.backends.cuda.lower.contractions import CONTRACTIONS, Contractions
 from numbax.backends.cuda.lower.rewrites import REWRITTEN
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan, Sort
+from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan, Sort, \
+    Triangle
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -107,6 +108,8 @@ class Launches(Contractions):
             return self.launch_scan(node, app, lowering)
         if isinstance(lowering, Sort):
             return self.launch_sort(node, app, lowering)
+        if isinstance(lowering, Triangle):
+            return self.triangle(app, lowering)
         if isinstance(lowering, Moment):
             return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
@@ -368,9 +371,9 @@ class Launches(Contractions):
         return _name(temp)
 
     def launch_linalg(self, node: gast.expr, app, lowering: Linalg) -> gast.Name:
-        """``np.linalg.solve(a, b)``, ``inv(a)``, ``det(a)``, ``slogdet``'s parts and ``np.trace(a)`` of real
-        arrays (``a`` a matrix, ``b`` a vector or a matrix; the shapes were checked where the user wrote them):
-        ``gr``'s helper (``Linalg``), a trace the sum of ``gr.diagonal``'s view."""
+        """``np.linalg.solve(a, b)``, ``inv(a)``, ``det(a)``, ``slogdet``'s parts, ``cholesky(a)`` and
+        ``np.trace(a)`` of real arrays (``a`` a matrix, ``b`` a vector or a matrix; the shapes were checked where
+        the user wrote them): ``gr``'s helper (``Linalg``), a trace the sum of ``gr.diagonal``'s view."""
         args = app.args[:1] if lowering.helper == "trace" and [_text(a) for a in app.args[1:]] in \
             ([], ["0"], ["0", "0"], ["0", "0", "1"]) else app.args  # a trace's default offset and axes
         if app.keywords or len(args) != (2 if lowering.helper == "solve" else 1):
@@ -387,7 +390,8 @@ class Launches(Contractions):
             self.env[temp], self.views[temp] = np.ones(1, stand_ins[0].dtype), self.base_of(names[0])
             return self.hoist(_parse(f"np.sum({temp})")[0].value)
         result = {"solve": lambda: np.linalg.solve(*stand_ins), "inverse": lambda: np.linalg.inv(stand_ins[0]),
-                  "determinant": lambda: np.linalg.det(stand_ins[0])}[lowering.helper]()
+                  "determinant": lambda: np.linalg.det(stand_ins[0]),
+                  "cholesky": lambda: np.linalg.cholesky(stand_ins[0])}[lowering.helper]()
         extra = repr(lowering.result) if lowering.result else repr(where)
         self.pre += _parse(f"{temp} = gr.{lowering.helper}({', '.join(names)}, {extra})")
         self.env[temp] = np.ones((1,) * np.ndim(result), np.asarray(result).dtype) if np.ndim(result) else result

@@ -1,8 +1,8 @@
 """rewrites: what the GPU lowering computes through other operations it lowers, as an expression the driver
 then hoists (``launches``): reverse mode's helpers of NumPy's derivatives (the cotangents of a variance, of a
-maximum's choice, of solve, of matrix products, of a norm and a trace, of an inner product, a power's
-exponent, of a write into an array), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``, ``np.std`` and
-scipy's ``logsumexp``. Each follows the CPU's helper's order of operations.
+maximum's choice, of solve, of a Cholesky factor, of matrix products, of a norm and a trace, of an inner
+product, a power's exponent, of a write into an array), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``,
+``np.std`` and scipy's ``logsumexp``. Each follows the CPU's helper's order of operations.
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.v
              "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad", "rt.matmul_grad_a": "matmul_grad",
              "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad", "np.inner": "inner",
              "rt.inner": "inner", "rt.inner_vjp": "inner_vjp", "np.ptp": "ptp", "rt.power_exponent": "power_exponent",
-             "rt.logsumexp": "logsumexp", "rt.stored_cotangent": "stored_cotangent"}
+             "rt.logsumexp": "logsumexp", "rt.stored_cotangent": "stored_cotangent",
+             "rt.cholesky_grad": "cholesky_grad"}
 # the cotangents of ``a @ b`` of 1-d and 2-d arrays (``rt.matmul_grad_a``, ``_b``), by the operands' ranks
 _MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
                  ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
@@ -124,6 +125,21 @@ class Rewrites(Adjoints):
             raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays or stacks of matrices")
         swap = {n: tuple(range(rank - 2)) + (rank - 1, rank - 2) for n, rank in zip("ab", ranks)}
         return _parse(template.format(g=g, a=a, b=b, swap_a=swap["a"], swap_b=swap["b"]))[0].value
+
+    def cholesky_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.cholesky_grad(g, L)`` (the cotangent of ``a`` in ``L = cholesky(a)``), as the CPU's
+        helper: ``phi = L.T @ g``, its lower triangle with the diagonal halved, sent through ``inv(L)`` on both
+        sides and made symmetric."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        g, factor = (self.temp_for(arg).id for arg in node.args)
+        if not all(probes.is_array(self.env.get(n)) and self.env[n].ndim == 2 for n in (g, factor)):
+            raise self.refuse(f"`{_text(node)}` of other than matrices")
+        phi = self.temp_for(_parse(f"{factor}.T @ {g}")[0].value).id
+        low = self.temp_for(_parse(f"np.tril({phi}) - 0.5 * np.diag(np.diag({phi}))")[0].value).id
+        inverse = self.temp_for(_parse(f"np.linalg.inv({factor})")[0].value).id
+        s = self.temp_for(_parse(f"{inverse}.T @ {low} @ {inverse}")[0].value).id
+        return _parse(f"0.5 * ({s} + {s}.T)")[0].value
 
     def stored_cotangent(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.stored_cotangent(g, array)`` (what passes through a write into ``array``), as the
