@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numbax
-from numbax import tree_util
+from gpu_agreement import agree_on_device
 
 RNG = np.random.default_rng(7)
 A = RNG.normal(size=(2, 3, 4))
@@ -35,17 +35,6 @@ def second(a, b):
     return np.sum(numbax.grad(stacked, argnums=1)(a, b) ** 2)
 
 
-def _check(got, expected):
-    for leaf in tree_util.tree_leaves(got):
-        assert not isinstance(leaf, np.ndarray) or leaf.ndim == 0, f"a result on the host: {leaf!r}"
-    got = numbax.device_get(got)
-    assert tree_util.tree_structure(got) == tree_util.tree_structure(expected)
-    for e, g in zip(tree_util.tree_leaves(expected), tree_util.tree_leaves(got)):
-        e, g = np.asarray(e), np.asarray(g)
-        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, g.dtype, e.shape, e.dtype)
-        np.testing.assert_allclose(g, e, rtol=1e-5 if e.dtype == np.float32 else 1e-12)
-
-
 def _jvp(fn, on):
     def run(*primals):
         tangents = tuple(np.linspace(-1.0, 1.0, np.size(p)).reshape(np.shape(p)) for p in (A, B if fn is stacked
@@ -62,14 +51,14 @@ TRANSFORMS = {"jit": lambda fn, on: numbax.jit(fn), "grad": lambda fn, on: numba
 @pytest.mark.parametrize("fn, args", [(stacked, (A, B)), (broadcast, (A, C))], ids=["stacked", "broadcast"])
 def test_products_of_stacks_of_matrices_agree_with_the_cpu_backend(gpu, transform, fn, args):
     expected = TRANSFORMS[transform](fn, None)(*args)
-    _check(TRANSFORMS[transform](fn, gpu)(*numbax.device_put(args, gpu)), expected)
+    agree_on_device(TRANSFORMS[transform](fn, gpu)(*numbax.device_put(args, gpu)), expected)
 
 
 @pytest.mark.parametrize("fn, args, transform", [(products, (A, C), numbax.jit),
                                                  (second, (A, B), lambda f: numbax.grad(f, argnums=(0, 1)))],
                          ids=["dtypes", "second-order"])
 def test_dtypes_and_second_derivatives_of_stacks_agree_with_the_cpu_backend(gpu, fn, args, transform):
-    _check(transform(fn)(*numbax.device_put(args, gpu)), transform(fn)(*args))
+    agree_on_device(transform(fn)(*numbax.device_put(args, gpu)), transform(fn)(*args))
 
 
 def vector_times_stack(v, c):
@@ -104,8 +93,8 @@ def log_det_gradient_norm(p, q):
 
 def test_cholesky_factors_and_triangles_agree_with_numpy_and_the_cpu_backend(gpu):
     got = numbax.jit(factors)(*numbax.device_put((P, Q), gpu))
-    _check(got, numbax.jit(factors)(P, Q))
-    _check(got, factors(P, Q))
+    agree_on_device(got, numbax.jit(factors)(P, Q))
+    agree_on_device(got, factors(P, Q))
 
 
 def _cholesky_jvp(on):
@@ -117,7 +106,7 @@ def _cholesky_jvp(on):
 def test_derivatives_of_cholesky_factors_agree_with_the_cpu_backend(gpu, transform):
     made = {"grad": lambda on: numbax.grad(log_det, argnums=(0, 1)), "jvp": _cholesky_jvp,
             "grad of grad": lambda on: numbax.grad(log_det_gradient_norm, argnums=(0, 1))}[transform]
-    _check(made(gpu)(*numbax.device_put((P, Q), gpu)), made(None)(P, Q))
+    agree_on_device(made(gpu)(*numbax.device_put((P, Q), gpu)), made(None)(P, Q))
 
 
 def factor(p):
