@@ -2,9 +2,11 @@
 operands at least 2-d with more than 2 dimensions between them (their leading axes broadcast as NumPy's) runs as
 ``gr.matmul`` (cuBLAS through CuPy, the simulator's kernel once per matrix); ``np.linalg.cholesky`` as
 ``gr.cholesky`` (cuSOLVER through CuPy, the simulator's one-thread kernel), with ``np.tril`` and ``np.triu``;
+the 2-norm of matrices (the largest singular value: CuPy's SVD, the simulator's Jacobi kernel) under ``jit``;
 under ``jit``, ``grad``, ``jvp`` and ``grad`` of ``grad`` each agrees with the CPU backend (values at rtol 1e-12,
 shapes, dtypes) and leaves its results on the device. A vector times a stack of matrices is refused at the user's
-line; a matrix that is not positive definite is NumPy's ``LinAlgError``, as on the CPU backend."""
+line, as is the derivative of a 2-norm of matrices; a matrix that is not positive definite is NumPy's
+``LinAlgError``, as on the CPU backend."""
 import inspect
 
 import numpy as np
@@ -118,3 +120,29 @@ def test_a_matrix_that_is_not_positive_definite_is_numpys_error(gpu):
         numbax.jit(factor)(-P)
     with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
         numbax.jit(factor)(numbax.device_put(-P, gpu))
+
+
+T = RNG.normal(size=(2, 3, 4))
+
+
+def spectral_norms(x):
+    return (np.linalg.norm(x[0], ord=2), np.linalg.norm(x, 2, axis=(2, 0)), np.linalg.norm(x[1].T, 2, keepdims=True),
+            np.linalg.norm(x.astype(np.float32), 2, (0, 1)), np.linalg.norm(x, ord=2, axis=(1, 2), keepdims=True),
+            np.linalg.norm(x[:, :1], 2, axis=(1, 2)))
+
+
+def test_two_norms_of_matrices_agree_with_numpy_and_the_cpu_backend(gpu):
+    got = numbax.jit(spectral_norms)(numbax.device_put(T, gpu))
+    agree_on_device(got, numbax.jit(spectral_norms)(T))
+    agree_on_device(got, spectral_norms(T))
+
+
+def spectral_norm(a):
+    return np.linalg.norm(a, 2)
+
+
+def test_the_derivative_of_a_two_norm_of_a_matrix_is_refused_at_the_users_line(gpu):
+    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
+        numbax.grad(spectral_norm)(numbax.device_put(P, gpu))
+    lines, first = inspect.getsourcelines(spectral_norm)
+    assert info.value.origin.lineno == first + 1

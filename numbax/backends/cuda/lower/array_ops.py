@@ -89,6 +89,29 @@ class ArrayOps(Rewrites):
         self.owned.add(temp)
         return _name(temp)
 
+    def spectral_norm(self, a: gast.expr, rows: int, cols: int, keepdims: bool) -> gast.Name:
+        """``np.linalg.norm(a, 2, (rows, cols), keepdims)``, as NumPy's: the two axes moved last (a view), the
+        stack of matrices made contiguous and 3-d, each matrix's largest singular value (``gr.spectral_norms``),
+        and the result shaped as the stack (with axes of 1 at ``rows`` and ``cols``, ``keepdims``); of one
+        matrix without ``keepdims``, a number on the host."""
+        a = self.temp_for(a).id
+        ndim = self.env[a].ndim
+        if rows == cols:
+            raise NumbaxShapeError("Duplicate axes given.", self.origin.position() if self.origin else "")
+        stack = [k for k in range(ndim) if k not in (rows, cols)]
+        view = self.transposed(_name(a), stack + [rows, cols]).id
+        matrices = self.copied(_parse(f"np.ascontiguousarray({view})")[0].value).id
+        flat = self.copied(_parse(f"np.reshape({matrices}, (-1, {a}.shape[{rows}], {a}.shape[{cols}]))")[0].value)
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        self.pre += _parse(f"{temp} = gr.spectral_norms({flat.id}, {where!r})")
+        self.env[temp] = np.ones(1, self.env[a].dtype)
+        self.owned.add(temp)
+        shape = [f"{a}.shape[{k}]" if k in stack else "1" for k in range(ndim) if k in stack or keepdims]
+        if not shape:
+            return self.item(_name(temp))
+        return self.copied(_parse(f"np.reshape({temp}, ({''.join(d + ', ' for d in shape)}))")[0].value)
+
     def diag(self, node: gast.Call) -> gast.Name:
         """``np.diag(a)`` (the main diagonal): of a matrix, a view of its diagonal (``gr.diagonal``), as NumPy's;
         of a vector, a new matrix with it on the diagonal (``gr.diag_matrix``)."""
@@ -186,9 +209,9 @@ class ArrayOps(Rewrites):
         """``np.linalg.norm(a, ord, axis, keepdims)`` of a floating-point array with ``ord`` given, in NumPy's
         operations: of vectors (``axis`` an int, or ``a`` 1-d), the sum of magnitudes (1), the root of the sum
         of their squares (2), their maximum and minimum (``inf``, ``-inf``), ``sum(|a| ** p) ** (1 / p)``; of
-        matrices (``axis`` two ints, or ``a`` 2-d), ``'fro'``, and the maximum or minimum of the sums of
-        magnitudes down the columns (1, -1) or along the rows (``inf``, ``-inf``). The others (2, -2, ``'nuc'``:
-        singular values; 0) are refused."""
+        matrices (``axis`` two ints, or ``a`` 2-d), ``'fro'``, the maximum or minimum of the sums of magnitudes
+        down the columns (1, -1) or along the rows (``inf``, ``-inf``), and the largest singular value (2:
+        ``spectral_norm``). The others (-2, ``'nuc'``: singular values; 0) are refused."""
         stand_in = self.probe(a)
         if not probes.is_array(stand_in) or stand_in.dtype.kind != "f":
             raise self.refuse(f"`{app.name}` with ord={order!r} of other than an array of floating-point numbers")
@@ -208,6 +231,8 @@ class ArrayOps(Rewrites):
         if order == "fro":
             return _parse(f"np.sqrt(np.sum(np.square({magnitudes}), axis={(rows, cols)!r}, "
                           f"keepdims={keepdims!r}))")[0].value
+        if order == 2:
+            return self.spectral_norm(a, rows % ndim, cols % ndim, keepdims)
         summed = {1: rows, -1: rows, np.inf: cols, -np.inf: cols}.get(order)
         if summed is None:
             raise self.refuse(f"`{app.name}` with ord={order!r} (singular values)")

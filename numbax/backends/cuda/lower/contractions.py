@@ -1,6 +1,8 @@
-"""contractions: ``np.einsum`` and ``np.tensordot`` of real arrays on the GPU, and reverse mode's cotangents of
-their operands (``rt.einsum_vjp``, ``rt.tensordot_vjp``).
+"""contractions: ``a @ b`` (``gr.matmul``: cuBLAS through CuPy), ``np.einsum`` and ``np.tensordot`` of real
+arrays on the GPU, reverse mode's cotangents of their operands (``rt.einsum_vjp``, ``rt.tensordot_vjp``), and
+``np.linalg``'s ``solve``, ``inv``, ``det``, ``slogdet``, ``cholesky`` and ``np.trace`` (``gr``'s helpers: cuSOLVER).
 
+Einsum and tensordot:
 Each is the CPU backend's contraction ``Spec`` (a letter for every axis of every operand, the result keeping the
 output's: ``numbax.runtime.contractions``), computed by a kernel generated for it: one thread per element of the
 result, the summed letters looped over inside in the CPU's order (``contraction_kernel``); a cotangent, one thread
@@ -35,6 +37,7 @@ from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.lanes import Lanes
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxShapeError
+from numbax.primitives.cuda import Linalg
 from numbax.runtime import contractions as spec_of
 
 CONTRACTIONS = frozenset({"np.einsum", "np.tensordot", "rt.einsum_vjp", "rt.tensordot_vjp"})
@@ -109,7 +112,7 @@ def adjoint_kernel(name: str, spec: spec_of.Spec, k: int, g_number: bool, dtype:
 
 
 class Contractions(Lanes):
-    """The launches of contractions and of their operands' cotangents."""
+    """The launches of products, contractions and their operands' cotangents, and of linear algebra."""
 
     def launch_contraction(self, node: gast.Call) -> gast.Name:
         """``np.einsum(subscripts, *operands)``, ``np.tensordot(a, b, axes)`` of real arrays (``subscripts`` and
@@ -175,3 +178,49 @@ class Contractions(Lanes):
             return spec_of.tensordot_spec(*ndims, constant)
         except (ValueError, TypeError, IndexError) as exc:
             raise NumbaxShapeError(str(exc), self.origin.position() if self.origin else "") from None
+
+    def launch_matmul(self, node: gast.expr, app) -> gast.Name:
+        """``a @ b`` of 1-d or 2-d arrays, or of stacks of matrices (both operands at least 2-d, their leading
+        axes broadcast): ``gr.matmul``."""
+        if app.keywords or len(app.args) != 2:
+            raise self.refuse(f"`{app.name}` with keyword arguments")
+        names = [self.temp_for(arg) for arg in app.args]
+        ranks = [np.ndim(self.env.get(name.id)) for name in names]
+        if not all(probes.is_array(self.env.get(name.id)) for name in names) or \
+                max(ranks) > 2 and min(ranks) < 2:
+            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays or stacks of matrices")
+        result = self.probe(gast.BinOp(left=names[0], op=gast.MatMult(), right=names[1]))
+        temp = self.fresh("t")
+        self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
+        self.env[temp] = result
+        self.owned.add(temp)
+        return _name(temp)
+
+    def launch_linalg(self, node: gast.expr, app, lowering: Linalg) -> gast.Name:
+        """``np.linalg.solve(a, b)``, ``inv(a)``, ``det(a)``, ``slogdet``'s parts, ``cholesky(a)`` and
+        ``np.trace(a)`` of real arrays (``a`` a matrix, ``b`` a vector or a matrix; the shapes were checked where
+        the user wrote them): ``gr``'s helper (``Linalg``), a trace the sum of ``gr.diagonal``'s view."""
+        args = app.args[:1] if lowering.helper == "trace" and [_text(a) for a in app.args[1:]] in \
+            ([], ["0"], ["0", "0"], ["0", "0", "1"]) else app.args  # a trace's default offset and axes
+        if app.keywords or len(args) != (2 if lowering.helper == "solve" else 1):
+            raise self.refuse(f"`{app.name}` with other arguments than the array{'s' * (lowering.helper == 'solve')}")
+        names = [self.temp_for(arg).id for arg in args]
+        stand_ins = [self.env.get(n) for n in names]
+        if not all(probes.is_array(v) and v.dtype.kind in "biuf" for v in stand_ins) or stand_ins[0].ndim != 2 or \
+                stand_ins[-1].ndim > 2:
+            raise self.refuse(f"`{_text(node)}` of other than real matrices")
+        temp = self.fresh("t")
+        where = self.origin.position() if self.origin is not None else ""
+        if lowering.helper == "trace":
+            self.pre += _parse(f"{temp} = gr.diagonal({names[0]})")
+            self.env[temp], self.views[temp] = np.ones(1, stand_ins[0].dtype), self.base_of(names[0])
+            return self.hoist(_parse(f"np.sum({temp})")[0].value)
+        result = {"solve": lambda: np.linalg.solve(*stand_ins), "inverse": lambda: np.linalg.inv(stand_ins[0]),
+                  "determinant": lambda: np.linalg.det(stand_ins[0]),
+                  "cholesky": lambda: np.linalg.cholesky(stand_ins[0])}[lowering.helper]()
+        extra = repr(lowering.result) if lowering.result else repr(where)
+        self.pre += _parse(f"{temp} = gr.{lowering.helper}({', '.join(names)}, {extra})")
+        self.env[temp] = np.ones((1,) * np.ndim(result), np.asarray(result).dtype) if np.ndim(result) else result
+        if np.ndim(result):
+            self.owned.add(temp)
+        return _name(temp)

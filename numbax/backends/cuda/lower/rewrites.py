@@ -7,7 +7,7 @@ product, a power's exponent, of a write into an array), and ``np.outer``, ``np.i
 from __future__ import annotations
 
 import ast
-from typing import Dict
+from typing import Any, Dict, Set, Tuple
 
 import gast
 import numpy as np
@@ -43,8 +43,20 @@ class Rewrites(Adjoints):
         root. ``axis`` and ``keepdims`` are constants; ``dtype`` and ``out`` are refused."""
         values: Dict[str, gast.expr] = dict(zip(["a", "axis", "dtype", "out", "ddof", "keepdims"], app.args))
         values.update(app.keywords)
-        if set(values) - {"a", "axis", "ddof", "keepdims"}:
-            raise self.refuse(f"`{app.name}` with arguments other than axis, ddof and keepdims")
+        a, stand_in, axis, keepdims = self.real_operand_and_axis(app, values, {"ddof"}, "axis, ddof and keepdims")
+        count = " * ".join(f"{a}.shape[{k}]" for k in self.axes(axis, stand_in.ndim)) or "1"
+        ddof = _text(values["ddof"]) if "ddof" in values else "0"
+        mean = f"np.mean({a}, axis={axis!r}, keepdims=True)"
+        variance = f"np.sum(np.square({a} - {mean}), axis={axis!r}, keepdims={bool(keepdims)!r}) / ({count} - {ddof})"
+        return _parse(f"np.sqrt({variance})" if lowering.root else variance)[0].value
+
+    def real_operand_and_axis(self, app, values: Dict[str, gast.expr], others: Set[str],
+                              allowed: str) -> Tuple[str, Any, Any, Any]:
+        """The name of the array of real numbers that ``app`` (its arguments by name in ``values``) reduces, its
+        stand-in, and the constants ``axis`` and ``keepdims`` (None where not given); ``others`` the arguments
+        it takes besides those (``allowed`` says them all); anything else refused."""
+        if set(values) - {"a", "axis", "keepdims"} - others or "a" not in values:
+            raise self.refuse(f"`{app.name}` with arguments other than {allowed}")
         a = self.temp_for(values["a"]).id
         stand_in = self.env.get(a)
         if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
@@ -54,11 +66,7 @@ class Rewrites(Adjoints):
                               for k in ("axis", "keepdims"))
         except ValueError:
             raise self.refuse(f"`{app.name}` with an axis or keepdims known only at run time") from None
-        count = " * ".join(f"{a}.shape[{k}]" for k in self.axes(axis, stand_in.ndim)) or "1"
-        ddof = _text(values["ddof"]) if "ddof" in values else "0"
-        mean = f"np.mean({a}, axis={axis!r}, keepdims=True)"
-        variance = f"np.sum(np.square({a} - {mean}), axis={axis!r}, keepdims={bool(keepdims)!r}) / ({count} - {ddof})"
-        return _parse(f"np.sqrt({variance})" if lowering.root else variance)[0].value
+        return a, stand_in, axis, keepdims
 
     def var_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.var_grad(g, a, axis, ddof, keepdims)`` (the cotangent of ``a`` in its variance):
