@@ -28,7 +28,7 @@ tensordot's do not). For example ``np.einsum('ij,jk->ik', a, b)``::
 from __future__ import annotations
 
 import ast
-from typing import List, Sequence, Set
+from typing import List, Optional, Sequence, Set, Tuple
 
 import gast
 import numpy as np
@@ -119,33 +119,18 @@ class Contractions(Lanes):
         ``axes`` constants), reverse mode's ``rt.einsum_vjp(g, k, subscripts, *operands)`` and
         ``rt.tensordot_vjp(g, k, a, b, axes)``: a kernel generated for the contraction, launched by
         ``gr.contract``; a result without letters is a number on the host."""
-        function = _text(node.func)
-        adjoint = function.endswith("_vjp")
-        if node.keywords and not (function.endswith("tensordot") and [k.arg for k in node.keywords] == ["axes"]) or \
-                any(isinstance(a, gast.Starred) for a in node.args):
-            raise self.refuse(f"`{_text(node)}` with other arguments than its subscripts or axes and operands")
-        args = list(node.args) + [k.value for k in node.keywords]
-        g, k, args = (args[0], self._constant(node, args[1]), args[2:]) if adjoint else (None, None, args)
-        einsum = "einsum" in function
-        if not einsum and not 2 <= len(args) <= 3:
-            raise self.refuse(f"`{_text(node)}` with other arguments than two arrays and axes")
-        constant = self._constant(node, args[0] if einsum else (args[2] if len(args) > 2 else gast.Constant(2, None)))
-        given = [a for a in (args[1:] if einsum else args[:2]) if not adjoint or _text(a) != "None"]  # absent
-        operands = [self.temp_for(a).id for a in given]
-        stand_ins = [self.env.get(o) for o in operands]
-        if not all(probes.is_array(v) and v.dtype.kind in "iuf" for v in stand_ins):
-            raise self.refuse(f"`{_text(node)}` of other than arrays of integers or floats")
-        spec = self._spec(einsum, constant, [v.ndim for v in stand_ins])
+        spec, operands, g, k = self._contraction(node)
+        stand_ins = [self.env[o] for o in operands]
         dtype = np.result_type(*stand_ins)
         kernel = self.fresh("contraction")
         sizes = {c: _size(_occurrences(spec, c, operands)) for c in spec.letters()}
-        if adjoint:
-            g_value = self.temp_for(g).id if probes.is_array(self.probe(g)) else _text(g)
+        if g is not None:
+            g_is_array = probes.is_array(self.probe(g))
             dtype = np.result_type(np.asarray(self.probe(g)).dtype, dtype)
+            self.kernels.append((adjoint_kernel(kernel, spec, k, not g_is_array, dtype), self.origin))
             own = "".join(dict.fromkeys(spec.inputs[k]))
-            self.kernels.append((adjoint_kernel(kernel, spec, k, not probes.is_array(self.probe(g)), dtype),
-                                 self.origin))
-            shape, count, extra = f"{operands[k]}.shape", " * ".join(sizes[c] for c in own) or "1", f", {g_value}"
+            shape, count = f"{operands[k]}.shape", " * ".join(sizes[c] for c in own) or "1"
+            extra = f", {self.temp_for(g).id if g_is_array else _text(g)}"
             result = np.ones((1,) * stand_ins[k].ndim, dtype)
         else:
             self.kernels.append((contraction_kernel(kernel, spec, dtype), self.origin))
@@ -156,11 +141,33 @@ class Contractions(Lanes):
         where = self.origin.position() if self.origin is not None else ""
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.contract({kernel}, {shape}, {count}, np.{dtype.name}, "
-                           f"({''.join(o + ', ' for o in operands)}), {letters!r}, {not einsum}, {where!r}{extra})")
+                           f"({''.join(o + ', ' for o in operands)}), {letters!r}, "
+                           f"{'einsum' not in _text(node.func)}, {where!r}{extra})")
         self.env[temp] = result
         if probes.is_array(result):
             self.owned.add(temp)
         return _name(temp)
+
+    def _contraction(self, node: gast.Call) -> Tuple[spec_of.Spec, List[str], Optional[gast.expr], Optional[int]]:
+        """The ``Spec`` of a contraction call, its operands' names (arrays of integers or floats), and for a
+        cotangent the output's cotangent ``g`` and the operand's position ``k``; anything else refused."""
+        function = _text(node.func)
+        adjoint, einsum = function.endswith("_vjp"), "einsum" in function
+        if node.keywords and not (function.endswith("tensordot") and [k.arg for k in node.keywords] == ["axes"]) or \
+                any(isinstance(a, gast.Starred) for a in node.args):
+            raise self.refuse(f"`{_text(node)}` with other arguments than its subscripts or axes and operands")
+        args = list(node.args) + [k.value for k in node.keywords]
+        g, k, args = (args[0], self._constant(node, args[1]), args[2:]) if adjoint else (None, None, args)
+        if not einsum and not 2 <= len(args) <= 3:
+            raise self.refuse(f"`{_text(node)}` with other arguments than two arrays and axes")
+        constant = self._constant(node, args[0] if einsum else (args[2] if len(args) > 2 else gast.Constant(2, None)))
+        given = [a for a in (args[1:] if einsum else args[:2]) if not adjoint or _text(a) != "None"]  # absent
+        operands = [self.temp_for(a).id for a in given]
+        if not all(probes.is_array(self.env.get(o)) and self.env[o].dtype.kind in "iuf" for o in operands):
+            raise self.refuse(f"`{_text(node)}` of other than arrays of integers or floats")
+        if adjoint and not (type(k) is int and 0 <= k < len(operands)):
+            raise self.refuse(f"`{_text(node)}`")
+        return self._spec(einsum, constant, [self.env[o].ndim for o in operands]), operands, g, k
 
     def _constant(self, node: gast.Call, arg: gast.expr):
         try:
