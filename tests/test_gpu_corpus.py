@@ -116,12 +116,14 @@ ADDED |= frozenset({
     "basics.int_float_conversions", "basics.zero_d_to_scalar", "control_flow.enumerate_array",
     "control_flow.enumerate_zip_runtime", "control_flow.iterate_rows", "control_flow.zip_arrays",
     "basics.swap_elements", "control_flow.jacobi", "basics.norms_over_axes", "basics.stack_concat",
-    "basics.stack_list", "basics.argmax_argmin_axes",
+    "basics.stack_list", "basics.argmax_argmin_axes", "basics.argmax_sort",
+    "basics.batched_matrix_norms", "basics.complex_magnitude",
 })
 SAMPLE = frozenset({"control_flow.enumerate_zip_runtime", "basics.swap_elements", "basics.reshape_flatten",
                     "basics.identity_shift", "control_flow.array_swap_loop",
                     "control_flow.aug_assign_subscripts", "control_flow.matmul_loops", "basics.row_norms",
-                    "basics.fancy_index", "basics.slice_zero"})
+                    "basics.fancy_index", "basics.slice_zero", "basics.argmax_sort",
+                    "basics.batched_matrix_norms", "basics.complex_magnitude"})
 
 
 def _jit(case, backend):

@@ -26,7 +26,8 @@ from test_jvp import jax  # noqa: E402  (float0)
 HERE = os.path.abspath(__file__)
 CORPUS = {case.id: case for case in test_jvp.CASES}
 SAMPLE = ("while_loops.counted_while", "linalg.quadratic_form", "reductions.sum_keepdims_normalize",
-          "indexing.boolean_mask_runtime")
+          "indexing.boolean_mask_runtime", "linalg.cholesky_log_det", "linalg.einsum_contractions",
+          "linalg.tensordot_axes")
 
 
 def _on_host(out):

@@ -25,10 +25,14 @@ from numbax.primitives.registry import define, method_key
 @dataclasses.dataclass(frozen=True)
 class Elementwise:
     """One element of the result: ``template`` formatted with the operands' expressions; ``arity`` operands,
-    passed positionally (a keyword is refused)."""
+    passed positionally (a keyword is refused). ``complex_numbers``: whether the template computes NumPy's
+    result of complex operands too (arithmetic, ``abs``, ``np.real``, ``np.conj``); the others (``math``'s
+    functions, ``gr``'s device functions, casts) are for real numbers, and the GPU lowering refuses them a
+    complex operand."""
 
     template: str
     arity: int
+    complex_numbers: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +61,24 @@ class Scan:
     flattened: one thread per lane, in order (``gr.scan``)."""
 
     op: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Sort:
+    """``np.sort`` (``op`` ``"values"``) of a 1-d or 2-d array of real numbers, and the permutations that
+    differentiate it: reverse mode's ``rt.sort_grad`` (``"scatter"``) and forward mode's ``rt.sort_gather``
+    (``"gather"``). One thread per lane finds the stable order that sorts it (NaN last, as NumPy's) and moves
+    the lane's values, or the cotangent's or tangent's, by it (``gr.sort``)."""
+
+    op: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Triangle:
+    """``np.tril(m, k)`` (``lower``) or ``np.triu(m, k)`` of a matrix: a new matrix, the other side of diagonal
+    ``k`` zeros (``gr.triangle``)."""
+
+    lower: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,34 +132,38 @@ MATMUL = _Matmul()
 class Linalg:
     """A function of real matrices that ``gr.<helper>`` computes: ``solve`` (of a matrix and a vector or a
     matrix; cuSOLVER through CuPy, else a one-thread kernel), ``inverse``, ``determinant`` (a number on the
-    host: ``result`` ``det``, ``sign`` or ``logabs`` of ``slogdet``), or ``trace`` (the sum of the diagonal,
-    a view)."""
+    host: ``result`` ``det``, ``sign`` or ``logabs`` of ``slogdet``), ``cholesky`` (cuSOLVER, or a one-thread
+    kernel), or ``trace`` (the sum of the diagonal, a view)."""
 
     helper: str
     result: str = ""
 
 
-def _unary(template: str, *keys) -> None:
-    define(*keys, cuda=Elementwise(template, 1))
+def _unary(template: str, *keys, complex_numbers: bool = False) -> None:
+    define(*keys, cuda=Elementwise(template, 1, complex_numbers))
 
 
-def _binary(template: str, *keys) -> None:
-    define(*keys, cuda=Elementwise(template, 2))
+def _binary(template: str, *keys, complex_numbers: bool = False) -> None:
+    define(*keys, cuda=Elementwise(template, 2, complex_numbers))
 
 
-_binary("({0} + {1})", gast.Add, np.add)
-_binary("({0} - {1})", gast.Sub, np.subtract)
-_binary("({0} * {1})", gast.Mult, np.multiply)
-_binary("({0} / {1})", gast.Div, np.divide, np.true_divide)
+_binary("({0} + {1})", gast.Add, np.add, complex_numbers=True)
+_binary("({0} - {1})", gast.Sub, np.subtract, complex_numbers=True)
+_binary("({0} * {1})", gast.Mult, np.multiply, complex_numbers=True)
+_binary("({0} / {1})", gast.Div, np.divide, np.true_divide, complex_numbers=True)
 _binary("({0} ** {1})", gast.Pow, np.power)
 _binary("({0} // {1})", gast.FloorDiv)
 _binary("({0} % {1})", gast.Mod)
-_unary("(-{0})", gast.USub, np.negative)
-_unary("(+{0})", gast.UAdd)
-_unary("abs({0})", np.abs, np.absolute, abs, math.fabs, np.fabs)
+_unary("(-{0})", gast.USub, np.negative, complex_numbers=True)
+_unary("(+{0})", gast.UAdd, complex_numbers=True)
+_unary("abs({0})", np.abs, np.absolute, abs, complex_numbers=True)  # of a complex number, its magnitude
+_unary("abs({0})", math.fabs, np.fabs)
+_unary("({0}).real", np.real, complex_numbers=True)  # of real numbers the operand itself (``launches``)
+_unary("({0}).conjugate()", np.conj, np.conjugate, method_key("conj"), method_key("conjugate"),
+       complex_numbers=True)
 _binary("gr.maximum({0}, {1})", np.maximum)
 _binary("gr.minimum({0}, {1})", np.minimum)
-_unary("({0} * {0})", np.square)
+_unary("({0} * {0})", np.square, complex_numbers=True)
 _unary("(not {0})", np.logical_not)
 _binary("(bool({0}) and bool({1}))", np.logical_and)
 _binary("(bool({0}) or bool({1}))", np.logical_or)
@@ -146,7 +172,7 @@ define(np.where, cuda=Elementwise("({1} if {0} else {2})", 3))
 define(np.clip, method_key("clip"), cuda=Elementwise("gr.minimum(gr.maximum({0}, {1}), {2})", 3))
 _unary("float({0})", builtins.float)
 _unary("bool({0})", np.bool_)
-_unary("{0}", np.copy, method_key("copy"))
+_unary("{0}", np.copy, method_key("copy"), complex_numbers=True)
 for _type in (np.float32, np.float64, np.int32, np.int64):
     _unary(f"np.{_type.__name__}({{0}})", _type)
 define(method_key("astype"), cuda=Cast())
@@ -167,6 +193,9 @@ define(np.argmax, method_key("argmax"), cuda=ArgExtreme("max"))
 define(np.argmin, method_key("argmin"), cuda=ArgExtreme("min"))
 define(np.cumsum, method_key("cumsum"), cuda=Scan("sum"))
 define(np.cumprod, method_key("cumprod"), cuda=Scan("prod"))
+define(np.sort, rt.sort, cuda=Sort("values"))
+define(rt.sort_grad, cuda=Sort("scatter"))
+define(rt.sort_gather, cuda=Sort("gather"))
 define(np.var, method_key("var"), cuda=Moment(root=False))
 define(np.std, method_key("std"), cuda=Moment(root=True))
 define(gast.MatMult, np.matmul, np.dot, cuda=MATMUL)  # np.dot of 1-d and 2-d arrays is their matmul
@@ -177,6 +206,9 @@ define(np.linalg.det, rt.det, cuda=Linalg("determinant", "det"))
 define(rt.slogdet_sign, cuda=Linalg("determinant", "sign"))
 define(rt.slogdet_logabs, cuda=Linalg("determinant", "logabs"))
 define(np.trace, method_key("trace"), rt.trace, cuda=Linalg("trace"))
+define(np.linalg.cholesky, cuda=Linalg("cholesky"))
+define(np.tril, cuda=Triangle(lower=True))
+define(np.triu, cuda=Triangle(lower=False))
 _unary("gr.abs_slope({0})", rt.abs_slope)
 _unary("gr.sign({0})", np.sign)
 _unary("math.isnan({0})", np.isnan)

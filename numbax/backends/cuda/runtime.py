@@ -1,8 +1,9 @@
 """What the GPU backend's generated host drivers and kernels call (imported there as ``gr``).
 
-Launch shapes, allocation, the shape arithmetic of broadcasting and reductions, the second pass of a
-reduction, matrix products (cuBLAS through CuPy where CuPy is installed; else a plain kernel, the simulator's
-path) and the device functions kernels share. It imports NumPy and ``numba.cuda`` only, no compiler code.
+The device functions kernels share, the shape arithmetic of broadcasting and reductions, the second pass of a
+reduction, scans and sorts along lanes, reshapes, tapes, joins, gathers and scatters; launch shapes, allocation
+and views come from ``memory``, matrix products and the rest of linear algebra from ``linalg`` (re-exported
+here: generated code names them ``gr.<name>``). It imports NumPy and ``numba.cuda`` only, no compiler code.
 """
 from __future__ import annotations
 
@@ -11,14 +12,13 @@ from typing import Any, Sequence, Tuple
 
 import numpy as np
 
-from numbax.backends.cuda.availability import cuda as _cuda_module, simulated
+from numbax.backends.cuda.availability import simulated
+from numbax.backends.cuda.linalg import (cholesky, contract, determinant, inverse, matmul, solve,  # noqa: F401
+                                         spectral_norms, triangle)
+from numbax.backends.cuda.memory import (MAX_BLOCKS, THREADS, copy_1d, copy_2d, cuda, empty, expand,  # noqa: F401
+                                         full, grid, installed_cupy, transpose)
 from numbax.errors import NumbaxDeviceError, NumbaxIndexError, NumbaxShapeError, origin_at
 
-cuda = _cuda_module()
-# Threads per block: a power of two (the block reductions halve it). The simulator runs each thread as a Python
-# thread, so it gets few.
-THREADS = 8 if simulated() else 256
-MAX_BLOCKS = 4 if simulated() else 4096
 _CPU = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 
 
@@ -156,21 +156,6 @@ def fmin(a, b):
     return b if a != a or a > b else a
 
 
-def grid(n: int) -> Tuple[int, int]:
-    """``(blocks, threads)`` for a grid-stride loop over ``n`` elements."""
-    return max(1, min(MAX_BLOCKS, -(-n // THREADS))), THREADS
-
-
-def empty(shape: Any, dtype) -> Any:
-    """An uninitialised device array (``shape`` a sequence, or an int as NumPy takes it)."""
-    return cuda.device_array(int(shape) if np.ndim(shape) == 0 else tuple(shape), dtype=dtype)
-
-
-def full(shape: Any, value: Any, dtype) -> Any:
-    """``np.full(shape, value, dtype)`` on the device (made on the host and copied)."""
-    return cuda.to_device(np.full(shape, value, dtype))
-
-
 def check_keys(keys: Any, where: str) -> None:
     """Raise where ``keys`` is not a key (``uint32`` words of shape ``(2,)``) or an array of keys: a thread reads
     two words (JAX raises ``TypeError`` too)."""
@@ -228,7 +213,7 @@ def reduce(first, finish, shape: Sequence[int], axes: Sequence[int], keepdims: b
 
 @cuda.jit(device=True)
 def _parts_added(partial, o):
-    """Output ``o``'s parts added, in order."""
+    """Output ``o``'s parts added, in order (booleans' as integers: the count of True)."""
     acc = partial[o, 0]
     for p in range(1, partial.shape[1]):
         acc += partial[o, p]
@@ -268,22 +253,16 @@ def finish_prod(out, partial, count):
 
 @cuda.jit
 def finish_any(out, partial, count):
-    """Second pass of ``np.any``: whether any part holds True."""
+    """Second pass of ``np.any``: whether any part holds True (the parts added as integers are not 0)."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        acc = False
-        for p in range(partial.shape[1]):
-            acc = acc or partial[o, p]
-        out[o] = acc
+        out[o] = _parts_added(partial, o) > 0
 
 
 @cuda.jit
 def finish_all(out, partial, count):
-    """Second pass of ``np.all``: whether every part holds True."""
+    """Second pass of ``np.all``: whether every part holds True (the parts added are as many as the parts)."""
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        acc = True
-        for p in range(partial.shape[1]):
-            acc = acc and partial[o, p]
-        out[o] = acc
+        out[o] = _parts_added(partial, o) == partial.shape[1]
 
 
 @cuda.jit
@@ -306,43 +285,22 @@ def finish_min(out, partial, count):
         out[o] = acc
 
 
-def transpose(a: Any, axes: Sequence[int]) -> Any:
-    """``np.transpose(a, axes)`` of a device array: a view, as NumPy's (numba.cuda's own ``.T`` copies, and 2-d
-    arrays only): the same memory, the shape and strides permuted."""
-    if simulated():  # the simulator's device arrays wrap NumPy arrays
-        return a.transpose(axes)
-    return type(a)(tuple(a.shape[k] for k in axes), tuple(a.strides[k] for k in axes), a.dtype, stream=a.stream,
-                   gpu_data=a.gpu_data)
-
-
-def expand(a: Any, positions: Sequence[int]) -> Any:
-    """``a`` with an axis of extent 1 at each of ``positions`` (of the result, in order), as ``a[:, None]``
-    gives in NumPy: a view of the same memory, whatever ``a``'s strides."""
-    if simulated():  # the simulator's device arrays wrap NumPy arrays
-        return a[tuple(None if k in positions else slice(None) for k in range(a.ndim + len(positions)))]
-    shape, strides = list(a.shape), list(a.strides)
-    for k in positions:
-        shape.insert(k, 1)
-        strides.insert(k, a.dtype.itemsize)
-    return type(a)(tuple(shape), tuple(strides), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
-
-
 def scan(a: Any, axis: Any, dtype, rows, where: str, *given: Any) -> Any:
     """``np.cumsum`` or ``np.cumprod`` (``rows``: ``sum_rows`` or ``prod_rows``) of a 1-d or 2-d device array
     over ``axis``, or flattened in C order where ``axis`` is None (of a C-contiguous array: a strided view of
     two dimensions is refused), in ``dtype``: each lane by one thread, in order, as NumPy accumulates. The
     kernel reads the lanes of the arrays ``given`` (of ``a``'s shape, or flat, of its size) before ``a``'s
     (the derivatives of ``np.cumprod``)."""
-    a, *given = (_flat(x, where) if axis is None else x for x in (a,) + given)
+    a, *given = (_flat(x, "a cumulative sum or product", where) if axis is None else x for x in (a,) + given)
     out = cuda.device_array(a.shape, dtype=dtype)
     if out.size:
         rows[grid(_lanes(out, axis).shape[0])](*(_lanes(x, axis) for x in [out] + given + [a]))
     return out
 
 
-def _flat(a: Any, where: str) -> Any:
+def _flat(a: Any, what: str, where: str) -> Any:
     if a.ndim > 1 and not a.is_c_contiguous():
-        raise NumbaxDeviceError("a cumulative sum or product of a strided view of two dimensions, flattened, "
+        raise NumbaxDeviceError(f"{what} of a strided view of two dimensions, flattened, "
                                 "is not supported by the GPU backend yet", origin_at(where),
                                 hint="flatten np.ascontiguousarray(x) instead.")
     return a.reshape(a.size) if a.ndim > 1 else a
@@ -353,6 +311,47 @@ def _lanes(a: Any, axis: Any) -> Any:
     if a.ndim == 1:
         return expand(a, (0,))
     return a if axis == 1 else transpose(a, (1, 0))
+
+
+def sort(a: Any, g: Any, axis: Any, scatter: bool, dtype, where: str) -> Any:
+    """``np.sort(a, axis)`` (``g`` is ``a``), reverse mode's ``rt.sort_grad(g, a, axis)`` (``scatter``) and
+    forward mode's ``rt.sort_gather(g, a, axis)`` of 1-d or 2-d device arrays over ``axis`` (None: flattened in
+    C order, of a C-contiguous array), in ``dtype``: each lane by one thread (``_sort_rows``)."""
+    a, g = (_flat(x, "a sort", where) if axis is None else x for x in (a, g))
+    out = cuda.device_array(a.shape, dtype=dtype)
+    if out.size:
+        order = cuda.device_array(a.shape, dtype=np.int64)
+        lanes = [_lanes(x, axis) for x in (out, order, g, a)]
+        _sort_rows[grid(lanes[0].shape[0])](*lanes, scatter)
+    return out
+
+
+@cuda.jit(device=True)
+def _after(x, v):
+    """Whether ``x`` sorts after ``v`` in NumPy's order (NaN after every number)."""
+    return x > v or (x != x and v == v)
+
+
+@cuda.jit
+def _sort_rows(out, order, g, a, scatter):
+    """Each row: ``order`` the stable order that sorts ``a``'s (an insertion sort, NaN last, as NumPy's), then
+    ``g``'s gathered into that order in ``out``, or scattered back from it (``scatter``)."""
+    for r in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
+        n = a.shape[1]
+        for k in range(n):
+            order[r, k] = k
+        for k in range(1, n):
+            moved = order[r, k]
+            j = k - 1
+            while j >= 0 and _after(a[r, order[r, j]], a[r, moved]):
+                order[r, j + 1] = order[r, j]
+                j -= 1
+            order[r, j + 1] = moved
+        for k in range(n):
+            if scatter:
+                out[r, order[r, k]] = g[r, k]
+            else:
+                out[r, k] = g[r, order[r, k]]
 
 
 def cumprod_grad(g: Any, a: Any, axis: Any, dtype, where: str) -> Any:
@@ -483,7 +482,7 @@ def grow_rows(table: Any) -> Any:
     ``table``'s."""
     grown = cuda.device_array((2 * table.shape[0], table.shape[1]), dtype=table.dtype)
     if table.size:
-        _copy_2d[grid(table.size)](grown[:table.shape[0]], table)
+        copy_2d[grid(table.size)](grown[:table.shape[0]], table)
     return grown
 
 
@@ -494,7 +493,7 @@ def reserve_rows(table: Any, rows: int) -> Any:
         return table
     grown = cuda.device_array((max(rows, 2 * table.shape[0]), table.shape[1]), dtype=table.dtype)
     if table.size:
-        _copy_2d[grid(table.size)](grown[:table.shape[0]], table)
+        copy_2d[grid(table.size)](grown[:table.shape[0]], table)
     return grown
 
 
@@ -504,94 +503,7 @@ def save_row(table: Any, row: int, values: Any, where: str) -> None:
     if values.shape[0] != table.shape[1]:
         raise ValueError(f"{where}: a saved array's length changed between iterations of a loop")
     if values.size:
-        _copy_1d[grid(values.size)](table[row], values)
-
-
-@cuda.jit
-def _copy_1d(out, a):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = a[i]
-
-
-@cuda.jit
-def _copy_2d(out, a):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i // out.shape[1], i % out.shape[1]] = a[i // out.shape[1], i % out.shape[1]]
-
-
-def matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` of device arrays (1-d or 2-d; the shapes were checked where the user wrote the product):
-    cuBLAS through CuPy where CuPy is installed, else ``_matmul_kernel``."""
-    dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
-    cupy = _cupy()
-    if cupy is not None:
-        return cuda.as_cuda_array(cupy.matmul(cupy.asarray(a).astype(dtype, copy=False),
-                                              cupy.asarray(b).astype(dtype, copy=False)))
-    a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
-    b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
-    out = cuda.device_array((a2.shape[0], b2.shape[1]), dtype=dtype)
-    if a2.shape[1] == 0:
-        out = cuda.to_device(np.zeros(out.shape, dtype))
-    else:
-        _matmul_kernel[grid(out.size)](out, a2, b2)
-    shape = tuple(n for n, keep in ((a2.shape[0], a.ndim == 2), (b2.shape[1], b.ndim == 2)) if keep)
-    if not shape:
-        return out.copy_to_host()[0, 0]
-    return out.reshape(shape)
-
-
-def solve(a: Any, b: Any, where: str) -> Any:
-    """``np.linalg.solve(a, b)`` of device arrays (``a`` square, ``b`` a vector or a matrix of as many rows):
-    cuSOLVER through CuPy where CuPy is installed, else ``_eliminate`` (Gaussian elimination with partial
-    pivoting, as LAPACK's ``gesv``) and ``_back_substitute``; the CPU backend's ``LinAlgError`` where ``a`` is
-    not square or ``b`` has other rows, an operand is not finite or a pivot is zero (CuPy's non-finite solution
-    of finite operands: it does not raise)."""
-    dtype = _solve_dtype(a, b)
-    if b.shape[0] != a.shape[0]:
-        raise np.linalg.LinAlgError("Incompatible array sizes, system is not dimensionally valid.")
-    _check_square(a)
-    cupy = _cupy()
-    if cupy is not None:
-        a_, b_ = cupy.asarray(a).astype(dtype), cupy.asarray(b).astype(dtype)
-        if not (bool(cupy.isfinite(a_).all()) and bool(cupy.isfinite(b_).all())):
-            raise np.linalg.LinAlgError(_NOT_FINITE)
-        x = cupy.linalg.solve(a_, b_)
-        if not bool(cupy.isfinite(x).all()):
-            raise np.linalg.LinAlgError(_SINGULAR)
-        return cuda.as_cuda_array(x)
-    n = a.shape[0]
-    x = cuda.device_array((n, b.shape[1] if b.ndim == 2 else 1), dtype=dtype)
-    if x.size:
-        _copy_2d[grid(x.size)](x, b if b.ndim == 2 else expand(b, (1,)))
-    lu, state = _factored(a, x, dtype)
-    if state[0] or state[1]:
-        raise np.linalg.LinAlgError(_NOT_FINITE if state[0] else _SINGULAR)
-    if n:
-        _back_substitute[1, 1](lu, x)
-    return x if b.ndim == 2 else x.reshape(n)
-
-
-def inverse(a: Any, where: str) -> Any:
-    """``np.linalg.inv(a)`` of a device array: ``a`` solved against the identity."""
-    return solve(a, cuda.to_device(np.eye(a.shape[0], dtype=_solve_dtype(a, a))), where)
-
-
-def determinant(a: Any, result: str) -> Any:
-    """``np.linalg.det(a)`` (``result`` ``"det"``), or the sign or the log of the magnitude of ``slogdet``'s
-    (``"sign"``, ``"logabs"``), from ``_eliminate``'s factors, as the CPU backend computes them (the sign of
-    the permutation and of each pivot, the sum of their logarithms; 0 and -inf where a pivot is zero)."""
-    dtype = _solve_dtype(a, a)
-    _check_square(a)
-    lu, state = _factored(a, cuda.device_array((a.shape[0], 0), dtype=dtype), dtype)
-    if state[0]:
-        raise np.linalg.LinAlgError(_NOT_FINITE)
-    sign, logabs = dtype.type(-1 if state[2] % 2 else 1), dtype.type(0)
-    if state[1]:
-        sign, logabs = dtype.type(0), dtype.type(-np.inf)
-    else:
-        for v in np.diagonal(lu.copy_to_host()):
-            sign, logabs = (-sign, logabs + np.log(-v)) if v < 0 else (sign, logabs + np.log(v))
-    return {"det": sign * np.exp(logabs), "sign": sign, "logabs": logabs}[result]
+        copy_1d[grid(values.size)](table[row], values)
 
 
 def prod_others(a: Any, axis: Any) -> Any:
@@ -667,9 +579,10 @@ def join(pieces: Sequence[Any], axis: int, stack: bool, dtype, copy: Any) -> Any
     return out
 
 
-def diag_matrix(v: Any) -> Any:
-    """``np.diag(v)`` of a 1-d device array: a new square matrix of zeros with ``v`` on its diagonal."""
-    out = full((v.shape[0], v.shape[0]), 0, v.dtype)
+def diag_matrix(v: Any, shape: Tuple[int, int], dtype) -> Any:
+    """``np.diag(v)`` of a 1-d device array (``shape`` square), or reverse mode's ``rt.diag_grad`` of a matrix of
+    ``shape`` (``v`` its diagonal's cotangent): a new matrix of zeros in ``dtype`` with ``v`` on its diagonal."""
+    out = full(tuple(shape), 0, dtype)
     if v.shape[0]:
         _fill_diagonal[grid(v.shape[0])](out, v)
     return out
@@ -686,103 +599,6 @@ def diagonal(a: Any) -> Any:
     if simulated():  # the simulator's device arrays wrap NumPy arrays
         return type(a)(np.diagonal(a._ary))
     return type(a)((min(a.shape),), (a.strides[0] + a.strides[1],), a.dtype, stream=a.stream, gpu_data=a.gpu_data)
-
-
-_NOT_FINITE = "Array must not contain infs or NaNs."
-_SINGULAR = "Matrix is singular to machine precision."
-
-
-def _check_square(a: Any) -> None:
-    if a.shape[0] != a.shape[1]:
-        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square.")
-
-
-def _solve_dtype(a: Any, b: Any) -> np.dtype:
-    dtype = np.result_type(np.dtype(a.dtype), np.dtype(b.dtype))
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
-
-
-def _factored(a: Any, x: Any, dtype) -> Tuple[Any, np.ndarray]:
-    """``a`` (square) copied and factored by ``_eliminate``, which applies its row operations to ``x`` too; its
-    state: whether ``a`` or ``x`` holds a value that is not finite, whether a pivot is zero, the row swaps."""
-    n = a.shape[0]
-    lu = cuda.device_array((n, n), dtype=dtype)
-    if lu.size:
-        _copy_2d[grid(lu.size)](lu, a)
-    state = cuda.to_device(np.zeros(3, np.int64))
-    if n:
-        _eliminate[1, 1](lu, x, state)
-    return lu, state.copy_to_host()
-
-
-@cuda.jit
-def _eliminate(lu, x, state):
-    """One thread factors ``lu`` in place (elimination with partial pivoting: the first row of the largest
-    magnitude, as LAPACK's ``getrf``), applying the row operations to ``x``; ``state``: 1 where an element of
-    ``lu`` or ``x`` is not finite (nothing factored then), 1 where a pivot is zero (its column skipped, as
-    ``getrf`` does), the number of row swaps."""
-    n = lu.shape[0]
-    for r in range(n):
-        for k in range(n):
-            if not math.isfinite(lu[r, k]):
-                state[0] = 1
-        for j in range(x.shape[1]):
-            if not math.isfinite(x[r, j]):
-                state[0] = 1
-    if state[0]:
-        return
-    for c in range(n):
-        p = c
-        for r in range(c + 1, n):
-            if abs(lu[r, c]) > abs(lu[p, c]):
-                p = r
-        if lu[p, c] == 0:
-            state[1] = 1
-            continue
-        if p != c:
-            state[2] += 1
-            for k in range(n):
-                lu[c, k], lu[p, k] = lu[p, k], lu[c, k]
-            for j in range(x.shape[1]):
-                x[c, j], x[p, j] = x[p, j], x[c, j]
-        for r in range(c + 1, n):
-            f = lu[r, c] / lu[c, c]
-            for k in range(c + 1, n):
-                lu[r, k] -= f * lu[c, k]
-            for j in range(x.shape[1]):
-                x[r, j] -= f * x[c, j]
-
-
-@cuda.jit
-def _back_substitute(lu, x):
-    """One thread solves the upper triangle of ``lu`` against each column of ``x``, in place."""
-    n = lu.shape[0]
-    for j in range(x.shape[1]):
-        for r in range(n - 1, -1, -1):
-            s = x[r, j]
-            for k in range(r + 1, n):
-                s -= lu[r, k] * x[k, j]
-            x[r, j] = s / lu[r, r]
-
-
-def _cupy():
-    try:
-        import cupy
-    except ImportError:
-        return None
-    return None if simulated() else cupy
-
-
-@cuda.jit
-def _matmul_kernel(out, a, b):
-    """One thread per element of ``out``: the simulator's (and a machine without CuPy's) matrix product."""
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        row = i // out.shape[1]
-        col = i % out.shape[1]
-        acc = a[row, 0] * b[0, col]  # the host gives a product over no terms zeros instead
-        for k in range(1, a.shape[1]):
-            acc += a[row, k] * b[k, col]
-        out[row, col] = acc
 
 
 def gather(x: Any, first: int, indices: Sequence[Any], kernel, where: str) -> Any:
@@ -843,7 +659,7 @@ def _index_arrays(x: Any, first: int, indices: Sequence[Any], where: str) -> Tup
 
 def _nonzero(mask: Any) -> Tuple[Any, ...]:
     """``np.nonzero`` of a device array: by CuPy where it is installed, else on the host (copied both ways)."""
-    cupy = _cupy()
+    cupy = installed_cupy()
     if cupy is not None:
         return tuple(cuda.as_cuda_array(p) for p in cupy.nonzero(cupy.asarray(mask)))
     return tuple(cuda.to_device(np.ascontiguousarray(p)) for p in np.nonzero(mask.copy_to_host()))

@@ -14,7 +14,7 @@ import numpy as np
 
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.gathers import Gathers
-from numbax.backends.cuda.lower.kernels import unbroadcast_kernel, unreduce_kernel
+from numbax.backends.cuda.lower.kernels import broadcast_kernel, unbroadcast_kernel, unreduce_kernel
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 
 # copies: reverse mode's ``rt.copy_of`` of an array and ``rt.unaliased(a, b)`` (``a`` where it shares no memory
@@ -60,10 +60,14 @@ class Adjoints(Gathers):
     def unreduce(self, node: gast.Call) -> gast.Name:
         """Reverse mode's ``rt.unreduce(g, a, axis, keepdims)``: the cotangent ``g`` of a reduction of ``a``, as
         an array of ``a``'s shape: filled with ``g`` where it is a number, else each element ``g``'s at its
-        kept indices (``kernels.unreduce_kernel``); ``axis`` and ``keepdims`` constants."""
-        if len(node.args) != 4 or node.keywords or not isinstance(node.args[1], gast.Name) or \
-                not probes.is_array(self.env.get(node.args[1].id)):
+        kept indices (``kernels.unreduce_kernel``), or over no axis ``g`` broadcast (``kernels.broadcast_kernel``);
+        ``axis`` and ``keepdims`` constants. Of a number ``a``, the number ``g``."""
+        if len(node.args) != 4 or node.keywords or not isinstance(node.args[1], gast.Name):
             raise self.refuse(f"`{_text(node)}`")
+        if not probes.is_array(self.env.get(node.args[1].id)):  # of a number: the number ``g``
+            if probes.is_array(self.probe(node.args[0])):
+                raise self.refuse(f"`{_text(node)}`")
+            return self.temp_for(node.args[0])
         g, a = node.args[0], node.args[1].id
         try:
             axis, keepdims = (ast.literal_eval(gast.gast_to_ast(arg)) for arg in node.args[2:])
@@ -74,10 +78,13 @@ class Adjoints(Gathers):
         if not probes.is_array(self.probe(g)):
             self.check_host(g)
             return self._filled(shape, _text(g), result)
-        axes = self.axes(axis, result.ndim)
         g = self.temp_for(g)
         kernel = self.fresh("unreduce")
-        self.kernels.append((unreduce_kernel(kernel, result.ndim, axes, bool(keepdims)), self.origin))
+        if axis is None:  # an array broadcast to a's shape (the cotangent of the sum that rt.unbroadcast takes)
+            source = broadcast_kernel(kernel, result.ndim, self.env[g.id].ndim)
+        else:
+            source = unreduce_kernel(kernel, result.ndim, self.axes(axis, result.ndim), bool(keepdims))
+        self.kernels.append((source, self.origin))
         temp = self.fresh("t")
         self.pre += _parse(f"{temp} = gr.empty({shape}, np.{result.dtype.name})\n"
                            f"{kernel}[gr.grid({temp}.size)]({temp}, {g.id})")

@@ -14,14 +14,16 @@ module of ``numba.cuda.jit`` kernels followed by the driver, a plain Python func
   ``inv`` and ``det`` ``gr``'s helpers (cuSOLVER through CuPy, or a one-thread elimination kernel);
 - indexing is ``indexing``'s (elements, views) and ``gathers``'s (integer arrays, masks: gather and scatter
   kernels); reverse mode's helpers are ``adjoints``'s or rewritten into other operations (``rewrites``);
-  joins, diagonals, moved axes, ravels, ``item()`` and norms of other orders are ``array_ops``'s;
+  joins, diagonals, moved axes, ravels, ``item()`` and norms of other orders are ``array_ops``'s (the
+  cotangents of joined arrays are written one statement each first: ``parts``);
 - a store into an argument's array writes its device copy; ``WRITTEN`` (before the driver) names those
   arguments, which the call writes back where they were host arrays (``placement.write_back``);
 - reverse mode's list tapes (``tape = []``, ``append``, ``pop``) are host lists of device arrays;
 - the loop ``vmap`` writes over examples (``anno.Key.PER_THREAD``) becomes one kernel, one example per thread
   (``threads``), drawing its ``numbax.random`` numbers itself (``keys``);
-- numbers, ``if``, ``while``, ``for ... in range`` and the run-time checks of shapes and divisors stay in the
-  driver, on the host: a branch on a reduced value or ``while err > tol`` reads the reduced number there.
+- numbers, ``if``, ``while``, ``for ... in range`` (``control_flow``) and the run-time checks of shapes and
+  divisors stay in the driver, on the host: a branch on a reduced value or ``while err > tol`` reads the reduced
+  number there.
 
 Anything else is refused at the user's line with a ``NumbaxDeviceError`` naming it: the GPU backend never
 falls back to the CPU behind the user's back.
@@ -30,15 +32,15 @@ from __future__ import annotations
 
 import builtins
 import copy
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Dict, List, Set
 
 import gast
 import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.primitives import application
-from numbax.backends.cuda.lower import fusible, indexing, probes, tapes, threads
-from numbax.backends.cuda.lower.launches import Launches
+from numbax.backends.cuda.lower import fusible, indexing, parts, probes, threads
+from numbax.backends.cuda.lower.control_flow import ControlFlow, call_of as _call_of
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.primitives.cuda import Elementwise
 from numbax.primitives.registry import entry
@@ -77,7 +79,7 @@ def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] =
     stand-in of its dtype and ndim (``probes``); ``arguments`` are those the user passes (the others are
     constants). Where the driver writes arguments' arrays, ``WRITTEN`` comes before it: their positions, each
     with the user's line of its first write (``placement.write_back`` writes them into host arguments)."""
-    main = module.body[-1]
+    main = parts.transform(module.body[-1])  # before the reads are counted: it renames tuples' parts
     lowering = Lowering(dict(params), fusible.reads_outside_checks(main))
     lowering.arguments = set(arguments)
     # what the code does before the user's first line (a transformation's checks) is refused there
@@ -92,12 +94,6 @@ def transform(module: gast.Module, params: Dict[str, Any], arguments: Set[str] =
     positions = {k: lowering.written[a.id] for k, a in enumerate(main.args.args) if a.id in lowering.written}
     module.body = kernels + (_parse(f"WRITTEN = {positions!r}") if positions else []) + [main]  # main last
     return gast.fix_missing_locations(module)
-
-
-def _call_of(node: gast.expr, function: str, count: int = 0) -> bool:
-    """Whether ``node`` calls the builtin ``function``, with ``count`` positional arguments (any, for 0) only."""
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == function and \
-        not node.keywords and bool(node.args) and len(node.args) == (count or len(node.args))
 
 
 def _is_range(node: gast.expr) -> bool:
@@ -122,7 +118,7 @@ def _tag(kernel: gast.FunctionDef, origin) -> None:
             anno.setanno(node, anno.Key.ORIGIN, origin)
 
 
-class Lowering(Launches):
+class Lowering(ControlFlow):
     """The walk over the driver: statements kept, rewritten as launches, or refused."""
 
     def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
@@ -421,116 +417,6 @@ class Lowering(Launches):
         self.check_host(value)
         return self.pre + [gast.Assign(targets=[stmt.target], value=value, type_comment=None)]
 
-    def branch(self, stmt: gast.If) -> List[gast.stmt]:
-        """``if``: its test a number on the host; both branches must leave each variable one dtype."""
-        self.pre = []
-        test = self.host_test(stmt.test)
-        pre, before, owned, views = self.pre, dict(self.env), set(self.owned), dict(self.views)
-        body = self.block(stmt.body) or [gast.Pass()]
-        after_body, self.env = self.env, dict(before)
-        owned_after_body, self.owned = self.owned, owned
-        views_after_body, self.views = self.views, views
-        orelse = self.block(stmt.orelse)
-        self.owned &= owned_after_body
-        for name in set(views_after_body) | set(self.views):
-            if views_after_body.get(name) != self.views.get(name):
-                self.views[name] = indexing.AMBIGUOUS
-        for name in set(after_body) & set(self.env):
-            if probes.signature(after_body[name]) != probes.signature(self.env[name]):
-                raise self.refuse(f"`{name}`, given another dtype or number of dimensions on each branch,",
-                                  self.assigned_at.get(name))
-        self.env = {**after_body, **self.env}
-        return pre + [gast.If(test=test, body=body, orelse=orelse)]
-
-    def loop_while(self, stmt: gast.While) -> List[gast.stmt]:
-        """``while``: its test read on the host before each iteration."""
-        self.pre = []
-        test = self.host_test(stmt.test)
-        pre = self.pre
-        before, owned, views = dict(self.env), set(self.owned), dict(self.views)
-        self.forget_aliases(stmt.body)
-        body = self.block(stmt.body)
-        self.check_loop(before)
-        self.join_aliases(stmt.body, before, owned, views)
-        if not pre:
-            return [gast.While(test=test, body=body, orelse=[])]
-        exit_ = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[gast.Break()], orelse=[])
-        return [gast.While(test=gast.Constant(value=True, kind=None), body=pre + [exit_] + body, orelse=[])]
-
-    def over_rows(self, stmt: gast.For) -> Tuple[List[gast.stmt], gast.For]:
-        """``for v in x``, ``enumerate(x)``, ``zip(x, y)`` and ``enumerate(zip(x, y))`` of arrays (their rows,
-        or elements): each array held by a name of its own first (the loop iterates over the array ``x`` held
-        when it began, whatever the body binds to ``x``), then a loop over ``range`` of the (shortest) first
-        extent, whose body first reads each row, ``v = held[k]``, as NumPy's iteration reads them."""
-        target, it, counter = stmt.target, stmt.iter, None
-        if _call_of(it, "enumerate", 1) and isinstance(target, gast.Tuple) and len(target.elts) == 2 and \
-                isinstance(target.elts[0], gast.Name):
-            (counter, target), it = target.elts, it.args[0]
-        arrays, targets = ([it], [target]) if not _call_of(it, "zip") else (it.args, target.elts) \
-            if isinstance(target, gast.Tuple) and len(target.elts) == len(it.args) else (None, None)
-        if arrays and all(isinstance(t, (gast.Name, gast.Tuple)) for t in targets) and \
-                any(isinstance(t, gast.Tuple) for t in targets):
-            raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:`, a row unpacked into names,")
-        if not arrays or not all(isinstance(a, gast.Name) and probes.is_array(self.env.get(a.id)) and
-                                 self.env[a.id].ndim for a in arrays) or \
-                not all(isinstance(t, gast.Name) for t in targets):
-            raise self.refuse(f"`for {_text(stmt.target)} in {_text(stmt.iter)}:` (loops over `range`, and over "
-                              "arrays' rows, `enumerate` and `zip` of arrays, run on the host)")
-        index = counter.id if counter is not None else self.fresh("k")
-        held = [self.fresh("rows") for _ in arrays]
-        holds = [gast.Assign(targets=[_name(h, gast.Store())], value=_name(a.id), type_comment=None)
-                 for h, a in zip(held, arrays)]
-        length = ", ".join(f"{h}.shape[0]" for h in held)
-        rows = [gast.Assign(targets=[t], value=_parse(f"{h}[{index}]")[0].value, type_comment=None)
-                for h, t in zip(held, targets)]
-        for made in holds + rows:
-            anno.setanno(made, anno.Key.ORIGIN, self.origin)
-        return holds, gast.For(target=_name(index, gast.Store()),
-                               iter=_parse(f"range({length if len(arrays) == 1 else f'min({length})'})")[0].value,
-                               body=rows + stmt.body, orelse=[], type_comment=None)
-
-    def loop_for(self, stmt: gast.For) -> List[gast.stmt]:
-        """``for i in range(...)``: a host loop."""
-        it = stmt.iter
-        for arg in it.args:
-            self.check_host(arg)
-        before, owned, views = dict(self.env), set(self.owned), dict(self.views)
-        self.env[stmt.target.id] = 1
-        self.forget_aliases(stmt.body)
-        body = self.block(stmt.body)
-        self.check_loop(before)
-        self.join_aliases(stmt.body, before, owned, views)
-        return [gast.For(target=stmt.target, iter=it, body=body, orelse=[], type_comment=None)]
-
-    def forget_aliases(self, body: List[gast.stmt]) -> None:
-        """Before a loop: a name the body binds to another array (or a view of one) may hold an argument's,
-        or view any array, at its start."""
-        for node in gast.walk(gast.Module(body=body, type_ignores=[])):
-            if isinstance(node, gast.Assign) and isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript,
-                                                                         gast.Tuple)):
-                names = {n.id for t in node.targets for n in (t.elts if isinstance(t, gast.Tuple) else [t])
-                         if isinstance(n, gast.Name)}
-                self.owned -= names
-                self.views.update(dict.fromkeys(names, indexing.AMBIGUOUS))
-
-    def join_aliases(self, body: List[gast.stmt], before: Dict[str, Any], owned: Set[str],
-                     views: Dict[str, str]) -> None:
-        """After a loop, which may run no iteration: a name its body binds, bound before it too, is the driver's
-        own only if it was before, and views an array only if the same one as before."""
-        for name in tapes.stored(body) & set(before):
-            if name not in owned:
-                self.owned.discard(name)
-            if self.views.get(name) != views.get(name):
-                self.views[name] = indexing.AMBIGUOUS
-
-    def check_loop(self, before: Dict[str, Any]) -> None:
-        """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:
-        the kernels compiled for its first value would compute the next ones in the wrong dtype."""
-        for name, value in before.items():
-            if name in self.env and probes.signature(self.env[name]) != probes.signature(value):
-                raise self.refuse(f"`{name}`, which changes its dtype or number of dimensions in a loop,",
-                                  self.assigned_at.get(name))
-
     def returns(self, stmt: gast.Return) -> List[gast.stmt]:
         """``return``: each returned value a name (of an array or a number) or a constant."""
         if stmt.value is None:
@@ -548,14 +434,6 @@ class Lowering(Launches):
             names.append(_name(temp))
         result = gast.Tuple(elts=names, ctx=gast.Load()) if isinstance(stmt.value, gast.Tuple) else names[0]
         return out + [gast.Return(value=result)]
-
-    def host_test(self, test: gast.expr) -> gast.expr:
-        """A branch's or loop's test, computed on the host (hoisted reductions into ``self.pre``)."""
-        test = self.hoist(test)
-        if probes.is_array(self.probe(test)):
-            raise self.refuse(f"a test of an array, `{_text(test)}`, (NumPy refuses its truth value too)")
-        self.check_host(test)
-        return test
 
     def temp_for(self, node: gast.expr) -> gast.Name:
         """A name holding ``node``'s value: itself if a name, else a temporary assigned before."""

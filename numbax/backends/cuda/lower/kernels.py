@@ -247,6 +247,17 @@ def unreduce_kernel(name: str, ndim: int, axes: Sequence[int], keepdims: bool) -
             f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))
 
 
+def broadcast_kernel(name: str, ndim: int, rank: int) -> str:
+    """Reverse mode's ``rt.unreduce`` of an array cotangent over no axis, ``np.broadcast_to(g, out.shape)``:
+    each element of ``out`` (``ndim`` dimensions) is ``g``'s (``rank`` dimensions, aligned at the end) at its
+    indices, index 0 along an axis of 1."""
+    index = ", ".join(f"i{d}" for d in range(ndim))
+    read = ", ".join(f"(0 if g.shape[{j}] == 1 else i{ndim - rank + j})" for j in range(rank))
+    body = _unravel("i", range(ndim), lambda d: f"out.shape[{d}]") + [f"out[{index}] = g[{read}]"]
+    return (f"@cuda.jit\ndef {name}(out, g):\n"
+            f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))
+
+
 def _advanced(first: int, count: int, rank: int, extent: str) -> Tuple[List[str], str]:
     """A thread's index arrays read at its position ``i{first}`` of the indexed part (``rank`` dimensions, the
     index arrays' axis at ``first``), wrapped from the end; and the index of ``count`` axes they give, with the

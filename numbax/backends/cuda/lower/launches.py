@@ -1,5 +1,7 @@
-"""The GPU lowering's launches: elementwise kernels, block reductions, matrix products and constructors; and
-the calls the driver makes itself (``OnHost``: pmap's exchange between GPUs).
+"""The GPU lowering's launches: the dispatch of each array expression to its lowering (``hoist``), elementwise
+kernels, views (transposes), constructors and copies; and the calls the driver makes itself (``OnHost``: pmap's
+exchange between GPUs). Reductions are ``reductions``'s, products and linear algebra ``contractions``'s,
+scans and sorts ``lanes``'s.
 
 Each writes its kernel's source (``kernels``) into the state and the driver's statements that allocate and
 launch it, and gives back the name that holds its result.
@@ -7,7 +9,7 @@ launch it, and gives back the name that holds its result.
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, List, Tuple
+from typing import Any, List, Tuple
 
 import gast
 import numpy as np
@@ -15,12 +17,15 @@ import numpy as np
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.adjoints import SEEDS, TAPES
-from numbax.backends.cuda.lower.kernels import IDENTITY, Operands, elementwise_kernel, finisher, reduction_kernel
-from numbax.backends.cuda.lower.array_ops import JOINS, ArrayOps
+from numbax.backends.cuda.lower.kernels import Operands, elementwise_kernel
+from numbax.backends.cuda.lower.reductions import Reductions
+from numbax.backends.cuda.lower.array_ops import JOINS
+from numbax.backends.cuda.lower.contractions import CONTRACTIONS
 from numbax.backends.cuda.lower.rewrites import REWRITTEN
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError
-from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan
+from numbax.primitives.cuda import MATMUL, ArgExtreme, Linalg, Moment, OnHost, Reduction, Scan, Sort, \
+    Triangle
 from numbax.primitives.registry import entry
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"})
@@ -33,14 +38,13 @@ _LOGICAL = {gast.Invert: "logical_not", gast.BitAnd: "logical_and", gast.BitOr: 
             gast.BitXor: "logical_xor"}
 # functions that give real numbers back unchanged (``np.conj(x)`` of a real ``x``: reverse mode's cotangents)
 _IDENTITY_OF_REALS = frozenset({"np.conj", "np.conjugate", "np.real"})
-_INFINITIES = {"np.inf": np.inf, "-np.inf": -np.inf, "math.inf": np.inf, "-math.inf": -np.inf}  # a norm's ord
 _MATH_AS_NUMPY = {name: name for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
                                           "tan", "sinh", "cosh", "tanh", "fabs")}
 _MATH_AS_NUMPY.update(asin="arcsin", acos="arccos", atan="arctan", asinh="arcsinh", acosh="arccosh",
                       atanh="arctanh")
 
 
-class Launches(ArrayOps):
+class Launches(Reductions):
     """The launches of the driver's array operations."""
 
     def hoist(self, node: gast.expr) -> gast.expr:
@@ -68,6 +72,10 @@ class Launches(ArrayOps):
             return self.joined(node)
         if isinstance(node, gast.Call) and _text(node.func) == "np.diag":
             return self.diag(node)
+        if isinstance(node, gast.Call) and _text(node.func) in CONTRACTIONS:
+            return self.launch_contraction(node)
+        if isinstance(node, gast.Call) and _text(node.func) == "rt.diag_grad":
+            return self.diag_grad(node)
         if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
             return self.transposed(*self.moveaxis_arguments(node))
         if self.is_indexing(node):
@@ -100,6 +108,10 @@ class Launches(ArrayOps):
             return self.launch_arg_extreme(node, app, lowering)
         if isinstance(lowering, Scan):
             return self.launch_scan(node, app, lowering)
+        if isinstance(lowering, Sort):
+            return self.launch_sort(node, app, lowering)
+        if isinstance(lowering, Triangle):
+            return self.triangle(app, lowering)
         if isinstance(lowering, Moment):
             return self.hoist(self.moment(app, lowering))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
@@ -263,62 +275,6 @@ class Launches(ArrayOps):
         self.env[temp] = self.probe(node)
         return _name(temp)
 
-    def launch_reduction(self, node: gast.expr, app, lowering: Reduction) -> gast.Name:
-        """A reduction: its kernel (its operand's expression fused in), launched through ``gr.reduce``."""
-        operand, axis, keepdims, order = self.reduction_arguments(app, lowering)
-        if isinstance(axis, tuple) and len(axis) == 1:
-            axis = axis[0]
-        if order is not None:
-            return self.hoist(self.norm_of_order(app, operand, order, axis, keepdims))
-        operand = self.numbers_for_metadata(operand)
-        stand_in = self.probe(operand)
-        if not probes.is_array(stand_in) and axis is None and not lowering.norm:
-            return self.number_on_the_host_of(node, operand)
-        if not probes.is_array(stand_in):
-            raise self.refuse(f"`{app.name}` of a number")
-        if lowering.norm and stand_in.dtype.kind != "f":
-            raise self.refuse(f"`{app.name}` of a {stand_in.dtype.name} array")
-        axes = self.axes(axis, stand_in.ndim)
-        result = self.probe(node)
-        dtype = np.asarray(result).dtype
-        operands = self.operands(operand)
-        expr = self.element(operand, operands)
-        if lowering.norm:
-            expr = f"gr.square({expr})"
-        if lowering.op in ("any", "all"):
-            expr = f"bool({expr})"
-        kernel = self.fresh("reduce")
-        self.kernels.append((reduction_kernel(kernel, expr, operands, stand_in.ndim, axes, lowering.op, dtype),
-                             self.origin))
-        temp = self.fresh("t")
-        where = self.origin.position() if self.origin is not None else ""
-        call = (f"{temp} = gr.reduce({kernel}, {finisher(lowering.op, lowering.mean, lowering.norm)}, "
-                f"{self.shape_of(operands)}, {axes!r}, {keepdims!r}, np.{dtype.name}, "
-                f"({', '.join(operands.args())},), {where!r}, {lowering.op in IDENTITY})")
-        self.pre += _parse(call)
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
-
-    def reduction_arguments(self, app, lowering: Reduction) -> Tuple[gast.expr, Any, bool, Any]:
-        """The operand, ``axis``, ``keepdims`` and a norm's ``ord`` of a reduction (constants; anything else
-        refused)."""
-        names = ["x", "ord", "axis", "keepdims"] if lowering.norm else ["a", "axis"]
-        values: Dict[str, gast.expr] = dict(zip(names, app.args))
-        if len(app.args) > len(names) or set(app.keywords) - set(names[1:]) - {"keepdims"}:
-            raise self.refuse(f"`{app.name}` with arguments other than axis and keepdims")
-        values.update(app.keywords)
-        values["a"] = values.get("a", values.get("x"))
-        constants = {}
-        for key in ("ord", "axis", "keepdims") if lowering.norm else ("axis", "keepdims"):
-            node = values.get(key)
-            try:
-                constants[key] = None if node is None else _INFINITIES[_text(node)] if _text(node) in _INFINITIES \
-                    else ast.literal_eval(gast.gast_to_ast(node))
-            except ValueError:
-                raise self.refuse(f"`{app.name}` with a {key} known only at run time") from None
-        return values["a"], constants["axis"], bool(constants["keepdims"]), constants.get("ord")
-
     def axes(self, axis: Any, ndim: int) -> Tuple[int, ...]:
         """``axis`` as sorted non-negative axes of an ``ndim``-d operand."""
         given = tuple(range(ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
@@ -327,22 +283,6 @@ class Launches(ArrayOps):
                 raise NumbaxShapeError("axis {} is out of bounds for array of dimension {}",
                                        self.origin.position() if self.origin else "", a, ndim)
         return tuple(sorted({a % ndim for a in given}))
-
-    def launch_matmul(self, node: gast.expr, app) -> gast.Name:
-        """``a @ b`` of 1-d or 2-d arrays: ``gr.matmul``."""
-        if app.keywords or len(app.args) != 2:
-            raise self.refuse(f"`{app.name}` with keyword arguments")
-        names = [self.temp_for(arg) for arg in app.args]
-        for name in names:
-            value = self.env.get(name.id)
-            if not probes.is_array(value) or value.ndim > 2:
-                raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
-        result = self.probe(gast.BinOp(left=names[0], op=gast.MatMult(), right=names[1]))
-        temp = self.fresh("t")
-        self.pre += _parse(f"{temp} = gr.matmul({names[0].id}, {names[1].id})")
-        self.env[temp] = result
-        self.owned.add(temp)
-        return _name(temp)
 
     def on_host(self, node: gast.Call, lowering: OnHost) -> gast.Name:
         """A call the driver makes itself (``OnHost``: pmap's exchange between GPUs), of constants and of values
@@ -357,92 +297,6 @@ class Launches(ArrayOps):
         self.env[temp] = result
         if probes.is_array(result):
             self.owned.add(temp)
-        return _name(temp)
-
-    def launch_linalg(self, node: gast.expr, app, lowering: Linalg) -> gast.Name:
-        """``np.linalg.solve(a, b)``, ``inv(a)``, ``det(a)``, ``slogdet``'s parts and ``np.trace(a)`` of real
-        arrays (``a`` a matrix, ``b`` a vector or a matrix; the shapes were checked where the user wrote them):
-        ``gr``'s helper (``Linalg``), a trace the sum of ``gr.diagonal``'s view."""
-        args = app.args[:1] if lowering.helper == "trace" and [_text(a) for a in app.args[1:]] in \
-            ([], ["0"], ["0", "0"], ["0", "0", "1"]) else app.args  # a trace's default offset and axes
-        if app.keywords or len(args) != (2 if lowering.helper == "solve" else 1):
-            raise self.refuse(f"`{app.name}` with other arguments than the array{'s' * (lowering.helper == 'solve')}")
-        names = [self.temp_for(arg).id for arg in args]
-        stand_ins = [self.env.get(n) for n in names]
-        if not all(probes.is_array(v) and v.dtype.kind in "biuf" for v in stand_ins) or stand_ins[0].ndim != 2 or \
-                stand_ins[-1].ndim > 2:
-            raise self.refuse(f"`{_text(node)}` of other than real matrices")
-        temp = self.fresh("t")
-        where = self.origin.position() if self.origin is not None else ""
-        if lowering.helper == "trace":
-            self.pre += _parse(f"{temp} = gr.diagonal({names[0]})")
-            self.env[temp], self.views[temp] = np.ones(1, stand_ins[0].dtype), self.base_of(names[0])
-            return self.hoist(_parse(f"np.sum({temp})")[0].value)
-        result = {"solve": lambda: np.linalg.solve(*stand_ins), "inverse": lambda: np.linalg.inv(stand_ins[0]),
-                  "determinant": lambda: np.linalg.det(stand_ins[0])}[lowering.helper]()
-        extra = repr(lowering.result) if lowering.result else repr(where)
-        self.pre += _parse(f"{temp} = gr.{lowering.helper}({', '.join(names)}, {extra})")
-        self.env[temp] = np.ones((1,) * np.ndim(result), np.asarray(result).dtype) if np.ndim(result) else result
-        if np.ndim(result):
-            self.owned.add(temp)
-        return _name(temp)
-
-    def launch_arg_extreme(self, node: gast.expr, app, lowering: ArgExtreme) -> gast.Name:
-        """``np.argmax(a)`` and ``np.argmin(a)`` of a whole real array: the extreme by the block reduction, then
-        ``gr.first_index``, a number on the host; over an ``axis`` (``keepdims``) of a matrix, one thread per
-        lane (``gr.arg_extremes``)."""
-        values: Dict[str, gast.expr] = dict(zip(["a", "axis"], app.args))
-        values.update(app.keywords)
-        if len(app.args) > 2 or set(values) - {"a", "axis", "keepdims"}:
-            raise self.refuse(f"`{app.name}` with arguments other than axis and keepdims")
-        a = self.temp_for(values["a"]).id
-        stand_in = self.env.get(a)
-        if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
-            raise self.refuse(f"`{app.name}` of other than an array of real numbers")
-        try:
-            axis, keepdims = (ast.literal_eval(gast.gast_to_ast(values[k])) if k in values else None
-                              for k in ("axis", "keepdims"))
-        except ValueError:
-            raise self.refuse(f"`{app.name}` with an axis or keepdims known only at run time") from None
-        if keepdims or axis is not None and not (stand_in.ndim == 1 and axis in (0, -1)):  # else a whole vector's
-            if stand_in.ndim != 2 or not isinstance(axis, int):
-                raise self.refuse(f"`{app.name}` over an axis of other than a matrix")
-            temp = self.fresh("t")
-            where = self.origin.position() if self.origin is not None else ""
-            self.pre += _parse(f"{temp} = gr.arg_extremes({a}, {self.axes(axis, 2)[0]}, {lowering.op == 'max'}, "
-                               f"{bool(keepdims)}, {where!r})")
-            self.env[temp] = np.ones((1,) * (1 + bool(keepdims)), np.int64)
-            self.owned.add(temp)
-            return _name(temp)
-        extreme = self.hoist(_parse(f"np.{lowering.op}({a})")[0].value)
-        temp = self.fresh("n")
-        where = self.origin.position() if self.origin is not None else ""
-        self.pre += _parse(f"{temp} = gr.first_index({a}, {extreme.id}, {where!r})")
-        self.env[temp] = np.int64(1)
-        return _name(temp)
-
-    def launch_scan(self, node: gast.expr, app, lowering: Scan) -> gast.Name:
-        """``np.cumsum(a, axis)`` and ``np.cumprod`` of a 1-d or 2-d array, ``axis`` a constant: ``gr.scan``."""
-        values: Dict[str, gast.expr] = dict(zip(["a", "axis"], app.args))
-        values.update(app.keywords)
-        if len(app.args) > 2 or set(values) - {"a", "axis"}:
-            raise self.refuse(f"`{app.name}` with arguments other than axis")
-        a = self.temp_for(values["a"]).id
-        stand_in = self.env.get(a)
-        if not probes.is_array(stand_in) or stand_in.ndim > 2 or stand_in.dtype.kind not in "biuf":
-            raise self.refuse(f"`{app.name}` of other than a 1-d or 2-d array of real numbers")
-        try:
-            axis = ast.literal_eval(gast.gast_to_ast(values["axis"])) if "axis" in values else None
-        except ValueError:
-            raise self.refuse(f"`{app.name}` with an axis known only at run time") from None
-        result = getattr(np, f"cum{lowering.op}")(stand_in, axis=axis)
-        axis = None if axis is None else self.axes(axis, stand_in.ndim)[0]
-        temp = self.fresh("t")
-        where = self.origin.position() if self.origin is not None else ""
-        self.pre += _parse(f"{temp} = gr.scan({a}, {axis!r}, np.{result.dtype.name}, gr.{lowering.op}_rows, "
-                           f"{where!r})")
-        self.env[temp] = result
-        self.owned.add(temp)
         return _name(temp)
 
     def made_on_the_host(self, node: gast.Call) -> gast.Name:

@@ -1,13 +1,13 @@
 """rewrites: what the GPU lowering computes through other operations it lowers, as an expression the driver
 then hoists (``launches``): reverse mode's helpers of NumPy's derivatives (the cotangents of a variance, of a
-maximum's choice, of solve, of matrix products, of a norm and a trace, of an inner product, a power's
-exponent), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``, ``np.std`` and scipy's ``logsumexp``. Each
-follows the CPU's helper's order of operations.
+maximum's choice, of solve, of a Cholesky factor, of matrix products, of a norm and a trace, of an inner
+product, a power's exponent, of a write into an array), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``,
+``np.std`` and scipy's ``logsumexp``. Each follows the CPU's helper's order of operations.
 """
 from __future__ import annotations
 
 import ast
-from typing import Dict
+from typing import Any, Dict, Set, Tuple
 
 import gast
 import numpy as np
@@ -22,11 +22,16 @@ REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.v
              "rt.solve_grad_a": "solve_grad_a", "rt.trace_grad": "trace_grad", "rt.matmul_grad_a": "matmul_grad",
              "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad", "np.inner": "inner",
              "rt.inner": "inner", "rt.inner_vjp": "inner_vjp", "np.ptp": "ptp", "rt.power_exponent": "power_exponent",
-             "rt.logsumexp": "logsumexp"}
+             "rt.logsumexp": "logsumexp", "rt.stored_cotangent": "stored_cotangent",
+             "rt.cholesky_grad": "cholesky_grad"}
 # the cotangents of ``a @ b`` of 1-d and 2-d arrays (``rt.matmul_grad_a``, ``_b``), by the operands' ranks
 _MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
                  ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
                  ("b", 2, 2): "{a}.T @ {g}", ("b", 2, 1): "{g} @ {a}"}
+# ... and of stacks of matrices (both operands at least 2-d): the product with the other's matrices transposed,
+# summed back over the leading axes the operand was broadcast along
+_STACKED_MATMUL_GRADS = {"a": "rt.unbroadcast({g} @ np.transpose({b}, {swap_b}), {a})",
+                         "b": "rt.unbroadcast(np.transpose({a}, {swap_a}) @ {g}, {b})"}
 
 
 class Rewrites(Adjoints):
@@ -38,8 +43,20 @@ class Rewrites(Adjoints):
         root. ``axis`` and ``keepdims`` are constants; ``dtype`` and ``out`` are refused."""
         values: Dict[str, gast.expr] = dict(zip(["a", "axis", "dtype", "out", "ddof", "keepdims"], app.args))
         values.update(app.keywords)
-        if set(values) - {"a", "axis", "ddof", "keepdims"}:
-            raise self.refuse(f"`{app.name}` with arguments other than axis, ddof and keepdims")
+        a, stand_in, axis, keepdims = self.real_operand_and_axis(app, values, {"ddof"}, "axis, ddof and keepdims")
+        count = " * ".join(f"{a}.shape[{k}]" for k in self.axes(axis, stand_in.ndim)) or "1"
+        ddof = _text(values["ddof"]) if "ddof" in values else "0"
+        mean = f"np.mean({a}, axis={axis!r}, keepdims=True)"
+        variance = f"np.sum(np.square({a} - {mean}), axis={axis!r}, keepdims={bool(keepdims)!r}) / ({count} - {ddof})"
+        return _parse(f"np.sqrt({variance})" if lowering.root else variance)[0].value
+
+    def real_operand_and_axis(self, app, values: Dict[str, gast.expr], others: Set[str],
+                              allowed: str) -> Tuple[str, Any, Any, Any]:
+        """The name of the array of real numbers that ``app`` (its arguments by name in ``values``) reduces, its
+        stand-in, and the constants ``axis`` and ``keepdims`` (None where not given); ``others`` the arguments
+        it takes besides those (``allowed`` says them all); anything else refused."""
+        if set(values) - {"a", "axis", "keepdims"} - others or "a" not in values:
+            raise self.refuse(f"`{app.name}` with arguments other than {allowed}")
         a = self.temp_for(values["a"]).id
         stand_in = self.env.get(a)
         if not probes.is_array(stand_in) or stand_in.dtype.kind not in "biuf":
@@ -49,11 +66,7 @@ class Rewrites(Adjoints):
                               for k in ("axis", "keepdims"))
         except ValueError:
             raise self.refuse(f"`{app.name}` with an axis or keepdims known only at run time") from None
-        count = " * ".join(f"{a}.shape[{k}]" for k in self.axes(axis, stand_in.ndim)) or "1"
-        ddof = _text(values["ddof"]) if "ddof" in values else "0"
-        mean = f"np.mean({a}, axis={axis!r}, keepdims=True)"
-        variance = f"np.sum(np.square({a} - {mean}), axis={axis!r}, keepdims={bool(keepdims)!r}) / ({count} - {ddof})"
-        return _parse(f"np.sqrt({variance})" if lowering.root else variance)[0].value
+        return a, stand_in, axis, keepdims
 
     def var_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.var_grad(g, a, axis, ddof, keepdims)`` (the cotangent of ``a`` in its variance):
@@ -106,15 +119,46 @@ class Rewrites(Adjoints):
 
     def matmul_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.matmul_grad_a(g, a, b)`` and ``rt.matmul_grad_b`` (the cotangents of ``a @ b``) of
-        1-d and 2-d arrays: the products ``_MATMUL_GRADS`` gives, as the CPU's helpers compute them."""
+        1-d and 2-d arrays and of stacks of matrices: the products ``_MATMUL_GRADS`` (``_STACKED_MATMUL_GRADS``)
+        gives, as the CPU's helpers compute them."""
         if len(node.args) != 3 or node.keywords:
             raise self.refuse(f"`{_text(node)}`")
         g, a, b = (self.temp_for(arg).id for arg in node.args)
         ranks = [np.ndim(self.env.get(n)) for n in (a, b)]
-        template = _MATMUL_GRADS.get((_text(node.func)[-1], *ranks))
+        which = _text(node.func)[-1]
+        template = _MATMUL_GRADS.get((which, *ranks))
+        if min(ranks) >= 2 and max(ranks) > 2:
+            template = _STACKED_MATMUL_GRADS[which]
         if template is None or not all(probes.is_array(self.env.get(n)) for n in (a, b)):
-            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays")
-        return _parse(template.format(g=g, a=a, b=b))[0].value
+            raise self.refuse(f"`{_text(node)}` of other than 1-d or 2-d arrays or stacks of matrices")
+        swap = {n: tuple(range(rank - 2)) + (rank - 1, rank - 2) for n, rank in zip("ab", ranks)}
+        return _parse(template.format(g=g, a=a, b=b, swap_a=swap["a"], swap_b=swap["b"]))[0].value
+
+    def cholesky_grad(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.cholesky_grad(g, L)`` (the cotangent of ``a`` in ``L = cholesky(a)``), as the CPU's
+        helper: ``phi = L.T @ g``, its lower triangle with the diagonal halved, sent through ``inv(L)`` on both
+        sides and made symmetric."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        g, factor = (self.temp_for(arg).id for arg in node.args)
+        if not all(probes.is_array(self.env.get(n)) and self.env[n].ndim == 2 for n in (g, factor)):
+            raise self.refuse(f"`{_text(node)}` of other than matrices")
+        phi = self.temp_for(_parse(f"{factor}.T @ {g}")[0].value).id
+        low = self.temp_for(_parse(f"np.tril({phi}) - 0.5 * np.diag(np.diag({phi}))")[0].value).id
+        inverse = self.temp_for(_parse(f"np.linalg.inv({factor})")[0].value).id
+        s = self.temp_for(_parse(f"{inverse}.T @ {low} @ {inverse}")[0].value).id
+        return _parse(f"0.5 * ({s} + {s}.T)")[0].value
+
+    def stored_cotangent(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.stored_cotangent(g, array)`` (what passes through a write into ``array``), as the
+        CPU's helper: ``g`` where ``array`` holds floats, else zeros (the write casts the value); ``array`` one
+        array (a tuple of ``np.split``'s is refused)."""
+        if len(node.args) != 2 or node.keywords or not probes.is_array(self.probe(node.args[1])):
+            raise self.refuse(f"`{_text(node)}`")
+        if self.probe(node.args[1]).dtype.kind == "f":
+            return node.args[0]
+        g = self.temp_for(node.args[0]).id
+        return _parse(f"rt.zeros_like({g})" if probes.is_array(self.env.get(g)) else "0.0")[0].value
 
     def norm_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.norm_grad(g, ans, x, ord, axis, keepdims)`` of the 2-norm (``ord`` None, the norm

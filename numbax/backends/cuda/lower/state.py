@@ -11,12 +11,13 @@ import collections
 from typing import Any, Counter, Dict, List, Set, Tuple
 
 import gast
+import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import probes
 from numbax.backends.cuda.lower.kernels import Operands, Unsupported, element
 from numbax.errors import NumbaxDeviceError
-from numbax.primitives.cuda import Reduction
+from numbax.primitives.cuda import Cast, Elementwise, Reduction
 from numbax.primitives.registry import entry
 
 _HINT = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
@@ -149,13 +150,40 @@ class LoweringState:
                         {n: e for n, e in computed.items() if uses[n] == 1})
 
     def element(self, node: gast.expr, operands: Operands) -> str:
-        """``kernels.element`` of ``node`` (and of the arrays it computes), refused where it has none."""
+        """``kernels.element`` of ``node`` (and of the arrays it computes), refused where it has none, or where
+        it computes with complex numbers what its template computes for real numbers only."""
+        for expr in [node, *operands.computed.values(), *operands.inline.values()]:
+            self._refuse_complex(expr)
         try:
             for expr in operands.computed.values():
                 element(expr, operands)
             return element(node, operands)
         except Unsupported as exc:
             raise self.refuse(f"{exc.what} inside an array expression") from None
+
+    def _refuse_complex(self, node: gast.expr) -> None:
+        """Refuse an operation in ``node`` with a complex operand whose kernel template is for real numbers
+        (``Elementwise.complex_numbers``; casts; comparisons other than ``==`` and ``!=``)."""
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.Compare):
+                operands = [sub.left, *sub.comparators]
+                real_only = not all(isinstance(op, (gast.Eq, gast.NotEq)) for op in sub.ops)
+                name = f"`{text(sub)}`"
+            else:
+                app = application(sub) if isinstance(sub, (gast.Call, gast.BinOp, gast.UnaryOp)) else None
+                lowering = getattr(entry(app.key), "cuda", None) if app is not None else None
+                if not isinstance(lowering, (Elementwise, Cast)):
+                    continue
+                operands, name = app.args[:1] if isinstance(lowering, Cast) else app.args, f"`{app.name}`"
+                real_only = not getattr(lowering, "complex_numbers", False)
+            if real_only and any(self._is_complex(op) for op in operands):
+                raise self.refuse(f"{name} of complex numbers")
+
+    def _is_complex(self, node: gast.expr) -> bool:
+        try:
+            return np.asarray(probes.evaluate(node, self.env)).dtype.kind == "c"
+        except Exception:  # noqa: BLE001 - what has no stand-in is refused where its element is written
+            return False
 
     @staticmethod
     def shape_of(operands: Operands) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 import gast
+import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.tree_copy import copy_tree
@@ -342,6 +343,9 @@ def lower(state: LoweringState, loop: gast.For) -> List[gast.stmt]:
         state.env[count] = 1
         trips = _name(count)
     body = _Body(state, loop)
+    for name in body.arguments():  # a thread's templates are for real numbers (``Elementwise.complex_numbers``)
+        if np.asarray(state.env.get(name, 0)).dtype.kind == "c":
+            raise state.refuse("complex numbers in one example's body")
     if isinstance(trips, gast.Name) and trips.id not in body.numbers:
         body.numbers.append(trips.id)
     translate = _Translate(state, body, tag)
