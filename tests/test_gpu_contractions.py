@@ -92,8 +92,6 @@ def contracted_once(a, b):
     return np.tensordot(a, b, axes=1)
 
 
-@pytest.mark.xfail(strict=True, reason="the CPU backend's tensordot broadcasts a contracted axis of 1 against a "
-                                       "longer one (runtime.contractions' loop nest), where NumPy raises")
 def test_the_cpu_backends_tensordot_of_an_axis_of_1_against_a_longer_one_is_numpys_error():
     with pytest.raises(ValueError, match="shape-mismatch for sum"):
         numbax.jit(contracted_once)(np.ones((3, 1)), np.ones((4, 3)))
