@@ -24,6 +24,9 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
   None: no rule, so the loop stays a loop;
 - ``cuda``: how the GPU backend computes it (``cuda.Elementwise``: a kernel expression; ``cuda.Reduction``:
   a block reduction; ``cuda.MATMUL``), or None: the GPU backend refuses it;
+- ``composite``: a Python function of NumPy's parameters, written in other primitives, that the specializer
+  compiles in place of the call (``np.diff``: slices and a subtraction), as ``jax.numpy`` writes such functions
+  in ``lax``: its derivatives, batching and lowering are its primitives', so the entry has no other field;
 - ``refuse``: ``rule(app, args)`` (as ``aval``'s), why the rules above do not cover this call's argument
   values (a keyword's value, such as ``np.linalg.norm``'s ``ord``, or an operand's rank or kind), or None where
   they do; every transform asks ``refusal`` before it uses a rule, so a value without one is refused at the
@@ -81,6 +84,7 @@ class Primitive:
     batch: Any = None
     cuda: Any = None
     refuse: Optional[Callable] = None
+    composite: Optional[Callable] = None
 
 
 REGISTRY: Dict[Any, Primitive] = {}
@@ -205,6 +209,12 @@ def refusal(key: Any, app: Any, args: list) -> Optional[str]:
     entry's ``refuse``), or None where they do."""
     primitive = entry(key)
     return primitive.refuse(app, args) if primitive is not None and primitive.refuse is not None else None
+
+
+def composite(key: Any) -> Optional[Callable]:
+    """The Python function compiled in place of a call of ``key`` (the entry's ``composite``), or None."""
+    primitive = entry(key)
+    return primitive.composite if primitive is not None else None
 
 
 def vjp_rule(key: Any) -> Any:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import types
 from typing import Any, Dict, List
 
@@ -16,6 +17,7 @@ from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, RunTimeList, \
     contains_dyn
+from numbax.primitives import registry
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -161,6 +163,12 @@ class CallsMixin:
             self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
         self.check_keywords(node, func, kwargs)
+        written = registry.composite(func)
+        if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)
+            if isinstance(func, np.ufunc) and kwargs:  # ``out=``, which only ufuncs compiled as such implement
+                self.fail(node, keywords.message(callee_name(func), next(iter(kwargs))), hint=keywords.HINT)
+            accepted = inspect.signature(written).parameters
+            return self.call_python_function(node, written, args, {k: v for k, v in kwargs.items() if k in accepted})
         if isinstance(func, np.ufunc):
             return self.call_ufunc(node, func, args, kwargs.get("out"))
         if func in (np.array, np.asarray) and len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple)) \

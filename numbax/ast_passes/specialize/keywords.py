@@ -63,6 +63,7 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     "np.pad": _names("pad_width mode constant_values"),
     "np.tensordot": _names("axes"),
     "np.convolve": _names("mode"),
+    "np.diff": _names("n axis prepend append"),
     "np.clip": _names("a_min a_max"),
     "np.moveaxis": _names("source destination"),
     "np.swapaxes": _names("axis1 axis2"),
