@@ -41,6 +41,118 @@ def rad2deg(x):
     return x * (180.0 / np.pi)
 
 
+def take(a, indices, axis=None):
+    """``np.take``: elements of ``a`` (flattened without ``axis``) at ``indices`` along ``axis``; an index out
+    of bounds raises IndexError (NumPy's ``mode='raise'``, the default), negative ones count from the end."""
+    if axis is None:
+        return np.ravel(a)[indices]
+    k = np.asarray(indices).ndim
+    picked = np.moveaxis(a, axis, 0)[indices]
+    if k == 0:
+        return picked
+    return np.moveaxis(picked, tuple(range(k)), tuple(range(axis % a.ndim, axis % a.ndim + k)))
+
+
+def take_along_axis(arr, indices, axis):
+    """``np.take_along_axis`` of a vector or matrix (``axis`` None: of the flattened ``arr``), as elements of
+    the flattened ``arr``; an index out of bounds raises IndexError, as NumPy's (JAX fills)."""
+    if axis is None:
+        return np.ravel(arr)[indices]
+    if arr.ndim == 1:
+        return arr[indices]
+    rows, cols = arr.shape
+    size = rows if axis % 2 == 0 else cols
+    along = np.where(indices < 0, indices + size, indices)
+    if np.any(along < 0) or np.any(along >= size):
+        raise IndexError("index out of bounds in np.take_along_axis")
+    if axis % 2 == 0:
+        return np.ravel(arr)[along * cols + np.arange(cols)]
+    return np.ravel(arr)[np.arange(rows)[:, None] * cols + along]
+
+
+def average(a, axis=None, weights=None, returned=False):
+    """``np.average``: the mean, or the ``weights``-weighted mean (1-D weights along ``axis``), over ``axis``;
+    with ``returned``, with the sum of the weights (the count without them) in the average's shape."""
+    if weights is None:
+        avg = np.mean(a, axis=axis)
+        scale = np.zeros_like(avg) + np.size(a) / np.size(avg)
+    else:
+        w = weights
+        b = a
+        if axis is not None and np.asarray(weights).ndim == 1 and a.ndim > 1:
+            b = np.moveaxis(a, axis, -1)
+            axis = -1
+        scale = np.sum(w + np.zeros_like(b), axis=axis)
+        avg = np.sum(b * w, axis=axis) / scale
+    if returned:
+        return avg, scale
+    return avg
+
+
+def cross(a, b):
+    """``np.cross`` of 3-vectors along the last axes (their other axes broadcast)."""
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError("numbax: np.cross takes vectors of 3 components (along the last axis)")
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+
+
+def kron(a, b):
+    """``np.kron`` of two vectors or two matrices."""
+    if a.ndim == 1 and b.ndim == 1:
+        return np.ravel(np.outer(a, b))
+    blocks = a[:, None, :, None] * b[None, :, None, :]
+    return blocks.reshape((a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]))
+
+
+def float_power(x1, x2):
+    """``np.power`` in float64 (complex128 for complex operands)."""
+    return np.power(np.asarray(x1) * np.float64(1.0), np.asarray(x2) * np.float64(1.0))
+
+
+def heaviside(x1, x2):
+    """0 below 0, ``x2`` at 0, 1 above; NaN at NaN (NumPy's; JAX gives ``x2`` there)."""
+    step = np.where(x1 < 0, 0.0, np.where(x1 > 0, 1.0, x2))
+    return np.where(x1 != x1, x1, step)
+
+
+def vander(x, N=None, increasing=False):
+    """``np.vander``: the powers of the vector ``x``, decreasing unless ``increasing``."""
+    n = x.shape[0] if N is None else N
+    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    return x[:, None] ** powers[None, :]
+
+
+def matrix_power(a, n):
+    """``np.linalg.matrix_power``: ``a`` times itself ``n`` times (the identity for 0, powers of the inverse
+    below 0)."""
+    base = np.linalg.inv(a) if n < 0 else a
+    result = np.eye(a.shape[0]) + np.zeros_like(a)
+    for _ in range(abs(n)):
+        result = result @ base
+    return result
+
+
+def _ranks(count: int, ranks: tuple, what: str):
+    """The ``refuse`` rule ``the first count operands have one of ranks``."""
+    def rule(app, args):
+        got = tuple(a[1] if a is not None else None for a in args[:count])
+        return None if got in ranks else f"of operands of {got} dimensions: it has {what}"
+
+    return rule
+
+
 define(np.diff, composite=diff)
+define(np.take, composite=take)
+define(np.take_along_axis, composite=take_along_axis,
+       refuse=_ranks(2, ((1, 1), (2, 2)), "a vector and its indices, or a matrix and its indices"))
+define(np.average, composite=average)
+define(np.cross, composite=cross)
+define(np.kron, composite=kron, refuse=_ranks(2, ((1, 1), (2, 2)), "two vectors or two matrices"))
+define(np.float_power, composite=float_power)
+define(np.heaviside, composite=heaviside)
+define(np.vander, composite=vander)
+define(np.linalg.matrix_power, composite=matrix_power)
 define(np.deg2rad, np.radians, composite=deg2rad)
 define(np.rad2deg, np.degrees, composite=rad2deg)

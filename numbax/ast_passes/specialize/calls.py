@@ -11,6 +11,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import resolve
+from numbax.ast_passes.analyses.primitives import Application
 from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree_util's functions the hooks read here)
 from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack_buffer its hook)
@@ -167,6 +168,7 @@ class CallsMixin:
         if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)
             if isinstance(func, np.ufunc) and kwargs:  # ``out=``, which only ufuncs compiled as such implement
                 self.fail(node, keywords.message(callee_name(func), next(iter(kwargs))), hint=keywords.HINT)
+            self.check_composite(node, func, args)
             accepted = inspect.signature(written).parameters
             return self.call_python_function(node, written, args, {k: v for k, v in kwargs.items() if k in accepted})
         if isinstance(func, np.ufunc):
@@ -280,6 +282,16 @@ class CallsMixin:
         keyword = keywords.refused(func, kwargs)
         if keyword is not None:
             self.fail(node, keywords.message(callee_name(func), keyword), hint=keywords.HINT)
+
+    def check_composite(self, node, func, args: List[Any]) -> None:
+        """Refuse, at the user's line, a call of a composite whose operands its Python does not cover (the
+        entry's ``refuse``, given the call as written and its operands' ``(kind, ndim)``)."""
+        app = Application(func, callee_name(func), list(node.args), {k.arg: k.value for k in node.keywords})
+        avals = [dtypes.aval_of(a) for a in args]
+        refused = registry.refusal(func, app, [(a.dtype.kind, a.ndim) if a is not None else None for a in avals])
+        if refused is not None:
+            self.fail(node, f"numbax has no rule for {callee_name(func)} {refused}",
+                      hint="compute it in NumPy code of the cases numbax has (numbax.coverage() lists them).")
 
     def check_method_keywords(self, node, method: Dyn, kwargs: Dict[str, Any]) -> None:
         """Refuse a keyword of an array method (``x.sum(out=y)``) that numbax does not implement."""
