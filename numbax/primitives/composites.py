@@ -26,7 +26,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     if append is not None:
         last = np.zeros_like(b[..., :1]) + append if np.asarray(append).ndim == 0 else np.moveaxis(append, axis, -1)
         b = np.concatenate((b, last), axis=-1)
-    for _ in range(n):
+    for _ in tuple(range(n)):  # unrolled: each difference is one element shorter
         b = b[..., 1:] - b[..., :-1]
     return np.moveaxis(b, -1, axis)
 
@@ -60,14 +60,13 @@ def take_along_axis(arr, indices, axis):
         return np.ravel(arr)[indices]
     if arr.ndim == 1:
         return arr[indices]
-    rows, cols = arr.shape
-    size = rows if axis % 2 == 0 else cols
+    size = arr.shape[axis % 2]
     along = np.where(indices < 0, indices + size, indices)
     if np.any(along < 0) or np.any(along >= size):
         raise IndexError("index out of bounds in np.take_along_axis")
     if axis % 2 == 0:
-        return np.ravel(arr)[along * cols + np.arange(cols)]
-    return np.ravel(arr)[np.arange(rows)[:, None] * cols + along]
+        return np.ravel(arr)[along * arr.shape[1] + np.arange(arr.shape[1])]
+    return np.ravel(arr)[np.arange(arr.shape[0])[:, None] * arr.shape[1] + along]
 
 
 def average(a, axis=None, weights=None, returned=False):
@@ -75,7 +74,7 @@ def average(a, axis=None, weights=None, returned=False):
     with ``returned``, with the sum of the weights (the count without them) in the average's shape."""
     if weights is None:
         avg = np.mean(a, axis=axis)
-        scale = np.zeros_like(avg) + np.size(a) / np.size(avg)
+        scale = np.sum(np.ones_like(a), axis=axis)  # the count, exactly
     else:
         w = weights
         b = a
@@ -129,7 +128,7 @@ def matrix_power(a, n):
     below 0)."""
     base = np.linalg.inv(a) if n < 0 else a
     result = np.eye(a.shape[0]) + np.zeros_like(a)
-    for _ in range(abs(n)):
+    for _ in tuple(range(abs(n))):  # unrolled, as a second derivative reads it
         result = result @ base
     return result
 
