@@ -21,10 +21,10 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         raise ValueError("order must be non-negative")
     b = np.moveaxis(a, axis, -1)
     if prepend is not None:
-        first = np.zeros_like(b[..., :1]) + prepend if np.asarray(prepend).ndim == 0 else np.moveaxis(prepend, axis, -1)
+        first = np.asarray(prepend) + np.zeros_like(b[..., :1]) if np.asarray(prepend).ndim == 0 else np.moveaxis(prepend, axis, -1)
         b = np.concatenate((first, b), axis=-1)
     if append is not None:
-        last = np.zeros_like(b[..., :1]) + append if np.asarray(append).ndim == 0 else np.moveaxis(append, axis, -1)
+        last = np.asarray(append) + np.zeros_like(b[..., :1]) if np.asarray(append).ndim == 0 else np.moveaxis(append, axis, -1)
         b = np.concatenate((b, last), axis=-1)
     for _ in tuple(range(n)):  # unrolled: each difference is one element shorter
         b = b[..., 1:] - b[..., :-1]
@@ -111,9 +111,10 @@ def float_power(x1, x2):
 
 
 def heaviside(x1, x2):
-    """0 below 0, ``x2`` at 0, 1 above; NaN at NaN (NumPy's; JAX gives ``x2`` there)."""
-    step = np.where(x1 < 0, 0.0, np.where(x1 > 0, 1.0, x2))
-    return np.where(x1 != x1, x1, step)
+    """0 below 0, ``x2`` at 0, 1 above; NaN at NaN (NumPy's; JAX gives ``x2`` there); floats as NumPy's."""
+    x = x1 * 1.0
+    step = np.where(x < 0, np.zeros_like(x), np.where(x > 0, np.ones_like(x), x2))
+    return np.where(x != x, x, step)
 
 
 def vander(x, N=None, increasing=False):
@@ -124,11 +125,13 @@ def vander(x, N=None, increasing=False):
 
 
 def matrix_power(a, n):
-    """``np.linalg.matrix_power``: ``a`` times itself ``n`` times (the identity for 0, powers of the inverse
-    below 0)."""
+    """``np.linalg.matrix_power``: ``a`` times itself ``n`` times (the identity of ``a``'s dtype for 0, powers of
+    the inverse below 0)."""
+    if n == 0:
+        return np.eye(a.shape[0], dtype=a.dtype)
     base = np.linalg.inv(a) if n < 0 else a
-    result = np.eye(a.shape[0]) + np.zeros_like(a)
-    for _ in tuple(range(abs(n))):  # unrolled, as a second derivative reads it
+    result = base
+    for _ in tuple(range(abs(n) - 1)):  # unrolled, as a second derivative reads it
         result = result @ base
     return result
 
