@@ -348,6 +348,7 @@ RULES: Dict[str, List[Snippet]] = {
     "numpy.float_power": [S("np.float_power(x, 1.5)", x=pos(4)), S("np.float_power(x, y)", x=pos(3), y=real(3)),
                           S("np.float_power(2.0, x)", x=real(4))],
     "numpy.heaviside": [S("np.heaviside(x, 0.5) * x + np.heaviside(x, y) * y", x=real(4), y=real(4))],
+    "numpy.nan_to_num": [S("np.nan_to_num(x) * x", x=real(4)), S("np.nan_to_num(np.log(x), neginf=-3.0)", x=pos(5))],
     "numpy.vander": [S("np.vander(x, 3)", x=real(4)), S("np.vander(x, increasing=True)", x=real(3))],
     "numpy.linalg.matrix_power": [S("np.linalg.matrix_power(a, 3)", a=real(3, 3)),
                                   S("np.linalg.matrix_power(a, -2)", a=wellcond(3)),

@@ -1,6 +1,6 @@
 """The composites (``numbax.primitives.composites``: ``np.diff``, ``np.take``, ``np.take_along_axis``,
-``np.average``, ``np.cross``, ``np.kron``, ``np.deg2rad``, ``np.rad2deg``, ``np.float_power``, ``np.heaviside``,
-``np.vander``, ``np.linalg.matrix_power``) beyond the rule table (``grad_rules_cases``, which checks values and
+``np.average``, ``np.cross``, ``np.kron``, ``np.deg2rad``, ``np.rad2deg``, ``np.float_power``, ``np.nan_to_num``,
+``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``) beyond the rule table (``grad_rules_cases``, which checks values and
 both modes against JAX and finite differences): dtypes against NumPy, ``vmap`` against stacking, ``hessian``
 against JAX, and the refusals: keywords numbax does not implement, ranks its Python does not cover, and indices
 out of bounds (NumPy raises; JAX would fill)."""
@@ -64,6 +64,26 @@ def test_dtypes_match_numpy(fn, dtype):
     got, want = numbax.jit(fn)(x), fn(x)
     assert np.asarray(got).dtype == np.asarray(want).dtype
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def cleaned(x):
+    return np.nan_to_num(x) * x[0] + np.nan_to_num(x, nan=1.0, posinf=5.0, neginf=-7.0) ** 2
+
+
+def cleaned_sum(x):
+    return np.sum(cleaned(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nan_to_num_replaces_as_numpy_and_differentiates_as_jax(dtype):
+    x = np.array([1.5, np.nan, np.inf, -np.inf, -2.0]).astype(dtype)
+    got = numbax.jit(cleaned)(x)
+    assert got.dtype == cleaned(x).dtype
+    np.testing.assert_array_equal(got, cleaned(x))
+    x = x.astype(np.float64)
+    np.testing.assert_array_equal(numbax.grad(cleaned_sum)(x), jax.grad(to_jax(cleaned_sum))(x))
+    np.testing.assert_array_equal(numbax.jvp(cleaned, (x,), (np.ones(5),))[1],
+                                  jax.jvp(to_jax(cleaned), (x,), (np.ones(5),))[1])
 
 
 def matrix_powers(m):
@@ -139,6 +159,14 @@ def heaviside_out(x):
     return np.heaviside(x, 0.5, out=out)
 
 
+def nan_to_num_in_place(x):
+    return np.nan_to_num(x, copy=False)
+
+
+def nan_to_num_complex(a):
+    return np.nan_to_num(a * 1j)
+
+
 def kron_3d(a):
     return np.kron(a.reshape(2, 3, 2), a.reshape(2, 3, 2))
 
@@ -150,6 +178,8 @@ def take_along_3d(a):
 @pytest.mark.parametrize("fn, what", [(take_clip, "`mode=` of `np.take`"), (cross_axis, "`axisa=` of `np.cross`"),
                                       (average_keepdims, "`keepdims=` of `np.average`"),
                                       (heaviside_out, "`out=` of `np.heaviside`"),
+                                      (nan_to_num_in_place, "`copy=` of `np.nan_to_num`"),
+                                      (nan_to_num_complex, "np.nan_to_num of complex numbers"),
                                       (kron_3d, r"np.kron of operands of \(3, 3\) dimensions"),
                                       (take_along_3d, r"np.take_along_axis of operands of \(3, 3\) dimensions")])
 def test_what_numbax_has_no_rule_for_is_refused_at_the_users_line(fn, what):
@@ -162,7 +192,7 @@ def test_what_numbax_has_no_rule_for_is_refused_at_the_users_line(fn, what):
 def test_coverage_lists_the_composites_in_both_modes():
     table = numbax.coverage()
     for name in ("diff", "take", "take_along_axis", "average", "cross", "kron", "deg2rad", "radians", "rad2deg",
-                 "degrees", "float_power", "heaviside", "vander", "linalg.matrix_power"):
+                 "degrees", "float_power", "nan_to_num", "heaviside", "vander", "linalg.matrix_power"):
         assert table[f"numpy.{name}"] == {"grad": True, "jvp": True}, name
 
 

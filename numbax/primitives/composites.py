@@ -1,13 +1,14 @@
 """Composites: NumPy functions that numbax compiles as Python written in other primitives (``registry``'s
-``composite``; each is one function: the specializer inlines a composite, not the helpers it would call), as ``jax.numpy`` writes them in ``lax``: ``np.diff``, ``np.take``, ``np.average``,
-``np.cross``, ``np.kron``, ``np.deg2rad`` (``radians``) and ``np.rad2deg`` (``degrees``), ``np.float_power``,
-``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``.
+``composite``), as ``jax.numpy`` writes them in ``lax``: ``np.diff``, ``np.take``, ``np.take_along_axis``,
+``np.average``, ``np.cross``, ``np.kron``, ``np.deg2rad`` (``radians``) and ``np.rad2deg`` (``degrees``),
+``np.float_power``, ``np.nan_to_num``, ``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``.
 
 Each function takes NumPy's parameters that numbax implements (``keywords.IMPLEMENTED`` lists them; any other
 keyword is refused at the user's line unless it has its default) and gives NumPy's value; its derivatives in
 both modes, to any order, its batching and its GPU lowering are those of the primitives it calls, which are
 JAX's where JAX writes the function the same way. Indexing here is bounds-checked as the user's is: an index
 out of bounds raises IndexError, as NumPy's ``take`` does (JAX's fills), never a value of another element.
+Each is one function: the specializer inlines a composite, not helpers it would call.
 """
 import numpy as np
 
@@ -117,6 +118,18 @@ def heaviside(x1, x2):
     return np.where(x != x, x, step)
 
 
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """``np.nan_to_num`` of a real array, as a copy (``copy=False``, which writes into ``x``, is refused): NaN,
+    inf and -inf replaced (by default with 0 and the dtype's largest and smallest numbers); the derivative flows
+    where ``x`` is finite, as JAX's ``where``s give it."""
+    if x.dtype.kind not in "fc":
+        return x + 0
+    big = 3.4028234663852886e38 if x.dtype == np.float32 else 1.7976931348623157e308  # np.finfo(x.dtype).max
+    out = np.where(x != x, nan, x)
+    out = np.where(out == np.inf, big if posinf is None else posinf, out)
+    return np.where(out == -np.inf, -big if neginf is None else neginf, out)
+
+
 def vander(x, N=None, increasing=False):
     """``np.vander``: the powers of the vector ``x``, decreasing unless ``increasing``."""
     n = x.shape[0] if N is None else N
@@ -145,6 +158,12 @@ def _ranks(count: int, ranks: tuple, what: str):
     return rule
 
 
+def _real(app, args):
+    """The ``refuse`` rule ``real operands only``."""
+    return "of complex numbers: use it on np.real(z) and np.imag(z)" if any(a and a[0] == "c" for a in args) \
+        else None
+
+
 define(np.diff, composite=diff)
 define(np.take, composite=take)
 define(np.take_along_axis, composite=take_along_axis,
@@ -155,6 +174,7 @@ define(np.kron, composite=kron, refuse=_ranks(2, ((1, 1), (2, 2)), "two vectors 
 define(np.float_power, composite=float_power)
 define(np.heaviside, composite=heaviside)
 define(np.vander, composite=vander)
+define(np.nan_to_num, composite=nan_to_num, refuse=_real)
 define(np.linalg.matrix_power, composite=matrix_power)
 define(np.deg2rad, np.radians, composite=deg2rad)
 define(np.rad2deg, np.degrees, composite=rad2deg)

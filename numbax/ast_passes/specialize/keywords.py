@@ -67,6 +67,7 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     "np.take": _names("axis"),
     "np.average": _names("axis weights returned"),
     "np.vander": _names("N increasing"),
+    "np.nan_to_num": _names("nan posinf neginf"),
     "np.clip": _names("a_min a_max"),
     "np.moveaxis": _names("source destination"),
     "np.swapaxes": _names("axis1 axis2"),
