@@ -1,9 +1,9 @@
 """The composites (``numbax.primitives.composites``: ``np.diff``, ``np.take``, ``np.take_along_axis``,
 ``np.average``, ``np.cross``, ``np.kron``, ``np.deg2rad``, ``np.rad2deg``, ``np.float_power``, ``np.nan_to_num``,
-``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``) beyond the rule table (``grad_rules_cases``, which checks values and
-both modes against JAX and finite differences): dtypes against NumPy, ``vmap`` against stacking, ``hessian``
-against JAX, and the refusals: keywords numbax does not implement, ranks its Python does not cover, and indices
-out of bounds (NumPy raises; JAX would fill)."""
+``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``) beyond the rule table (``grad_rules_cases``, which
+checks values and both modes against JAX and finite differences): dtypes against NumPy, ``vmap`` against
+stacking, ``hessian`` against JAX, and the refusals: keywords numbax does not implement, ranks its Python does
+not cover, and indices out of bounds (NumPy raises; JAX would fill)."""
 import os
 import sys
 
@@ -100,7 +100,8 @@ def test_matrix_power_dtypes_match_numpy(dtype):
 
 def mixed(a):
     rows = np.take_along_axis(a, I, axis=1)
-    return np.sum(np.diff(a, n=2, axis=1) ** 2) + np.sum(np.kron(rows, a[:2, :2]) * np.cross(a[:, :3], a[:, 1:])[0, 0]) \
+    crossed = np.cross(a[:, :3], a[:, 1:])[0, 0]
+    return np.sum(np.diff(a, n=2, axis=1) ** 2) + np.sum(np.kron(rows, a[:2, :2]) * crossed) \
         + np.average(a, axis=1, weights=np.array([0.5, 1.0, 2.0, 0.25])) @ np.deg2rad(a[:, 0]) \
         + np.sum(np.linalg.matrix_power(a[:, :3], 2) * np.vander(a[0, :3], 3))
 

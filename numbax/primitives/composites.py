@@ -21,11 +21,13 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     if n < 0:
         raise ValueError("order must be non-negative")
     b = np.moveaxis(a, axis, -1)
-    if prepend is not None:
-        first = np.asarray(prepend) + np.zeros_like(b[..., :1]) if np.asarray(prepend).ndim == 0 else np.moveaxis(prepend, axis, -1)
+    if prepend is not None:  # a number is a strong one here, as NumPy's ``asanyarray`` makes it
+        first = np.asarray(prepend) + np.zeros_like(b[..., :1]) if np.asarray(prepend).ndim == 0 else \
+            np.moveaxis(prepend, axis, -1)
         b = np.concatenate((first, b), axis=-1)
     if append is not None:
-        last = np.asarray(append) + np.zeros_like(b[..., :1]) if np.asarray(append).ndim == 0 else np.moveaxis(append, axis, -1)
+        last = np.asarray(append) + np.zeros_like(b[..., :1]) if np.asarray(append).ndim == 0 else \
+            np.moveaxis(append, axis, -1)
         b = np.concatenate((b, last), axis=-1)
     for _ in tuple(range(n)):  # unrolled: each difference is one element shorter
         b = b[..., 1:] - b[..., :-1]
