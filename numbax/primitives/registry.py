@@ -26,7 +26,8 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
   a block reduction; ``cuda.MATMUL``), or None: the GPU backend refuses it;
 - ``composite``: a Python function of NumPy's parameters, written in other primitives, that the specializer
   compiles in place of the call (``np.diff``: slices and a subtraction), as ``jax.numpy`` writes such functions
-  in ``lax``: its derivatives, batching and lowering are its primitives', so the entry has no other field;
+  in ``lax``: its derivatives, batching and lowering are its primitives', so the entry has no other rule
+  (only ``refuse``, which the specializer asks, for what the Python does not cover);
 - ``refuse``: ``rule(app, args)`` (as ``aval``'s), why the rules above do not cover this call's argument
   values (a keyword's value, such as ``np.linalg.norm``'s ``ord``, or an operand's rank or kind), or None where
   they do; every transform asks ``refusal`` before it uses a rule, so a value without one is refused at the
