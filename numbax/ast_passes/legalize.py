@@ -73,7 +73,10 @@ def _run_time_axis(node: gast.expr) -> bool:
 
 
 def _numeric_order(node: gast.expr) -> bool:
-    return not isinstance(_constant(node), str)
+    """An order that Numba's own norm computes as NumPy does: a constant number, not a negative one (Numba's
+    ``0.0 ** -1`` raises ZeroDivisionError where NumPy's gives inf); the helper takes the others."""
+    value = _constant(node)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -50,6 +50,28 @@ def argument(app, position: int, keyword: str) -> Optional[gast.expr]:
     return app.args[position] if len(app.args) > position else app.keywords.get(keyword)
 
 
+UNKNOWN = object()  # ``constant_value`` of what is not a constant when compiling
+
+
+def constant_value(node: Optional[gast.expr]) -> object:
+    """The value of an argument written as a constant (``3``, ``'nuc'``, ``None``, absent: None), ``np.inf``, its
+    negation, or a tuple of those; else ``UNKNOWN``."""
+    if is_none(node):
+        return None
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and node.value.id == "np" and \
+            node.attr == "inf":
+        return np.inf
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        value = constant_value(node.operand)
+        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
+    if isinstance(node, gast.Tuple):
+        items = tuple(constant_value(e) for e in node.elts)
+        return UNKNOWN if UNKNOWN in items else items
+    return UNKNOWN
+
+
 def given_axis(app, position: int = 1) -> bool:
     """Whether a call (``np.cumsum(a, 1)``, ``rt.cumsum(a, axis=0)``) names an axis at ``position`` or as
     the keyword."""

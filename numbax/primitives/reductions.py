@@ -79,8 +79,39 @@ def cumprod(g, ans, a, axis=None, dtype=None, out=None):
     d[a] = rt.cumprod_grad(g, a, axis)
 
 
-@defvjp(np.linalg.norm, aval=kinds.reduction("f", real=True, axis_position=2))
+def norm_call(app, args, position: int):
+    """What a norm's rules depend on in a call (``x`` at ``position``, then ``ord``, ``axis``): ``x``'s abstract
+    value, ``ord``'s value and ``axis``'s (``kinds.UNKNOWN`` where not constants), and whether it is a matrix
+    norm (None where that is not known when compiling)."""
+    x = args[position] if len(args) > position else None
+    order = kinds.constant_value(kinds.argument(app, position + 1, "ord"))
+    axis = kinds.constant_value(kinds.argument(app, position + 2, "axis"))
+    if axis is kinds.UNKNOWN or (axis is None and x is None):
+        return x, order, axis, None
+    matrix = (x[1] == 2 and order is not None) if axis is None else isinstance(axis, tuple) and len(axis) == 2
+    return x, order, axis, matrix
+
+
+def _norm_refusal(app, args):
+    """``rt.norm_grad`` has every order over vectors and 2-D arrays, of real numbers; of complex ones, the 2-norm
+    and Frobenius' (checked against JAX); no stacks of matrices."""
+    x, order, axis, matrix = norm_call(app, args, 0)
+    if order is None and axis is None:
+        return None  # the 2-norm of the flattened array
+    if matrix is None:
+        return "over an array whose rank or axes are not known when compiling; pass constant axes"
+    if matrix and order not in (None, "fro") and (x is None or x[1] != 2):
+        return (f"with ord={order!r} over a stack of matrices (axis={axis}); take the norm of each matrix of a "
+                f"2-D slice, or use ord=None or 'fro'")
+    if (x is None or x[0] == "c") and not (order in (None, "fro") or order == 2 and not matrix):
+        return (f"of complex numbers with ord={'a run-time value' if order is kinds.UNKNOWN else repr(order)}: only "
+                f"the 2-norm and Frobenius' are checked against JAX there; use np.abs(z) and a real norm")
+    return None
+
+
+@defvjp(np.linalg.norm, aval=kinds.reduction("f", real=True, axis_position=2), refuse=_norm_refusal)
 def norm(g, ans, x, ord=None, axis=None, keepdims=False):
+    """Every order over vectors and matrices, as JAX's subgradients (``numbax.runtime.norm_grads``)."""
     d[x] = np.conj(rt.norm_grad(g, ans, x, ord, axis, keepdims))
 
 

@@ -23,7 +23,15 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
   ``batching.Operand``s, the block's length) giving the block's expression, or None where it has none;
   None: no rule, so the loop stays a loop;
 - ``cuda``: how the GPU backend computes it (``cuda.Elementwise``: a kernel expression; ``cuda.Reduction``:
-  a block reduction; ``cuda.MATMUL``), or None: the GPU backend refuses it.
+  a block reduction; ``cuda.MATMUL``), or None: the GPU backend refuses it;
+- ``composite``: a Python function of NumPy's parameters, written in other primitives, that the specializer
+  compiles in place of the call (``np.diff``: slices and a subtraction), as ``jax.numpy`` writes such functions
+  in ``lax``: its derivatives, batching and lowering are its primitives', so the entry has no other rule
+  (only ``refuse``, which the specializer asks, for what the Python does not cover);
+- ``refuse``: ``rule(app, args)`` (as ``aval``'s), why the rules above do not cover this call's argument
+  values (a keyword's value, such as ``np.linalg.norm``'s ``ord``, or an operand's rank or kind), or None where
+  they do; every transform asks ``refusal`` before it uses a rule, so a value without one is refused at the
+  user's line when compiling, never at run time; None: the rules cover every value NumPy takes.
 
 Entries are written one family per file beside this one (``elementwise``, ``reductions``, ...), by the
 helpers below; the analyses, the transforms and ``coverage()`` read them and keep no table of their own.
@@ -76,6 +84,8 @@ class Primitive:
     sequence: bool = False
     batch: Any = None
     cuda: Any = None
+    refuse: Optional[Callable] = None
+    composite: Optional[Callable] = None
 
 
 REGISTRY: Dict[Any, Primitive] = {}
@@ -193,6 +203,19 @@ def def_methods(methods: Dict[str, Any]) -> None:
     """Array methods that are functions' entries (``x.sum(axis)`` is ``np.sum(x, axis)``): one entry, two keys."""
     for name, fn in methods.items():
         REGISTRY[method_key(name)] = REGISTRY[fn]
+
+
+def refusal(key: Any, app: Any, args: list) -> Optional[str]:
+    """Why ``key``'s rules do not cover the call ``app`` with operands of abstract values ``args`` (the
+    entry's ``refuse``), or None where they do."""
+    primitive = entry(key)
+    return primitive.refuse(app, args) if primitive is not None and primitive.refuse is not None else None
+
+
+def composite(key: Any) -> Optional[Callable]:
+    """The Python function compiled in place of a call of ``key`` (the entry's ``composite``), or None."""
+    primitive = entry(key)
+    return primitive.composite if primitive is not None else None
 
 
 def vjp_rule(key: Any) -> Any:

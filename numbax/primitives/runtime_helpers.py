@@ -16,6 +16,7 @@ rule here is refused by ``higher_order.check`` at the user's call.
 from numbax import runtime as rt
 from numbax.primitives import kinds, symbolic
 from numbax.primitives.batching import call
+from numbax.primitives.reductions import norm_call
 from numbax.primitives.registry import ELEMENTWISE, def_linear, def_nondifferentiable, define, defjvp, defvjp
 from numbax.runtime import batching, checks, debug, one_hot, scan
 from numbax.runtime import identity as identities
@@ -249,10 +250,21 @@ def index_added(g, ans, a, index, values):
     d[values] = rt.unbroadcast(g[index], values)
 
 
-@defvjp(rt.norm_grad)
+def _norm_grad_refusal(app, args):
+    """The rules below hold for the 2-norm and Frobenius', and the 1-norm of vectors."""
+    x, order, axis, matrix = norm_call(app, args, 2)
+    if order is None or order == "fro" or matrix is False and order in (1, 2):
+        return None
+    what = "a run-time ord" if order is kinds.UNKNOWN else f"ord={order!r}"
+    over = {True: "a matrix", False: "a vector", None: "an array of unknown rank or axes"}[matrix]
+    return (f"(a second derivative of np.linalg.norm) with {what} over {over}: second derivatives have rules for "
+            f"ord None and 'fro', and 1 and 2 over vectors")
+
+
+@defvjp(rt.norm_grad, refuse=_norm_grad_refusal)
 def norm_grad(g, ans, cotangent, norm, x, ord=None, axis=None, keepdims=False):
     """The 2-norm's (and Frobenius') ``x * cotangent / norm``, and the 1-norm's ``abs_slope(x) * cotangent``;
-    ``higher_order.check`` refuses the others (the inf-norms' ties)."""
+    ``refuse`` refuses the others (the inf-norms' ties, the matrix norms)."""
     along = g * x if ord in (None, 2, "fro") else g * rt.abs_slope(x)
     summed = rt.unbroadcast(along, cotangent) if axis is None else np.sum(along, axis=axis, keepdims=keepdims)
     d[cotangent] = summed / norm if ord in (None, 2, "fro") else summed
@@ -417,7 +429,7 @@ def solve_grad_a_jvp(g, ans, gb, x):
 def norm_grad_jvp(g, ans, cotangent, norm, x, ord=None, axis=None, keepdims=False):
     """The 2-norm's (and Frobenius') ``unreduce(cotangent / norm) * x``: linear in the cotangent and in ``x``,
     ``-cotangent / norm**2`` in the norm; the 1-norm's ``unreduce(cotangent) * abs_slope(x)`` is constant in
-    both (``higher_order.check`` refuses the inf-norms)."""
+    both (``refuse`` refuses the other orders)."""
     d[cotangent] = rt.norm_grad(g, norm, x, ord, axis, keepdims)
     d[norm] = rt.norm_grad(-cotangent * g / norm, norm, x, ord, axis, keepdims) if ord in (None, 2, "fro") \
         else rt.zeros_like(ans)

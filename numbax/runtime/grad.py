@@ -29,7 +29,7 @@ __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype"
            "power_exponent", "sort_ranks", "median_weights", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
            "solve_grad_a", "trace_grad",
            "diag_grad", "slogdet_sign", "slogdet_logabs",
-           "norm_grad", "abs_slope"]
+           "abs_slope"]
 
 
 def cotangent_dtype(dtype) -> np.dtype:
@@ -813,50 +813,8 @@ def abs_slope(x):
     return np.sign(x) + (x == 0)
 
 
-def norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
-    """Cotangent of ``x`` in ``np.linalg.norm(x, ord, axis, keepdims)`` for the 2-norm, Frobenius, 1 and inf."""
-    if ord in (None, 2, "fro") and (ord != 2 or axis is not None or np.ndim(x) == 1):
-        return unreduce(g / ans, x, axis, keepdims) * x
-    if ord == 1 and (axis is not None or np.ndim(x) == 1):
-        return unreduce(g, x, axis, keepdims) * abs_slope(x)
-    if ord in (np.inf, -np.inf) and (axis is not None or np.ndim(x) == 1):
-        return _inf_norm_grad(g, ans, x, axis, keepdims)
-    over = "a vector" if axis is not None or np.ndim(x) == 1 else "a matrix"
-    raise NotImplementedError(f"numbax: no derivative of np.linalg.norm with ord={ord!r} over {over} (orders "
-                              f"with one: None, 2 and 'fro', 1, inf and -inf over vectors, None and 'fro' over "
-                              f"matrices)")
-
-
-@register_jitable
-def _inf_norm_grad(g, ans, x, axis, keepdims):
-    """The inf-norms' cotangent: shared equally by the elements whose magnitude is the norm."""
-    hits = (np.abs(x) == unreduce(ans, x, axis, keepdims)) * 1.0
-    count = np.sum(hits) if axis is None else unreduce(np.sum(hits, axis=axis), x, axis, False)
-    return unreduce(g, x, axis, keepdims) * abs_slope(x) * hits / count
-
-
 def _is_none(t) -> bool:
     return t is None or isinstance(t, (types.NoneType, types.Omitted))
-
-
-@overload(norm_grad)
-def _norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
-    """The cases of ``norm_grad``, told apart by type: ``ord`` is a literal integer or string, or a float that
-    must be an infinity; Numba's norm takes a matrix only without ``axis``."""
-    vector = isinstance(x, types.Array) and (x.ndim == 1 or not _is_none(axis))
-    literal = getattr(ord, "literal_value", None)
-    if _is_none(ord) or literal == "fro" and not vector or literal == 2 and vector:
-        return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g / ans, x, axis, keepdims) * x
-    if literal == 1 and vector:
-        return lambda g, ans, x, ord=None, axis=None, keepdims=False: unreduce(g, x, axis, keepdims) * abs_slope(x)
-    if isinstance(ord, types.Float) and vector:
-        def infinite(g, ans, x, ord=None, axis=None, keepdims=False):
-            if ord != np.inf and ord != -np.inf:
-                raise NotImplementedError("numbax: no derivative of np.linalg.norm with this ord")
-            return _inf_norm_grad(g, ans, x, axis, keepdims)
-        return infinite
-    raise TypingError(f"numbax: no derivative of np.linalg.norm with ord={literal if literal is not None else ord} "
-                      f"over {'a vector' if vector else 'a matrix'} on cpu")
 
 
 # ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ _VECTOR_SWEEPS = {
     "maxabs": ("0", ("if w > s or w != w:", "    s = w"), "s"),
     "minabs": ("np.inf", ("if w < s or w != w:", "    s = w"), "s"),
     "count": ("0", ("if w != 0:", "    s += 1.0"), "s"),
-    "pow": ("0", ("s += w ** p",), "s ** (1.0 / p)"),
+    "pow": ("0", ("s += np.power(w, p)",), "np.power(s, 1.0 / p)"),  # NumPy's 0 ** -1 (inf), not an error
 }
 # a vector order that is known at compile time -> its sweep (any other number: "pow")
 _VECTOR_KINDS = {None: "sumsq", 2: "sumsq", 1: "sumabs", np.inf: "maxabs", -np.inf: "minabs", 0: "count"}

@@ -56,15 +56,17 @@ def coverage() -> Dict[str, Dict[str, bool]]:
     with one column per mode (reverse: ``grad``, ``vjp``; forward: ``jvp``).
 
     A non-differentiable function (``numpy.sign``, comparisons) counts as
-    covered in both: its rule is that no derivative flows through it.
+    covered in both: its rule is that no derivative flows through it. So does a
+    composite (``numpy.diff``), compiled as the primitives it is written in.
     """
     from numbax.primitives.registry import NONDIFFERENTIABLE, REGISTRY
 
     out: Dict[str, Dict[str, bool]] = {}
     for key, primitive in REGISTRY.items():
-        if primitive.vjp is None:
+        if primitive.vjp is None and primitive.composite is None:
             continue
         for name in _names_of(key):
             row = out.setdefault(name, {"grad": True, "jvp": False})
-            row["jvp"] = row["jvp"] or primitive.jvp is not None or primitive.vjp is NONDIFFERENTIABLE
+            row["jvp"] = row["jvp"] or primitive.jvp is not None or primitive.vjp is NONDIFFERENTIABLE or \
+                primitive.composite is not None
     return dict(sorted(out.items()))

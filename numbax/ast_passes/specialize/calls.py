@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import types
 from typing import Any, Dict, List
 
@@ -10,12 +11,14 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import resolve
+from numbax.ast_passes.analyses.primitives import Application
 from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree_util's functions the hooks read here)
 from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack_buffer its hook)
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, RunTimeList, \
     contains_dyn
+from numbax.primitives import registry
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -165,6 +168,13 @@ class CallsMixin:
             self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
         self.check_keywords(node, func, kwargs)
+        written = registry.composite(func)
+        if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)
+            if isinstance(func, np.ufunc) and kwargs:  # ``out=``, which only ufuncs compiled as such implement
+                self.fail(node, keywords.message(callee_name(func), next(iter(kwargs))), hint=keywords.HINT)
+            self.check_composite(node, func, args)
+            accepted = inspect.signature(written).parameters
+            return self.call_python_function(node, written, args, {k: v for k, v in kwargs.items() if k in accepted})
         if isinstance(func, np.ufunc):
             return self.call_ufunc(node, func, args, kwargs.get("out"))
         if func in (np.array, np.asarray) and len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple)) \
@@ -276,6 +286,16 @@ class CallsMixin:
         keyword = keywords.refused(func, kwargs)
         if keyword is not None:
             self.fail(node, keywords.message(callee_name(func), keyword), hint=keywords.HINT)
+
+    def check_composite(self, node, func, args: List[Any]) -> None:
+        """Refuse, at the user's line, a call of a composite whose operands its Python does not cover (the
+        entry's ``refuse``, given the call as written and its operands' ``(kind, ndim)``)."""
+        app = Application(func, callee_name(func), list(node.args), {k.arg: k.value for k in node.keywords})
+        avals = [dtypes.aval_of(a) for a in args]
+        refused = registry.refusal(func, app, [(a.dtype.kind, a.ndim) if a is not None else None for a in avals])
+        if refused is not None:
+            self.fail(node, f"numbax has no rule for {callee_name(func)} {refused}",
+                      hint="compute it in NumPy code of the cases numbax has (numbax.coverage() lists them).")
 
     def check_method_keywords(self, node, method: Dyn, kwargs: Dict[str, Any]) -> None:
         """Refuse a keyword of an array method (``x.sum(out=y)``) that numbax does not implement."""

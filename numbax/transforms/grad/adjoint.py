@@ -28,7 +28,7 @@ from numbax.ast_passes.analyses.nodes import rt_call as _rt
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transforms.grad import differentiable, recompute
-from numbax.primitives.registry import NONDIFFERENTIABLE, entry, vjp_rule
+from numbax.primitives.registry import NONDIFFERENTIABLE, entry, refusal, vjp_rule
 from numbax.primitives.templates import FoldTests, bind_arguments, instantiate, undifferentiated
 from numbax.transforms.grad.saves import Saves, popped_name
 
@@ -288,6 +288,12 @@ class Adjoint:
             if rule is NONDIFFERENTIABLE:
                 return []
             self._no_rule(stmt, app)
+        refused = refusal(app.key, app, [self._aval_of(arg) for arg in app.args])
+        if refused is not None:
+            raise NumbaxDifferentiationError(f"numbax has no derivative of {app.name} {refused}",
+                                             anno.getanno(stmt, anno.Key.ORIGIN),
+                                             hint="compute this value outside the differentiated function, or "
+                                                  "use the arguments numbax.coverage() lists rules for.")
         if entry(app.key).sequence and self.avals.get(x) is not None:
             # the list's elements, indexed, would get the abstract values of an array's rows: unsound
             raise NumbaxDifferentiationError(

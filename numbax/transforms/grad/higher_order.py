@@ -8,7 +8,8 @@ adjoints updated by subscript assignment, integer-array indices by
 ``rt.index_added``, rows saved by assignment -- with two exceptions that the
 outer reverse mode cannot follow: arrays saved on list tapes in loops
 (``tape.append(v)``, ``tape.pop()``) and helpers without a derivative rule of
-their own (or with one for some of their arguments only: the norms' ``ord``).
+their own (a rule for some argument values only, ``rt.norm_grad``'s ``ord``, is refused by the rule's own
+``refuse`` where the outer transform reads it).
 ``check`` refuses them at the user's call, before any wrong derivative can
 be made::
 
@@ -33,8 +34,6 @@ from numbax.errors import NumbaxDifferentiationError
 from numbax.origin import Origin
 from numbax.primitives.registry import vjp_rule
 
-# helper -> (position, name, values of one argument that its rule in numbax.primitives.runtime_helpers covers)
-_PARTIAL_RULES = {"norm_grad": (3, "ord", (None, 1, 2, "fro"))}
 _HINT = ("differentiate once and take finite differences of numbax.grad for this second derivative, or write "
          "the inner function without it ({})")
 
@@ -47,12 +46,6 @@ def _runtime_call(node: gast.expr) -> Optional[str]:
     return None
 
 
-def _covered(app, position: int, name: str, values: tuple) -> bool:
-    """Whether the call passes one of ``values`` (as a constant, or by default) for parameter ``name``."""
-    arg = app.keywords.get(name, app.args[position] if len(app.args) > position else None)
-    return arg is None or isinstance(arg, gast.Constant) and arg.value in values
-
-
 def _problem(stmt: gast.stmt) -> Optional[tuple]:
     """(what the outer reverse mode cannot follow, the way around it) for one statement, or None."""
     calls = [n for part in own_expressions(stmt) for n in gast.walk(part) if isinstance(n, gast.Call)]
@@ -63,9 +56,6 @@ def _problem(stmt: gast.stmt) -> Optional[tuple]:
                     "loop")
         helper = _runtime_call(call)
         app = application(call) if helper else None
-        if helper in _PARTIAL_RULES and not _covered(app, *_PARTIAL_RULES[helper]):
-            return (f"rt.{helper} with this {_PARTIAL_RULES[helper][1]}, which its derivative rule does not cover",
-                    f"use {_PARTIAL_RULES[helper][1]} in {_PARTIAL_RULES[helper][2]}")
         if app is not None and vjp_rule(app.key) is None:
             return (f"rt.{helper}, which has no derivative rule yet", "see numbax.coverage() for the functions "
                     "whose gradients can be differentiated")

@@ -44,7 +44,7 @@ from numbax.ast_passes.analyses.shapes import infer as infer_shapes
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.unparse import unparse
 from numbax.errors import NumbaxDifferentiationError, NumbaxInternalError
-from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry
+from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry, refusal
 from numbax.primitives.templates import FoldTests, Rule, bind_arguments, instantiate
 from numbax.transforms.grad import alias_checks, canonicalize
 from numbax.transforms.grad.differentiable import is_differentiable
@@ -229,6 +229,12 @@ class Tangents:
             _fail(stmt, f"forward mode has no derivative rule for {what}",
                   "numbax.coverage() lists the functions each mode has rules for; compute this value outside "
                   "the differentiated function, or use numbax.grad or numbax.vjp (reverse mode).")
+        refused = refusal(app.key, app, [self.avals.get(a.id) if isinstance(a, gast.Name) else None
+                                         for a in app.args])
+        if refused is not None:
+            _fail(stmt, f"forward mode has no derivative of {what} {refused}",
+                  "compute this value outside the differentiated function, or use the arguments "
+                  "numbax.coverage() lists rules for.")
         rule = _forward_rule(primitive)
         template = rule.template
         try:

@@ -1,0 +1,182 @@
+"""Composites: NumPy functions that numbax compiles as Python written in other primitives (``registry``'s
+``composite``), as ``jax.numpy`` writes them in ``lax``: ``np.diff``, ``np.take``, ``np.take_along_axis``,
+``np.average``, ``np.cross``, ``np.kron``, ``np.deg2rad`` (``radians``) and ``np.rad2deg`` (``degrees``),
+``np.float_power``, ``np.nan_to_num``, ``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``.
+
+Each function takes NumPy's parameters that numbax implements (``keywords.IMPLEMENTED`` lists them; any other
+keyword is refused at the user's line unless it has its default) and gives NumPy's value; its derivatives in
+both modes, to any order, its batching and its GPU lowering are those of the primitives it calls, which are
+JAX's where JAX writes the function the same way. Indexing here is bounds-checked as the user's is: an index
+out of bounds raises IndexError, as NumPy's ``take`` does (JAX's fills), never a value of another element.
+Each is one function: the specializer inlines a composite, not helpers it would call.
+"""
+import numpy as np
+
+from numbax.primitives.registry import define
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """``np.diff``: ``n`` differences of neighbours along ``axis``, after ``prepend`` and before ``append`` (a
+    number is broadcast to one slice along ``axis``)."""
+    if n < 0:
+        raise ValueError("order must be non-negative")
+    b = np.moveaxis(a, axis, -1)
+    if prepend is not None:  # a number is a strong one here, as NumPy's ``asanyarray`` makes it
+        first = np.asarray(prepend) + np.zeros_like(b[..., :1]) if np.asarray(prepend).ndim == 0 else \
+            np.moveaxis(prepend, axis, -1)
+        b = np.concatenate((first, b), axis=-1)
+    if append is not None:
+        last = np.asarray(append) + np.zeros_like(b[..., :1]) if np.asarray(append).ndim == 0 else \
+            np.moveaxis(append, axis, -1)
+        b = np.concatenate((b, last), axis=-1)
+    for _ in tuple(range(n)):  # unrolled: each difference is one element shorter
+        b = b[..., 1:] - b[..., :-1]
+    return np.moveaxis(b, -1, axis)
+
+
+def deg2rad(x):
+    """``x * (pi / 180)``, NumPy's and JAX's."""
+    return x * (np.pi / 180.0)
+
+
+def rad2deg(x):
+    """``x * (180 / pi)``, NumPy's and JAX's."""
+    return x * (180.0 / np.pi)
+
+
+def take(a, indices, axis=None):
+    """``np.take``: elements of ``a`` (flattened without ``axis``) at ``indices`` along ``axis``; an index out
+    of bounds raises IndexError (NumPy's ``mode='raise'``, the default), negative ones count from the end."""
+    if axis is None:
+        return np.ravel(a)[indices]
+    k = np.asarray(indices).ndim
+    picked = np.moveaxis(a, axis, 0)[indices]
+    if k == 0:
+        return picked
+    return np.moveaxis(picked, tuple(range(k)), tuple(range(axis % a.ndim, axis % a.ndim + k)))
+
+
+def take_along_axis(arr, indices, axis):
+    """``np.take_along_axis`` of a vector or matrix (``axis`` None: of the flattened ``arr``), as elements of
+    the flattened ``arr``; an index out of bounds raises IndexError, as NumPy's (JAX fills)."""
+    if axis is None:
+        return np.ravel(arr)[indices]
+    if arr.ndim == 1:
+        return arr[indices]
+    size = arr.shape[axis % 2]
+    along = np.where(indices < 0, indices + size, indices)
+    if np.any(along < 0) or np.any(along >= size):
+        raise IndexError("index out of bounds in np.take_along_axis")
+    if axis % 2 == 0:
+        return np.ravel(arr)[along * arr.shape[1] + np.arange(arr.shape[1])]
+    return np.ravel(arr)[np.arange(arr.shape[0])[:, None] * arr.shape[1] + along]
+
+
+def average(a, axis=None, weights=None, returned=False):
+    """``np.average``: the mean, or the ``weights``-weighted mean (1-D weights along ``axis``), over ``axis``;
+    with ``returned``, with the sum of the weights (the count without them) in the average's shape."""
+    if weights is None:
+        avg = np.mean(a, axis=axis)
+        scale = np.sum(np.ones_like(a), axis=axis)  # the count, exactly
+    else:
+        w = weights
+        b = a
+        if axis is not None and np.asarray(weights).ndim == 1 and a.ndim > 1:
+            b = np.moveaxis(a, axis, -1)
+            axis = -1
+        scale = np.sum(w + np.zeros_like(b), axis=axis)
+        avg = np.sum(b * w, axis=axis) / scale
+    if returned:
+        return avg, scale
+    return avg
+
+
+def cross(a, b):
+    """``np.cross`` of 3-vectors along the last axes (their other axes broadcast)."""
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError("numbax: np.cross takes vectors of 3 components (along the last axis)")
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+
+
+def kron(a, b):
+    """``np.kron`` of two vectors or two matrices."""
+    if a.ndim == 1 and b.ndim == 1:
+        return np.ravel(np.outer(a, b))
+    blocks = a[:, None, :, None] * b[None, :, None, :]
+    return blocks.reshape((a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]))
+
+
+def float_power(x1, x2):
+    """``np.power`` in float64 (complex128 for complex operands)."""
+    return np.power(np.asarray(x1) * np.float64(1.0), np.asarray(x2) * np.float64(1.0))
+
+
+def heaviside(x1, x2):
+    """0 below 0, ``x2`` at 0, 1 above; NaN at NaN (NumPy's; JAX gives ``x2`` there); floats as NumPy's."""
+    x = x1 * 1.0
+    step = np.where(x < 0, np.zeros_like(x), np.where(x > 0, np.ones_like(x), x2))
+    return np.where(x != x, x, step)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """``np.nan_to_num`` of a real array, as a copy (``copy=False``, which writes into ``x``, is refused): NaN,
+    inf and -inf replaced (by default with 0 and the dtype's largest and smallest numbers); the derivative flows
+    where ``x`` is finite, as JAX's ``where``s give it."""
+    if x.dtype.kind not in "fc":
+        return x + 0
+    big = 3.4028234663852886e38 if x.dtype == np.float32 else 1.7976931348623157e308  # np.finfo(x.dtype).max
+    out = np.where(x != x, nan, x)
+    out = np.where(out == np.inf, big if posinf is None else posinf, out)
+    return np.where(out == -np.inf, -big if neginf is None else neginf, out)
+
+
+def vander(x, N=None, increasing=False):
+    """``np.vander``: the powers of the vector ``x``, decreasing unless ``increasing``."""
+    n = x.shape[0] if N is None else N
+    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    return x[:, None] ** powers[None, :]
+
+
+def matrix_power(a, n):
+    """``np.linalg.matrix_power``: ``a`` times itself ``n`` times (the identity of ``a``'s dtype for 0, powers of
+    the inverse below 0)."""
+    if n == 0:
+        return np.eye(a.shape[0], dtype=a.dtype)
+    base = np.linalg.inv(a) if n < 0 else a
+    result = base
+    for _ in tuple(range(abs(n) - 1)):  # unrolled, as a second derivative reads it
+        result = result @ base
+    return result
+
+
+def _ranks(count: int, ranks: tuple, what: str):
+    """The ``refuse`` rule ``the first count operands have one of ranks``."""
+    def rule(app, args):
+        got = tuple(a[1] if a is not None else None for a in args[:count])
+        return None if got in ranks else f"of operands of {got} dimensions: it has {what}"
+
+    return rule
+
+
+def _real(app, args):
+    """The ``refuse`` rule ``real operands only``."""
+    return "of complex numbers: use it on np.real(z) and np.imag(z)" if any(a and a[0] == "c" for a in args) \
+        else None
+
+
+define(np.diff, composite=diff)
+define(np.take, composite=take)
+define(np.take_along_axis, composite=take_along_axis,
+       refuse=_ranks(2, ((1, 1), (2, 2)), "a vector and its indices, or a matrix and its indices"))
+define(np.average, composite=average)
+define(np.cross, composite=cross)
+define(np.kron, composite=kron, refuse=_ranks(2, ((1, 1), (2, 2)), "two vectors or two matrices"))
+define(np.float_power, composite=float_power)
+define(np.heaviside, composite=heaviside)
+define(np.vander, composite=vander)
+define(np.nan_to_num, composite=nan_to_num, refuse=_real)
+define(np.linalg.matrix_power, composite=matrix_power)
+define(np.deg2rad, np.radians, composite=deg2rad)
+define(np.rad2deg, np.degrees, composite=rad2deg)
