@@ -72,7 +72,7 @@ def _compiled_once(check: Callable) -> Callable:
     def implementation(*args, **kwargs):
         return check
 
-    cached.overload(check)(implementation)
+    cached.overload(check, called=True)(implementation)
     return check
 
 
@@ -161,7 +161,7 @@ def _span(start, stop, scale, shift, n, axis, where):
         _out_of_bounds(n, n, axis, where)
 
 
-@cached.overload(check_span)
+@cached.overload(check_span, called=True)
 def _check_span(x, start, stop, scale, shift, axis, where):
     if isinstance(x, types.Array) and isinstance(shift, types.Integer):
         def impl(x, start, stop, scale, shift, axis, where):
