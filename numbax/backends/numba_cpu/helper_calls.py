@@ -11,7 +11,7 @@ caller's cached code in a new process.
 
 A small helper is still linked in, to be inlined: ``rt.exp(z)`` and ``rt.max(z)`` of each row of a
 256 x 100 softmax took 6% longer per call as calls (their IR is 160 to 900 lines; a Cholesky factor's
-gradient is 11,000). Not one overloaded with ``called`` (the run-time checks of shapes, ``numpy_once``'s
+gradient is 11,000). Not one overloaded with ``called`` (most run-time checks of shapes, ``numpy_once``'s
 functions): it raises or allocates, and its IR linked in cost the spring chain's Hessian a tenth of its
 compilation.
 """
