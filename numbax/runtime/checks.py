@@ -69,10 +69,10 @@ __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_
 
 
 def _compiled_once(called: bool) -> Callable[[Callable], Callable]:
-    """Register ``check`` (plain Python that Numba compiles) as its own implementation in Numba, its compiled
-    form for array arguments kept in the runtime's disk cache (``numbax.runtime.cached``). ``called``: generated
-    code calls it by symbol; otherwise its code is linked into the caller, to be inlined (an elementwise
-    operation's check, which a loop over small arrays makes in every iteration)."""
+    """A decorator that registers a check (plain Python that Numba compiles) as its own implementation in
+    Numba, its compiled form for array arguments kept in the runtime's disk cache (``numbax.runtime.cached``).
+    ``called``: generated code calls it by symbol; otherwise its code is linked into the caller, to be inlined
+    (an elementwise operation's check, which a loop over small arrays makes in every iteration)."""
     def register(check: Callable) -> Callable:
         @functools.wraps(check)
         def implementation(*args, **kwargs):
