@@ -148,6 +148,32 @@ def test_one_compiled_function_sweeps_the_basis():
         assert re.search(r"for i\w* in range\(0, batch\w*\):", text)  # the basis, swept in the function
 
 
+def _picks(x):
+    return np.stack([x[0] * x[2], np.sin(x[1])])
+
+
+@pytest.mark.parametrize("mode", ["jacfwd", "jacrev"])
+def test_the_sweeps_make_no_run_time_checks_and_the_users_code_keeps_its_own(mode):
+    # the sweeps' indices, reshapes and rows hold by construction (``run_time_checks.unchecked_source``)
+    x = np.array([0.3, -1.2, 0.8])
+    text = numbax.source(getattr(numbax, mode)(_picks), x)
+    checks = [line for line in text.splitlines() if "rt.check_" in line]
+    assert checks and all("test_jacobian.py" in line for line in checks)  # the user's x[0], x[2], x[1]
+    assert not any("sweeps.py" in line for line in checks)
+    expected = np.asarray(getattr(jax, mode)(lambda v: jnp.stack([v[0] * v[2], jnp.sin(v[1])]))(x))
+    np.testing.assert_allclose(getattr(numbax, mode)(_picks)(x), expected, rtol=1e-12)
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        getattr(numbax, mode)(_picks)(x[:2])  # the user's x[2], checked as before
+
+
+def test_a_users_vmap_keeps_its_row_check():
+    def ragged(x, n):
+        return x[:n]
+
+    text = numbax.source(numbax.vmap(ragged, in_axes=(None, 0)), np.ones(4), np.arange(3))
+    assert "rt.check_row(" in text
+
+
 # ---- hessian and forward over reverse -------------------------------------------------------------------
 
 

@@ -39,8 +39,16 @@ event.register("numba:compile", Runtime())
 def f(a, b):
     return np.linalg.solve(a @ a.T + np.eye(3), b), np.tril(a), np.moveaxis(a, 0, -1)
 
+@numbax.jit
+def g(a, b):
+    return a @ b
+
 x, y, z = f(np.arange(9.0).reshape(3, 3), np.ones(3))
 print(repr(float(x.sum())), float(y.sum()), float(z[2, 0]))
+try:
+    g(np.ones(3), np.ones(4))
+except ValueError as error:  # raised by rt.check_matmul, which the generated code calls by symbol
+    print(type(error).__name__, str(error).splitlines()[0].split(": ", 1)[1])
 print("runtime compiled:", " ".join(compiled), file=sys.stderr)
 """
 
@@ -82,6 +90,9 @@ def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(first_run):
             subprocess.run(["rm", "-rf", os.path.join(cache, entry)], check=True)
     second = _run(cache)
     assert second.stdout == first.stdout
+    assert first.stdout.splitlines()[1] == ("NumbaxShapeError matmul: Input operand 1 has a mismatch in its core "
+                                            "dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 4 is "
+                                            "different from 3)")
     assert "Numba compiling f" in second.stderr  # the generated code compiled again ...
     assert "numbax.runtime.numpy_once" not in _compiled(second)  # ... but not the helpers: loaded
     a = np.arange(9.0).reshape(3, 3)
@@ -102,9 +113,15 @@ def test_generated_code_calls_a_large_cached_helper_without_a_copy_of_its_code(t
                    for cres in dispatcher.overloads.values()]
         assert len(results) == 1
         called = [h for h in results[0].reload_init if isinstance(h, cached.CalledHelper)]
-        assert [h.template[:2] for h in called] == [("numbax.runtime.numpy_once", "solve")]
+        # a product's run-time check is called whatever its size (``called=True``); the elementwise ``+``'s is
+        # linked in, to be inlined
+        assert sorted(h.template[:2] for h in called) == [
+            ("numbax.runtime.checks", "check_matmul"), ("numbax.runtime.numpy_once", "solve")]
         text = results[0].library.get_llvm_str()
-        assert f"declare i32 @{called[0].symbol}(" in text and f"define linkonce_odr i32 @{called[0].symbol}(" not in text
+        assert "declare i32 @_ZN6numbax7runtime6checks15check_broadcast" not in text
+        for helper in called:
+            assert f"declare i32 @{helper.symbol}(" in text and f"define linkonce_odr i32 @{helper.symbol}(" not in text
+        called = [h for h in called if h.template[0] == "numbax.runtime.numpy_once"]
         assert "declare i32 @_ZN6numbax7runtime12contractions7_matmul" not in text  # linked, inlined
         # a new process whose helper has another name (compiled again): the caller's symbol is mapped to it
         renamed = dataclasses.replace(called[0], symbol="numbax_test_renamed_helper")

@@ -58,7 +58,8 @@ it, unchecked.
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional, Tuple
+import os
+from typing import List, Optional, Set, Tuple
 
 import gast
 
@@ -74,6 +75,7 @@ from numbax.ast_passes.unparse import unparse
 _JOINS = {"check_concatenate": True, "check_stack": False, "check_hstack": False, "check_vstack": False}
 # evaluated once, before the block (A-normal form leaves no subscript in a ``while`` test)
 _HEADERS = {gast.If: ("test",), gast.While: ("test",), gast.For: ("iter",)}
+_UNCHECKED: Set[str] = set()  # the files of ``unchecked_source``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,10 +88,23 @@ class Check:
     message: str = ""
 
 
+def unchecked_source(path: str) -> None:
+    """Ask for no checks of the code in the file ``path``: numbax's own code that ``specialize`` compiles as a
+    user's (a Jacobian's sweeps of a basis), every index and shape of which holds by construction, where a
+    check could not fail and would only be compiled (each call in generated code costs Numba and LLVM about
+    10 ms)."""
+    _UNCHECKED.add(os.path.abspath(path))
+
+
+def checked(origin: Optional[Origin]) -> bool:
+    """Whether code at ``origin`` gets run-time checks: a user's line, not one of an ``unchecked_source``."""
+    return origin is not None and os.path.abspath(origin.filename) not in _UNCHECKED
+
+
 def mark(node: gast.expr, helper: str, origin: Origin, message: str = "") -> None:
     """Ask for ``helper``'s check of ``node`` (a subscript, an operation or a call the user wrote), after
-    those asked for before."""
-    if origin is not None:
+    those asked for before; none where the code is not ``checked``."""
+    if checked(origin):
         checks = anno.getanno(node, anno.Key.CHECK, ())
         anno.setanno(node, anno.Key.CHECK, checks + (Check(helper, origin, message),))
 

@@ -40,7 +40,7 @@ import re
 import sys
 import tempfile
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import numba
 from llvmlite import binding as llvm_binding
@@ -58,14 +58,18 @@ _FOLDERS: List[Callable[[], Optional[str]]] = []
 # the overload template of each function's array implementations, by the module and name of the function and
 # of the typer (a function may have several overloads), which are the same in every process
 _TEMPLATES: Dict[Tuple[str, str, str, str], type] = {}
+_CALLED: Set[Tuple[str, str, str, str]] = set()  # the keys of those overloaded with ``called``
 
 
-def overload(fn: Callable, **options: Any) -> Callable[[Callable], Callable]:
+def overload(fn: Callable, called: bool = False, **options: Any) -> Callable[[Callable], Callable]:
     """``numba.extending.overload(fn, **options)``, its implementations for array arguments kept in the disk
     cache.
 
     An implementation for numbers alone is compiled with its caller as before: code loaded from the cache is
-    called, never inlined, and a helper on numbers is often called once per element of a loop.
+    called, never inlined, and a helper on numbers is often called once per element of a loop. ``called``:
+    generated code calls the implementations for arrays by symbol whatever their size
+    (``numbax.backends.numba_cpu.helper_calls``), for a helper that allocates or raises, where inlining gains
+    nothing and LLVM would optimize its code again in every caller.
     """
     if _RuntimeLocator not in caching.CacheImpl._locator_classes:
         caching.CacheImpl._locator_classes.insert(0, _RuntimeLocator)
@@ -85,6 +89,8 @@ def overload(fn: Callable, **options: Any) -> Callable[[Callable], Callable]:
         if key in _TEMPLATES:
             raise ValueError(f"two overloads of {fn.__module__}.{fn.__qualname__} by one name, {typer.__qualname__}")
         _TEMPLATES[key] = _template_of(fn, for_arrays)
+        if called:
+            _CALLED.add(key)
         _numba_overload(fn, jit_options=jit_options, **options)(for_numbers)
         return typer
 
@@ -192,6 +198,11 @@ class CalledHelper:
     def __call__(self) -> None:
         if self.symbol not in _LOADED:
             _LOADED[self.symbol] = _load(self)
+
+    @property
+    def always_called(self) -> bool:
+        """Whether callers call it by symbol whatever its size (``overload(..., called=True)``)."""
+        return self.template in _CALLED
 
 
 _LOADED: Dict[str, Any] = {}  # symbol -> the CompileResult that defines it (its library must stay alive)

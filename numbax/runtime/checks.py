@@ -36,13 +36,23 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
 error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
 written in Python (``numbax.error_text``): text built in nopython mode would cost seconds of compilation on
-every first call, as Numba compiles a function's error paths with it. They are Numba's own ``overload``s,
-not ``numbax.runtime.cached``'s: a check is a few comparisons, often in a loop's body, and compiled with its
-caller it is inlined there, where code loaded from the disk cache would be a call.
+every first call, as Numba compiles a function's error paths with it. The checks of numbers and of one index
+(``check_index``, ``check_extent``, ``check_divisor``, ``check_power``, ``check_shift``, ...) are Numba's own
+``overload``s: a few comparisons, often in a loop's body over elements, inlined into their caller, where code
+loaded from the disk cache would be a call. The checks of arrays' shapes (``check_broadcast``,
+``check_reshape``, ``check_concatenate``, ``check_row``, ``check_span``, ...) each cost 0.05 to 0.3 s to
+compile per signature, in every process anew: their implementations for arrays are
+``numbax.runtime.cached``'s, compiled once per machine. Those that stand before a reshape, a join, a
+product, a row of ``vmap`` or a loop are called by symbol (``called``), their code not optimized again in
+each caller; an elementwise operation's (``check_broadcast``, ``check_in_place``, ``check_store``,
+``check_where``) is linked in to be inlined, as a loop over small arrays makes it in every iteration (called,
+the Lotka-Volterra sensitivity's RK4 steps took 3% longer).
 """
 from __future__ import annotations
 
+import functools
 import numbers
+from typing import Callable
 
 import numpy as np
 from numba import literal_unroll, types
@@ -50,11 +60,28 @@ from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
     NumbaxShapeError, NumbaxUnimplementedValueError, NumbaxZeroDivisionError
+from numbax.runtime import cached
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",
            "check_broadcast", "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack",
            "check_vstack", "check_stack", "check_dot", "check_matmul", "check_reshape", "check_list_length",
            "check_list_item", "check_row", "check_scatter", "check_devices", "check_key"]
+
+
+def _compiled_once(called: bool) -> Callable[[Callable], Callable]:
+    """A decorator that registers a check (plain Python that Numba compiles) as its own implementation in
+    Numba, its compiled form for array arguments kept in the runtime's disk cache (``numbax.runtime.cached``).
+    ``called``: generated code calls it by symbol; otherwise its code is linked into the caller, to be inlined
+    (an elementwise operation's check, which a loop over small arrays makes in every iteration)."""
+    def register(check: Callable) -> Callable:
+        @functools.wraps(check)
+        def implementation(*args, **kwargs):
+            return check
+
+        cached.overload(check, called=called)(implementation)
+        return check
+
+    return register
 
 
 def check_index(x, i, axis: int, where: str) -> None:
@@ -142,7 +169,7 @@ def _span(start, stop, scale, shift, n, axis, where):
         _out_of_bounds(n, n, axis, where)
 
 
-@overload(check_span)
+@cached.overload(check_span, called=True)
 def _check_span(x, start, stop, scale, shift, axis, where):
     if isinstance(x, types.Array) and isinstance(shift, types.Integer):
         def impl(x, start, stop, scale, shift, axis, where):
@@ -183,7 +210,7 @@ def check_shift(count, bits, where):
             raise NumbaxUnimplementedValueError(_SHIFT, where, counts[k], bits - 1, bits)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_item(x, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``x.item()`` has one element to give (NumPy's
     ``ValueError``)."""
@@ -196,7 +223,7 @@ _UNBROADCASTABLE_INTO = "operands could not be broadcast together with shapes {0
 _UNBROADCASTABLE_3 = "operands could not be broadcast together with shapes {:shape} {:shape} {:shape} "
 
 
-@register_jitable
+@_compiled_once(called=False)
 def check_broadcast(a, b, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless the arrays ``a`` and ``b`` broadcast together (a number,
     which a variable may hold on another path of a loop, broadcasts with anything)."""
@@ -207,7 +234,7 @@ def check_broadcast(a, b, where):
             raise NumbaxShapeError(_UNBROADCASTABLE, where, a_shape, b_shape)
 
 
-@register_jitable
+@_compiled_once(called=False)
 def check_in_place(x, y, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``x op= y`` of arrays can write its result into ``x``:
     ``y`` broadcasts to ``x``'s shape."""
@@ -224,7 +251,7 @@ def check_in_place(x, y, where):
                 _not_into(x, y, where)
 
 
-@register_jitable
+@_compiled_once(called=False)
 def check_store(target, y, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless the array ``y`` broadcasts into ``target``, the part of
     an array that ``x[i:j] = y`` writes (leading dims of length 1 of ``y`` go, as NumPy drops them)."""
@@ -252,7 +279,7 @@ def _dim(shape, k):
     return 1 if k > len(shape) else shape[len(shape) - k]
 
 
-@register_jitable
+@_compiled_once(called=False)
 def check_where(condition, x, y, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``np.where``'s three operands (arrays or numbers)
     broadcast together."""
@@ -294,26 +321,26 @@ def _join(arrays, axis, lift, where):
         k += 1
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_concatenate(arrays, axis, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``np.concatenate(arrays, axis)`` fits them."""
     _join(arrays, axis, False, where)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_hstack(arrays, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``np.hstack(arrays)`` fits them (joined along the
     first axis of vectors, the second of anything else)."""
     _join(arrays, 0 if arrays[0].ndim == 1 else 1, False, where)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_vstack(arrays, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``np.vstack(arrays)`` fits them (vectors as rows)."""
     _join(arrays, 0, True, where)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_stack(arrays, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless the arrays that ``np.stack`` joins share one shape."""
     for a in literal_unroll(arrays):
@@ -327,7 +354,7 @@ def _contracted(a, b):
     return a.ndim - 1, (0 if b.ndim == 1 else b.ndim - 2)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_dot(a, b, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``np.dot(a, b)`` of arrays contracts equal dims."""
     i, j = _contracted(a, b)
@@ -336,7 +363,7 @@ def check_dot(a, b, where):
                                a.shape, b.shape, a.shape[i], i, b.shape[j], j)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_matmul(a, b, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``a @ b`` of arrays contracts equal dims."""
     i, j = _contracted(a, b)
@@ -346,7 +373,7 @@ def check_matmul(a, b, where):
                                a.shape[i])
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_reshape(x, shape, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``x`` (an array) can take ``shape`` (a tuple of ints,
     one of them ``-1`` at most)."""
@@ -368,7 +395,7 @@ def check_list_length(n, where):
         raise NumbaxEmptyListError("a list made at run time would be empty", where)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_list_item(items, item, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless the array ``item`` has the shape of the rows of
     ``items``, the array that holds a list made at run time (NumPy's ``stack`` needs one shape)."""
@@ -377,7 +404,7 @@ def check_list_item(items, item, where):
                                "items of shape {:shape}", where, item.shape, items.shape[1:])
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_row(rows, value, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``value`` (an array or a number) has the shape of the rows of ``rows``,
     the array that stacks ``vmap``'s examples' outputs (or ``lax.scan``'s steps' ``ys``): JAX traces one shape
@@ -420,7 +447,7 @@ def check_devices(size, count, exact, where):
         raise NumbaxShapeError(_DEVICES_AVAILABLE, where, size, count)
 
 
-@register_jitable
+@_compiled_once(called=True)
 def check_key(key, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``key`` (a ``uint32`` array of one dimension) has the two
     words of a key: the random kernels read ``key[0]`` and ``key[1]`` unchecked."""

@@ -25,7 +25,7 @@ def _compiled_once(name: str, numpy_fn: Callable) -> Callable:
     helper.__name__ = helper.__qualname__ = name.rsplit(".", 1)[-1]
     helper.__doc__ = f"``np.{name}``, compiled once per machine."
 
-    @overload(helper)
+    @overload(helper, called=True)
     def implementation(*args):
         return lambda *args: numpy_fn(*args)
 
@@ -47,7 +47,7 @@ def diag(v, k=0):
     return np.diag(v, k)
 
 
-@overload(diag)
+@overload(diag, called=True)
 def _diag(v, k=0):
     if isinstance(v, types.Array) and v.ndim == 2:
         return lambda v, k=0: diagonal(v, k)

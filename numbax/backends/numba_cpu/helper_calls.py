@@ -11,7 +11,9 @@ caller's cached code in a new process.
 
 A small helper is still linked in, to be inlined: ``rt.exp(z)`` and ``rt.max(z)`` of each row of a
 256 x 100 softmax took 6% longer per call as calls (their IR is 160 to 900 lines; a Cholesky factor's
-gradient is 11,000).
+gradient is 11,000). Not one overloaded with ``called`` (most run-time checks of shapes, ``numpy_once``'s
+functions): it raises or allocates, and its IR linked in cost the spring chain's Hessian a tenth of its
+compilation.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ class CallerLibrary(codegen.JITCodeLibrary):
         """Link ``library`` in, unless it is a large cached runtime helper's: then load it first on a cache
         load."""
         helper = cached.helper_called(library)
-        if helper is None or _lines(library) < CALLED_FROM_LINES:
+        if helper is None or (_lines(library) < CALLED_FROM_LINES and not helper.always_called):
             super().add_linking_library(library)
         else:
             self._reload_init.add(helper)

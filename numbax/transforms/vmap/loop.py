@@ -29,6 +29,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.ast_passes import anno
 from numbax.ast_passes import collectives as stages
+from numbax.ast_passes import run_time_checks
 from numbax.ast_passes.naming import leaf_name
 from numbax.ast_passes.specialize.dtypes import WIDEST
 from numbax.ast_passes.specialize.materialize import name_node
@@ -154,10 +155,12 @@ def _store(spec, buffer: str, index: Any, value: Any) -> None:
 def check_stacked(spec, node, fun: Callable, rows: str, value: Any) -> None:
     """``rt.check_row(rows, value, where)`` before ``value``, an array, is stored into a row of ``rows``: where
     its shape differs from the first example's, NumPy's assignment would broadcast it (``example_checks``
-    drops the check where symbolic shapes prove the shapes equal)."""
+    drops the check where symbolic shapes prove the shapes equal), but in an ``unchecked_source`` (a
+    Jacobian's sweep of a basis, whose every example is one shape by construction)."""
     aval = value.aval if isinstance(value, Dyn) else AVal.of(value)
-    if aval is None or aval.ndim > 0:
-        origin, code = spec.origin(node), getattr(inspect.unwrap(fun), "__code__", None)
+    origin = spec.origin(node)
+    if (aval is None or aval.ndim > 0) and (origin is None or run_time_checks.checked(origin)):
+        code = getattr(inspect.unwrap(fun), "__code__", None)
         where = origin.position() if origin is not None else \
             f"{code.co_filename}:{code.co_firstlineno}:0" if code is not None else ""  # the call's, or the def's
         spec.emit(gast.Expr(value=spec.call_value(node, check_row, [Dyn(name_node(rows)), value, where], {}).node))
