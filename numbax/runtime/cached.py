@@ -91,6 +91,13 @@ def overload(fn: Callable, **options: Any) -> Callable[[Callable], Callable]:
     return register
 
 
+def register_jitable(fn: Callable) -> Callable:
+    """``numba.extending.register_jitable(fn)``, its compiled forms for array arguments kept in the disk cache
+    (``overload``): ``fn`` itself is the implementation, for every signature."""
+    overload(fn, strict=False)(lambda *args, **kwargs: fn)
+    return fn
+
+
 def _any_array(args: tuple, kwargs: Dict[str, Any]) -> bool:
     """Whether a Numba type among ``args`` and ``kwargs`` is an array, or a tuple or list holding one."""
     def holds(t: Any) -> bool:
