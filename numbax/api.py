@@ -34,7 +34,7 @@ from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends import get_backend
-from numbax.backends import cuda as cuda_backend
+from numbax.backends.cuda import lower_on_use as cuda_lower
 from numbax.backends.cuda import placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
@@ -399,7 +399,7 @@ class Jitted(_CDispatcher):
         """The middle end for one specialization (for ``backend``: the GPU's is ``"gpu"``); transformations
         other than jit override this."""
         return pipeline.run(self.fun, bound, label="jit", after_pass=after_pass,
-                            lower=cuda_backend.legalize if backend == "gpu" else None)
+                            lower=cuda_lower.legalize if backend == "gpu" else None)
 
     def origin(self) -> Origin:
         """The ``def`` line of the user's function: where an error is reported that has no line of the user's

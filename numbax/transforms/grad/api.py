@@ -13,8 +13,7 @@ from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
-from numbax.backends import cuda as cuda_backend
-from numbax.backends.cuda import placement
+from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
@@ -233,7 +232,7 @@ class Differentiated(Jitted):
         def lower(module, param_avals, constants):
             """The GPU's lowering, each cotangent parameter of its output's dtype and rank (where known)."""
             param_avals.update(holder["cotangents"])
-            return cuda_backend.legalize(module, param_avals, constants)
+            return cuda_lower.legalize(module, param_avals, constants)
 
         on_gpu = backend == "gpu"  # the GPU lowering fuses elementwise runs into kernels itself
         generated = pipeline.run(self._source(), bound, label=self.label, after_pass=after_pass, transform=rewrite,

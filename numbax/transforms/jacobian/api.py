@@ -18,7 +18,7 @@ from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.parse import function_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
-from numbax.backends import cuda as cuda_backend
+from numbax.backends.cuda import lower_on_use as cuda_lower
 from numbax.errors import NumbaxDeviceError, NumbaxDifferentiationError, NumbaxError
 from numbax.transform_cache import reused
 from numbax.transforms.grad.api import _normalize_argnums, _unwrap
@@ -171,7 +171,7 @@ class Jacobian(Jitted):
         source = wrapper.calling(self.fun, self.label, self._signature.params, kinds, "jacobian", _Sweep(self))
         try:
             return pipeline.run(source, bound, label=self.label, after_pass=after_pass,
-                                lower=cuda_backend.legalize if backend == "gpu" else None)
+                                lower=cuda_lower.legalize if backend == "gpu" else None)
         except NumbaxDeviceError as error:  # the GPU's refusal of a line of the sweep: at the user's function
             if error.origin is None or error.origin.filename != sweeps.__file__:
                 raise

@@ -10,8 +10,7 @@ from numbax import generated_cache, tree_util
 from numbax.api import _ON_GPU, Jitted
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
-from numbax.backends import cuda as cuda_backend
-from numbax.backends.cuda import placement
+from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers
@@ -192,7 +191,7 @@ class Pushforward(Jitted):
         def lower(module, param_avals, constants):
             """The GPU's lowering, each tangent parameter of its primal's dtype and rank."""
             param_avals.update({t: param_avals[n] for t, n in holder["tangents"]})
-            return cuda_backend.legalize(module, param_avals, constants)
+            return cuda_lower.legalize(module, param_avals, constants)
 
         on_gpu = backend == "gpu"
         generated = pipeline.run(self._source(), bound, label="jvp", after_pass=after_pass, transform=rewrite,

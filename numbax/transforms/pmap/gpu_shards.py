@@ -35,8 +35,7 @@ from numbax.api import Jitted, note_arrays_on_gpu
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn
-from numbax.backends import cuda as cuda_backend
-from numbax.backends.cuda import placement
+from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.availability import cuda, simulated
 from numbax.compiled import Compiled
 from numbax.devices import Device, devices as all_devices
@@ -134,7 +133,7 @@ class ShardProgram(Jitted):
                               args=[], keywords=[]), _INDEX)
         with contextlib.nullcontext() if self.axis_name is None else \
                 named_axes.bound(self.axis_name, shards, named_axes.ON_GPUS, first_shard=index):
-            return pipeline.run(shard, bound, label=self.label, after_pass=after_pass, lower=cuda_backend.legalize)
+            return pipeline.run(shard, bound, label=self.label, after_pass=after_pass, lower=cuda_lower.legalize)
 
     def _compiles_for_gpu(self) -> bool:
         return True

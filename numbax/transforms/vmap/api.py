@@ -17,7 +17,7 @@ from numbax import config, generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import ParsedFunction, function_of
-from numbax.backends import cuda as cuda_backend
+from numbax.backends.cuda import lower_on_use as cuda_lower
 from numbax.transform_cache import reused
 from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
@@ -105,7 +105,7 @@ class Vmapped(Jitted):
     def _run_pipeline(self, bound: Dict[str, Any], after_pass: Optional[str] = None, in_axes: tuple = (),
                       backend: str = "cpu"):
         return pipeline.run(self._wrapper(bound, in_axes), bound, label=self.label, after_pass=after_pass,
-                            lower=cuda_backend.legalize if backend == "gpu" else None)
+                            lower=cuda_lower.legalize if backend == "gpu" else None)
 
     def _compiles_for_gpu(self) -> bool:
         """On the GPU backend, a vmap of numbers per example is one kernel (``threads``)."""
