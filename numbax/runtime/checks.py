@@ -36,12 +36,12 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 The helpers are plain Python (the ``python`` backend calls them) and compile in Numba's nopython mode. An
 error is raised with a constant template and the numbers it needs (ints, shapes as tuples), and its message is
 written in Python (``numbax.error_text``): text built in nopython mode would cost seconds of compilation on
-every first call, as Numba compiles a function's error paths with it. The checks of arrays' shapes
-(``check_broadcast``, ``check_in_place``, ``check_store``, ``check_where``, ``check_dot``, ``check_matmul``,
-``check_reshape``), which nearly every program calls, are compiled once per machine for each signature
-(``numbax.runtime.cached``): compiled in each process they took 0.1 to 0.3 s of every cold start. Their code is
-small, so a caller still links it in and inlines it. The others are Numba's own ``overload``s, compiled with
-their caller.
+every first call, as Numba compiles a function's error paths with it. The checks of arrays that nearly every
+program makes (``check_index``, ``check_broadcast``, ``check_in_place``, ``check_store``, ``check_where``,
+``check_dot``, ``check_matmul``, ``check_reshape``, ``check_list_item``, ``check_row``, ``check_key``) are compiled
+once per machine for each signature (``numbax.runtime.cached``): compiled in each process they took 0.1 to 0.3 s
+of every cold start. Their code is small, so a caller still links it in and inlines it, in a loop's body too.
+The others are Numba's own ``overload``s, compiled with their caller.
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def _mask_mismatch(axis, n, m, where):
                            "corresponding boolean axis is {}", where, axis, n, m)
 
 
-@overload(check_index)
+@cached.overload(check_index)
 def _check_index(x, i, axis, where):
     if isinstance(x, types.Array) and isinstance(i, types.Integer):
         def impl(x, i, axis, where):
@@ -372,7 +372,7 @@ def check_list_length(n, where):
         raise NumbaxEmptyListError("a list made at run time would be empty", where)
 
 
-@register_jitable
+@cached.register_jitable
 def check_list_item(items, item, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless the array ``item`` has the shape of the rows of
     ``items``, the array that holds a list made at run time (NumPy's ``stack`` needs one shape)."""
@@ -381,7 +381,7 @@ def check_list_item(items, item, where):
                                "items of shape {:shape}", where, item.shape, items.shape[1:])
 
 
-@register_jitable
+@cached.register_jitable
 def check_row(rows, value, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``value`` (an array or a number) has the shape of the rows of ``rows``,
     the array that stacks ``vmap``'s examples' outputs (or ``lax.scan``'s steps' ``ys``): JAX traces one shape
@@ -424,7 +424,7 @@ def check_devices(size, count, exact, where):
         raise NumbaxShapeError(_DEVICES_AVAILABLE, where, size, count)
 
 
-@register_jitable
+@cached.register_jitable
 def check_key(key, where):
     """Raise ``NumbaxShapeError`` at ``where`` unless ``key`` (a ``uint32`` array of one dimension) has the two
     words of a key: the random kernels read ``key[0]`` and ``key[1]`` unchecked."""
