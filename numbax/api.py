@@ -34,7 +34,7 @@ from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import function_of, source_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends import get_backend
-from numbax.backends.cuda import lower as cuda_lower
+from numbax.backends.cuda import lower_on_use as cuda_lower
 from numbax.backends.cuda import placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for

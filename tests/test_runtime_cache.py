@@ -37,18 +37,26 @@ event.register("numba:compile", Runtime())
 
 @numbax.jit
 def f(a, b):
-    return np.linalg.solve(a @ a.T + np.eye(3), b), np.tril(a), np.moveaxis(a, 0, -1)
+    return np.linalg.solve(a @ a.T + np.eye(3), b), np.tril(a), np.moveaxis(a, 0, -1), np.argmax(a - b, axis=1)
 
 @numbax.jit
 def g(a, b):
     return a @ b
 
-x, y, z = f(np.arange(9.0).reshape(3, 3), np.ones(3))
-print(repr(float(x.sum())), float(y.sum()), float(z[2, 0]))
+@numbax.jit
+def h(a, b):
+    return a - b
+
+x, y, z, k = f(np.arange(9.0).reshape(3, 3), np.ones(3))
+print(repr(float(x.sum())), float(y.sum()), float(z[2, 0]), k.tolist())
 try:
     g(np.ones(3), np.ones(4))
 except ValueError as error:  # raised by rt.check_matmul, which the generated code calls by symbol
     print(type(error).__name__, str(error).splitlines()[0].split(": ", 1)[1])
+try:  # the check of shapes, loaded from the cache in a later process, refuses as it did compiled
+    h(np.ones((2, 3)), np.ones(4))
+except numbax.errors.NumbaxShapeError as error:
+    print(str(error).splitlines()[0].split(": ", 1)[1])
 print("runtime compiled:", " ".join(compiled), file=sys.stderr)
 """
 
@@ -84,7 +92,10 @@ def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(first_run):
     assert len(folders) == 1  # one runtime digest
     entries = os.listdir(os.path.join(cache, "runtime", folders[0]))
     assert any(e.startswith("numpy_once.") and e.endswith(".nbi") for e in entries), entries
-    assert "numbax.runtime.numpy_once" in _compiled(first)  # compiled in the first process
+    # compiled in the first process: np.linalg.solve, np.tril, np.moveaxis, the checks of shapes (``a - b``,
+    # ``a @ a.T``) and the kernel of argmax along an axis
+    for module in ("numbax.runtime.numpy_once", "numbax.runtime.checks", "numbax.runtime.loops"):
+        assert module in _compiled(first)
     for entry in os.listdir(cache):  # a new program: generated code gone, the runtime's helpers kept
         if entry != "runtime":
             subprocess.run(["rm", "-rf", os.path.join(cache, entry)], check=True)
@@ -93,8 +104,10 @@ def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(first_run):
     assert first.stdout.splitlines()[1] == ("NumbaxShapeError matmul: Input operand 1 has a mismatch in its core "
                                             "dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 4 is "
                                             "different from 3)")
+    assert second.stdout.splitlines()[2] == "operands could not be broadcast together with shapes (2,3) (4,) "
     assert "Numba compiling f" in second.stderr  # the generated code compiled again ...
-    assert "numbax.runtime.numpy_once" not in _compiled(second)  # ... but not the helpers: loaded
+    compiled = _compiled(second)  # ... but not the helpers, nor the checks of shapes: loaded
+    assert "numbax.runtime.numpy_once" not in compiled and "numbax.runtime.checks" not in compiled
     a = np.arange(9.0).reshape(3, 3)
     assert float(first.stdout.split()[0]) == pytest.approx(np.linalg.solve(a @ a.T + np.eye(3), np.ones(3)).sum(),
                                                            rel=1e-12)

@@ -94,7 +94,8 @@ _FOLD = Reduction(("axis", "dtype", "out", "keepdims"), _AXIS_KEEPDIMS)
 _EXTREMUM = Reduction(("axis", "out", "keepdims"), _AXIS_KEEPDIMS)
 _SELECT = dataclasses.replace(_EXTREMUM, always=True)
 _MOMENT = Reduction(("axis", "dtype", "out", "ddof", "keepdims"), ("axis", "ddof", "keepdims"))
-_POSITION = Reduction(("axis", "out"), _AXIS_KEEPDIMS, {"axis": _one_axis})
+# Numba's argmax along an axis took 1.3 s of a cold start to compile (it permutes the axes and hashes a tuple)
+_POSITION = Reduction(("axis", "out"), _AXIS_KEEPDIMS, always=True)
 _SCAN = Reduction(("axis", "dtype", "out"), ("axis",))
 
 # name -> what Numba compiles natively (numba 0.67 added cumsum's axis). A constant axis of sum goes to the

@@ -18,7 +18,7 @@ from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.parse import function_of
 from numbax.ast_passes.specialize.compile_time import built_at_compile_time
-from numbax.backends.cuda import lower as cuda_lower
+from numbax.backends.cuda import lower_on_use as cuda_lower
 from numbax.errors import NumbaxDeviceError, NumbaxDifferentiationError, NumbaxError
 from numbax.transform_cache import reused
 from numbax.transforms.grad.api import _normalize_argnums, _unwrap

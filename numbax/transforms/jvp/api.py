@@ -10,7 +10,7 @@ from numbax import generated_cache, tree_util
 from numbax.api import _ON_GPU, Jitted
 from numbax.ast_passes import anno, pipeline, wrapper
 from numbax.ast_passes.analyses import avals
-from numbax.backends.cuda import lower as cuda_lower, placement
+from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers

@@ -35,7 +35,7 @@ from numbax.api import Jitted, note_arrays_on_gpu
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn
-from numbax.backends.cuda import lower as cuda_lower, placement
+from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.availability import cuda, simulated
 from numbax.compiled import Compiled
 from numbax.devices import Device, devices as all_devices

@@ -17,7 +17,7 @@ from numbax import config, generated_cache, tree_util
 from numbax.api import Jitted
 from numbax.ast_passes import pipeline, wrapper
 from numbax.ast_passes.parse import ParsedFunction, function_of
-from numbax.backends.cuda import lower as cuda_lower
+from numbax.backends.cuda import lower_on_use as cuda_lower
 from numbax.transform_cache import reused
 from numbax.transforms.vmap import axes
 from numbax.transforms.vmap.batching import Batching, BoundAxes, construct
