@@ -373,8 +373,9 @@ _NOT_SWEPT = {"test", "info", "show_config", "show_runtime", "save", "savez", "s
 
 
 def _without_rules():
-    """``(spelling, callable)`` of every NumPy function that numbax resolves and has no reverse-mode rule for."""
-    from numbax.primitives.registry import vjp_rule
+    """``(spelling, callable)`` of every NumPy function that numbax resolves and has no reverse-mode rule for (a
+    composite, compiled as other primitives that have theirs, has one)."""
+    from numbax.primitives.registry import composite, vjp_rule
 
     out = []
     for spelling, module in (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft)):
@@ -382,7 +383,7 @@ def _without_rules():
             obj = getattr(module, attr)
             if attr.startswith("_") or attr in _NOT_SWEPT or isinstance(obj, type) or not callable(obj):
                 continue
-            if vjp_rule(obj) is None:
+            if vjp_rule(obj) is None and composite(obj) is None:
                 out.append((f"{spelling}.{attr}", obj))
     return out
 
