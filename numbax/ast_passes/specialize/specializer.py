@@ -19,15 +19,12 @@ from numbax.ast_passes.specialize.materialize import Unrepresentable, name_node
 from numbax.ast_passes.specialize.run_time_lists import RunTimeListsMixin
 from numbax.ast_passes.specialize.values import AVal, Dyn, Imported, Items, Method, NeedStatic, Rows, RunTimeList, \
     contains_dyn, defining_scope, is_static_scalar
+from numbax.ast_passes.unparse import unparse
 from numbax.errors import NumbaxSpecializationError
 
 
 def _is_dyn(x: Any) -> bool:
     return isinstance(x, Dyn)
-
-
-def _leaf_text(leaf: Dyn) -> str:
-    return repr(leaf)[len("Dyn("):-1]
 
 
 def _path_part(key: Any) -> Any:
@@ -397,11 +394,11 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         while caller is not None and caller is not owner:
             caller = caller.parent
         if caller is None:  # the function that made it has returned: its variables are gone
-            self.fail(self.current, f"`{_leaf_text(leaf)}`, a value `{owner.fdef.name}` computed at run time, is "
+            self.fail(self.current, f"`{unparse(leaf.node)}`, a value `{owner.fdef.name}` computed at run time, is "
                       f"read here by a function `{owner.fdef.name}` made and returned",
                       hint="pass the value to the function as an argument instead of closing over it.")
         if isinstance(leaf, Method):
-            self.fail(self.current, f"`{_leaf_text(leaf)}`, a method of a run-time value of "
+            self.fail(self.current, f"`{unparse(leaf.node)}`, a method of a run-time value of "
                       f"`{owner.fdef.name}`, called in another function",
                       hint="call the method where the value is, and pass its result.")
         var = self.namer.new(leaf.name or "captured")
