@@ -231,3 +231,18 @@ def test_a_loop_whose_iteration_may_end_early_is_not_folded():
     inner = src.replace("        if r[0] > 0.0:\n            continue\n",
                         "        for k in range(3):\n            if r[k] > 0.0:\n                break\n")
     assert "range(0, n)" in _folded(inner)  # a break leaves the inner loop only
+
+
+def _sine_then_fill(x):
+    v = np.sin(x)
+    x.fill(0.5)
+    return v + x
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_method_that_writes_into_an_argument_keeps_the_first_example_in_its_place(backend):
+    """``x.fill(0.5)`` writes into the first example's row of the argument: kept before the loop while the
+    loop computed that example again, the loop's ``np.sin(x)`` read the filled row (found by the fuzz tester)."""
+    batch = np.array([[-2.0, 1.0], [0.3, 0.7], [1.5, -0.5]])
+    want = np.stack([np.sin(row) + 0.5 for row in batch])
+    np.testing.assert_allclose(numbax.vmap(_sine_then_fill, backend=backend)(batch.copy()), want, rtol=1e-15)

@@ -27,7 +27,9 @@ from numbax.ast_passes.analyses.aliasing import sources
 from numbax.ast_passes.analyses.nodes import base, loads
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.dead_arrays import ALLOCATIONS
+from numbax.ast_passes.optimizations.hoist_invariants import updated_in_place
 from numbax.ast_passes.optimizations.purity import is_check, is_pure
+from numbax.ast_passes.tree_copy import copy_tree
 from numbax.primitives.kinds import Aval
 
 
@@ -165,17 +167,17 @@ def _writes_outside(stmt: gast.stmt, first: List[gast.stmt], avals: Dict[str, Av
     for node in gast.walk(gast.Module(body=first, type_ignores=[])):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
             made.setdefault(node.targets[0].id, []).append(node.value)
-    for node in gast.walk(stmt):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
-            written = base(node)
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
-                (avals.get(node.target.id) or ("", None))[1] != 0:  # an array's, or one of unknown rank
-            written = node.target.id
-        else:
-            continue
-        if not _made_inside(written, made, set()):
-            return True
-    return False
+    numbers = {node.target.id for node in gast.walk(stmt) if isinstance(node, gast.AugAssign)
+               and isinstance(node.target, gast.Name) and (avals.get(node.target.id) or ("", None))[1] == 0}
+    # subscript stores, ``v += e`` of arrays, and calls that change what they are given (``row.fill(0.5)``); a
+    # check's ``raise ValueError(...)`` writes nothing
+    quiet = copy_tree(stmt)
+    for node in gast.walk(quiet):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                setattr(node, field, [gast.Pass() if isinstance(s, gast.Raise) else s for s in block])
+    return any(not _made_inside(written, made, set()) for written in updated_in_place([quiet]) - numbers)
 
 
 def _made_inside(name: str, made: Dict[str, List[gast.expr]], seen: Set[str]) -> bool:
