@@ -7,6 +7,7 @@ of generated code, loads no compiler.
 """
 import importlib
 
+from numbax import source_files  # noqa: F401 - first: stamps numbax's files before any other module loads
 from numbax.devices import (
     Array, block_until_ready, device_get, device_put, devices, local_device_count, local_devices)
 from numbax.distributed.processes import process_count, process_index

@@ -6,8 +6,10 @@ what calling it needs (a ``pipeline.Generated``), in
 ``<cache_dir>/generated/<key>.pkl``. The key hashes everything that source
 depends on:
 
-- numbax's version and its own source files (size and modification time of
-  each), and the versions of Python, NumPy and Numba;
+- numbax's version and its own source files as numbax was imported (size and
+  modification time of each: ``numbax.source_files``; nothing is read or
+  written once they change under a running process), and the versions of
+  Python, NumPy and Numba;
 - the transformation (``"jit"``, or what a subclass of ``Jitted`` declares)
   and the config options the passes may read;
 - the function's source text and, recursively, what each free name of it
@@ -43,7 +45,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from numbax import cache_files, tree_util
+from numbax import cache_files, source_files, tree_util
 from numbax._version import __version__
 
 FORMAT = 2
@@ -189,19 +191,14 @@ def _key_part(part: Any) -> tuple:
 
 
 def _compiler_stamp() -> str:
-    """numbax's version and its source files, and the versions of what generated code is made for."""
+    """numbax's version and its source files as it was imported, and the versions of what generated code is
+    made for."""
     global _STAMP
     if _STAMP is None:
         import numba
 
-        root = os.path.dirname(os.path.abspath(__file__))  # numbax's folder: this module is at its top
-        files = []
-        for folder, subfolders, names in os.walk(root):
-            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-            for name in sorted(n for n in names if n.endswith(".py")):
-                info = os.stat(os.path.join(folder, name))
-                files.append((os.path.relpath(os.path.join(folder, name), root), info.st_size, info.st_mtime_ns))
-        _STAMP = repr((FORMAT, __version__, sys.version, np.__version__, numba.__version__, files))
+        _STAMP = repr((FORMAT, __version__, sys.version, np.__version__, numba.__version__,
+                       source_files.AT_IMPORT))
     return _STAMP
 
 
@@ -209,7 +206,7 @@ def key_for(fn: Any, tag: str, key: Any) -> Optional[str]:
     """The file name of ``fn``'s specialization ``key`` under transformation ``tag``; None if uncacheable."""
     from numbax import config
 
-    if os.environ.get("NUMBAX_DUMP"):
+    if os.environ.get("NUMBAX_DUMP") or source_files.changed(look=False):
         return None
     try:
         text = repr((_compiler_stamp(), tag, tuple(config.read(o) for o in _CONFIG_READ_BY_PASSES),
@@ -276,7 +273,7 @@ def store(cache_dir: str, key: str, generated: Any) -> None:
     """Keep ``generated`` under ``key`` if it survives the round trip exactly (else keep nothing)."""
     record = _record(generated)
     path = _path(cache_dir, key)
-    if record is None or path is None:
+    if record is None or path is None or source_files.changed():
         return
     try:
         data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)

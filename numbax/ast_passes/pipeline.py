@@ -354,3 +354,5 @@ def at_boundary(generated: Generated, leaves: List[Any]) -> Generated:
     imports = generated.imports + [line for line in needed if line not in generated.imports]
     source, origins = _render(generated.module, imports, generated.header)
     return dataclasses.replace(generated, source=source + "\n", line_origins=origins, imports=imports)
+
+# edited under a running process

@@ -51,7 +51,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
-from numbax import cache_files, config, timings
+from numbax import cache_files, config, source_files, timings
 from numbax.backends.module_cache import module_for
 from numbax.backends.numba_cpu import helper_calls, scipy_blas, slice_store_error
 from numbax.runtime import cached
@@ -94,6 +94,11 @@ class _SealedCacheFile(IndexDataCacheFile):
             return {}
         stamp, overloads = pickle.loads(stream.read())
         return overloads if stamp == self._source_stamp else {}
+
+    def save(self, key, data):
+        """Numba's save, unless numbax's source changed under this process (``numbax.source_files``)."""
+        if not source_files.changed():
+            super().save(key, data)
 
     def _save_index(self, overloads):
         version = pickle.dumps(self._version, protocol=-1)
@@ -149,6 +154,8 @@ class NumbaxDispatcher(CPUDispatcher):
     def compile(self, sig):
         """Numba's compile, without its performance warnings: they name lines of generated code (``'@' is
         faster on contiguous arrays``) that the user did not write and cannot change."""
+        if source_files.changed() and self._cache is not None:  # what it links may be of two versions
+            self._cache.disable()
         with warnings.catch_warnings(), timings.numba_compile(self.py_func.__name__):
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
             try:
@@ -180,13 +187,18 @@ def prepare() -> None:
     cpu_target.target_context  # noqa: B018 - created on first access
 
 
+_LINKED_PACKAGES = ("runtime", os.path.join("backends", "numba_cpu"))  # what compiled code links in
+
+
 @functools.lru_cache(maxsize=None)
 def runtime_digest() -> str:
     """A hash of the source of what compiled code links in: ``numbax.runtime`` and this backend's overloads
-    (their content, not their files' times: every checkout of one commit has one digest)."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # numbax/
+    (their content, not their files' times: every checkout of one commit has one digest). Taken from the files
+    as they are, which are the modules this process loads only while they are as numbax was imported: after
+    that, caching is off (``numbax.source_files``)."""
+    root = source_files.root()
     digest = hashlib.sha256()
-    for package in ("runtime", os.path.join("backends", "numba_cpu")):
+    for package in _LINKED_PACKAGES:
         for folder, subfolders, names in os.walk(os.path.join(root, package)):
             subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
             for name in sorted(n for n in names if n.endswith(".py")):
@@ -194,15 +206,19 @@ def runtime_digest() -> str:
                 digest.update(os.path.relpath(path, root).encode() + b"\0")
                 with open(path, "rb") as file:
                     digest.update(file.read() + b"\0")
+    source_files.changed(_LINKED_PACKAGES)
     return digest.hexdigest()[:16]
 
 
 def _runtime_folder() -> Optional[str]:
     """Where the runtime's helpers are cached (``numbax.runtime.cached``): a checked folder per runtime digest
-    in the cache directory; None where it cannot hold one."""
+    in the cache directory; None where it cannot hold one, or once numbax's source changed under this process."""
+    digest = runtime_digest()
+    if source_files.changed(_LINKED_PACKAGES):
+        return None
     root = cache_files.directory(config.read("cache_dir"))
     folder = root and cache_files.subdirectory(root, "runtime")
-    return folder and cache_files.subdirectory(folder, runtime_digest())
+    return folder and cache_files.subdirectory(folder, digest)
 
 
 cached.use_folder(_runtime_folder)
@@ -238,7 +254,8 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
                                                                "error_model": "numpy", "parallel": parallel,
                                                                "fastmath": fastmath, "nogil": nogil},
                                       pipeline_class=helper_calls.Compiler)
-        if getattr(module, "__file__", None) and _CALLS_MPI not in source:
+        if getattr(module, "__file__", None) and _CALLS_MPI not in source and \
+                not source_files.changed(look=False):
             dispatcher.enable_caching()
         _DISPATCHERS[key] = dispatcher
     return dispatcher
