@@ -8,7 +8,7 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes.pipeline import Generated
-from numbax.errors import NumbaxShapeError, NumbaxTypingError
+from numbax.errors import NumbaxError, NumbaxShapeError, NumbaxTypingError
 from numbax.runtime.contractions import ContractionShapeError
 from numbax.runtime.grad import ShapesDiffer
 
@@ -29,6 +29,11 @@ def as_numbers(leaves: List[Any]) -> List[Any]:
     read as numbers itself (``rt.number``), the tangents and cotangents that ``jvp`` and ``vjp`` pass after the
     primals it was compiled for."""
     return [(leaf[()] if leaf.ndim == 0 else leaf) if isinstance(leaf, np.ndarray) else leaf for leaf in leaves]
+
+
+# a runtime helper's refusal of an axis that the array's rank rules out (``numbax.runtime.statics``)
+_AXIS_MISUSE = re.compile(r"numbax\.runtime\.(\w+): ((?:axis -?\d+ is out of bounds for array of dimension \d+)"
+                          r"|(?:repeated axis in .*))$")
 
 
 class Compiled:
@@ -75,8 +80,9 @@ class Compiled:
         except self.typing_errors as exc:
             raise self.typing_error(exc) from None
 
-    def typing_error(self, exc: Exception) -> NumbaxTypingError:
-        """Numba's error, reported at the user's line that the failing generated line came from."""
+    def typing_error(self, exc: Exception) -> NumbaxError:
+        """Numba's error, reported at the user's line that the failing generated line came from; an axis out of
+        the array's rank, a ``NumbaxShapeError`` (a ``ValueError``, as NumPy's and JAX's)."""
         text = str(exc)
         origin = None
         for match in re.finditer(r'File "([^"]+)", line (\d+)', text):
@@ -88,6 +94,10 @@ class Compiled:
         details = list(dict.fromkeys(ours[:1] + [l for l in summary[1:] if l.startswith((
             ">>>", "No implementation", "Unknown attribute", "Cannot unify", "Invalid use", "NameError",
             "Use of unsupported"))]))[:3]
+        axis = _AXIS_MISUSE.search(ours[0]) if ours else None
+        if axis:  # the user's own misuse, which NumPy and JAX refuse with a ValueError
+            where = origin.position() if origin is not None else ""
+            return NumbaxShapeError(f"`{axis.group(1)}`: {axis.group(2)}", where)
         message = "\n  ".join([f"Numba could not compile the generated code: {head}"] + details)
         hint = f"see the generated code with numbax.source(...) or {self.path or 'show'}."
         if any(_ZERO_D_JOIN.search(line) for line in details):

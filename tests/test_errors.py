@@ -155,6 +155,40 @@ def test_numba_typing_failure_is_reported_at_the_user_line():
     assert "No implementation of function" in str(err)
 
 
+def sums_rows(x):
+    return np.sum(x * 2.0, axis=1)
+
+
+def test_jax_refuses_an_axis_beyond_the_rank_with_a_value_error():
+    import jax.numpy as jnp
+    with pytest.raises(ValueError, match="axis 1 is out of bounds for array of dimension 1"):
+        jnp.sum(jnp.ones(4), axis=1)
+
+
+@pytest.mark.parametrize("transform", [numbax.jit, numbax.grad, numbax.vmap, numbax.jacfwd])
+def test_an_axis_beyond_the_rank_is_a_value_error_at_the_user_line(transform):
+    # was "Numba could not compile the generated code: Failed in nopython mode pipeline", a TypeError
+    x = np.ones((3, 4)) if transform is numbax.vmap else np.ones(4)
+    fn = (lambda v: np.sum(sums_rows(v))) if transform is numbax.grad else sums_rows
+    with pytest.raises(numbax.NumbaxShapeError) as info:
+        transform(fn)(x)
+    assert isinstance(info.value, ValueError)
+    assert "`np.sum`: axis 1 is out of bounds for array of dimension 1" in str(info.value)
+    assert info.value.origin.lineno == _line_of(sums_rows, "return np.sum(x * 2.0, axis=1)")
+
+
+def maxes_rows(x):
+    return x.max(axis=-2)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_methods_axis_beyond_the_rank_is_refused_on_every_backend(backend):
+    with pytest.raises(numbax.NumbaxShapeError, match=r"`.max\(\)`: axis -2 is out of bounds for array of "
+                       "dimension 1") as info:
+        numbax.jit(maxes_rows, backend=backend)(np.ones(3))
+    assert info.value.origin.lineno == _line_of(maxes_rows, "return x.max(axis=-2)")
+
+
 def indexes_list_at_runtime(params, i):
     return params[i]
 

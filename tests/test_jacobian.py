@@ -137,6 +137,20 @@ def test_float32_jacobians_are_float32(mode):
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-5)  # float32: an ulp or two apart
 
 
+def returns_numbers(x):
+    return {"constant": 2.0, "scaled": x * 3.0}
+
+
+@pytest.mark.parametrize("mode", ["jacfwd", "jacrev", "hessian"])
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_python_number_output_has_zero_rows_as_in_jax(mode, backend):
+    # jacrev read `.ndim` of the Python float and refused with "float object has no attribute ndim"
+    x = np.array([0.5, -1.0, 2.0])
+    got = getattr(numbax, mode)(returns_numbers, backend=backend)(x)
+    _close(got, getattr(jax, mode)(returns_numbers)(jnp.asarray(x)))
+    assert not np.any(got["constant"]) and got["constant"].shape == (3,) * (2 if mode == "hessian" else 1)
+
+
 def test_jacobian_is_jacrev():
     assert numbax.jacobian is numbax.jacrev
 

@@ -18,6 +18,7 @@ from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, RunTimeList, \
     contains_dyn
+from numbax.errors import NumbaxShapeError
 from numbax.primitives import registry
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
@@ -110,7 +111,8 @@ class CallsMixin:
             self.check(node, out, checks.method(func.node.attr, args, kwargs))
             if not isinstance(func, Method):
                 return out
-            out.aval = dtypes.method_call(func.receiver, func.node.attr, args, kwargs)
+            out.aval = self.probed(node, f"`.{func.node.attr}()`",
+                                   lambda: dtypes.method_call(func.receiver, func.node.attr, args, kwargs))
             return self.in_numpys_dtype(getattr(np, func.node.attr, None), out)
         if isinstance(func, (functools.partial, Partial)):
             while isinstance(func, (functools.partial, Partial)):
@@ -184,7 +186,9 @@ class CallsMixin:
             args = [tuple(args[0])] + list(args[1:])
         args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
                 for i, a in enumerate(args)]
-        aval = self.representable(node, dtypes.numpy_call(func, args, kwargs), f"`{callee_name(func)}`")
+        aval = self.representable(node, self.probed(node, f"`{callee_name(func)}`",
+                                                    lambda: dtypes.numpy_call(func, args, kwargs)),
+                                  f"`{callee_name(func)}`")
         if func in _ZERO_D_CONSTRUCTORS and aval is not None and aval.ndim == 0 and not aval.weak:
             return self.zero_d_array(func, args, kwargs, aval)
         args = self.promoted_operands(func, args, aval)
@@ -286,6 +290,15 @@ class CallsMixin:
         keyword = keywords.refused(func, kwargs)
         if keyword is not None:
             self.fail(node, keywords.message(callee_name(func), keyword), hint=keywords.HINT)
+
+    def probed(self, node, what: str, probe):
+        """``probe()``, an abstract value found by calling NumPy on probes; an axis the operands' ranks rule out
+        refused at the user's line as NumPy and JAX refuse it (a ``ValueError``)."""
+        try:
+            return probe()
+        except dtypes.AxisOutOfBounds as exc:
+            origin = self.origin(node)
+            raise NumbaxShapeError(f"{what}: {exc}", origin.position() if origin is not None else "") from None
 
     def check_composite(self, node, func, args: List[Any]) -> None:
         """Refuse, at the user's line, a call of a composite whose operands its Python does not cover (the

@@ -398,22 +398,43 @@ def _counted_axes(func: Any, operand: AVal, given: Any) -> Optional[AVal]:
     return AVal(operand.dtype, ndim) if ndim >= 0 else None
 
 
-def _probe_output(func: Any, args: Sequence[Any], kwargs: dict) -> Any:
-    """``func`` called on probes of ``args`` and ``kwargs``; None where it raises."""
+class AxisOutOfBounds(Exception):
+    """NumPy's ``AxisError`` on probes of a call whose axes are all known while specializing: the probes have
+    the operands' ranks, so NumPy raises it for the run-time operands too (the message is NumPy's)."""
+
+
+def _run_time_numbers(values: Sequence[Any]) -> bool:
+    """Whether any of ``values`` (or an item of a tuple or list of them) is a number known only at run time
+    (an axis the probe cannot know)."""
+    for value in values:
+        if isinstance(value, (list, tuple)) and _run_time_numbers(value):
+            return True
+        if isinstance(value, Dyn) and (value.aval is None or value.aval.ndim == 0):
+            return True
+    return False
+
+
+def _probe_output(func: Any, args: Sequence[Any], kwargs: dict, axes_checked: bool = False) -> Any:
+    """``func`` called on probes of ``args`` and ``kwargs``; None where it raises (``axes_checked``:
+    ``AxisOutOfBounds`` where NumPy's ``AxisError`` is the operands' own)."""
     try:
         probe_args = [_probe_argument(a) for a in args]
         probe_kwargs = {k: _probe_argument(v) for k, v in kwargs.items()}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return func(*probe_args, **probe_kwargs)
+    except np.exceptions.AxisError as exc:
+        if axes_checked and not _run_time_numbers(list(args) + list(kwargs.values())):
+            raise AxisOutOfBounds(str(exc)) from None
+        return None
     except Exception:  # noqa: BLE001 - NumPy's error on a probe only means "unknown"
         return None
 
 
 def _probed(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[AVal]:
     """The abstract value of ``func`` called on probes of ``args`` and ``kwargs``; None where it raises or
-    gives no array or NumPy scalar."""
-    out = _probe_output(func, args, kwargs)
+    gives no array or NumPy scalar; ``AxisOutOfBounds`` where it names an axis the operands do not have."""
+    out = _probe_output(func, args, kwargs, axes_checked=True)
     if isinstance(out, (np.ndarray, np.generic)):
         return AVal(out.dtype, out.ndim)
     return None

@@ -63,6 +63,12 @@ def check_outputs(label: str, leaves, origin=None) -> None:
                 origin, hint="return floating-point values; numbax.vjp and numbax.jvp take other outputs.")
 
 
+def _as_numpy_scalar(leaf):
+    """A Python number the function returns as the NumPy scalar it stands for (``1.0``: ``np.float64(1.0)``),
+    whose Jacobian rows are zeros; any other leaf as it is."""
+    return np.asarray(leaf)[()] if isinstance(leaf, (bool, int, float, complex)) else leaf
+
+
 def _by_kind(jac: "Jacobian", values) -> tuple:
     """The arguments of a call of ``jac``'s function, in parameter order, as the positional ones and a dict
     of the keyword-only ones."""
@@ -108,6 +114,7 @@ class _Linearization:
         positional, keywords = _by_kind(jac, args)
         out = spec.call_value(node, jac.target, positional, keywords)
         primal, aux = (out[0], out[1]) if jac.has_aux else (out, None)
+        primal = tree_util.tree_map(_as_numpy_scalar, primal)
         check_outputs(jac.label, tree_util.tree_leaves(primal), spec.origin(node))
         transformed = _VJP(jac.target, jac.argnums, jac.has_aux, True, False, (), (), jac.backend, cotangents=True)
         held = tuple(spec.snapshot(a) for a in positional)  # the pullback reads them later: pinned now
