@@ -327,10 +327,12 @@ def test_hessian_forward_over_reverse_against_jax(f, jax_f, true_derivative):
 def test_reverse_over_forward_and_two_arguments():
     want = np.asarray(jax.hessian(jax_norm_loss)(X))
     np.testing.assert_allclose(numbax.jacrev(numbax.jacfwd(norm_loss))(X), want, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(numbax.jacrev(numbax.jacrev(norm_loss))(X), want, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(numbax.jacfwd(numbax.jacfwd(log1pexp_loss))(X),
+    # three of the four on the python backend (the same generated code, without a minute of Numba)
+    np.testing.assert_allclose(numbax.jacrev(numbax.jacrev(norm_loss), backend="python")(X), want, rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_allclose(numbax.jacfwd(numbax.jacfwd(log1pexp_loss), backend="python")(X),
                                np.asarray(jax.hessian(jax_log1pexp_loss)(X)), rtol=1e-12, atol=1e-15)
-    got = numbax.hessian(wave_loss, (0, 1))(X, X + 1.0)
+    got = numbax.hessian(wave_loss, (0, 1), backend="python")(X, X + 1.0)  # compiled: test_hessian_forward_...
     want = jax.hessian(jax_wave_loss, (0, 1))(X, X + 1.0)
     for i in range(2):
         for j in range(2):
