@@ -160,13 +160,19 @@ def _reads(stmt: gast.stmt) -> Set[str]:
                           if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
-def _writes_outside(stmt: gast.stmt, first: List[gast.stmt], avals: Dict[str, Aval]) -> bool:
-    """Whether ``stmt`` may write into memory made outside ``first`` (``row /= ...`` where ``row = x[0]`` is a row
-    of an argument): staying, it would write there twice, as the loop writes it again for its first example."""
-    made = {}
+def _assigned_values(first: List[gast.stmt]) -> Dict[str, List[gast.expr]]:
+    """Each name that ``first`` assigns by ``name = value``, with those values."""
+    made: Dict[str, List[gast.expr]] = {}
     for node in gast.walk(gast.Module(body=first, type_ignores=[])):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
             made.setdefault(node.targets[0].id, []).append(node.value)
+    return made
+
+
+def _writes_outside(stmt: gast.stmt, made: Dict[str, List[gast.expr]], avals: Dict[str, Aval]) -> bool:
+    """Whether ``stmt`` may write into memory made outside the first example's code, which assigns ``made``
+    (``_assigned_values``): ``row /= ...`` where ``row = x[0]`` is a row of an argument. Staying, it would write
+    there twice, as the loop writes it again for its first example."""
     numbers = {node.target.id for node in gast.walk(stmt) if isinstance(node, gast.AugAssign)
                and isinstance(node.target, gast.Name) and (avals.get(node.target.id) or ("", None))[1] == 0}
     # subscript stores, ``v += e`` of arrays, and calls that change what they are given (``row.fill(0.5)``); a
@@ -213,6 +219,7 @@ def dropped(first: List[gast.stmt], loop_side: List[gast.stmt], read_elsewhere: 
     stay = [stmt for stmt, keep in zip(first, kept) if keep]
     if any(id(node) in twice for node in _effects(stay)):
         return None
-    if any(_writes_outside(stmt, first, avals) for stmt in stay):
+    made = _assigned_values(first)
+    if any(_writes_outside(stmt, made, avals) for stmt in stay):
         return None
     return [stmt for stmt, keep in zip(first, kept) if not keep]
