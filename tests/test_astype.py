@@ -49,3 +49,39 @@ def test_a_complex_cast_is_refused_at_the_line():
     with pytest.raises(numbax.NumbaxDifferentiationError, match="astype") as info:
         numbax.grad(complex_cast, backend="python")(X)
     assert info.value.origin.filename == __file__
+
+
+def constructed(x, m):
+    k = m.array(x * 2, dtype=m.int64)
+    y = m.asarray(x, dtype="float32")
+    same = m.asarray(x, dtype=m.float64)
+    return m.sum(m.sin(y).astype(m.float64) * k + same ** 2 + m.array(y, dtype=m.float64))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_np_array_and_asarray_with_a_dtype_differentiate_as_casts(backend):
+    # np.array(x, dtype=...) was refused under every transformation but jit ("unexpected keyword argument")
+    def f(x):
+        return constructed(x, np)
+
+    def jf(x):
+        return constructed(x, jnp)
+
+    assert numbax.jit(f, backend=backend)(X) == pytest.approx(float(jf(X)), rel=1e-6)
+    np.testing.assert_allclose(numbax.grad(f, backend=backend)(X), jax.grad(jf)(X), rtol=1e-6)
+    np.testing.assert_allclose(numbax.jvp(f, (X,), (np.ones(3),), backend=backend)[1],
+                               jax.jvp(jf, (X,), (jnp.ones(3),))[1], rtol=1e-6)
+    np.testing.assert_allclose(numbax.hessian(f, backend=backend)(X), jax.hessian(jf)(X), rtol=1e-6, atol=1e-12)
+    batch = np.stack([X, X[::-1], X * 3.0])
+    np.testing.assert_allclose(numbax.vmap(numbax.grad(f), backend=backend)(batch),
+                               np.stack([jax.grad(jf)(b) for b in batch]), rtol=1e-6)
+
+
+def test_asarray_of_its_own_dtype_is_the_array_itself():
+    def written(x):
+        y = np.asarray(x, dtype=np.float64)  # NumPy returns x: the write below is a write into x
+        y[0] = 5.0
+        return x[0] + np.array(x, dtype=np.float64)[1]
+
+    x = X.copy()
+    assert numbax.jit(written)(x) == pytest.approx(written(X.copy()))

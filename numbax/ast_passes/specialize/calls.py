@@ -182,6 +182,9 @@ class CallsMixin:
         if func in (np.array, np.asarray) and len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple)) \
                 and args[0] and all(checks.is_array(dtypes.aval_of(a)) for a in args[0]):
             return self.call_value(node, np.stack, [tuple(args[0])], {})  # Numba's np.array takes no arrays
+        if func in (np.array, np.asarray) and len(args) == 1 and set(kwargs) == {"dtype"} and \
+                isinstance(args[0], Dyn) and checks.is_array(args[0].aval) and args[0].aval.ndim > 0:
+            return self.cast_array(node, func, args[0], kwargs["dtype"])
         if func in _TUPLE_ARGS and args and isinstance(args[0], list):
             args = [tuple(args[0])] + list(args[1:])
         args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
@@ -290,6 +293,20 @@ class CallsMixin:
         keyword = keywords.refused(func, kwargs)
         if keyword is not None:
             self.fail(node, keywords.message(callee_name(func), keyword), hint=keywords.HINT)
+
+    def cast_array(self, node, func, array: Dyn, dtype: Any) -> Any:
+        """``np.array(x, dtype=d)`` of an array ``x`` as ``x.astype(d)`` (a copy, as NumPy's, which every
+        transformation has rules for); ``np.asarray`` the same where ``d`` is not ``x``'s dtype, and ``x`` itself
+        (NumPy returns it) where it is."""
+        try:
+            wanted = np.dtype(dtype)
+        except TypeError:
+            self.fail(node, f"`{callee_name(func)}` with dtype={dtype!r}, which is not a NumPy dtype known when "
+                      "compiling", hint="pass a NumPy type (np.float64, np.int32) or its name.")
+        if func is np.asarray and wanted == array.aval.dtype:
+            return array
+        astype = Method(gast.Attribute(value=array.expr(), attr="astype", ctx=gast.Load()), array.aval)
+        return self.call_value(node, astype, [wanted.type], {})
 
     def probed(self, node, what: str, probe):
         """``probe()``, an abstract value found by calling NumPy on probes; an axis the operands' ranks rule out
