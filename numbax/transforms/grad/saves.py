@@ -25,7 +25,7 @@ from typing import Dict, List, Set, Tuple
 
 import gast
 
-from numbax.ast_passes.analyses.avals import row_store
+from numbax.ast_passes.analyses.avals import expr_aval, row_store
 from numbax.ast_passes.analyses.nodes import assign as _assign
 from numbax.ast_passes.analyses.nodes import loads as _loads
 from numbax.ast_passes.analyses.nodes import name as _name
@@ -59,12 +59,14 @@ def row_widths(shapes: Dict[str, tuple], avals: Dict[str, tuple], params: Dict[s
                unwritten: Set[str]) -> Dict[str, gast.expr]:
     """The names that may be saved in row tables, each with its length written as an expression that holds
     at the top of the function: 1-D float arrays that nothing writes into, whose symbolic shape is a dim of a
-    parameter (``logits.shape[1]``) plus an offset; ``params`` gives each parameter's ndim."""
+    parameter (``logits.shape[1]``) plus an offset, or a number (``np.array([v, w])``'s 2); ``params`` gives
+    each parameter's ndim."""
     out: Dict[str, gast.expr] = {}
     for name, shape in shapes.items():
         if avals.get(name) != ("f", 1) or name not in unwritten or len(shape) != 1:
             continue
-        width = dim_length(shape[0], params)
+        symbol, length = shape[0]
+        width = gast.Constant(value=length, kind=None) if not symbol else dim_length(shape[0], params)
         if width is not None:
             out[name] = width
     return out
@@ -121,7 +123,7 @@ class Saves:
     def _slot(self, base: str, value: gast.expr, key):
         """Where a value saved in a loop goes: a column of the loop's table for a scalar of known kind,
         else a list tape of its own."""
-        aval = self.avals.get(value.id) if isinstance(value, gast.Name) else None
+        aval = expr_aval(value, self.avals)
         if isinstance(value, gast.Name) and value.id in self.row_widths:
             loop = self._numbered(key)
             table = self.namer.new(f"{base}_rows")
