@@ -58,8 +58,9 @@ class _Row:
 def row_widths(shapes: Dict[str, tuple], avals: Dict[str, tuple], fixed: Set[str],
                unwritten: Set[str]) -> Dict[str, gast.expr]:
     """The names that may be saved in row tables, each with its length written as an expression: 1-D float
-    arrays that nothing writes into, whose symbolic shape is a dim of one of ``fixed`` (parameters and names
-    assigned once, outside loops: ``logits.shape[1]``) plus an offset, or a number (``np.array([v, w])``'s 2)."""
+    arrays that nothing writes into, whose symbolic shape is a dim of one of ``fixed`` (parameters, and names
+    assigned once, by a statement of the function's body itself: ``logits.shape[1]``) plus an offset, or a
+    number (``np.array([v, w])``'s 2)."""
     out: Dict[str, gast.expr] = {}
     for name, shape in shapes.items():
         if avals.get(name) != ("f", 1) or name not in unwritten or len(shape) != 1:

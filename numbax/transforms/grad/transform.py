@@ -242,7 +242,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     adjoint.params = params
     adjoint.shapes = shapes
     if spec.float64:  # the row tables are float64
-        saves.row_widths = row_widths(adjoint.shapes, avals, set(ndims) | single, aliasing.unwritten(fdef))
+        top = {t.id for stmt in body if isinstance(stmt, gast.Assign) for t in stmt.targets if isinstance(t, gast.Name)}
+        saves.row_widths = row_widths(adjoint.shapes, avals, set(ndims) | (single & top), aliasing.unwritten(fdef))
     entry = gast.Pass()
     depth[id(entry)] = 0
     blocks[id(entry)] = ([entry], 0)
