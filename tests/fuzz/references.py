@@ -51,10 +51,10 @@ def numpy_call(fn: Callable, args: tuple) -> Reference:
 def numpy_batch(fn: Callable, batch: tuple, in_axes: Sequence[Optional[int]]) -> Reference:
     """What ``vmap(fn, in_axes)(*batch)`` must equal: ``fn`` on each example, stacked; an error where the
     examples' results differ in shape (there is no batched result; JAX refuses such a program)."""
-    size = next(len(a) for a, axis in zip(batch, in_axes) if axis is not None)
+    size = next(np.shape(a)[axis] for a, axis in zip(batch, in_axes) if axis is not None)
     outputs = []
     for k in range(size):
-        example = tuple(a[k] if axis is not None else a for a, axis in zip(batch, in_axes))
+        example = tuple(np.take(a, k, axis=axis) if axis is not None else a for a, axis in zip(batch, in_axes))
         one = numpy_call(fn, example)
         if one.error is not None:
             return one
