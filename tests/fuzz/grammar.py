@@ -70,7 +70,8 @@ class Program:
     jax_source: Optional[str] = None
 
     def __repr__(self) -> str:
-        return f"{self.source}\n# args = {self.args!r}\n# tags = {sorted(self.tags)}"
+        axes = f"\n# in_axes = {self.in_axes!r}" if self.in_axes != (0, 0, None) else ""
+        return f"{self.source}\n# args = {self.args!r}{axes}\n# tags = {sorted(self.tags)}"
 
 
 def slice_tags(text: str) -> FrozenSet[str]:
