@@ -41,6 +41,13 @@ def written_into(stmts: Sequence[gast.stmt], helpers: Optional[Dict[str, gast.Fu
         names |= {arg.id for arg, param in zip(stmt.value.args, fdef.args.args)
                   if param.id in changed and isinstance(arg, gast.Name)}
     links = view_links(definitions(gast.Module(body=list(stmts), type_ignores=[])), both_ways=True)
+    for stmt in calls:  # what a helper returns may be an argument, or a view of one (``return y``)
+        targets = [n.id for t in getattr(stmt, "targets", ()) for n in gast.walk(t) if isinstance(n, gast.Name)]
+        for arg in stmt.value.args:
+            if isinstance(arg, gast.Name):
+                for target in targets:
+                    links.setdefault(arg.id, set()).add(target)
+                    links.setdefault(target, set()).add(arg.id)
     return linked(names, links)
 
 

@@ -1068,6 +1068,15 @@ def _inverse_after_a_write(y):
     return np.negative(np.linalg.inv(y[:1, :1]))
 
 
+def _sorted_through_a_closure(x, y, s):
+    def f0(a, b=0.5):
+        return y
+
+    v1 = f0(b=s, a=y)
+    v1.sort()
+    return v1
+
+
 @pytest.mark.parametrize("backend", ["python", "cpu"])
 def test_jacobians_of_a_function_writing_into_its_argument_start_each_run_from_the_argument(backend):
     # found by the extended grammar (seed 100): jacfwd ran each column's forward mode after the previous ones had
@@ -1097,6 +1106,11 @@ def test_jacobians_of_a_function_writing_into_its_argument_start_each_run_from_t
     out, linear = numbax.linearize(_inverse_after_a_write, z.copy(), backend=backend)
     np.testing.assert_allclose(linear(np.eye(3)[:, :1]), [[expected]], rtol=1e-12)
     np.testing.assert_allclose(linear(np.eye(3)[:, :1]), [[expected]], rtol=1e-12)  # again: the same point
+    # (seed 101) the closure returns y itself, which the sort then writes into: found by what a helper returns
+    w = np.array([[0.5, -0.5, 0.25, -1.75]], np.float32)
+    for make in (numbax.jacfwd, numbax.jacrev):
+        got = make(_sorted_through_a_closure, argnums=1, backend=backend)(np.zeros((3, 4)), w.copy(), -1)
+        np.testing.assert_array_equal(got.reshape(4, 4), np.eye(4)[np.argsort(w[0])])
 
 
 def _nan_to_num_of_numbers(x):
