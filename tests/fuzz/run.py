@@ -6,7 +6,9 @@ Generates ``n`` programs, runs each through numbax's ``jit``, ``grad``, ``vmap``
 signature, and the minimized program's constructs all present) is shrunk by hypothesis to a minimal program,
 written with its arguments and what went wrong to ``--out``/``NN.py``; the raw failing programs go to
 ``--out``/raw/. Hypothesis stops generating at a failure it shrinks, so the run continues with the next seed
-for the programs still to go.
+for the programs still to go. ``--extended`` generates with the extended grammar (``extended.py``: composites,
+norms, updates through views, closures, ``vmap`` along other axes) and checks ``jacfwd``, ``jacrev`` and
+``hessian`` too (``jacobians.py``); the seeds of the default grammar keep their programs.
 
 On ``--backend cpu`` Numba compiles three functions a program, and LLVM's optimizations are most of that
 time, not what the tester checks: ``NUMBA_OPT=0`` (unless set) cuts a program from 2.7 to 1.75 CPU
