@@ -1153,3 +1153,16 @@ def test_a_write_through_a_view_of_a_composites_result_is_refused_by_grad(backen
     with pytest.raises(numbax.NumbaxDifferentiationError, match="may share memory") as info:
         numbax.grad(_view_of_a_taken_column_scaled, backend=backend)(x.copy())
     assert f"{__file__}:{inspect.getsourcelines(_view_of_a_taken_column_scaled)[1] + 3}:" in str(info.value)
+
+
+def _ignores_its_second_argument(x, y):
+    return np.sum(0.5 + x)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_the_zero_gradient_of_an_unused_0d_complex_argument_is_complex(backend):
+    # found by the extended run on cpu (seed 103): Numba's rt.zeros_like of a complex number was the float 0.0,
+    # so the gradient of a 0-d complex128 argument came back float64 (JAX: complex128 zeros)
+    dx, dy = numbax.grad(_ignores_its_second_argument, argnums=(0, 1), backend=backend)(X, np.array(-2.0 - 2.0j))
+    np.testing.assert_array_equal(dx, np.ones(4))
+    assert np.ndim(dy) == 0 and np.asarray(dy).dtype == np.complex128 and dy == 0
