@@ -1166,3 +1166,18 @@ def test_the_zero_gradient_of_an_unused_0d_complex_argument_is_complex(backend):
     dx, dy = numbax.grad(_ignores_its_second_argument, argnums=(0, 1), backend=backend)(X, np.array(-2.0 - 2.0j))
     np.testing.assert_array_equal(dx, np.ones(4))
     assert np.ndim(dy) == 0 and np.asarray(dy).dtype == np.complex128 and dy == 0
+
+
+def _mean_of_no_rows(y):
+    return np.mean(y[1:])
+
+
+@pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
+                   reason="mean's VJP scales by size(ans) / size(a), Python ints on the python backend: 1 / 0 raises")
+def test_grad_of_the_mean_of_an_empty_array_is_an_empty_contribution():
+    # found by the extended grammar (seed 102; the construct is the default grammar's): y[1:] of one row is empty,
+    # NumPy's mean is nan, JAX's gradient is zeros; the python backend raised ZeroDivisionError from generated code
+    # (cpu gives the zeros)
+    with np.errstate(all="ignore"):
+        got = numbax.grad(_mean_of_no_rows, backend="python")(np.ones((1, 4)))
+    np.testing.assert_array_equal(got, np.zeros((1, 4)))
