@@ -1181,3 +1181,20 @@ def test_grad_of_the_mean_of_an_empty_array_is_an_empty_contribution():
     with np.errstate(all="ignore"):
         got = numbax.grad(_mean_of_no_rows, backend="python")(np.ones((1, 4)))
     np.testing.assert_array_equal(got, np.zeros((1, 4)))
+
+
+def _row_of_integers_incremented(x, y):
+    v = x[1]
+    v += 1
+    return 0.5 + x + y
+
+
+@pytest.mark.xfail(strict=True, reason="jvp's primal drops an update through a view of an array without a tangent "
+                                       "(an integer x): the write into x[1] is lost")
+def test_jvp_keeps_a_write_through_a_view_of_an_integer_array():
+    # found by the extended grammar (seed 105): jvp's output was -1.5 where NumPy's is -0.5 (jit is right)
+    x, y = np.full((3, 4), -2), np.zeros(4)
+    tangents = (np.zeros((3, 4), dtype=[("float0", np.void, 0)]), np.ones(4))
+    out, tangent = numbax.jvp(_row_of_integers_incremented, (x.copy(), y), tangents, backend="python")
+    np.testing.assert_array_equal(out, _row_of_integers_incremented(x.copy(), y))
+    np.testing.assert_array_equal(tangent, np.ones((3, 4)))
