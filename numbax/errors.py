@@ -21,6 +21,13 @@ class NumbaxError(Exception):
         self.hint = hint
         super().__init__(self._format())
 
+    def moved(self, origin: Optional[Origin], message: str) -> "NumbaxError":
+        """This error, of its class, reported at ``origin`` with ``message`` (raised in numbax's own Python that a
+        line of the user's called, where the user can change what it was given)."""
+        self.origin, self.message = origin, message
+        self.args = (self._format(),)
+        return self
+
     def _format(self) -> str:
         text = self.message
         if self.origin is not None:

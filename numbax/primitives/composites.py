@@ -124,6 +124,7 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     """``np.nan_to_num`` of a real array, as a copy (``copy=False``, which writes into ``x``, is refused): NaN,
     inf and -inf replaced (by default with 0 and the dtype's largest and smallest numbers); the derivative flows
     where ``x`` is finite, as JAX's ``where``s give it."""
+    x = np.asarray(x)  # a number as NumPy takes it: a value of its dtype
     if x.dtype.kind not in "fc":
         return x + 0
     big = 3.4028234663852886e38 if x.dtype == np.float32 else 1.7976931348623157e308  # np.finfo(x.dtype).max

@@ -78,7 +78,7 @@ def swapaxes(g, ans, a, axis1, axis2):
     d[a] = np.swapaxes(g, axis1, axis2)
 
 
-@defvjp(np.moveaxis)
+@defvjp(np.moveaxis, **_KEEP)
 def moveaxis(g, ans, a, source, destination):
     d[a] = np.moveaxis(g, destination, source)
 

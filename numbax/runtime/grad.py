@@ -188,8 +188,8 @@ def _zeros_like(x):
     if isinstance(x, types.Array):
         dtype = _cotangent_type(x.dtype)
         return compile_source(_zeros_source(x.ndim, dtype == types.float64), dtype=dtype)
-    if _is_scalar(x):
-        return lambda x: 0.0
+    if _is_scalar(x):  # in ``cotangent_dtype``, as the Python version: a complex number's zero is complex
+        return (lambda x: 0j) if isinstance(x, types.Complex) else (lambda x: 0.0)
     if isinstance(x, types.List) and isinstance(x.dtype, types.Array):
         dtype = _cotangent_type(x.dtype.dtype)
         return lambda x: [np.zeros(v.shape, dtype) for v in x]
@@ -208,7 +208,7 @@ def _ones_like(x):
         dtype = _cotangent_type(x.dtype)
         return lambda x: np.ones(x.shape, dtype)
     if _is_scalar(x):
-        return lambda x: 1.0
+        return (lambda x: 1 + 0j) if isinstance(x, types.Complex) else (lambda x: 1.0)
     raise TypingError(f"numbax: no one for a value of type {x}")
 
 

@@ -70,7 +70,8 @@ class Program:
     jax_source: Optional[str] = None
 
     def __repr__(self) -> str:
-        return f"{self.source}\n# args = {self.args!r}\n# tags = {sorted(self.tags)}"
+        axes = f"\n# in_axes = {self.in_axes!r}" if self.in_axes != (0, 0, None) else ""
+        return f"{self.source}\n# args = {self.args!r}{axes}\n# tags = {sorted(self.tags)}"
 
 
 def slice_tags(text: str) -> FrozenSet[str]:
@@ -145,10 +146,7 @@ class Writer:
     # -- expressions ----------------------------------------------------------------------------------------
     def expr(self, depth: int, want: Callable = lambda v: True) -> Tuple[str, object, FrozenSet[str]]:
         """An expression whose NumPy value is acceptable and satisfies ``want``, with its tags."""
-        forms = [self.atom] if depth <= 0 else [
-            self.atom, self.unary, self.binary, self.compare, self.maximum, self.where, self.subscript,
-            self.subscript, self.reduction, self.reduction, self.literal, self.power, self.gather, self.view,
-            self.product, self.scan]
+        forms = [self.atom] if depth <= 0 else self.expression_forms()
         for _ in range(6):
             built = self.draw(st.sampled_from(forms))(depth)
             if built is None:
@@ -164,6 +162,12 @@ class Writer:
         if name is not None:
             return name, self.env[name], frozenset()
         raise _NoCandidate
+
+    def expression_forms(self) -> List[Callable]:
+        """The expression builders ``expr`` draws from above depth 0 (a subclass adds its own)."""
+        return [self.atom, self.unary, self.binary, self.compare, self.maximum, self.where, self.subscript,
+                self.subscript, self.reduction, self.reduction, self.literal, self.power, self.gather, self.view,
+                self.product, self.scan]
 
     def atom(self, depth):
         if self.loop is not None and self.draw(st.integers(0, 3)) == 0:
@@ -285,7 +289,7 @@ class Writer:
             for n, v in self.env.items() if n != updated))
         env = copy.deepcopy(self.env)
         try:
-            run_quietly(lambda: exec("\n".join(lines), {"np": np}, env))
+            run_quietly(lambda: self.execute(lines, env))
         except Exception:  # noqa: BLE001 - NumPy refuses the statement: the caller draws another
             return False
         for name, value in env.items():
@@ -305,11 +309,18 @@ class Writer:
         self.tags |= set(tags)
         return True
 
+    @staticmethod
+    def execute(lines: List[str], env: Dict[str, object]) -> None:
+        """Run ``lines`` with NumPy, reading and binding names in ``env``."""
+        exec("\n".join(lines), {"np": np}, env)
+
+    def statement_kinds(self) -> Tuple[Callable, ...]:
+        """The statement builders ``statement`` draws from (a subclass adds its own)."""
+        return (self.assign, self.assign, self.augmented, self.subscript_write, self.method, self.branch,
+                self.for_range, self.for_rows, self.while_loop)
+
     def statement(self) -> bool:
-        kind = self.draw(st.sampled_from((
-            self.assign, self.assign, self.augmented, self.subscript_write, self.method, self.branch,
-            self.for_range, self.for_rows, self.while_loop)))
-        return kind()
+        return self.draw(st.sampled_from(self.statement_kinds()))()
 
     def assign(self) -> bool:
         text, _, tags = self.expr(2)
@@ -482,16 +493,23 @@ def _source(lines: List[str], result: str, scalar_form: str) -> str:
             f"def prog_sum(x, y, s):\n    return np.sum({scalar_form.format('prog(x, y, s)')})\n")
 
 
+def stacked_batch(draw, examples: list) -> Tuple[tuple, tuple, FrozenSet[str]]:
+    """The default ``vmap`` batch: ``x`` and ``y`` stacked along axis 0, ``s`` shared (``in_axes=(0, 0, None)``)."""
+    batch = tuple(np.stack([e[k] for e in examples]) if k < 2 else examples[0][k] for k in range(3))
+    return batch, (0, 0, None), frozenset()
+
+
 @st.composite
-def programs(draw, max_statements: int = 4) -> Program:
-    """A generated program with its example arguments and a batch of three examples for ``vmap``."""
+def programs(draw, max_statements: int = 4, writer: Callable = Writer, batching: Callable = stacked_batch) -> Program:
+    """A generated program with its example arguments and a batch of three examples for ``vmap``; ``writer``
+    (a ``Writer`` class) writes its body, ``batching(draw, examples)`` gives ``(batch, in_axes, tags)``."""
     kinds = [draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES)), draw(st.sampled_from(("float", "int")))]
     shapes = [draw(st.sampled_from(X_SHAPES)), draw(st.sampled_from(Y_SHAPES))]
     examples = []
     for _ in range(3):
         examples.append((draw(arrays(kinds[0], shapes[0])), draw(arrays(kinds[1], shapes[1])),
                          draw(scalars(kinds[2]))))
-    writer = Writer(draw, dict(zip(PARAMS, copy.deepcopy(examples[0]))))
+    writer = writer(draw, dict(zip(PARAMS, copy.deepcopy(examples[0]))))
     tags = {f"dtype_{kinds[0]}", f"dtype_{kinds[1]}", f"scalar_{kinds[2]}"}
     try:
         for _ in range(draw(st.integers(1, max_statements))):
@@ -507,7 +525,7 @@ def programs(draw, max_statements: int = 4) -> Program:
         from hypothesis import reject
         reject()
     scalar_form = "{}" if raises else draw(st.sampled_from(SCALAR_FORMS[np.asarray(value).dtype.kind]))
-    batch = tuple(np.stack([e[k] for e in examples]) if k < 2 else examples[0][k] for k in range(3))
+    batch, in_axes, batch_tags = batching(draw, examples)
     return Program(source=_source(writer.lines, result, scalar_form), args=examples[0], batch=batch,
-                   in_axes=(0, 0, None), tags=frozenset(writer.tags | tags), functional=writer.functional,
+                   in_axes=in_axes, tags=frozenset(writer.tags | tags | batch_tags), functional=writer.functional,
                    jax_source=None if writer.twin is None else _source(writer.twin, result, scalar_form))

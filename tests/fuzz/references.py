@@ -49,16 +49,20 @@ def numpy_call(fn: Callable, args: tuple) -> Reference:
 
 
 def numpy_batch(fn: Callable, batch: tuple, in_axes: Sequence[Optional[int]]) -> Reference:
-    """What ``vmap(fn, in_axes)(*batch)`` must equal: ``fn`` on each example, stacked; an error where the
-    examples' results differ in shape (there is no batched result; JAX refuses such a program)."""
-    size = next(len(a) for a, axis in zip(batch, in_axes) if axis is not None)
+    """What ``vmap(fn, in_axes)(*batch)`` must equal: ``fn`` on each example in turn, stacked (an argument
+    that is not mapped is one array for all of them: an example that writes into it changes what the next
+    ones read, as the loop ``vmap`` compiles does); an error where the examples' results differ in shape
+    (there is no batched result; JAX refuses such a program)."""
+    size = next(np.shape(a)[axis] for a, axis in zip(batch, in_axes) if axis is not None)
+    batch = copy.deepcopy(batch)
     outputs = []
     for k in range(size):
-        example = tuple(a[k] if axis is not None else a for a, axis in zip(batch, in_axes))
-        one = numpy_call(fn, example)
-        if one.error is not None:
-            return one
-        outputs.append(np.asarray(one.value))
+        example = tuple(np.take(a, k, axis=axis) if axis is not None else a for a, axis in zip(batch, in_axes))
+        try:
+            one = Reference(run_quietly(lambda: fn(*example)))
+        except Exception as error:  # noqa: BLE001 - the program's own failure is the reference
+            return Reference(error=error)
+        outputs.append(np.array(one.value))  # a copy: a later example may write into what this one returned
     if len({o.shape for o in outputs}) > 1:  # a while loop that rebinds x to another shape on some examples
         return Reference(error=ValueError("vmap: the examples' outputs have different shapes: "
                                           + ", ".join(str(o.shape) for o in outputs)))

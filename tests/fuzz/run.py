@@ -6,7 +6,9 @@ Generates ``n`` programs, runs each through numbax's ``jit``, ``grad``, ``vmap``
 signature, and the minimized program's constructs all present) is shrunk by hypothesis to a minimal program,
 written with its arguments and what went wrong to ``--out``/``NN.py``; the raw failing programs go to
 ``--out``/raw/. Hypothesis stops generating at a failure it shrinks, so the run continues with the next seed
-for the programs still to go.
+for the programs still to go. ``--extended`` generates with the extended grammar (``extended.py``: composites,
+norms, updates through views, closures, ``vmap`` along other axes) and checks ``jacfwd``, ``jacrev`` and
+``hessian`` too (``jacobians.py``); the seeds of the default grammar keep their programs.
 
 On ``--backend cpu`` Numba compiles three functions a program, and LLVM's optimizations are most of that
 time, not what the tester checks: ``NUMBA_OPT=0`` (unless set) cuts a program from 2.7 to 1.75 CPU
@@ -47,8 +49,10 @@ if __name__ == "__main__":
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .classify import FAILURES, INTERNAL, KINDS, TRANSFORMS, Outcome, check
+from .classify import FAILURES, INTERNAL, KINDS, TRANSFORMS, Outcome
+from .extended import extended_programs
 from .grammar import Program, programs
+from .jacobians import EXTENDED_TRANSFORMS, check_all
 from .known import excused
 
 
@@ -63,6 +67,7 @@ class _Found(Exception):
 class Tally:
     """Counts of outcomes by transform and kind, in total and per construct tag."""
 
+    transforms: tuple = TRANSFORMS  # the columns of the table
     programs: int = 0
     known: int = 0  # failures that known.KNOWN_FAILURES excuses: counted, not minimized again
     total: collections.Counter = field(default_factory=collections.Counter)
@@ -97,11 +102,11 @@ class Tally:
         """The counts as a text table: one row per construct, one column group per transform."""
         short = {"right": "ok", "refused": "ref", "unchecked": "unch", "wrong": "WRONG", "internal": "INTERNAL"}
         header = f"{'construct':18s}" + "".join(
-            f" | {t:4s} " + " ".join(f"{short[k]:>5s}" for k in KINDS) for t in TRANSFORMS)
+            f" | {t:4s} " + " ".join(f"{short[k]:>5s}" for k in KINDS) for t in self.transforms)
         rows = [header, "-" * len(header)]
         for name, counts in [("ALL", self.total)] + sorted(self.by_tag.items()):
             rows.append(f"{name:18s}" + "".join(
-                " |      " + " ".join(f"{counts[t, k]:5d}" for k in KINDS) for t in TRANSFORMS))
+                " |      " + " ".join(f"{counts[t, k]:5d}" for k in KINDS) for t in self.transforms))
         return "\n".join(rows)
 
 
@@ -116,10 +121,12 @@ class Minimized:
 class Session:
     """One run: counts everything generated, and shrinks failures that no minimized one explains."""
 
-    def __init__(self, backend: str, out: str, max_shrinks: int, timeout: int, report_every: int = 100):
+    def __init__(self, backend: str, out: str, max_shrinks: int, timeout: int, report_every: int = 100,
+                 extended: bool = False):
         self.backend, self.out, self.max_shrinks, self.timeout = backend, out, max_shrinks, timeout
-        self.report_every = report_every
-        self.tally = Tally()
+        self.report_every, self.extended = report_every, extended
+        self.transforms = EXTENDED_TRANSFORMS if extended else TRANSFORMS
+        self.tally = Tally(self.transforms)
         self.minimized: List[Minimized] = []
         self.raw_written: collections.Counter = collections.Counter()
         self.target: Optional[Tuple[str, Outcome]] = None
@@ -127,16 +134,17 @@ class Session:
         self.last: Optional[Minimized] = None
         os.makedirs(os.path.join(out, "raw"), exist_ok=True)
 
-    def checked(self, program: Program, transforms=TRANSFORMS, backend: Optional[str] = None) -> List[Outcome]:
+    def checked(self, program: Program, transforms=None, backend: Optional[str] = None) -> List[Outcome]:
         """``check`` (on ``backend``, the session's if None) under an alarm: a compile or a run that hangs is
         an internal error."""
         def alarm(signum, frame):
             raise TimeoutError(f"no result after {self.timeout} s")
 
+        transforms = transforms or self.transforms
         previous = signal.signal(signal.SIGALRM, alarm)
         signal.alarm(self.timeout)
         try:
-            return check(program, backend or self.backend, transforms)
+            return check_all(program, backend or self.backend, transforms)
         except TimeoutError as error:
             return [Outcome(t, INTERNAL, f"TimeoutError: {error}") for t in transforms]
         finally:
@@ -210,7 +218,7 @@ class Session:
             @seed(base_seed * 1000 + restart)
             @settings(max_examples=n - before, database=None, deadline=None, derandomize=False, phases=phases,
                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
-            @given(programs())
+            @given(extended_programs() if self.extended else programs())
             def test(program):
                 self.body(program)
 
@@ -235,7 +243,7 @@ class Session:
 
 def summary(tally: Tally, backend: str, base_seed: int, seconds: float) -> str:
     """One line to quote: programs, seconds, and right/refused/unchecked/wrong/internal per transform."""
-    per = "; ".join(f"{t} " + "/".join(str(tally.total[t, k]) for k in KINDS) for t in TRANSFORMS)
+    per = "; ".join(f"{t} " + "/".join(str(tally.total[t, k]) for k in KINDS) for t in tally.transforms)
     return (f"SUMMARY backend={backend} seed={base_seed}: {tally.programs} programs in {seconds:.0f} s "
             f"({seconds / max(tally.programs, 1):.2f} s each); right/refused/unchecked/wrong/internal: {per}")
 
@@ -256,7 +264,8 @@ def _run_in_chunks(session: Session, args, per_process: int) -> None:
         tally = os.path.join(out, "tally.json")
         subprocess.run([sys.executable, "-m", "tests.fuzz.run", "--backend", args.backend, "-n", str(count),
                         "--seed", str(args.seed * 1000 + chunk), "--out", out, "--max-shrinks", str(args.max_shrinks),
-                        "--timeout", str(args.timeout), "--report-every", str(args.report_every), "--tally", tally],
+                        "--timeout", str(args.timeout), "--report-every", str(args.report_every), "--tally", tally]
+                       + (["--extended"] if args.extended else []),
                        check=False)
         if not os.path.exists(tally):
             raise SystemExit(f"chunk {chunk} wrote no counts ({out}): see its output above")
@@ -281,10 +290,12 @@ def main(argv=None) -> int:
     parser.add_argument("--per-process", type=int, default=None,
                         help="programs per child process (default: 250 on cpu, all in one on python)")
     parser.add_argument("--tally", default=None, help="write the counts to this JSON file (a child's)")
+    parser.add_argument("--extended", action="store_true",
+                        help="the extended grammar (tests/fuzz/extended.py) and jacfwd, jacrev and hessian too")
     args = parser.parse_args(argv)
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))
     per_process = args.per_process if args.per_process is not None else 250 if args.backend == "cpu" else 0
-    session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every)
+    session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every, args.extended)
     start = time.time()
     if 0 < per_process < args.n and args.tally is None:
         _run_in_chunks(session, args, per_process)
@@ -297,7 +308,7 @@ def main(argv=None) -> int:
           f"unch = no oracle decides (a kink without JAX)\n")
     print(session.tally.table())
     print("\n" + summary(session.tally, args.backend, args.seed, time.time() - start))
-    failures = sum(session.tally.total[t, k] for t in TRANSFORMS for k in FAILURES)
+    failures = sum(session.tally.total[t, k] for t in session.transforms for k in FAILURES)
     minimized = [f"{k:02d}.py  {found.outcome.signature()}" for k, found in enumerate(session.minimized, 1)]
     chunks = glob.glob(os.path.join(args.out, "chunk_*", "[0-9]*.py"))
     minimized += sorted(os.path.relpath(path, args.out) for path in chunks)

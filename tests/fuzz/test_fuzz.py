@@ -9,7 +9,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, given, note, settings
 
 from .classify import check
+from .extended import extended_programs
 from .grammar import Program, programs
+from .jacobians import check_all
 from .known import unexplained
 
 
@@ -41,3 +43,13 @@ def test_python_backend_forward_mode_to_second_order(program):
 @given(programs(max_statements=2))
 def test_cpu_backend(program):
     _assert_right(program, "cpu")
+
+
+# The extended grammar (composites, norms with ``ord``, updates through views, closures, keyword arguments,
+# ``vmap`` along other axes) through every transform, ``jacfwd``, ``jacrev`` and ``hessian`` too
+@settings(max_examples=25, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
+@given(extended_programs(max_statements=3))
+def test_python_backend_extended_grammar(program):
+    note(repr(program))
+    failures = unexplained(program, check_all(program, "python"), "python")
+    assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)

@@ -18,7 +18,7 @@ from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, RunTimeList, \
     contains_dyn
-from numbax.errors import NumbaxShapeError
+from numbax.errors import NumbaxError, NumbaxShapeError
 from numbax.primitives import registry
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
@@ -176,7 +176,7 @@ class CallsMixin:
                 self.fail(node, keywords.message(callee_name(func), next(iter(kwargs))), hint=keywords.HINT)
             self.check_composite(node, func, args)
             accepted = inspect.signature(written).parameters
-            return self.call_python_function(node, written, args, {k: v for k, v in kwargs.items() if k in accepted})
+            return self.call_composite(node, func, written, args, {k: v for k, v in kwargs.items() if k in accepted})
         if isinstance(func, np.ufunc):
             return self.call_ufunc(node, func, args, kwargs.get("out"))
         if func in (np.array, np.asarray) and len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple)) \
@@ -326,6 +326,17 @@ class CallsMixin:
         if refused is not None:
             self.fail(node, f"numbax has no rule for {callee_name(func)} {refused}",
                       hint="compute it in NumPy code of the cases numbax has (numbax.coverage() lists them).")
+
+    def call_composite(self, node, func, written: types.FunctionType, args: List[Any], kwargs: Dict[str, Any]):
+        """The composite ``written`` of ``func`` specialized at the call; an error raised at one of its lines (an
+        operand its Python cannot take, ``np.nan_to_num`` of a number reading ``x.dtype``) is reported at the
+        user's call, which is what the user can change."""
+        try:
+            return self.call_python_function(node, written, args, kwargs)
+        except NumbaxError as error:
+            if error.origin is None or error.origin.filename != written.__code__.co_filename:
+                raise
+            raise error.moved(self.origin(node), f"{callee_name(func)} of these operands: {error.message}") from None
 
     def check_method_keywords(self, node, method: Dyn, kwargs: Dict[str, Any]) -> None:
         """Refuse a keyword of an array method (``x.sum(out=y)``) that numbax does not implement."""

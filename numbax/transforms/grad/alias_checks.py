@@ -41,7 +41,7 @@ def _updates(fdef: gast.FunctionDef, avals: Dict[str, tuple]):
         if isinstance(node, gast.Assign) and anno.hasanno(node, anno.Key.IN_PLACE) and \
                 isinstance(node.value, gast.BinOp) and isinstance(node.value.left, gast.Name):
             array = node.value.left
-            if (avals.get(array.id) or ("", 0))[1]:
+            if (avals.get(array.id) or ("", 1))[1]:  # an array, or a value whose rank is not known
                 symbol = ast.unparse(gast.gast_to_ast(node.value)).split()[1]  # ``x + y``: ``+``
                 yield node, array, f"{array.id} {symbol}= ..."
 

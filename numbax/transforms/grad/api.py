@@ -17,7 +17,7 @@ from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
-from numbax.transforms import nesting
+from numbax.transforms import nesting, replays
 from numbax.transforms.grad import transform as grad_transform
 
 FLOAT0 = np.dtype([("float0", np.void, 0)])
@@ -442,9 +442,10 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     inner, _, _ = _unwrap(fun, (), ())
     transformed = vjp_transformation(fun, len(primals), has_aux, backend)
     jitted = inner if isinstance(inner, Jitted) else jit(inner, backend=backend)
+    held = replays.copied_arrays(primals)  # what the pullback replays from, whatever ``fun`` writes into
     out = jitted(*primals)
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
-    pullback = _VJPFunction(transformed, primals, tree_util.tree_structure(primal_out),
+    pullback = _VJPFunction(transformed, held, tree_util.tree_structure(primal_out),
                             tree_util.tree_leaves(primal_out))
     return (primal_out, pullback, aux) if has_aux else (primal_out, pullback)
 

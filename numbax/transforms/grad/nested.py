@@ -24,7 +24,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import lifted_function
 from numbax.ast_passes.specialize.values import Dyn
-from numbax.transforms import nesting
+from numbax.transforms import nesting, replays
 from numbax.transforms.grad import higher_order as higher_order_checks
 
 
@@ -107,7 +107,7 @@ def lower_vjp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     if not isinstance(has_aux, bool):
         spec.fail(node, "numbax.vjp's has_aux must be True or False, known at compile time")
     fun, primals = args[0], list(args[1:])
-    out = spec.call_value(node, fun, primals, {})
+    out = replays.restoring(spec, node, primals, lambda: spec.call_value(node, fun, primals, {}))
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
     fun, lifted = lifted_function(spec, node, fun, "vjp")
     transformed = api.vjp_transformation(fun, len(primals), has_aux)

@@ -22,6 +22,7 @@ from numbax.backends.cuda import lower_on_use as cuda_lower
 from numbax.errors import NumbaxDeviceError, NumbaxDifferentiationError, NumbaxError
 from numbax.transform_cache import reused
 from numbax.transforms.grad.api import _normalize_argnums, _unwrap
+from numbax.transforms import replays
 from numbax.transforms.jacobian import sweeps
 
 _MODES = {"fwd": "jacfwd", "rev": "jacrev"}
@@ -93,8 +94,8 @@ class _Pushforward:
         primals, tangents = args
         push = pushforward(jac.target, jac.has_aux, jac.backend, jac.argnums, swept=True)
         positional, keywords = _by_kind(jac, primals)
-        out, out_tangent = nested.lower(push, spec, node, positional, tree_util.tree_leaves(tangents), jac.label,
-                                        keywords=keywords)
+        out, out_tangent = replays.restoring(spec, node, [positional, keywords], lambda: nested.lower(
+            push, spec, node, positional, tree_util.tree_leaves(tangents), jac.label, keywords=keywords))
         if jac.has_aux:
             return out[0], out_tangent[0], out[1]
         return out, out_tangent, None
@@ -112,7 +113,8 @@ class _Linearization:
 
         jac = self.jacobian
         positional, keywords = _by_kind(jac, args)
-        out = spec.call_value(node, jac.target, positional, keywords)
+        out = replays.restoring(spec, node, [positional, keywords],
+                                lambda: spec.call_value(node, jac.target, positional, keywords))
         primal, aux = (out[0], out[1]) if jac.has_aux else (out, None)
         primal = tree_util.tree_map(_as_numpy_scalar, primal)
         check_outputs(jac.label, tree_util.tree_leaves(primal), spec.origin(node))

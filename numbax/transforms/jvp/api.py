@@ -16,6 +16,7 @@ from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
+from numbax.transforms import replays
 from numbax.transforms.grad.api import FLOAT0
 from numbax.transforms.jvp import transform as jvp_transform
 
@@ -293,7 +294,8 @@ class _Linearized:
 
     def __call__(self, *tangents):
         leaves = _check_tangents(self.primals, tangents)
-        out_tangent = self.pushforward.push(self.primals, leaves)[1]
+        # each call runs the forward mode from the primals as passed (a function may write into them)
+        out_tangent = self.pushforward.push(replays.copied_arrays(self.primals), leaves)[1]
         return out_tangent[0] if self.pushforward.has_aux else out_tangent
 
 
@@ -304,8 +306,9 @@ def linearize(fun: Callable, *primals, has_aux: bool = False, backend: str = "cp
     transformed = pushforward(fun, has_aux, backend)
     zeros = tree_util.tree_map(
         lambda p: np.zeros(np.shape(p), np.asarray(p).dtype if _inexact(p) else FLOAT0), tuple(primals))
+    held = replays.copied_arrays(tuple(primals))
     out = transformed.push(tuple(primals), _check_tangents(tuple(primals), zeros))[0]
-    f_jvp = _Linearized(transformed, tuple(primals))
+    f_jvp = _Linearized(transformed, held)
     return (out[0], f_jvp, out[1]) if has_aux else (out, f_jvp)
 
 
