@@ -34,8 +34,6 @@ class Known:
 KNOWN_FAILURES = (
     Known("grad", "mean", "grad internal: ZeroDivisionError", "mean's VJP divides Python ints: the mean of an empty "
           "array (test_grad_of_the_mean_of_an_empty_array_is_an_empty_contribution)", backend="python"),
-    Known("jvp", "view_update", "jvp wrong: value", "jvp's primal drops a write through a view of an array without "
-          "a tangent (test_jvp_keeps_a_write_through_a_view_of_an_integer_array)"),
 )
 
 

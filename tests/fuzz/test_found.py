@@ -1189,12 +1189,33 @@ def _row_of_integers_incremented(x, y):
     return 0.5 + x + y
 
 
-@pytest.mark.xfail(strict=True, reason="jvp's primal drops an update through a view of an array without a tangent "
-                                       "(an integer x): the write into x[1] is lost")
-def test_jvp_keeps_a_write_through_a_view_of_an_integer_array():
-    # found by the extended grammar (seed 105): jvp's output was -1.5 where NumPy's is -0.5 (jit is right)
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_an_update_through_a_view_of_an_array_without_a_derivative_is_refused(backend):
+    # found by the extended grammar (seed 105): jvp's output was -1.5 where NumPy's is -0.5, and value_and_grad's
+    # value and gradient were wrong the same way (a float x not differentiated too): canonicalize makes `v += 1`
+    # a new value `v_1 = v + 1`, so x kept its old row. Refused now, active or not, at the user's line
     x, y = np.full((3, 4), -2), np.zeros(4)
     tangents = (np.zeros((3, 4), dtype=[("float0", np.void, 0)]), np.ones(4))
-    out, tangent = numbax.jvp(_row_of_integers_incremented, (x.copy(), y), tangents, backend="python")
-    np.testing.assert_array_equal(out, _row_of_integers_incremented(x.copy(), y))
-    np.testing.assert_array_equal(tangent, np.ones((3, 4)))
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="`v \\+= ...` writes into `v`, which may share") as info:
+        numbax.jvp(_row_of_integers_incremented, (x.copy(), y), tangents, backend=backend)
+    assert info.value.origin.lineno == inspect.getsourcelines(_row_of_integers_incremented)[1] + 2
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="may share memory"):
+        numbax.value_and_grad(lambda y, x: np.sum(_row_of_integers_incremented(x, y)), backend=backend)(
+            y, x.astype(np.float64))
+
+
+def _row_incremented_in_place(y, x):
+    x[1] += 1
+    return np.sum(0.5 + x + y * x)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_the_refusals_rewrite_through_the_array_itself_is_right(backend, dtype):
+    x, y = np.full((3, 4), -2, dtype=dtype), np.ones(4)
+    value, grad = numbax.value_and_grad(_row_incremented_in_place, backend=backend)(y, x.copy())
+    assert value == _row_incremented_in_place(y, x.copy()) == -34.0
+    np.testing.assert_array_equal(grad, np.full(4, -5.0))  # the rows of x after the write: -2, -1, -2
+    out, tangent = numbax.jvp(lambda v: _row_incremented_in_place(v, x.copy()), (y,), (np.ones(4),),
+                              backend=backend)
+    assert out == -34.0 and tangent == -20.0

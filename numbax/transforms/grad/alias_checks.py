@@ -79,14 +79,18 @@ def _private(definition: gast.Assign, name: str, defs: Dict[str, List[gast.Assig
 
 def check(fdef: gast.FunctionDef, active: Set[str], avals: Dict[str, tuple]) -> None:
     """Raise ``NumbaxDifferentiationError`` at the first active write through a possible alias in ``fdef``,
-    or into an array a view of which is read after the write (``avals``: which names hold arrays)."""
+    or into an array a view of which is read after the write (``avals``: which names hold arrays). An update in
+    place (``v += 1``) through a possible alias is refused active or not: ``canonicalize`` made it a new value
+    (``v_1 = v + 1``), so the array it shares memory with (``v = x[1]``) would keep its old elements."""
     defs = definitions(fdef)
     _check_views_read_later(fdef, active, avals, defs)
     loads = _array_reads(fdef)
     params = {a.id for a in fdef.args.args}
-    for stmt, target, written in [*subscript_writes(fdef), *_updates(fdef, avals)]:
+    updates = list(_updates(fdef, avals))
+    rebound = {id(stmt) for stmt, _, _ in updates}  # ``x += y`` made ``x_1 = x + y``: no write, active or not
+    for stmt, target, written in [*subscript_writes(fdef), *updates]:
         name = base(target)
-        if name not in active:
+        if name not in active and id(stmt) not in rebound:
             continue
         source: Optional[gast.Assign] = next((d for d in defs.get(name, ()) if may_alias(d.value) and
                                               not _private(d, name, defs, loads, params)), None)
