@@ -16,27 +16,31 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Iterable, Tuple
+from typing import Iterable, Iterator, Tuple
 
 _ROOT = os.path.dirname(os.path.abspath(__file__))  # numbax's folder: this module is at its top
 
 Stamp = Tuple[str, int, int]  # a file's path relative to numbax's folder, its size and modification time (ns)
 
 
-def _stamps(packages: Iterable[str] = ("",)) -> Tuple[Stamp, ...]:
-    """The stamp of every ``.py`` file under the given subfolders of numbax's folder, in a fixed order."""
-    found = []
+def paths(packages: Iterable[str] = ("",)) -> Iterator[str]:
+    """Every ``.py`` file under the given subfolders of numbax's folder, in a fixed order."""
     for package in packages:
         for folder, subfolders, names in os.walk(os.path.join(_ROOT, package)):
             subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-            for name in sorted(n for n in names if n.endswith(".py")):
-                path = os.path.join(folder, name)
-                try:
-                    info = os.stat(path)
-                except OSError:  # removed since the walk listed it
-                    found.append((os.path.relpath(path, _ROOT), -1, -1))
-                    continue
-                found.append((os.path.relpath(path, _ROOT), info.st_size, info.st_mtime_ns))
+            yield from (os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+
+
+def _stamps(packages: Iterable[str] = ("",)) -> Tuple[Stamp, ...]:
+    """The stamp of every ``.py`` file under the given subfolders of numbax's folder (``paths``)."""
+    found = []
+    for path in paths(packages):
+        try:
+            info = os.stat(path)
+        except OSError:  # removed since the walk listed it
+            found.append((os.path.relpath(path, _ROOT), -1, -1))
+            continue
+        found.append((os.path.relpath(path, _ROOT), info.st_size, info.st_mtime_ns))
     return tuple(found)
 
 

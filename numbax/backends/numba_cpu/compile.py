@@ -198,14 +198,10 @@ def runtime_digest() -> str:
     that, caching is off (``numbax.source_files``)."""
     root = source_files.root()
     digest = hashlib.sha256()
-    for package in _LINKED_PACKAGES:
-        for folder, subfolders, names in os.walk(os.path.join(root, package)):
-            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-            for name in sorted(n for n in names if n.endswith(".py")):
-                path = os.path.join(folder, name)
-                digest.update(os.path.relpath(path, root).encode() + b"\0")
-                with open(path, "rb") as file:
-                    digest.update(file.read() + b"\0")
+    for path in source_files.paths(_LINKED_PACKAGES):
+        digest.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as file:
+            digest.update(file.read() + b"\0")
     source_files.changed(_LINKED_PACKAGES)
     return digest.hexdigest()[:16]
 
