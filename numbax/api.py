@@ -40,7 +40,7 @@ from numbax.backends.cuda.placement import is_device_array
 from numbax.backends.numba_cpu.fast_path import FAST_LEAF_TYPES, eligible, entry_for
 from numbax.call_signature import CallSignature, leaf_key, normalize_static
 from numbax.compiled import Compiled
-from numbax.errors import NumbaxDeviceError, NumbaxSyntaxError
+from numbax.errors import NumbaxDeviceError
 from numbax.origin import Origin
 
 _LIVE: "weakref.WeakSet[Jitted]" = weakref.WeakSet()  # Jitted objects with fast signatures
@@ -117,6 +117,17 @@ def note_arrays_on_gpu() -> None:
 class Jitted(_CDispatcher):
     """A function compiled on first call for each new signature; see ``jit``."""
 
+    def __new__(cls, fun: Any = None, *args, **kwargs):
+        """A ``Jitted``; for a transformation other than ``jit`` of a function with ``*args`` or ``**kwargs``, an
+        ``AtArity`` that makes this transformation for each count of arguments at the call, as JAX counts them
+        (``jit`` binds ``*args`` as a tuple itself)."""
+        if cls is not Jitted:
+            from numbax.transforms import arity
+
+            if not issubclass(cls, arity.AtArity) and arity.variadic(fun):
+                return arity.AtArity(cls, args, kwargs, fun)
+        return super().__new__(cls)
+
     def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), backend: str = "cpu",
                  parallel: bool = False, fastmath: bool = False):
         if not callable(fun):
@@ -130,12 +141,6 @@ class Jitted(_CDispatcher):
         self.backend = backend
         self.options = {"parallel": parallel, "fastmath": fastmath}
         self._signature = CallSignature(fun, self.static_argnums)
-        if self._signature.variadic and type(self)._run_pipeline is not Jitted._run_pipeline:
-            raise NumbaxSyntaxError(
-                f"a transformation other than jit of {function_of(fun).__name__!r}, a function with *args or "
-                "**kwargs parameters (which arguments it maps or differentiates would not be JAX's)",
-                self.origin(), hint="transform a function of named parameters that calls it, e.g. "
-                "lambda a, b: f(a, b); jit takes it as it is.")
         self._cache: Dict[Any, Compiled] = {}
         self._last: Optional[Compiled] = None
         self._nparams = self._signature.nparams

@@ -131,6 +131,13 @@ def adopt(fn: types.FunctionType, node: gast.FunctionDef, filename: str) -> None
     _CACHE[key] = (weakref.ref(code, lambda _, key=key: _CACHE.pop(key, None)), node, filename)
 
 
+def adopt_at(fn: types.FunctionType, node: gast.FunctionDef, filename: str, first: int, qualname: str) -> None:
+    """Parse ``fn``, a function numbax wrote around a user's, as ``node``, whose line 1 is line ``first`` of
+    ``filename`` (the user's ``def``): errors at its lines point there."""
+    _tag_origins(node, filename, first, 0, qualname)
+    adopt(fn, node, filename)
+
+
 def parse_function(fn: Callable) -> ParsedFunction:
     """Parse ``fn`` into a ``ParsedFunction`` (a fresh tree each time: passes may change it).
 

@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes.naming import Namer
-from numbax.ast_passes.parse import ParsedFunction, function_of
+from numbax.ast_passes.parse import ParsedFunction, adopt_at, function_of
 
 
 def by_kind(params, kinds) -> Tuple[List[str], List[str]]:
@@ -131,3 +131,42 @@ def _around_compile_time(fn: Any) -> Callable:
     if not isinstance(name, str) or not name.isidentifier():
         name = type(fn).__name__.strip("_").lower() or "call"
     return caller(name, params, fn, f"<numbax: around {type(fn).__name__} {id(fn):x}>")
+
+
+_FIXED: Dict[tuple, Tuple[Any, Callable]] = {}  # (id(callee), count, keywords) -> (callee, its function)
+
+
+def fixed_arity(target: Any, user: Callable, count: int, keywords: Tuple[str, ...]) -> Callable:
+    """``def f(a, rest_0, rest_1, *, scale): return f_(a, rest_0, rest_1, scale=scale)``: a function of named
+    parameters for a call of ``target`` (``user``, a function with ``*args`` or ``**kwargs``, or a
+    transformation of it) with ``count`` positional arguments and these ``keywords``. A transformation of it
+    indexes the positional arguments as passed, as JAX's do. It is parsed as written at ``user``'s ``def`` line
+    (where its errors point), and made once per ``target``, count and keywords."""
+    key = (id(target), count, keywords)
+    cached = _FIXED.get(key)
+    if cached is not None and cached[0] is target:
+        return cached[1]
+    code = user.__code__
+    named = [p for p in inspect.signature(user).parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in inspect.signature(user).parameters.values() if p.kind is p.VAR_POSITIONAL), "args")
+    namer = Namer(keywords)
+    positional = [namer.new(named[i].name if i < len(named) else f"{star}_{i - len(named)}") for i in range(count)]
+    name = code.co_name.replace("<lambda>", "lambda_")
+    callee = f"{name}_"
+    while callee in namer.used:
+        callee += "_"
+    header = ", ".join(positional + (["*"] + list(keywords) if keywords else []))
+    arguments = ", ".join(positional + [f"{k}={k}" for k in keywords])
+    source = f"def {name}({header}):\n    return {callee}({arguments})\n"
+    namespace = {callee: target}
+    exec(compile(source, code.co_filename, "exec"), namespace)
+    fn = namespace[name]
+    fn.__code__ = fn.__code__.replace(co_firstlineno=code.co_firstlineno, co_qualname=code.co_qualname)
+    node = gast.parse(source).body[0]
+    for part in gast.walk(node):
+        if hasattr(part, "lineno"):
+            part.lineno = part.end_lineno = 1
+    adopt_at(fn, node, code.co_filename, code.co_firstlineno, code.co_qualname)
+    _FIXED[key] = (target, fn)
+    return fn

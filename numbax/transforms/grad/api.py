@@ -17,7 +17,7 @@ from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
-from numbax.transforms import nesting, replays
+from numbax.transforms import arity, nesting, replays
 from numbax.transforms.grad import transform as grad_transform
 
 FLOAT0 = np.dtype([("float0", np.void, 0)])
@@ -439,6 +439,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, backend: str = "cpu"):
     ``vjp_fun(cotangent)`` returns one cotangent per primal. With ``has_aux``
     the result is ``(out, vjp_fun, aux)``.
     """
+    fun = arity.at_arity(fun, len(primals))
     inner, _, _ = _unwrap(fun, (), ())
     transformed = vjp_transformation(fun, len(primals), has_aux, backend)
     jitted = inner if isinstance(inner, Jitted) else jit(inner, backend=backend)

@@ -24,7 +24,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import lifted_function
 from numbax.ast_passes.specialize.values import Dyn
-from numbax.transforms import nesting, replays
+from numbax.transforms import arity, nesting, replays
 from numbax.transforms.grad import higher_order as higher_order_checks
 
 
@@ -110,6 +110,7 @@ def lower_vjp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
     out = replays.restoring(spec, node, primals, lambda: spec.call_value(node, fun, primals, {}))
     primal_out, aux = (out[0], out[1]) if has_aux else (out, None)
     fun, lifted = lifted_function(spec, node, fun, "vjp")
+    fun = arity.at_arity(fun, len(primals)) if lifted is None else fun
     transformed = api.vjp_transformation(fun, len(primals), has_aux)
     held = tuple(spec.snapshot(p) for p in primals)  # the pullback reads them later: pinned now
     # a lifted local function's captured values, read now (the primal output's), pinned too

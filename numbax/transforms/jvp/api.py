@@ -16,7 +16,7 @@ from numbax.call_signature import leaf_key
 from numbax.compiled import as_numbers
 from numbax.errors import NumbaxDifferentiationError
 from numbax.transform_cache import reused
-from numbax.transforms import replays
+from numbax.transforms import arity, replays
 from numbax.transforms.grad.api import FLOAT0
 from numbax.transforms.jvp import transform as jvp_transform
 
@@ -279,6 +279,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False, *, backend: str
         in one compiled function, through branches and loops; ``numbax.source`` shows it.
     """
     tangent_leaves = _check_tangents(primals, tangents)
+    fun = arity.at_arity(fun, len(primals))
     out, out_tangents = pushforward(fun, has_aux, backend).push(tuple(primals), tangent_leaves)
     if has_aux:
         return out[0], out_tangents[0], out[1]
@@ -303,7 +304,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False, backend: str = "cp
     """As JAX's ``jax.linearize``: ``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the output's
     tangent (``(output, f_jvp, aux)`` with ``has_aux``). ``f_jvp`` runs the compiled forward mode at
     ``primals`` (the same specialization for every call)."""
-    transformed = pushforward(fun, has_aux, backend)
+    transformed = pushforward(arity.at_arity(fun, len(primals)), has_aux, backend)
     zeros = tree_util.tree_map(
         lambda p: np.zeros(np.shape(p), np.asarray(p).dtype if _inexact(p) else FLOAT0), tuple(primals))
     held = replays.copied_arrays(tuple(primals))

@@ -14,7 +14,7 @@ import numpy as np
 from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import lifted_function
 from numbax.ast_passes.specialize.values import Dyn
-from numbax.transforms import nesting
+from numbax.transforms import arity, nesting
 from numbax.transforms.grad import higher_order as higher_order_checks
 
 
@@ -116,7 +116,7 @@ def lower_jvp(spec, node, args: List[Any], kwargs: Dict[str, Any]) -> Any:
                       hint="pass the integer or boolean value through a closure or a static argument, or call "
                       "numbax.jvp outside compiled code (its tangent is then float0).")
     if lifted is None:
-        pushforward, keywords = api.pushforward(fun, has_aux, "cpu"), None
+        pushforward, keywords = api.pushforward(arity.at_arity(fun, len(primals)), has_aux, "cpu"), None
     else:  # its captured values, passed by name, get no tangent
         pushforward = api.Pushforward(fun, has_aux, "cpu", tuple(range(len(primals))))
         keywords = lifted.captured_values(spec)

@@ -88,7 +88,7 @@ class Vmapped(Jitted):
         calls of the others go straight to C."""
         if cls is Vmapped and not _keywords_fold(in_axes):
             cls = _KeywordsApart
-        return super().__new__(cls)
+        return super().__new__(cls, fun, in_axes, *args, **kwargs)
 
     def _keywords_fold(self) -> bool:
         """Whether Numba's C dispatch, folding keyword arguments into positional ones, maps them as vmap does."""
