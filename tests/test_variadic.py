@@ -1,6 +1,5 @@
 """``*args`` and ``**kwargs`` parameters: bound as Python binds them (a tuple, a dict) in functions compiled code
-calls, and in a function ``jit`` compiles; other transformations of such a function are refused at its ``def``,
-since which arguments they map or differentiate would not be JAX's."""
+calls, and in a function ``jit`` compiles (other transformations of such functions: ``test_star_args``)."""
 import numpy as np
 import pytest
 
@@ -43,10 +42,3 @@ def test_jit_of_a_variadic_function(backend):
     np.testing.assert_allclose(jitted(X, X, X, scale=3.0, bias=1.0), X * 9.0 + 1.0, rtol=1e-15)
     np.testing.assert_allclose(jitted(X), X, rtol=1e-15)
     np.testing.assert_allclose(numbax.jit(total, backend=backend)(X, 2 * X), total(X, 2 * X), rtol=1e-15)
-
-
-@pytest.mark.parametrize("transform", [numbax.grad, numbax.vmap, numbax.jacfwd, numbax.hessian])
-def test_other_transformations_of_a_variadic_function_are_refused_at_its_def(transform):
-    with pytest.raises(numbax.NumbaxSyntaxError, match=r"\*args or \*\*kwargs") as info:
-        transform(total)
-    assert "test_variadic.py" in str(info.value) and "def total(*arrays)" in str(info.value)

@@ -158,12 +158,16 @@ def fixed_arity(target: Any, user: Callable, count: int, keywords: Tuple[str, ..
         callee += "_"
     header = ", ".join(positional + (["*"] + list(keywords) if keywords else []))
     arguments = ", ".join(positional + [f"{k}={k}" for k in keywords])
-    source = f"def {name}({header}):\n    return {callee}({arguments})\n"
-    namespace = {callee: target}
+    # a closure over ``target``: two such functions of one ``user`` (hessian's, around jacfwd and around jacrev)
+    # have equal code, and only their cells tell them apart (``resolve.function_key``)
+    source = f"def around({callee}):\n    def {name}({header}):\n        return {callee}({arguments})\n" \
+             f"    return {name}\n"
+    namespace: Dict[str, Any] = {}
     exec(compile(source, code.co_filename, "exec"), namespace)
-    fn = namespace[name]
+    fn = namespace["around"](target)
     fn.__code__ = fn.__code__.replace(co_firstlineno=code.co_firstlineno, co_qualname=code.co_qualname)
-    node = gast.parse(source).body[0]
+    fn.__qualname__, fn.__module__ = user.__qualname__, user.__module__
+    node = gast.parse(source).body[0].body[0]
     for part in gast.walk(node):
         if hasattr(part, "lineno"):
             part.lineno = part.end_lineno = 1

@@ -42,7 +42,7 @@ def at_arity(fun: Any, count: int, keywords: Tuple[str, ...] = ()) -> Any:
     ``count`` positional arguments and these keywords (``wrapper.fixed_arity``)."""
     if not variadic(fun):
         return fun
-    return wrapper.fixed_arity(fun, function_of(user_function(fun)), count, tuple(sorted(keywords)))
+    return wrapper.fixed_arity(fun, inspect.unwrap(function_of(user_function(fun))), count, tuple(sorted(keywords)))
 
 
 class AtArity(Jitted):
@@ -54,7 +54,7 @@ class AtArity(Jitted):
         self._cls, self._options, self._keywords, self._target, self._rejits = cls, options, keywords, fun, rejits
         self._made: Dict[Tuple[int, Tuple[str, ...]], Jitted] = {}
         self._latest: Optional[Jitted] = None
-        super().__init__(user_function(fun))
+        super().__init__(inspect.unwrap(user_function(fun)))  # a custom_jvp function: the function it wraps
 
     def at(self, args: tuple, kwargs: Dict[str, Any]) -> Jitted:
         """The transformation that runs a call with these arguments (Python's ``TypeError`` for a call that

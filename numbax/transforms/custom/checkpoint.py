@@ -32,12 +32,15 @@ class _Checkpointed(custom_vjp):
 
 
 def _rules(fun: Callable, params: list, name: str):
-    """``fwd(*params) -> (fun(*params), params)`` and ``bwd(params, g) -> the pullback of fun at params``,
-    written out so that numbax reads them like the user's."""
+    """``fwd(*params) -> (fun(*params), params)`` (with ``*args``: the arguments as passed) and
+    ``bwd(params, g) -> the pullback of fun at params``, written out so that numbax reads them like the user's."""
     from numbax.transforms.grad.api import vjp
 
     header = ", ".join(params)
-    source = (f"def {name}_fwd({header}):\n    return {name}_({header}), ({header}{',' if len(params) == 1 else ''})\n"
+    inputs = f"({header}{',' if len(params) == 1 else ''})"
+    if params[-1].startswith("*"):  # ``*args``: the inputs are the positional arguments as passed
+        header, inputs = "*args", "args"
+    source = (f"def {name}_fwd({header}):\n    return {name}_({header}), {inputs}\n"
               f"\n\ndef {name}_bwd(inputs, g):\n    return vjp_({name}_, *inputs)[1](g)\n")
     filename = f"<numbax: checkpoint of {name} {id(fun):x}>"
     namespace = wrapper.define(source, filename, {f"{name}_": fun, "vjp_": vjp})
@@ -49,7 +52,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None, static_a
     """``fun``, with reverse mode recomputing its intermediates in the backward sweep (``jax.checkpoint``).
 
     Args:
-        fun: a function of positional arguments returning one array or number.
+        fun: a function of positional arguments (``*args`` too) returning one array or number.
         prevent_cse: accepted for JAX's signature (numbax eliminates no common subexpressions across it).
         policy: must be None (numbax saves nothing of ``fun`` but its inputs).
         static_argnums: must be empty.
@@ -63,10 +66,11 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None, static_a
     if static_argnums:
         raise NotImplementedError("numbax's checkpoint does not implement static_argnums: close over the values")
     signature = inspect.signature(fun)
-    params = [p.name for p in signature.parameters.values()]
-    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty
+    params = [("*" if p.kind is p.VAR_POSITIONAL else "") + p.name for p in signature.parameters.values()]
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) or p.default is not p.empty
            for p in signature.parameters.values()) or not params:
-        raise TypeError(f"checkpoint takes a function of positional parameters without defaults, got {signature}")
+        raise TypeError(f"checkpoint takes a function of positional parameters (and *args) without defaults, got "
+                        f"{signature}")
     name = getattr(fun, "__name__", "f").replace("<lambda>", "lambda")
     out = _Checkpointed(fun)
     out.defvjp(*_rules(fun, params, name if name.isidentifier() else "f"))
