@@ -171,12 +171,32 @@ def expected_grad_rosenbrock(x):
 
 
 
+def expected_grad_rest_sum(a, rest_0, rest_1):
+    rt.assume_equal(rest_0.shape[0], a.shape[0])
+    rt.assume_equal(rest_1.shape[0], a.shape[0])
+    # grad of: def rest_sum(a, *rest):
+    dt1 = 1.0
+    # grad of: return s * len(rest)
+    dt8 = dt1 * 2
+    drest_1 = np.empty(a.shape[0])
+    for j in range(a.shape[0]):
+        # grad_programs.py:40: s = s + np.sum(np.sin(a * r))
+        t6_j = a[j] * rest_1[j]
+        # grad of: s = s + np.sum(np.sin(a * r))
+        dt6_j = dt8 * np.cos(t6_j)
+        drest_1_j = dt6_j * a[j]
+        drest_1[j] = drest_1_j
+    return drest_1
+
+
 CASES = [
     ("predict_loss", 0, lambda: (np.ones(3), np.ones((4, 3)), np.ones(4))),
     ("euler", (0, 1), lambda: (np.ones(3), 0.5, 10)),
     ("newton_sqrt", 0, lambda: (2.0, 1e-9)),
     ("relu_sum", 0, lambda: (np.ones(3),)),
     ("rosenbrock", 0, lambda: (np.linspace(-1.0, 1.5, 5),)),
+    # ``*rest``: its arguments as passed are parameters of their own (``rest_1`` differentiated, argnums=2)
+    ("rest_sum", 2, lambda: (np.linspace(0.1, 0.5, 3), np.ones(3), np.linspace(-1.0, 1.0, 3))),
 ]
 
 
