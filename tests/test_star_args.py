@@ -91,6 +91,14 @@ def vector_jax(*xs):
     return out
 
 
+def powered(a, *rest):
+    return np.sum(np.abs(a) ** rest[0]) * rest[1]
+
+
+def powered_jax(a, *rest):
+    return jnp.sum(jnp.abs(a) ** rest[0]) * rest[1]
+
+
 def close(got, want, rtol=1e-12):
     """``got`` and ``want`` (pytrees) agree leaf by leaf, structure included."""
     got_leaves, got_tree = jax.tree_util.tree_flatten(got)
@@ -234,6 +242,22 @@ def test_custom_rules_and_checkpoint_of_star_args_functions():
         return remat(x, y, x)
 
     close(numbax.grad(checkpointed, argnums=(0, 1))(A, B), jax.grad(lambda x, y: total_jax(x, y, x), (0, 1))(A, B))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_static_arguments_index_the_arguments_as_passed(backend):
+    want = jax.value_and_grad(lambda a, c: powered_jax(a, 3, c), argnums=(0, 1))(A, 2.0)
+    close(numbax.value_and_grad(powered, argnums=(0, 2), static_argnums=1, backend=backend)(A, 3, 2.0), want)
+    close(numbax.jit(numbax.grad(powered), static_argnums=1, backend=backend)(A, 3, 2.0), want[1][0])
+
+
+def test_pmap_and_disable_jit():
+    got = numbax.pmap(total)(A[None], B[None])
+    np.testing.assert_allclose(got, [total(A, B)], rtol=1e-14)
+    with numbax.config.disable_jit():
+        close(numbax.grad(total, argnums=1)(A, B), jax.grad(total_jax, argnums=1)(A, B))
+        close(numbax.vmap(mapped, in_axes=(0, None, None))(np.stack([A, B]), B, C),
+              jax.vmap(mapped_jax, in_axes=(0, None, None))(np.stack([A, B]), B, C))
 
 
 def test_source_names_the_extra_arguments():

@@ -70,6 +70,10 @@ class AtArity(Jitted):
         self._latest = made
         return made
 
+    def __reduce__(self):
+        rebuild, (cls, state) = super().__reduce__()
+        return rebuild, (cls, {**state, "_made": {}, "_latest": None})  # made again by the calls that need them
+
     def _call(self, args: tuple, kwargs: Dict[str, Any]):
         return self.at(args, kwargs)(*args, **kwargs)
 
@@ -112,4 +116,4 @@ class AtArity(Jitted):
     def __repr__(self) -> str:
         if self._latest is not None:
             return repr(self._latest)
-        return f"<numbax.{self._cls.__name__} of {getattr(function_of(self.fun), '__qualname__', self.fun)}>"
+        return f"<numbax.{getattr(self._cls, 'label', self._cls.__name__)} of {getattr(function_of(self.fun), '__qualname__', self.fun)}>"
