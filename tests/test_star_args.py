@@ -2,6 +2,8 @@
 counted as passed at the call (``argnums`` and ``in_axes`` index them), keyword arguments are passed through
 (not differentiated; mapped over axis 0 by ``vmap``). Values against JAX in float64, central differences and
 stacking over slices."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -278,3 +280,28 @@ def test_refusals():
     assert 'extra["bias"]' in str(info.value)
     with pytest.raises(ValueError, match="vmap in_axes"):
         numbax.vmap(mapped, in_axes=(0, 0))(np.ones((2, 3)), np.ones((2, 3)), C)
+    with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions") as info:
+        numbax.grad(no_output)(A, B)  # reported at the def of the function, as for named parameters
+    assert "test_star_args.py" in str(info.value) and "def no_output(*xs)" in str(info.value)
+
+
+def no_output(*xs):
+    return None
+
+
+def lifts_a_local_star_args_function(x, y):
+    def inner(*zs):
+        return total(*zs)
+
+    return numbax.grad(inner)(x, y)
+
+
+def lifts_a_partial(x, y):
+    return numbax.grad(functools.partial(total, x))(y)
+
+
+@pytest.mark.parametrize("fun", [lifts_a_local_star_args_function, lifts_a_partial])
+def test_star_args_functions_made_in_compiled_code_are_refused_at_the_line(fun):
+    with pytest.raises(numbax.NumbaxSpecializationError, match=r"\*args") as info:
+        numbax.jit(fun)(A, B)
+    assert "numbax.grad(" in str(info.value)
