@@ -74,6 +74,15 @@ class AtArity(Jitted):
         rebuild, (cls, state) = super().__reduce__()
         return rebuild, (cls, {**state, "_made": {}, "_latest": None})  # made again by the calls that need them
 
+    def __call__(self, *args, **kwargs):
+        """The call goes straight to the transformation made for its count (Numba's C dispatch could find no
+        signature of a function with ``*args`` here: its typing of each argument would be wasted)."""
+        made = self._made.get((len(args), tuple(sorted(kwargs)) if kwargs else ()))
+        if made is None:
+            made = self.at(args, kwargs)
+        self._latest = made
+        return made(*args, **kwargs)
+
     def _call(self, args: tuple, kwargs: Dict[str, Any]):
         return self.at(args, kwargs)(*args, **kwargs)
 
