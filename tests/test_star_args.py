@@ -200,8 +200,18 @@ def test_nesting(backend):
           jax.jacfwd(jax.grad(total_jax, argnums=1))(A, B))
 
 
+GRAD_TOTAL = numbax.grad(total, argnums=(0, 1))  # read as a global by compiled code: fingerprinted for its cache
+
+
+def reads_a_global_transformation(x, y):
+    return GRAD_TOTAL(x, y, x)[0] + GRAD_TOTAL(x, y)[1]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_star_args_functions_called_inside_transformed_functions(backend):
+    want = jax.grad(total_jax, argnums=(0, 1))(A, B, A)[0] + jax.grad(total_jax, argnums=(0, 1))(A, B)[1]
+    close(numbax.jit(reads_a_global_transformation, backend=backend)(A, B), want)
+
     def calls(x, y):
         return weighted(x, y, x) + numbax.grad(total, argnums=1)(x, y)[0]
 

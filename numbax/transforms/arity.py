@@ -125,4 +125,5 @@ class AtArity(Jitted):
     def __repr__(self) -> str:
         if self._latest is not None:
             return repr(self._latest)
-        return f"<numbax.{getattr(self._cls, 'label', self._cls.__name__)} of {getattr(function_of(self.fun), '__qualname__', self.fun)}>"
+        label = getattr(self._cls, "label", self._cls.__name__)
+        return f"<numbax.{label} of {getattr(function_of(self.fun), '__qualname__', self.fun)}>"
