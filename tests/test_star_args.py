@@ -290,6 +290,9 @@ def test_refusals():
     assert 'extra["bias"]' in str(info.value)
     with pytest.raises(ValueError, match="vmap in_axes"):
         numbax.vmap(mapped, in_axes=(0, 0))(np.ones((2, 3)), np.ones((2, 3)), C)
+    with pytest.raises(numbax.NumbaxSyntaxError, match="'not-a-name', which is not a Python name") as info:
+        numbax.grad(scaled)(A, B, **{"bias": 1.0, "not-a-name": 2.0})
+    assert "def scaled(a, *rest" in str(info.value)
     with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions") as info:
         numbax.grad(no_output)(A, B)  # reported at the def of the function, as for named parameters
     assert "test_star_args.py" in str(info.value) and "def no_output(*xs)" in str(info.value)

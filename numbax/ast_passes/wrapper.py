@@ -10,12 +10,16 @@ calls an object that specializes its own calls inside compiled code::
 The header of generated code names the user's function and line. A NumPy function
 given to a transformation itself (``grad(np.var)``, as JAX users write
 ``grad(jnp.var)``) gets a Python function of its required parameters that
-calls it (``around_primitive``), whose source numbax reads like the user's.
+calls it (``around_primitive``), whose source numbax reads like the user's. A
+transformation of a function with ``*args`` transforms, for each count of arguments
+at the call, a function of that many named parameters that calls it (``fixed_arity``).
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
+import keyword
 import linecache
 import textwrap
 import types
@@ -26,6 +30,9 @@ import numpy as np
 
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.parse import ParsedFunction, adopt_at, function_of
+from numbax.errors import NumbaxSyntaxError
+from numbax.origin import Origin
+from numbax.transform_cache import BOUND
 
 
 def by_kind(params, kinds) -> Tuple[List[str], List[str]]:
@@ -133,7 +140,9 @@ def _around_compile_time(fn: Any) -> Callable:
     return caller(name, params, fn, f"<numbax: around {type(fn).__name__} {id(fn):x}>")
 
 
-_FIXED: Dict[tuple, Tuple[Any, Callable]] = {}  # (id(callee), count, keywords) -> (callee, its function)
+# (id(target), count, keywords) -> (target, its function), the most recent ``transform_cache.BOUND`` of them: a
+# transformation keyed by the function (``jvp``'s) finds its own again, and lambdas made in a loop do not pile up
+_FIXED: "collections.OrderedDict[tuple, Tuple[Any, Callable]]" = collections.OrderedDict()
 
 
 def fixed_arity(target: Any, user: Callable, count: int, keywords: Tuple[str, ...]) -> Callable:
@@ -145,8 +154,16 @@ def fixed_arity(target: Any, user: Callable, count: int, keywords: Tuple[str, ..
     key = (id(target), count, keywords)
     cached = _FIXED.get(key)
     if cached is not None and cached[0] is target:
+        _FIXED.move_to_end(key)
         return cached[1]
     code = user.__code__
+    unnamed = [k for k in keywords if not k.isidentifier() or keyword.iskeyword(k)]
+    if unnamed:
+        raise NumbaxSyntaxError(f"the keyword argument {unnamed[0]!r}, which is not a Python name, passed to a "
+                                f"transformation of {code.co_qualname}",
+                                Origin(code.co_filename, code.co_firstlineno, 0,
+                                       linecache.getline(code.co_filename, code.co_firstlineno), code.co_qualname),
+                                hint="pass it inside a dict, or by position.")
     named = [p for p in inspect.signature(user).parameters.values()
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     star = next((p.name for p in inspect.signature(user).parameters.values() if p.kind is p.VAR_POSITIONAL), "args")
@@ -173,4 +190,6 @@ def fixed_arity(target: Any, user: Callable, count: int, keywords: Tuple[str, ..
             part.lineno = part.end_lineno = 1
     adopt_at(fn, node, code.co_filename, code.co_firstlineno, code.co_qualname)
     _FIXED[key] = (target, fn)
+    if len(_FIXED) > BOUND:
+        _FIXED.popitem(last=False)
     return fn

@@ -14,6 +14,7 @@ primals, make that function at once (``at_arity``).
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from numbax.api import Jitted
@@ -29,12 +30,14 @@ def user_function(fun: Any) -> Any:
 
 
 def variadic(fun: Any) -> bool:
-    """Whether the function under ``fun``'s transformations has ``*args`` or ``**kwargs`` parameters."""
+    """Whether the Python function under ``fun``'s transformations has ``*args`` or ``**kwargs`` parameters
+    (a builtin is left to ``jit``'s refusal of functions without source)."""
     try:
         parameters = inspect.signature(user_function(fun)).parameters.values()
+        python = isinstance(inspect.unwrap(function_of(user_function(fun))), types.FunctionType)
     except (TypeError, ValueError):
         return False
-    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
+    return python and any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
 
 
 def at_arity(fun: Any, count: int, keywords: Tuple[str, ...] = ()) -> Any:
