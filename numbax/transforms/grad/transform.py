@@ -232,7 +232,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     alias_checks.check(fdef, active, avals)
     counts, in_loop, depth, position, once, blocks = _assignment_sites(fdef)
     single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
-    saves = Saves(namer, single, avals)
+    saves = Saves(namer, single, avals, params)
     saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
     saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and not depth.get(id(n))}
@@ -242,7 +242,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     adjoint.params = params
     adjoint.shapes = shapes
     if spec.float64:  # the row tables are float64
-        saves.row_widths = row_widths(adjoint.shapes, avals, ndims, aliasing.unwritten(fdef))
+        top = {t.id for stmt in body if isinstance(stmt, gast.Assign) for t in stmt.targets if isinstance(t, gast.Name)}
+        saves.row_widths = row_widths(adjoint.shapes, avals, set(ndims) | (single & top), aliasing.unwritten(fdef))
     entry = gast.Pass()
     depth[id(entry)] = 0
     blocks[id(entry)] = ([entry], 0)
