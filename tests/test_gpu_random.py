@@ -78,12 +78,16 @@ def grad_path(x, key):
     return x * x
 
 
-def test_per_example_gradients_through_draws_are_refused_at_the_users_line(gpu):
-    """Reverse mode saves a draw made in a loop on a list tape (numbax infers no dtype for a sample), which one
-    thread cannot hold: refused, never run with a wrong result."""
-    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
-        numbax.vmap(numbax.grad(grad_path), backend="gpu")(np.array([0.5, 1.0, 2.0]), KEYS)
-    assert info.value.origin.filename == HERE and info.value.origin.lineno == _line(grad_path, "for _ in")
+def test_per_example_gradients_through_draws_are_the_cpu_backends(gpu):
+    """Reverse mode saves a number drawn in a loop in the loop's table (a sample of shape ``()`` has its dtype),
+    one slot per example in device memory: the gradients are the CPU backend's and central differences'."""
+    x = np.array([0.5, 1.0, 2.0])
+    got = _on_host(numbax.vmap(numbax.grad(grad_path), backend="gpu")(x, KEYS))
+    expected = numbax.vmap(numbax.grad(grad_path))(x, KEYS)
+    _agree(got, expected)
+    h = 1e-6
+    central = [(grad_path(v + h, k) - grad_path(v - h, k)) / (2 * h) for v, k in zip(x, KEYS)]
+    np.testing.assert_allclose(got, central, rtol=1e-7)
 
 
 def words(key):

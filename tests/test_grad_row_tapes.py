@@ -3,7 +3,9 @@
 Each program's gradient is compared with JAX's in float64 (float32 for the float32 program), on both
 backends, and its generated source is checked for the tape it uses: ``rt.save_row`` into ``*_rows`` for
 arrays of one length in float64 programs (``for``, ``while`` and nested loops), a list tape for float32
-programs, arrays whose length changes between iterations and arrays written into.
+programs, arrays whose length changes between iterations and arrays written into; a loop's numbers (the parts of
+``np.array([a, b])``) go in a float table, and rows whose length is a dim of a name assigned once before the
+loop in a table made where the loop starts.
 """
 import jax
 import jax.numpy as jnp
@@ -62,6 +64,25 @@ def written_into(w, n):
     return total
 
 
+def array_literal(p, n):
+    z = np.array([1.0, 0.5])
+    total = 0.0
+    for i in range(n):
+        k = np.array([z[1], -p[0] * z[1] - p[1] * z[0]])  # a 1-D array of two floats: a float table saves its parts
+        z = z + 0.1 * k
+        total = total + z[0] * z[0]
+    return total
+
+
+def row_of_local(w, n):
+    m = w.reshape(-1, 1) * w  # assigned once: its rows' length, m.shape[1], is known where the loop starts
+    total = 0.0
+    for i in range(n):
+        h = np.sin(m[i]) * 2.0
+        total = total + np.sum(h * h)
+    return total
+
+
 def _jax_written_into(w, n):
     total = 0.0
     for i in range(n):
@@ -79,6 +100,8 @@ CASES = {  # name -> (function, JAX's, arguments, what the source holds, what it
     "nested": (rows_nested, rows_nested, (_W, 3, 4), _ROWS, _LIST),
     "float32": (rows_for, rows_for, (_W.astype(np.float32), 5), _LIST, ("save_row",)),
     "shrinking": (shrinking, shrinking, (_W, 4), _LIST, ("save_row",)),
+    "array_literal": (array_literal, array_literal, (np.array([0.3, 4.0]), 6), ("tape[row, ",), _LIST),
+    "row_of_local": (row_of_local, row_of_local, (_W, 5), ("rt.save_row(h_rows", ", m.shape[1]))"), _LIST),
     "written_into": (written_into, _jax_written_into, (_W, 3), ("h_tape.append(h)", "h_1 = h_tape.pop()"),
                      ("save_row(h", "save_row(h_")),
 }

@@ -84,8 +84,6 @@ def reduction_carry(m, lax):
     return f
 
 
-# jacrev of a scan's output is refused for numbers too (forward mode goes over a while loop's tape: rt.grow_rows)
-NO_HESSIAN = {scan: "a higher-order derivative through numbax.vjp here is not supported"}
 PROGRAMS = [fori, while_loop, scan, python_for, python_while, branch_join, reduction_carry]
 IDS = [p.__name__ for p in PROGRAMS]
 
@@ -141,17 +139,26 @@ def test_jvp_and_hessian_against_jax(program):
     _close(primal, jp)
     _close(tangent, jt)
     second = jax.jacfwd(jax.jacfwd(theirs))(jnp.asarray(B), jnp.asarray(X))
-    if program is not scan:  # scan's second derivatives are refused in every composition, for numbers too
-        forward = numbax.jacfwd(numbax.grad(ours))(B, X)
-        _zero_d(forward)
-        _close(forward, second, rtol=1e-10)
-    if program in NO_HESSIAN:  # forward over reverse: refused, as for numbers
-        with pytest.raises(numbax.errors.NumbaxDifferentiationError, match=NO_HESSIAN[program]):
-            numbax.hessian(ours)(B, X)
-        return
+    forward = numbax.jacfwd(numbax.grad(ours))(B, X)
+    _zero_d(forward)
+    _close(forward, second, rtol=1e-10)
     hb = numbax.hessian(ours)(B, X)
     _zero_d(hb)
     _close(hb, second, rtol=1e-10)
+
+
+def test_scan_hessian_against_central_differences():
+    """Forward over reverse of a scan (its gradient keeps the carries in a table, no list tape): the Hessian in
+    both arguments against central differences of the gradient."""
+    ours = scan(nnp, nlax)
+    hessian = numbax.hessian(ours, argnums=(0, 1))(B, X)
+    grad, h = numbax.grad(ours, argnums=(0, 1)), 1e-6
+    steps = [(np.array(h), np.zeros(3))] + [(np.array(0.0), h * e) for e in np.eye(3)]
+    columns = [[(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(grad(B + db, X + dx), grad(B - db, X - dx))]
+               for db, dx in steps]
+    np.testing.assert_allclose(hessian[0][0], columns[0][0], rtol=1e-7)
+    np.testing.assert_allclose(hessian[0][1], [c[0] for c in columns[1:]], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(hessian[1][1], np.array([c[1] for c in columns[1:]]).T, rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=IDS)

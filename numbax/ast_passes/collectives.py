@@ -72,6 +72,20 @@ class Staged:
     first_shard: Optional[str] = None
     exchange: Optional[str] = None
 
+    def outputs_named(self) -> Set[str]:
+        """The names of the outputs, results and stacked ones (which nothing assigns before this pass)."""
+        return {name for pair in self.outputs for name in pair}
+
+    def renamed(self, mapping: Dict[str, str]) -> "Staged":
+        """The same loop after its code's names were renamed by ``mapping`` (``inline``, renaming a helper's
+        locals apart from its caller's)."""
+        def new(name):
+            return mapping.get(name, name) if isinstance(name, str) else name
+
+        return dataclasses.replace(self, outputs=tuple((new(r), new(o)) for r, o in self.outputs),
+                                   size=new(self.size), first_shard=new(self.first_shard),
+                                   exchange=new(self.exchange))
+
 
 @dataclasses.dataclass
 class _Marker:

@@ -124,10 +124,15 @@ class Inliner:
         helper.body = self.inline_block(helper.body)
         self.namer.used -= own
         found = list(names(helper))
-        local = {a.id for a in helper.args.args} | {n.id for n in found if type(n.ctx) is gast.Store}
+        # vmap's loops over an axis with collectives name their outputs in an annotation (``collectives``)
+        staged = [loop for loop in walk(helper) if isinstance(loop, gast.For) and anno.hasanno(loop, anno.Key.STAGED)]
+        local = {a.id for a in helper.args.args} | {n.id for n in found if type(n.ctx) is gast.Store} | \
+            {name for loop in staged for name in anno.getanno(loop, anno.Key.STAGED).outputs_named()}
         mapping = {name: self.namer.new(name) for name in sorted(local)}
         for node in found:
             node.id = mapping.get(node.id, node.id)
+        for loop in staged:
+            anno.setanno(loop, anno.Key.STAGED, anno.getanno(loop, anno.Key.STAGED).renamed(mapping))
         params = [a.id for a in helper.args.args]
         binds = [self._at(stmt, gast.Assign(targets=[gast.Name(id=p, ctx=gast.Store(), annotation=None,
                                                                  type_comment=None)],

@@ -89,6 +89,12 @@ def innermost() -> Frame:
     return _stack()[-1]
 
 
+def per_thread() -> bool:
+    """Whether code specialized now runs in one GPU thread: an axis bound one example per thread (``PER_THREAD``)
+    encloses it."""
+    return any(frame.transport == PER_THREAD for frame in _stack())
+
+
 def axis_names(axis_name: Any) -> Tuple[Any, ...]:
     """JAX's ``axis_name`` argument as a tuple of names."""
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)

@@ -205,3 +205,16 @@ def joined(new_axis: bool) -> OfItems:
         return (promote(*(kind for kind, _ in items)), ndims.pop() + int(new_axis))
 
     return OfItems(rule)
+
+
+def _array_of(app, args):
+    """``np.array(x)``, ``np.asarray(x)``: ``x``'s value (the elementwise rule), and for a list or tuple written
+    out with no other argument (``np.array([v, w])``), ``np.stack``'s of its items."""
+    if app.args and isinstance(app.args[0], (gast.List, gast.Tuple)):
+        return _STACKED.rule(app, args) if len(app.args) == 1 and not app.keywords else None
+    return _ELEMENTWISE(app, args)
+
+
+_STACKED = joined(new_axis=True)
+_ELEMENTWISE = elementwise()
+array_of = OfItems(_array_of)

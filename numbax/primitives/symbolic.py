@@ -212,8 +212,17 @@ def _stacked(app, args) -> Optional[Shape]:
     return None if k is None else items[0][:k] + (("", len(items)),) + items[0][k:]
 
 
+def _array_of(app, args) -> Optional[Shape]:
+    """``np.array([v, w])`` (a list or tuple written out, no other argument): ``np.stack``'s shape of its
+    items; unknown for anything else."""
+    if len(app.args) != 1 or app.keywords or not isinstance(app.args[0], (gast.List, gast.Tuple)):
+        return None
+    return _stacked(app, args)
+
+
 concatenated = kinds.OfItems(_concatenated)
 stacked = kinds.OfItems(_stacked)
+array_of = kinds.OfItems(_array_of)
 
 
 def filled(app, args) -> Optional[Shape]:

@@ -283,6 +283,17 @@ def _lower_key(spec, node, b):
     return emit(spec, node, "random_key", [seed, aval.dtype.itemsize > 4], np.uint32, 1)
 
 
+def _sample_aval(app, args) -> Optional[Tuple[str, int]]:
+    """``rt.random_normal(key, (n, 3), np.float64)`` (``uniform``, ``exponential``, ``gumbel``): the dtype's kind,
+    a dim for each item of the shape written out; unknown for a shape held in a name."""
+    from numbax.primitives import kinds
+
+    if len(app.args) < 3 or not isinstance(app.args[1], gast.Tuple):
+        return None
+    kind = kinds.dtype_kind(app.args[2])
+    return (kind, len(app.args[1].elts)) if kind is not None else None
+
+
 def attach() -> None:
     """Give each public function of ``numbax.random`` its lowering; register which kernels carry no derivative
     and the rules of those that do (importing ``derivatives`` registers them)."""
@@ -292,6 +303,7 @@ def attach() -> None:
     from numbax.primitives.registry import def_nondifferentiable, define
 
     def_nondifferentiable(*DRAWS.values())
+    define(*(DRAWS[f"random_{name}"] for name in ("normal", "uniform", "exponential", "gumbel")), aval=_sample_aval)
     for name, draw in RANDOM.items():
         define(DRAWS[name], cuda=draw)
     lowerings = {"split": _lower_split, "fold_in": _lower_fold_in, "uniform": _lower_uniform,

@@ -120,10 +120,14 @@ def unwritten(fdef: gast.FunctionDef) -> Set[str]:
 
     A copy of such a value (a row of a loop's tape) reads the same as the value
     itself, whenever it is read. Writes are subscript stores, and, to be safe,
-    any name a bare call statement reads (``x.sort()``, ``np.copyto(x, y)``).
+    any name a bare call statement reads (``x.sort()``, ``np.copyto(x, y)``) but a run-time check, which only
+    reads its operands (``rt.check_broadcast(a, b, where)``).
     """
+    from numbax.ast_passes.optimizations.purity import is_check, is_pure
+
     written = {base(target) for _, target, _ in subscript_writes(fdef)}
-    written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.Expr)
+    written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.Expr) and
+                not (is_check(node.value) and all(map(is_pure, node.value.args)) and not node.value.keywords)
                 for n in gast.walk(node.value) if isinstance(n, gast.Name)}
     written |= {n.id for node in gast.walk(fdef) if isinstance(node, gast.keyword) and node.arg == "out"
                 for n in gast.walk(node.value) if isinstance(n, gast.Name)}

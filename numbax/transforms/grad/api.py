@@ -16,6 +16,7 @@ from numbax.ast_passes.specialize.compile_time import built_at_compile_time
 from numbax.backends.cuda import lower_on_use as cuda_lower, placement
 from numbax.backends.cuda.placement import is_device_array
 from numbax.errors import NumbaxDifferentiationError
+from numbax.lax import named_axes
 from numbax.transform_cache import reused
 from numbax.transforms import arity, nesting, replays
 from numbax.transforms.grad import transform as grad_transform
@@ -218,7 +219,8 @@ class Differentiated(Jitted):
             holder["fuse"] = param_avals if all(d == np.float64 for d in floats) else None
             narrow = any(np.result_type(d, np.float64) != d for d in floats)
             grad_spec = grad_transform.GradSpec(wrt, seeded, cts, param_avals, self.direct, self.value,
-                                                float64=holder["fuse"] is not None, narrow=narrow,
+                                                float64=holder["fuse"] is not None, rows=not named_axes.per_thread(),
+                                                narrow=narrow,
                                                 higher_order=higher_order,
                                                 assume_shapes=not (general or higher_order))
             out = grad_transform.transform(fdef, grad_spec)

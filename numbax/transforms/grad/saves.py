@@ -25,7 +25,7 @@ from typing import Dict, List, Set, Tuple
 
 import gast
 
-from numbax.ast_passes.analyses.avals import row_store
+from numbax.ast_passes.analyses.avals import expr_aval, row_store
 from numbax.ast_passes.analyses.nodes import assign as _assign
 from numbax.ast_passes.analyses.nodes import loads as _loads
 from numbax.ast_passes.analyses.nodes import name as _name
@@ -55,16 +55,18 @@ class _Row:
     row: str
 
 
-def row_widths(shapes: Dict[str, tuple], avals: Dict[str, tuple], params: Dict[str, int],
+def row_widths(shapes: Dict[str, tuple], avals: Dict[str, tuple], fixed: Set[str],
                unwritten: Set[str]) -> Dict[str, gast.expr]:
-    """The names that may be saved in row tables, each with its length written as an expression that holds
-    at the top of the function: 1-D float arrays that nothing writes into, whose symbolic shape is a dim of a
-    parameter (``logits.shape[1]``) plus an offset; ``params`` gives each parameter's ndim."""
+    """The names that may be saved in row tables, each with its length written as an expression: 1-D float
+    arrays that nothing writes into, whose symbolic shape is a dim of one of ``fixed`` (parameters, and names
+    assigned once, by a statement of the function's body itself: ``logits.shape[1]``) plus an offset, or a
+    number (``np.array([v, w])``'s 2)."""
     out: Dict[str, gast.expr] = {}
     for name, shape in shapes.items():
         if avals.get(name) != ("f", 1) or name not in unwritten or len(shape) != 1:
             continue
-        width = dim_length(shape[0], params)
+        symbol, length = shape[0]
+        width = gast.Constant(value=length, kind=None) if not symbol else dim_length(shape[0], fixed)
         if width is not None:
             out[name] = width
     return out
@@ -73,8 +75,10 @@ def row_widths(shapes: Dict[str, tuple], avals: Dict[str, tuple], params: Dict[s
 class Saves:
     """Where each needed value lives; the statements that keep it, before and after each statement."""
 
-    def __init__(self, namer: Namer, single_assignment: Set[str], avals: Dict[str, tuple] = None):
+    def __init__(self, namer: Namer, single_assignment: Set[str], avals: Dict[str, tuple] = None,
+                 params: Set[str] = frozenset()):
         self.namer = namer
+        self.params = params  # the parameters: a row table's width that reads only them holds at the top
         self.avals = avals or {}
         self.loop_of: Dict[object, gast.stmt] = {}  # statement key -> innermost enclosing loop
         self.rows: Dict[int, str] = {}  # id(loop) -> its row counter (the iterations it has taped)
@@ -121,8 +125,9 @@ class Saves:
     def _slot(self, base: str, value: gast.expr, key):
         """Where a value saved in a loop goes: a column of the loop's table for a scalar of known kind,
         else a list tape of its own."""
-        aval = self.avals.get(value.id) if isinstance(value, gast.Name) else None
-        if isinstance(value, gast.Name) and value.id in self.row_widths:
+        aval = expr_aval(value, self.avals)
+        if isinstance(value, gast.Name) and value.id in self.row_widths and \
+                self._width_holds(self.loop_of[key], self.row_widths[value.id]):
             loop = self._numbered(key)
             table = self.namer.new(f"{base}_rows")
             self.row_tables[table] = (id(loop), self.row_widths[value.id])
@@ -138,6 +143,13 @@ class Saves:
             self.widths[table] = 0
         self.widths[table] += 1
         return _Cell(table, self.widths[table] - 1, self.rows[id(loop)])
+
+    def _width_holds(self, loop, width: gast.expr) -> bool:
+        """Whether a row table of ``width`` can be made for ``loop``: at the top of the function for a width
+        of parameters, where the loop starts (``_made_late``) for one of names assigned once."""
+        names = _loads(width)
+        return names <= self.params or isinstance(loop, gast.For) and id(loop) in self.outermost and \
+            names <= self.single_assignment
 
     def _numbered(self, key) -> gast.stmt:
         """The innermost loop around statement ``key``, given a row counter if it has none yet."""

@@ -54,6 +54,7 @@ class GradSpec:
     direct: bool = False  # return the user's result: the adjoints (after the value with ``value``)
     value: bool = False
     float64: bool = False  # every float input is float64: arrays saved in loops may go in float64 row tables
+    rows: bool = True  # row tables may be made (not in one GPU thread's code, whose lowering has none)
     narrow: bool = False  # a float input narrower than float64: cotangents come in widened, gradients go out cast
     higher_order: bool = False  # the result is to be differentiated again (``nested``): no writes through views
     assume_shapes: bool = False  # take parameters' dims that the code combines as equal, checked at the entry
@@ -232,7 +233,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     alias_checks.check(fdef, active, avals)
     counts, in_loop, depth, position, once, blocks = _assignment_sites(fdef)
     single = {n for n, c in counts.items() if c == 1 and n not in in_loop}
-    saves = Saves(namer, single, avals)
+    saves = Saves(namer, single, avals, params)
     saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
     saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and not depth.get(id(n))}
@@ -241,8 +242,9 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     adjoint.higher_order = spec.higher_order
     adjoint.params = params
     adjoint.shapes = shapes
-    if spec.float64:  # the row tables are float64
-        saves.row_widths = row_widths(adjoint.shapes, avals, ndims, aliasing.unwritten(fdef))
+    if spec.float64 and spec.rows:  # the row tables are float64
+        top = {t.id for stmt in body if isinstance(stmt, gast.Assign) for t in stmt.targets if isinstance(t, gast.Name)}
+        saves.row_widths = row_widths(adjoint.shapes, avals, set(ndims) | (single & top), aliasing.unwritten(fdef))
     entry = gast.Pass()
     depth[id(entry)] = 0
     blocks[id(entry)] = ([entry], 0)

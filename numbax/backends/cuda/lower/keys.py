@@ -33,6 +33,7 @@ from numbax.primitives.cuda import Draw
 from numbax.primitives.registry import entry
 
 _PAIR, _BLOCK = "key", "keys"
+_DTYPED = frozenset(f"rt.random_{name}" for name in ("normal", "uniform", "exponential", "gumbel"))
 
 
 def draw_of(node: gast.AST) -> Optional[Draw]:
@@ -47,6 +48,21 @@ def is_random(node: gast.AST) -> bool:
     func = node.func if isinstance(node, gast.Call) else None
     return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "rt" and \
         func.attr.startswith("random_")
+
+
+def sample(node: gast.AST, env: Dict[str, object]) -> Optional[np.generic]:
+    """The stand-in (``probes``) of a number drawn, ``rt.random_normal(key, (), np.float64)``: one of the dtype
+    written as its third argument (``normal``, ``uniform``, ``exponential``, ``gumbel``), so that what is computed
+    from it has a dtype; None for anything else."""
+    draw = draw_of(node)
+    if draw is None or draw.result != "number" or _text(node.func) not in _DTYPED or len(node.args) < 3 or \
+            not (isinstance(node.args[1], gast.Tuple) and not node.args[1].elts):
+        return None
+    try:
+        dtype = np.dtype(probes.evaluate(node.args[2], env))
+    except Exception:  # noqa: BLE001 - a dtype the stand-ins cannot give: no stand-in, as for any key's value
+        return None
+    return dtype.type(1) if dtype.kind == "f" else None
 
 
 def user_name(node: gast.Call) -> str:

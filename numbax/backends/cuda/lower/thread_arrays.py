@@ -45,7 +45,7 @@ import numpy as np
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.tree_copy import copy_tree
-from numbax.backends.cuda.lower import probes, thread_lists
+from numbax.backends.cuda.lower import keys, probes, thread_lists
 from numbax.backends.cuda.lower.thread_sharing import joined, read_after
 from numbax.backends.cuda.lower.state import LoweringState, text as _text
 from numbax.primitives.cuda import MATMUL, Cast, Elementwise, Reduction
@@ -252,6 +252,9 @@ class LocalArrays:
         for name in sorted(names & set(self.lists)):
             raise self.state.refuse(f"the list `{name}` otherwise than appended to and popped from")
         reads_arrays = self.reads_arrays(node)
+        drawn = keys.sample(node, self.env)
+        if drawn is not None:  # a number drawn from a key: its dtype's stand-in
+            return drawn
         if names & self.opaque:
             if reads_arrays:
                 raise self.state.refuse(f"`{_text(node)}`, arrays per example with keys,")
