@@ -35,8 +35,10 @@ import dataclasses
 import functools
 import hashlib
 import importlib
+import itertools
 import os
 import re
+import secrets
 import sys
 import tempfile
 import weakref
@@ -46,6 +48,7 @@ import numba
 from llvmlite import binding as llvm_binding
 from numba.core import caching
 from numba.core import types as numba_types
+from numba.core.bytecode import FunctionIdentity
 from numba.core.typing.templates import builtin_registry
 from numba.extending import overload as _numba_overload
 
@@ -59,6 +62,22 @@ _FOLDERS: List[Callable[[], Optional[str]]] = []
 # of the typer (a function may have several overloads), which are the same in every process
 _TEMPLATES: Dict[Tuple[str, str, str, str], type] = {}
 _CALLED: Set[Tuple[str, str, str, str]] = set()  # the keys of those overloaded with ``called``
+
+
+def _names_differ_across_processes() -> None:
+    """Start Numba's count of compiled functions at a random point of 2**56 in this process.
+
+    Numba names a function's machine code by its qualified name, its argument types and that count (the
+    ``abi:vN`` tag), which starts at 1 in every process. Two different functions of one qualified name and
+    types (two of the runtime's kernels, all named ``impl``; two closures of one factory) compiled in two
+    processes could get the same name, and a process that loaded both from this cache linked one in place of
+    the other: wrong numbers or a crash. From random starting points, names made by different processes
+    differ (two processes' ranges of a million functions overlap with odds below 1e-10).
+    """
+    FunctionIdentity._unique_ids = itertools.count(1 + secrets.randbits(56))
+
+
+_names_differ_across_processes()
 
 
 def overload(fn: Callable, called: bool = False, **options: Any) -> Callable[[Callable], Callable]:
