@@ -439,6 +439,10 @@ SOURCE = textwrap.dedent('''
         return 0.5 + y
 
 
+    def empty_difference(y):
+        return np.diff(y)
+
+
     def heaviside_of_bools(x):
         return np.heaviside(x, x)
 
@@ -1241,3 +1245,11 @@ def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(foun
     expected = found.heaviside_of_bools_and_a_float(b, y)
     assert got.dtype == expected.dtype == np.float64
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.xfail(strict=True, reason="jacrev of an empty output maps vjp over no example: vmap's ValueError "
+                                       "where JAX gives an empty Jacobian (seed 212, python backend)")
+def test_jacrev_of_an_empty_output_is_an_empty_jacobian(found):
+    y = np.full((3, 1), -2.0)
+    got = numbax.jacrev(found.empty_difference, backend="python")(y)
+    assert got.shape == (3, 0, 3, 1)
