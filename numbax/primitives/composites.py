@@ -167,6 +167,15 @@ def _real(app, args):
         else None
 
 
+def _a_float_operand(app, args):
+    """The ``refuse`` rule ``a float or complex operand``: of bool and integer operands alone, NumPy's result is
+    a float as narrow as they are (float16 of two bool arrays), which numbax's float64 arithmetic would not be."""
+    if all(a is not None and a[0] in "bi" for a in args[:2]):
+        return "of bool or integer operands alone (NumPy's result is as narrow as they are: float16 of bools): " \
+               "cast one first, np.heaviside(x1.astype(np.float64), x2)"
+    return None
+
+
 define(np.diff, composite=diff)
 define(np.take, composite=take)
 define(np.take_along_axis, composite=take_along_axis,
@@ -175,7 +184,7 @@ define(np.average, composite=average)
 define(np.cross, composite=cross)
 define(np.kron, composite=kron, refuse=_ranks(2, ((1, 1), (2, 2)), "two vectors or two matrices"))
 define(np.float_power, composite=float_power)
-define(np.heaviside, composite=heaviside)
+define(np.heaviside, composite=heaviside, refuse=_a_float_operand)
 define(np.vander, composite=vander)
 define(np.nan_to_num, composite=nan_to_num, refuse=_real)
 define(np.linalg.matrix_power, composite=matrix_power)

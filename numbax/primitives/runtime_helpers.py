@@ -527,8 +527,11 @@ def _unbroadcast(app, args):
 
 
 def _scalar_output(app, args):
-    """grad's output, checked to be a number."""
-    return (args[0][0], 0) if args and args[0] else None
+    """grad's output, checked to be a number: an array stays an array (the check raises JAX's TypeError when it
+    runs, and the code after it must still compile, typed like the value it was given)."""
+    if not args or not args[0]:
+        return None
+    return args[0] if args[0][1] else (args[0][0], 0)
 
 
 def _chooser_weights(app, args):

@@ -437,6 +437,18 @@ SOURCE = textwrap.dedent('''
     def updated_in_place_from_a_wider_dtype(x, y):
         y += x
         return 0.5 + y
+
+
+    def empty_difference(y):
+        return np.diff(y)
+
+
+    def heaviside_of_bools(x):
+        return np.heaviside(x, x)
+
+
+    def heaviside_of_bools_and_a_float(x, y):
+        return np.heaviside(x, y)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -1219,3 +1231,25 @@ def test_the_refusals_rewrite_through_the_array_itself_is_right(backend, dtype):
     out, tangent = numbax.jvp(lambda v: _row_incremented_in_place(v, x.copy()), (y,), (np.ones(4),),
                               backend=backend)
     assert out == -34.0 and tangent == -20.0
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(found, backend):
+    # NumPy gives float16 of two bool arrays (seed 210, python backend): jit gave float64
+    b = np.array([False, True, False, True])
+    with pytest.raises(numbax.NumbaxError, match="np.heaviside of bool or integer operands alone") as info:
+        numbax.jit(found.heaviside_of_bools, backend=backend)(b)
+    assert f"{found.__file__}:{_line(found, 'return np.heaviside(x, x)')}" in str(info.value)
+    y = np.array([-2.0, 0.5, 0.0, 3.0])
+    got = numbax.jit(found.heaviside_of_bools_and_a_float, backend=backend)(b, y)
+    expected = found.heaviside_of_bools_and_a_float(b, y)
+    assert got.dtype == expected.dtype == np.float64
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.xfail(strict=True, reason="jacrev of an empty output maps vjp over no example: vmap's ValueError "
+                                       "where JAX gives an empty Jacobian (seed 212, python backend)")
+def test_jacrev_of_an_empty_output_is_an_empty_jacobian(found):
+    y = np.full((3, 1), -2.0)
+    got = numbax.jacrev(found.empty_difference, backend="python")(y)
+    assert got.shape == (3, 0, 3, 1)

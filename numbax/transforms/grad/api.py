@@ -48,6 +48,24 @@ def _no_output(fdef: gast.FunctionDef, returns) -> None:
         anno.getanno(fdef, anno.Key.ORIGIN), hint="return the scalar to differentiate.")
 
 
+def _check_one_output(fdef: gast.FunctionDef, returns, has_aux: bool) -> None:
+    """JAX's TypeError, at the ``def``, for an output that is no single value (a tuple, a dict: ``grad`` seeds
+    only the first returned leaf) or, with ``has_aux``, no ``(value, aux)`` pair."""
+    treedef = returns.treedef
+    if has_aux:
+        children = tree_util.treedef_children(treedef)
+        if len(children) != 2 or tree_util.treedef_tuple(children) != treedef:
+            raise NumbaxDifferentiationError(
+                f"expected function with aux output to return a two-element tuple, but got {treedef}.",
+                anno.getanno(fdef, anno.Key.ORIGIN), hint="return (value, aux), or drop has_aux=True.")
+        treedef = children[0]
+    if not tree_util.treedef_is_leaf(treedef):
+        raise NumbaxDifferentiationError(
+            f"Gradient only defined for scalar-output functions. Output was {treedef}.",
+            anno.getanno(fdef, anno.Key.ORIGIN),
+            hint="return the scalar to differentiate (numbax.vjp or numbax.jacrev take any output).")
+
+
 def _float0_if_int(primal, cotangent):
     """JAX's zero cotangent of an integer input: an array of dtype float0."""
     if np.issubdtype(np.asarray(primal).dtype, np.inexact):
@@ -199,7 +217,8 @@ class Differentiated(Jitted):
             if not width and not self.cotangents:
                 _no_output(fdef, spec.returns)
             seeded = list(range(width)) if self.cotangents else [0]
-            if self.has_aux:
+            if self.has_aux or not self.cotangents:
+                _check_one_output(fdef, spec.returns, self.has_aux)
                 seeded = [0]
             taken = Namer(n.id for n in gast.walk(fdef) if isinstance(n, gast.Name))  # a vjp inlined here has its own
             cts = [taken.new(f"ct_{k}") for k in range(len(seeded))] if self.cotangents else None

@@ -177,6 +177,11 @@ _OUTPUT_HINTS = {"c": " numbax does not implement holomorphic differentiation; f
 _KIND_NAMES = {"c": "complex128", "i": "int64", "b": "bool"}
 
 
+def _known_array(aval) -> bool:
+    """Whether an abstract value is known to be an array (of one dimension at least)."""
+    return aval is not None and isinstance(aval[1], int) and aval[1] > 0
+
+
 def _check_real_output(out: gast.expr, avals, body: List[gast.stmt], ret: gast.Return,
                        seeds: List[gast.stmt]) -> None:
     """``grad``'s output must be a real float, as JAX requires (JAX's TypeError, at the line computing it).
@@ -261,6 +266,14 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
         # (through the seed where the output is active: a second reverse mode reads no statement for effect)
         evaluated = spec.direct and not spec.value and isinstance(out, gast.Name) and \
             may_raise(body, adjoint.shapes, avals)
+        if not spec.cotangents and not spec.higher_order and isinstance(out, gast.Name) and \
+                _known_array(avals.get(out.id)):
+            # always raises JAX's TypeError, where the output is computed in full (no backend fuses it away; a
+            # gradient to be differentiated again checks in its seed, which has a rule)
+            seeds.append(gast.Expr(value=_rt("scalar_output", out)))
+            if out.id in active:
+                seeds.append(adjoint.accumulate(out.id, _rt("ones_like", out), ret))
+            continue
         if not (isinstance(out, gast.Name) and out.id in active):
             if unchecked or evaluated:  # a constant output still has to be a scalar
                 seeds.append(gast.Expr(value=_rt("scalar_output", out)))

@@ -38,6 +38,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses.nodes import rt_call as _rt_call
 from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import fusible, indexing, parts, probes, threads
 from numbax.backends.cuda.lower.control_flow import ControlFlow, call_of as _call_of
@@ -127,7 +128,8 @@ class Lowering(ControlFlow):
         folds = fusible.fusible(stmts, self.reads)
         for i, stmt in enumerate(stmts):
             saved, self.origin = self.origin, anno.getanno(stmt, anno.Key.ORIGIN) or self.origin
-            for emitted in (self.fold(stmt) if i in folds else self.statement(stmt)):
+            fold = i in folds and not (isinstance(stmt, gast.Assign) and self._checks_an_array_output(stmt.value))
+            for emitted in (self.fold(stmt) if fold else self.statement(stmt)):
                 if not anno.hasanno(emitted, anno.Key.ORIGIN) and self.origin is not None:
                     anno.setanno(emitted, anno.Key.ORIGIN, self.origin)
                 out.append(emitted)
@@ -143,6 +145,10 @@ class Lowering(ControlFlow):
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
                 and self.is_tape_call(stmt.value, "pop"):
             return self.pop(stmt.targets[0].id, stmt.value)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and self._checks_an_array_output(stmt.value):
+            target = stmt.targets[0].id  # the array computed, then grad's check (JAX's TypeError) on the host
+            return self.assign(target, stmt.value.args[0]) + [gast.Expr(value=_rt_call("scalar_output", _name(target)))]
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
             return self.assign(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and self.is_indexing(stmt.targets[0]):
@@ -163,6 +169,10 @@ class Lowering(ControlFlow):
             return self.save_row(stmt)
         if isinstance(stmt, gast.Expr) and self.is_tape_call(stmt.value, "append"):
             return self.append(stmt.value)
+        if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                _text(stmt.value.func) == "rt.scalar_output" and isinstance(stmt.value.args[0], gast.Name) and \
+                stmt.value.args[0].id not in self.folded:
+            return [stmt]  # grad's check that its output is a number: JAX's TypeError with the array's shape
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) == "rt.real_output" and not probes.is_array(self.probe(stmt.value.args[0])):
             return [stmt]  # grad's check of its output's dtype, on a number of the host
@@ -193,6 +203,11 @@ class Lowering(ControlFlow):
         if isinstance(stmt, gast.Raise) and _raises_a_constant(stmt):
             return [stmt]
         raise self.refuse(f"`{_text(stmt)}`")
+
+    def _checks_an_array_output(self, node: gast.expr) -> bool:
+        """``rt.scalar_output(v)`` of an array ``v``: grad's output, which raises (a gradient's own seed)."""
+        return isinstance(node, gast.Call) and _text(node.func) == "rt.scalar_output" and \
+            probes.is_array(self.probe(node.args[0]))
 
     @staticmethod
     def _is_check(node: gast.expr) -> bool:
