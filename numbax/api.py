@@ -117,16 +117,16 @@ def note_arrays_on_gpu() -> None:
 class Jitted(_CDispatcher):
     """A function compiled on first call for each new signature; see ``jit``."""
 
+    # makes the transformation of a function with *args or **kwargs per count of arguments at the call, or None
+    # for any other function (numbax.transforms.arity sets it when numbax.transforms is imported)
+    per_arity: Optional[Callable[..., Any]] = None
+
     def __new__(cls, fun: Any = None, *args, **kwargs):
         """A ``Jitted``; for a transformation other than ``jit`` of a function with ``*args`` or ``**kwargs``, an
         ``AtArity`` that makes this transformation for each count of arguments at the call, as JAX counts them
         (``jit`` binds ``*args`` as a tuple itself)."""
-        if cls is not Jitted:
-            from numbax.transforms import arity
-
-            if not issubclass(cls, arity.AtArity) and arity.variadic(fun):
-                return arity.AtArity(cls, args, kwargs, fun)
-        return super().__new__(cls)
+        made = Jitted.per_arity(cls, fun, args, kwargs) if cls is not Jitted and Jitted.per_arity else None
+        return made if made is not None else super().__new__(cls)
 
     def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), backend: str = "cpu",
                  parallel: bool = False, fastmath: bool = False):

@@ -130,3 +130,14 @@ class AtArity(Jitted):
             return repr(self._latest)
         label = getattr(self._cls, "label", self._cls.__name__)
         return f"<numbax.{label} of {getattr(function_of(self.fun), '__qualname__', self.fun)}>"
+
+
+def _per_arity(cls: type, fun: Any, options: tuple, keywords: Dict[str, Any]) -> Optional[AtArity]:
+    """``Jitted.per_arity``: an ``AtArity`` for a transformation (not itself one) of a function with ``*args`` or
+    ``**kwargs``, None otherwise."""
+    if not issubclass(cls, AtArity) and variadic(fun):
+        return AtArity(cls, options, keywords, fun)
+    return None
+
+
+Jitted.per_arity = _per_arity
