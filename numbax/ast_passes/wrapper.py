@@ -164,11 +164,11 @@ def fixed_arity(target: Any, user: Callable, count: int, keywords: Tuple[str, ..
                                 Origin(code.co_filename, code.co_firstlineno, 0,
                                        linecache.getline(code.co_filename, code.co_firstlineno), code.co_qualname),
                                 hint="pass it inside a dict, or by position.")
-    named = [p for p in inspect.signature(user).parameters.values()
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    star = next((p.name for p in inspect.signature(user).parameters.values() if p.kind is p.VAR_POSITIONAL), "args")
+    parameters = inspect.signature(user).parameters.values()
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), "args")
     namer = Namer(keywords)
-    positional = [namer.new(named[i].name if i < len(named) else f"{star}_{i - len(named)}") for i in range(count)]
+    positional = [namer.new(named[i] if i < len(named) else f"{star}_{i - len(named)}") for i in range(count)]
     name = code.co_name.replace("<lambda>", "lambda_")
     callee = f"{name}_"
     while callee in namer.used:
