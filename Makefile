@@ -33,7 +33,7 @@ demo: $(VENV)/.installed
 # worker over the whole suite), so each session's workers hold half; Numba's disk cache carries code between them.
 # `--dist worksteal` gives each worker half of the files in order (stealing from the other's tail when idle), so a
 # module's shared compiled functions and fixtures are made by one worker, not both.
-PYTEST := NUMBA_OPT=1 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q
+PYTEST := NUMBA_OPT=0 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q
 FIRST_HALF := tests/test_[a-g]*.py
 
 test: $(VENV)/.installed-test

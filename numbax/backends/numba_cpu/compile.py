@@ -233,7 +233,8 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
     ``error_model="numpy"``), not Python's ``ZeroDivisionError``. Numba's disk cache does
     not tell these options apart, nor runtimes, so each combination gets a module file of its own. Without a cache
     directory (``None``), or one that refuses the module file, nothing is cached on disk; nor is code that
-    calls MPI. ``nogil``: the code releases the GIL (``pmap``'s, whose shards run on threads).
+    calls MPI. ``nogil``: the code releases the GIL (``pmap``'s, whose shards run on threads). Python calls it
+through its CPython wrapper, nothing through a C function pointer: Numba makes no C wrapper.
     """
     variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath},runtime={runtime_digest()}" + \
         (",nogil=True" if nogil else "")
@@ -248,7 +249,8 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
             return function
         dispatcher = NumbaxDispatcher(function, targetoptions={"nopython": True, "boundscheck": None,
                                                                "error_model": "numpy", "parallel": parallel,
-                                                               "fastmath": fastmath, "nogil": nogil},
+                                                               "fastmath": fastmath, "nogil": nogil,
+                                                               "no_cfunc_wrapper": True},
                                       pipeline_class=helper_calls.Compiler)
         if getattr(module, "__file__", None) and _CALLS_MPI not in source and \
                 not source_files.changed(look=False):

@@ -13,13 +13,14 @@ A small helper is still linked in, to be inlined: ``rt.exp(z)`` and ``rt.max(z)`
 256 x 100 softmax took 6% longer per call as calls (their IR is 160 to 900 lines; a Cholesky factor's
 gradient is 11,000). Not one overloaded with ``called`` (most run-time checks of shapes, ``numpy_once``'s
 functions): it raises or allocates, and its IR linked in cost the spring chain's Hessian a tenth of its
-compilation.
+compilation. At LLVM's optimization level 0 (``NUMBA_OPT=0``) nothing is inlined: every cached helper is called.
 """
 from __future__ import annotations
 
 import weakref
 
 from numba.core import codegen, compiler
+from numba.core import config as numba_config
 from numba.core.compiler_machinery import LoweringPass, register_pass
 from numba.core.typed_passes import NativeLowering
 
@@ -38,7 +39,8 @@ class CallerLibrary(codegen.JITCodeLibrary):
         """Link ``library`` in, unless it is a large cached runtime helper's: then load it first on a cache
         load."""
         helper = cached.helper_called(library)
-        if helper is None or (_lines(library) < CALLED_FROM_LINES and not helper.always_called):
+        if helper is None or (int(numba_config.OPT) > 0 and _lines(library) < CALLED_FROM_LINES
+                              and not helper.always_called):
             super().add_linking_library(library)
         else:
             self._reload_init.add(helper)
