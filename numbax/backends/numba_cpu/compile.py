@@ -53,10 +53,11 @@ from numba.core.runtime import rtsys
 
 from numbax import cache_files, config, source_files, timings
 from numbax.backends.module_cache import module_for
-from numbax.backends.numba_cpu import helper_calls, scipy_blas, slice_store_error
+from numbax.backends.numba_cpu import helper_calls, scipy_blas, shared_overloads, slice_store_error
 from numbax.runtime import cached
 
 _DISPATCHERS: Dict[Tuple, Callable] = {}
+shared_overloads.share()
 
 
 @contextlib.contextmanager
