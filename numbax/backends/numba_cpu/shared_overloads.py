@@ -10,7 +10,8 @@ So one program's ``np.empty(n)`` was compiled six times, and 211 of the 484 over
 An implementation takes four flags from its caller (``CPUTargetOptions.finalize`` inherits ``nrt``,
 ``fastmath``, ``error_model`` and ``forceinline`` where the overload's options do not set them) and sets the
 rest itself, so implementations for callers alike in those four are the same code: ``share`` keys Numba's
-cache by them. Flags of another target (CUDA's) key it as Numba does. ``tests/test_shared_overloads.py``
+cache by them. Flags of another target (CUDA's) key it as Numba does. Nothing calls an implementation through
+a C function pointer, so none gets Numba's C-callable wrapper (as none gets a CPython wrapper). ``tests/test_shared_overloads.py``
 checks against the installed Numba that these are the flags it inherits.
 """
 from __future__ import annotations
@@ -37,12 +38,15 @@ def _hashable(value: Any) -> Hashable:
 
 
 def _get_impl(self, args, kws):
-    """Numba's ``_OverloadFunctionTemplate._get_impl``, keyed by the flags the implementation inherits."""
+    """Numba's ``_OverloadFunctionTemplate._get_impl``, keyed by the flags the implementation inherits, and
+    compiling it without a C-callable wrapper."""
     flags = targetconfig.ConfigStack.top_or_none()
     cache_key = self.context, tuple(args), tuple(kws.items()), _flags_key(flags)
     found = self._impl_cache.get(cache_key)
     if found is not None:
         return found
+    if "no_cfunc_wrapper" not in self._jit_options:
+        type(self)._jit_options = {**self._jit_options, "no_cfunc_wrapper": True}
     return self._build_impl(cache_key, args, kws)
 
 
