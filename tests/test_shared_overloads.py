@@ -32,13 +32,18 @@ def test_the_flags_kept_apart_are_those_numba_lets_a_callee_inherit():
     assert inherited == set(shared_overloads.INHERITED)
 
 
+def _np_empty_template():
+    """Numba's overload template of ``np.empty``."""
+    return next(t for t in templates._OverloadFunctionTemplate.__subclasses__()
+                if getattr(t, "_overload_func", None).__qualname__ == "ol_np_empty")
+
+
 def _builds_of_np_empty_for(*jit_options) -> int:
     """How many implementations of ``np.empty(int64)`` Numba keeps after functions with each of
     ``jit_options`` call it."""
     for options in jit_options:
         numba.njit(**options)(lambda n: np.empty(n).size)(3)
-    template = next(t for t in templates._OverloadFunctionTemplate.__subclasses__()
-                    if getattr(t, "_overload_func", None).__qualname__ == "ol_np_empty")
+    template = _np_empty_template()
     return sum(1 for key in template._impl_cache if key[1] == (numba.int64,) and not key[2])
 
 
@@ -52,3 +57,11 @@ def test_callers_of_another_error_model_get_their_own():
     first = _builds_of_np_empty_for({"error_model": "python"}, {"error_model": "numpy"})
     assert first >= 2
     assert _builds_of_np_empty_for({"error_model": "numpy", "no_cfunc_wrapper": True}) == first
+
+
+def test_an_implementation_for_the_cpu_has_no_c_callable_wrapper():
+    _builds_of_np_empty_for({})
+    template = _np_empty_template()
+    built = [impl for key, (impl, _) in template._impl_cache.items() if key[1] == (numba.int64,) and impl]
+    assert built and all(impl.targetoptions["no_cfunc_wrapper"] is True for impl in built)
+    assert all("cfunc." not in cres.library.get_llvm_str() for impl in built for cres in impl.overloads.values())

@@ -11,7 +11,7 @@ An implementation takes four flags from its caller (``CPUTargetOptions.finalize`
 ``fastmath``, ``error_model`` and ``forceinline`` where the overload's options do not set them) and sets the
 rest itself, so implementations for callers alike in those four are the same code: ``share`` keys Numba's
 cache by them. Flags of another target (CUDA's) key it as Numba does. Nothing calls an implementation through
-a C function pointer, so none gets Numba's C-callable wrapper (as none gets a CPython wrapper). ``tests/test_shared_overloads.py``
+a C function pointer, so none for the CPU gets Numba's C-callable wrapper (as none gets a CPython wrapper). ``tests/test_shared_overloads.py``
 checks against the installed Numba that these are the flags it inherits.
 """
 from __future__ import annotations
@@ -19,9 +19,11 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from numba.core import compiler, targetconfig
+from numba.core.target_extension import cpu_target, jit_registry
 from numba.core.typing import templates
 
 INHERITED = ("nrt", "fastmath", "error_model", "forceinline")
+_NUMBAS_JIT_DECORATOR = templates._OverloadFunctionTemplate._get_jit_decorator
 
 
 def _flags_key(flags: Any) -> Hashable:
@@ -38,18 +40,24 @@ def _hashable(value: Any) -> Hashable:
 
 
 def _get_impl(self, args, kws):
-    """Numba's ``_OverloadFunctionTemplate._get_impl``, keyed by the flags the implementation inherits, and
-    compiling it without a C-callable wrapper."""
+    """Numba's ``_OverloadFunctionTemplate._get_impl``, keyed by the flags the implementation inherits."""
     flags = targetconfig.ConfigStack.top_or_none()
     cache_key = self.context, tuple(args), tuple(kws.items()), _flags_key(flags)
     found = self._impl_cache.get(cache_key)
     if found is not None:
         return found
-    if "no_cfunc_wrapper" not in self._jit_options:
-        type(self)._jit_options = {**self._jit_options, "no_cfunc_wrapper": True}
     return self._build_impl(cache_key, args, kws)
+
+
+def _get_jit_decorator(self):
+    """Numba's decorator for the implementation; on the CPU, one that makes no C-callable wrapper."""
+    jitter = _NUMBAS_JIT_DECORATOR(self)
+    if jitter is not jit_registry[cpu_target]:
+        return jitter
+    return lambda **options: jitter(**{"no_cfunc_wrapper": True, **options})
 
 
 def share() -> None:
     """Key every overload's compiled implementations by the flags they inherit (see the module's docstring)."""
     templates._OverloadFunctionTemplate._get_impl = _get_impl
+    templates._OverloadFunctionTemplate._get_jit_decorator = _get_jit_decorator
