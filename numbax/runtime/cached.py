@@ -56,9 +56,7 @@ _RUNTIME = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _KERNEL_FILE = re.compile(r"<numbax\.runtime ([0-9a-f]{16})>")
 # Numba compiles an implementation with the flags of its first caller where they are not set, and its disk cache
 # does not tell flags apart: set, they are the same for every caller (generated code's error model, no fastmath).
-# Compiled code calls them directly, never through a C function pointer: Numba's C wrapper of each would be
-# lowered and optimized for nothing.
-_JIT_OPTIONS = {"cache": True, "error_model": "numpy", "fastmath": False, "no_cfunc_wrapper": True}
+_JIT_OPTIONS = {"cache": True, "error_model": "numpy", "fastmath": False}
 _FOLDERS: List[Callable[[], Optional[str]]] = []
 # the overload template of each function's array implementations, by the module and name of the function and
 # of the typer (a function may have several overloads), which are the same in every process
