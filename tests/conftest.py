@@ -27,8 +27,9 @@ if REQUIRE_CUDA and importlib.util.find_spec("numba_cuda") is None:
                        "cannot run: pip install 'numbax[cuda-sim]' (make test does)")
 
 # LLVM's optimization level 0 compiles a small gradient a third faster than level 1 (which compiles numbax's
-# loop nests up to four times faster than Numba's default 3), and computes the same bits (no fast-math flags);
-# tests/test_optimization_level.py checks that against level 3, what users run. Numba reads it when it is
+# loop nests up to four times faster than Numba's default 3), and computes the same bits (no fast-math flags)
+# but for fused loops' sums, which it adds in order where level 3 vectorizes them; tests/test_optimization_level.py
+# checks that against level 3, what users run. Numba reads it when it is
 # first imported, which is after this file.
 os.environ.setdefault("NUMBA_OPT", "0")
 if not os.environ.get("NUMBAX_CACHE_DIR"):

@@ -60,6 +60,9 @@ SCRIPT = textwrap.dedent('''
 
 
 FUSED_SUM = 2  # the softmax's gradient: its fused sums add in another order at level 0
+# how far a sum of the 16 rows' positive terms may move when level 3 splits it into as many lanes as the CPU's
+# vectors hold (2 to 8 doubles), in units of the largest value's rounding
+REORDERED = 32 * np.finfo(np.float64).eps
 
 
 def _run(tmp_path, level: str):
@@ -84,6 +87,6 @@ def test_the_suites_optimization_level_computes_the_bits_of_numbas_default(tmp_p
     for k, (at_three, at_zero) in enumerate(zip(default, suite)):
         assert at_three.dtype == at_zero.dtype and at_three.shape == at_zero.shape
         if k == FUSED_SUM:
-            np.testing.assert_allclose(at_zero, at_three, rtol=4 * np.finfo(np.float64).eps, atol=1e-16)
+            np.testing.assert_allclose(at_zero, at_three, rtol=REORDERED, atol=REORDERED * np.max(np.abs(at_three)))
         else:
             assert at_zero.tobytes() == at_three.tobytes()

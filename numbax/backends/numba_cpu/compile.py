@@ -235,7 +235,7 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
     not tell these options apart, nor runtimes, so each combination gets a module file of its own. Without a cache
     directory (``None``), or one that refuses the module file, nothing is cached on disk; nor is code that
     calls MPI. ``nogil``: the code releases the GIL (``pmap``'s, whose shards run on threads). Python calls it
-through its CPython wrapper, nothing through a C function pointer: Numba makes no C wrapper.
+    through its CPython wrapper, nothing through a C function pointer: Numba makes no C wrapper.
     """
     variant = f"error_model=numpy,parallel={parallel},fastmath={fastmath},runtime={runtime_digest()}" + \
         (",nogil=True" if nogil else "")
