@@ -151,6 +151,35 @@ def test_generated_code_calls_a_large_cached_helper_without_a_copy_of_its_code(t
     assert address and llvm_binding.address_of_symbol(renamed.symbol) == address
 
 
+LINKED_ABOVE_LEVEL_ZERO = """
+import sys
+sys.path.insert(0, "tests")
+import numbax
+from numbax.backends.numba_cpu import compile as compile_numba
+from numbax.runtime import cached
+import test_runtime_cache as t
+numbax.jit(t._solve)(*t._ARGS["linalg.solve"])
+(result,) = [cres for key, dispatcher in compile_numba._DISPATCHERS.items() if "__solve_" in key[0]
+             for cres in dispatcher.overloads.values()]
+text = result.library.get_llvm_str()
+print(sorted(".".join(h.template[:2]) for h in result.reload_init if isinstance(h, cached.CalledHelper)))
+print("declare i32 @_ZN6numbax7runtime6checks15check_broadcast" in text)
+print("declare i32 @_ZN6numbax7runtime12contractions7_matmul" in text)
+"""
+
+
+def test_above_level_zero_a_small_helper_is_linked_in_to_be_inlined(tmp_path):
+    # at level 1 (the suite runs at 0, which inlines nothing): the elementwise ``+``'s check and ``a @ b``'s
+    # kernel are linked in; the product's check (``called=True``) and the solve are called
+    env = {**os.environ, "NUMBA_OPT": "1", "NUMBAX_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", LINKED_ABOVE_LEVEL_ZERO], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "['numbax.runtime.checks.check_matmul', 'numbax.runtime.numpy_once.solve']", "False", "False"]
+
+
 def test_timings_name_each_pass_and_numbas_stages(first_run):
     err = first_run[1].stderr
     assert "numbax timings: jit of f (" in err and "program.py:21)" in err
