@@ -53,7 +53,7 @@ from numba.core.runtime import rtsys
 
 from numbax import cache_files, config, source_files, timings
 from numbax.backends.module_cache import module_for
-from numbax.backends.numba_cpu import helper_calls, scipy_blas, shared_overloads, slice_store_error
+from numbax.backends.numba_cpu import pipeline, scipy_blas, shared_overloads, slice_store_error
 from numbax.runtime import cached
 
 _DISPATCHERS: Dict[Tuple, Callable] = {}
@@ -252,7 +252,7 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], parallel:
                                                                "error_model": "numpy", "parallel": parallel,
                                                                "fastmath": fastmath, "nogil": nogil,
                                                                "no_cfunc_wrapper": True},
-                                      pipeline_class=helper_calls.Compiler)
+                                      pipeline_class=pipeline.Compiler)
         if getattr(module, "__file__", None) and _CALLS_MPI not in source and \
                 not source_files.changed(look=False):
             dispatcher.enable_caching()

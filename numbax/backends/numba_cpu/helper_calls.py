@@ -4,7 +4,7 @@ Numba links the LLVM IR of every function a caller calls into the caller's modul
 and emits its machine code once more: for a runtime helper loaded from the disk cache
 (``numbax.runtime.cached``) that is the whole cost of the helper, and of Numba's implementations it calls,
 paid again in every generated function (30,000 of the 36,000 lines of IR of the Gaussian process's step).
-``Compiler`` builds generated code into a ``CallerLibrary``, which links every library but those of the
+``UseCallerLibrary`` builds generated code into a ``CallerLibrary``, which links every library but those of the
 large helpers; the call stays a call of the helper's symbol, which the JIT resolves to the machine code
 already loaded, and the caller's ``reload_init`` holds a ``CalledHelper`` that loads that code before the
 caller's cached code in a new process.
@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import weakref
 
-from numba.core import codegen, compiler
+from numba.core import codegen
 from numba.core import config as numba_config
 from numba.core.compiler_machinery import LoweringPass, register_pass
-from numba.core.typed_passes import NativeLowering
 
 from numbax.runtime import cached
 
@@ -68,22 +67,3 @@ class UseCallerLibrary(LoweringPass):
         library.enable_object_caching()
         state.library = library
         return True
-
-
-class Compiler(compiler.Compiler):
-    """Numba's compiler, lowering into a ``CallerLibrary``."""
-
-    def define_pipelines(self):
-        """Numba's pipelines, each with ``UseCallerLibrary`` right before ``NativeLowering``."""
-        pipelines = super().define_pipelines()
-        for pipeline in pipelines:
-            if any(entry[0] is NativeLowering for entry in pipeline.passes):
-                pipeline.add_pass_after(UseCallerLibrary, _before(pipeline, NativeLowering))
-                pipeline.finalize()
-        return pipelines
-
-
-def _before(pipeline, pass_class):
-    """The pass that runs right before ``pass_class`` in ``pipeline``."""
-    classes = [entry[0] for entry in pipeline.passes]
-    return classes[classes.index(pass_class) - 1]
