@@ -34,13 +34,14 @@ def paths(packages: Iterable[str] = ("",)) -> Iterator[str]:
 def _stamps(packages: Iterable[str] = ("",)) -> Tuple[Stamp, ...]:
     """The stamp of every ``.py`` file under the given subfolders of numbax's folder (``paths``)."""
     found = []
+    start = len(os.path.join(_ROOT, ""))
     for path in paths(packages):
         try:
             info = os.stat(path)
         except OSError:  # removed since the walk listed it
-            found.append((os.path.relpath(path, _ROOT), -1, -1))
+            found.append((path[start:], -1, -1))
             continue
-        found.append((os.path.relpath(path, _ROOT), info.st_size, info.st_mtime_ns))
+        found.append((path[start:], info.st_size, info.st_mtime_ns))
     return tuple(found)
 
 
