@@ -1,31 +1,45 @@
-"""Numba fuses the array expressions of generated code that have two operations or more, not single ones.
+"""Numba fuses generated code's array expressions of two operations or more, and most single ones not.
 
 After typing, Numba rewrites each expression of array operators and ufuncs (``a * b + c``) into one
 ``arrayexpr`` that it lowers as a single loop, compiling the loop's scalar body as a function of its own:
 a parse, a typing and a lowering of that function for every array operation of the program, the most
 common statement of generated code (``dt1 * y``, ``rt.unbroadcast(dt2 * const, _t1)``). For a single
-operation the loop is the one Numba lowers for the operator or ufunc itself, scalar body inline, so the
-rewrite buys nothing at run time and costs a compilation: ``FusingRewrites`` runs Numba's rewrites after
-typing with array expressions kept only where one feeds another. (The 41 functions of 38 gradient-rule
-tests: 5.1 of their 26 s of compilation went to array expressions, 78 of them; the tests took 28.1 s, then
-23.3.) Both lowerings run the same scalar operations, elementwise, so the bits are the same, but for an
-array raised to an integer array's powers, which the operator computes with ``pow`` as NumPy does and the
-rewrite by repeated squaring (``tests/test_array_expressions.py``).
+operation the loop is the one Numba lowers for the operator or ufunc itself, so the rewrite buys nothing at
+run time and costs a compilation: ``FusingRewrites`` runs Numba's rewrites after typing with a single
+operation left out where its own loop computes the same bits as the rewrite's, which is where both run one
+IEEE operation on floats or signed integers: ``+ - * /``, negation, comparisons and NumPy's ufuncs (the rewrite's body
+calls the same kernel). The rewrite's body computes an operator as Python does, the operator's own loop as
+Numba's NumPy kernels do, and they differ: ``x % s`` (Python's sign of a zero remainder, which is NumPy's;
+Numba's ``np.remainder`` loop gives ``0.0``), ``//``, ``**`` (repeated squaring against ``pow``), shifts,
+and complex arithmetic. Those keep the rewrite, as before. (The 41 functions of 38 gradient-rule tests:
+5.1 of their 26 s of compilation went to 78 array expressions; the tests took 28.1 s, then 23.3 s.)
+``tests/test_array_expressions.py`` checks the results against Numba's rewrite of every expression.
 """
 from __future__ import annotations
 
-from numba.core import postproc, rewrites
+import operator
+
+import numpy as np
+from numba.core import postproc, rewrites, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.rewrites.registry import RewriteRegistry
 from numba.core.typed_passes import fallback_context
 from numba.np.ufunc.array_exprs import RewriteArrayExprs
 
 
+# operators whose loop Numba lowers with the same IEEE operation as the rewrite's Python-semantics body
+_SAME_EITHER_WAY = frozenset({operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
+                              operator.pos, operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+                              operator.ge})
+
+
 class FusedArrayExprs(RewriteArrayExprs):
-    """Numba's array-expression rewrite, applied only to expressions of two operations or more."""
+    """Numba's array-expression rewrite, less the single operations it would compile for nothing (see the
+    module's docstring)."""
 
     def match(self, func_ir, block, typemap, calltypes):
-        """Numba's matches in ``block``, less the operations that neither feed nor are fed by another."""
+        """Numba's matches in ``block``, less the single operations that neither feed nor are fed by another
+        and that lower to the same bits without the rewrite."""
         if not super().match(func_ir, block, typemap, calltypes):
             return False
         fused = set()
@@ -33,9 +47,25 @@ class FusedArrayExprs(RewriteArrayExprs):
             for operand in self._get_operands(assign.value):
                 if operand.is_temp and operand.name in self.array_assigns:
                     fused.update((name, operand.name))
-        for name in [name for name in self.array_assigns if name not in fused]:
+        for name in [name for name in self.array_assigns
+                     if name not in fused and self._same_either_way(self.array_assigns[name].value, typemap)]:
             del self.array_assigns[name]
         return bool(self.array_assigns)
+
+    def _same_either_way(self, expr, typemap) -> bool:
+        """Whether ``expr``, one operation, computes the same bits lowered on its own as in an array
+        expression: an operator of ``_SAME_EITHER_WAY`` or a NumPy ufunc, on real numbers."""
+        operation = self._get_array_operator(expr)
+        if operation not in _SAME_EITHER_WAY and not isinstance(operation, np.ufunc):
+            return False
+        return all(_real(getattr(typemap[operand.name], "dtype", typemap[operand.name]))
+                   for operand in self._get_operands(expr))
+
+
+def _real(numba_type) -> bool:
+    """Whether ``numba_type`` is a float or a signed integer (a ``uint64`` meets an ``int64`` through a float
+    in NumPy's rules, where Python's scalar rules may not)."""
+    return isinstance(numba_type, types.Float) or (isinstance(numba_type, types.Integer) and numba_type.signed)
 
 
 def _after_typing() -> RewriteRegistry:
