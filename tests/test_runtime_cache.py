@@ -127,9 +127,10 @@ def test_generated_code_calls_a_large_cached_helper_without_a_copy_of_its_code(t
                    for cres in dispatcher.overloads.values()]
         assert len(results) == 1
         called = [h for h in results[0].reload_init if isinstance(h, cached.CalledHelper)]
-        # a product's run-time check is called whatever its size (``called=True``); the elementwise ``+``'s is
-        # linked in, to be inlined, and so is ``a @ b``'s kernel, except at level 0, which inlines nothing
-        expected = [("numbax.runtime.checks", "check_matmul"), ("numbax.runtime.numpy_once", "solve")]
+        # a product's run-time check and the ``+`` are called whatever their size (``called=True``); the ``+``'s
+        # check is linked in, to be inlined, and so is ``a @ b``'s kernel, except at level 0, which inlines nothing
+        expected = [("numbax.runtime.checks", "check_matmul"), ("numbax.runtime.numpy_once", "solve"),
+                    ("numbax.runtime.elementwise", "operator_add")]
         inlines = int(numba_config.OPT) > 0
         if not inlines:
             expected += [("numbax.runtime.checks", "check_broadcast"), ("numbax.runtime.contractions", "matmul")]
@@ -170,14 +171,15 @@ print("declare i32 @_ZN6numbax7runtime12contractions7_matmul" in text)
 
 def test_above_level_zero_a_small_helper_is_linked_in_to_be_inlined(tmp_path):
     # at level 1 (the suite runs at 0, which inlines nothing): the elementwise ``+``'s check and ``a @ b``'s
-    # kernel are linked in; the product's check (``called=True``) and the solve are called
+    # kernel are linked in; the product's check, the ``+`` (``called=True``) and the solve are called
     env = {**os.environ, "NUMBA_OPT": "1", "NUMBAX_CACHE_DIR": str(tmp_path / "cache"),
            "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-c", LINKED_ABOVE_LEVEL_ZERO], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "['numbax.runtime.checks.check_matmul', 'numbax.runtime.numpy_once.solve']", "False", "False"]
+        "['numbax.runtime.checks.check_matmul', 'numbax.runtime.elementwise.operator_add', "
+        "'numbax.runtime.numpy_once.solve']", "False", "False"]
 
 
 def test_timings_name_each_pass_and_numbas_stages(first_run):

@@ -41,5 +41,3 @@ def __getattr__(name: str):
         if name in KERNELS:
             return KERNELS[name]
     raise AttributeError(f"module 'numbax.runtime' has no attribute {name!r}")
-
-# edited under a running process
