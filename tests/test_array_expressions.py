@@ -34,8 +34,8 @@ def _programs(a, b, c, n, z):
     nested_compared = (a - b) >= c * 0.5
     nested_ints = (n + n) * n - 3
     return (single_sum, single_scaled, single_negated, single_ufunc, single_compared, single_quotient,
-            single_difference, single_arctan2, single_power, single_remainder, single_floor_quotient, single_complex_product, nested,
-            nested_compared, nested_ints)
+            single_difference, single_arctan2, single_power, single_remainder, single_floor_quotient,
+            single_complex_product, nested, nested_compared, nested_ints)
 
 
 # the single operations that lower to the same bits on their own (the first eight of ``_programs``)

@@ -89,14 +89,15 @@ class FusedArrayExprs(RewriteArrayExprs):
         expr = assign.value
         operation = self._get_array_operator(expr)
         helper = elementwise.helper_for(operation)
+        operands = self._get_operands(expr)
         if helper is None or (expr.op == "call" and expr.kws) or (
-                operation in _POWERS and any(operand.name in self.const_assigns for operand in self._get_operands(expr))):
+                operation in _POWERS and any(operand.name in self.const_assigns for operand in operands)):
             return None
         function_type = self._typingctx.resolve_value_type(helper)
         try:
             signature = self._typingctx.resolve_function_type(
-                function_type, tuple(typemap[operand.name] for operand in self._get_operands(expr)), {})
-        except errors.TypingError:
+                function_type, tuple(typemap[operand.name] for operand in operands), {})
+        except errors.NumbaError:  # lowered in the function, as before
             return None
         if signature is None or signature.return_type != typemap[assign.target.name]:
             return None

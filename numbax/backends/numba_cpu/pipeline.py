@@ -1,8 +1,8 @@
 """The Numba compiler of generated code: Numba's pipelines with numbax's two changes.
 
 Array expressions are fused only where one operation feeds another (``array_expressions``), and the
-function is lowered into a library that calls the runtime's large cached helpers instead of linking them in
-(``helper_calls``).
+function is lowered into a library that calls the runtime's cached helpers instead of linking them in, but
+for small ones called in a loop (``helper_calls``).
 """
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from numba.core import compiler
 from numba.core.typed_passes import NativeLowering, NopythonRewrites
 
 from numbax.backends.numba_cpu.array_expressions import FusingRewrites
-from numbax.backends.numba_cpu.helper_calls import UseCallerLibrary
+from numbax.backends.numba_cpu.helper_calls import CallerLowering
 
 
 class Compiler(compiler.Compiler):
-    """Numba's compiler with ``FusingRewrites`` for ``NopythonRewrites`` and ``UseCallerLibrary`` right
-    before ``NativeLowering``."""
+    """Numba's compiler with ``FusingRewrites`` for ``NopythonRewrites`` and ``CallerLowering`` for
+    ``NativeLowering``."""
 
     def define_pipelines(self):
         """Numba's pipelines, changed as the class says."""
@@ -26,6 +26,7 @@ class Compiler(compiler.Compiler):
                 index = classes.index(NopythonRewrites)
                 pipeline.passes[index] = (FusingRewrites, pipeline.passes[index][1])
             if NativeLowering in classes:
-                pipeline.add_pass_after(UseCallerLibrary, pipeline.passes[classes.index(NativeLowering) - 1][0])
+                index = classes.index(NativeLowering)
+                pipeline.passes[index] = (CallerLowering, pipeline.passes[index][1])
             pipeline.finalize()
         return pipelines
