@@ -28,7 +28,8 @@ ENABLED = bool(os.environ.get("NUMBAX_TIMINGS"))
 
 # Numba's pass names for the stages reported apart; every other pass is "other"
 _GENERATED = "numbax_generated_"  # the module name of every generated function
-_STAGES = {"nopython_type_inference": "typing", "native_lowering": "lowering"}
+# (``numbax_caller_lowering``: the CPU backend's ``NativeLowering``, ``numbax.backends.numba_cpu.helper_calls``)
+_STAGES = {"nopython_type_inference": "typing", "native_lowering": "lowering", "numbax_caller_lowering": "lowering"}
 
 
 def report_passes(label: str, where: str, seconds: List[Tuple[str, float]]) -> None:
