@@ -2,6 +2,7 @@
 operations or more into one loop; a single operation calls its runtime helper (``numbax.runtime.elementwise``),
 compiled once per machine; where the helpers are not used (``fastmath``, ``parallel``), a single operation of
 the same bits either way is lowered as its own operator and the others keep the rewrite."""
+import inspect
 import os
 import subprocess
 import sys
@@ -26,6 +27,7 @@ def _programs(a, b, c, n, z):
     single_quotient = n / n
     single_difference = b - a
     single_arctan2 = np.arctan2(b, a)
+    single_absolute = np.abs(b)
     single_power = a ** n
     single_remainder = a % c
     single_floor_quotient = a // c
@@ -34,14 +36,14 @@ def _programs(a, b, c, n, z):
     nested_compared = (a - b) >= c * 0.5
     nested_ints = (n + n) * n - 3
     return (single_sum, single_scaled, single_negated, single_ufunc, single_compared, single_quotient,
-            single_difference, single_arctan2, single_power, single_remainder, single_floor_quotient,
+            single_difference, single_arctan2, single_absolute, single_power, single_remainder, single_floor_quotient,
             single_complex_product, nested, nested_compared, nested_ints)
 
 
-# the single operations that lower to the same bits on their own (the first eight of ``_programs``)
-_UNFUSED = 8
-_SINGLE = 12  # the single operations, each a helper's call
-_ALL = 15
+# the single operations that lower to the same bits on their own (the first nine of ``_programs``)
+_UNFUSED = 9
+_SINGLE = 13  # the single operations, each a helper's call
+_ALL = 16
 
 
 def _numbax(**options):
@@ -88,7 +90,7 @@ def test_results_are_numbas_bit_for_bit(inputs):
 def test_a_remainders_zeros_keep_numpys_sign():
     """Numba's own ``np.remainder`` loop gives ``0.0`` for ``-2.0 % -1.0``; NumPy and the rewrite ``-0.0``."""
     a, _, c, _, _ = _INPUTS[0]
-    remainder = _numbax()(*_INPUTS[0])[9]
+    remainder = _numbax()(*_INPUTS[0])[10]
     assert np.array_equal(np.signbit(remainder), np.signbit(a % c)) and np.signbit(remainder).any()
 
 
@@ -99,8 +101,15 @@ def test_single_operations_call_their_helper():
     assert _array_expressions(numbas) == _ALL
     assert _array_expressions(ours) == _ALL - _SINGLE
     assert _helpers(ours) == sorted(["operator_add", "operator_mul", "operator_neg", "ufunc_exp", "operator_gt",
-                                     "operator_truediv", "operator_sub", "ufunc_arctan2", "operator_pow",
+                                     "operator_truediv", "operator_sub", "ufunc_arctan2", "ufunc_absolute",
+                                     "operator_pow",
                                      "operator_mod", "operator_floordiv", "operator_mul"])
+
+
+def test_every_helper_takes_its_operations_arguments():
+    for operation, helper in elementwise.HELPERS.items():
+        arity = operation.nin if isinstance(operation, np.ufunc) else 1 if operation in elementwise._UNARY else 2
+        assert len(inspect.signature(helper).parameters) == arity, helper.__name__
 
 
 def test_without_helpers_single_operations_of_the_same_bits_are_not_fused():

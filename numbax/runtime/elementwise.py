@@ -33,10 +33,10 @@ _OPERATORS = {
 }
 
 
-def _helper(name: str, expression: str) -> Callable:
-    """A runtime function ``name`` of ``a`` (and ``b``) computing ``expression``, compiled once per machine for
-    arrays."""
-    parameters = "a, b" if "b" in expression else "a"
+def _helper(name: str, arity: int, expression: str) -> Callable:
+    """A runtime function ``name`` of ``a`` (and ``b``, for ``arity`` 2) computing ``expression``, compiled once
+    per machine for arrays."""
+    parameters = "a" if arity == 1 else "a, b"
     definition = f"def {name}({parameters}):\n    return {expression}\n"
     namespace = {"np": np}
     exec(definition, namespace)
@@ -52,18 +52,17 @@ def _helper(name: str, expression: str) -> Callable:
     def unary(a):
         return compile_source(kernel)
 
-    overload(helper, called=True)(binary if "b" in expression else unary)
+    overload(helper, called=True)(unary if arity == 1 else binary)
     return helper
 
 
-def _ufunc_call(ufunc: np.ufunc) -> str:
-    return f"np.{ufunc.__name__}({'a' if ufunc.nin == 1 else 'a, b'})"
-
+_UNARY = (operator.neg, operator.pos, operator.invert)
 
 # an operator function or NumPy ufunc -> its helper
-HELPERS: Dict[object, Callable] = {fn: _helper(f"operator_{fn.__name__}", expression)
+HELPERS: Dict[object, Callable] = {fn: _helper(f"operator_{fn.__name__}", 1 if fn in _UNARY else 2, expression)
                                    for fn, expression in _OPERATORS.items()}
-HELPERS.update({ufunc: _helper(f"ufunc_{ufunc.__name__}", _ufunc_call(ufunc))
+HELPERS.update({ufunc: _helper(f"ufunc_{ufunc.__name__}", ufunc.nin,
+                               f"np.{ufunc.__name__}({'a' if ufunc.nin == 1 else 'a, b'})")
                 for ufunc in ufunc_db.get_ufuncs()
                 if isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and ufunc.nin in (1, 2)
                 and getattr(np, ufunc.__name__, None) is ufunc})
