@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 from llvmlite import binding as llvm_binding
-from numba.core import config as numba_config
 from numba.core import types
 
 import numbax
@@ -192,7 +191,10 @@ def test_timings_name_each_pass_and_numbas_stages(first_run):
     stages = next(line for line in err.splitlines() if line.startswith("  generated code"))
     for stage in ("typing", "lowering", "LLVM", "other"):
         assert f"{stage} " in stages
-    assert "lowering 0.00," not in stages  # numbax's lowering pass counts as lowering
+    from numbax import timings
+    from numbax.backends.numba_cpu.helper_calls import CallerLowering
+
+    assert timings._STAGES[CallerLowering._name] == "lowering"  # numbax's lowering pass counts as lowering
 
 
 def test_without_the_variable_nothing_is_printed(tmp_path):

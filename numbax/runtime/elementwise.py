@@ -36,15 +36,13 @@ _OPERATORS = {
 def _helper(name: str, arity: int, expression: str) -> Callable:
     """A runtime function ``name`` of ``a`` (and ``b``, for ``arity`` 2) computing ``expression``, compiled once
     per machine for arrays."""
-    parameters = "a" if arity == 1 else "a, b"
-    definition = f"def {name}({parameters}):\n    return {expression}\n"
+    body = f"({'a' if arity == 1 else 'a, b'}):\n    return {expression}\n"
     namespace = {"np": np}
-    exec(definition, namespace)
+    exec(f"def {name}{body}", namespace)
     helper = namespace[name]
     helper.__module__ = __name__
     helper.__doc__ = f"``{expression}``, compiled once per machine for arrays."
-
-    kernel = definition.replace(f"def {name}(", "def impl(", 1)
+    kernel = f"def impl{body}"
 
     def binary(a, b):
         return compile_source(kernel)

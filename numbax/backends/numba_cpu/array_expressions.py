@@ -30,12 +30,12 @@ import operator
 
 import numpy as np
 from numba.core import errors, ir, ir_utils, postproc, rewrites, types
-from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.rewrites.registry import RewriteRegistry
 from numba.core.typed_passes import fallback_context
 from numba.np.ufunc.array_exprs import RewriteArrayExprs
 
+from numbax.backends.numba_cpu.ir_loops import loop_labels
 from numbax.runtime import elementwise
 
 
@@ -55,11 +55,12 @@ class FusedArrayExprs(RewriteArrayExprs):
 
     def __init__(self, state, *args, **kws):
         super().__init__(state, *args, **kws)
-        self._typingctx = state.typingctx
+        self._typingctx, self._calltypes = state.typingctx, state.calltypes
         # the helpers are compiled without fastmath and run on one thread
         self._calls_helpers = not state.flags.fastmath and not state.flags.auto_parallel.enabled
-        self._helper_calls = {}
-        self._in_loops = _loop_blocks(state.func_ir.blocks)
+        # the blocks in a loop, by identity (``apply`` gives a block a new one, in the loop if it was)
+        blocks = state.func_ir.blocks
+        self._in_loops = {id(blocks[label]): blocks[label] for label in loop_labels(blocks)}
 
     def match(self, func_ir, block, typemap, calltypes):
         """Numba's matches in ``block``, less the single operations that neither feed nor are fed by another:
@@ -68,8 +69,7 @@ class FusedArrayExprs(RewriteArrayExprs):
         self._helper_calls = {}
         if not super().match(func_ir, block, typemap, calltypes):
             return False
-        calls_helpers = self._calls_helpers and not any(block is b for b in self._in_loops)
-        self._calltypes = calltypes
+        calls_helpers = self._calls_helpers and id(block) not in self._in_loops
         fused = set()
         for name, assign in self.array_assigns.items():
             for operand in self._get_operands(assign.value):
@@ -107,8 +107,8 @@ class FusedArrayExprs(RewriteArrayExprs):
         """Numba's rewrite of the fused operations; each single operation matched for a helper becomes a call
         of it."""
         block = super().apply() if self.array_assigns else self.crnt_block
-        if any(self.crnt_block is b for b in self._in_loops):
-            self._in_loops.append(block)
+        if id(self.crnt_block) in self._in_loops:
+            self._in_loops[id(block)] = block
         body = []
         for instruction in block.body:
             if instruction in self._helper_calls:
@@ -136,12 +136,6 @@ class FusedArrayExprs(RewriteArrayExprs):
             return False
         return all(_real(getattr(typemap[operand.name], "dtype", typemap[operand.name]))
                    for operand in self._get_operands(expr))
-
-
-def _loop_blocks(blocks) -> list:
-    """The blocks of ``blocks`` (a function's, by label) inside a loop."""
-    cfg = compute_cfg_from_blocks(blocks)
-    return [blocks[label] for loop in cfg.loops().values() for label in loop.body]
 
 
 def _real(numba_type) -> bool:

@@ -24,10 +24,10 @@ import weakref
 
 from numba.core import codegen, lowering
 from numba.core import config as numba_config
-from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.compiler_machinery import register_pass
 from numba.core.typed_passes import NativeLowering
 
+from numbax.backends.numba_cpu.ir_loops import loop_labels
 from numbax.runtime import cached
 
 
@@ -65,14 +65,13 @@ class _Lower(lowering.Lower):
 
     def lower_function_body(self):
         """Lower the blocks, knowing which are a loop's."""
-        cfg = compute_cfg_from_blocks(self.blocks)
-        self._in_loops = {label for loop in cfg.loops().values() for label in loop.body}
+        self._in_loops = {id(self.blocks[label]) for label in loop_labels(self.blocks)}
         return super().lower_function_body()
 
     def lower_block(self, block):
         """Lower ``block``, the library told whether it is in a loop."""
         if isinstance(self.library, CallerLibrary):
-            self.library.in_loop = any(self.blocks[label] is block for label in self._in_loops)
+            self.library.in_loop = id(block) in self._in_loops
         return super().lower_block(block)
 
 

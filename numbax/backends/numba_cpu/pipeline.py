@@ -13,6 +13,9 @@ from numbax.backends.numba_cpu.array_expressions import FusingRewrites
 from numbax.backends.numba_cpu.helper_calls import CallerLowering
 
 
+_REPLACED = {NopythonRewrites: FusingRewrites, NativeLowering: CallerLowering}  # Numba's pass -> numbax's
+
+
 class Compiler(compiler.Compiler):
     """Numba's compiler with ``FusingRewrites`` for ``NopythonRewrites`` and ``CallerLowering`` for
     ``NativeLowering``."""
@@ -21,12 +24,7 @@ class Compiler(compiler.Compiler):
         """Numba's pipelines, changed as the class says."""
         pipelines = super().define_pipelines()
         for pipeline in pipelines:
-            classes = [entry[0] for entry in pipeline.passes]
-            if NopythonRewrites in classes:
-                index = classes.index(NopythonRewrites)
-                pipeline.passes[index] = (FusingRewrites, pipeline.passes[index][1])
-            if NativeLowering in classes:
-                index = classes.index(NativeLowering)
-                pipeline.passes[index] = (CallerLowering, pipeline.passes[index][1])
+            for index, (numbas, description) in enumerate(pipeline.passes):
+                pipeline.passes[index] = (_REPLACED.get(numbas, numbas), description)
             pipeline.finalize()
         return pipelines
