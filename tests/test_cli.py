@@ -123,7 +123,7 @@ def test_show_vmap_with_keyword_only_arguments_and_out_axes(capsys):
     status, out, err = run(capsys, "show", f"{MODULE}:scaled", "--args", "f64[5,3]", "--kwargs", "factor=f64[5]",
                            "--transform", "vmap", "--out-axes", "-1")
     assert status == 0, err
-    assert "factor_2 = factor[i]" in out and "rt.moveaxis(out, 0, -1)" in out
+    assert "factor_2 = factor[i]" in out and "np.moveaxis(out, 0, -1)" in out
 
 
 def test_show_pmap_prints_each_shards_code_and_its_collectives(capsys):

@@ -220,3 +220,42 @@ def test_grad_of_a_value_unpacked_from_a_numpy_functions_tuple_result_inside_jit
 def test_grad_of_a_value_whose_dtype_depends_on_the_path_is_still_refused():
     with pytest.raises(numbax.NumbaxSpecializationError, match="cannot tell the dtype and rank of argument `w`"):
         numbax.jit(lambda w, flag: numbax.grad(_sum_of_sines)(_of_two_dtypes(w, flag)))(np.ones(2), 1.0)
+
+
+def per_example_gradients(ws, scale):
+    return numbax.vmap(numbax.grad(lambda_free_loss), in_axes=(0, None))(ws, scale)
+
+
+def gradients_of_two_dtypes(w, w32):
+    g = numbax.grad(lambda_free_loss)
+    return g(w, 2.0), g(w32, 2.0), g(w, 3.0)
+
+
+def test_a_nested_transformation_called_alike_is_generated_once(monkeypatch, tmp_path):
+    """A vmap's first example and its loop call the gradient alike: its code is generated once per compiled
+    function; a call with another dtype gets its own, and calls that differ in run-time values alone share it."""
+    inner = numbax.grad(lambda_free_loss)
+    runs = []
+    original = type(inner)._run_pipeline
+
+    def counted(self, bound, *args, **kwargs):
+        if self is inner:
+            runs.append([leaf.aval.dtype for leaf in numbax.tree_util.tree_leaves(bound)])
+        return original(self, bound, *args, **kwargs)
+
+    monkeypatch.setattr(type(inner), "_run_pipeline", counted)
+    old = numbax.config.read("cache_dir")
+    numbax.config.update("cache_dir", str(tmp_path / "cache"))  # generated here, not loaded from an earlier run
+    try:
+        ws = np.arange(6.0).reshape(3, 2)
+        np.testing.assert_allclose(numbax.jit(per_example_gradients, backend="python")(ws, 1.5), 2 * ws * 1.5)
+        assert len(runs) == 1
+        w = np.array([0.5, -2.0])
+        g64, g32, g3 = numbax.jit(gradients_of_two_dtypes, backend="python")(w, w.astype(np.float32))
+        assert [g.dtype for g in (g64, g32, g3)] == [np.float64, np.float32, np.float64]
+        np.testing.assert_allclose(g64, 4 * w)
+        np.testing.assert_allclose(g32, 4 * w, rtol=1e-6)
+        np.testing.assert_allclose(g3, 6 * w)
+        assert len(runs) == 3 and runs[1] != runs[2]
+    finally:
+        numbax.config.update("cache_dir", old)

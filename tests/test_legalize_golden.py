@@ -204,7 +204,7 @@ def expected_shapes(x, k):
     b = rt.squeeze(x, 1) + rt.squeeze(x) + rt.atleast_1d(k) + rt.atleast_2d(k) + rt.tile(x, (2, 1))
     c = rt.pad(x, ((1, 2), (0, 1)), 'constant', 0.5) + rt.pad(x, 1) + rt.pad(x, 1, 'edge')
     d = rt.repeat(x, 2, 1) + rt.repeat(x, 2, 0) + np.repeat(x, 2) + rt.flip(x, (0, 1)) + np.flip(x)
-    e = rt.roll(x, -1, 0) + np.roll(x, k) + rt.moveaxis(x, (0, 1), (1, 0)) + np.swapaxes(x, 0, 1)
+    e = rt.roll(x, -1, 0) + np.roll(x, k) + np.moveaxis(x, (0, 1), (1, 0)) + np.swapaxes(x, 0, 1)
     return (a, b, c, d, e, rt.reshape(x.T, (2, -1)), rt.reshape(x, (6,)), rt.reshape(x, -1),
             x.reshape(3, 2, order='F'))
 

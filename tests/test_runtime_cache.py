@@ -91,10 +91,10 @@ def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(first_run):
     folders = os.listdir(os.path.join(cache, "runtime"))
     assert len(folders) == 1  # one runtime digest
     entries = os.listdir(os.path.join(cache, "runtime", folders[0]))
-    assert any(e.startswith("numpy_once.") and e.endswith(".nbi") for e in entries), entries
-    # compiled in the first process: np.linalg.solve, np.tril, np.moveaxis, the checks of shapes (``a - b``,
-    # ``a @ a.T``) and the kernel of argmax along an axis
-    for module in ("numbax.runtime.numpy_once", "numbax.runtime.checks", "numbax.runtime.loops"):
+    assert any(e.startswith("checks.") and e.endswith(".nbi") for e in entries), entries
+    # compiled in the first process: the checks of shapes (``a - b``, ``a @ a.T``), and kernels: of argmax along
+    # an axis, and the helpers that call np.linalg.solve, np.tril, np.moveaxis and np.eye
+    for module in ("numbax.runtime.checks", "numbax.runtime.loops"):
         assert module in _compiled(first)
     for entry in os.listdir(cache):  # a new program: generated code gone, the runtime's helpers kept
         if entry != "runtime":
@@ -107,7 +107,7 @@ def test_a_helper_is_compiled_once_and_loaded_by_the_next_process(first_run):
     assert second.stdout.splitlines()[2] == "operands could not be broadcast together with shapes (2,3) (4,) "
     assert "Numba compiling f" in second.stderr  # the generated code compiled again ...
     compiled = _compiled(second)  # ... but not the helpers, nor the checks of shapes: loaded
-    assert "numbax.runtime.numpy_once" not in compiled and "numbax.runtime.checks" not in compiled
+    assert "numbax.runtime.loops" not in compiled and "numbax.runtime.checks" not in compiled
     a = np.arange(9.0).reshape(3, 3)
     assert float(first.stdout.split()[0]) == pytest.approx(np.linalg.solve(a @ a.T + np.eye(3), np.ones(3)).sum(),
                                                            rel=1e-12)
@@ -127,6 +127,7 @@ def test_generated_code_calls_its_cached_helpers_without_a_copy_of_their_code(tm
         assert len(results) == 1
         called = [h for h in results[0].reload_init if isinstance(h, cached.CalledHelper)]
         expected = [("numbax.runtime.checks", "check_matmul"), ("numbax.runtime.numpy_once", "solve"),
+                    ("numbax.runtime.numpy_once", "eye"), ("numbax.runtime.checks", "check_index"),
                     ("numbax.runtime.elementwise", "operator_add"), ("numbax.runtime.checks", "check_broadcast"),
                     ("numbax.runtime.contractions", "matmul")]
         assert sorted(h.template[:2] for h in called) == sorted(expected)
@@ -179,7 +180,8 @@ def test_above_level_zero_a_small_helper_called_in_a_loop_is_linked_in_to_be_inl
     assert done.stdout.splitlines() == ["True", str(sorted(
         ["numbax.runtime.checks.check_broadcast", "numbax.runtime.checks.check_matmul",
          "numbax.runtime.checks.check_matmul", "numbax.runtime.checks.check_span", "numbax.runtime.contractions.matmul",
-         "numbax.runtime.elementwise.operator_add", "numbax.runtime.numpy_once.solve"]))]
+         "numbax.runtime.elementwise.operator_add", "numbax.runtime.numpy_once.eye",
+         "numbax.runtime.numpy_once.solve", "numbax.runtime.numpy_once.zeros"]))]
 
 
 def test_timings_name_each_pass_and_numbas_stages(first_run):
@@ -201,15 +203,11 @@ def test_without_the_variable_nothing_is_printed(tmp_path):
     assert "numbax timings" not in _run(str(tmp_path / "numbax"), timings=False).stderr
 
 
-# a function NumPy has under two names, written in generated code by the other (NumPy 2: ``np.concatenate is
-# np.concat``); derivative rules write ``np.concatenate``, which goes to its own helper
-_SPELLED = {"concatenate": "concat"}
-
-
-@pytest.mark.parametrize("name", sorted(numpy_once.FUNCTIONS))
-def test_generated_code_calls_the_helper_compiled_once(name):
-    helper = _SPELLED.get(name, name.rsplit(".", 1)[-1])
-    assert numbax.source(_CALLS[name], *_ARGS[name]).count(f"rt.{helper}(") == 1
+def test_np_diag_is_the_runtimes_view_of_a_diagonal():
+    source = numbax.source(_diag, *_ARGS["diag"])
+    assert "rt.diag(a)" in source
+    a = np.arange(9.0).reshape(3, 3)
+    assert np.shares_memory(numbax.jit(lambda m: np.diag(m), backend="python")(a), a)
 
 
 def _square(a):
@@ -280,11 +278,100 @@ def _svd(a):
     return np.linalg.svd(a)
 
 
+def _empty(a):
+    out = np.empty(a.shape[0], a.dtype)
+    out[:] = a[0]
+    return out
+
+
+def _empty_like(a):
+    out = np.empty_like(a, dtype=np.float32)
+    out[:] = a
+    return out
+
+
+def _zeros(a):
+    return np.zeros((a.shape[0], 2), dtype=np.int32)
+
+
+def _ones(a):
+    return np.ones(a.shape[0]) + a[0]
+
+
+def _full(a):
+    return np.full(a.shape, 2.5)
+
+
+def _arange(a):
+    return np.arange(1, a.shape[0] * 2, 2, dtype=np.float64)
+
+
+def _eye(a):
+    return np.eye(a.shape[0], a.shape[0] + 1, 1)
+
+
+def _identity(a):
+    return np.identity(a.shape[0])
+
+
+def _linspace(a):
+    return np.linspace(0.0, a[0, 0], 5)
+
+
+def _array(a):
+    return np.array([a[0, 0], a[1, 1], 4.0])
+
+
+def _asarray(a):
+    return np.asarray((a[0, 0], 1.0))
+
+
+def _copy(a):
+    return np.copy(a)
+
+
+def _zeros_like(a):
+    return np.zeros_like(a, dtype=np.int64)
+
+
+def _ones_like(a):
+    return np.ones_like(a)
+
+
+def _full_like(a):
+    return np.full_like(a, 3.0)
+
+
+def _mean(a):
+    return np.mean(a)
+
+
+def _sum(a):
+    return np.sum(a)
+
+
+# each NumPy function that generated code calls through a helper compiled once (``numpy_once``), and np.diag,
+# which ``legalize`` sends to ``rt.diag``, by name -> a function calling it
 _CALLS = {"moveaxis": _moveaxis, "concatenate": _concatenate, "concat": _concat,
           "ascontiguousarray": _ascontiguousarray, "tril": _tril, "triu": _triu, "outer": _outer, "diag": _diag,
           "linalg.solve": _solve, "linalg.inv": _inv, "linalg.cholesky": _cholesky, "linalg.det": _det,
-          "linalg.slogdet": _slogdet, "linalg.eigh": _eigh, "linalg.qr": _qr, "linalg.svd": _svd}
+          "linalg.slogdet": _slogdet, "linalg.eigh": _eigh, "linalg.qr": _qr, "linalg.svd": _svd,
+          "empty": _empty, "empty_like": _empty_like, "zeros": _zeros, "ones": _ones, "full": _full,
+          "arange": _arange, "eye": _eye, "identity": _identity, "linspace": _linspace, "array": _array,
+          "asarray": _asarray, "copy": _copy, "zeros_like": _zeros_like, "ones_like": _ones_like,
+          "full_like": _full_like, "mean": _mean, "sum": _sum}
 _ARGS = {name: (np.arange(9.0).reshape(3, 3) / 7.0 - 0.4,) for name in _CALLS}
+
+
+def _numpy_function(name: str):
+    function = np
+    for part in name.split("."):
+        function = getattr(function, part)
+    return function
+
+
+def test_every_helper_is_tested():
+    assert {_numpy_function(name) for name in _CALLS} - {np.diag} == set(numpy_once.HELPERS)
 
 
 def _canonical(name: str, result):
@@ -298,10 +385,18 @@ def _canonical(name: str, result):
     return np.asarray(result)
 
 
-@pytest.mark.parametrize("name", sorted(numpy_once.FUNCTIONS))
-def test_the_helpers_compute_what_numpy_does(name):
+@pytest.mark.parametrize("name", sorted(_CALLS))
+def test_the_helpers_compute_what_numpy_does_and_generated_code_calls_them(name):
     got, want = numbax.jit(_CALLS[name])(*_ARGS[name]), _CALLS[name](*_ARGS[name])
     np.testing.assert_allclose(_canonical(name, got), _canonical(name, want), rtol=1e-12, atol=1e-13)
+    assert _canonical(name, got).dtype == _canonical(name, want).dtype
+    (result,) = [cres for key, dispatcher in compile_numba._DISPATCHERS.items()
+                 if f"_{_CALLS[name].__name__}_" in key[0] for cres in dispatcher.overloads.values()]
+    called = {h.template[1] for h in result.reload_init
+              if isinstance(h, cached.CalledHelper) and h.template[0] == "numbax.runtime.numpy_once"}
+    # the source still reads ``np.linalg.solve(...)`` (but ``rt.diag``); the compiled code calls the helper
+    assert _numpy_function(name).__name__ in called
+    assert "rt." + name.rsplit(".", 1)[-1] not in numbax.source(_CALLS[name], *_ARGS[name]) or name == "diag"
 
 
 def test_kernels_of_one_text_seeing_different_functions_are_told_apart():

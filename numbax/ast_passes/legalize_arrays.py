@@ -15,10 +15,8 @@ arguments positional in NumPy's order, trailing defaults dropped and list
 displays written as tuples; an einsum's subscripts, a literal, are parsed
 here and written with their output explicit. It returns ``None`` for a call
 Numba compiles as it is, or that no helper takes (``out=``, ``order=``, a
-subscripts string known only at run time). A positional call of a NumPy function whose Numba
-implementation takes seconds to compile (``np.linalg.solve``, ``np.tril``, ``np.moveaxis``: those of
-``numbax.runtime.numpy_once``) goes to the helper of its name, compiled once per machine
-(``np.linalg.solve(a, b)`` becomes ``rt.solve(a, b)``).
+subscripts string known only at run time). ``np.diag`` of a matrix goes to ``rt.diag``, a view as
+NumPy's (Numba's copies), and ``np.moveaxis``'s list displays are written as tuples, which Numba takes.
 
     >>> import gast
     >>> from numbax.ast_passes.unparse import unparse
@@ -36,7 +34,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import gast
 
 from numbax.ast_passes import resolve
-from numbax.runtime import numpy_once
 from numbax.runtime.contractions import explicit_subscripts
 
 _MODULES = frozenset({"np", "math", "cmath"})
@@ -193,10 +190,12 @@ def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
     path = callee(node.func)
     if path and len(path) == 2 and path[0] == alias:
         return _runtime(alias, path[1], node)
-    if path and path[0] == "np" and ".".join(path[1:]) in numpy_once.FUNCTIONS and node.args and \
-            not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
-        args = [node.args[0]] + [_tuples(a) for a in node.args[1:]] if path[1] == "moveaxis" else node.args
-        return _call(alias, path[-1], args)
+    if path == ["np", "diag"] and node.args and not node.keywords and \
+            not any(isinstance(a, gast.Starred) for a in node.args):  # a matrix's diagonal: a view, as NumPy's
+        return _call(alias, "diag", node.args)
+    if path == ["np", "moveaxis"] and any(isinstance(a, gast.List) for a in node.args[1:]):  # Numba's: tuples
+        return gast.Call(func=node.func, args=node.args[:1] + [_tuples(a) for a in node.args[1:]],
+                         keywords=node.keywords)
     if path and len(path) == 2 and path[0] == "np":
         name = path[1]
         if name == "einsum":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import register_jitable
 
 from numbax.runtime.cached import overload
 from numbax.runtime.grad import unbroadcast
@@ -15,7 +14,6 @@ INCONSISTENT = "vmap got inconsistent sizes for array axes to be mapped"
 EMPTY = "numbax.vmap needs at least one example: the first one's outputs give the output shapes"
 
 
-@register_jitable
 def batch_size(*sizes):
     """The common value of ``sizes`` (the lengths of the mapped axes); ``ValueError`` if they differ or are 0."""
     for size in sizes:
@@ -24,6 +22,9 @@ def batch_size(*sizes):
     if sizes[0] == 0:
         raise ValueError(EMPTY)
     return sizes[0]
+
+
+overload(batch_size, numbers=True)(lambda *sizes: batch_size)  # compiled once per machine, called
 
 
 def unbroadcast_rows(g, x):

@@ -27,6 +27,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from numbax.runtime import cached
 from numbax.runtime.loops import compile_source
 
 __all__ = ["number", "arrays_out"]
@@ -51,7 +52,7 @@ def _number(x):
     return lambda x: x
 
 
-@overload(arrays_out)
+@cached.overload(arrays_out, numbers=True)  # once per call, at the boundary: called
 def _arrays_out(value):
     if isinstance(value, types.BaseTuple):
         items = ", ".join(f"arrays_out(value[{i}])" for i in range(len(value)))

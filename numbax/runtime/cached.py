@@ -80,15 +80,18 @@ def _names_differ_across_processes() -> None:
 _names_differ_across_processes()
 
 
-def overload(fn: Callable, called: bool = False, **options: Any) -> Callable[[Callable], Callable]:
+def overload(fn: Callable, called: bool = False, numbers: bool = False,
+             **options: Any) -> Callable[[Callable], Callable]:
     """``numba.extending.overload(fn, **options)``, its implementations for array arguments kept in the disk
     cache.
 
-    An implementation for numbers alone is compiled with its caller as before: code loaded from the cache is
-    called, never inlined, and a helper on numbers is often called once per element of a loop. ``called``:
+    An implementation for numbers alone is compiled with its caller as before: a helper on numbers is often
+    called once per element of a loop, where cached code is called rather than inlined if it is large or
+    LLVM's level is 0 (``numbax.backends.numba_cpu.helper_calls``). ``called``:
     generated code calls the implementations for arrays by symbol whatever their size
     (``numbax.backends.numba_cpu.helper_calls``), for a helper that allocates or raises, where inlining gains
-    nothing and LLVM would optimize its code again in every caller.
+    nothing and LLVM would optimize its code again in every caller. ``numbers``: those for numbers alone are
+    cached (and called) too, for a helper whose arguments are shapes and dtypes (``np.zeros(n)``).
     """
     if _RuntimeLocator not in caching.CacheImpl._locator_classes:
         caching.CacheImpl._locator_classes.insert(0, _RuntimeLocator)
@@ -97,7 +100,7 @@ def overload(fn: Callable, called: bool = False, **options: Any) -> Callable[[Ca
     def register(typer: Callable) -> Callable:
         @functools.wraps(typer)
         def for_arrays(*args, **kwargs):
-            return typer(*args, **kwargs) if _any_array(args, kwargs) else None
+            return typer(*args, **kwargs) if numbers or _any_array(args, kwargs) else None
 
         @functools.wraps(typer)
         def for_numbers(*args, **kwargs):
@@ -110,7 +113,8 @@ def overload(fn: Callable, called: bool = False, **options: Any) -> Callable[[Ca
         _TEMPLATES[key] = _template_of(fn, for_arrays)
         if called:
             _CALLED.add(key)
-        _numba_overload(fn, jit_options=jit_options, **options)(for_numbers)
+        if not numbers:
+            _numba_overload(fn, jit_options=jit_options, **options)(for_numbers)
         return typer
 
     return register

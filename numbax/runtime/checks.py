@@ -115,7 +115,7 @@ def _mask_mismatch(axis, n, m, where):
                            "corresponding boolean axis is {}", where, axis, n, m)
 
 
-@overload(check_index)
+@cached.overload(check_index)
 def _check_index(x, i, axis, where):
     if isinstance(x, types.Array) and isinstance(i, types.Integer):
         def impl(x, i, axis, where):

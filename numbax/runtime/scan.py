@@ -15,7 +15,7 @@ def stack_buffer(leaf, length):
     return np.empty((length,) + np.shape(leaf), np.asarray(leaf).dtype)
 
 
-@overload(stack_buffer)
+@overload(stack_buffer, numbers=True)  # a buffer for numbers too: compiled once, called
 def _stack_buffer(leaf, length):
     if isinstance(leaf, types.Array):
         return lambda leaf, length: np.empty((length,) + leaf.shape, leaf.dtype)

@@ -8,11 +8,13 @@ pipeline for them, and adds the generated function to the caller's module
 (``emit``); ``inline`` then places it in the caller, so one compiled function
 computes both. When the caller is itself transformed (``builder.differentiated``),
 the inner code is generated up to optimization only, the core subset the outer
-transformation reads.
+transformation reads. A call made twice with the same abstract values (a ``vmap``'s first
+example and its loop, a Jacobian's first column and its sweep) runs the pipeline once
+(``generate``).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -69,6 +71,30 @@ def bind(transformed, spec, node, values: List[Any], label: str,
         bound[param] = tree_util.tree_unflatten(treedef, [Dyn(None, aval) for aval in avals])
         arguments.extend(leaves)
     return bound, arguments
+
+
+def generate(transformed, spec, bound: Dict[str, Any], **options) -> Any:
+    """``transformed._run_pipeline(bound, **options)``, run once per compilation for the same transformation,
+    abstract values, static values and options (the generated code is read, never changed, by ``emit``)."""
+    key = _generated_key(transformed, bound, options)
+    if key is None:
+        return transformed._run_pipeline(bound, **options)
+    memo = spec.builder.generated
+    if key not in memo:  # the transformation is held with its code: while the entry lives, its id is its own
+        memo[key] = (transformed, transformed._run_pipeline(bound, **options))
+    return memo[key][1]
+
+
+def _generated_key(transformed, bound: Dict[str, Any], options: Dict[str, Any]) -> Optional[tuple]:
+    """What a nested transformation's generated code depends on, or None where a static value is unhashable."""
+    leaves, treedef = tree_util.tree_flatten(bound)
+    key = (id(transformed), treedef, tuple(sorted(options.items())),
+           tuple(leaf.aval if isinstance(leaf, Dyn) else (type(leaf), leaf) for leaf in leaves))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def emit(spec, generated, arguments: List[Any], returns) -> Any:

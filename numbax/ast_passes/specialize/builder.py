@@ -27,6 +27,8 @@ class ModuleBuilder:
         self.parsed: Dict[Any, Tuple[gast.FunctionDef, Any]] = {}  # user function -> (tree, namespace)
         # id(tree) -> (the tree, kept alive so that its id stays its own; names in it; names it assigns)
         self.names_of: Dict[int, Tuple[gast.FunctionDef, Set[str], FrozenSet[str]]] = {}
+        # a nested transformation's key -> (it, its generated code): ``numbax.transforms.nesting.generate``
+        self.generated: Dict[tuple, Tuple[Any, Any]] = {}
 
 
 @dataclasses.dataclass

@@ -77,8 +77,8 @@ def lower(transformed, spec, node, args: List[Any], kwargs: Dict[str, Any], cota
     inexact = () if transformed.allow_int else transformed.argnums
     bound, arguments = nesting.bind(transformed, spec, node, values, "grad", inexact)
     higher_order = spec.builder.differentiated
-    generated = transformed._run_pipeline(bound, after_pass=nesting.stop_after(spec), higher_order=higher_order,
-                                          general=True)  # no entry check to fall back from
+    generated = nesting.generate(transformed, spec, bound, after_pass=nesting.stop_after(spec),
+                                 higher_order=higher_order, general=True)  # no entry check to fall back from
     returns = transformed._returns(generated.returns, bound)
     if higher_order:
         higher_order_checks.check(generated.module.body[-1], transformed.label,
