@@ -421,3 +421,33 @@ def test_the_tangent_of_a_constant_output_is_zero(fn, backend):
             np.testing.assert_array_equal(got, np.asarray(want))
     for got, want in zip(tree_util.tree_leaves(out), jax.tree_util.tree_leaves(want_out)):
         np.testing.assert_array_equal(got, np.asarray(want))
+
+
+def euler_with_a_carried_state(theta, z):
+    for _ in range(5):
+        z = z + 0.1 * np.sin(theta * z)
+    return z
+
+
+def broadcast_by_an_operand_without_tangent(x, y):
+    return x * 2.0 + y
+
+
+def test_a_tangent_that_reads_every_operand_is_not_broadcast_again():
+    """In a loop the state's shape is not known symbolically: the tangent of ``z + step``, which reads the
+    tangents of both operands, has the result's shape without ``+ rt.zeros_like(...)``; where an operand
+    without a tangent may broadcast the result (``x * 2.0 + y``, ``y`` not differentiated), it is broadcast."""
+    from numbax.transforms.jvp.api import Pushforward
+
+    theta, z = np.array([0.7, -1.3, 2.0]), np.array([0.2, 0.5, -0.4])
+    text = Pushforward(euler_with_a_carried_state, backend="python").lower_source(theta, z)
+    assert "zeros_like" not in text.split("for ", 1)[1]
+    for direction in (np.array([1.0, 0.0, 0.0]), np.array([0.3, -2.0, 1.0])):
+        out, tangent = numbax.jvp(euler_with_a_carried_state, (theta, z), (direction, np.zeros(3)))
+        want_out, want = jax.jvp(oracles.to_jax(euler_with_a_carried_state), (theta, z), (direction, np.zeros(3)))
+        np.testing.assert_allclose(out, want_out, rtol=1e-13)
+        np.testing.assert_allclose(tangent, want, rtol=1e-12)
+    x, y = np.array([1.5]), np.array([1.0, 2.0, 3.0])
+    out, tangent = numbax.jvp(lambda x: broadcast_by_an_operand_without_tangent(x, y), (x,), (np.ones(1),))
+    assert tangent.shape == out.shape == (3,)
+    np.testing.assert_array_equal(tangent, np.full(3, 2.0))

@@ -95,7 +95,8 @@ class _Pushforward:
         push = pushforward(jac.target, jac.has_aux, jac.backend, jac.argnums, swept=True)
         positional, keywords = _by_kind(jac, primals)
         out, out_tangent = replays.restoring(spec, node, [positional, keywords], lambda: nested.lower(
-            push, spec, node, positional, tree_util.tree_leaves(tangents), jac.label, keywords=keywords))
+            push, spec, node, positional, tree_util.tree_leaves(tangents), jac.label, keywords=keywords,
+            shaped=True))  # the sweep's basis vectors, each made in its primal's shape
         if jac.has_aux:
             return out[0], out_tangent[0], out[1]
         return out, out_tangent, None

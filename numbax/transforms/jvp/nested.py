@@ -35,11 +35,13 @@ def _aval(value: Any):
 
 
 def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], label: str = "numbax.jvp inside compiled code",
-          keywords: Optional[Dict[str, Any]] = None) -> Any:
+          keywords: Optional[Dict[str, Any]] = None, shaped: bool = False) -> Any:
     """Specialize ``pushforward`` (a ``Pushforward``) at ``primals`` with ``tangents``, one per leaf that gets
     a tangent (``Pushforward.wrt_leaves``); ``(output, output tangent)``, each output tangent in the
     output's dtype (``label``, the caller, names it in errors). ``keywords`` are arguments passed by name
-    that get no tangent (a lifted local function's captured values)."""
+    that get no tangent (a lifted local function's captured values). Each tangent's shape is checked against
+    its primal's at run time, as ``jax.jvp`` does, unless ``shaped`` (a Jacobian's basis vectors, made in
+    their primals' shapes)."""
     try:
         values = pushforward._signature.bind(tuple(primals), dict(keywords or {}))
     except TypeError as exc:
@@ -56,9 +58,10 @@ def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], labe
             spec.fail(node, f"primal and tangent arguments to jax.jvp do not match: a primal of dtype "
                       f"{aval.dtype.name} and rank {aval.ndim} has a tangent of dtype {got.dtype.name} and rank "
                       f"{got.ndim}", hint="pass tangents of the primals' dtypes and shapes.")
-        checked.append(nesting.checked_at_run_time(spec, node, shape_checked, tangent, aval.ndim, primal))
+        checked.append(tangent if shaped else
+                       nesting.checked_at_run_time(spec, node, shape_checked, tangent, aval.ndim, primal))
     tangents = checked
-    generated = pushforward._run_pipeline(bound, after_pass=nesting.stop_after(spec))
+    generated = nesting.generate(pushforward, spec, bound, after_pass=nesting.stop_after(spec))
     if generated.returns is None:
         spec.fail(node, f"{pushforward!r} returns nothing to differentiate")
     if spec.builder.differentiated:

@@ -42,13 +42,17 @@ from numbax.ast_passes.analyses.nodes import rt_call as _rt
 from numbax.ast_passes.analyses.shapes import expr_shape
 from numbax.ast_passes.analyses.shapes import infer as infer_shapes
 from numbax.ast_passes.naming import Namer
+from numbax.ast_passes.tree_copy import walk
 from numbax.ast_passes.unparse import unparse
 from numbax.errors import NumbaxDifferentiationError, NumbaxInternalError
+from numbax.primitives import symbolic
 from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry, refusal
 from numbax.primitives.templates import FoldTests, Rule, bind_arguments, instantiate
 from numbax.transforms.grad import alias_checks, canonicalize
 from numbax.transforms.grad.differentiable import is_differentiable
 from numbax.transforms.grad.transform import prepare
+
+_MODULES = frozenset({"np", "math", "rt"})  # the modules generated code names the functions of
 
 
 @dataclasses.dataclass
@@ -282,9 +286,42 @@ class Tangents:
         if isinstance(total, (gast.List, gast.Tuple)):  # ``np.asarray([a, b])``: its tangent an array too
             total = gast.Call(func=gast.Attribute(value=_name("np"), attr="asarray", ctx=gast.Load()), args=[total],
                               keywords=[])
-        if not self._has_shape_of(total, target):  # a scalar's tangent where the result is an array
-            total = gast.BinOp(left=total, op=gast.Add(), right=_rt("zeros_like", _name(ans)))
+        if not self._has_shape_of(total, target) and not self._reads_every_operand(total, app, primitive, ans):
+            total = gast.BinOp(left=total, op=gast.Add(), right=_rt("zeros_like", _name(ans)))  # a scalar's tangent
         return total
+
+    def _reads_every_operand(self, total: gast.expr, app, primitive, ans: str) -> bool:
+        """Whether ``total``, the tangent of an elementwise application ``app``, has its result's shape whatever
+        the operands' shapes: it is computed elementwise from names each of which is an operand, an operand's
+        tangent (of its shape), the result or a number, and it reads every operand or its tangent, so its shape
+        is the operands' broadcast, the result's (``dz + dy`` of ``z + y`` in a loop, where shapes are unknown)."""
+        if primitive.shape is not symbolic.elementwise or app.keywords or \
+                not all(isinstance(a, (gast.Name, gast.Constant)) for a in app.args):
+            return False
+        operands = {a.id for a in app.args if isinstance(a, gast.Name)}
+        tangents = {self.tangent(o): o for o in operands if o in self.active}
+        read: Set[str] = set()
+        for node in walk(total):
+            if isinstance(node, gast.Call):
+                applied = primitives.application(node)
+                called = entry(applied.key) if applied is not None else None
+                if called is None or called.shape is not symbolic.elementwise or applied.keywords:
+                    return False
+            elif isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
+                return False
+            elif isinstance(node, gast.Attribute) and not (isinstance(node.value, gast.Name) and node.value.id in _MODULES):
+                return False  # ``x.T``, ``x.real``: not elementwise
+            elif isinstance(node, gast.Name) and node.id not in _MODULES:
+                if node.id in operands or node.id == ans:
+                    read.add(node.id)
+                elif node.id in tangents:
+                    read.add(tangents[node.id])
+                elif (self.avals.get(node.id) or (None, None))[1] != 0:
+                    return False
+            elif not isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Constant, gast.Attribute, gast.Name,
+                                       gast.operator, gast.unaryop, gast.expr_context)):
+                return False
+        return ans in read or operands <= read
 
     def operand_tangent(self, operand: gast.expr) -> Optional[gast.expr]:
         """The tangent of a differentiated operand: a variable's, or, for a tuple or list of variables and
