@@ -53,7 +53,28 @@ def test_a_repeated_pure_call_reads_the_first_result_in_its_block_and_inner_ones
     assert "w = z" in code and "u = y" in code
 
 
+def test_a_repeated_element_read_at_constant_indices_reads_the_first():
+    # each inlined copy of a helper reads ``params[0]``; reads at a loop's index stay, folded where they are used
+    code, changed = _rewritten(common_subexpressions, """
+        def f(params, x, n):
+            a = params[0]
+            b = params[1, 2]
+            for i in range(n):
+                c = params[0]
+                d = params[1, 2]
+                e = x[i]
+                g = x[i]
+            return a + b + c + d + e + g
+        """)
+    assert changed
+    assert "c = a" in code and "d = b" in code and "g = x[i]" in code
+
+
 @pytest.mark.parametrize("source", [
+    # an element read of an array written into, or assigned again, in between
+    "def f(a):\n    u = a[0]\n    a[0] = 2.0\n    v = a[0]\n    return u + v",
+    "def f(a):\n    u = a[0]\n    a = a + 1.0\n    v = a[0]\n    return u + v",
+    "def f(a):\n    u = a[0]\n    b = a[1:]\n    b[0] = 2.0\n    v = a[0]\n    return u + v",
     # calls with effects, or of memory not initialized
     "def f(n):\n    a = np.random.rand(n)\n    b = np.random.rand(n)\n    return a + b",
     "def f(n):\n    a = np.empty(n)\n    b = np.empty(n)\n    return a + b",

@@ -319,6 +319,10 @@ def _linspace(a):
 
 
 def _array(a):
+    return np.array((a[0, 0], a[1, 1], 4.0))
+
+
+def _array_of_a_list(a):
     return np.array([a[0, 0], a[1, 1], 4.0])
 
 
@@ -387,16 +391,29 @@ def _canonical(name: str, result):
 
 @pytest.mark.parametrize("name", sorted(_CALLS))
 def test_the_helpers_compute_what_numpy_does_and_generated_code_calls_them(name):
-    got, want = numbax.jit(_CALLS[name])(*_ARGS[name]), _CALLS[name](*_ARGS[name])
+    jitted = numbax.jit(_CALLS[name])
+    got, want = jitted(*_ARGS[name]), _CALLS[name](*_ARGS[name])
     np.testing.assert_allclose(_canonical(name, got), _canonical(name, want), rtol=1e-12, atol=1e-13)
     assert _canonical(name, got).dtype == _canonical(name, want).dtype
-    (result,) = [cres for key, dispatcher in compile_numba._DISPATCHERS.items()
-                 if f"_{_CALLS[name].__name__}_" in key[0] for cres in dispatcher.overloads.values()]
-    called = {h.template[1] for h in result.reload_init
-              if isinstance(h, cached.CalledHelper) and h.template[0] == "numbax.runtime.numpy_once"}
     # the source still reads ``np.linalg.solve(...)`` (but ``rt.diag``); the compiled code calls the helper
-    assert _numpy_function(name).__name__ in called
+    assert _numpy_function(name).__name__ in _numpy_once_called(jitted)
     assert "rt." + name.rsplit(".", 1)[-1] not in numbax.source(_CALLS[name], *_ARGS[name]) or name == "diag"
+
+
+def _numpy_once_called(jitted) -> set:
+    """The names of ``numpy_once``'s helpers that the one function ``jitted`` compiled calls."""
+    (compiled,) = jitted._cache.values()
+    (result,) = compiled.function.overloads.values()
+    return {h.template[1] for h in result.reload_init
+            if isinstance(h, cached.CalledHelper) and h.template[0] == "numbax.runtime.numpy_once"}
+
+
+def test_np_array_of_a_list_display_stays_numbas():
+    # Numba writes the items into the new array, with no list made; a helper would take a list
+    jitted = numbax.jit(_array_of_a_list)
+    a = _ARGS["array"][0]
+    np.testing.assert_array_equal(jitted(a), _array_of_a_list(a))
+    assert "array" not in _numpy_once_called(jitted)
 
 
 def test_kernels_of_one_text_seeing_different_functions_are_told_apart():

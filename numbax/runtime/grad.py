@@ -196,6 +196,8 @@ def _zeros_like(x):
     if isinstance(x, types.UniTuple) and isinstance(x.dtype, types.Array):  # a tuple of cotangents, indexed
         dtype = _cotangent_type(x.dtype.dtype)
         return lambda x: [np.zeros(v.shape, dtype) for v in x]
+    if isinstance(x, types.UniTuple) and _is_scalar(x.dtype):  # numbers stacked (``np.stack([a * b, c])``)
+        return (lambda x: [0j for _ in x]) if isinstance(x.dtype, types.Complex) else (lambda x: [0.0 for _ in x])
     if isinstance(x, types.BaseTuple):
         raise TypingError("numbax: on cpu a tuple result (np.linalg.slogdet(a)[1]) cannot be indexed in a "
                           "differentiated function; unpack it: sign, logdet = np.linalg.slogdet(a)")

@@ -1,7 +1,7 @@
 """common_subexpressions: a pure call or operation computed again from the same values reads the first result.
 
 Expects any function. A statement ``t = e``, ``e`` a pure call or operation (``a @ x``, ``np.exp(z)``,
-``rt.unreduce(...)``), becomes ``t = s`` where an earlier statement ``s = e`` of its block, or of a block
+``rt.unreduce(...)``) or an element read at constant indices (``x[0]``, ``x[1, 2]``), becomes ``t = s`` where an earlier statement ``s = e`` of its block, or of a block
 around it, computed the same expression, and:
 
 - ``s`` and ``t`` are each assigned once, and every name ``e`` reads is assigned at most once (a parameter
@@ -42,7 +42,12 @@ _UNINITIALIZED = {"empty", "empty_like"}
 
 def _mergeable(value: gast.expr) -> bool:
     """A call or an operation that only computes a value (writing into no ``out=``), a value defined by its
-    inputs."""
+    inputs, or a read of an element at constant indices (each inlined copy of a helper reads ``params[0]``; a
+    read at a loop's index stays where it is, folded into the expression that uses it)."""
+    if isinstance(value, gast.Subscript):
+        indices = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        return isinstance(value.value, gast.Name) and \
+            all(isinstance(i, gast.Constant) and type(i.value) is int for i in indices)
     if not isinstance(value, (gast.Call, gast.BinOp, gast.UnaryOp)) or not is_pure(value):
         return False
     return not any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Attribute) and n.func.attr in _UNINITIALIZED

@@ -5,7 +5,7 @@ process that compiles a caller. ``NumpyCalls`` runs before type inference: a cal
 ``numbax.runtime.numpy_once.HELPERS``, whose callee is the NumPy function itself (``np.zeros``,
 ``np.linalg.solve``, a global), becomes a call of its helper, keywords the helper's entry names passed by
 position; the helper computes the NumPy function of the same arguments, compiled once per machine and loaded
-from the runtime's cache after. A call with any other keyword, or ``*args``, stays Numba's.
+from the runtime's cache after. A call with any other keyword, ``*args`` or a list display stays Numba's.
 """
 from __future__ import annotations
 
@@ -51,6 +51,16 @@ def _positional(expr: ir.Expr, params: Optional[tuple]) -> Optional[List[ir.Var]
             return None
         args.append(keywords.pop(param))
     return None if keywords else args
+
+
+def _is_list_display(func_ir: ir.FunctionIR, var: ir.Var) -> bool:
+    """Whether ``var`` is a list display (``np.array([a, b])``), which Numba's rewrite after typing turns into
+    stores into the new array, with no list made: the call stays Numba's."""
+    try:
+        definition = func_ir.get_definition(var)
+    except KeyError:
+        return False
+    return isinstance(definition, ir.Expr) and definition.op == "build_list"
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -100,4 +110,6 @@ class NumpyCalls(FunctionPass):
             return None
         helper, params = entry
         args = _positional(expr, params)
-        return None if args is None else (helper.__name__, helper, args)
+        if args is None or any(_is_list_display(func_ir, a) for a in args):
+            return None
+        return helper.__name__, helper, args
