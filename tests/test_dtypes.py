@@ -104,6 +104,46 @@ def whole_sum(x):
     return np.sum(x)
 
 
+def full_of_bools(x):
+    return np.full(x.shape[0], 1, dtype=bool)
+
+
+def ones_of_ints(x):
+    return np.ones(x.shape[0], int)
+
+
+def eye_of_complex(x):
+    return np.eye(x.shape[0], dtype=complex)
+
+
+def cast_by_python_types(x):
+    return (x > 0.5).astype(int) + x.astype(bool)
+
+
+def arange_of_floats(x):
+    return np.arange(x.shape[0], dtype=float)
+
+
+def full_like_of_ints(x):
+    return np.full_like(x, 2, dtype=int)
+
+
+def sum_in_ints(x):
+    return np.sum(x, dtype=int)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "python"])
+@pytest.mark.parametrize("fn", [full_of_bools, ones_of_ints, eye_of_complex, cast_by_python_types, arange_of_floats,
+                                full_like_of_ints, sum_in_ints])
+def test_a_python_type_as_a_dtype_is_numpys(fn, backend):
+    # ``dtype=bool`` is NumPy's bool; Numba has no dtype for a Python type: np.full(..., dtype=bool) was float64,
+    # and the others failed to compile
+    x = np.array([0.25, 1.5, 2.0])
+    got, want = numbax.jit(fn, backend=backend)(x), fn(x)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(got, want)
+
+
 def test_scalar_results_keep_numpys_dtype():
     out = numbax.jit(whole_sum)(np.ones(3, np.float32))
     assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.float32

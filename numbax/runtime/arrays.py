@@ -285,7 +285,7 @@ _at_least(atleast_1d, 1)
 _at_least(atleast_2d, 2)
 
 
-@overload(stack, prefer_literal=True, numbers=True)  # a stack of numbers makes an array: called
+@overload(stack, prefer_literal=True, numbers=True)  # a stack of numbers too: compiled once per machine
 def _stack(arrays, axis=0):
     """A tuple of scalars (numbers, 0-d arrays) becomes a 1-d array in NumPy's dtype of them, along axis 0 or -1,
     the only axes of one dimension; arrays go to Numba's own ``np.stack``."""

@@ -24,7 +24,7 @@ def batch_size(*sizes):
     return sizes[0]
 
 
-overload(batch_size, numbers=True)(lambda *sizes: batch_size)  # compiled once per machine, called
+overload(batch_size, numbers=True)(lambda *sizes: batch_size)  # compiled once per machine
 
 
 def unbroadcast_rows(g, x):

@@ -52,7 +52,7 @@ def _number(x):
     return lambda x: x
 
 
-@cached.overload(arrays_out, numbers=True)  # once per call, at the boundary: called
+@cached.overload(arrays_out, numbers=True)  # compiled once per machine; run once per call, outside loops
 def _arrays_out(value):
     if isinstance(value, types.BaseTuple):
         items = ", ".join(f"arrays_out(value[{i}])" for i in range(len(value)))

@@ -90,8 +90,9 @@ def overload(fn: Callable, called: bool = False, numbers: bool = False,
     LLVM's level is 0 (``numbax.backends.numba_cpu.helper_calls``). ``called``:
     generated code calls the implementations for arrays by symbol whatever their size
     (``numbax.backends.numba_cpu.helper_calls``), for a helper that allocates or raises, where inlining gains
-    nothing and LLVM would optimize its code again in every caller. ``numbers``: those for numbers alone are
-    cached (and called) too, for a helper whose arguments are shapes and dtypes (``np.zeros(n)``).
+    nothing and LLVM would optimize its code again in every caller. ``numbers``: the implementations for
+    numbers alone are cached too, for a helper whose arguments are shapes and dtypes (``np.zeros(n)``) or that
+    makes an array of numbers.
     """
     if _RuntimeLocator not in caching.CacheImpl._locator_classes:
         caching.CacheImpl._locator_classes.insert(0, _RuntimeLocator)

@@ -31,8 +31,8 @@ def _compiled_once(numpy_fn: Callable, name: str, numbers: bool = False) -> Call
 
     @overload(helper, called=True, numbers=numbers)
     def implementation(*args):  # the arguments passed one by one (Numba's ``np.array(*args)`` fails to compile)
-        return compile_source(f"def impl(*args):\n    return fn({', '.join(f'args[{i}]' for i in range(len(args)))})\n",
-                              fn=numpy_fn)
+        passed = ", ".join(f"args[{i}]" for i in range(len(args)))
+        return compile_source(f"def impl(*args):\n    return fn({passed})\n", fn=numpy_fn)
 
     return helper
 

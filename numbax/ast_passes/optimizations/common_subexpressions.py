@@ -1,8 +1,8 @@
 """common_subexpressions: a pure call or operation computed again from the same values reads the first result.
 
 Expects any function. A statement ``t = e``, ``e`` a pure call or operation (``a @ x``, ``np.exp(z)``,
-``rt.unreduce(...)``) or an element read at constant indices (``x[0]``, ``x[1, 2]``), becomes ``t = s`` where an earlier statement ``s = e`` of its block, or of a block
-around it, computed the same expression, and:
+``rt.unreduce(...)``) or a read of an element at constant indices (``x[0]``, ``x[1, 2]``), becomes ``t = s``
+where an earlier statement ``s = e`` of its block, or of a block around it, computed the same expression, and:
 
 - ``s`` and ``t`` are each assigned once, and every name ``e`` reads is assigned at most once (a parameter
   counts) and not since ``s = e`` (nor anywhere in a loop entered since);

@@ -35,6 +35,9 @@ _VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
 _NUMBER_TYPES = {float, int, bool, complex}
+# A Python type passed to NumPy as a dtype, as NumPy reads it (``dtype=float``: float64); Numba has no dtype for
+# one (``np.full(n, 1, dtype=bool)`` compiled to a float64 array, most such calls failed to compile)
+_NUMPY_TYPES = {bool: np.bool_, int: np.dtype(int).type, float: np.float64, complex: np.complex128}
 # Constructors of arrays -> where the value of a 0-d result comes from: the argument that holds it (position,
 # name), or the value itself. Compiled code holds a 0-d array as a number (numbax.runtime.boundary).
 _ZERO_D_CONSTRUCTORS = {np.array: (0, "object"), np.asarray: (0, "a"), np.ascontiguousarray: (0, "a"),
@@ -45,6 +48,22 @@ _ZERO_D_CONSTRUCTORS = {np.array: (0, "object"), np.asarray: (0, "a"), np.ascont
 _PYTHON_CALLABLES = {np.frompyfunc, np.vectorize, np.apply_along_axis, np.apply_over_axes, np.piecewise}
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
              "sort", "reverse"}
+
+
+def as_numpy_types(args: List[Any], kwargs: Dict[str, Any]):
+    """The arguments of a call of NumPy or of an array's method, a Python type among them as the NumPy type
+    NumPy reads it as (``np.zeros(n, dtype=int)`` is ``np.zeros(n, dtype=np.int64)``)."""
+    def numpy(value: Any) -> Any:
+        return _NUMPY_TYPES[value] if isinstance(value, type) and value in _NUMPY_TYPES else value
+
+    return [numpy(a) for a in args], {k: numpy(v) for k, v in kwargs.items()}
+
+
+def _in_numpy(callee: gast.expr) -> bool:
+    """Whether a callee's reference is NumPy's (``np.zeros``, ``np.linalg.norm``)."""
+    while isinstance(callee, gast.Attribute):
+        callee = callee.value
+    return isinstance(callee, gast.Name) and callee.id == "np"
 
 
 def callee_name(func: Any) -> str:
@@ -107,6 +126,7 @@ class CallsMixin:
                           "holding one) is not supported",
                           hint="call a function known when compiling: a NumPy function or a Python function.")
             self.check_method_keywords(node, func, kwargs)
+            args, kwargs = as_numpy_types(args, kwargs)
             out = self.emit_call(node, func.expr(), args, kwargs)
             self.check(node, out, checks.method(func.node.attr, args, kwargs))
             if not isinstance(func, Method):
@@ -170,6 +190,8 @@ class CallsMixin:
             self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
         self.check_keywords(node, func, kwargs)
+        if _in_numpy(callee):  # a Python type passed as a dtype: NumPy's
+            args, kwargs = as_numpy_types(args, kwargs)
         written = registry.composite(func)
         if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)
             if isinstance(func, np.ufunc) and kwargs:  # ``out=``, which only ufuncs compiled as such implement

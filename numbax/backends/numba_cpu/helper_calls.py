@@ -14,8 +14,7 @@ each row of a 256 x 100 softmax took 6% longer per call as calls (their IR is 16
 factor's gradient is 11,000). Outside loops a call runs once per call of the function, where its tens of
 nanoseconds do not count and the IR would (``CallerLowering`` tells the library, block by block, whether it
 lowers a loop's body). Not one overloaded with ``called`` (most run-time checks of shapes, ``numpy_once``'s
-functions, ``elementwise``'s operations, the stack of numbers that makes an array): it raises or allocates, and
-its IR linked in cost the spring chain's
+functions, ``elementwise``'s operations): it raises or allocates, and its IR linked in cost the spring chain's
 Hessian a tenth of its compilation. At LLVM's optimization level 0 (``NUMBA_OPT=0``) nothing is inlined: every
 cached helper is called.
 """

@@ -309,7 +309,8 @@ class Tangents:
                     return False
             elif isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
                 return False
-            elif isinstance(node, gast.Attribute) and not (isinstance(node.value, gast.Name) and node.value.id in _MODULES):
+            elif isinstance(node, gast.Attribute) and not (isinstance(node.value, gast.Name)
+                                                           and node.value.id in _MODULES):
                 return False  # ``x.T``, ``x.real``: not elementwise
             elif isinstance(node, gast.Name) and node.id not in _MODULES:
                 if node.id in operands or node.id == ans:
