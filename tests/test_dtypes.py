@@ -132,12 +132,20 @@ def sum_in_ints(x):
     return np.sum(x, dtype=int)
 
 
+def arange_named_int32(x):
+    return np.arange(x.shape[0], dtype="int32")
+
+
+def sum_named_int64(x):
+    return np.sum(x, dtype="int64")
+
+
 @pytest.mark.parametrize("backend", ["cpu", "python"])
 @pytest.mark.parametrize("fn", [full_of_bools, ones_of_ints, eye_of_complex, cast_by_python_types, arange_of_floats,
-                                full_like_of_ints, sum_in_ints])
+                                full_like_of_ints, sum_in_ints, arange_named_int32, sum_named_int64])
 def test_a_python_type_as_a_dtype_is_numpys(fn, backend):
     # ``dtype=bool`` is NumPy's bool; Numba has no dtype for a Python type: np.full(..., dtype=bool) was float64,
-    # and the others failed to compile
+    # and the others failed to compile, as did Numba's np.arange and np.sum given a dtype's name
     x = np.array([0.25, 1.5, 2.0])
     got, want = numbax.jit(fn, backend=backend)(x), fn(x)
     assert np.asarray(got).dtype == np.asarray(want).dtype

@@ -52,11 +52,18 @@ _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "
 
 def as_numpy_types(args: List[Any], kwargs: Dict[str, Any]):
     """The arguments of a call of NumPy or of an array's method, a Python type among them as the NumPy type
-    NumPy reads it as (``np.zeros(n, dtype=int)`` is ``np.zeros(n, dtype=np.int64)``)."""
+    NumPy reads it as (``np.zeros(n, dtype=int)`` is ``np.zeros(n, dtype=np.int64)``), and so a dtype named
+    by a string (``dtype="int32"``, which Numba's ``np.arange`` and ``np.sum`` do not take)."""
     def numpy(value: Any) -> Any:
         return _NUMPY_TYPES[value] if isinstance(value, type) and value in _NUMPY_TYPES else value
 
-    return [numpy(a) for a in args], {k: numpy(v) for k, v in kwargs.items()}
+    def dtype(value: Any) -> Any:
+        try:
+            return np.dtype(value).type if isinstance(value, str) else numpy(value)
+        except TypeError:  # not a dtype's name: NumPy's error, raised where it is probed
+            return value
+
+    return [numpy(a) for a in args], {k: dtype(v) if k == "dtype" else numpy(v) for k, v in kwargs.items()}
 
 
 def _in_numpy(callee: gast.expr) -> bool:
