@@ -354,6 +354,42 @@ def _sum(a):
     return np.sum(a)
 
 
+def _var(a):
+    return np.var(a)
+
+
+def _std(a):
+    return np.std(a)
+
+
+def _median(a):
+    return np.median(a)
+
+
+def _percentile(a):
+    return np.percentile(a, 30.0)
+
+
+def _quantile(a):
+    return np.quantile(a, 0.3)
+
+
+def _sort(a):
+    return np.sort(a[0] * a[1])
+
+
+def _argsort(a):
+    return np.argsort(a[0] * a[1])
+
+
+def _cumsum(a):
+    return np.cumsum(a)
+
+
+def _cumprod(a):
+    return np.cumprod(a)
+
+
 # each NumPy function that generated code calls through a helper compiled once (``numpy_once``), and np.diag,
 # which ``legalize`` sends to ``rt.diag``, by name -> a function calling it
 _CALLS = {"moveaxis": _moveaxis, "concatenate": _concatenate, "concat": _concat,
@@ -363,7 +399,9 @@ _CALLS = {"moveaxis": _moveaxis, "concatenate": _concatenate, "concat": _concat,
           "empty": _empty, "empty_like": _empty_like, "zeros": _zeros, "ones": _ones, "full": _full,
           "arange": _arange, "eye": _eye, "identity": _identity, "linspace": _linspace, "array": _array,
           "asarray": _asarray, "copy": _copy, "zeros_like": _zeros_like, "ones_like": _ones_like,
-          "full_like": _full_like, "mean": _mean, "sum": _sum}
+          "full_like": _full_like, "mean": _mean, "sum": _sum, "var": _var, "std": _std, "median": _median,
+          "percentile": _percentile, "quantile": _quantile, "sort": _sort, "argsort": _argsort, "cumsum": _cumsum,
+          "cumprod": _cumprod}
 _ARGS = {name: (np.arange(9.0).reshape(3, 3) / 7.0 - 0.4,) for name in _CALLS}
 
 

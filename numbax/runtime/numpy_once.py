@@ -56,7 +56,10 @@ def _diag(v, k=0):
 _SLOW = dict.fromkeys([np.moveaxis, np.concatenate, np.concat, np.ascontiguousarray, np.tril, np.triu, np.outer,
                        np.linalg.solve, np.linalg.inv, np.linalg.cholesky, np.linalg.det, np.linalg.slogdet,
                        np.linalg.eigh, np.linalg.qr, np.linalg.svd])
-_REDUCING = {np.mean: ("a",), np.sum: ("a",)}  # of the whole array (an axis: Numba's implementation for it)
+# of the whole array (with an axis, Numba's implementation for it, or the runtime's)
+_REDUCING = {np.mean: ("a",), np.sum: ("a",), np.var: ("a",), np.std: ("a",), np.median: ("a",),
+             np.percentile: ("a", "q"), np.quantile: ("a", "q"), np.sort: ("a",), np.argsort: ("a",),
+             np.cumsum: ("a",), np.cumprod: ("a",)}
 _MAKING = {np.empty: ("shape", "dtype"), np.zeros: ("shape", "dtype"), np.ones: ("shape", "dtype"),
            np.full: ("shape", "fill_value", "dtype"), np.arange: ("start", "stop", "step", "dtype"),
            np.eye: ("N", "M", "k", "dtype"), np.identity: ("n", "dtype"), np.linspace: ("start", "stop", "num"),
