@@ -34,6 +34,7 @@ def _code(source):
 BATCHED = numbax.vmap(layer, in_axes=(0, None), out_axes=(1, 0))
 NESTED = numbax.vmap(numbax.vmap(lambda a, b: np.tanh(a * b), in_axes=(0, None)), in_axes=(None, 0))
 JACOBIAN = numbax.jit(numbax.jacfwd(numbax.grad(potential)))
+PUSHED = numbax.vmap(lambda u, t: numbax.jvp(potential, (u,), (t,))[1])
 
 
 def test_vmap_stacks_every_example_and_writes_the_body_once():
@@ -58,8 +59,16 @@ def test_hessian_by_forward_over_reverse_matches_jax_with_one_sweep():
     np.testing.assert_allclose(JACOBIAN(u), np.asarray(want), rtol=1e-12, atol=1e-14)
     source = _code(numbax.source(JACOBIAN, u))  # the sweep's loop, without a first column before it
     assert "range(1, batch)" not in source and source.count("np.cos(u[") == 1
-    # the first example's checks stay where code after them stays (the sweep reads primal values computed there)
-    assert source.count("raise ValueError('jvp called with") == 2
+    assert "jvp called with" not in source  # the sweep's basis vectors are made in their primals' shapes
+
+
+def test_the_first_examples_checks_stay_where_code_after_them_stays():
+    # the loop reads primal values computed after the first example's check of its tangent's shape
+    u, t = np.array([[0.3, -0.7, 1.1], [0.2, 0.5, -0.4]]), np.array([[1.0, 0.0, -2.0], [0.5, 0.5, 0.5]])
+    want = [jax.jvp(to_jax(potential), (a,), (b,))[1] for a, b in zip(u, t)]
+    np.testing.assert_allclose(PUSHED(u, t), np.asarray(want), rtol=1e-12)
+    source = _code(numbax.source(PUSHED, u, t))
+    assert source.count("raise ValueError('jvp called with") == 2 and "range(0, batch)" in source
 
 
 def test_an_empty_batch_is_refused_as_before():
