@@ -223,7 +223,8 @@ def test_updates_and_python_bools_follow_numpy(fn, args, backend):
 
 def test_generated_code_casts_the_wide_result_to_numpys_dtype():
     source = numbax.source(numbax.jit(accumulate_int8), np.array([100, 100], np.int8))
-    assert "    total = np.int8(total + x[1])\n    # test_scalar_arithmetic.py" in source
-    assert ("    total = np.int8(total * x[1])\n    # test_scalar_arithmetic.py:200: return total\n"
+    # ``x[1]``, read twice, is read (and checked) once
+    assert "    _t1 = x[1]\n    total = np.int8(total + _t1)\n    # test_scalar_arithmetic.py" in source
+    assert ("    total = np.int8(total * _t1)\n    # test_scalar_arithmetic.py:200: return total\n"
             "    return rt.arrays_out(total)") in source
     assert "np.bool(total + b[1])" in numbax.source(numbax.jit(accumulate_bools), np.array([True, True]))
