@@ -259,3 +259,12 @@ def test_a_nested_transformation_called_alike_is_generated_once(monkeypatch, tmp
         assert len(runs) == 3 and runs[1] != runs[2]
     finally:
         numbax.config.update("cache_dir", old)
+
+
+def test_static_values_equal_but_spelled_apart_key_their_own_code():
+    # ``0.0 == -0.0``, but code generated for a static -0.0 may divide by it: each gets its own entry
+    from numbax.transforms import nesting
+
+    assert nesting._static_key(0.0) != nesting._static_key(-0.0)
+    assert nesting._static_key(np.float64(-0.0)) != nesting._static_key(np.float64(0.0))
+    assert nesting._static_key(2) == nesting._static_key(2) != nesting._static_key(2.0)

@@ -89,12 +89,20 @@ def _generated_key(transformed, bound: Dict[str, Any], options: Dict[str, Any]) 
     """What a nested transformation's generated code depends on, or None where a static value is unhashable."""
     leaves, treedef = tree_util.tree_flatten(bound)
     key = (id(transformed), treedef, tuple(sorted(options.items())),
-           tuple(leaf.aval if isinstance(leaf, Dyn) else (type(leaf), leaf) for leaf in leaves))
+           tuple(leaf.aval if isinstance(leaf, Dyn) else _static_key(leaf) for leaf in leaves))
     try:
         hash(key)
     except TypeError:
         return None
     return key
+
+
+def _static_key(value: Any) -> tuple:
+    """A static value as generated code depends on it: its type, and for a number its spelling too (``0.0`` and
+    ``-0.0`` are equal, and generated code may divide by either)."""
+    if isinstance(value, (float, complex, np.inexact)):
+        return type(value), repr(value)
+    return type(value), value
 
 
 def emit(spec, generated, arguments: List[Any], returns) -> Any:

@@ -66,13 +66,6 @@ def as_numpy_types(args: List[Any], kwargs: Dict[str, Any]):
     return [numpy(a) for a in args], {k: dtype(v) if k == "dtype" else numpy(v) for k, v in kwargs.items()}
 
 
-def _in_numpy(callee: gast.expr) -> bool:
-    """Whether a callee's reference is NumPy's (``np.zeros``, ``np.linalg.norm``)."""
-    while isinstance(callee, gast.Attribute):
-        callee = callee.value
-    return isinstance(callee, gast.Name) and callee.id == "np"
-
-
 def callee_name(func: Any) -> str:
     """How the user would spell a NumPy or SciPy callable (``np.linalg.norm``), for messages."""
     reference = resolve.canonical_reference(func)
@@ -197,7 +190,7 @@ class CallsMixin:
             self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
         self.check_keywords(node, func, kwargs)
-        if _in_numpy(callee):  # a Python type passed as a dtype: NumPy's
+        if resolve.canonical_reference(func)[1].startswith("np."):  # a Python type passed as a dtype: NumPy's
             args, kwargs = as_numpy_types(args, kwargs)
         written = registry.composite(func)
         if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)

@@ -9,7 +9,6 @@ from the runtime's cache after. A call with any other keyword, ``*args`` or a li
 """
 from __future__ import annotations
 
-import types as python_types
 from typing import Any, List, Optional
 
 from numba.core import ir, ir_utils
@@ -18,19 +17,22 @@ from numba.core.compiler_machinery import FunctionPass, register_pass
 from numbax.runtime import numpy_once
 
 
+def _definition(func_ir: ir.FunctionIR, var: ir.Var) -> Any:
+    """The one definition of ``var``, or None where it has several."""
+    try:
+        return func_ir.get_definition(var)
+    except KeyError:
+        return None
+
+
 def _callee(func_ir: ir.FunctionIR, var: ir.Var) -> Any:
     """The object a callee variable names where it is a global or a global module's attribute (``np.zeros``,
     ``np.linalg.solve``), else None."""
-    try:
-        definition = func_ir.get_definition(var)
-    except KeyError:  # defined more than once
-        return None
+    definition = _definition(func_ir, var)
     if isinstance(definition, (ir.Global, ir.FreeVar)):
         return definition.value
     if isinstance(definition, ir.Expr) and definition.op == "getattr":
-        owner = _callee(func_ir, definition.value)
-        if isinstance(owner, python_types.ModuleType):
-            return getattr(owner, definition.attr, None)
+        return ir_utils.resolve_func_from_module(func_ir, definition)
     return None
 
 
@@ -56,10 +58,7 @@ def _positional(expr: ir.Expr, params: Optional[tuple]) -> Optional[List[ir.Var]
 def _is_list_display(func_ir: ir.FunctionIR, var: ir.Var) -> bool:
     """Whether ``var`` is a list display (``np.array([a, b])``), which Numba's rewrite after typing turns into
     stores into the new array, with no list made: the call stays Numba's."""
-    try:
-        definition = func_ir.get_definition(var)
-    except KeyError:
-        return False
+    definition = _definition(func_ir, var)
     return isinstance(definition, ir.Expr) and definition.op == "build_list"
 
 

@@ -18,7 +18,7 @@ from numbax.backends.cuda.lower.state import name as _name, parse as _parse, tex
 from numbax.errors import NumbaxShapeError
 from numbax.primitives.cuda import Triangle
 
-JOINS = frozenset({"rt.concat", "rt.concatenate", "np.concatenate", "np.concat", "rt.stack", "np.stack"})
+JOINS = frozenset({"np.concatenate", "np.concat", "rt.stack", "np.stack"})
 
 
 class ArrayOps(Rewrites):

@@ -76,7 +76,7 @@ class Launches(Reductions):
             return self.launch_contraction(node)
         if isinstance(node, gast.Call) and _text(node.func) == "rt.diag_grad":
             return self.diag_grad(node)
-        if isinstance(node, gast.Call) and _text(node.func) in ("np.moveaxis", "rt.moveaxis"):
+        if isinstance(node, gast.Call) and _text(node.func) == "np.moveaxis":
             return self.transposed(*self.moveaxis_arguments(node))
         if self.is_indexing(node):
             return self.index_read(node)  # an element or a view, read on the host (``indexing``)
