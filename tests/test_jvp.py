@@ -390,6 +390,25 @@ def test_an_array_made_of_numbers_has_the_array_of_their_tangents_as_jax():
                                rtol=1e-12)
 
 
+def _items_of_constants(x):
+    a, b = x[0], x[1]
+    v = np.array([a * b, 0.3 * -1.09, -2.5, b])
+    return np.sum(v * v) + v[0] * v[1]
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_an_item_of_constants_in_an_array_of_numbers_has_tangent_zero(backend):
+    """``np.array([a * b, 0.3 * -1.09, ...])``: an item that reads no differentiated variable (an expression of
+    constants, which forward mode refused) has tangent zero, as JAX's."""
+    x, t = np.array([0.3, 0.7]), np.array([1.0, -0.5])
+    out, tangent = numbax.jit(lambda x, t: numbax.jvp(_items_of_constants, (x,), (t,)), backend=backend)(x, t)
+    want_out, want_tangent = jax.jvp(oracles.to_jax(_items_of_constants), (x,), (t,))
+    np.testing.assert_allclose(out, want_out, rtol=1e-13)
+    np.testing.assert_allclose(tangent, want_tangent, rtol=1e-13)
+    np.testing.assert_allclose(numbax.jacfwd(_items_of_constants, backend=backend)(x),
+                               jax.jacfwd(oracles.to_jax(_items_of_constants))(x), rtol=1e-13)
+
+
 def _negative_constant(x):
     return -0.75
 

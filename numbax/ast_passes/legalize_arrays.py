@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import gast
 
 from numbax.ast_passes import resolve
+from numbax.ast_passes.analyses.nodes import literal
 from numbax.runtime.contractions import explicit_subscripts
 
 _MODULES = frozenset({"np", "math", "cmath"})
@@ -83,11 +84,7 @@ _TRACE_AXES = Route(("offset", "axis1", "axis2"), _DIAGONAL, needs=("axis1", "ax
 
 def _constant(node: gast.expr) -> Any:
     """The value of a literal (``1``, ``-1``, ``None``, ``'constant'``), else ``_MISSING``."""
-    if isinstance(node, gast.Constant):
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant):
-        return -node.operand.value
-    return _MISSING
+    return literal(node, _MISSING)
 
 
 def _tuples(node: gast.expr) -> gast.expr:

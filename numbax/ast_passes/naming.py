@@ -59,3 +59,8 @@ def leaf_name(base: str, path: Iterable[object]) -> str:
 def is_temp(name: str) -> bool:
     """Whether ``name`` is an A-normal-form temporary."""
     return re.fullmatch(r"_t\d+", name) is not None
+
+
+def element_name(base: str, index: int) -> str:
+    """The number that holds element ``index`` of a small array kept as numbers: ``k1`` + 0 -> ``k1_at0``."""
+    return _sanitize(f"{base}_at{index}")

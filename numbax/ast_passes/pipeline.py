@@ -21,7 +21,7 @@ from numbax import timings, tree_util
 from numbax.ast_passes import anf, boundary, custom_rules, debug_checks, fence, inline, legalize, optimize, \
     resolve, row_checks, run_time_checks
 from numbax.ast_passes.analyses import avals
-from numbax.ast_passes.optimizations import first_example, vectorize
+from numbax.ast_passes.optimizations import first_example, scalarize, vectorize
 from numbax.ast_passes.optimizations.fusion import versions
 from numbax.ast_passes.parse import ParsedFunction, parse_function
 from numbax.ast_passes.specialize import specialize_function
@@ -61,6 +61,9 @@ PASSES = (
     ("first_example", "the first example that vmap computes before its loop to size the outputs folded into the "
                       "loop, which sizes them on its first iteration: one copy of the body to compile; after "
                       "vectorize, which makes its first block there, and after the last transformation"),
+    ("scalarize", "small arrays of a length the code shows (an ODE's state of two numbers) as one number per "
+                  "element, in float64 code on the CPU; after the last transformation and before fusion, which "
+                  "would make their operations loops"),
     ("fuse", "a transformation's runs of elementwise array statements over one shape into one loop nest"),
     ("versions", "each fused loop that reads at clamped indices (dims that broadcast) written a second time for "
                  "when no clamp is needed, which LLVM vectorizes; on the CPU, after vectorize has made its rows, "
@@ -226,6 +229,24 @@ def _first_example(spec, bound: Dict[str, Any], lower: Optional[Callable]) \
     return apply
 
 
+def _scalarize(spec, bound: Dict[str, Any], lower: Optional[Callable], fuse: Callable[[], Optional[tuple]]) \
+        -> Callable[[gast.Module], gast.Module]:
+    def apply(module: gast.Module) -> gast.Module:
+        given = fuse()  # a transformation's parameters (its tangents, say) where it is float64 code
+        param_avals = given[0] if given is not None else _param_avals(spec, bound, module.body[-1])
+        if lower is not None or param_avals is None:  # (the GPU's kernels keep their arrays)
+            return module
+        leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
+        dtypes = [np.dtype(leaf.aval.dtype) for leaf in leaves] + \
+            [np.asarray(v).dtype for v in spec.constants.values() if isinstance(v, (np.ndarray, np.generic))]
+        if not scalarize.float64_only(module, dtypes):
+            return module
+        module.body[-1], changed = scalarize.transform(module.body[-1], param_avals)
+        return optimize.transform(module) if changed else module
+
+    return apply
+
+
 def _legalize(spec, bound: Dict[str, Any], lower: Optional[Callable]) -> Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module.body[-1] = custom_rules.drop_inputs(module.body[-1])
@@ -307,7 +328,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("debug_checks", _debug_checks(spec)),
               ("optimize", optimize.transform), ("markers", _each(custom_rules.drop_markers)),
               ("vectorize", _vectorize(spec, bound)), ("first_example", _first_example(spec, bound, lower)),
-              ("fuse", _fuse(fuse)),
+              ("scalarize", _scalarize(spec, bound, lower, fuse)), ("fuse", _fuse(fuse)),
               ("versions", _main_versions if lower is None else lambda m: m),
               ("legalize", _legalize(spec, bound, lower)))
     seconds = []

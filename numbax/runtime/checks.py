@@ -26,6 +26,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
   ``check_list_item(items, item, where)``: its array ``item`` has the shape of the others (``ValueError``).
 - ``check_row(rows, value, where)``: one example's output (``vmap``), or one step's (``lax.scan``), has the
   shape of the rows it is stacked into, where NumPy's assignment would broadcast it (``ValueError``).
+- ``check_carried(x, length, where)``: the array of one dimension a loop carries has the ``length`` its body
+  gives it (``ValueError``): where the code keeps that array's elements as numbers (``scalarize``).
 - ``check_scatter(length, size, tiled, where)``: ``psum_scatter``'s scattered dimension has the axis's size
   (``tiled``: a multiple of it) (``ValueError``).
 - ``check_key(key, where)``: a function of ``numbax.random`` got a key of two words (a ``uint32``
@@ -65,7 +67,7 @@ from numbax.runtime import cached
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",
            "check_broadcast", "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack",
            "check_vstack", "check_stack", "check_dot", "check_matmul", "check_reshape", "check_list_length",
-           "check_list_item", "check_row", "check_scatter", "check_devices", "check_key"]
+           "check_list_item", "check_row", "check_scatter", "check_devices", "check_key", "check_carried"]
 
 
 def _compiled_once(called: bool) -> Callable[[Callable], Callable]:
@@ -413,6 +415,16 @@ def check_row(rows, value, where):
         raise NumbaxShapeError("an output of shape {:shape} stacked with outputs of shape {:shape}: each example of "
                                "vmap (each step of lax.scan) must give one shape, as JAX traces one", where,
                                np.shape(value), rows.shape[1:])
+
+
+@_compiled_once(called=False)
+def check_carried(x, length, where):
+    """Raise ``NumbaxShapeError`` at ``where`` (a loop) unless the array ``x`` it carries in has the ``length``
+    its body gives it: a loop that changes the shape of what it carries (JAX's refuse it too)."""
+    if x.shape[0] != length:
+        raise NumbaxShapeError("the loop carries in an array of shape {:shape} that its body makes of shape "
+                               "{:shape}: a loop must keep the shapes of the arrays it carries, as JAX's do; give "
+                               "it its final shape before the loop", where, x.shape, (length,))
 
 
 _SCATTERED = "psum_scatter: the scattered dimension has length {}, not the axis size {}"

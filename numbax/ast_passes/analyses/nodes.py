@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Dict, Iterator, List, Set, Tuple, Union
+from typing import Any, Dict, Iterator, List, Set, Tuple, Union
 
 import gast
 
@@ -29,6 +29,15 @@ def module_call(module: str, function: str, *args: gast.expr) -> gast.Call:
 def rt_call(helper: str, *args: gast.expr) -> gast.Call:
     """``rt.helper(*args)``: a call of a ``numbax.runtime`` helper."""
     return module_call("rt", helper, *args)
+
+
+def literal(node: gast.expr, default: Any = None) -> Any:
+    """The value of a literal, ``1`` or ``-1`` (a negative number is a minus applied to one), else ``default``."""
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant):
+        return -node.operand.value
+    return default
 
 
 def loads(node: gast.AST) -> Set[str]:

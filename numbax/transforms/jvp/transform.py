@@ -326,11 +326,13 @@ class Tangents:
 
     def operand_tangent(self, operand: gast.expr) -> Optional[gast.expr]:
         """The tangent of a differentiated operand: a variable's, or, for a tuple or list of variables and
-        constants (``np.concatenate((a, b))``), the tuple of theirs (zeros for those not differentiated);
-        None for any other form."""
+        constants (``np.concatenate((a, b))``, ``np.array([x, -1.5])``), the tuple of theirs (zeros for those
+        not differentiated, an item that reads no differentiated variable among them); None for any other
+        form."""
         if isinstance(operand, gast.Name):
             return _name(self.tangent(operand.id))
-        if isinstance(operand, (gast.Tuple, gast.List)) and all(isinstance(e, (gast.Name, gast.Constant))
+        if isinstance(operand, (gast.Tuple, gast.List)) and all(isinstance(e, gast.Name) or
+                                                                 not (_loads(e) & self.active)
                                                                  for e in operand.elts):
             elts = [_name(self.tangent(e.id)) if isinstance(e, gast.Name) and e.id in self.active
                     else _rt("zeros_like", copy.deepcopy(e)) for e in operand.elts]

@@ -1,0 +1,428 @@
+"""scalarize: small arrays of a known length kept as one number per element (scalar replacement).
+
+An ODE's state of two or three numbers (``jnp.stack([a * x - b * x * y, ...])``) is an array
+that Numba allocates, fills and reads in every step, and each operation on it (``z + 0.5 * dt *
+k1``) another array and a loop. Where the length is known from the code (a stack of numbers), the
+array and everything computed from it elementwise with ``+ - * /`` is written as numbers, one
+per element (``k1_at0``, ``k1_at1``); a read of a constant element (``k1[0]``) is that number, and
+the checks of those reads and broadcasts, which cannot fail, are dropped. Anything else that reads
+the array (a call, a store into another array, the return) gets it stacked again just before.
+
+A loop that carries such an array (``for i in range(n): z = z + dt * f(z)``, or a ``while``), starting
+from one whose length the code does not show (the function's argument), is checked before it:
+``rt.check_carried(z, 2, where)`` raises where the array has another length, as a loop that
+changes the shape of what it carries (JAX's loops refuse it at tracing, whether or not they run; an
+array of length 1 broadcast to 2 in the first step is refused here too); then its elements are read
+once. A ``while`` loop's test may read the elements, which it reads anew in each iteration.
+
+Exact, not approximate: each element is computed by the same operations in the same order as
+NumPy's elementwise loop computes it. So that Numba's scalar arithmetic types the numbers as its
+array arithmetic types the elements, only float64 arrays qualify (``float64_only``: the pass is
+skipped for code with a float32 or complex value anywhere), made of float numbers, with scalar
+operands of float or integer kind, and the operators whose array and scalar forms agree
+(``**``, ``//`` and ``%`` are left to NumPy). An array that anything writes into, or that
+another name may be a view of, stays an array.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import gast
+
+from numbax.ast_passes import anno
+from numbax.ast_passes.analyses import aliasing, avals as avals_analysis
+from numbax.ast_passes.analyses.nodes import assign, literal, name, rt_call
+from numbax.ast_passes.naming import Namer, element_name
+from numbax.ast_passes.optimizations.purity import is_check, is_pure
+from numbax.ast_passes.tree_copy import copy_tree, walk
+
+MAX_LENGTH = 8  # longer arrays stay arrays: their loops vectorize, and numbers would crowd the registers
+_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div)
+_SIGNS = (gast.USub, gast.UAdd)
+_NARROW = {"float32", "float16", "single", "half", "complex64", "complex128", "csingle", "cdouble", "complex",
+           "f4", "f2", "c8", "c16", "f", "e", "F", "D", "longdouble", "float128"}
+
+
+def float64_only(module: gast.Module, dtypes) -> bool:
+    """Whether the arguments' ``dtypes`` and the code's spelled-out dtypes are float64 where they are floats
+    (none float32, float16 or complex): the numbers scalarized then have the type the array elements have."""
+    if any(d.kind == "c" or (d.kind == "f" and d.itemsize != 8) for d in dtypes):
+        return False
+    for node in walk(module):
+        if isinstance(node, gast.Attribute) and node.attr in _NARROW:
+            return False
+        if isinstance(node, gast.Constant) and isinstance(node.value, str) and node.value in _NARROW:
+            return False
+        if isinstance(node, gast.Constant) and isinstance(node.value, complex):
+            return False
+    return True
+
+
+def _constant_int(node: gast.expr) -> Optional[int]:
+    value = literal(node)
+    return value if type(value) is int else None
+
+
+def _callee(node: gast.expr) -> Optional[str]:
+    """``rt.stack`` for ``rt.stack(...)``: a call of a module's function, by its dotted name."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name):
+        return f"{node.func.value.id}.{node.func.attr}"
+    return None
+
+
+def _counted_or_while(loop: gast.stmt) -> bool:
+    """``for i in range(...)`` or ``while ...``: a loop whose carried arrays scalarizing may check before it."""
+    if isinstance(loop, gast.While):
+        return True
+    return isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Call) \
+        and isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range" and not loop.iter.keywords
+
+
+def _reads_array(node: gast.AST, var: str, length: Dict[str, int]) -> bool:
+    """Whether ``node`` reads ``var`` (of the ``length`` given) other than its elements at constant indices."""
+    elements = {id(n.value) for n in walk(node) if isinstance(n, gast.Subscript) and
+                _Analysis.element(n, length) is not None}
+    return any(isinstance(n, gast.Name) and n.id == var and isinstance(n.ctx, gast.Load) and id(n) not in elements
+               for n in walk(node))
+
+
+class _Analysis:
+    """Which names to scalarize, their lengths, and the loops whose carried arrays are checked first."""
+
+    def __init__(self, fdef: gast.FunctionDef, kinds: Dict[str, tuple]):
+        self.kinds = kinds
+        self.defs: Dict[str, List[gast.Assign]] = {}
+        self.place: Dict[int, Tuple[list, int]] = {}  # id(statement) -> (its block, its index)
+        self.whiles = [n for n in walk(fdef) if isinstance(n, gast.While)]
+        self._blocks(fdef.body)
+        self.masked: Dict[int, Set[str]] = {}  # id(statement) -> names that statement reads unchecked
+        self.lengths: Dict[str, int] = {}
+        self.entries: Dict[int, List[Tuple[str, int]]] = {}  # id(loop) -> (name, length) checked before it
+        self.kept: Set[int] = set()  # ids of the definitions that stay (checked before a loop)
+
+    def _blocks(self, block: list) -> None:
+        for index, stmt in enumerate(block):
+            self.place[id(stmt)] = (block, index)
+            if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+                self.defs.setdefault(stmt.targets[0].id, []).append(stmt)
+            for field in ("body", "orelse"):
+                if isinstance(getattr(stmt, field, None), list):
+                    self._blocks(getattr(stmt, field))
+
+    def scalar_kind(self, node: gast.expr, active: Dict[str, int]) -> Optional[str]:
+        """``"f"`` or ``"i"`` for an expression of numbers that scalarizing may repeat (names, constants,
+        elements read at an index, arithmetic of them), else None."""
+        if isinstance(node, gast.Constant):
+            return {float: "f", int: "i"}.get(type(node.value))
+        if isinstance(node, gast.Name):
+            kind = self.kinds.get(node.id)
+            return kind[0] if kind in (("f", 0), ("i", 0)) and node.id not in active else None
+        if self.element(node, active) is not None:
+            return "f"
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id not in active \
+                and isinstance(node.slice, (gast.Constant, gast.Name)):  # ``p[2]``: a number of another array
+            kind = avals_analysis.expr_aval(node, self.kinds)
+            return kind[0] if kind in (("f", 0), ("i", 0)) else None
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, _SIGNS):
+            return self.scalar_kind(node.operand, active)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
+            kinds = {self.scalar_kind(node.left, active), self.scalar_kind(node.right, active)}
+            if None in kinds:
+                return None
+            return "f" if "f" in kinds or isinstance(node.op, gast.Div) else "i"
+        return None
+
+    @staticmethod
+    def element(node: gast.expr, active: Dict[str, int]) -> Optional[Tuple[str, int]]:
+        """``(x, j)`` for ``x[c]`` of a scalarized ``x`` at a constant ``c`` inside it (``j``: ``c`` from
+        the front), else None."""
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and node.value.id in active \
+                and isinstance(node.ctx, gast.Load):
+            index = _constant_int(node.slice)
+            length = active[node.value.id]
+            if index is not None and -length <= index < length:
+                return node.value.id, index % length
+        return None
+
+    def length(self, node: gast.expr, active: Dict[str, int], assumed: Set[str] = frozenset()) -> Optional[int]:
+        """The length of the array ``node`` computes from scalarized arrays and numbers, 0 for a number,
+        None where it is neither; -1 where it reads only ``assumed`` names (of a length not yet known, taken
+        to be that of the other operands)."""
+        if isinstance(node, gast.Name) and node.id in active:
+            return active[node.id]
+        if isinstance(node, gast.Name) and node.id in assumed:
+            return -1
+        if self.scalar_kind(node, active) is not None:
+            return 0
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, _SIGNS):
+            return self.length(node.operand, active, assumed)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
+            sides = {self.length(node.left, active, assumed), self.length(node.right, active, assumed)}
+            if None in sides or len(sides - {0, -1}) > 1:
+                return None
+            return max(sides)
+        items = self.stacked(node)
+        if items is not None and all(self.scalar_kind(i, active) == "f" for i in items):
+            return len(items)
+        return None
+
+    @staticmethod
+    def stacked(node: gast.expr) -> Optional[list]:
+        """The numbers of ``np.stack((a, b))`` (along axis 0) or ``np.array([a, b])``, else None."""
+        callee = _callee(node)
+        if callee not in ("np.stack", "rt.stack", "np.array") or not node.args:
+            return None
+        axis = node.args[1:] + [k.value for k in node.keywords if k.arg == "axis"]
+        if callee == "np.array" and (axis or node.keywords) or len(axis) > 1 or \
+                any(k.arg != "axis" for k in node.keywords) or axis and _constant_int(axis[0]) != 0:
+            return None
+        items = node.args[0]
+        if not isinstance(items, (gast.Tuple, gast.List)) or not 2 <= len(items.elts) <= MAX_LENGTH:
+            return None
+        return items.elts
+
+    def active(self, stmt: gast.stmt, lengths: Dict[str, int]) -> Dict[str, int]:
+        masked = self.masked.get(id(stmt), ())
+        return {n: k for n, k in lengths.items() if n not in masked} if masked else lengths
+
+    def _carried_entry(self, stmt: gast.Assign, target: str) -> Optional[gast.For]:
+        """The loop after ``stmt`` (``target = e`` of an unknown length) that carries ``target``: in the same
+        block, over a range or while a test holds, assigning ``target`` in its body, with only simple
+        statements between that do not assign it; None where there is none."""
+        block, index = self.place[id(stmt)]
+        for later in block[index + 1:]:
+            if isinstance(later, (gast.For, gast.While)):
+                carries = any(isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and
+                              s.targets[0].id == target for s in later.body)
+                has_origin = anno.getanno(later, anno.Key.ORIGIN) is not None
+                return later if _counted_or_while(later) and carries and has_origin else None
+            if not isinstance(later, (gast.Assign, gast.Expr)) or any(
+                    isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Store)
+                    for n in walk(later)):
+                return None
+        return None
+
+    def solve(self, candidates: Set[str]) -> bool:
+        """Settle the names to scalarize (a subset of ``candidates``) and their lengths; False if none."""
+        for _ in range(10):
+            lengths: Dict[str, int] = {}
+            changed = True
+            while changed:
+                changed = False
+                for var in sorted(candidates - set(lengths)):
+                    assumed = candidates - set(lengths)
+                    found = {self.length(d.value, self.active(d, lengths), assumed)
+                             for d in self.defs[var]} - {None, -1}
+                    if len(found) == 1 and 1 <= min(found) <= MAX_LENGTH:
+                        lengths[var] = found.pop()
+                        changed = True
+            bad = candidates - set(lengths)
+            entries: Dict[int, List[Tuple[str, int]]] = {}
+            masked: Dict[int, Set[str]] = {}
+            kept: Set[int] = set()
+            for var, k in sorted(lengths.items()):
+                for d in self.defs[var]:
+                    if self.length(d.value, self.active(d, lengths)) == k:
+                        continue
+                    loop = self._carried_entry(d, var)
+                    if loop is None:
+                        bad.add(var)
+                        break
+                    kept.add(id(d))
+                    entries.setdefault(id(loop), []).append((var, k))
+                    block, index = self.place[id(d)]
+                    for later in block[index + 1:block.index(loop)]:
+                        masked.setdefault(id(later), set()).add(var)
+            for loop in self.whiles:  # evaluated again each iteration: nothing may be stacked for it
+                bad |= {var for var in lengths if _reads_array(loop.test, var, {var: lengths[var]})}
+            if not bad and masked == self.masked:
+                self.lengths, self.entries, self.kept = lengths, entries, kept
+                return bool(lengths)
+            candidates = candidates - bad
+            self.masked = masked
+        return False
+
+
+def _candidates(fdef: gast.FunctionDef, analysis: _Analysis) -> Set[str]:
+    """Float arrays of one dimension, assigned only by ``name = value``, whose memory nothing writes into
+    (through no name that may be it or a view of it, nor a list it was appended to), and that no loop's test
+    reads."""
+    stores: Dict[str, int] = {}
+    for node in walk(fdef):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    params = {a.id for a in fdef.args.args}
+    out = {v for v, ds in analysis.defs.items() if analysis.kinds.get(v) == ("f", 1) and v not in params
+           and len(ds) == stores.get(v, 0) and not any(anno.hasanno(d, anno.Key.IN_PLACE) for d in ds)}
+    written: Set[str] = set()
+    may_be: Dict[str, Set[str]] = {}  # name -> the names whose memory it may be
+    for node in walk(fdef):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not fdef:
+            return set()
+        if isinstance(node, gast.AugAssign):  # ``x += y`` of an array writes into ``x``
+            written |= {n.id for n in walk(node.target) if isinstance(n, gast.Name)}
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                if isinstance(target, gast.Name):
+                    may_be.setdefault(target.id, set()).update(aliasing.sources(node.value) | _popped(node.value))
+                else:
+                    written |= {n.id for n in walk(target) if isinstance(n, gast.Name)}
+        elif isinstance(node, gast.Call) and not is_pure(node) and not is_check(node):
+            given = {n.id for a in node.args + [k.value for k in node.keywords] for n in walk(a)
+                     if isinstance(n, gast.Name)}
+            if isinstance(node.func, gast.Attribute) and node.func.attr == "append" and \
+                    isinstance(node.func.value, gast.Name):
+                may_be.setdefault(node.func.value.id, set()).update(given)  # the list holds them
+            elif not (isinstance(node.func, gast.Attribute) and node.func.attr == "save_row"):  # (copies)
+                written |= given
+    while True:
+        more = {s for w in written for s in may_be.get(w, ())} - written
+        if not more:
+            return out - written
+        written |= more
+
+
+def _popped(value: gast.expr) -> Set[str]:
+    """``{"t"}`` for ``t.pop()``: the list whose item the value is."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "pop" and \
+            isinstance(value.func.value, gast.Name):
+        return {value.func.value.id}
+    return set()
+
+
+class _Rewrite:
+    """The function written again with the settled names as numbers.
+
+    ``fresh``: the names whose array, stacked from their numbers, still holds them where the statement
+    being written runs (none of the numbers assigned since), so that reading it again stacks nothing.
+    """
+
+    def __init__(self, analysis: _Analysis, namer: Namer):
+        self.a = analysis
+        self.namer = namer
+        self.names = {v: [namer.new(element_name(v, j)) for j in range(k)] for v, k in analysis.lengths.items()}
+        self.fresh: Set[str] = set()
+
+    def element_expr(self, node: gast.expr, j: int, active: Dict[str, int]) -> gast.expr:
+        """Element ``j`` of the array ``node`` computes (``node`` itself, rewritten, for a number)."""
+        if isinstance(node, gast.Name) and node.id in active:
+            return name(self.names[node.id][j])
+        at = self.a.element(node, active)
+        if at is not None:
+            return name(self.names[at[0]][at[1]])
+        if isinstance(node, gast.UnaryOp):
+            return gast.UnaryOp(op=node.op, operand=self.element_expr(node.operand, j, active))
+        if isinstance(node, gast.BinOp):
+            return gast.BinOp(left=self.element_expr(node.left, j, active), op=node.op,
+                              right=self.element_expr(node.right, j, active))
+        items = self.a.stacked(node)
+        if items is not None:
+            return self.element_expr(items[j], j, active)
+        return copy_tree(node)
+
+    def block(self, stmts: list) -> list:
+        out: list = []
+        for stmt in stmts:
+            active = self.a.active(stmt, self.a.lengths)
+            for var, k in self.a.entries.get(id(stmt), ()):
+                where = gast.Constant(value=anno.getanno(stmt, anno.Key.ORIGIN).position(), kind=None)
+                out.append(self._at(stmt, gast.Expr(value=rt_call("check_carried", name(var), gast.Constant(
+                    value=k, kind=None), where))))
+                out.extend(self._at(stmt, assign(self.names[var][j], gast.Subscript(
+                    value=name(var), slice=gast.Constant(value=j, kind=None), ctx=gast.Load())))
+                    for j in range(k))
+                self.fresh.add(var)  # the array checked holds the numbers just read
+            out.extend(self.statement(stmt, active))
+        return out
+
+    @staticmethod
+    def _at(origin: gast.stmt, stmt: gast.stmt) -> gast.stmt:
+        """``stmt`` written for ``origin``: its location and annotations (the user's line it cites)."""
+        return anno.copyanno(origin, gast.copy_location(stmt, origin))
+
+    def statement(self, stmt: gast.stmt, active: Dict[str, int]) -> list:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in active:
+            self.fresh.discard(stmt.targets[0].id)
+            if id(stmt) not in self.a.kept:
+                return self.definition(stmt, active)
+        if isinstance(stmt, gast.Expr) and self._proven(stmt.value, active):
+            return []
+        before: list = []
+        if not isinstance(stmt, (gast.For, gast.While, gast.If)):
+            return before + [self.reads(stmt, active, before, stmt)]
+        for field in ("iter", "test"):
+            if hasattr(stmt, field):
+                setattr(stmt, field, self.reads(getattr(stmt, field), active, before, stmt))
+        assigned = {n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.fresh -= assigned
+        if isinstance(stmt, (gast.For, gast.While)):  # stacked once before a loop that does not assign it
+            inside = gast.Module(body=stmt.body + stmt.orelse, type_ignores=[])
+            for var in sorted(set(active) - assigned - self.fresh):
+                if _reads_array(inside, var, {var: self.a.lengths[var]}):
+                    before.append(self._stack(var, stmt))
+                    self.fresh.add(var)
+        kept = set(self.fresh)
+        stmt.body = self.block(stmt.body)
+        self.fresh = set(kept)
+        stmt.orelse = self.block(stmt.orelse)
+        self.fresh = kept
+        return before + [stmt]
+
+    def _stack(self, var: str, origin: gast.stmt) -> gast.stmt:
+        """``var = rt.stack((var_at0, var_at1))``: the array again, from its numbers."""
+        items = gast.Tuple(elts=[name(n) for n in self.names[var]], ctx=gast.Load())
+        return self._at(origin, assign(var, rt_call("stack", items)))
+
+    def definition(self, stmt: gast.Assign, active: Dict[str, int]) -> list:
+        """``x = e`` as one assignment per element; through temporaries where ``e`` reads ``x`` itself."""
+        var = stmt.targets[0].id
+        values = [self.element_expr(stmt.value, j, active) for j in range(active[var])]
+        targets = self.names[var]
+        if any(isinstance(n, gast.Name) and n.id == var for n in walk(stmt.value)):
+            temps = [self.namer.new(t + "_next") for t in targets]
+            return [self._at(stmt, assign(t, v)) for t, v in zip(temps, values)] + \
+                [self._at(stmt, assign(t, name(s))) for t, s in zip(targets, temps)]
+        return [self._at(stmt, assign(t, v)) for t, v in zip(targets, values)]
+
+    def _proven(self, call: gast.expr, active: Dict[str, int]) -> bool:
+        """``rt.check_index(x, c, 0, where)`` of a scalarized ``x`` at a constant in range, or
+        ``rt.check_broadcast(a, b, where)`` of operands of one length: checks that cannot fail."""
+        callee = _callee(call)
+        if callee == "rt.check_index" and len(call.args) == 4 and _constant_int(call.args[2]) == 0:
+            return self.a.element(gast.Subscript(value=call.args[0], slice=call.args[1], ctx=gast.Load()),
+                                  active) is not None
+        if callee == "rt.check_broadcast" and len(call.args) == 3:
+            sides = {self.a.length(call.args[0], active), self.a.length(call.args[1], active)}
+            return None not in sides and len(sides - {0}) <= 1
+        return False
+
+    def reads(self, node, active: Dict[str, int], before: list, stmt: gast.stmt):
+        """``node`` with each constant element read of a scalarized array replaced by its number, and each
+        other read of the array by the array stacked again (appended to ``before``) unless it is fresh."""
+        rewrite = self
+
+        class Replace(gast.NodeTransformer):
+            def visit_Subscript(self, sub):
+                at = rewrite.a.element(sub, active)
+                if at is not None:
+                    return name(rewrite.names[at[0]][at[1]])
+                return self.generic_visit(sub)
+
+            def visit_Name(self, ref):
+                if ref.id in active and isinstance(ref.ctx, gast.Load) and ref.id not in rewrite.fresh:
+                    rewrite.fresh.add(ref.id)
+                    before.append(rewrite._stack(ref.id, stmt))
+                return ref
+
+        return Replace().visit(node)
+
+
+def transform(fdef: gast.FunctionDef, param_avals: Dict[str, tuple]) -> Tuple[gast.FunctionDef, bool]:
+    """``fdef`` with its small arrays of known length as numbers (see the module's text); whether it changed.
+    The caller has made sure the code is ``float64_only``."""
+    analysis = _Analysis(fdef, avals_analysis.infer(fdef, param_avals))
+    if not analysis.solve(_candidates(fdef, analysis)):
+        return fdef, False
+    namer = Namer(n.id for n in walk(fdef) if isinstance(n, gast.Name))
+    fdef.body = _Rewrite(analysis, namer).block(fdef.body)
+    return fdef, True
