@@ -84,8 +84,8 @@ def f(p, z0):
         z_at1_next = z_at1 + t_at1
         z_at0 = z_at0_next
         z_at1 = z_at1_next
-    z = rt.stack((z_at0, z_at1))
-    return z
+    z_stack = rt.stack((z_at0, z_at1))
+    return z_stack
 """
 
 
@@ -131,6 +131,13 @@ TEMPTING = {
             w = k[0:1]
             w[0] = 5.0
             return k + 1.0
+        """, {"a": ("f", 0), "b": ("f", 0)}, (1.0, 2.0)),
+    "filled_by_a_method": ("""
+        def f(a, b):
+            k = np.stack((a, b))
+            w = k * 1.0
+            k.fill(3.0)
+            return k[0] * 2.0 + w[1], k + w
         """, {"a": ("f", 0), "b": ("f", 0)}, (1.0, 2.0)),
     "appended_then_written": ("""
         def f(a, b):
@@ -265,7 +272,7 @@ def test_a_carried_array_of_another_length_is_refused_whether_or_not_the_loop_ru
 
 
 def test_arrays_written_into_are_left_alone():
-    for case in ("written_through_a_copy", "written_through_a_view", "appended_then_written"):
+    for case in ("written_through_a_copy", "written_through_a_view", "appended_then_written", "filled_by_a_method"):
         source, avals, _ = TEMPTING[case]
         assert "_at0" not in unparse(_pass(source, avals)[0]), case
 

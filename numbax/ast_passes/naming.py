@@ -64,3 +64,8 @@ def is_temp(name: str) -> bool:
 def element_name(base: str, index: int) -> str:
     """The number that holds element ``index`` of a small array kept as numbers: ``k1`` + 0 -> ``k1_at0``."""
     return _sanitize(f"{base}_at{index}")
+
+
+def stacked_name(base: str) -> str:
+    """The array made again from the numbers of a small array kept as numbers: ``k1`` -> ``k1_stack``."""
+    return _sanitize(f"{base}_stack")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gast
 
 from numbax.ast_passes.optimizations import common_subexpressions, copy_propagation, dead_arrays, dead_code, \
-    fold_temporaries, hoist_invariants, local_copies, one_hot_products
+    dead_tapes, fold_temporaries, hoist_invariants, local_copies, one_hot_products
 
 
 class _BatchInvariants:
@@ -25,6 +25,7 @@ OPTIMIZATIONS = (
     local_copies,      # copies of names assigned more than once (adjoints updated in loops), within a block
     dead_code,         # values nothing reads, often the other side of a propagated copy
     dead_arrays,       # arrays only written into (the gradient beside its tangent in jvp of grad)
+    dead_tapes,        # list tapes whose popped items nothing reads (their shapes known to scalarize)
     fold_temporaries,  # A-normal form's temporaries back into the expressions people wrote
 )
 # what a pass that leaves values unread (``first_example``'s first example) needs after it

@@ -4,7 +4,8 @@ The forward mode of a gradient (``jvp`` of ``grad``, a Hessian-vector product) c
 ``dx`` beside its tangent ``ddx`` and returns only ``ddx``; the tangent's zeros are made from the
 gradient's, ``ddx = rt.zeros_like(dx)``. This pass makes them from what ``dx``'s were made from
 (``rt.zeros_like(x)``), and then removes every array that is allocated once, read by nothing but
-writes into it (``dx[:-1] += g``, ``dx[j] = v``), and written with values and indices without effects:
+writes into it (``dx[:-1] += g``, ``dx[j] = v``, reverse mode's ``rt.save_row(t_rows, row, v)`` into a table
+whose rows nothing reads once their shapes are known), and written with values and indices without effects:
 the allocation and the writes. Dead code then removes what computed the values. Expects any function;
 reports whether it changed anything.
 
@@ -24,6 +25,7 @@ from typing import Dict, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.avals import row_store
 from numbax.ast_passes.analyses.nodes import in_order
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_names
@@ -76,8 +78,10 @@ def _shape_sources(fdef: gast.FunctionDef, stores) -> bool:
 
 
 def _write(stmt: gast.stmt):
-    """``array`` of ``array[index] = v`` or ``array[index] op= v`` with ``v`` and the index free of effects,
-    else None."""
+    """``array`` of ``array[index] = v``, ``array[index] op= v`` or ``rt.save_row(array, row, v)`` (reverse mode
+    saving a row) with ``v`` and the index free of effects, else None."""
+    if isinstance(stmt, gast.Expr) and row_store(stmt.value) and all(is_pure(a) for a in stmt.value.args[1:]):
+        return row_store(stmt.value)
     if isinstance(stmt, gast.AugAssign):
         target = stmt.target
     elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:

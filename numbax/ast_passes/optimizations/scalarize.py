@@ -32,7 +32,7 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses import aliasing, avals as avals_analysis
 from numbax.ast_passes.analyses.nodes import assign, literal, name, rt_call
-from numbax.ast_passes.naming import Namer, element_name
+from numbax.ast_passes.naming import Namer, element_name, stacked_name
 from numbax.ast_passes.optimizations.purity import is_check, is_pure
 from numbax.ast_passes.tree_copy import copy_tree, walk
 
@@ -78,6 +78,40 @@ def _counted_or_while(loop: gast.stmt) -> bool:
         and isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range" and not loop.iter.keywords
 
 
+def _as_read(target: gast.Subscript) -> gast.Subscript:
+    """The store target ``x[c]`` as a read of the element."""
+    return gast.Subscript(value=target.value, slice=target.slice, ctx=gast.Load())
+
+
+def _element_store(stmt: gast.stmt) -> Optional[str]:
+    """``x`` for ``x[c] = v`` or ``x[c] += v`` at a constant ``c``, else None."""
+    target = stmt.target if isinstance(stmt, gast.AugAssign) else \
+        stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
+    if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and \
+            _constant_int(target.slice) is not None:
+        return target.value.id
+    return None
+
+
+def _after_new_memory(block: list, index: int, var: str) -> bool:
+    """Whether the element store ``block[index]`` into ``var`` writes into memory that ``var``'s definition
+    before it in ``block`` made new (no other name's, no list's item), which no statement since has read but
+    for elements at constant indices (nothing can have become a view of it)."""
+    for stmt in reversed(block[:index]):
+        if _element_store(stmt) == var:
+            continue
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+                and stmt.targets[0].id == var:
+            return not aliasing.sources(stmt.value) and not _popped(stmt.value)
+        elements = {id(n.value) for n in walk(stmt) if isinstance(n, gast.Subscript) and
+                    isinstance(n.value, gast.Name) and _constant_int(n.slice) is not None and
+                    isinstance(n.ctx, gast.Load)}
+        named = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == var]
+        if named and (isinstance(stmt, (gast.For, gast.While, gast.If)) or any(id(n) not in elements for n in named)):
+            return False
+    return False
+
+
 def _reads_array(node: gast.AST, var: str, length: Dict[str, int]) -> bool:
     """Whether ``node`` reads ``var`` (of the ``length`` given) other than its elements at constant indices."""
     elements = {id(n.value) for n in walk(node) if isinstance(n, gast.Subscript) and
@@ -94,7 +128,13 @@ class _Analysis:
         self.defs: Dict[str, List[gast.Assign]] = {}
         self.place: Dict[int, Tuple[list, int]] = {}  # id(statement) -> (its block, its index)
         self.whiles = [n for n in walk(fdef) if isinstance(n, gast.While)]
+        self.appended: Dict[str, List[gast.expr]] = {}  # a list tape -> what is appended to it
+        self.stores: Dict[int, str] = {}  # id(``x[c] += v`` just after ``x``'s definition) -> ``x``
+        self.stored: Dict[int, gast.stmt] = {}  # (those statements, by id)
         self._blocks(fdef.body)
+        self._tapes(fdef)
+        self.rows = self._rows()
+        self.current: Dict[str, int] = {}  # the lengths of the round of ``solve`` under way
         self.masked: Dict[int, Set[str]] = {}  # id(statement) -> names that statement reads unchecked
         self.lengths: Dict[str, int] = {}
         self.entries: Dict[int, List[Tuple[str, int]]] = {}  # id(loop) -> (name, length) checked before it
@@ -103,11 +143,56 @@ class _Analysis:
     def _blocks(self, block: list) -> None:
         for index, stmt in enumerate(block):
             self.place[id(stmt)] = (block, index)
+            stored = _element_store(stmt)
+            if stored is not None and _after_new_memory(block, index, stored):
+                self.stores[id(stmt)] = stored
+                self.stored[id(stmt)] = stmt
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
                 self.defs.setdefault(stmt.targets[0].id, []).append(stmt)
             for field in ("body", "orelse"):
                 if isinstance(getattr(stmt, field, None), list):
                     self._blocks(getattr(stmt, field))
+
+    def _rows(self) -> Dict[str, int]:
+        """``{"t5": 2}`` for ``t5 = t5_rows[i]`` (its only definition) of ``t5_rows = np.empty((n, 2))`` (the
+        table's), a number ``i``: the row's length."""
+        widths = {}
+        for table, ds in self.defs.items():
+            value = ds[0].value
+            if len(ds) == 1 and _callee(value) in ("np.empty", "np.zeros") and len(value.args) == 1 and \
+                    isinstance(value.args[0], gast.Tuple) and len(value.args[0].elts) == 2:
+                width = _constant_int(value.args[0].elts[1])
+                if width is not None and width >= 1:
+                    widths[table] = width
+        rows = {}
+        for var, ds in self.defs.items():
+            value = ds[0].value
+            if len(ds) == 1 and isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and \
+                    value.value.id in widths and isinstance(value.slice, gast.Name) and \
+                    self.kinds.get(value.slice.id) == ("i", 0):
+                rows[var] = widths[value.value.id]
+        return rows
+
+    def _tapes(self, fdef: gast.FunctionDef) -> None:
+        """The lists assigned once, empty, that the code only appends to and pops from (reverse mode's tapes)."""
+        lists = {d[0].targets[0].id for d in self.defs.values() if len(d) == 1 and isinstance(d[0].value, gast.List)
+                 and not d[0].value.elts}
+        uses: Dict[str, int] = {}
+        for node in walk(fdef):
+            if isinstance(node, gast.Name) and node.id in lists and isinstance(node.ctx, gast.Load):
+                uses[node.id] = uses.get(node.id, 0) + 1
+        for node in walk(fdef):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                    isinstance(node.func.value, gast.Name) and node.func.value.id in lists:
+                tape = node.func.value.id
+                if node.func.attr == "append" and len(node.args) == 1 and not node.keywords:
+                    self.appended.setdefault(tape, []).append(node.args[0])
+                    uses[tape] -= 1
+                elif node.func.attr == "pop" and not node.args and not node.keywords:
+                    uses[tape] -= 1
+        for tape, left in uses.items():
+            if left:  # read another way: its items' lengths are not only what is appended
+                self.appended.pop(tape, None)
 
     def scalar_kind(self, node: gast.expr, active: Dict[str, int]) -> Optional[str]:
         """``"f"`` or ``"i"`` for an expression of numbers that scalarizing may repeat (names, constants,
@@ -164,7 +249,29 @@ class _Analysis:
         items = self.stacked(node)
         if items is not None and all(self.scalar_kind(i, active) == "f" for i in items):
             return len(items)
+        callee = _callee(node)
+        if callee in ("rt.zeros_like", "np.zeros_like") and len(node.args) == 1 and not node.keywords:
+            found = self.shape_length(node.args[0], active, assumed)
+            return found if found != 0 else None
+        if callee in ("rt.copy_of", "np.copy") and len(node.args) == 1 and not node.keywords:
+            found = self.length(node.args[0], active, assumed)
+            return found if found != 0 else None
+        if callee == "rt.unbroadcast" and len(node.args) == 2 and not node.keywords:  # ``g`` itself, of ``x``'s length
+            sides = {self.length(node.args[0], active, assumed), self.shape_length(node.args[1], active, assumed)}
+            return max(sides) if None not in sides and 0 not in sides and len(sides - {-1}) <= 1 else None
+        tape = _popped(node)
+        if tape and tape.issubset(self.appended):  # what was appended: arrays of one length
+            lengths = {self.length(x, self.current, assumed) for x in self.appended[min(tape)]}
+            return max(lengths) if None not in lengths and 0 not in lengths and len(lengths - {-1}) <= 1 else None
         return None
+
+    def shape_length(self, node: gast.expr, active: Dict[str, int], assumed: Set[str]) -> Optional[int]:
+        """``length``, or, for an array read only for its shape, the length of a row of a table of a constant
+        width (``t5 = t5_rows[row]`` of ``t5_rows = np.empty((n, 2))``, reverse mode's), which stays an array."""
+        found = self.length(node, active, assumed)
+        if found is None and isinstance(node, gast.Name):
+            return self.rows.get(node.id)
+        return found
 
     @staticmethod
     def stacked(node: gast.expr) -> Optional[list]:
@@ -206,6 +313,7 @@ class _Analysis:
         """Settle the names to scalarize (a subset of ``candidates``) and their lengths; False if none."""
         for _ in range(10):
             lengths: Dict[str, int] = {}
+            self.current = lengths
             changed = True
             while changed:
                 changed = False
@@ -233,6 +341,13 @@ class _Analysis:
                     block, index = self.place[id(d)]
                     for later in block[index + 1:block.index(loop)]:
                         masked.setdefault(id(later), set()).add(var)
+            for store, var in self.stores.items():  # ``x[c] += v``: an element in range, and a number
+                stmt = self.stored[store]
+                target = _as_read(stmt.target if isinstance(stmt, gast.AugAssign) else stmt.targets[0])
+                if var in lengths and (self.element(target, {var: lengths[var]}) is None or
+                                       self.scalar_kind(stmt.value, {var: lengths[var]}) is None or
+                                       isinstance(stmt, gast.AugAssign) and not isinstance(stmt.op, _OPERATORS)):
+                    bad.add(var)
             for loop in self.whiles:  # evaluated again each iteration: nothing may be stacked for it
                 bad |= {var for var in lengths if _reads_array(loop.test, var, {var: lengths[var]})}
             if not bad and masked == self.masked:
@@ -244,9 +359,9 @@ class _Analysis:
 
 
 def _candidates(fdef: gast.FunctionDef, analysis: _Analysis) -> Set[str]:
-    """Float arrays of one dimension, assigned only by ``name = value``, whose memory nothing writes into
-    (through no name that may be it or a view of it, nor a list it was appended to), and that no loop's test
-    reads."""
+    """Float arrays of one dimension, assigned only by ``name = value``, whose memory nothing writes into:
+    no store, ``+=``, method or call that may change its arguments, through the name or any that may be it
+    or a view of it (a list it was appended to, an item popped from that list)."""
     stores: Dict[str, int] = {}
     for node in walk(fdef):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
@@ -259,6 +374,8 @@ def _candidates(fdef: gast.FunctionDef, analysis: _Analysis) -> Set[str]:
     for node in walk(fdef):
         if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not fdef:
             return set()
+        if id(node) in analysis.stores:
+            continue  # ``x[c] += v`` into the array just made for ``x``: its numbers are updated instead
         if isinstance(node, gast.AugAssign):  # ``x += y`` of an array writes into ``x``
             written |= {n.id for n in walk(node.target) if isinstance(n, gast.Name)}
         if isinstance(node, gast.Assign):
@@ -270,11 +387,13 @@ def _candidates(fdef: gast.FunctionDef, analysis: _Analysis) -> Set[str]:
         elif isinstance(node, gast.Call) and not is_pure(node) and not is_check(node):
             given = {n.id for a in node.args + [k.value for k in node.keywords] for n in walk(a)
                      if isinstance(n, gast.Name)}
-            if isinstance(node.func, gast.Attribute) and node.func.attr == "append" and \
-                    isinstance(node.func.value, gast.Name):
+            method = node.func.attr if isinstance(node.func, gast.Attribute) else None
+            if method == "append" and isinstance(node.func.value, gast.Name):
                 may_be.setdefault(node.func.value.id, set()).update(given)  # the list holds them
-            elif not (isinstance(node.func, gast.Attribute) and node.func.attr == "save_row"):  # (copies)
+            elif method != "save_row":  # (which copies its row in)
                 written |= given
+            if method is not None and method not in ("append", "pop", "save_row"):  # ``x.fill(0.0)``
+                written |= {n.id for n in walk(node.func.value) if isinstance(n, gast.Name)}
     while True:
         more = {s for w in written for s in may_be.get(w, ())} - written
         if not more:
@@ -293,15 +412,16 @@ def _popped(value: gast.expr) -> Set[str]:
 class _Rewrite:
     """The function written again with the settled names as numbers.
 
-    ``fresh``: the names whose array, stacked from their numbers, still holds them where the statement
-    being written runs (none of the numbers assigned since), so that reading it again stacks nothing.
+    ``fresh``: for a name whose array (``k1_stack``, stacked from its numbers, or the array checked before a
+    loop) still holds its numbers where the statement being written runs, that array's name: reading the
+    array again stacks nothing.
     """
 
     def __init__(self, analysis: _Analysis, namer: Namer):
         self.a = analysis
         self.namer = namer
         self.names = {v: [namer.new(element_name(v, j)) for j in range(k)] for v, k in analysis.lengths.items()}
-        self.fresh: Set[str] = set()
+        self.fresh: Dict[str, str] = {}
 
     def element_expr(self, node: gast.expr, j: int, active: Dict[str, int]) -> gast.expr:
         """Element ``j`` of the array ``node`` computes (``node`` itself, rewritten, for a number)."""
@@ -318,6 +438,11 @@ class _Rewrite:
         items = self.a.stacked(node)
         if items is not None:
             return self.element_expr(items[j], j, active)
+        callee = _callee(node)
+        if callee in ("rt.zeros_like", "np.zeros_like"):
+            return gast.Constant(value=0.0, kind=None)
+        if callee in ("rt.unbroadcast", "rt.copy_of", "np.copy"):  # (``g`` itself; a copy of the numbers)
+            return self.element_expr(node.args[0], j, active)
         return copy_tree(node)
 
     def block(self, stmts: list) -> list:
@@ -331,7 +456,7 @@ class _Rewrite:
                 out.extend(self._at(stmt, assign(self.names[var][j], gast.Subscript(
                     value=name(var), slice=gast.Constant(value=j, kind=None), ctx=gast.Load())))
                     for j in range(k))
-                self.fresh.add(var)  # the array checked holds the numbers just read
+                self.fresh[var] = var  # the array checked holds the numbers just read
             out.extend(self.statement(stmt, active))
         return out
 
@@ -342,9 +467,18 @@ class _Rewrite:
 
     def statement(self, stmt: gast.stmt, active: Dict[str, int]) -> list:
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in active:
-            self.fresh.discard(stmt.targets[0].id)
+            self.fresh.pop(stmt.targets[0].id, None)
             if id(stmt) not in self.a.kept:
                 return self.definition(stmt, active)
+        if self.a.stores.get(id(stmt)) in active:  # ``x[c] += v``: ``x_atc = x_atc + v``
+            var = self.a.stores[id(stmt)]
+            self.fresh.pop(var, None)
+            target = _as_read(stmt.target if isinstance(stmt, gast.AugAssign) else stmt.targets[0])
+            _, j = self.a.element(target, active)
+            value = self.element_expr(stmt.value, 0, active)
+            if isinstance(stmt, gast.AugAssign):
+                value = gast.BinOp(left=name(self.names[var][j]), op=stmt.op, right=value)
+            return [self._at(stmt, assign(self.names[var][j], value))]
         if isinstance(stmt, gast.Expr) and self._proven(stmt.value, active):
             return []
         before: list = []
@@ -354,28 +488,33 @@ class _Rewrite:
             if hasattr(stmt, field):
                 setattr(stmt, field, self.reads(getattr(stmt, field), active, before, stmt))
         assigned = {n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        self.fresh -= assigned
+        self.fresh = {v: a for v, a in self.fresh.items() if v not in assigned and a not in assigned}
         if isinstance(stmt, (gast.For, gast.While)):  # stacked once before a loop that does not assign it
             inside = gast.Module(body=stmt.body + stmt.orelse, type_ignores=[])
-            for var in sorted(set(active) - assigned - self.fresh):
+            for var in sorted(set(active) - assigned - set(self.fresh)):
                 if _reads_array(inside, var, {var: self.a.lengths[var]}):
                     before.append(self._stack(var, stmt))
-                    self.fresh.add(var)
-        kept = set(self.fresh)
+        kept = dict(self.fresh)
         stmt.body = self.block(stmt.body)
-        self.fresh = set(kept)
+        self.fresh = dict(kept)
         stmt.orelse = self.block(stmt.orelse)
         self.fresh = kept
         return before + [stmt]
 
     def _stack(self, var: str, origin: gast.stmt) -> gast.stmt:
-        """``var = rt.stack((var_at0, var_at1))``: the array again, from its numbers."""
+        """``var_stack = rt.stack((var_at0, var_at1))``: the array again, from its numbers (``fresh`` from
+        here)."""
         items = gast.Tuple(elts=[name(n) for n in self.names[var]], ctx=gast.Load())
-        return self._at(origin, assign(var, rt_call("stack", items)))
+        self.fresh[var] = self.namer.new(stacked_name(var))
+        return self._at(origin, assign(self.fresh[var], rt_call("stack", items)))
 
     def definition(self, stmt: gast.Assign, active: Dict[str, int]) -> list:
         """``x = e`` as one assignment per element; through temporaries where ``e`` reads ``x`` itself."""
         var = stmt.targets[0].id
+        if _popped(stmt.value):  # an array of the length appended: popped as it is, its numbers read
+            self.fresh[var] = var
+            return [stmt] + [self._at(stmt, assign(n, gast.Subscript(value=name(var), slice=gast.Constant(
+                value=j, kind=None), ctx=gast.Load()))) for j, n in enumerate(self.names[var])]
         values = [self.element_expr(stmt.value, j, active) for j in range(active[var])]
         targets = self.names[var]
         if any(isinstance(n, gast.Name) and n.id == var for n in walk(stmt.value)):
@@ -409,9 +548,10 @@ class _Rewrite:
                 return self.generic_visit(sub)
 
             def visit_Name(self, ref):
-                if ref.id in active and isinstance(ref.ctx, gast.Load) and ref.id not in rewrite.fresh:
-                    rewrite.fresh.add(ref.id)
-                    before.append(rewrite._stack(ref.id, stmt))
+                if ref.id in active and isinstance(ref.ctx, gast.Load):
+                    if ref.id not in rewrite.fresh:
+                        before.append(rewrite._stack(ref.id, stmt))
+                    return name(rewrite.fresh[ref.id])
                 return ref
 
         return Replace().visit(node)
