@@ -6,8 +6,9 @@ definition that reads the array it replaces, a carried array whose length the lo
 that may not run, an index out of range) return, or raise, what the original does, both run by
 Python on NumPy. Programs: generated vector fields integrated in loops compile to numbers (no
 array in the loop) and give NumPy's bits exactly; their Jacobians (both modes), gradients and
-second derivatives (forward over forward, reverse over forward) agree with JAX in float64, ``vmap`` with stacking. Refusal: a loop that carries an array
-of another length than its body makes raises at the loop's line. float32 code keeps its arrays.
+second derivatives (forward over forward, reverse over forward) agree with JAX in float64, ``vmap``
+with stacking. Refusal: a loop that carries an array of another length than its body makes raises at
+the loop's line. float32 code keeps its arrays.
 """
 import os
 import random
@@ -227,6 +228,52 @@ TEMPTING = {
             v = np.stack((a, b, c))
             return v + 1.0
         """, {"a": ("f", 0), "b": ("f", 0), "c": ("f", 0)}, (1.0, 2.0, 3.0)),
+    "stores_into_zeros_just_made": ("""
+        def f(a, b):
+            v = np.stack((a, b))
+            d = rt.zeros_like(v)
+            d[1] += a * b
+            s = d[1] * 2.0
+            d[0] -= s
+            return d * v, rt.unbroadcast(d, v) + rt.copy_of(v)
+        """, {"a": ("f", 0), "b": ("f", 0)}, (1.5, -2.0)),
+    "store_after_a_copy_of_the_name": ("""
+        def f(a, b):
+            d = np.stack((a, b))
+            e = d
+            d[0] += 1.0
+            return e * 1.0, d[0]
+        """, {"a": ("f", 0), "b": ("f", 0)}, (1.5, -2.0)),
+    "store_after_a_view": ("""
+        def f(a, b):
+            d = np.stack((a, b))
+            w = d[0:1]
+            d[0] += 1.0
+            return w * 1.0, d[1]
+        """, {"a": ("f", 0), "b": ("f", 0)}, (1.5, -2.0)),
+    "items_of_a_tape": ("""
+        def f(a, b):
+            t = []
+            s = np.stack((0.0, 0.0))
+            for i in range(3):
+                z = np.stack((a * i, b - i))
+                t.append(z)
+            for i in range(3):
+                y = t.pop()
+                g = rt.zeros_like(y)
+                g[1] += y[0]
+                s = s + g * y
+            return s
+        """, {"a": ("f", 0), "b": ("f", 0)}, (1.5, -2.0)),
+    "rows_of_a_table": ("""
+        def f(a, b, i):
+            table = np.zeros((3, 2))
+            rt.save_row(table, i, np.stack((a, b)))
+            r = table[i]
+            g = rt.zeros_like(r)
+            g[0] += a
+            return rt.unbroadcast(g * 3.0, r), r
+        """, {"a": ("f", 0), "b": ("f", 0), "i": ("i", 0)}, (1.5, -2.0, 1)),
     "integer_items_stay_an_array": ("""
         def f(i, j):
             v = np.stack((i, j))
@@ -269,6 +316,18 @@ def test_a_carried_array_of_another_length_is_refused_whether_or_not_the_loop_ru
     source, avals, _ = TEMPTING["carried_by_a_loop_of_run_time_length"]
     with pytest.raises(NumbaxShapeError, match=r"f\.py:1: the loop carries in an array of shape \(1,\)"):
         _run(_pass(source, avals)[0], np.array([3.0]), n)
+
+
+def test_reverse_modes_forms_are_numbers():
+    """A store into zeros just made, an item of a tape of one length, a row of a table of constant width
+    (read for its length only, as ``rt.unbroadcast``'s second argument): numbers, no tape left."""
+    for case, absent in (("stores_into_zeros_just_made", "zeros_like"), ("items_of_a_tape", "zeros_like"),
+                         ("rows_of_a_table", "zeros_like")):
+        source, avals, _ = TEMPTING[case]
+        out = unparse(_pass(source, avals)[0])
+        assert absent not in out and "_at1" in out, case
+    for case in ("store_after_a_copy_of_the_name", "store_after_a_view"):
+        assert "_at0" not in unparse(_pass(*TEMPTING[case][:2])[0]), case
 
 
 def test_arrays_written_into_are_left_alone():
