@@ -218,6 +218,25 @@ def int_arange(x):
     return np.sum(x * np.arange(x.shape[0])) + np.sum(x / 3)
 
 
+def extrema_of_integer_literals(x):
+    x += np.maximum(x, 3)
+    return np.minimum(x, 2) + np.fmod(x, 3)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_numbaxs_own_loops_keep_float32_next_to_an_integer_literal(backend):
+    """``np.maximum(x, 3)`` of a float32 ``x`` is float32 (NumPy 2's weak integer); numbax's vectorized
+    ``minimum``, ``maximum`` and ``fmod`` widened it to float64, which ``jvp``'s functional ``x += ...`` kept
+    (found by tests/fuzz on the cpu backend)."""
+    x = np.linspace(-4, 4, 6, dtype=np.float32)
+    want = extrema_of_integer_literals(x.copy())
+    got = numbax.jit(extrema_of_integer_literals, backend=backend)(x.copy())
+    out, tangent = numbax.jvp(extrema_of_integer_literals, (x.copy(),), (np.ones(6, np.float32),), backend=backend)
+    assert got.dtype == out.dtype == tangent.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(out, want)
+
+
 @pytest.mark.parametrize("backend", ["python", "cpu"])
 @pytest.mark.parametrize("fn, args", [(int_weights, (np.linspace(-1, 1, 4, dtype=np.float32), np.arange(4))),
                                       (int_arange, (np.linspace(-1, 1, 5, dtype=np.float32),))],

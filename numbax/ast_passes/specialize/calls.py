@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 import gast
 import numpy as np
 
-from numbax.ast_passes import resolve
+from numbax.ast_passes import legalize, resolve
 from numbax.ast_passes.analyses.primitives import Application
 from numbax.ast_passes.specialize import checks, dtypes, keywords
 from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree_util's functions the hooks read here)
@@ -388,8 +388,9 @@ class CallsMixin:
                               "complex numbers is not compiled)")
         narrowed = dtypes.narrowed_operands(func, avals, result)
         args = [self.operand_in(a, result) if k in narrowed else a for k, a in enumerate(args)]
+        kept = func.__name__ not in legalize.VECTORIZED  # (numbax's own loops widen next to an integer literal)
         call = gast.Call(func=self.materializer.reference(func),
-                         args=[self.weak_operand(a, aval, result) for a, aval in zip(args, avals)], keywords=[])
+                         args=[self.weak_operand(a, aval, result, kept) for a, aval in zip(args, avals)], keywords=[])
         value = Dyn(call, result)
         self.check(node, value, checks.call(func, args, {}))
         if len(args) == 2:

@@ -313,11 +313,14 @@ def changed_dtype(before: Any, after: Any) -> Optional[Tuple[np.dtype, np.dtype]
     return a.dtype, b.dtype
 
 
-def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optional[np.dtype]:
+def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal], literal_kept: bool = True) \
+        -> Optional[np.dtype]:
     """The dtype to spell a weak operand in so that Numba gives ``result``'s dtype; None to leave it.
 
     ``value`` is the operand (a static number or a ``Dyn``), ``aval`` its
-    abstract value and ``result`` the operation's.
+    abstract value and ``result`` the operation's. ``literal_kept``: Numba keeps a float array's type next
+    to an integer literal in this operation (its own operators and ufuncs; not numbax's vectorized helpers,
+    ``rt.maximum(x, 3)`` of a float32 ``x``, which widen it).
     """
     if result is None or aval is None or result.dtype.kind not in "biufc":
         return None
@@ -328,7 +331,8 @@ def weak_cast(value: Any, aval: Optional[AVal], result: Optional[AVal]) -> Optio
     numba_dtype = np.promote_types(result.dtype, _NUMBA_DEFAULTS[aval.dtype.kind])
     if numba_dtype == result.dtype:
         return None
-    if not isinstance(value, Dyn) and aval.dtype.kind in "bi" and result.dtype.kind in "fc" and result.ndim:
+    if literal_kept and not isinstance(value, Dyn) and aval.dtype.kind in "bi" and result.dtype.kind in "fc" \
+            and result.ndim:
         return None  # Numba keeps a float array's type next to an integer literal
     return result.dtype
 

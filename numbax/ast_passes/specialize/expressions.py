@@ -257,9 +257,10 @@ class ExpressionsMixin:
                               "to compute in float32")
         return result
 
-    def weak_operand(self, value: Any, aval, result) -> gast.expr:
-        """The operand's expression; a weak number in the dtype NumPy 2 gives ``result`` (see ``dtypes``)."""
-        dtype = dtypes.weak_cast(value, aval, result)
+    def weak_operand(self, value: Any, aval, result, literal_kept: bool = True) -> gast.expr:
+        """The operand's expression; a weak number in the dtype NumPy 2 gives ``result`` (see ``dtypes``,
+        ``weak_cast``)."""
+        dtype = dtypes.weak_cast(value, aval, result, literal_kept)
         if dtype is None:
             return self.materialize(value)
         if isinstance(value, Dyn):
