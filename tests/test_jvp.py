@@ -409,18 +409,6 @@ def test_an_item_of_constants_in_an_array_of_numbers_has_tangent_zero(backend):
                                jax.jacfwd(oracles.to_jax(_items_of_constants))(x), rtol=1e-13)
 
 
-def _float32_plus_int64(x, y):
-    return x + y
-
-
-@pytest.mark.xfail(strict=True, reason="jvp's output takes JAX's float32 for float32 + int64 where numbax.jit "
-                                       "gives NumPy's float64 (found by tests/fuzz on the cpu backend, seed 2727)")
-def test_the_output_of_float32_plus_int64_has_the_dtype_jit_gives():
-    x, y = np.full(4, -2.0, np.float32), np.full(4, -2)
-    out, _ = numbax.jvp(_float32_plus_int64, (x, y), (np.ones(4, np.float32), np.zeros(4, jax.dtypes.float0)))
-    assert out.dtype == numbax.jit(_float32_plus_int64)(x, y).dtype == np.float64
-
-
 def _negative_constant(x):
     return -0.75
 

@@ -1180,6 +1180,26 @@ def test_the_zero_gradient_of_an_unused_0d_complex_argument_is_complex(backend):
     assert np.ndim(dy) == 0 and np.asarray(dy).dtype == np.complex128 and dy == 0
 
 
+def _float32_plus_int64(x, y):
+    return x + y
+
+
+@pytest.mark.xfail(strict=True, reason="code a transformation differentiates has no rule for astype, so Numba adds "
+                                       "float32 and int64 arrays in float32 (jit writes x.astype(np.float64))")
+def test_jvp_of_float32_plus_int64_has_numpys_float64():
+    # found on the cpu backend (seeds 2727 and 4242, minimized): jit gives NumPy's float64, jvp's output float32
+    x, y = np.full(4, -2.0, np.float32), np.full(4, -2)
+    out, _ = numbax.jvp(_float32_plus_int64, (x, y), (np.ones(4, np.float32), np.zeros(4, jax_float0())))
+    assert out.dtype == numbax.jit(_float32_plus_int64)(x, y).dtype == np.float64
+
+
+def jax_float0():
+    """JAX's tangent dtype of an integer argument."""
+    import jax
+
+    return jax.dtypes.float0
+
+
 def _mean_of_no_rows(y):
     return np.mean(y[1:])
 
