@@ -140,6 +140,14 @@ TEMPTING = {
             k.fill(3.0)
             return k[0] * 2.0 + w[1], k + w
         """, {"a": ("f", 0), "b": ("f", 0)}, (1.0, 2.0)),
+    "what_it_is_a_view_of_written": ("""
+        def f(z0, n):
+            z = z0
+            for i in range(n):
+                z0[1] = 7.0
+                z = z * 0.5 + np.stack((1.0, z[1]))
+            return z
+        """, {"z0": ("f", 1), "n": ("i", 0)}, (np.array([3.0, 4.0]), 3)),
     "appended_then_written": ("""
         def f(a, b):
             tape = []
@@ -331,7 +339,8 @@ def test_reverse_modes_forms_are_numbers():
 
 
 def test_arrays_written_into_are_left_alone():
-    for case in ("written_through_a_copy", "written_through_a_view", "appended_then_written", "filled_by_a_method"):
+    for case in ("written_through_a_copy", "written_through_a_view", "appended_then_written", "filled_by_a_method",
+                 "what_it_is_a_view_of_written"):
         source, avals, _ = TEMPTING[case]
         assert "_at0" not in unparse(_pass(source, avals)[0]), case
 

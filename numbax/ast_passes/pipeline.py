@@ -181,10 +181,15 @@ def _main_versions(module: gast.Module) -> gast.Module:
     return module
 
 
+def _run_time_leaves(bound: Dict[str, Any]) -> List[Dyn]:
+    """The leaves of the bound arguments known only at run time, in the order the main function takes them."""
+    return [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
+
+
 def _param_avals(spec, bound: Dict[str, Any], main: gast.FunctionDef) -> Optional[Dict[str, tuple]]:
     """The abstract values (kind, ndim) of the main function's parameters, the run-time leaves' and the
     constants'; None where they cannot be matched to its parameters."""
-    leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
+    leaves = _run_time_leaves(bound)
     names = [a.id for a in main.args.args]
     if len(names) != len(leaves) + len(spec.constants):
         return None
@@ -236,7 +241,7 @@ def _scalarize(spec, bound: Dict[str, Any], lower: Optional[Callable], fuse: Cal
         param_avals = given[0] if given is not None else _param_avals(spec, bound, module.body[-1])
         if lower is not None or param_avals is None:  # (the GPU's kernels keep their arrays)
             return module
-        leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value) if isinstance(leaf, Dyn)]
+        leaves = _run_time_leaves(bound)
         dtypes = [np.dtype(leaf.aval.dtype) for leaf in leaves] + \
             [np.asarray(v).dtype for v in spec.constants.values() if isinstance(v, (np.ndarray, np.generic))]
         if not scalarize.float64_only(module, dtypes):
@@ -251,8 +256,7 @@ def _legalize(spec, bound: Dict[str, Any], lower: Optional[Callable]) -> Callabl
     def apply(module: gast.Module) -> gast.Module:
         module.body[-1] = custom_rules.drop_inputs(module.body[-1])
         if lower is not None:  # another backend's last pass, given the parameters' abstract values
-            leaves = [leaf for value in bound.values() for leaf in tree_util.tree_leaves(value)
-                      if isinstance(leaf, Dyn)]
+            leaves = _run_time_leaves(bound)
             avals = {a.id: leaf.aval for a, leaf in zip(module.body[-1].args.args, leaves)}
             module, spec.imports[:] = lower(module, avals, spec.constants)
             return module

@@ -14,8 +14,9 @@ import gast
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses import aliasing
-from numbax.ast_passes.analyses.avals import expr_aval
+from numbax.ast_passes.analyses.avals import expr_aval, tape_of
 from numbax.ast_passes.analyses.nodes import literal
+from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.optimizations.purity import is_check, is_pure
 from numbax.ast_passes.tree_copy import walk
 
@@ -30,11 +31,10 @@ def constant_int(node: gast.expr) -> Optional[int]:
     return value if type(value) is int else None
 
 
-def dotted_callee(node: gast.expr) -> Optional[str]:
-    """``rt.stack`` for ``rt.stack(...)``: a call of a module's function, by its dotted name."""
-    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name):
-        return f"{node.func.value.id}.{node.func.attr}"
-    return None
+def called(node: gast.expr) -> Optional[str]:
+    """The readable name of the primitive a call applies (``rt.stack``, ``np.zeros``), else None."""
+    app = application(node) if isinstance(node, gast.Call) else None
+    return app.name if app is not None else None
 
 
 def _counted_or_while(loop: gast.stmt) -> bool:
@@ -50,7 +50,7 @@ def as_read(target: gast.Subscript) -> gast.Subscript:
     return gast.Subscript(value=target.value, slice=target.slice, ctx=gast.Load())
 
 
-def _element_store(stmt: gast.stmt) -> Optional[str]:
+def element_store(stmt: gast.stmt) -> Optional[str]:
     """``x`` for ``x[c] = v`` or ``x[c] += v`` at a constant ``c``, else None."""
     target = stmt.target if isinstance(stmt, gast.AugAssign) else \
         stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
@@ -65,11 +65,11 @@ def _after_new_memory(block: list, index: int, var: str) -> bool:
     before it in ``block`` made new (no other name's, no list's item), which no statement since has read but
     for elements at constant indices (nothing can have become a view of it)."""
     for stmt in reversed(block[:index]):
-        if _element_store(stmt) == var:
+        if element_store(stmt) == var:
             continue
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
                 and stmt.targets[0].id == var:
-            return not aliasing.sources(stmt.value) and not popped(stmt.value)
+            return not aliasing.sources(stmt.value) and not tape_of(stmt.value, "pop")
         elements = {id(n.value) for n in walk(stmt) if isinstance(n, gast.Subscript) and
                     isinstance(n.value, gast.Name) and constant_int(n.slice) is not None and
                     isinstance(n.ctx, gast.Load)}
@@ -96,12 +96,10 @@ class SmallArrays:
         self.place: Dict[int, Tuple[list, int]] = {}  # id(statement) -> (its block, its index)
         self.whiles = [n for n in walk(fdef) if isinstance(n, gast.While)]
         self.appended: Dict[str, List[gast.expr]] = {}  # a list tape -> what is appended to it
-        self.stores: Dict[int, str] = {}  # id(``x[c] += v`` just after ``x``'s definition) -> ``x``
-        self.stored: Dict[int, gast.stmt] = {}  # (those statements, by id)
+        self.stores: Dict[int, gast.stmt] = {}  # ``x[c] += v`` into memory ``x``'s definition just made, by id
         self._blocks(fdef.body)
         self._tapes(fdef)
         self.rows = self._rows()
-        self.current: Dict[str, int] = {}  # the lengths of the round of ``solve`` under way
         self.masked: Dict[int, Set[str]] = {}  # id(statement) -> names that statement reads unchecked
         self.lengths: Dict[str, int] = {}
         self.entries: Dict[int, List[Tuple[str, int]]] = {}  # id(loop) -> (name, length) checked before it
@@ -110,10 +108,9 @@ class SmallArrays:
     def _blocks(self, block: list) -> None:
         for index, stmt in enumerate(block):
             self.place[id(stmt)] = (block, index)
-            stored = _element_store(stmt)
+            stored = element_store(stmt)
             if stored is not None and _after_new_memory(block, index, stored):
-                self.stores[id(stmt)] = stored
-                self.stored[id(stmt)] = stmt
+                self.stores[id(stmt)] = stmt
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
                 self.defs.setdefault(stmt.targets[0].id, []).append(stmt)
             for field in ("body", "orelse"):
@@ -126,7 +123,7 @@ class SmallArrays:
         widths = {}
         for table, ds in self.defs.items():
             value = ds[0].value
-            if len(ds) == 1 and dotted_callee(value) in ("np.empty", "np.zeros") and len(value.args) == 1 and \
+            if len(ds) == 1 and called(value) in ("np.empty", "np.zeros") and len(value.args) == 1 and \
                     isinstance(value.args[0], gast.Tuple) and len(value.args[0].elts) == 2:
                 width = constant_int(value.args[0].elts[1])
                 if width is not None and width >= 1:
@@ -149,14 +146,11 @@ class SmallArrays:
             if isinstance(node, gast.Name) and node.id in lists and isinstance(node.ctx, gast.Load):
                 uses[node.id] = uses.get(node.id, 0) + 1
         for node in walk(fdef):
-            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                    isinstance(node.func.value, gast.Name) and node.func.value.id in lists:
-                tape = node.func.value.id
-                if node.func.attr == "append" and len(node.args) == 1 and not node.keywords:
-                    self.appended.setdefault(tape, []).append(node.args[0])
-                    uses[tape] -= 1
-                elif node.func.attr == "pop" and not node.args and not node.keywords:
-                    uses[tape] -= 1
+            if tape_of(node, "append") in lists:
+                self.appended.setdefault(tape_of(node, "append"), []).append(node.args[0])
+                uses[tape_of(node, "append")] -= 1
+            elif tape_of(node, "pop") in lists:
+                uses[tape_of(node, "pop")] -= 1
         for tape, left in uses.items():
             if left:  # read another way: its items' lengths are not only what is appended
                 self.appended.pop(tape, None)
@@ -216,7 +210,7 @@ class SmallArrays:
         items = self.stacked(node)
         if items is not None and all(self.scalar_kind(i, active) == "f" for i in items):
             return len(items)
-        callee = dotted_callee(node)
+        callee = called(node)
         if callee in ("rt.zeros_like", "np.zeros_like") and len(node.args) == 1 and not node.keywords:
             found = self.shape_length(node.args[0], active, assumed)
             return found if found != 0 else None
@@ -226,9 +220,9 @@ class SmallArrays:
         if callee == "rt.unbroadcast" and len(node.args) == 2 and not node.keywords:  # ``g`` itself, of ``x``'s length
             sides = {self.length(node.args[0], active, assumed), self.shape_length(node.args[1], active, assumed)}
             return max(sides) if None not in sides and 0 not in sides and len(sides - {-1}) <= 1 else None
-        tape = popped(node)
-        if tape and tape.issubset(self.appended):  # what was appended: arrays of one length
-            lengths = {self.length(x, self.current, assumed) for x in self.appended[min(tape)]}
+        tape = tape_of(node, "pop")
+        if tape in self.appended:  # what was appended: arrays of one length
+            lengths = {self.length(x, active, assumed) for x in self.appended[tape]}
             return max(lengths) if None not in lengths and 0 not in lengths and len(lengths - {-1}) <= 1 else None
         return None
 
@@ -242,7 +236,7 @@ class SmallArrays:
     @staticmethod
     def stacked(node: gast.expr) -> Optional[list]:
         """The numbers of ``np.stack((a, b))`` (along axis 0) or ``np.array([a, b])``, else None."""
-        callee = dotted_callee(node)
+        callee = called(node)
         if callee not in ("np.stack", "rt.stack", "np.array") or not node.args:
             return None
         axis = node.args[1:] + [k.value for k in node.keywords if k.arg == "axis"]
@@ -279,7 +273,6 @@ class SmallArrays:
         """Settle the names to scalarize (a subset of ``candidates``) and their lengths; False if none."""
         for _ in range(10):
             lengths: Dict[str, int] = {}
-            self.current = lengths
             changed = True
             while changed:
                 changed = False
@@ -307,8 +300,8 @@ class SmallArrays:
                     block, index = self.place[id(d)]
                     for later in block[index + 1:block.index(loop)]:
                         masked.setdefault(id(later), set()).add(var)
-            for store, var in self.stores.items():  # ``x[c] += v``: an element in range, and a number
-                stmt = self.stored[store]
+            for stmt in self.stores.values():  # ``x[c] += v``: an element in range, and a number
+                var = element_store(stmt)
                 target = as_read(stmt.target if isinstance(stmt, gast.AugAssign) else stmt.targets[0])
                 if var in lengths and (self.element(target, {var: lengths[var]}) is None or
                                        self.scalar_kind(stmt.value, {var: lengths[var]}) is None or
@@ -326,8 +319,9 @@ class SmallArrays:
 
 def candidates(fdef: gast.FunctionDef, analysis: SmallArrays) -> Set[str]:
     """Float arrays of one dimension, assigned only by ``name = value``, whose memory nothing writes into:
-    no store, ``+=``, method or call that may change its arguments, through the name or any that may be it
-    or a view of it (a list it was appended to, an item popped from that list)."""
+    no store, ``+=``, method or call that may change its arguments, through the name or any name that may
+    share its memory, either way (a view of it or what it is a view of, a list it was appended to, an item
+    popped from that list): ``aliasing.linked`` over those links."""
     stores: Dict[str, int] = {}
     for node in walk(fdef):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
@@ -336,7 +330,7 @@ def candidates(fdef: gast.FunctionDef, analysis: SmallArrays) -> Set[str]:
     out = {v for v, ds in analysis.defs.items() if analysis.kinds.get(v) == ("f", 1) and v not in params
            and len(ds) == stores.get(v, 0) and not any(anno.hasanno(d, anno.Key.IN_PLACE) for d in ds)}
     written: Set[str] = set()
-    may_be: Dict[str, Set[str]] = {}  # name -> the names whose memory it may be
+    may_be: Dict[str, Set[str]] = {}  # name -> the names whose memory it may be (a list: what it holds)
     for node in walk(fdef):
         if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not fdef:
             return set()
@@ -347,7 +341,8 @@ def candidates(fdef: gast.FunctionDef, analysis: SmallArrays) -> Set[str]:
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 if isinstance(target, gast.Name):
-                    may_be.setdefault(target.id, set()).update(aliasing.sources(node.value) | popped(node.value))
+                    popped = tape_of(node.value, "pop")
+                    may_be.setdefault(target.id, set()).update(aliasing.sources(node.value) | ({popped} - {None}))
                 else:
                     written |= {n.id for n in walk(target) if isinstance(n, gast.Name)}
         elif isinstance(node, gast.Call) and not is_pure(node) and not is_check(node):
@@ -360,16 +355,10 @@ def candidates(fdef: gast.FunctionDef, analysis: SmallArrays) -> Set[str]:
                 written |= given
             if method is not None and method not in ("append", "pop", "save_row"):  # ``x.fill(0.0)``
                 written |= {n.id for n in walk(node.func.value) if isinstance(n, gast.Name)}
-    while True:
-        more = {s for w in written for s in may_be.get(w, ())} - written
-        if not more:
-            return out - written
-        written |= more
+    links: Dict[str, Set[str]] = {}  # both ways: a write through either name changes what the other reads
+    for name, sources in may_be.items():
+        for other in sources:
+            links.setdefault(name, set()).add(other)
+            links.setdefault(other, set()).add(name)
+    return out - aliasing.linked(written, links)
 
-
-def popped(value: gast.expr) -> Set[str]:
-    """``{"t"}`` for ``t.pop()``: the list whose item the value is."""
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "pop" and \
-            isinstance(value.func.value, gast.Name):
-        return {value.func.value.id}
-    return set()

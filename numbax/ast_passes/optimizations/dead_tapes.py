@@ -19,21 +19,18 @@ from typing import Optional, Set, Tuple
 
 import gast
 
+from numbax.ast_passes.analyses.avals import tape_of
 from numbax.ast_passes.analyses.usage import count_names
 from numbax.ast_passes.tree_copy import walk
 
 
 def _use(stmt: gast.stmt) -> Optional[Tuple[str, str]]:
     """``("t", "append")`` for ``t.append(x)``, ``("t", "pop")`` for ``t.pop()`` or ``y = t.pop()``."""
-    call = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
-    if isinstance(stmt, gast.Assign) and not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
-        return None
-    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
-            isinstance(call.func.value, gast.Name) and not call.keywords:
-        if call.func.attr == "append" and len(call.args) == 1 and isinstance(stmt, gast.Expr):
-            return call.func.value.id, "append"
-        if call.func.attr == "pop" and not call.args:
-            return call.func.value.id, "pop"
+    if isinstance(stmt, gast.Expr) and tape_of(stmt.value, "append"):
+        return tape_of(stmt.value, "append"), "append"
+    if isinstance(stmt, gast.Expr) or isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name):
+        return (tape_of(stmt.value, "pop"), "pop") if tape_of(stmt.value, "pop") else None
     return None
 
 

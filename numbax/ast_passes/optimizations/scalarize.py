@@ -39,8 +39,9 @@ import gast
 from numbax.ast_passes import anno
 from numbax.ast_passes.analyses import avals as avals_analysis
 from numbax.ast_passes.analyses.nodes import assign, name, rt_call
-from numbax.ast_passes.analyses.small_arrays import SmallArrays, as_read, candidates, constant_int, \
-    dotted_callee, popped, reads_array
+from numbax.ast_passes.analyses.avals import tape_of
+from numbax.ast_passes.analyses.small_arrays import SmallArrays, as_read, called, candidates, constant_int, \
+    element_store, reads_array
 from numbax.ast_passes.naming import Namer, element_name, stacked_name
 from numbax.ast_passes.tree_copy import copy_tree, walk
 
@@ -92,7 +93,7 @@ class _Rewrite:
         items = self.a.stacked(node)
         if items is not None:
             return self.element_expr(items[j], j, active)
-        callee = dotted_callee(node)
+        callee = called(node)
         if callee in ("rt.zeros_like", "np.zeros_like"):
             return gast.Constant(value=0.0, kind=None)
         if callee in ("rt.unbroadcast", "rt.copy_of", "np.copy"):  # (``g`` itself; a copy of the numbers)
@@ -124,8 +125,8 @@ class _Rewrite:
             self.fresh.pop(stmt.targets[0].id, None)
             if id(stmt) not in self.a.kept:
                 return self.definition(stmt, active)
-        if self.a.stores.get(id(stmt)) in active:  # ``x[c] += v``: ``x_atc = x_atc + v``
-            var = self.a.stores[id(stmt)]
+        if id(stmt) in self.a.stores and element_store(stmt) in active:  # ``x[c] += v``: ``x_atc = x_atc + v``
+            var = element_store(stmt)
             self.fresh.pop(var, None)
             target = as_read(stmt.target if isinstance(stmt, gast.AugAssign) else stmt.targets[0])
             _, j = self.a.element(target, active)
@@ -165,7 +166,7 @@ class _Rewrite:
     def definition(self, stmt: gast.Assign, active: Dict[str, int]) -> list:
         """``x = e`` as one assignment per element; through temporaries where ``e`` reads ``x`` itself."""
         var = stmt.targets[0].id
-        if popped(stmt.value):  # an array of the length appended: popped as it is, its numbers read
+        if tape_of(stmt.value, "pop"):  # an array of the length appended: popped as it is, its numbers read
             self.fresh[var] = var
             return [stmt] + [self._at(stmt, assign(n, gast.Subscript(value=name(var), slice=gast.Constant(
                 value=j, kind=None), ctx=gast.Load()))) for j, n in enumerate(self.names[var])]
@@ -180,7 +181,7 @@ class _Rewrite:
     def _proven(self, call: gast.expr, active: Dict[str, int]) -> bool:
         """``rt.check_index(x, c, 0, where)`` of a scalarized ``x`` at a constant in range, or
         ``rt.check_broadcast(a, b, where)`` of operands of one length: checks that cannot fail."""
-        callee = dotted_callee(call)
+        callee = called(call)
         if callee == "rt.check_index" and len(call.args) == 4 and constant_int(call.args[2]) == 0:
             return self.a.element(gast.Subscript(value=call.args[0], slice=call.args[1], ctx=gast.Load()),
                                   active) is not None
