@@ -34,9 +34,6 @@ class Known:
 KNOWN_FAILURES = (
     Known("grad", "mean", "grad internal: ZeroDivisionError", "mean's VJP divides Python ints: the mean of an empty "
           "array (test_grad_of_the_mean_of_an_empty_array_is_an_empty_contribution)", backend="python"),
-    Known("jvp", "dtype_int64", "jvp wrong: dtype: float32, expected float64", "differentiated code has no rule "
-          "for astype: float32 with int64 arrays stays float32 (test_jvp_of_float32_plus_int64_has_numpys_float64)",
-          backend="cpu"),
 )
 
 

@@ -256,8 +256,8 @@ class CallsMixin:
     def in_numpys_dtype(self, func, call: Dyn) -> Dyn:
         """A reduction's result in NumPy's dtype where Numba accumulates in another (``np.sum`` of float32 is
         float32 in NumPy, float64 in Numba; of uint8, uint64 and int64): cast unless it is a widest dtype.
-        Not in code a transformation differentiates, which has no rule for ``astype`` (reverse mode computes
-        in float64 and returns gradients in their parameters' dtypes)."""
+        Not in code a transformation differentiates: reverse mode accumulates in float64 and returns gradients
+        in their parameters' dtypes, forward mode gives the tangents its outputs' dtypes."""
         aval = call.aval
         if func not in dtypes.ACCUMULATING or aval is None or aval.dtype in dtypes.WIDEST or \
                 self.builder.differentiated:
@@ -283,7 +283,7 @@ class CallsMixin:
             return value
         if aval.weak and not isinstance(value, Dyn):
             return result.dtype.type(value)
-        if aval.dtype == result.dtype or self.builder.differentiated:  # no rule for ``astype`` (see above)
+        if aval.dtype == result.dtype:
             return value
         if isinstance(value, np.ndarray):
             return value.astype(result.dtype)
