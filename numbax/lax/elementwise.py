@@ -2,7 +2,7 @@
 
 Where ``jax.lax``'s function is a NumPy (or ``scipy.special``) function with its semantics, it is that
 function, and every registry rule is already its own (``exp`` is ``np.exp``, ``asin`` is ``np.arcsin``,
-``rem`` is ``np.fmod``, C's remainder, ``lgamma`` is ``scipy.special.gammaln``). Where the semantics differ
+``rem`` is ``np.fmod``, C's remainder, ``lgamma`` is ``scipy.special.gammaln``, each SciPy's through ``numbax.runtime.special``, imported on first use). Where the semantics differ
 it is written here, plain NumPy that numbax specializes inside compiled code: ``round`` rounds halves away
 from zero by default, ``div`` of integers rounds toward zero (not ``//``'s floor), ``clamp`` takes
 ``(min, x, max)`` and passes no derivative at a tie, ``rsqrt``, ``logistic`` and ``erf_inv`` have no NumPy
@@ -16,10 +16,9 @@ name (``erf_inv`` is ``scipy.special.erfinv``, compiled as XLA's polynomial).
 from __future__ import annotations
 
 import numpy as np
-import scipy.special
-
-from numbax.ast_passes.specialize.compile_time import specialized_from_source
 from numbax import lax
+from numbax.ast_passes.specialize.compile_time import specialized_from_source
+from numbax.runtime import special
 
 __all__ = ["exp", "exp2", "log", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
            "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "abs", "neg", "sign", "floor",
@@ -34,7 +33,7 @@ sqrt, cbrt, abs, neg, sign, floor, ceil, square = np.sqrt, np.cbrt, np.abs, np.n
 pow, add, sub, mul, max, min, is_finite = np.power, np.add, np.subtract, np.multiply, np.maximum, np.minimum, \
     np.isfinite
 rem = np.fmod  # C's remainder, of the dividend's sign
-erf, erfc, lgamma, digamma = scipy.special.erf, scipy.special.erfc, scipy.special.gammaln, scipy.special.digamma
+erf, erfc, lgamma, digamma = special.erf, special.erfc, special.gammaln, special.digamma  # SciPy's, on first use
 
 _AWAY_FROM_ZERO, _TO_NEAREST_EVEN = 0, 1  # the values of jax.lax.RoundingMethod
 
@@ -60,13 +59,13 @@ def rsqrt(x):
 @specialized_from_source
 def logistic(x):
     """``1 / (1 + exp(-x))`` (``scipy.special.expit``)."""
-    return scipy.special.expit(x)
+    return special.expit(x)
 
 
 @specialized_from_source
 def erf_inv(x):
     """The inverse of ``erf`` on ``(-1, 1)`` (``scipy.special.erfinv``)."""
-    return scipy.special.erfinv(x)
+    return special.erfinv(x)
 
 
 @specialized_from_source

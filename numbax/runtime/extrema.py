@@ -9,11 +9,11 @@ Complex operands, which NumPy orders lexicographically, keep Numba's own functio
     >>> bool(np.signbit(numba.njit(lambda a, b: minimum(a, b))(0.0, -0.0)))
     True
 """
-import numba
 import numpy as np
 from numba import types
 
 from numbax.runtime.cached import overload
+from numbax.runtime.loops import ufunc_on_first_use
 
 __all__ = ["minimum", "maximum"]
 
@@ -28,13 +28,11 @@ def maximum(a, b):
     return np.maximum(a, b)
 
 
-@numba.vectorize
-def _minimum_loop(a, b):
+def _minimum_of(a, b):
     return a if a < b or a != a else b
 
 
-@numba.vectorize
-def _maximum_loop(a, b):
+def _maximum_of(a, b):
     return a if a > b or a != a else b
 
 
@@ -42,13 +40,16 @@ def _complex(t) -> bool:
     return isinstance(getattr(t, "dtype", t), types.Complex)
 
 
-def _register(helper, loop, numba_own) -> None:
+def _register(helper, scalar, numba_own) -> None:
+    loop = ufunc_on_first_use(scalar)
+
     @overload(helper)
     def impl(a, b):
         if _complex(a) or _complex(b):
             return lambda a, b: numba_own(a, b)
-        return lambda a, b: loop(a, b)
+        ufunc = loop()
+        return lambda a, b: ufunc(a, b)
 
 
-_register(minimum, _minimum_loop, np.minimum)
-_register(maximum, _maximum_loop, np.maximum)
+_register(minimum, _minimum_of, np.minimum)
+_register(maximum, _maximum_of, np.maximum)

@@ -273,3 +273,17 @@ def jit_source(source: str) -> Callable:
     if source not in _JITTED:
         _JITTED[source] = numba.njit(compile_source(source))
     return _JITTED[source]
+
+
+def ufunc_on_first_use(scalar: Callable, **options: Any) -> Callable[[], Callable]:
+    """A function giving ``numba.vectorize(**options)(scalar)``, made on its first call (from an overload's
+    typer, when a caller compiles): ``numba.vectorize`` imports Numba's ufunc machinery, a large part of its
+    lowering, which ``import numbax`` and loading cached code (a warm start) do not need."""
+    made: List[Callable] = []
+
+    def ufunc() -> Callable:
+        if not made:
+            made.append(numba.vectorize(**options)(scalar))
+        return made[0]
+
+    return ufunc

@@ -8,11 +8,11 @@ where NumPy and C give 1 and -1), so compiled code calls ``fmod``, which compute
     >>> numba.njit(lambda a, b: fmod(a, b))(np.array([7, -7, 7, -7]), np.array([2, 2, -2, -2]))
     array([ 1, -1,  1, -1])
 """
-import numba
 import numpy as np
 from numba import types
 
 from numbax.runtime.cached import overload
+from numbax.runtime.loops import ufunc_on_first_use
 
 __all__ = ["fmod"]
 
@@ -22,12 +22,14 @@ def fmod(a, b):
     return np.fmod(a, b)
 
 
-@numba.vectorize
-def _integer_fmod(a, b):
+def _integer_fmod_of(a, b):
     if b == 0:
         return 0 * a
     quotient = abs(a) // abs(b)
     return a - b * (quotient if (a < 0) == (b < 0) else -quotient)
+
+
+_integer_fmod = ufunc_on_first_use(_integer_fmod_of)
 
 
 def _integer(t) -> bool:
@@ -37,5 +39,6 @@ def _integer(t) -> bool:
 @overload(fmod)
 def _fmod(a, b):
     if _integer(a) and _integer(b):
-        return lambda a, b: _integer_fmod(a, b)
+        ufunc = _integer_fmod()
+        return lambda a, b: ufunc(a, b)
     return lambda a, b: np.fmod(a, b)

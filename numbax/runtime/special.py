@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import types, vectorize
+from numba import types
 from numba.core.errors import TypingError
 from numba.extending import register_jitable
 
 from numbax.runtime import reductions as _reductions
 from numbax.runtime.cached import overload
+from numbax.runtime.loops import ufunc_on_first_use
 from numbax.runtime.random.elementwise import erf_inv as _xla_erf_inv
 
 __all__ = ["expit", "erf", "erfc", "erfinv", "log_expit", "logsumexp", "ndtr", "ndtri", "gammaln", "digamma",
@@ -26,6 +27,15 @@ def _special():
     import scipy.special
 
     return scipy.special
+
+
+def scipy_ufunc(fn):
+    """SciPy's own ufunc for one of the elementwise stand-ins here (``erf`` -> ``scipy.special.erf``, which the
+    compiler types and names as it does SciPy's), else ``fn``: ``numbax.lax`` holds the stand-ins, which
+    import SciPy on first use, not SciPy's functions themselves."""
+    if getattr(fn, "__module__", None) != __name__ or getattr(fn, "__name__", None) not in ELEMENTWISE:
+        return fn
+    return getattr(_special(), fn.__name__, fn)
 
 
 def expit(x):
@@ -204,18 +214,13 @@ def _trigamma_positive(x):
 
 
 def _elementwise(fn, scalar):
-    """Register Numba's implementation of ``fn``: ``scalar`` made a ufunc when first compiled.
-
-    ``numba.vectorize`` imports Numba's ufunc machinery (a large part of its lowering), which
-    ``import numbax`` and loading cached code do not need.
-    """
-    kernels = []
+    """Register Numba's implementation of ``fn``: ``scalar`` made a ufunc when first compiled
+    (``ufunc_on_first_use``)."""
+    kernel_of = ufunc_on_first_use(scalar, cache=True)
 
     @overload(fn)
     def impl(x):
-        if not kernels:
-            kernels.append(vectorize(cache=True)(scalar))
-        kernel = kernels[0]
+        kernel = kernel_of()
         return lambda x: kernel(x)
     return impl
 

@@ -20,6 +20,7 @@ from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction,
     contains_dyn
 from numbax.errors import NumbaxError, NumbaxShapeError
 from numbax.primitives import registry
+from numbax.runtime import special
 
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
@@ -159,6 +160,7 @@ class CallsMixin:
 
     def call_static(self, node, func, args: List[Any], kwargs: Dict[str, Any]) -> Any:
         """A call of a known object that is not a user function."""
+        func = special.scipy_ufunc(func)
         direct = list(args) + list(kwargs.values())
         if func is functools.partial and args:
             return Partial(args[0], tuple(self.snapshot(a) for a in args[1:]),

@@ -133,6 +133,7 @@ class _LoadFirstCache(FunctionCache):
             result = self._load_overload(sig, target_context)
         if result is None:  # Numba compiles next: let its extensions register first
             entrypoints.init_all()
+            slice_store_error.install()
         return result
 
 
@@ -157,6 +158,8 @@ class NumbaxDispatcher(CPUDispatcher):
         faster on contiguous arrays``) that the user did not write and cannot change."""
         if source_files.changed() and self._cache is not None:  # what it links may be of two versions
             self._cache.disable()
+        if not isinstance(self._cache, _LoadFirstCache):  # compiles, with no cache to load from first
+            slice_store_error.install()
         with warnings.catch_warnings(), timings.numba_compile(self.py_func.__name__):
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
             try:
@@ -219,7 +222,6 @@ def _runtime_folder() -> Optional[str]:
 
 
 cached.use_folder(_runtime_folder)
-slice_store_error.install()
 
 
 # code that calls MPI (pmap across processes) links numba-mpi's ctypes pointers, which Numba cannot cache
