@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 
 from numbax.runtime.cached import overload
-from numbax.runtime.loops import ufunc_on_first_use
+from numbax.runtime.loops import compile_source, ufunc_on_first_use
 
 __all__ = ["minimum", "maximum"]
 
@@ -47,8 +47,7 @@ def _register(helper, scalar, numba_own) -> None:
     def impl(a, b):
         if _complex(a) or _complex(b):
             return lambda a, b: numba_own(a, b)
-        ufunc = loop()
-        return lambda a, b: ufunc(a, b)
+        return compile_source("def impl(a, b):\n    return ufunc(a, b)\n", ufunc=loop())
 
 
 _register(minimum, _minimum_of, np.minimum)

@@ -278,7 +278,11 @@ def jit_source(source: str) -> Callable:
 def ufunc_on_first_use(scalar: Callable, **options: Any) -> Callable[[], Callable]:
     """A function giving ``numba.vectorize(**options)(scalar)``, made on its first call (from an overload's
     typer, when a caller compiles): ``numba.vectorize`` imports Numba's ufunc machinery, a large part of its
-    lowering, which ``import numbax`` and loading cached code (a warm start) do not need."""
+    lowering, which ``import numbax`` and loading cached code (a warm start) do not need.
+
+    An implementation calling the ufunc names it as a global of ``compile_source``'s kernel, never as a
+    closure variable: Numba keys its disk cache on a function's closure pickled, and a ufunc pickles with an
+    identifier new in each process, so a closure over one was compiled again in every process."""
     made: List[Callable] = []
 
     def ufunc() -> Callable:

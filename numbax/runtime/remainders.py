@@ -12,7 +12,7 @@ import numpy as np
 from numba import types
 
 from numbax.runtime.cached import overload
-from numbax.runtime.loops import ufunc_on_first_use
+from numbax.runtime.loops import compile_source, ufunc_on_first_use
 
 __all__ = ["fmod"]
 
@@ -39,6 +39,5 @@ def _integer(t) -> bool:
 @overload(fmod)
 def _fmod(a, b):
     if _integer(a) and _integer(b):
-        ufunc = _integer_fmod()
-        return lambda a, b: ufunc(a, b)
+        return compile_source("def impl(a, b):\n    return ufunc(a, b)\n", ufunc=_integer_fmod())
     return lambda a, b: np.fmod(a, b)

@@ -14,7 +14,7 @@ from numba.extending import register_jitable
 
 from numbax.runtime import reductions as _reductions
 from numbax.runtime.cached import overload
-from numbax.runtime.loops import ufunc_on_first_use
+from numbax.runtime.loops import compile_source, ufunc_on_first_use
 from numbax.runtime.random.elementwise import erf_inv as _xla_erf_inv
 
 __all__ = ["expit", "erf", "erfc", "erfinv", "log_expit", "logsumexp", "ndtr", "ndtri", "gammaln", "digamma",
@@ -220,8 +220,7 @@ def _elementwise(fn, scalar):
 
     @overload(fn)
     def impl(x):
-        kernel = kernel_of()
-        return lambda x: kernel(x)
+        return compile_source("def impl(x):\n    return kernel(x)\n", kernel=kernel_of())
     return impl
 
 
