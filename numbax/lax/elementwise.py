@@ -1,12 +1,12 @@
 """``jax.lax``'s elementwise functions, by their ``jax.lax`` names, in the NumPy numbax compiles.
 
-Where ``jax.lax``'s function is a NumPy (or ``scipy.special``) function with its semantics, it is that
-function, and every registry rule is already its own (``exp`` is ``np.exp``, ``asin`` is ``np.arcsin``,
-``rem`` is ``np.fmod``, C's remainder, ``lgamma`` is ``scipy.special.gammaln``, each SciPy's through ``numbax.runtime.special``, imported on first use). Where the semantics differ
-it is written here, plain NumPy that numbax specializes inside compiled code: ``round`` rounds halves away
-from zero by default, ``div`` of integers rounds toward zero (not ``//``'s floor), ``clamp`` takes
-``(min, x, max)`` and passes no derivative at a tie, ``rsqrt``, ``logistic`` and ``erf_inv`` have no NumPy
-name (``erf_inv`` is ``scipy.special.erfinv``, compiled as XLA's polynomial).
+Where ``jax.lax``'s function is a NumPy (or ``scipy.special``) function with its semantics, it is that function,
+and every registry rule is already its own (``exp`` is ``np.exp``, ``asin`` is ``np.arcsin``, ``rem`` is
+``np.fmod``, C's remainder, ``lgamma`` is ``scipy.special.gammaln`` through ``numbax.runtime.special``, which
+imports SciPy on first use). Where the semantics differ it is written here, plain NumPy that numbax specializes
+inside compiled code: ``round`` rounds halves away from zero by default, ``div`` of integers rounds toward zero
+(not ``//``'s floor), ``clamp`` takes ``(min, x, max)`` and passes no derivative at a tie, ``rsqrt``, ``logistic``
+and ``erf_inv`` have no NumPy name (``erf_inv`` is ``scipy.special.erfinv``, compiled as XLA's polynomial).
 
     >>> round(np.array([0.5, -1.5, 2.5]))
     array([ 1., -2.,  3.])

@@ -6,11 +6,11 @@ for each example, and ``x[i:j] = y``) with the store: its CPU implementation bui
 that takes (``str`` of ints, joins, f-strings) costs seconds of compilation in every new process, whatever
 the disk cache holds: 0.3 s for the store alone against 7 s with it on a busy two-core machine.
 
-``install`` (before anything compiles: a warm start that loads cached code imports none of Numba's array
-lowering, ``numba.np.arrayobj``, and installs nothing) points Numba's store at a function whose CPU implementation raises ``SliceShapeError``, a
-``ValueError`` with the same message, with the two shapes as its arguments, as the runtime's checks raise
-their errors (``numbax.runtime.checks``): Numba passes them to Python, which writes the message. Other
-targets (``numba.cuda``) keep a constant message, as Numba's own generic implementation does.
+``install`` (before anything compiles: a warm start that loads cached code imports none of Numba's array lowering,
+``numba.np.arrayobj``, and installs nothing) points Numba's store at a function whose CPU implementation raises
+``SliceShapeError``, a ``ValueError`` with the same message, with the two shapes as its arguments, as the
+runtime's checks raise their errors (``numbax.runtime.checks``): Numba passes them to Python, which writes the
+message. Other targets (``numba.cuda``) keep a constant message, as Numba's own generic implementation does.
 """
 from __future__ import annotations
 
