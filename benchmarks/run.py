@@ -198,6 +198,13 @@ def fresh_dir() -> str:
     return tempfile.mkdtemp(prefix="numbax-bench-")
 
 
+def empty_but(folder: str, keep: str) -> None:
+    """Remove everything in ``folder`` but its entry ``keep`` (a cache emptied but for what a machine compiles
+    once, numbax's ``runtime``)."""
+    for entry in (os.path.join(folder, e) for e in os.listdir(folder) if e != keep):
+        shutil.rmtree(entry) if os.path.isdir(entry) else os.remove(entry)
+
+
 def bytecode_as_installed() -> None:
     """Byte-compile numbax's modules, as installing a package does: a child process (which writes no
     bytecode) then imports numbax as a user does, instead of compiling its source each time."""

@@ -49,8 +49,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np  # noqa: E402
 
 import grad_tasks  # noqa: E402
-from run import (best_per_call, bytecode_as_installed, environment, fmt_ratio, fmt_time, fresh_dir, table,  # noqa: E402
-                 verdict)
+from run import (best_per_call, bytecode_as_installed, empty_but, environment, fmt_ratio, fmt_time,  # noqa: E402
+                 fresh_dir, table, verdict)
 
 SYSTEMS = ("numbax_jit", "numbax_grad", "hand", "jax", "autograd", "torch")
 PEERS = ("jax", "autograd", "torch")
@@ -373,24 +373,14 @@ def in_fresh_dirs(argv, repeats, cache_first=False, extra_env=None, runtime_kept
             if not cache_first:
                 shutil.rmtree(cache_dir, ignore_errors=True)
                 cache_dir = fresh_dir()
-            if runtime_kept:
+            if runtime_kept:  # numbax's runtime helpers alone: no generated code, no Numba cache of it
                 run_child(argv, cache_dir, extra_env)
-                keep_runtime_only(cache_dir)
+                empty_but(os.path.join(cache_dir, "numbax"), "runtime")
+                shutil.rmtree(os.path.join(cache_dir, "numba"), ignore_errors=True)
             runs.append(run_child(argv, cache_dir, extra_env))
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
     return runs
-
-
-def keep_runtime_only(cache_dir: str) -> None:
-    """Empty ``cache_dir`` (``run_child``'s layout) but for numbax's runtime helpers (``<numbax cache>/runtime``):
-    no generated code, no Numba cache of it."""
-    numbax_dir = os.path.join(cache_dir, "numbax")
-    for entry in os.listdir(numbax_dir):
-        path = os.path.join(numbax_dir, entry)
-        if entry != "runtime":
-            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
-    shutil.rmtree(os.path.join(cache_dir, "numba"), ignore_errors=True)
 
 
 def first_calls(report: Report, tasks, repeats: int) -> None:

@@ -26,7 +26,7 @@ FOLDER = os.path.join(ROOT, "examples", "jax_programs")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from run import fmt_ratio, write_report  # noqa: E402
+from run import empty_but, fmt_ratio, write_report  # noqa: E402
 from test_jax_programs import as_jax  # noqa: E402
 
 
@@ -48,8 +48,7 @@ def _cold_and_warm(path: str, env: dict, cache_var: str, repeat: int, keep: str 
             run_env = dict(env, **{cache_var: cache})
             firsts.append(_seconds(path, run_env))
             if keep:
-                for entry in (os.path.join(cache, e) for e in os.listdir(cache) if e != keep):
-                    shutil.rmtree(entry) if os.path.isdir(entry) else os.remove(entry)
+                empty_but(cache, keep)
             colds.append(_seconds(path, run_env) if keep else firsts[-1])
             warms.append(_seconds(path, run_env))
         finally:
