@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 
 from numbax.runtime.cached import overload
-from numbax.runtime.loops import compile_source, ufunc_on_first_use
+from numbax.runtime.loops import ufunc_implementation
 
 __all__ = ["minimum", "maximum"]
 
@@ -41,13 +41,13 @@ def _complex(t) -> bool:
 
 
 def _register(helper, scalar, numba_own) -> None:
-    loop = ufunc_on_first_use(scalar)
+    loop = ufunc_implementation(scalar, "a, b")
 
     @overload(helper)
     def impl(a, b):
         if _complex(a) or _complex(b):
             return lambda a, b: numba_own(a, b)
-        return compile_source("def impl(a, b):\n    return ufunc(a, b)\n", ufunc=loop())
+        return loop()
 
 
 _register(minimum, _minimum_of, np.minimum)

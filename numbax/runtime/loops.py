@@ -275,19 +275,21 @@ def jit_source(source: str) -> Callable:
     return _JITTED[source]
 
 
-def ufunc_on_first_use(scalar: Callable, **options: Any) -> Callable[[], Callable]:
-    """A function giving ``numba.vectorize(**options)(scalar)``, made on its first call (from an overload's
-    typer, when a caller compiles): ``numba.vectorize`` imports Numba's ufunc machinery, a large part of its
-    lowering, which ``import numbax`` and loading cached code (a warm start) do not need.
+def ufunc_implementation(scalar: Callable, params: str, **options: Any) -> Callable[[], Callable]:
+    """A function giving an implementation ``impl(params)`` (the parameters of the overload's typer, which Numba
+    requires) that applies the ufunc ``numba.vectorize(**options)(scalar)`` to them, both made on its first call
+    (from an overload's typer, when a caller compiles): ``numba.vectorize`` imports Numba's ufunc machinery, a large
+    part of its lowering, which ``import numbax`` and loading cached code (a warm start) do not need.
 
-    An implementation calling the ufunc names it as a global of ``compile_source``'s kernel, never as a
-    closure variable: Numba keys its disk cache on a function's closure pickled, and a ufunc pickles with an
-    identifier new in each process, so a closure over one was compiled again in every process."""
+    The implementation names the ufunc as a global of its ``compile_source`` kernel, not as a closure variable:
+    Numba keys its disk cache on a function's closure pickled, and a ufunc pickles with an identifier new in
+    each process, so an implementation closing over one was compiled again in every process."""
     made: List[Callable] = []
 
-    def ufunc() -> Callable:
+    def implementation() -> Callable:
         if not made:
-            made.append(numba.vectorize(**options)(scalar))
+            ufunc = numba.vectorize(**options)(scalar)
+            made.append(compile_source(f"def impl({params}):\n    return ufunc({params})\n", ufunc=ufunc))
         return made[0]
 
-    return ufunc
+    return implementation

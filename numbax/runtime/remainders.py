@@ -12,7 +12,7 @@ import numpy as np
 from numba import types
 
 from numbax.runtime.cached import overload
-from numbax.runtime.loops import compile_source, ufunc_on_first_use
+from numbax.runtime.loops import ufunc_implementation
 
 __all__ = ["fmod"]
 
@@ -29,7 +29,7 @@ def _integer_fmod_of(a, b):
     return a - b * (quotient if (a < 0) == (b < 0) else -quotient)
 
 
-_integer_fmod = ufunc_on_first_use(_integer_fmod_of)
+_integer_fmod = ufunc_implementation(_integer_fmod_of, "a, b")
 
 
 def _integer(t) -> bool:
@@ -39,5 +39,5 @@ def _integer(t) -> bool:
 @overload(fmod)
 def _fmod(a, b):
     if _integer(a) and _integer(b):
-        return compile_source("def impl(a, b):\n    return ufunc(a, b)\n", ufunc=_integer_fmod())
+        return _integer_fmod()
     return lambda a, b: np.fmod(a, b)

@@ -14,7 +14,7 @@ from numba.extending import register_jitable
 
 from numbax.runtime import reductions as _reductions
 from numbax.runtime.cached import overload
-from numbax.runtime.loops import compile_source, ufunc_on_first_use
+from numbax.runtime.loops import ufunc_implementation
 from numbax.runtime.random.elementwise import erf_inv as _xla_erf_inv
 
 __all__ = ["expit", "erf", "erfc", "erfinv", "log_expit", "logsumexp", "ndtr", "ndtri", "gammaln", "digamma",
@@ -215,12 +215,12 @@ def _trigamma_positive(x):
 
 def _elementwise(fn, scalar):
     """Register Numba's implementation of ``fn``: ``scalar`` made a ufunc when first compiled
-    (``ufunc_on_first_use``)."""
-    kernel_of = ufunc_on_first_use(scalar, cache=True)
+    (``ufunc_implementation``)."""
+    implementation = ufunc_implementation(scalar, "x", cache=True)
 
     @overload(fn)
     def impl(x):
-        return compile_source("def impl(x):\n    return kernel(x)\n", kernel=kernel_of())
+        return implementation()
     return impl
 
 
