@@ -33,11 +33,18 @@ demo: $(VENV)/.installed
 # worker over the whole suite), so each session's workers hold half; Numba's disk cache carries code between them.
 # `--dist worksteal` gives each worker half of the files in order (stealing from the other's tail when idle), so a
 # module's shared compiled functions and fixtures are made by one worker, not both.
-PYTEST := NUMBA_OPT=0 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 $(BIN)/python -m pytest -n 2 --dist worksteal -q
+# Every kernel the simulator launched is then compiled for an H100 (sm_90) by numba.cuda and NVVM, without a GPU
+# (tests/ptx/check.py): the simulator runs a kernel's Python as Python, so only this finds one numba.cuda cannot
+# compile.
+KERNELS := $(CURDIR)/.cache/kernels
+PYTEST := NUMBA_OPT=0 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 NUMBAX_RECORD_KERNELS=$(KERNELS) \
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q
 FIRST_HALF := tests/test_[a-g]*.py
 
 test: $(VENV)/.installed-test
-	$(PYTEST) $(FIRST_HALF); first=$$?; $(PYTEST) --ignore-glob='$(FIRST_HALF)'; test $$first -eq 0 -a $$? -eq 0
+	rm -rf $(KERNELS)
+	$(PYTEST) $(FIRST_HALF); first=$$?; $(PYTEST) --ignore-glob='$(FIRST_HALF)'; second=$$?; \
+	$(BIN)/python -m tests.ptx.check $(KERNELS); test $$first -eq 0 -a $$second -eq 0 -a $$? -eq 0
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py

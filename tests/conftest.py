@@ -76,3 +76,13 @@ def _cpu_fast_paths(request, monkeypatch):
 
         monkeypatch.setattr(api, "_arrays_on_gpu", False)
 
+
+
+# NUMBAX_RECORD_KERNELS=DIR: note every kernel the simulator launches, for tests/ptx/check.py to compile for a GPU.
+if os.environ.get("NUMBAX_RECORD_KERNELS"):
+    from ptx import record as _kernel_record
+
+    _kernel_record.install(os.environ["NUMBAX_RECORD_KERNELS"])
+
+    def pytest_sessionfinish(session):
+        _kernel_record.flush()

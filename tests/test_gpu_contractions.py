@@ -33,7 +33,7 @@ def loss(a, b, t, s):
     return (np.sum(np.einsum("ij,jk->ik", a, b) * s) + np.einsum("ij,ji->", a, b) ** 2 +
             np.sum(np.sin(np.einsum("ii->i", s))) + np.sum(np.tensordot(t, a.T, axes=([1, 2], [1, 0])) ** 2) +
             np.sum(np.einsum("bij,jk->bik", t, b) * np.einsum("ii", s)) + np.sum(np.tensordot(a, s, axes=0) ** 2) +
-            np.sum(np.einsum("ij,ij->ij", a[:1], a) ** 2))
+            np.sum(np.einsum("ij,ij->ij", a[:1], a) ** 2) + np.sum(np.einsum("i,ij->j", a[0], b) ** 2))
 
 
 def gradient_norm(a, b, t, s):

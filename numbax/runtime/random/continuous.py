@@ -52,7 +52,7 @@ def uniform_kernel(key, shape, dtype, minval, maxval):
 def _normal_constants(zero):
     """The bounds ``nextafter(-1, 0)`` and ``1`` of the uniform draw, and ``sqrt(2)``, in ``zero``'s type."""
     one = ew.as_type_of(1.0, zero)
-    return np.nextafter(-one, zero), one, np.sqrt(one + one)
+    return ew.above_minus_one(zero), one, math.sqrt(one + one)
 
 
 @njit(cache=True, inline="always")

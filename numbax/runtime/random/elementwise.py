@@ -38,7 +38,8 @@ from numba.extending import intrinsic
 from numbax.runtime.cached import overload
 from numbax.runtime.loops import compile_source
 
-__all__ = ["bitcast", "fma", "horner", "as_type_of", "tiny", "unit_float", "log", "log1p", "erf", "erf_inv", "rsqrt"]
+__all__ = ["bitcast", "fma", "horner", "as_type_of", "tiny", "above_minus_one", "unit_float", "log", "log1p", "erf",
+           "erf_inv", "rsqrt"]
 
 
 @intrinsic
@@ -192,6 +193,24 @@ def _tiny_f64(like):
 
 tiny = _by_float_type("tiny", _tiny_f32, _tiny_f64)
 tiny.__doc__ = "The smallest normal float of ``like``'s type (``np.finfo(dtype).tiny``)."
+
+_ABOVE_MINUS_ONE_F32 = np.float32(-1.0 + 2.0 ** -24)  # np.nextafter(np.float32(-1), np.float32(0))
+_ABOVE_MINUS_ONE_F64 = -1.0 + 2.0 ** -53  # np.nextafter(-1.0, 0.0)
+
+
+@njit(cache=True)
+def _above_minus_one_f32(like):
+    return _ABOVE_MINUS_ONE_F32
+
+
+@njit(cache=True)
+def _above_minus_one_f64(like):
+    return _ABOVE_MINUS_ONE_F64
+
+
+above_minus_one = _by_float_type("above_minus_one", _above_minus_one_f32, _above_minus_one_f64)
+above_minus_one.__doc__ = ("The float of ``like``'s type next above -1 (``np.nextafter(-1, 0)``, which numba.cuda "
+                           "cannot compile).")
 
 
 @njit(cache=True)

@@ -34,6 +34,7 @@ import gast
 import numpy as np
 
 from numbax.backends.cuda.lower import probes
+from numbax.backends.cuda.lower.kernels import atomic_add
 from numbax.backends.cuda.lower.lanes import Lanes
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
 from numbax.errors import NumbaxShapeError
@@ -106,9 +107,9 @@ def adjoint_kernel(name: str, spec: spec_of.Spec, k: int, g_number: bool, dtype:
     rest = "".join(c for c in spec.letters() if c not in own)
     terms = ["g" if g_number or not spec.output else _read("g", spec.output, set())]
     terms += [_read(n, s, many) for j, (n, s) in enumerate(zip(names, spec.inputs)) if j != k]
-    target = ", ".join(f"i_{c} if o{k}.shape[{d}] == n_{c} else 0" for d, c in enumerate(spec.inputs[k]))
+    target = [f"i_{c} if o{k}.shape[{d}] == n_{c} else 0" for d, c in enumerate(spec.inputs[k])]
     return _kernel(name, ["out", "g"] + names, _sizes(spec, names), own, rest,
-                   [f"s = np.{dtype.name}(0)", f"s += {' * '.join(terms)}", f"cuda.atomic.add(out, ({target},), s)"])
+                   [f"s = np.{dtype.name}(0)", f"s += {' * '.join(terms)}", atomic_add("out", target, "s")])
 
 
 class Contractions(Lanes):

@@ -258,7 +258,7 @@ def broadcast_kernel(name: str, ndim: int, rank: int) -> str:
             f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))
 
 
-def _advanced(first: int, count: int, rank: int, extent: str) -> Tuple[List[str], str]:
+def _advanced(first: int, count: int, rank: int, extent: str) -> Tuple[List[str], List[str]]:
     """A thread's index arrays read at its position ``i{first}`` of the indexed part (``rank`` dimensions, the
     index arrays' axis at ``first``), wrapped from the end; and the index of ``count`` axes they give, with the
     part's other indices, into the array of shape ``extent``."""
@@ -267,7 +267,14 @@ def _advanced(first: int, count: int, rank: int, extent: str) -> Tuple[List[str]
         lines += [f"j{a} = idx{a}[i{first}]", f"j{a} = j{a} + {extent}[{first + a}] if j{a} < 0 else j{a}"]
     index = [f"i{d}" for d in range(first)] + [f"j{a}" for a in range(count)] + \
         [f"i{d}" for d in range(first + 1, rank)]
-    return lines, ", ".join(index)
+    return lines, index
+
+
+def atomic_add(array: str, index: List[str], value: str) -> str:
+    """``cuda.atomic.add`` of ``value`` at ``array[index]``: one index as a number, several as a tuple
+    (numba.cuda fails to lower a 1-tuple)."""
+    at = index[0] if len(index) == 1 else f"({', '.join(index)})"
+    return f"cuda.atomic.add({array}, {at}, {value})"
 
 
 def gather_kernel(name: str, ndim: int, first: int, count: int) -> str:
@@ -276,7 +283,7 @@ def gather_kernel(name: str, ndim: int, first: int, count: int) -> str:
     rank = ndim - count + 1
     reads, index = _advanced(first, count, rank, "x.shape")
     body = _unravel("i", range(rank), lambda d: f"out.shape[{d}]") + reads + \
-        [f"out[{', '.join(f'i{d}' for d in range(rank))}] = x[{index}]"]
+        [f"out[{', '.join(f'i{d}' for d in range(rank))}] = x[{', '.join(index)}]"]
     params = ", ".join(["out", "x"] + [f"idx{a}" for a in range(count)])
     return (f"@cuda.jit\ndef {name}({params}):\n"
             f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n" + _indent(body, 2))
@@ -289,12 +296,13 @@ def scatter_kernel(name: str, ndim: int, first: int, count: int, write: str, val
     rank = ndim - count + 1
     reads, index = _advanced(first, count, rank, "out.shape")
     value = f"values[{', '.join(f'i{d}' for d in range(rank))}]" if value_ndim else "values"
+    at = ", ".join(index)
     if write == "add":
-        store = f"cuda.atomic.add(out, ({index},), {value})"
+        store = atomic_add("out", index, value)
     elif write == "set":
-        store = f"out[{index}] = {value}"
+        store = f"out[{at}] = {value}"
     else:
-        store = f"out[{index}] = out[{index}] {write} {value}"
+        store = f"out[{at}] = out[{at}] {write} {value}"
     body = _unravel("i", range(rank), lambda d: f"shape[{d}]") + reads + [store]
     params = ", ".join(["out", "shape", "size", "values"] + [f"idx{a}" for a in range(count)])
     return (f"@cuda.jit\ndef {name}({params}):\n"

@@ -62,8 +62,10 @@ class _Body:
 
     def __init__(self, state: LoweringState, loop: gast.For):
         self.state, self.index = state, loop.target.id
-        nodes = list(gast.walk(gast.Module(body=loop.body, type_ignores=[])))
         self.tapes, self.growing = tapes.of_body(loop.body)
+        # the tapes' allocations move to the driver: what only they read is the host's, not the kernel's
+        kernel_body = [stmt for stmt in loop.body if not any(stmt is a for a in self.tapes.values())]
+        nodes = list(gast.walk(gast.Module(body=kernel_body, type_ignores=[])))
         tapes.refuse_resizing(state, loop.body, self.tapes)
         # a growing tape's overflow flag, set by a thread whose tape is full (``tapes``)
         self.overflow = state.fresh("overflow") if self.growing else ""

@@ -1,0 +1,116 @@
+"""Compile every kernel ``record`` noted to PTX for a real GPU, without one: ``python -m tests.ptx.check DIR``.
+
+Run in a process without ``NUMBA_ENABLE_CUDASIM``: numba.cuda's own compiler types and lowers each kernel for
+the recorded argument types and NVVM writes PTX for the compute capability given (``--cc 9.0``, an H100's, by
+default), as a launch on that GPU would. Kernels of the same text, types and callees compile once. Prints each
+failure (the kernel, its types, Numba's message) and exits 1 if there is any.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import glob
+import importlib
+import multiprocessing
+import pickle
+import sys
+import time
+import types as pytypes
+from typing import Dict, List, Optional, Tuple
+
+Kernel = Tuple[str, str, tuple]  # module, name, argument types
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """The command line: compile the kernels recorded in DIR, report failures."""
+    parser = argparse.ArgumentParser(prog="python -m tests.ptx.check", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", help="the folder NUMBAX_RECORD_KERNELS named")
+    parser.add_argument("--cc", default="9.0", help="compute capability, major.minor (default 9.0)")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="processes compiling (default 2)")
+    args = parser.parse_args(argv)
+    kernels = recorded(args.folder)
+    if not kernels:
+        print(f"no kernels recorded in {args.folder}: run the GPU tests with NUMBAX_RECORD_KERNELS={args.folder}")
+        return 1
+    cc = tuple(int(part) for part in args.cc.split("."))
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(args.jobs, _prepare, (cc,)) as pool:
+        failures = [f for f in pool.imap_unordered(_compile_one, kernels.items(), chunksize=8) if f]
+    for failure in failures:
+        print(failure, end="\n\n")
+    print(f"{len(kernels)} distinct kernels compiled to PTX for sm_{cc[0]}{cc[1]} in "
+          f"{time.perf_counter() - started:.0f} s: {len(failures)} failed")
+    return 1 if failures else 0
+
+
+def recorded(folder: str) -> Dict[Kernel, str]:
+    """The kernels of every ``kernels-*.pickle`` in ``folder``: one of each text and argument types."""
+    kernels: Dict[Kernel, str] = {}
+    seen = set()
+    for path in sorted(glob.glob(f"{folder}/kernels-*.pickle")):
+        with open(path, "rb") as file:
+            for (module, name, argtypes), source in pickle.load(file).items():
+                identity = (_text(source, name) if module.startswith("numbax_generated_") else module, name,
+                            argtypes)
+                if identity not in seen:
+                    seen.add(identity)
+                    kernels[(module, name, argtypes)] = source
+    return kernels
+
+
+def _text(source: str, name: str) -> str:
+    """A generated kernel's text without comments, with the module's imports (all else it may name: the
+    GPU backend generates no device functions)."""
+    tree = ast.parse(source)
+    kept = [stmt for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom)) or
+            isinstance(stmt, ast.FunctionDef) and stmt.name == name]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+
+
+def _prepare(cc: Tuple[int, int]) -> None:
+    """Make numba.cuda compile without a driver: device functions ask the current device for its compute
+    capability, and numbax's GPU runtime asks numba.cuda whether a GPU is there before it defines its kernels."""
+    from numba import cuda
+    import numba.cuda.dispatcher as dispatcher
+
+    from numbax.backends.cuda import availability
+
+    dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=cc)
+    availability._cuda_or_reason = lambda: (cuda, "")
+    globals()["_CC"] = cc
+
+
+_MODULES: Dict[str, pytypes.ModuleType] = {}
+
+
+def _module(name: str, source: str) -> pytypes.ModuleType:
+    if name not in _MODULES:
+        if name.startswith("numbax_generated_"):
+            module = pytypes.ModuleType(name)
+            sys.modules[name] = module
+            exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 - numbax's generated code
+        else:
+            module = importlib.import_module(name)
+        _MODULES[name] = module
+    return _MODULES[name]
+
+
+def _compile_one(item: Tuple[Kernel, str]) -> str:
+    """'' if the kernel compiles, else a report of why not."""
+    from numba import cuda
+
+    (module, name, argtypes), source = item
+    untypable = [t for t in argtypes if isinstance(t, str)]
+    if untypable:
+        return f"{module}.{name}: numba.cuda has no type for an argument of Python type {untypable[0]}"
+    try:
+        kernel = getattr(_module(module, source), name)
+        cuda.compile_ptx(kernel.py_func, argtypes, cc=_CC, fastmath=kernel.targetoptions.get("fastmath", False))
+    except Exception as exc:  # noqa: BLE001 - every failure is reported, none stops the others
+        text = str(exc).strip().splitlines()
+        return f"{module}.{name}{argtypes}:\n  {type(exc).__name__}: " + "\n  ".join(text[:12])
+    return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
