@@ -33,9 +33,9 @@ demo: $(VENV)/.installed
 # worker over the whole suite), so each session's workers hold half; Numba's disk cache carries code between them.
 # `--dist worksteal` gives each worker half of the files in order (stealing from the other's tail when idle), so a
 # module's shared compiled functions and fixtures are made by one worker, not both.
-# Every kernel the simulator launched is then compiled for an H100 (sm_90) by numba.cuda and NVVM, without a GPU
-# (tests/ptx/check.py): the simulator runs a kernel's Python as Python, so only this finds one numba.cuda cannot
-# compile.
+# Every kernel the simulator launched is then compiled for an H100 (sm_90) by numba.cuda, NVVM and nvJitLink,
+# without a GPU (tests/ptx/check.py): the simulator runs a kernel's Python as Python, so only this finds one that
+# numba.cuda cannot compile.
 KERNELS := $(CURDIR)/.cache/kernels
 PYTEST := NUMBA_OPT=0 NUMBA_ENABLE_CUDASIM=1 NUMBAX_REQUIRE_CUDASIM=1 NUMBAX_RECORD_KERNELS=$(KERNELS) \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -q

@@ -1,9 +1,10 @@
-"""Compile every kernel ``record`` noted to PTX for a real GPU, without one: ``python -m tests.ptx.check DIR``.
+"""Compile every kernel ``record`` noted for a real GPU, without one: ``python -m tests.ptx.check DIR``.
 
 Run in a process without ``NUMBA_ENABLE_CUDASIM``: numba.cuda's own compiler types and lowers each kernel for
-the recorded argument types and NVVM writes PTX for the compute capability given (``--cc 9.0``, an H100's, by
-default), as a launch on that GPU would. Kernels of the same text, types and callees compile once. Prints each
-failure (the kernel, its types, Numba's message) and exits 1 if there is any.
+the recorded argument types, NVVM writes PTX for the compute capability given (``--cc 9.0``, an H100's, by
+default) and nvJitLink assembles it into the GPU's machine code (ptxas: registers, spills), as a launch on that
+GPU would. Kernels of the same text and types compile once. Prints each failure (the kernel, its types, the
+compiler's message), then the registers and spills, and exits 1 if any kernel failed.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import glob
 import importlib
 import multiprocessing
 import pickle
+import re
 import sys
 import time
 import types as pytypes
@@ -35,12 +37,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     cc = tuple(int(part) for part in args.cc.split("."))
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(args.jobs, _prepare, (cc,)) as pool:
-        failures = [f for f in pool.imap_unordered(_compile_one, kernels.items(), chunksize=8) if f]
+        results = list(pool.imap_unordered(_compile_one, kernels.items(), chunksize=8))
+    failures = [failure for _, failure, _, _ in results if failure]
+    _report(results, failures, f"sm_{cc[0]}{cc[1]}", time.perf_counter() - started)
+    return 1 if failures else 0
+
+
+def _report(results: List[Tuple[str, str, int, int]], failures: List[str], arch: str, seconds: float) -> None:
+    """Print each failure, the count, and the registers and spills of the kernels that compiled."""
     for failure in failures:
         print(failure, end="\n\n")
-    print(f"{len(kernels)} distinct kernels compiled to PTX for sm_{cc[0]}{cc[1]} in "
-          f"{time.perf_counter() - started:.0f} s: {len(failures)} failed")
-    return 1 if failures else 0
+    print(f"{len(results)} distinct kernels compiled for {arch} in {seconds:.0f} s: {len(failures)} failed")
+    built = [(registers, spilled, label) for label, failure, registers, spilled in results if not failure]
+    if built:
+        spilling = sorted((item for item in built if item[1]), key=lambda item: -item[1])
+        most = max(built)
+        print(f"registers per thread: at most {most[0]} ({most[2]}); {len(spilling)} kernels spill registers to "
+              "local memory" + "".join(f"\n  {label}: {spilled} bytes" for _, spilled, label in spilling[:10]))
 
 
 def recorded(folder: str) -> Dict[Kernel, str]:
@@ -95,21 +108,31 @@ def _module(name: str, source: str) -> pytypes.ModuleType:
     return _MODULES[name]
 
 
-def _compile_one(item: Tuple[Kernel, str]) -> str:
-    """'' if the kernel compiles, else a report of why not."""
+def _compile_one(item: Tuple[Kernel, str]) -> Tuple[str, str, int, int]:
+    """The kernel's name, why it failed to compile ('' if it did not), its registers per thread and the bytes
+    of registers it spills."""
+    from cuda.core import Linker, LinkerOptions, ObjectCode
     from numba import cuda
 
     (module, name, argtypes), source = item
+    label = f"{module}.{name}"
     untypable = [t for t in argtypes if isinstance(t, str)]
     if untypable:
-        return f"{module}.{name}: numba.cuda has no type for an argument of Python type {untypable[0]}"
+        return label, f"{label}: numba.cuda has no type for an argument of Python type {untypable[0]}", 0, 0
     try:
         kernel = getattr(_module(module, source), name)
-        cuda.compile_ptx(kernel.py_func, argtypes, cc=_CC, fastmath=kernel.targetoptions.get("fastmath", False))
+        ptx, _ = cuda.compile_ptx(kernel.py_func, argtypes, cc=_CC,
+                                  fastmath=kernel.targetoptions.get("fastmath", False))
+        linker = Linker(ObjectCode.from_ptx(ptx.encode()), options=LinkerOptions(arch=f"sm_{_CC[0]}{_CC[1]}",
+                                                                                  verbose=True))
+        linker.link("cubin")
+        log = linker.get_info_log()
     except Exception as exc:  # noqa: BLE001 - every failure is reported, none stops the others
         text = str(exc).strip().splitlines()
-        return f"{module}.{name}{argtypes}:\n  {type(exc).__name__}: " + "\n  ".join(text[:12])
-    return ""
+        return label, f"{label}{argtypes}:\n  {type(exc).__name__}: " + "\n  ".join(text[:12]), 0, 0
+    registers = max((int(n) for n in re.findall(r"Used (\d+) registers", log)), default=0)
+    spilled = sum(int(n) for n in re.findall(r"(\d+) bytes spill stores", log))
+    return label, "", registers, spilled
 
 
 if __name__ == "__main__":
