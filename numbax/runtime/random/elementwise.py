@@ -181,36 +181,33 @@ _MIN_NORMAL_F32 = _F32(np.finfo(np.float32).tiny)
 _MIN_NORMAL_F64 = float(np.finfo(np.float64).tiny)
 
 
-@njit(cache=True)
-def _tiny_f32(like):
-    return _MIN_NORMAL_F32
+def _float_constant(name: str, f32_value, f64_value, doc: str):
+    """A function of ``like`` giving a constant in ``like``'s float type (float32 or float64), from Python and
+    from Numba's CPU and CUDA targets alike."""
+    f32_value, f64_value = _F32(f32_value), float(f64_value)
+
+    def constant(like):
+        return f32_value if isinstance(like, np.float32) else f64_value
+
+    constant.__name__ = constant.__qualname__ = name
+    constant.__doc__ = doc
+
+    @overload(constant)
+    def typed(like):
+        if like == types.float32:
+            return lambda like: f32_value
+        if like == types.float64:
+            return lambda like: f64_value
+        return None
+
+    return constant
 
 
-@njit(cache=True)
-def _tiny_f64(like):
-    return _MIN_NORMAL_F64
-
-
-tiny = _by_float_type("tiny", _tiny_f32, _tiny_f64)
-tiny.__doc__ = "The smallest normal float of ``like``'s type (``np.finfo(dtype).tiny``)."
-
-_ABOVE_MINUS_ONE_F32 = np.float32(-1.0 + 2.0 ** -24)  # np.nextafter(np.float32(-1), np.float32(0))
-_ABOVE_MINUS_ONE_F64 = -1.0 + 2.0 ** -53  # np.nextafter(-1.0, 0.0)
-
-
-@njit(cache=True)
-def _above_minus_one_f32(like):
-    return _ABOVE_MINUS_ONE_F32
-
-
-@njit(cache=True)
-def _above_minus_one_f64(like):
-    return _ABOVE_MINUS_ONE_F64
-
-
-above_minus_one = _by_float_type("above_minus_one", _above_minus_one_f32, _above_minus_one_f64)
-above_minus_one.__doc__ = ("The float of ``like``'s type next above -1 (``np.nextafter(-1, 0)``, which numba.cuda "
-                           "cannot compile).")
+tiny = _float_constant("tiny", _MIN_NORMAL_F32, _MIN_NORMAL_F64,
+                       "The smallest normal float of ``like``'s type (``np.finfo(dtype).tiny``).")
+above_minus_one = _float_constant("above_minus_one", -1.0 + 2.0 ** -24, -1.0 + 2.0 ** -53,
+                                  "The float of ``like``'s type next above -1 (``np.nextafter(-1, 0)``, which "
+                                  "numba.cuda cannot compile).")
 
 
 @njit(cache=True)
