@@ -120,9 +120,16 @@ def rows(x):
     return np.sum(x * x)
 
 
+def constant(x, y):
+    v = 0.5
+    return 0.5 + v
+
+
 # arrays per example (the rest of the vmap corpus agrees too: benchmarks/gpu_corpus_status.py): blocks of
 # examples' rows written by a ufunc's ``out`` (affine_shared_weights), ``rt.stack_rows`` (out_axes_prefix_with_none)
-IN_TURN = [("rows", rows, (np.arange(6.0).reshape(3, 2),), 0, 0)] + \
+# and a result that depends on no example (``rt.stack_buffer`` of a number; found by the fuzzer)
+IN_TURN = [("rows", rows, (np.arange(6.0).reshape(3, 2),), 0, 0),
+           ("constant", constant, (np.ones((3, 4)), np.ones(3)), 0, 0)] + \
     [(f"corpus.{name}", CORPUS[name].fn, CORPUS[name].args, CORPUS[name].in_axes, CORPUS[name].out_axes)
      for name in ("affine_shared_weights", "out_axes_prefix_with_none")]
 
@@ -206,3 +213,21 @@ def nested(x):
 def test_a_vmap_inside_one_examples_body_is_refused(gpu):
     with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet"):
         numbax.vmap(nested, backend="gpu")(np.ones(3))
+
+
+def test_a_refusal_with_no_line_of_the_users_left_is_at_the_def_line(gpu, monkeypatch):
+    """Where the GPU lowering refuses code in which nothing of the user's is left to point at (all of it
+    constants), the error is at the ``def`` line of the function compiled."""
+    from numbax.backends.cuda import lower_on_use
+
+    def refusing(module, avals, constants):
+        raise numbax.NumbaxDeviceError("`rt.something(1.0)` is not supported by the GPU backend yet")
+
+    def halves(x):
+        return 0.5 + 0.5
+
+    monkeypatch.setattr(lower_on_use, "legalize", refusing)
+    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
+        numbax.vmap(halves, backend="gpu")(np.ones((3, 4)))
+    assert info.value.origin.lineno == inspect.getsourcelines(halves)[1]
+    assert info.value.origin.filename == HERE and "def halves" in str(info.value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import linecache
 import os
 import sys
 import time
@@ -30,6 +31,8 @@ from numbax.ast_passes.specialize.values import Dyn
 from numbax.ast_passes.tree_copy import copy_tree, walk
 from numbax.ast_passes.unparse import unparse_with_origins
 from numbax.ast_passes import collectives as collective_stages
+from numbax.errors import NumbaxError
+from numbax.origin import Origin
 
 # name -> why it is here. Order matters: the fence sees the user's tree before
 # anything rewrites it; inlining needs specialized (flat) helpers; transforms
@@ -252,19 +255,31 @@ def _scalarize(spec, bound: Dict[str, Any], lower: Optional[Callable], fuse: Cal
     return apply
 
 
-def _legalize(spec, bound: Dict[str, Any], lower: Optional[Callable]) -> Callable[[gast.Module], gast.Module]:
+def _legalize(spec, bound: Dict[str, Any], lower: Optional[Callable], where: Origin) -> \
+        Callable[[gast.Module], gast.Module]:
     def apply(module: gast.Module) -> gast.Module:
         module.body[-1] = custom_rules.drop_inputs(module.body[-1])
         if lower is not None:  # another backend's last pass, given the parameters' abstract values
             leaves = _run_time_leaves(bound)
             avals = {a.id: leaf.aval for a, leaf in zip(module.body[-1].args.args, leaves)}
-            module, spec.imports[:] = lower(module, avals, spec.constants)
+            try:
+                module, spec.imports[:] = lower(module, avals, spec.constants)
+            except NumbaxError as error:
+                if error.origin is None:  # no line of the user's is left (all of it constants): the def line
+                    raise error.moved(where, error.message) from None
+                raise
             return module
         module = legalize.transform(module)
         spec.imports.extend(line for line in legalize.imports(module) if line not in spec.imports)
         return module
 
     return apply
+
+
+def _def_line(parsed: ParsedFunction) -> Origin:
+    """The ``def`` line of the user's function."""
+    line = parsed.node.lineno
+    return Origin(parsed.filename, line, 0, linecache.getline(parsed.filename, line), parsed.fn.__qualname__)
 
 
 def _user_source(parsed, label: str) -> Generated:
@@ -334,7 +349,7 @@ def run(fn: Union[Callable, ParsedFunction], bound: Dict[str, Any], *, label: st
               ("vectorize", _vectorize(spec, bound)), ("first_example", _first_example(spec, bound, lower)),
               ("scalarize", _scalarize(spec, bound, lower, fuse)), ("fuse", _fuse(fuse)),
               ("versions", _main_versions if lower is None else lambda m: m),
-              ("legalize", _legalize(spec, bound, lower)))
+              ("legalize", _legalize(spec, bound, lower, _def_line(parsed))))
     seconds = []
     for name, stage in stages:
         start = time.perf_counter()

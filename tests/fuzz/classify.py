@@ -129,7 +129,7 @@ def _family(error: BaseException) -> type:
 def _call(transform: str, make: Callable, args: tuple, path: str, expected: references.Reference):
     """Run numbax; returns ``(value, None)`` or ``(None, outcome)`` when it raised."""
     try:
-        return run_quietly(lambda: make()(*copy.deepcopy(args))), None
+        return numbax.device_get(run_quietly(lambda: make()(*copy.deepcopy(args)))), None
     except Exception as error:  # noqa: BLE001 - every exception is classified
         return None, exception_outcome(transform, error, path, expected.error)
 

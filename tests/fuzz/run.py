@@ -10,6 +10,9 @@ for the programs still to go. ``--extended`` generates with the extended grammar
 norms, updates through views, closures, ``vmap`` along other axes) and checks ``jacfwd``, ``jacrev`` and
 ``hessian`` too (``jacobians.py``); the seeds of the default grammar keep their programs.
 
+``--backend gpu`` runs the GPU backend (in Numba's CUDA simulator unless ``NUMBA_ENABLE_CUDASIM=0``), and with
+``NUMBAX_RECORD_KERNELS=DIR`` records the kernels it launches for ``python -m tests.ptx.check DIR``.
+
 On ``--backend cpu`` Numba compiles three functions a program, and LLVM's optimizations are most of that
 time, not what the tester checks: ``NUMBA_OPT=0`` (unless set) cuts a program from 2.7 to 1.75 CPU
 seconds with the same outcomes (40 programs of seed 777 both ways). A run compiles into a temporary
@@ -22,6 +25,7 @@ with seed ``seed * 1000 + c`` and its own folder ``--out``/chunk_c/, and adds up
 from __future__ import annotations
 
 import argparse
+import atexit
 import collections
 import glob
 import json
@@ -39,8 +43,11 @@ def _environment_for(argv: List[str]) -> None:
     """Numba reads ``NUMBA_OPT`` when numbax is imported (below): set it first, for ``--backend cpu``."""
     early = argparse.ArgumentParser(add_help=False)
     early.add_argument("--backend", default="python")
-    if early.parse_known_args(argv)[0].backend == "cpu":
+    backend = early.parse_known_args(argv)[0].backend
+    if backend in ("cpu", "gpu"):
         os.environ.setdefault("NUMBA_OPT", "0")
+    if backend == "gpu":  # Numba's CUDA simulator where no GPU is set up (NUMBA_ENABLE_CUDASIM=0 for a real one)
+        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     os.environ.setdefault("NUMBAX_CACHE_DIR", tempfile.mkdtemp(prefix="numbax_fuzz_cache_"))
 
 
@@ -280,7 +287,7 @@ def _run_in_chunks(session: Session, args, per_process: int) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default="python", choices=("python", "cpu"))
+    parser.add_argument("--backend", default="python", choices=("python", "cpu", "gpu"))
     parser.add_argument("-n", type=int, default=1000, help="programs to generate")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=".cache/fuzz-failures", help="folder for the failing programs")
@@ -288,13 +295,18 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per program before it counts as internal")
     parser.add_argument("--report-every", type=int, default=100, help="write counts.txt every so many programs")
     parser.add_argument("--per-process", type=int, default=None,
-                        help="programs per child process (default: 250 on cpu, all in one on python)")
+                        help="programs per child process (default: 250 on cpu and gpu, all in one on python)")
     parser.add_argument("--tally", default=None, help="write the counts to this JSON file (a child's)")
     parser.add_argument("--extended", action="store_true",
                         help="the extended grammar (tests/fuzz/extended.py) and jacfwd, jacrev and hessian too")
     args = parser.parse_args(argv)
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))
-    per_process = args.per_process if args.per_process is not None else 250 if args.backend == "cpu" else 0
+    per_process = args.per_process if args.per_process is not None else 250 if args.backend != "python" else 0
+    if args.backend == "gpu" and os.environ.get("NUMBAX_RECORD_KERNELS"):  # for tests/ptx/check.py
+        from tests.ptx import record
+
+        record.install(os.environ["NUMBAX_RECORD_KERNELS"])
+        atexit.register(record.flush)
     session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every, args.extended)
     start = time.time()
     if 0 < per_process < args.n and args.tally is None:

@@ -196,7 +196,7 @@ class Adjoints(Gathers):
         device, of ``leaf``'s dtype and shape after ``length`` rows; ``rt.stack_rows(rows, length)`` (a ``vmap``
         over blocks of examples): ``length`` rows like those of ``rows``."""
         rows = _text(node.func) == "rt.stack_rows"
-        if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], gast.Name):
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], (gast.Name, gast.Constant)):
             raise self.refuse(f"`{_text(node)}`")
         self.check_host(node.args[1])
         leaf = self.probe(node.args[0])
