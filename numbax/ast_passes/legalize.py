@@ -17,7 +17,8 @@ those of ``numbax.runtime.extrema`` (NumPy's signed zeros). ``a @ b`` becomes
 ``rt.matmul(a, b)``, the same product, whose compiled form is loaded from the runtime's
 disk cache: Numba's own ``@`` (its BLAS calls and their checks, for each pair of
 layouts) took 2 s of compilation in every new process (the seed MLP's gradient, on a
-busy two-core machine). ``imports`` names the import
+busy two-core machine). ``x[...]`` read is ``x``, and ``x[...] += y`` is ``x += y`` (Numba types a read of
+``x[...]`` but cannot lower it). ``imports`` names the import
 line such calls need. Applying it twice changes nothing.
 
     >>> import gast
@@ -144,6 +145,23 @@ class _Legalizer(gast.NodeTransformer):
             return node
         return gast.copy_location(gast.Call(func=resolve.reference_node(f"{self.alias}.matmul"),
                                             args=[node.left, node.right], keywords=[]), node)
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        """``x[...]`` read: ``x`` itself (the same elements, the same memory), which Numba types but cannot
+        lower."""
+        self.generic_visit(node)
+        if isinstance(node.ctx, gast.Load) and isinstance(node.slice, gast.Constant) and node.slice.value is Ellipsis:
+            return node.value
+        return node
+
+    def visit_AugAssign(self, node: gast.AugAssign) -> gast.stmt:
+        """``x[...] += y``: ``x += y``, the same update of the array in place (Numba would read ``x[...]``)."""
+        self.generic_visit(node)
+        target = node.target
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and \
+                isinstance(target.slice, gast.Constant) and target.slice.value is Ellipsis:
+            node.target = gast.Name(id=target.value.id, ctx=gast.Store(), annotation=None, type_comment=None)
+        return node
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)

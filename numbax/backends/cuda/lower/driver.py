@@ -181,6 +181,8 @@ class Lowering(ControlFlow):
             return self.index_add(stmt.value)
         if isinstance(stmt, gast.Expr) and self._is_ufunc_into(stmt.value):
             return self.ufunc_into(stmt.value)
+        if isinstance(stmt, gast.Expr) and self._fill_or_sort(stmt.value):
+            return self.statement(self._as_store(stmt.value))
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
@@ -431,6 +433,23 @@ class Lowering(ControlFlow):
         value = gast.BinOp(left=view, op=stmt.op, right=hoisted)
         self.check_host(value)
         return self.pre + [gast.Assign(targets=[stmt.target], value=value, type_comment=None)]
+
+    def _fill_or_sort(self, node: gast.expr) -> bool:
+        """``x.fill(v)`` or ``x.sort()`` of an array of at least one dimension."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and
+                isinstance(node.func.value, gast.Name) and not node.keywords):
+            return False
+        array = self.env.get(node.func.value.id)
+        return probes.is_array(array) and array.ndim >= 1 and (
+            node.func.attr == "fill" and len(node.args) == 1 or node.func.attr == "sort" and not node.args)
+
+    def _as_store(self, node: gast.Call) -> gast.Assign:
+        """``x.fill(v)`` as ``x[:, :] = v``, ``x.sort()`` as ``x[:, :] = np.sort(x)``: a store into every element
+        (which casts, as the method does)."""
+        array = node.func.value.id
+        target = _parse(f"{array}[{', '.join([':'] * self.env[array].ndim)}] = 0")[0].targets[0]
+        value = node.args[0] if node.func.attr == "fill" else _parse(f"np.sort({array})")[0].value
+        return gast.Assign(targets=[target], value=value, type_comment=None)
 
     def returns(self, stmt: gast.Return) -> List[gast.stmt]:
         """``return``: each returned value a name (of an array or a number) or a constant."""

@@ -1,8 +1,9 @@
 """rewrites: what the GPU lowering computes through other operations it lowers, as an expression the driver
 then hoists (``launches``): reverse mode's helpers of NumPy's derivatives (the cotangents of a variance, of a
 maximum's choice, of solve, of a Cholesky factor, of matrix products, of a norm and a trace, of an inner
-product, a power's exponent, of a write into an array), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``,
-``np.std`` and scipy's ``logsumexp``. Each follows the CPU's helper's order of operations.
+product, a power's exponent, of a write into an array; float32 values widened and a float32 parameter's
+gradient cast back), and ``np.outer``, ``np.inner``, ``np.ptp``, ``np.var``, ``np.std`` and scipy's
+``logsumexp``. Each follows the CPU's helper's order of operations.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ REWRITTEN = {"rt.chooser_weights": "chooser_weights", "np.outer": "outer", "rt.v
              "rt.matmul_grad_b": "matmul_grad", "rt.norm_grad": "norm_grad", "np.inner": "inner",
              "rt.inner": "inner", "rt.inner_vjp": "inner_vjp", "np.ptp": "ptp", "rt.power_exponent": "power_exponent",
              "rt.logsumexp": "logsumexp", "rt.stored_cotangent": "stored_cotangent",
-             "rt.cholesky_grad": "cholesky_grad"}
+             "rt.cholesky_grad": "cholesky_grad", "rt.primal_dtype": "primal_dtype",
+             "rt.widen": "widen"}
 # the cotangents of ``a @ b`` of 1-d and 2-d arrays (``rt.matmul_grad_a``, ``_b``), by the operands' ranks
 _MATMUL_GRADS = {("a", 2, 1): "np.outer({g}, {b})", ("a", 1, 1): "{g} * {b}", ("a", 2, 2): "{g} @ {b}.T",
                  ("a", 1, 2): "{b} @ {g}", ("b", 1, 2): "np.outer({a}, {g})", ("b", 1, 1): "{g} * {a}",
@@ -159,6 +161,28 @@ class Rewrites(Adjoints):
             return node.args[0]
         g = self.temp_for(node.args[0]).id
         return _parse(f"rt.zeros_like({g})" if probes.is_array(self.env.get(g)) else "0.0")[0].value
+
+    def primal_dtype(self, node: gast.Call) -> gast.expr:
+        """Reverse mode's ``rt.primal_dtype(g, x)`` (a gradient computed in float64 returned in its float32
+        parameter's dtype), as the CPU's helper: ``g.astype(dtype)`` of an array, ``dtype(g)`` of a number."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        primal = self.probe(node.args[1])
+        dtype = np.asarray(primal).dtype.name
+        g = self.temp_for(node.args[0]).id
+        return _parse(f"{g}.astype(np.{dtype})" if probes.is_array(primal) else f"np.{dtype}({g})")[0].value
+
+    def widen(self, node: gast.Call) -> gast.expr:
+        """``rt.widen(g)`` (a float32 tangent or cotangent the caller passes, computed in float64), as the CPU's
+        helper: an array cast to at least float64 (complex128 for complex), a number as a Python number."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.refuse(f"`{_text(node)}`")
+        value = self.probe(node.args[0])
+        g = self.temp_for(node.args[0]).id
+        if probes.is_array(value):
+            wide = np.result_type(value.dtype, np.float64)
+            return _name(g) if wide == value.dtype else _parse(f"{g}.astype(np.{wide.name})")[0].value
+        return _parse(f"{'complex' if np.iscomplexobj(value) else 'float'}({g})")[0].value
 
     def norm_grad(self, node: gast.Call) -> gast.expr:
         """Reverse mode's ``rt.norm_grad(g, ans, x, ord, axis, keepdims)`` of the 2-norm (``ord`` None, the norm
