@@ -103,3 +103,18 @@ def test_item_of_other_than_one_element_is_numpys_error_at_the_users_line(gpu):
     with pytest.raises(numbax.NumbaxShapeError, match="can only convert an array of size 1") as info:
         numbax.jit(only_element, backend="gpu")(np.ones(2))
     assert info.value.origin.filename == os.path.abspath(__file__) and "x.item()" in info.value.origin.line
+
+
+def ieee(x):
+    return np.sqrt(x) + np.log(x) * np.exp(x * 1000.0) + np.arccos(x) + np.sin(x * np.inf)
+
+
+def test_nan_and_infinities_where_pythons_math_raises_are_numpys(gpu):
+    """The simulator runs kernels as Python, whose ``math.sqrt(-2.0)`` raises where a GPU gives NaN
+    (``simulated_math``; found by the differential tester): the results are NumPy's and the CPU backend's."""
+    x = np.array([-2.0, 0.0, 0.5, 2.0])
+    with np.errstate(all="ignore"):
+        expected = ieee(x)
+    got = numbax.device_get(numbax.jit(ieee, backend="gpu")(x))
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got, numbax.jit(ieee)(x))

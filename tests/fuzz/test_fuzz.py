@@ -1,5 +1,5 @@
 """The differential tester in the suite: generated programs through ``jit``, ``grad``, ``vmap``, ``jvp`` and
-``jvp`` of ``grad``, with a fixed seed (``derandomize``) and no example database, so every run sees the same
+``jvp`` of ``grad`` on the python, cpu and gpu (simulated) backends, with a fixed seed (``derandomize``) and no example database, so every run sees the same
 programs and nothing is written into the repository. 0 wrong values and 0 internal errors, except the known
 failures that ``known.py`` lists (each one a strict xfail in ``test_found.py``). ``python -m tests.fuzz.run``
 runs tens of thousands.
@@ -43,6 +43,15 @@ def test_python_backend_forward_mode_to_second_order(program):
 @given(programs(max_statements=2))
 def test_cpu_backend(program):
     _assert_right(program, "cpu")
+
+
+# The GPU backend in Numba's CUDA simulator (its kernels also go to tests/ptx/check.py under `make test`); no
+# shrinking: each step compiles for the GPU and runs every thread in Python.
+@settings(max_examples=20, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW,
+          phases=[Phase.explicit, Phase.generate])
+@given(programs(max_statements=3))
+def test_gpu_backend(gpu, program):
+    _assert_right(program, "gpu", ("jit", "grad", "vmap", "jvp"))
 
 
 # The extended grammar (composites, norms with ``ord``, updates through views, closures, keyword arguments,

@@ -7,7 +7,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from numbax.backends.cuda import placement
-from numbax.backends.cuda.availability import cuda
+from numbax.backends.cuda.availability import cuda, simulated
+from numbax.backends.cuda.simulated_math import MATH
 from numbax.backends.module_cache import module_for
 
 
@@ -17,6 +18,8 @@ def compile_function(source: str, name: str, cache_dir: Optional[str], **options
     computed on a device as a 0-d device array, and so does this."""
     cuda()
     module = module_for(source, name, cache_dir, variant="numba-cuda")
+    if simulated():  # its kernels run as Python: NaN and infinities where ``math`` raises, as on a GPU
+        module.math = MATH
     driver, written = getattr(module, name), getattr(module, "WRITTEN", {})
 
     def run(*args: Any) -> Any:

@@ -10,8 +10,13 @@ from typing import Any, Sequence, Tuple
 
 import numpy as np
 
+from numbax.backends.cuda.availability import simulated
 from numbax.backends.cuda.memory import copy_2d, cuda, expand, full, grid, installed_cupy
+from numbax.backends.cuda.simulated_math import MATH
 from numbax.errors import NumbaxDeviceError, NumbaxShapeError, origin_at
+
+if simulated():  # kernels run as Python there: NaN and infinities where ``math`` raises, as on a GPU
+    math = MATH  # noqa: F811
 
 _NOT_FINITE = "Array must not contain infs or NaNs."
 _SINGULAR = "Matrix is singular to machine precision."

@@ -17,7 +17,11 @@ from numbax.backends.cuda.linalg import (cholesky, contract, determinant, invers
                                          spectral_norms, triangle)
 from numbax.backends.cuda.memory import (MAX_BLOCKS, THREADS, copy_1d, copy_2d, cuda, empty, expand,  # noqa: F401
                                          full, grid, installed_cupy, transpose)
+from numbax.backends.cuda.simulated_math import MATH
 from numbax.errors import NumbaxDeviceError, NumbaxIndexError, NumbaxShapeError, origin_at
+
+if simulated():  # kernels run as Python there: NaN and infinities where ``math`` raises, as on a GPU
+    math = MATH  # noqa: F811
 
 _CPU = "run it on the CPU backend: jit(f) with NumPy arguments (numbax.device_get(x) brings device arrays back)."
 

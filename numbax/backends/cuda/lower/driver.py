@@ -182,7 +182,7 @@ class Lowering(ControlFlow):
         if isinstance(stmt, gast.Expr) and self._is_ufunc_into(stmt.value):
             return self.ufunc_into(stmt.value)
         if isinstance(stmt, gast.Expr) and self._fill_or_sort(stmt.value):
-            return self.statement(self._as_store(stmt.value))
+            return self.statement(self._as_store(stmt))
         if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
                 _text(stmt.value.func) in _CHECKED_OPERATIONS:
             raise self.refuse(_CHECKED_OPERATIONS[_text(stmt.value.func)])
@@ -443,13 +443,18 @@ class Lowering(ControlFlow):
         return probes.is_array(array) and array.ndim >= 1 and (
             node.func.attr == "fill" and len(node.args) == 1 or node.func.attr == "sort" and not node.args)
 
-    def _as_store(self, node: gast.Call) -> gast.Assign:
+    def _as_store(self, stmt: gast.Expr) -> gast.Assign:
         """``x.fill(v)`` as ``x[:, :] = v``, ``x.sort()`` as ``x[:, :] = np.sort(x)``: a store into every element
-        (which casts, as the method does)."""
-        array = node.func.value.id
+        (which casts, as the method does), at the call's line."""
+        call = stmt.value
+        array = call.func.value.id
         target = _parse(f"{array}[{', '.join([':'] * self.env[array].ndim)}] = 0")[0].targets[0]
-        value = node.args[0] if node.func.attr == "fill" else _parse(f"np.sort({array})")[0].value
-        return gast.Assign(targets=[target], value=value, type_comment=None)
+        value = call.args[0] if call.func.attr == "fill" else _parse(f"np.sort({array})")[0].value
+        store = gast.fix_missing_locations(gast.copy_location(
+            gast.Assign(targets=[target], value=value, type_comment=None), stmt))
+        if anno.hasanno(stmt, anno.Key.ORIGIN):
+            anno.setanno(store, anno.Key.ORIGIN, anno.getanno(stmt, anno.Key.ORIGIN))
+        return store
 
     def returns(self, stmt: gast.Return) -> List[gast.stmt]:
         """``return``: each returned value a name (of an array or a number) or a constant."""

@@ -39,6 +39,8 @@ _MODULES = frozenset({"cuda", "gr", "np", "math", "THREADS"})
 _RESERVED = _MODULES | {"out", "i", "q", "partial", "shape", "parts", "cache", "cached", "t", "count", "b", "o",
                         "acc", "seen", "r", "s"}
 _BOOL = {gast.And: "and", gast.Or: "or"}
+# NumPy's and math's float constants, as a kernel names them
+_CONSTANTS = {f"{module}.{name}": f"math.{name}" for module in ("np", "math") for name in ("inf", "nan", "pi", "e")}
 
 
 @dataclasses.dataclass
@@ -107,6 +109,9 @@ def element(node: gast.expr, operands: Operands) -> str:
         raise Unsupported(f"the value `{node.id}`")
     if isinstance(node, gast.Constant) and type(node.value) in (bool, int, float):
         return repr(node.value)
+    if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
+            f"{node.value.id}.{node.attr}" in _CONSTANTS:
+        return _CONSTANTS[f"{node.value.id}.{node.attr}"]
     if isinstance(node, gast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
         return f"({element(node.left, operands)} {_COMPARE[type(node.ops[0])]} " \
                f"{element(node.comparators[0], operands)})"
