@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import numbax
+from gpu_agreement import agree_on_device
 
 HERE = os.path.abspath(__file__)
 X, M = np.linspace(0.0, 1.0, 6), np.arange(12.0).reshape(3, 4)
@@ -82,3 +83,23 @@ def test_what_is_not_basic_indexing_is_refused_at_the_users_line(gpu, fn, args, 
     assert info.value.origin.filename == HERE
     assert info.value.origin.lineno == first + next(k for k, text in enumerate(lines) if line in text)
     assert "CPU backend" in info.value.hint
+
+
+def indexed_expressions(x):
+    a = np.sin(x)[0]
+    b = np.sin(x)[1:, ::2]
+    c = np.cos(x)[:, None]
+    d = (np.sin(x) * 2.0).T
+    e = np.transpose(np.cos(x) + 1.0)[0]
+    return np.sum(0.5 + a) + np.sum(0.5 * b) + np.sum(0.5 + c * c) + np.sum(d[0] + 1.0) + np.sum(e * e) + \
+        np.sum(np.sin(x).T * x.T)
+
+
+@pytest.mark.parametrize("transform", [numbax.jit, numbax.grad], ids=["jit", "grad"])
+def test_indexing_and_transposing_an_expression_agree_with_the_cpu_backend(gpu, transform):
+    """``np.sin(x)[0]``, ``(...).T``, ``(...)[:, None]``: the expression's kernel, then the view (found by the
+    differential tester: a folded expression's shape was its operands', so ``grad`` of ``np.sin(x).T`` of a
+    3x4 ``x`` seeded a 3x4 cotangent)."""
+    x = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
+    agree_on_device(transform(indexed_expressions, backend="gpu")(numbax.device_put(x, gpu)),
+                    transform(indexed_expressions)(x))

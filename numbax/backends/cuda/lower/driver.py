@@ -43,6 +43,7 @@ from numbax.ast_passes.analyses.primitives import application
 from numbax.backends.cuda.lower import fusible, indexing, parts, probes, threads
 from numbax.backends.cuda.lower.control_flow import ControlFlow, call_of as _call_of
 from numbax.backends.cuda.lower.state import name as _name, parse as _parse, text as _text
+from numbax.errors import NumbaxDeviceError
 from numbax.primitives.cuda import Elementwise
 from numbax.primitives.registry import entry
 
@@ -308,9 +309,21 @@ class Lowering(ControlFlow):
         result = self.probe(value)
         if not self._launches(value, result):
             return self.assign_hoisted(target, value, result)
-        self.folded[target] = self.numbers_for_metadata(value)  # read now: a kernel takes numbers
+        value = self.numbers_for_metadata(value)  # read now: a kernel takes numbers
+        if not self._elementwise(value):
+            return self.assign_hoisted(target, value, result)
+        self.folded[target] = value
         self.env[target] = result
         return self.pre
+
+    def _elementwise(self, value: gast.expr) -> bool:
+        """Whether a kernel computes ``value`` element by element: only such a value is folded, for a folded
+        value's shape is its operands' broadcast (the rest is assigned, and refused there)."""
+        try:
+            self.element(value, self.operands(value))
+        except NumbaxDeviceError:
+            return False
+        return True
 
     def check(self, stmt: gast.Expr) -> gast.stmt:
         """A run-time check: a folded array it reads becomes ``gr.shaped(its shape)`` (checks read shapes)."""

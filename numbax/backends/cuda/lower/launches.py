@@ -60,9 +60,9 @@ class Launches(Reductions):
         if isinstance(node, gast.Call) and _text(node.func).startswith("math.") and \
                 _text(node.func)[5:] in _MATH_AS_NUMPY and not node.keywords:
             node.func = gast.Attribute(value=_name("np"), attr=_MATH_AS_NUMPY[_text(node.func)[5:]], ctx=gast.Load())
-        if isinstance(node, gast.Attribute) and node.attr == "T" and \
-                probes.is_array(self.env.get(getattr(node.value, "id", None))):
-            return self.transposed(node.value, None)
+        if isinstance(node, gast.Attribute) and node.attr == "T" and probes.is_array(
+                self.env.get(node.value.id) if isinstance(node.value, gast.Name) else self.probe(node.value)):
+            return self.transposed(node.value, None)  # of an expression: its kernel's result, then the view
         if isinstance(node, gast.Call) and _text(node.func) in ("np.transpose", "np.permute_dims"):
             return self.transposed(*self.transpose_arguments(node))
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and node.func.attr == "item" and \
@@ -78,6 +78,9 @@ class Launches(Reductions):
             return self.diag_grad(node)
         if isinstance(node, gast.Call) and _text(node.func) == "np.moveaxis":
             return self.transposed(*self.moveaxis_arguments(node))
+        if isinstance(node, gast.Subscript) and not isinstance(node.value, gast.Name) and \
+                probes.is_array(self.probe(node.value)):
+            node.value = self.temp_for(node.value)  # of an expression: its kernel's result, then the index
         if self.is_indexing(node):
             return self.index_read(node)  # an element or a view, read on the host (``indexing``)
         if self.is_shape_from_the_end(node):
