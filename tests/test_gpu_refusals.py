@@ -27,10 +27,10 @@ def element(x, i):
     return x[i] * 2.0
 
 
-def int_then_float(x):
+def int_then_complex(x):
     s = 0
     for _ in range(3):
-        s = s + x.sum()
+        s = s + x.sum() * 1j
     return s
 
 
@@ -76,7 +76,7 @@ def _refused(fn, *args, backend="gpu"):
 @pytest.mark.parametrize("fn, args, line, construct", [
     (spread, (np.ones(3),), "np.median(x)", "`np.median(x)`"),
     (element, (np.ones(3), np.array([[0, 2]])), "x[i]", "indexing `x[i]` by other than 1-d integer arrays"),
-    (int_then_float, (np.ones(3),), "s = s + x.sum()", "`s`, which changes its dtype"),
+    (int_then_complex, (np.ones(3),), "s = s + x.sum() * 1j", "`s`, which changes its dtype"),
     (doubles_either, (np.ones(3), np.ones(3), 1), "z *= 2.0", "neither the driver's own nor an argument's"),
     (typed_sum, (np.ones(3),), "np.sum", "`np.sum` with arguments other than axis and keepdims"),
     (unpacks_rows, (np.ones((3, 2)),), "for p, q in x", "in x:`, a row unpacked into names"),

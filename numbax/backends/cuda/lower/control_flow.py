@@ -1,13 +1,17 @@
 """The GPU lowering's control flow, all of it in the host driver: ``if`` and ``while`` on numbers computed on the
 host (reductions launched first), ``for`` over ``range`` and over arrays' rows; a variable's dtype and number of
-dimensions must stay the same through a loop and agree after a branch (the kernels are compiled for one), and
-which arrays the driver owns or views are joined after each.
+dimensions must stay the same through a loop and agree after a branch (the kernels are compiled for one), but
+for a host number that a loop widens from integers to floats (lowered again, in the joined dtype from the
+start), and which arrays the driver owns or views are joined after each.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Set, Tuple
+import collections
+import copy
+from typing import Any, Callable, Dict, List, Set, Tuple
 
 import gast
+import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.backends.cuda.lower import indexing, probes, tapes
@@ -21,8 +25,38 @@ def call_of(node: gast.expr, function: str, count: int = 0) -> bool:
         not node.keywords and bool(node.args) and len(node.args) == (count or len(node.args))
 
 
+class _Widen(Exception):
+    """A loop's body gave host numbers another dtype (``s = 0`` before ``s = s + x[i]``): each name's stand-in of
+    the joined dtype, and where the first was assigned."""
+
+    def __init__(self, numbers: Dict[str, Any], name: str, origin: Any):
+        super().__init__(name)
+        self.numbers, self.name, self.origin = numbers, name, origin
+
+
+_CONTAINERS = (dict, set, list, collections.Counter)
+
+
 class ControlFlow(Launches):
     """The lowering of branches and loops."""
+
+    def widened(self, stmt: gast.stmt, lower: Callable[[gast.stmt], List[gast.stmt]]) -> List[gast.stmt]:
+        """``lower(stmt)`` of a loop; where its body gives a host number another dtype, the loop lowered again
+        from its start with that number in the joined dtype (a Python ``0`` that a float is added to is a
+        float throughout), as the CPU backend's Numba unifies it; a second change is refused."""
+        original, state = copy.deepcopy(stmt), {k: copy.copy(v) if isinstance(v, _CONTAINERS) else v
+                                                for k, v in vars(self).items()}
+        try:
+            return lower(stmt)
+        except _Widen as widen:
+            for key, value in state.items():
+                setattr(self, key, value)
+            self.env.update(widen.numbers)
+            try:
+                return lower(original)
+            except _Widen as again:
+                raise self.refuse(f"`{again.name}`, which changes its dtype or number of dimensions in a loop,",
+                                  again.origin) from None
 
     def block(self, stmts: List[gast.stmt]) -> List[gast.stmt]:
         """The statements lowered (``driver``)."""
@@ -51,6 +85,9 @@ class ControlFlow(Launches):
 
     def loop_while(self, stmt: gast.While) -> List[gast.stmt]:
         """``while``: its test read on the host before each iteration."""
+        return self.widened(stmt, self._loop_while)
+
+    def _loop_while(self, stmt: gast.While) -> List[gast.stmt]:
         self.pre = []
         test = self.host_test(stmt.test)
         pre = self.pre
@@ -98,6 +135,9 @@ class ControlFlow(Launches):
 
     def loop_for(self, stmt: gast.For) -> List[gast.stmt]:
         """``for i in range(...)``: a host loop."""
+        return self.widened(stmt, self._loop_for)
+
+    def _loop_for(self, stmt: gast.For) -> List[gast.stmt]:
         it = stmt.iter
         for arg in it.args:
             self.check_host(arg)
@@ -132,11 +172,21 @@ class ControlFlow(Launches):
 
     def check_loop(self, before: Dict[str, Any]) -> None:
         """Refuse a variable that a loop's body gives another dtype or ndim than it had at the loop's start:
-        the kernels compiled for its first value would compute the next ones in the wrong dtype."""
+        the kernels compiled for its first value would compute the next ones in the wrong dtype. A host number
+        of integers or floats given another such dtype is widened instead (``widened``)."""
+        numbers, first = {}, None
         for name, value in before.items():
             if name in self.env and probes.signature(self.env[name]) != probes.signature(value):
-                raise self.refuse(f"`{name}`, which changes its dtype or number of dimensions in a loop,",
-                                  self.assigned_at.get(name))
+                after = self.env[name]
+                kinds = {np.asarray(v).dtype.kind for v in (value, after)}
+                if np.ndim(value) or np.ndim(after) or probes.is_array(value) or probes.is_array(after) or \
+                        not kinds <= set("iuf"):
+                    raise self.refuse(f"`{name}`, which changes its dtype or number of dimensions in a loop,",
+                                      self.assigned_at.get(name))
+                numbers[name] = np.result_type(np.asarray(value).dtype, np.asarray(after).dtype).type(0)
+                first = first or name
+        if numbers:
+            raise _Widen(numbers, first, self.assigned_at.get(first))
 
     def host_test(self, test: gast.expr) -> gast.expr:
         """A branch's or loop's test, computed on the host (hoisted reductions into ``self.pre``)."""
