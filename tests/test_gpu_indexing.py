@@ -103,3 +103,26 @@ def test_indexing_and_transposing_an_expression_agree_with_the_cpu_backend(gpu, 
     x = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
     agree_on_device(transform(indexed_expressions, backend="gpu")(numbax.device_put(x, gpu)),
                     transform(indexed_expressions)(x))
+
+
+def stored_after(x):
+    z = x * 1.0
+    y = z * 2.0
+    z[0] = 5.0
+    return y
+
+
+def sorted_in_place(x):
+    x.sort()
+    return np.sum(np.sin(x))
+
+
+def test_an_expression_is_not_folded_past_a_store_into_an_array(gpu):
+    """``y = z * 2.0`` then ``z[0] = 5.0``: ``y``'s kernel runs before the store, not in its reader's after it
+    (found by the differential tester: ``grad`` of ``x.sort()`` restored ``x`` from a copy folded past the sort's
+    store, so the sort's cotangent was not permuted back)."""
+    x = np.arange(4.0)
+    agree_on_device(numbax.jit(stored_after, backend="gpu")(numbax.device_put(x, gpu)), stored_after(x.copy()))
+    m = np.array([[-2.0, -2.0, -2.0, -2.0], [-2.0, -2.0, -1.75, -2.0]])
+    agree_on_device(numbax.grad(sorted_in_place, backend="gpu")(numbax.device_put(m, gpu)),
+                    numbax.grad(sorted_in_place)(m.copy()))

@@ -3,7 +3,8 @@
 An analysis: it reads a block and changes nothing. ``t = <expr>`` is fusible into statement ``j`` when ``t``
 is read nowhere but there (run-time checks of its shape aside: they get its shape), ``j`` is an
 assignment or a ``return`` later in the same block, and between the two only assignments of other names and checks run,
-none of them assigning a name ``<expr>`` reads, itself or through the names folded into it. Then the kernel of
+none of them assigning a name ``<expr>`` reads, itself or through the names folded into it, and none storing into
+an array (which may be one ``<expr>`` reads, or a view of one). Then the kernel of
 ``j`` computes ``<expr>`` itself, once per element: a run of elementwise statements over one shape becomes one
 kernel. Forward mode writes such runs: in ``dt2 = dx * np.cos(x)``, ``dt3 = dt2 * 0.1``, ``x = ...``,
 ``dx = dt1 + dt3``, folding ``dt3`` (and ``dt2`` in it) into ``dx``'s kernel would read the new ``x``.
@@ -72,6 +73,14 @@ def fusible(block: List[gast.stmt], reads: Counter) -> Set[int]:
                     found.add(i)
                     folded[name] = needs
                 break
-            if _assigned(later) & needs:
+            if _assigned(later) & needs or _stores_into_an_array(later):
                 break
     return found
+
+
+def _stores_into_an_array(stmt: gast.stmt) -> bool:
+    """Whether ``stmt`` writes into an array (``z[0] = v``): perhaps one a folded expression reads, or a view of
+    it, so nothing is folded past it."""
+    targets = [t for target in getattr(stmt, "targets", []) for t in (target.elts if isinstance(target, gast.Tuple)
+                                                                    else [target])]
+    return any(not isinstance(t, gast.Name) for t in targets)
