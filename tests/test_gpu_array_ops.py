@@ -110,3 +110,16 @@ def test_fill_and_sort_in_place_agree_with_numpy(gpu):
     for g, e in zip(got, filled_and_sorted(M.copy(), V.copy(), 2.7)):
         assert g.dtype == e.dtype and g.shape == e.shape
         np.testing.assert_array_equal(g, e)
+
+
+def fill_by_an_array(m, v):
+    filled = m * 1.0
+    filled.fill(v)
+    return filled
+
+
+def test_fill_by_an_array_is_refused_at_the_users_line(gpu):
+    """NumPy's ``fill`` takes a number: an array is not broadcast into the store, it is refused."""
+    with pytest.raises(numbax.NumbaxDeviceError, match="not supported by the GPU backend yet") as info:
+        numbax.jit(fill_by_an_array, backend="gpu")(M, V[:3])
+    assert "filled.fill(v)" in str(info.value)

@@ -448,13 +448,15 @@ class Lowering(ControlFlow):
         return self.pre + [gast.Assign(targets=[stmt.target], value=value, type_comment=None)]
 
     def _fill_or_sort(self, node: gast.expr) -> bool:
-        """``x.fill(v)`` or ``x.sort()`` of an array of at least one dimension."""
+        """``x.fill(v)`` of a number ``v`` (NumPy refuses an array) or ``x.sort()``, of an array of at least one
+        dimension (anything else stays refused)."""
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and
                 isinstance(node.func.value, gast.Name) and not node.keywords):
             return False
         array = self.env.get(node.func.value.id)
         return probes.is_array(array) and array.ndim >= 1 and (
-            node.func.attr == "fill" and len(node.args) == 1 or node.func.attr == "sort" and not node.args)
+            node.func.attr == "fill" and len(node.args) == 1 and np.ndim(self.probe(node.args[0])) == 0 or
+            node.func.attr == "sort" and not node.args)
 
     def _as_store(self, stmt: gast.Expr) -> gast.Assign:
         """``x.fill(v)`` as ``x[:, :] = v``, ``x.sort()`` as ``x[:, :] = np.sort(x)``: a store into every element
