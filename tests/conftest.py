@@ -32,6 +32,37 @@ if REQUIRE_CUDA and importlib.util.find_spec("numba_cuda") is None:
 # checks that against level 3, what users run. Numba reads it when it is
 # first imported, which is after this file.
 os.environ.setdefault("NUMBA_OPT", "0")
+
+
+def _level_zero_drops_dead_loads() -> None:
+    """At level 0, LLVM's dead-code passes on each library's final module, as every higher level runs them.
+
+    A function naming another compiled function as a global (``hash_index(key, i)`` in the random kernels,
+    ``_around_jit`` in the gradients of joins) loads the callee's address from a "dynamic global" it never
+    uses (Numba's ``lower_constant(types.Dispatcher)``). From level 1, LLVM deletes the load; at level 0 it
+    stays, Numba refuses to put the function, and every function linking it, in its disk cache ("Cannot cache
+    ... dynamic globals"), and each test process compiled the random runtime again (16 s). Deleting an unused
+    load changes no value.
+    """
+    from llvmlite import binding as llvm
+    from numba.core import codegen, config
+
+    if config.OPT != 0:
+        return
+    optimize = codegen.CPUCodeLibrary._optimize_final_module
+
+    def _optimize_final_module(library):
+        optimize(library)
+        passes = llvm.create_new_module_pass_manager()
+        passes.add_dead_code_elimination_pass()
+        passes.add_global_dead_code_eliminate_pass()
+        tuning = llvm.create_pipeline_tuning_options(speed_level=0)
+        passes.run(library._final_module, llvm.create_pass_builder(library._codegen._tm, tuning))
+
+    codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
+_level_zero_drops_dead_loads()
 if not os.environ.get("NUMBAX_CACHE_DIR"):
     os.environ["NUMBAX_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "numbax-test-cache")
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.environ["NUMBAX_CACHE_DIR"] + "-jax")

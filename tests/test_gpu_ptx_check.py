@@ -57,3 +57,22 @@ def test_check_compiles_each_kernel_and_reports_what_a_gpu_would_refuse(tmp_path
     empty = subprocess.run([sys.executable, "-m", "tests.ptx.check", str(tmp_path / "none")], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=300)
     assert empty.returncode == 1 and "no kernels recorded" in empty.stdout
+
+
+def test_kernels_differing_only_in_names_they_bind_compile_once(tmp_path):
+    from numba import types
+
+    from ptx import check
+
+    vector = types.Array(types.float64, 1, "C")
+    renamed = SOURCE.replace("scaled", "times").replace("out", "result").replace("k)", "c)").replace("* k", "* c")
+    other_free_name = SOURCE.replace("cuda.grid(1)", "cuda.grid(1) + 1")
+    seen = {("numbax_generated_a_0", "scaled", (vector, vector, types.float64)): SOURCE,
+            ("numbax_generated_b_0", "times", (vector, vector, types.float64)): renamed,
+            ("numbax_generated_c_0", "scaled", (vector, vector, types.float64)): other_free_name,
+            ("numbax_generated_d_0", "scaled", (vector, vector, types.int64)): SOURCE}
+    with open(tmp_path / "kernels-1.pickle", "wb") as out:
+        pickle.dump(seen, out)
+    kept = check.recorded(str(tmp_path))
+    assert sorted(module for module, _, _ in kept) == ["numbax_generated_a_0", "numbax_generated_c_0",
+                                                       "numbax_generated_d_0"]
