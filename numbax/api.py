@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import linecache
 import sys
 import threading
 import weakref
@@ -409,9 +408,7 @@ class Jitted(_CDispatcher):
     def origin(self) -> Origin:
         """The ``def`` line of the user's function: where an error is reported that has no line of the user's
         closer to it (one raised at a call numbax wrote itself)."""
-        code = function_of(self.fun).__code__
-        return Origin(code.co_filename, code.co_firstlineno, 0,
-                      linecache.getline(code.co_filename, code.co_firstlineno), code.co_qualname)
+        return Origin.of_code(function_of(self.fun).__code__)
 
     def merged_static(self, static_argnums=(), static_argnames=()) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
         """This function's static arguments together with ``static_argnums`` and ``static_argnames`` (what

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
+import linecache
 import os
+from types import CodeType
 
 
 @dataclasses.dataclass(frozen=True)
@@ -14,6 +16,16 @@ class Origin:
     col_offset: int
     line: str
     function: str = ""
+
+    @classmethod
+    def of_line(cls, filename: str, lineno: int, function: str = "") -> "Origin":
+        """Line ``lineno`` of ``filename``, from its start, with its text (where an error has no column)."""
+        return cls(filename, lineno, 0, linecache.getline(filename, lineno), function)
+
+    @classmethod
+    def of_code(cls, code: CodeType) -> "Origin":
+        """The first line of a function's code: its ``def`` line, or its first decorator's."""
+        return cls.of_line(code.co_filename, code.co_firstlineno, code.co_qualname)
 
     def location(self) -> str:
         """``file:line`` as editors and terminals recognise it."""

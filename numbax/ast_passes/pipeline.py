@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import linecache
 import os
 import sys
 import time
@@ -278,8 +277,7 @@ def _legalize(spec, bound: Dict[str, Any], lower: Optional[Callable], where: Ori
 
 def _def_line(parsed: ParsedFunction) -> Origin:
     """The ``def`` line of the user's function."""
-    line = parsed.node.lineno
-    return Origin(parsed.filename, line, 0, linecache.getline(parsed.filename, line), parsed.fn.__qualname__)
+    return Origin.of_line(parsed.filename, parsed.node.lineno, parsed.fn.__qualname__)
 
 
 def _user_source(parsed, label: str) -> Generated:

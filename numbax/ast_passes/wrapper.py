@@ -161,8 +161,7 @@ def fixed_arity(target: Any, user: Callable, count: int, keywords: Tuple[str, ..
     if unnamed:
         raise NumbaxSyntaxError(f"the keyword argument {unnamed[0]!r}, which is not a Python name, passed to a "
                                 f"transformation of {code.co_qualname}",
-                                Origin(code.co_filename, code.co_firstlineno, 0,
-                                       linecache.getline(code.co_filename, code.co_firstlineno), code.co_qualname),
+                                Origin.of_code(code),
                                 hint="pass it inside a dict, or by position.")
     parameters = inspect.signature(user).parameters.values()
     named = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

@@ -20,7 +20,6 @@ may name the vmap's axis or one around it: those stay refused).
 """
 from __future__ import annotations
 
-import linecache
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gast
@@ -50,9 +49,7 @@ def _def_line(fun) -> Optional[Origin]:
     code = getattr(getattr(fun, "fun", fun), "__code__", None)  # a numbax transformation holds its function
     if code is None:
         return None
-    return Origin(code.co_filename, code.co_firstlineno, 0, linecache.getline(code.co_filename,
-                                                                              code.co_firstlineno),
-                  code.co_qualname)
+    return Origin.of_code(code)
 
 
 def _dtype(spec, node, fun, path, leaf: Any) -> np.dtype:
