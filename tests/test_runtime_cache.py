@@ -467,3 +467,16 @@ def test_a_kernel_seeing_a_value_without_a_stable_name_is_refused():
 
     with pytest.raises(TypeError, match="no name that is stable across processes"):
         cached.describe_kernel("def impl(x):\n    return step(x)\n", {"step": local})
+
+
+def test_a_runtime_function_calling_another_by_name_can_be_cached_at_the_suites_level():
+    # at NUMBA_OPT=0 the load of a called function's address (a "dynamic global") stays in the caller unless
+    # tests/conftest.py's dead-code passes delete it, and Numba then keeps the caller out of its disk cache:
+    # the random kernels were compiled again in every test process
+    from numbax.runtime.random import continuous, threefry
+
+    np.testing.assert_array_equal(threefry.split_kernel(np.array([0, 0], np.uint32), (2,)),
+                                  [[1797259609, 2579123966], [928981903, 3453687069]])
+    continuous.normal_kernel(np.array([0, 0], np.uint32), (3,), np.float64)
+    for kernel in (threefry.split_kernel, continuous.normal_kernel):
+        assert kernel.overloads and not any(c.library.has_dynamic_globals for c in kernel.overloads.values())
