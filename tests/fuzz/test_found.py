@@ -449,6 +449,14 @@ SOURCE = textwrap.dedent('''
 
     def heaviside_of_bools_and_a_float(x, y):
         return np.heaviside(x, y)
+
+
+    def kron_of_complex(x):
+        return np.sum(np.real(np.kron(x, x)))
+
+
+    def kron_of_reals(x):
+        return np.sum(np.kron(x, x) ** 2)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -1308,3 +1316,17 @@ def test_jacrev_of_an_empty_output_is_an_empty_jacobian(found):
     y = np.full((3, 1), -2.0)
     got = numbax.jacrev(found.empty_difference, backend="python")(y)
     assert got.shape == (3, 0, 3, 1)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_refusal_inside_a_composite_points_at_the_users_call(found, backend):
+    # found by the extended grammar (seed 3333, cpu): jvp of np.kron of complex numbers was refused at the line of
+    # numbax's composite (composites.py: `np.outer`), which the user never wrote; the composite's statements
+    # carry the user's line now, in errors and in the generated code's comments
+    z = np.array([0.5 - 2.0j, 1.0 + 0.5j])
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="np.outer for complex numbers") as info:
+        numbax.jvp(found.kron_of_complex, (z,), (z,), backend=backend)
+    assert info.value.origin.filename == found.__file__
+    assert info.value.origin.lineno == _line(found, "return np.sum(np.real(np.kron(x, x)))")
+    generated = numbax.source(numbax.grad(found.kron_of_reals, backend=backend), X)
+    assert "composites.py" not in generated and "return np.sum(np.kron(x, x) ** 2)" in generated

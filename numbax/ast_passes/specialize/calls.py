@@ -4,12 +4,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import os
 import types
 from typing import Any, Dict, List
 
 import gast
 import numpy as np
 
+from numbax import source_files
 from numbax.ast_passes import legalize, resolve
 from numbax.ast_passes.analyses.primitives import Application
 from numbax.ast_passes.specialize import checks, dtypes, keywords
@@ -85,6 +87,11 @@ def _copied_by_wraps(func: Any, lowering: Any) -> bool:
     ``__dict__`` by ``functools.wraps``: that hook specializes the other function, not ``func``."""
     wrapped = getattr(func, "__wrapped__", None)
     return wrapped is not None and getattr(wrapped, "_numbax_specialize", None) is lowering
+
+
+def own_function(func: types.FunctionType) -> bool:
+    """Whether ``func`` is numbax's own (a composite, an ``.at`` update, a Jacobian's sweep), not the user's."""
+    return func.__code__.co_filename.startswith(source_files.root() + os.sep)
 
 
 class CallsMixin:
@@ -445,8 +452,9 @@ class CallsMixin:
         ``jacrev(jacrev(f))`` is not taken for recursion)."""
         fdef, namespace = self.builder.parsed.get(func) or self._parse(func)
         key = resolve.function_key(func) + (() if owner is None else (id(owner),))
+        call_site = (self.call_site or self.origin(node)) if own_function(func) else None
         return self.call_user(node, fdef, func.__name__, namespace, {}, list(func.__defaults__ or ()),
-                              args, kwargs, key=key, kw_defaults=dict(func.__kwdefaults__ or {}))
+                              args, kwargs, key=key, kw_defaults=dict(func.__kwdefaults__ or {}), call_site=call_site)
 
     def _parse(self, func: types.FunctionType):
         """Parse and fence a user function once per compilation (specializing never changes the tree)."""
@@ -491,9 +499,10 @@ class CallsMixin:
         return bound
 
     def call_user(self, node, fdef, name, namespace, closure_env, defaults, args, kwargs, key,
-                  kw_defaults=None, closure_owner=None):
+                  kw_defaults=None, closure_owner=None, call_site=None):
         """Specialize ``fdef`` into a helper of the module and emit a call to it; ``closure_owner`` is the
-        specializer whose variables ``closure_env``'s run-time values are."""
+        specializer whose variables ``closure_env``'s run-time values are; ``call_site``, the user's line its
+        statements carry (for a function of numbax's own)."""
         if key in self.builder.stack:
             from numbax.errors import NumbaxRecursionError
 
@@ -501,7 +510,9 @@ class CallsMixin:
                                        self.origin(node),
                                        hint="rewrite the recursion as a loop.")
         bound = self.bind_arguments(node, fdef, defaults, args, kwargs, kw_defaults or {})
-        helper = self.child(fdef, namespace, closure_env, key, closure_owner).specialize_helper(bound)
+        child = self.child(fdef, namespace, closure_env, key, closure_owner)
+        child.call_site = call_site
+        helper = child.specialize_helper(bound)
         return self.call_helper(helper)
 
     def snapshot(self, value: Any) -> Any:

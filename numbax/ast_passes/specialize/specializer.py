@@ -21,6 +21,7 @@ from numbax.ast_passes.specialize.values import AVal, Dyn, Imported, Items, Meth
     contains_dyn, defining_scope, is_static_scalar
 from numbax.ast_passes.unparse import unparse
 from numbax.errors import NumbaxSpecializationError
+from numbax.origin import Origin
 
 
 def _is_dyn(x: Any) -> bool:
@@ -75,6 +76,9 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         # so a value of another function's reaches this one's code as a parameter (``import_value``)
         self.parent = parent
         self.closure_owner = closure_owner
+        # where the user called the function of numbax's own this one specializes (a composite, an ``.at``
+        # update, a Jacobian's sweep), or None: its statements carry that line, not numbax's (``own_function``)
+        self.call_site: Optional[Origin] = None
         self._imports: Dict[Tuple[int, int], Tuple[Any, Any]] = {}
         self.materializer = builder.materializer
         self.env: Dict[str, Any] = {}
@@ -125,6 +129,8 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         if self.current is not None:
             gast.copy_location(stmt, self.current)
             anno.copyanno(self.current, stmt)
+        if self.call_site is not None:
+            anno.setanno(stmt, anno.Key.ORIGIN, self.call_site)
         self.block.append(stmt)
 
     def materialize(self, value: Any) -> gast.expr:

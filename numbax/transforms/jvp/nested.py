@@ -9,18 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+import gast
 import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes.specialize.compile_time import lifted_function
-from numbax.ast_passes.specialize.values import Dyn
+from numbax.ast_passes.specialize.values import AVal, Dyn
 from numbax.transforms import arity, nesting
 from numbax.transforms.grad import higher_order as higher_order_checks
-
-
-def cast_like(tangent, primal):
-    """The tangent array in its primal's dtype (a float32 output's tangent may be computed in float64)."""
-    return tangent.astype(primal.dtype)
 
 
 def shape_checked(tangent, primal):
@@ -83,8 +79,10 @@ def lower(pushforward, spec, node, primals: List[Any], tangents: List[Any], labe
         same = _aval(tangent) is not None and _aval(tangent).dtype == aval.dtype
         if same:
             cast.append(tangent)
-        elif aval.ndim:
-            cast.append(spec.call_python_function(node, cast_like, [tangent, primal], {}))
+        elif aval.ndim:  # at the user's call, where a refusal to differentiate the cast points
+            astype = gast.Attribute(value=spec.materialize(tangent), attr="astype", ctx=gast.Load())
+            cast.append(spec.snapshot(Dyn(gast.Call(func=astype, args=[spec.materialize(aval.dtype.type)],
+                                                    keywords=[]), AVal(aval.dtype, aval.ndim))))
         else:  # a scalar has no astype in Numba: its dtype's constructor casts it
             cast.append(spec.call_value(node, aval.dtype.type, [tangent], {}))
     return out, tree_util.tree_unflatten(treedef, cast)
