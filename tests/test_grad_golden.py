@@ -29,8 +29,7 @@ def expected_grad_predict_loss(w, x, y):
     product = rt.matmul(x, w)
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0
-    value = 1 / max(product.size, 1)
-    dt3_j = dt4 * value
+    dt3_j = dt4 * (1 / product.size)
     dt1 = np.empty(x.shape[0])
     for j in range(x.shape[0]):
         # grad_programs.py:6: pred = np.tanh(x @ w)

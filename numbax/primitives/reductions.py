@@ -24,8 +24,7 @@ def sum_(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @defvjp(np.mean, aval=kinds.reduction("f"), shape=symbolic.reduction)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    """An empty ``a`` takes an empty cotangent: its divisor 1 is not 0 (Python's ``1 / 0`` raises)."""
-    d[a] = rt.unreduce(g, a, axis, keepdims) * (rt.size_of(ans) / max(rt.size_of(a), 1))
+    d[a] = rt.unreduce(g, a, axis, keepdims) * (rt.size_of(ans) / rt.size_of(a))
 
 
 @defvjp(np.prod, **_SUM)
