@@ -158,9 +158,11 @@ def jit_or_eager(fn: Callable) -> Callable:
     ``jax.grad`` of ten primitives on a new shape: 0.04 s jitted, 0.4 s eagerly); programs whose Python
     control flow reads traced values cannot be jitted, and run eagerly, which is the same computation.
     """
+    jitted = jax.jit(fn)
+
     def run(*args):
         try:
-            return jax.jit(fn)(*args)
+            return jitted(*args)
         except Exception:  # noqa: BLE001 - any tracing failure: run eagerly, which is the semantics
             return fn(*args)
 
