@@ -74,7 +74,8 @@ def take_along_axis(arr, indices, axis):
 
 def average(a, axis=None, weights=None, returned=False):
     """``np.average``: the mean, or the ``weights``-weighted mean (1-D weights along ``axis``), over ``axis``;
-    with ``returned``, with the sum of the weights (the count without them) in the average's shape."""
+    with ``returned``, with the sum of the weights (the count without them) in the average's shape. Weights that
+    sum to zero along ``axis`` raise ZeroDivisionError, as NumPy's do."""
     if weights is None:
         avg = np.mean(a, axis=axis)
         scale = np.sum(np.ones_like(a), axis=axis)  # the count, exactly
@@ -85,6 +86,8 @@ def average(a, axis=None, weights=None, returned=False):
             b = np.moveaxis(a, axis, -1)
             axis = -1
         scale = np.sum(w + np.zeros_like(b), axis=axis)
+        if np.any(scale == 0):  # NumPy's error (JAX gives nan)
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         avg = np.sum(b * w, axis=axis) / scale
     if returned:
         return avg, scale
@@ -114,10 +117,11 @@ def float_power(x1, x2):
 
 
 def heaviside(x1, x2):
-    """0 below 0, ``x2`` at 0, 1 above; NaN at NaN (NumPy's; JAX gives ``x2`` there); floats as NumPy's."""
-    x = x1 * 1.0
-    step = np.where(x < 0, np.zeros_like(x), np.where(x > 0, np.ones_like(x), x2))
-    return np.where(x != x, x, step)
+    """0 below 0, ``x2`` at 0, 1 above; NaN at NaN (NumPy's; JAX gives ``x2`` there); the dtype NumPy's type
+    promotion gives ``x1`` and ``x2`` (``np.where``'s, a Python number weak in both)."""
+    promoted = np.where(x1 != x1, x1, x2)  # only its dtype and shape are read
+    step = np.where(x1 < 0, np.zeros_like(promoted), np.where(x1 > 0, np.ones_like(promoted), x2))
+    return np.where(x1 != x1, x1, step)
 
 
 def nan_to_num(x, nan=0.0, posinf=None, neginf=None):

@@ -8,7 +8,10 @@ written with its arguments and what went wrong to ``--out``/``NN.py``; the raw f
 ``--out``/raw/. Hypothesis stops generating at a failure it shrinks, so the run continues with the next seed
 for the programs still to go. ``--extended`` generates with the extended grammar (``extended.py``: composites,
 norms, updates through views, closures, ``vmap`` along other axes) and checks ``jacfwd``, ``jacrev`` and
-``hessian`` too (``jacobians.py``); the seeds of the default grammar keep their programs.
+``hessian`` too (``jacobians.py``); the seeds of the default grammar keep their programs. ``--wide`` generates
+with the wide grammar (``wide.py``: the extended one over the breadth of NumPy numbax covers: the other ufuncs,
+statistics, shape functions, ``einsum`` and the other products, linear algebra, constructors), checked as
+``--extended`` is.
 
 ``--backend gpu`` runs the GPU backend (in Numba's CUDA simulator unless ``NUMBA_ENABLE_CUDASIM=0``), and with
 ``NUMBAX_RECORD_KERNELS=DIR`` records the kernels it launches for ``python -m tests.ptx.check DIR``.
@@ -61,6 +64,9 @@ from .extended import extended_programs
 from .grammar import Program, programs
 from .jacobians import EXTENDED_TRANSFORMS, check_all
 from .known import excused
+from .wide import wide_programs
+
+GRAMMARS = {"default": programs, "extended": extended_programs, "wide": wide_programs}
 
 
 PER_SIGNATURE = 3  # failures minimized per signature at most (a wrong value's signature is just "value")
@@ -129,10 +135,10 @@ class Session:
     """One run: counts everything generated, and shrinks failures that no minimized one explains."""
 
     def __init__(self, backend: str, out: str, max_shrinks: int, timeout: int, report_every: int = 100,
-                 extended: bool = False):
+                 grammar: str = "default"):
         self.backend, self.out, self.max_shrinks, self.timeout = backend, out, max_shrinks, timeout
-        self.report_every, self.extended = report_every, extended
-        self.transforms = EXTENDED_TRANSFORMS if extended else TRANSFORMS
+        self.report_every, self.grammar = report_every, grammar
+        self.transforms = TRANSFORMS if grammar == "default" else EXTENDED_TRANSFORMS
         self.tally = Tally(self.transforms)
         self.minimized: List[Minimized] = []
         self.raw_written: collections.Counter = collections.Counter()
@@ -225,7 +231,7 @@ class Session:
             @seed(base_seed * 1000 + restart)
             @settings(max_examples=n - before, database=None, deadline=None, derandomize=False, phases=phases,
                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
-            @given(extended_programs() if self.extended else programs())
+            @given(GRAMMARS[self.grammar]())
             def test(program):
                 self.body(program)
 
@@ -272,7 +278,7 @@ def _run_in_chunks(session: Session, args, per_process: int) -> None:
         subprocess.run([sys.executable, "-m", "tests.fuzz.run", "--backend", args.backend, "-n", str(count),
                         "--seed", str(args.seed * 1000 + chunk), "--out", out, "--max-shrinks", str(args.max_shrinks),
                         "--timeout", str(args.timeout), "--report-every", str(args.report_every), "--tally", tally]
-                       + (["--extended"] if args.extended else []),
+                       + ([f"--{args.grammar}"] if args.grammar != "default" else []),
                        check=False)
         if not os.path.exists(tally):
             raise SystemExit(f"chunk {chunk} wrote no counts ({out}): see its output above")
@@ -297,8 +303,11 @@ def main(argv=None) -> int:
     parser.add_argument("--per-process", type=int, default=None,
                         help="programs per child process (default: 250 on cpu and gpu, all in one on python)")
     parser.add_argument("--tally", default=None, help="write the counts to this JSON file (a child's)")
-    parser.add_argument("--extended", action="store_true",
-                        help="the extended grammar (tests/fuzz/extended.py) and jacfwd, jacrev and hessian too")
+    grammar = parser.add_mutually_exclusive_group()
+    grammar.add_argument("--extended", action="store_const", dest="grammar", const="extended", default="default",
+                         help="the extended grammar (tests/fuzz/extended.py) and jacfwd, jacrev and hessian too")
+    grammar.add_argument("--wide", action="store_const", dest="grammar", const="wide",
+                         help="the wide grammar (tests/fuzz/wide.py), checked as --extended is")
     args = parser.parse_args(argv)
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))
     per_process = args.per_process if args.per_process is not None else 250 if args.backend != "python" else 0
@@ -307,7 +316,7 @@ def main(argv=None) -> int:
 
         record.install(os.environ["NUMBAX_RECORD_KERNELS"])
         atexit.register(record.flush)
-    session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every, args.extended)
+    session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every, args.grammar)
     start = time.time()
     if 0 < per_process < args.n and args.tally is None:
         _run_in_chunks(session, args, per_process)

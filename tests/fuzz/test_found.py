@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import textwrap
 
 import numpy as np
@@ -441,6 +442,27 @@ SOURCE = textwrap.dedent('''
 
     def empty_difference(y):
         return np.diff(y)
+
+
+    def heaviside_of_two(x1, x2):
+        return np.heaviside(x1, x2)
+
+
+    def sum_times(x, y):
+        return np.sum(x) * y
+
+
+    def sum_of_squares(x):
+        return np.sum(x ** 2)
+
+
+    def average_by_last_column(x):
+        return np.average(x[:, :3], axis=-1, weights=x[:, -1])
+
+
+    def unused_average(x):
+        unused = np.average(x[:, :3], axis=-1, weights=x[:, -1])
+        return x * 2.0
 
 
     def heaviside_of_bools(x):
@@ -1310,12 +1332,55 @@ def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(foun
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.xfail(strict=True, reason="jacrev of an empty output maps vjp over no example: vmap's ValueError "
-                                       "where JAX gives an empty Jacobian (seed 212, python backend)")
-def test_jacrev_of_an_empty_output_is_an_empty_jacobian(found):
+_HEAVISIDE_OPERANDS = {"float32": np.array([-1.0, 0.0, 2.0, np.nan], np.float32), "float64": np.array([-1.0, 0.0, np.nan, 3.0]),
+                       "int64": np.array([-1, 0, 2, 5]), "bool": np.array([True, False, True, False]),
+                       "python float": -1.0, "python int": 3, "0-d float32": np.array(0.0, np.float32)}
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_heaviside_has_numpys_dtype_for_every_pair_of_operands(found, backend):
+    # found by the extended grammar (seed 120732, python backend): np.heaviside(s, y) of a Python float s and a
+    # float32 y was float64 where NumPy's is float32 (the composite made zeros of x1's own dtype)
+    heaviside = numbax.jit(found.heaviside_of_two, backend=backend)
+    for x1, x2 in itertools.product(_HEAVISIDE_OPERANDS.values(), repeat=2):
+        if np.asarray(x1).dtype.kind in "bi" and np.asarray(x2).dtype.kind in "bi":
+            continue  # refused (test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy)
+        with np.errstate(invalid="ignore"):
+            expected = np.heaviside(x1, x2)
+        got = heaviside(x1, x2)
+        assert np.asarray(got).dtype == expected.dtype, (x1, x2)
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("jacobian", ["jacrev", "jacfwd"])
+def test_a_jacobian_of_an_empty_output_or_input_is_empty_as_in_jax(found, backend, jacobian):
+    # found by the extended grammar (seed 212, python backend; again seed 120732): jacrev of an empty output
+    # mapped vjp over no example, vmap's ValueError where JAX gives an empty Jacobian; jacfwd of an empty input too
     y = np.full((3, 1), -2.0)
-    got = numbax.jacrev(found.empty_difference, backend="python")(y)
-    assert got.shape == (3, 0, 3, 1)
+    got = getattr(numbax, jacobian)(found.empty_difference, backend=backend)(y)
+    assert got.shape == (3, 0, 3, 1) and got.dtype == np.float64
+    wide, empty = getattr(numbax, jacobian)(found.sum_times, argnums=(0, 1), backend=backend)(np.zeros(0), np.arange(3.0))
+    assert wide.shape == (3, 0) and empty.shape == (3, 3)
+    np.testing.assert_array_equal(empty, np.zeros((3, 3)))
+    assert numbax.hessian(found.sum_of_squares, backend=backend)(np.zeros(0)).shape == (0, 0)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_average_with_weights_that_sum_to_zero_raises_as_numpy_even_unused(found, backend):
+    # found by the extended grammar (seed 120732, python backend): np.average's weights summing to zero gave nan
+    # (JAX's value) where NumPy raises ZeroDivisionError, and an unused average was dropped with its error
+    x = np.array([[0.0, 1.0, 2.0, 0.0], [1.0, 2.0, 3.0, 0.0], [1.0, 2.0, 3.0, 0.0]])
+    for fn in (found.average_by_last_column, found.unused_average):
+        with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+            fn(x)
+        with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+            numbax.jit(fn, backend=backend)(x)
+        with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+            numbax.grad(lambda x: np.sum(fn(x)), backend=backend)(x)
+    x[:, -1] = [0.5, 1.0, -0.25]
+    np.testing.assert_allclose(numbax.jit(found.average_by_last_column, backend=backend)(x),
+                               found.average_by_last_column(x), rtol=1e-14)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])
