@@ -5,6 +5,7 @@ overload instantiation per call), and the grid over every ndim and axis runs on 
 the loop nests are shared, the helpers differ in their updates and dtypes, tested per dtype.
 """
 import functools
+import warnings
 
 import numba
 import numpy as np
@@ -170,6 +171,37 @@ def test_compiled_nan_propagates_as_in_numpy():
     a[1, 2] = a[2, 0] = np.nan
     for name in ("max", "min", "ptp", "argmax", "argmin"):
         check(name, a, ((0, False), (1, True)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compiled_median_over_every_axis_with_numpys_nan_and_empty_lanes(dtype):
+    # Numba's np.median takes no axis, and sorts a NaN last and takes the middle (NumPy's is NaN)
+    calls = tuple((axis,) for axis in compiled_axes(3))
+    a = sample(3, dtype)
+    check_median(a, calls)
+    if dtype == np.float64:
+        a[1, 2, 0] = a[0, 0, 1] = np.nan
+        check_median(a, calls)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NumPy: the mean of an empty slice
+            check_median(np.zeros((2, 0, 3)), ((1,), (0,), (None,), ((0, 1),)))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_median(calls):
+    body = "".join(f"rt.median(a, {args[0]!r}), " for args in calls)
+    namespace = {"rt": rt}
+    exec(f"def f(a):\n    return ({body})\n", namespace)
+    return numba.njit(namespace["f"])
+
+
+def check_median(a, calls):
+    for (axis,), got in zip(calls, compiled_median(calls)(a)):
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = np.median(a, axis=axis)
+        assert_like_numpy(got, expected, f"rt.median(a{a.shape} {a.dtype}, {axis!r})")
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
 
 
 def test_compiled_aliases_and_sums_of_ints_widen():

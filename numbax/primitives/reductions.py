@@ -7,6 +7,7 @@ legalization lowers ``np.sum(a, axis)`` for Numba), which share the abstract val
 import builtins
 import math
 
+import gast
 import numpy as np
 
 from numbax import runtime as rt
@@ -47,9 +48,18 @@ def ptp(g, ans, a, axis=None, out=None, keepdims=False):
     d[a] = spread * (top - rt.chooser_weights(a, np.min(a, axis=axis, keepdims=keepdims), axis, keepdims))
 
 
-@defvjp(np.median, aval=kinds.reduction("f"), shape=symbolic.reduction)
+def _median_refusal(app, args):
+    """``rt.median_weights`` takes one axis or none."""
+    if isinstance(kinds.argument(app, 1, "axis"), (gast.Tuple, gast.List)):
+        return ("over a tuple of axes: move them to the end and merge them (np.moveaxis, then reshape) to take the "
+                "median over one axis")
+    return None
+
+
+@defvjp(np.median, aval=kinds.reduction("f"), shape=symbolic.reduction, refuse=_median_refusal)
 def median(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    d[a] = g * rt.median_weights(a, axis)
+    """The cotangent goes to the middle elements of each lane (``rt.median_weights``)."""
+    d[a] = rt.unreduce(g, a, axis, keepdims) * rt.median_weights(a, axis)
 
 
 @defvjp(np.var, aval=kinds.reduction("f", real=True), shape=symbolic.reduction)

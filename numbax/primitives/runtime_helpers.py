@@ -90,7 +90,7 @@ def dsinc(g, ans, x):
 
 
 def_nondifferentiable(rt.ones_like, rt.zeros_like, rt.size_of, rt.chooser_weights, rt.tie_share, rt.tie_shares,
-                      rt.abs_slope, rt.sort_ranks, rt.median_weights, rt.inverse_axes, rt.cotangent_dtype,
+                      rt.abs_slope, rt.median_weights, rt.inverse_axes, rt.cotangent_dtype,
                       rt.check_contraction, rt.real_output)
 # constant whatever their operand, complex ones too (``rt.abs_slope`` is not: ``z / |z|`` varies with ``z``)
 define(rt.ones_like, rt.zeros_like, rt.size_of, complex_verified=True)

@@ -26,7 +26,7 @@ __all__ = ["zeros_like", "ones_like", "widen", "primal_dtype", "cotangent_dtype"
            "copy_of", "unbroadcast", "unreduce", "index_add", "index_added", "last_writes", "size_of",
            "matmul_grad_a", "matmul_grad_b", "reshape_like", "chooser_weights", "tie_share", "tie_shares", "var_grad",
            "cumsum_grad",
-           "power_exponent", "sort_ranks", "median_weights", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
+           "power_exponent", "dsinc", "d2sinc", "inverse_axes", "cholesky_grad",
            "solve_grad_a", "trace_grad",
            "diag_grad", "slogdet_sign", "slogdet_logabs",
            "abs_slope"]
@@ -384,7 +384,6 @@ def _index_add(a, index, g):
 
 
 
-
 # ---------------------------------------------------------------------------
 # Adjoints of whole primitives too irregular for a one-line template
 
@@ -471,27 +470,6 @@ def power_exponent(x2):
     if not _integer(x2):
         return x2 - 1 if isinstance(x2, np.ndarray) else np.float64(x2 - 1)
     return np.where(x2 == 0, 1, x2 - 1) if isinstance(x2, np.ndarray) else (1 if x2 == 0 else x2 - 1)
-
-
-_ONE_AXIS = "numbax: the derivative of np.{} supports {}; sort or take the median along one axis of a 1-D slice"
-
-
-def sort_ranks(a):
-    """Where each element of the 1-D ``a`` lands in ``np.sort(a)``, ties in order (a stable sort, as JAX's):
-    the adjoint of the sort gathers the cotangent there."""
-    if np.ndim(a) != 1:
-        raise ValueError(_ONE_AXIS.format("sort", "1-D arrays"))
-    return np.argsort(np.argsort(a, kind="mergesort"), kind="mergesort")
-
-
-def median_weights(a, axis=None):
-    """The share of each element of ``a`` in ``np.median(a)``: JAX's midpoint of the two middle elements of a
-    stable sort (one element with weight 1 where ``a.size`` is odd)."""
-    if axis is not None:
-        raise ValueError(_ONE_AXIS.format("median", "axis=None"))
-    ranks = sort_ranks(np.ravel(a))
-    n = ranks.size
-    return np.reshape(0.5 * (ranks == (n - 1) // 2) + 0.5 * (ranks == n // 2), np.shape(a))
 
 
 def dsinc(x):
@@ -654,25 +632,6 @@ def _power_exponent(x2):
     if isinstance(x2, (types.Integer, types.Boolean)):
         return lambda x2: 1 if x2 == 0 else x2 - 1
     return lambda x2: x2 - 1
-
-
-@overload(sort_ranks)
-def _sort_ranks(a):
-    if not (isinstance(a, types.Array) and a.ndim == 1):
-        raise TypingError(_ONE_AXIS.format("sort", "1-D arrays"))
-    return lambda a: np.argsort(np.argsort(a, kind="mergesort"), kind="mergesort")
-
-
-@overload(median_weights)
-def _median_weights(a, axis=None):
-    if not (axis is None or isinstance(axis, (types.NoneType, types.Omitted))) or not isinstance(a, types.Array):
-        raise TypingError(_ONE_AXIS.format("median", "axis=None"))
-
-    def impl(a, axis=None):
-        ranks = sort_ranks(np.ascontiguousarray(a).reshape(-1))
-        n = ranks.size
-        return (0.5 * (ranks == (n - 1) // 2) + 0.5 * (ranks == n // 2)).reshape(a.shape)
-    return impl
 
 
 @overload(dsinc)

@@ -57,7 +57,8 @@ _SLOW = dict.fromkeys([np.moveaxis, np.concatenate, np.concat, np.ascontiguousar
                        np.linalg.solve, np.linalg.inv, np.linalg.cholesky, np.linalg.det, np.linalg.slogdet,
                        np.linalg.eigh, np.linalg.qr, np.linalg.svd])
 # of the whole array (with an axis, Numba's implementation for it, or the runtime's)
-_REDUCING = {np.mean: ("a",), np.sum: ("a",), np.var: ("a",), np.std: ("a",), np.median: ("a",),
+# (``np.median`` is the runtime's always: ``legalize`` sends it there, for NumPy's NaN)
+_REDUCING = {np.mean: ("a",), np.sum: ("a",), np.var: ("a",), np.std: ("a",),
              np.percentile: ("a", "q"), np.quantile: ("a", "q"), np.sort: ("a",), np.argsort: ("a",),
              np.cumsum: ("a",), np.cumprod: ("a",)}
 _MAKING = {np.empty: ("shape", "dtype"), np.zeros: ("shape", "dtype"), np.ones: ("shape", "dtype"),

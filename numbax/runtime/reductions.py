@@ -35,7 +35,7 @@ from numbax.runtime.vector_math import add_unordered, maximum, minimum
 from numbax.runtime.statics import array_dtype, make_plan, normalize_axes, numpy_result, static, static_value
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "ptp", "argmax", "argmin",
-           "any", "all", "cumsum", "cumprod", "norm"]
+           "any", "all", "cumsum", "cumprod", "median", "norm"]
 
 # ---- in Python: NumPy itself ---------------------------------------------------------------
 
@@ -74,6 +74,7 @@ amax, amin = max, min
 argmax, argmin = _numpy_reduction(np.argmax), _numpy_reduction(np.argmin)
 any, all = _numpy_reduction(np.any), _numpy_reduction(np.all)
 cumsum, cumprod = _numpy_scan(np.cumsum), _numpy_scan(np.cumprod)
+median = _numpy_scan(np.median)  # over ``axis`` (Numba's np.median takes none)
 
 
 # ---- source fragments ------------------------------------------------------------------------
@@ -274,5 +275,34 @@ _register_reduction(argmax, _position("argmax", largest=True), single=True)
 _register_reduction(argmin, _position("argmin", largest=False), single=True)
 _register_reduction(any, _truth(every=False))
 _register_reduction(all, _truth(every=True))
+_MEDIAN = """
+def impl(a, axis=None):
+    rows = np.ascontiguousarray({lanes}).reshape(({count}, {length}))
+    out = np.empty({count}, dtype=np.{dtype})
+    for r in range({count}):
+        if {length} == 0{nan}:
+            out[r] = np.nan
+        else:
+            out[r] = np.median(rows[r])
+    return {result}
+"""
+
+
+@overload(median, prefer_literal=True)
+def _median(a, axis=None):
+    """The lanes along ``axis`` (moved to the end, merged where it is a tuple), each the median of Numba's, NaN
+    where the lane has a NaN or is empty (as NumPy's; Numba's sorts a NaN last and takes the middle)."""
+    dtype = array_dtype("median", a)
+    axes = normalize_axes("median", a.ndim, static("median", "axis", axis))
+    kept = tuple(k for k in range(a.ndim) if k not in axes)
+    order = kept + axes
+    product = lambda dims: " * ".join([f"a.shape[{k}]" for k in dims] or ["1"])  # noqa: E731
+    result = f"out.reshape(({''.join(f'a.shape[{k}], ' for k in kept)}))" if kept else "out[0]"
+    return compile_source(_MEDIAN.format(
+        lanes=f"np.transpose(a, {order})" if order != tuple(sorted(order)) else "a", count=product(kept),
+        length=product(axes), dtype=numpy_result("median", np.median, dtype).name, result=result,
+        nan=" or np.any(np.isnan(rows[r]))" if dtype.kind == "f" else ""))
+
+
 _register_scan(cumsum, "+", np.cumsum)
 _register_scan(cumprod, "*", np.cumprod)

@@ -2,7 +2,8 @@
 
 A sort along another axis than the last is the sort of the array with that axis swapped to the end, so the
 permutation moves along that axis in the same way (``np.swapaxes`` there and back); ``sort`` is ``np.sort``
-along any axis, which Numba's sorts only along the last (``legalize`` sends it here).
+along any axis, which Numba's sorts only along the last (``legalize`` sends it here). ``median_weights`` are
+the shares of the elements in ``np.median``, from the same stable order.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from numba.extending import register_jitable
 
 from numbax.runtime.cached import overload
 
-__all__ = ["sort", "sort_grad", "sort_gather"]
+__all__ = ["sort", "sort_grad", "sort_gather", "median_weights"]
 
 
 def sort(a, axis=-1, kind=None):
@@ -84,3 +85,46 @@ def _sort_grad(g, a, axis=-1):
 @overload(sort_gather)
 def _sort_gather(g, a, axis=-1):
     return lambda g, a, axis=-1: _permute(g, a, axis, False)
+
+
+def median_weights(a, axis=None):
+    """The share of each element of ``a`` in ``np.median(a, axis)`` (``axis`` None: of the flattened ``a``):
+    JAX's midpoint of the two middle elements of each lane's stable sort, one half each (one element with
+    weight 1 where the lane's length is odd), scattered back to where they came from."""
+    a = np.asarray(a)
+    if axis is None:
+        return np.reshape(median_weights(np.ravel(a), 0), np.shape(a))
+    n = a.shape[axis]
+    position = np.arange(n)
+    middle = 0.5 * (position == (n - 1) // 2) + 0.5 * (position == n // 2)
+    along = np.reshape(middle, [n if k == axis % a.ndim else 1 for k in range(a.ndim)])
+    return sort_grad(np.broadcast_to(along, a.shape), a, axis)
+
+
+@register_jitable
+def _middle_of_rows(a):
+    """``median_weights`` along the last axis of ``a``."""
+    n = a.shape[-1]
+    rows = np.ascontiguousarray(a).reshape((-1, n))
+    out = np.zeros(rows.shape, dtype=np.float64)
+    if n > 0:
+        for r in range(rows.shape[0]):
+            order = np.argsort(rows[r], kind="mergesort")
+            out[r, order[(n - 1) // 2]] += 0.5
+            out[r, order[n // 2]] += 0.5
+    return out.reshape(a.shape)
+
+
+@overload(median_weights)
+def _median_weights(a, axis=None):
+    if not isinstance(a, types.Array):
+        return None
+    if axis is None or isinstance(axis, (types.NoneType, types.Omitted)):
+        return lambda a, axis=None: _middle_of_rows(np.ascontiguousarray(a).reshape(-1)).reshape(a.shape)
+
+    def along(a, axis=None):
+        k = axis if axis >= 0 else a.ndim + axis
+        if k == a.ndim - 1:
+            return _middle_of_rows(a)
+        return np.ascontiguousarray(np.swapaxes(_middle_of_rows(np.swapaxes(a, k, a.ndim - 1)), k, a.ndim - 1))
+    return along

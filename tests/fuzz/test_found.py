@@ -1332,8 +1332,8 @@ def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(foun
     np.testing.assert_array_equal(got, expected)
 
 
-_HEAVISIDE_OPERANDS = {"float32": np.array([-1.0, 0.0, 2.0, np.nan], np.float32), "float64": np.array([-1.0, 0.0, np.nan, 3.0]),
-                       "int64": np.array([-1, 0, 2, 5]), "bool": np.array([True, False, True, False]),
+_HEAVISIDE_OPERANDS = {"float32": np.array([-1.0, 0.0, 2.0, np.nan], np.float32),
+                       "float64": np.array([-1.0, 0.0, np.nan, 3.0]), "int64": np.array([-1, 0, 2, 5]), "bool": np.array([True, False, True, False]),
                        "python float": -1.0, "python int": 3, "0-d float32": np.array(0.0, np.float32)}
 
 
@@ -1360,7 +1360,8 @@ def test_a_jacobian_of_an_empty_output_or_input_is_empty_as_in_jax(found, backen
     y = np.full((3, 1), -2.0)
     got = getattr(numbax, jacobian)(found.empty_difference, backend=backend)(y)
     assert got.shape == (3, 0, 3, 1) and got.dtype == np.float64
-    wide, empty = getattr(numbax, jacobian)(found.sum_times, argnums=(0, 1), backend=backend)(np.zeros(0), np.arange(3.0))
+    jacobian_of_sum_times = getattr(numbax, jacobian)(found.sum_times, argnums=(0, 1), backend=backend)
+    wide, empty = jacobian_of_sum_times(np.zeros(0), np.arange(3.0))
     assert wide.shape == (3, 0) and empty.shape == (3, 3)
     np.testing.assert_array_equal(empty, np.zeros((3, 3)))
     assert numbax.hessian(found.sum_of_squares, backend=backend)(np.zeros(0)).shape == (0, 0)
