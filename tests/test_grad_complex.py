@@ -88,8 +88,14 @@ def r_phase(x, m):
     return m.sum(m.real(m.exp(1j * x)) * m.imag(x * (1 - 2j)))
 
 
-GRADS = [c_abs, c_real, c_imag, c_conj, c_angle, c_angle_degrees, c_multiply, c_divide, c_exp, c_log, c_sqrt, c_sum, c_norm, c_var,
-         c_std, c_attributes, r_through_complex, r_phase]
+def r_imag_and_angle_of_reals(x, m):
+    # no complex value in the program, but the rules of np.imag and np.angle bring 1j into the cotangents: the
+    # gradient of a real input was complex (0 - 1j where JAX's is 0; found by the wide grammar)
+    return m.sum(m.imag(x) * m.real(x) + m.angle(x) * x + m.angle(-x, True))
+
+
+GRADS = [c_abs, c_real, c_imag, c_conj, c_angle, c_angle_degrees, c_multiply, c_divide, c_exp, c_log, c_sqrt, c_sum,
+         c_norm, c_var, c_std, c_attributes, r_through_complex, r_phase, r_imag_and_angle_of_reals]
 
 
 def _bind(fn, m):
@@ -103,6 +109,21 @@ def test_grad_follows_jax(fn):
     want = np.asarray(jax.grad(_bind(fn, jnp))(a))
     assert got.dtype == want.dtype  # a real input's gradient is real
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_imag_and_angle_of_reals_are_jax_in_both_modes_to_second_order(backend):
+    fn, v = _bind(r_imag_and_angle_of_reals, np), np.array([0.5, -1.0, 2.0])
+    want = np.asarray(jax.grad(_bind(r_imag_and_angle_of_reals, jnp))(X))
+    got = numbax.grad(fn, backend=backend)(X)
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    _, tangent = numbax.jvp(fn, (X,), (v,), backend=backend)
+    assert np.isrealobj(tangent)
+    np.testing.assert_allclose(tangent, jax.jvp(_bind(r_imag_and_angle_of_reals, jnp), (X,), (v,))[1], rtol=1e-12)
+    hessian = numbax.hessian(fn, backend=backend)(X)
+    assert hessian.dtype == np.float64
+    np.testing.assert_allclose(hessian, jax.hessian(_bind(r_imag_and_angle_of_reals, jnp))(X), atol=1e-14)
 
 
 def test_grad_of_abs_is_the_conjugate_direction():

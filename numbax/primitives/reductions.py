@@ -73,10 +73,10 @@ def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 def _scan(app, args):
-    """``np.cumsum(a, axis)`` has ``a``'s abstract value; without an axis it is flat."""
+    """``np.cumsum(a, axis)`` has ``a``'s abstract value; without an axis it is flat (unknown where ``a``'s is)."""
     if kinds.given_axis(app):
         return args[0] if args else None
-    return (args[0][0] if args and args[0] else "f", 1)
+    return (args[0][0], 1) if args and args[0] else None
 
 
 @defvjp(np.cumsum, aval=_scan)

@@ -28,8 +28,9 @@ def _reshape(app, args):
 
 
 def _flat(app, args):
-    """One axis, of the operand's kind (float where it is unknown)."""
-    return (args[0][0] if args and args[0] else "f", 1)
+    """One axis, of the operand's kind; unknown where the operand's is (a float32 array's, whose kind is not
+    ``"f"``, float64's)."""
+    return (args[0][0], 1) if args and args[0] else None
 
 
 @defvjp(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d, np.atleast_3d)

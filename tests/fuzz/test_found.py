@@ -444,6 +444,23 @@ SOURCE = textwrap.dedent('''
         return np.diff(y)
 
 
+    def integers_taken(x, s):
+        v1 = np.where(x > 0.25, s, s)
+        return np.sum(np.take(v1[1], np.array([0, 2])))
+
+
+    def integers_flattened_and_summed(x, s):
+        return np.sum(np.cumsum(np.where(x > 0.25, s, s)) + np.ravel(np.where(x > 0.5, s, s)))
+
+
+    def matmul_rank(x, y):
+        return np.matmul(x, y).ndim
+
+
+    def matmul_of_two(x, y):
+        return np.matmul(x, y)
+
+
     def heaviside_of_two(x1, x2):
         return np.heaviside(x1, x2)
 
@@ -1350,6 +1367,29 @@ def test_heaviside_has_numpys_dtype_for_every_pair_of_operands(found, backend):
         got = heaviside(x1, x2)
         assert np.asarray(got).dtype == expected.dtype, (x1, x2)
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("program", ["integers_taken", "integers_flattened_and_summed"])
+def test_grad_of_integers_flattened_from_an_unknown_kind_is_refused(found, backend, program):
+    # found by the extended grammar (seed 120732, python backend): np.ravel (inside np.take) and np.cumsum
+    # without an axis took an operand of unknown kind (from a float32 array) for a float64 one, so grad of an
+    # integer output gave zeros where JAX raises TypeError
+    with pytest.raises(TypeError, match="grad requires real-valued outputs"):
+        numbax.grad(getattr(found, program), backend=backend)(np.ones((3, 4), np.float32), 0)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_np_matmul_of_a_matrix_and_a_vector_is_a_vector(found, backend):
+    # found by the wide grammar (seed 2, python backend): jacfwd of np.matmul(x, y) raised IndexError; the
+    # specializer took the generalized ufunc np.matmul for an elementwise one (rank: the larger operand's), so
+    # `np.matmul(x, y).ndim` of a matrix and a vector was 2 in compiled code (`x @ y` was right)
+    x, y = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    for a, b in ((x, y), (y, x.T), (y, y), (x, x.T)):
+        np.testing.assert_array_equal(numbax.jit(found.matmul_rank, backend=backend)(a, b), np.matmul(a, b).ndim)
+    np.testing.assert_array_equal(numbax.jacfwd(found.matmul_of_two, backend=backend)(x, y),
+                                  np.kron(np.eye(2), y).reshape(2, 2, 3))
+    np.testing.assert_array_equal(numbax.jacrev(found.matmul_of_two, argnums=1, backend=backend)(x, y), x)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

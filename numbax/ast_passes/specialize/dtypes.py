@@ -175,9 +175,15 @@ def unaryop(op: gast.unaryop, operand: Optional[AVal]) -> Optional[AVal]:
 
 
 def ufunc_call(func: np.ufunc, avals: Sequence[Optional[AVal]]) -> Optional[AVal]:
-    """The abstract value of a one-output ufunc applied to operands with these abstract values."""
+    """The abstract value of a one-output ufunc applied to operands with these abstract values. Of a generalized
+    ufunc (``np.matmul``, ``np.vecdot``), whose core dimensions are not elementwise: ``np.matmul``'s of vectors
+    and matrices, else None."""
     if func.nout != 1 or len(avals) != func.nin or any(a is None for a in avals):
         return None
+    if func.signature is not None:
+        if func is not np.matmul or any(a.ndim == 0 for a in avals):
+            return None
+        return _result(func, tuple(avals), _matmul_ndim(avals[0].ndim, avals[1].ndim), python=False)
     return _result(func, tuple(avals), max(a.ndim for a in avals), python=False)
 
 

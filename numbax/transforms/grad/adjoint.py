@@ -70,7 +70,8 @@ class Adjoint:
                  avals: Optional[Dict[str, tuple]] = None):
         self.namer = namer
         self.avals = avals or {}
-        # complex values anywhere: adjoints cross between complex and real variables (``_in_kind``)
+        # complex values anywhere: adjoints cross between complex and real variables (``_in_kind``); set too
+        # where a rule brings ``1j`` in
         self.complex = any(aval and aval[0] == "c" for aval in self.avals.values())
         self.blocks = blocks
         self.popped: List[Set[str]] = [set()]
@@ -338,6 +339,9 @@ class Adjoint:
         contributions = [(p, simplify.visit(e)) for p, e in contributions]
         if not contributions:
             return []
+        if any(isinstance(n, gast.Constant) and isinstance(n.value, complex)
+               for e in [e for _, e in contributions] + temps for n in gast.walk(e)):
+            self.complex = True  # a rule that makes real values' cotangents complex (np.imag, np.angle)
         used = set().union(*(_loads(e) for _, e in contributions)) | set().union(*(_loads(t) for t in temps))
         mapping: Dict[str, gast.expr] = {"g": g}
         if "ans" in used:
