@@ -461,6 +461,10 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def degrees_to_radians(x):
+        return np.deg2rad(x)
+
+
     def heaviside_of_two(x1, x2):
         return np.heaviside(x1, x2)
 
@@ -1352,6 +1356,25 @@ def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(foun
 _HEAVISIDE_OPERANDS = {"float32": np.array([-1.0, 0.0, 2.0, np.nan], np.float32),
                        "float64": np.array([-1.0, 0.0, np.nan, 3.0]), "int64": np.array([-1, 0, 2, 5]), "bool": np.array([True, False, True, False]),
                        "python float": -1.0, "python int": 3, "0-d float32": np.array(0.0, np.float32)}
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_ufuncs_written_as_composites_compute_in_numpys_loop_dtype(found, backend):
+    # found by the extended grammar (test_fuzz, python backend): np.deg2rad of a bool array gave float64 where
+    # NumPy's loops give float16; of int16 float64 where NumPy's is float32; of complex numbers a value where NumPy
+    # has no loop (TypeError)
+    degrees = numbax.jit(found.degrees_to_radians, backend=backend)
+    for x in (np.array([1, -2], np.int16), np.array([3, 2], np.uint16), np.array([1, -2], np.int32), 3, 2.5,
+              np.array([1.5, -2.0], np.float32), np.float32(1.5)):
+        got, expected = degrees(x), found.degrees_to_radians(x)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype, x
+        np.testing.assert_allclose(got, expected, rtol=1e-7)
+    for x, message in ((np.array([True, False]), "gives float16 in NumPy"), (np.array([1, 2], np.int8), "float16"),
+                       (np.array([1j]), "NumPy raises TypeError")):
+        with pytest.raises(numbax.NumbaxDtypeError, match=message):
+            degrees(x)
+    with pytest.raises(TypeError):
+        found.degrees_to_radians(np.array([1j]))
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -13,11 +13,19 @@ from .extended import extended_programs
 from .grammar import Program, programs
 from .jacobians import check_all
 from .known import unexplained
+from .wide import wide_programs
 
 
 def _assert_right(program: Program, backend: str, transforms=("jit", "grad", "vmap")) -> None:
     note(repr(program))
     failures = unexplained(program, check(program, backend, transforms), backend)
+    assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
+
+
+def _assert_every_transform_right(program: Program) -> None:
+    """``_assert_right`` on the python backend with ``jacfwd``, ``jacrev`` and ``hessian`` too."""
+    note(repr(program))
+    failures = unexplained(program, check_all(program, "python"), "python")
     assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
 
 
@@ -59,6 +67,12 @@ def test_gpu_backend(gpu, program):
 @settings(max_examples=25, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
 @given(extended_programs(max_statements=3))
 def test_python_backend_extended_grammar(program):
-    note(repr(program))
-    failures = unexplained(program, check_all(program, "python"), "python")
-    assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
+    _assert_every_transform_right(program)
+
+
+# The wide grammar (the rest of the ufuncs, statistics, shape functions, einsum and the other products, linear
+# algebra, constructors) through every transform, as the extended grammar is checked
+@settings(max_examples=20, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
+@given(wide_programs(max_statements=3))
+def test_python_backend_wide_grammar(program):
+    _assert_every_transform_right(program)

@@ -206,6 +206,8 @@ class CallsMixin:
             if isinstance(func, np.ufunc) and kwargs:  # ``out=``, which only ufuncs compiled as such implement
                 self.fail(node, keywords.message(callee_name(func), next(iter(kwargs))), hint=keywords.HINT)
             self.check_composite(node, func, args)
+            if isinstance(func, np.ufunc):  # its operands in the dtype of NumPy's loop, as the ufunc casts them
+                args = self.loop_operands(node, func, args)
             accepted = inspect.signature(written).parameters
             return self.call_composite(node, func, written, args, {k: v for k, v in kwargs.items() if k in accepted})
         if isinstance(func, np.ufunc):
@@ -357,6 +359,19 @@ class CallsMixin:
         if refused is not None:
             self.fail(node, f"numbax has no rule for {callee_name(func)} {refused}",
                       hint="compute it in NumPy code of the cases numbax has (numbax.coverage() lists them).")
+
+    def loop_operands(self, node, func: np.ufunc, args: List[Any]) -> List[Any]:
+        """The operands of a ufunc written as a composite (``np.deg2rad``, ``np.heaviside``), each in the dtype of
+        NumPy's result, which its loops compute in (``np.deg2rad`` of int16 in float32); float16 refused, and
+        dtypes NumPy has no loop for (``np.deg2rad`` of complex numbers: its TypeError)."""
+        if len(args) != func.nin:
+            return args
+        avals = [dtypes.aval_of(a) for a in args]
+        self.refuse_numpys_refusal(node, func, avals, f"`{callee_name(func)}`")
+        result = self.representable(node, dtypes.ufunc_call(func, avals), f"`{callee_name(func)}`")
+        if result is None or result.dtype.kind not in "fc":
+            return args
+        return [self.operand_in(a, result) for a in args]
 
     def call_composite(self, node, func, written: types.FunctionType, args: List[Any], kwargs: Dict[str, Any]):
         """The composite ``written`` of ``func`` specialized at the call; an error raised at one of its lines (an
