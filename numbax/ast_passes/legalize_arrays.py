@@ -6,7 +6,8 @@ Numba lacks ``np.einsum``, ``np.inner``, ``np.vdot`` of matrices, ``np.polyval``
 ``np.diagonal``, ``np.squeeze``, ``np.stack`` of scalars, ``np.where`` of scalars as a scalar,
 ``np.tile``, ``np.pad`` and the array methods
 ``diagonal``, ``trace``, ``squeeze``, ``swapaxes``; it has ``repeat``, ``flip``,
-``roll``, ``sort`` and ``trace`` without ``axis=`` arguments, ``median`` without ``axis`` (at all), ``atleast_1d``/``atleast_2d``
+``roll``, ``sort`` and ``trace`` without ``axis=`` arguments, ``median`` without ``axis`` (at all), ``clip`` of
+arrays only, with a bound, ``atleast_1d``/``atleast_2d``
 for arrays only, ``reshape`` of C-contiguous arrays only, and keeps the values
 of flat constant tuples only (``axes=([1, 2], [0, 1])`` reaches an overload
 as a tuple of run-time ints). ``rewrite`` turns one such call into the runtime
@@ -72,6 +73,7 @@ ROUTES: Dict[str, Route] = {
     "roll": Route(("shift", "axis"), {"axis": None}, needs=("axis",)),
     "sort": Route(("axis", "kind"), {"axis": -1, "kind": None}, needs=("axis",)),
     "median": Route(("axis",), {"axis": None}),
+    "clip": Route(("a_min", "a_max"), method=True),
     "inner": Route(("b",)),
     "vdot": Route(("b",)),
     "polyval": Route(("x",)),

@@ -112,7 +112,7 @@ def_elementwise(np.log2, math.log2, derivative="1.0 / (x * 0.6931471805599453)")
 def_elementwise(np.log10, math.log10, derivative="1.0 / (x * 2.302585092994046)")
 def_elementwise(np.log1p, math.log1p, derivative="1.0 / (1.0 + x)")
 def_elementwise(np.sqrt, math.sqrt, derivative="0.5 / ans")
-def_elementwise(np.cbrt, derivative="1.0 / (3.0 * ans * ans)")
+def_elementwise(np.cbrt, derivative="ans ** -2.0 / 3.0")  # JAX's form: its second derivative is -inf at 0, not nan
 def_elementwise(np.square, derivative="2.0 * x", aval=kinds.elementwise())
 def_elementwise(np.reciprocal, derivative="-ans * ans")
 def_elementwise(np.sin, math.sin, derivative="np.cos(x)")

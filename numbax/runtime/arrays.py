@@ -42,7 +42,7 @@ from numbax.runtime.loops import INDENT, compile_source, numpy_type
 from numbax.runtime.statics import array_dtype, normalize_axes, static, static_value
 
 __all__ = ["conj", "view_of", "diagonal", "trace", "squeeze", "atleast_1d", "atleast_2d", "tile", "pad", "repeat",
-           "flip", "roll", "reshape", "stack"]
+           "flip", "roll", "reshape", "stack", "clip"]
 
 
 def conj(a):
@@ -117,6 +117,11 @@ def roll(a, shift, axis=None):
 def reshape(a, shape):
     """``np.reshape(a, shape)``."""
     return np.reshape(a, shape)
+
+
+def clip(a, a_min, a_max):
+    """``np.clip(a, a_min, a_max)``."""
+    return np.clip(a, a_min, a_max)
 
 
 # ---- source ---------------------------------------------------------------------------------------
@@ -517,6 +522,24 @@ def _flip(m, axis=None):
     axes = normalize_axes("flip", m.ndim, static("flip", "axis", axis))
     steps = ", ".join("::-1" if d in axes else ":" for d in range(m.ndim))
     return compile_source(_function("m, axis=None", [f"return m[{steps}]"]))  # a view, as NumPy's
+
+
+@overload(clip)
+def _clip(a, a_min, a_max):
+    """Numba's ``np.clip`` of an array with a bound; else NumPy's own definition, ``minimum(maximum(a, a_min),
+    a_max)`` (Numba's takes no number to clip, and no call without bounds, which NumPy 2 copies)."""
+    low, high = not _grad._is_none(a_min), not _grad._is_none(a_max)
+    if isinstance(a, types.Array) and (low or high):
+        return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
+    if low and high:
+        return lambda a, a_min, a_max: np.minimum(np.maximum(a, a_min), a_max)
+    if low:
+        return lambda a, a_min, a_max: np.maximum(a, a_min)
+    if high:
+        return lambda a, a_min, a_max: np.minimum(a, a_max)
+    if isinstance(a, types.Array):
+        return lambda a, a_min, a_max: a.copy()
+    return lambda a, a_min, a_max: a
 
 
 @overload(roll, prefer_literal=True)

@@ -461,6 +461,14 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def clip_of(a, low, high):
+        return np.clip(a, low, high)
+
+
+    def cube_roots(x):
+        return np.sum(np.cbrt(x))
+
+
     def degrees_to_radians(x):
         return np.deg2rad(x)
 
@@ -1356,6 +1364,41 @@ def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(foun
 _HEAVISIDE_OPERANDS = {"float32": np.array([-1.0, 0.0, 2.0, np.nan], np.float32),
                        "float64": np.array([-1.0, 0.0, np.nan, 3.0]), "int64": np.array([-1, 0, 2, 5]), "bool": np.array([True, False, True, False]),
                        "python float": -1.0, "python int": 3, "0-d float32": np.array(0.0, np.float32)}
+
+
+_CLIP_OPERANDS = {"floats": np.array([-2.0, 0.5, np.nan, 3.0]), "ints": np.array([-2, 0, 1, 3]),
+                  "float32": np.array([-2.0, 0.5, 1.0, 3.0], np.float32), "number": 0.5, "int": 1, "none": None,
+                  "lows": np.array([0.0, 0.5, 1.0, -1.0]), "highs": np.array([1.0, 0.5, 2.0, 0.0])}
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_clip_of_a_number_or_without_bounds_is_numpys(found, backend):
+    # found by the wide grammar (seed 4, cpu backend): np.clip(0.5, x, 0.5), a number clipped by an array, did not
+    # compile on cpu (Numba's np.clip takes arrays only), nor np.clip(x, None, None) (NumPy 2 copies)
+    clip = numbax.jit(found.clip_of, backend=backend)
+    for a, low, high in itertools.product(("floats", "ints", "float32", "number", "int"),
+                                          ("number", "int", "none", "lows"), ("number", "none", "highs")):
+        args = tuple(_CLIP_OPERANDS[name] for name in (a, low, high))
+        got, expected = clip(*args), found.clip_of(*args)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype, (a, low, high)
+        np.testing.assert_array_equal(got, expected)
+    x = np.array([-2.0, -2.0, -2.0, 0.5])
+    np.testing.assert_array_equal(numbax.jacfwd(lambda v: found.clip_of(0.5, v, 0.5), backend=backend)(x)[3],
+                                  [0.0, 0.0, 0.0, 0.25])  # JAX's ties: maximum, then minimum, each shares half
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_the_second_derivative_of_cbrt_at_zero_is_jaxs_infinity(found, backend):
+    # found by the wide grammar (seed 3, python backend): jvp of grad of np.cbrt at 0 was nan (the derivative
+    # 1 / (3 ans ans) differentiated again is 0 / 0 there), JAX's is -inf (its ans ** -2 / 3); at -0.0, +inf
+    x = np.array([-2.0, 0.0, 1.5, -0.0])
+    first = numbax.grad(found.cube_roots, backend=backend)(x)
+    np.testing.assert_allclose(first, np.array([1 / 3 * 4 ** (-1 / 3), np.inf, 1 / 3 * 1.5 ** (-2 / 3), np.inf]),
+                               rtol=1e-14)
+    second = numbax.hessian(found.cube_roots, backend=backend)(x).diagonal()
+    np.testing.assert_allclose(second, [2 / 9 * 2 ** (-5 / 3), -np.inf, -2 / 9 * 1.5 ** (-5 / 3), np.inf], rtol=1e-14)
+    _, forward = numbax.jvp(numbax.grad(found.cube_roots, backend=backend), (x,), (np.ones(4),), backend=backend)
+    np.testing.assert_array_equal(forward, second)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])
