@@ -161,7 +161,11 @@ def conj(g, ans, x):
 
 @defvjp(np.angle, aval=kinds.elementwise("f", real=True), shape=symbolic.elementwise)
 def angle(g, ans, z, deg=False):
-    d[z] = -1j * g / z * 57.29577951308232 if deg else -1j * g / z
+    """JAX's ``atan2(imag z, real z)``: ``d/dre - 1j d/dim``, each a real division (``np.divide``: NaN at 0, as
+    JAX's, where a complex or Python division raises)."""
+    squared = np.real(z) ** 2 + np.imag(z) ** 2
+    turn = np.divide(-g * np.imag(z), squared) - 1j * np.divide(g * np.real(z), squared)
+    d[z] = turn * 57.29577951308232 if deg else turn
 
 
 @defjvp(np.abs, np.absolute, abs)
@@ -182,8 +186,10 @@ def imag_jvp(g, ans, val):
 
 @defjvp(np.angle)
 def angle_jvp(g, ans, z, deg=False):
-    """``Im(dz / z)`` (0 along the real axis, where the angle is constant), in degrees with ``deg``."""
-    d[z] = np.imag(g / z) * 57.29577951308232 if deg else np.imag(g / z)
+    """JAX's ``atan2`` rule, ``(re z im dz - im z re dz) / |z|**2``, a real division (NaN at 0, as JAX's; 0 along
+    the real axis, where the angle is constant), in degrees with ``deg``."""
+    turn = np.divide(np.real(z) * np.imag(g) - np.imag(z) * np.real(g), np.real(z) ** 2 + np.imag(z) ** 2)
+    d[z] = turn * 57.29577951308232 if deg else turn
 
 
 @defvjp(np.sinc, **_LINEARIZED)

@@ -461,6 +461,10 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def angles(x):
+        return np.sum(np.angle(x))
+
+
     def clip_of(a, low, high):
         return np.clip(a, low, high)
 
@@ -1364,6 +1368,22 @@ def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(foun
 _HEAVISIDE_OPERANDS = {"float32": np.array([-1.0, 0.0, 2.0, np.nan], np.float32),
                        "float64": np.array([-1.0, 0.0, np.nan, 3.0]), "int64": np.array([-1, 0, 2, 5]), "bool": np.array([True, False, True, False]),
                        "python float": -1.0, "python int": 3, "0-d float32": np.array(0.0, np.float32)}
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_the_derivatives_of_angle_at_zero_are_jaxs_nan(found, backend):
+    # found by the wide grammar (seed 2 python, seed 4 cpu): grad of np.angle of a Python 0.0 raised
+    # ZeroDivisionError (a complex division, -1j * g / z), and jacfwd of np.angle at 0 gave 0 where JAX's
+    # atan2 rule gives nan
+    x = np.array([0.0, 1.0, -1.0, 0.0])
+    expected = np.array([np.nan, 0.0, 0.0, np.nan])
+    np.testing.assert_array_equal(numbax.grad(found.angles, backend=backend)(x), expected)
+    np.testing.assert_array_equal(numbax.jacfwd(np.angle, backend=backend)(x).diagonal(), expected)
+    np.testing.assert_array_equal(numbax.jvp(found.angles, (x,), (np.ones(4),), backend=backend)[1], np.nan)
+    assert np.isnan(numbax.grad(found.angles, backend=backend)(0.0))
+    z = np.array([1.0 + 2.0j, 0.0j, -0.5j])
+    np.testing.assert_allclose(numbax.grad(found.angles, backend=backend)(z),
+                               [-(2.0 + 1.0j) / 5.0, np.nan + np.nan * 1j, 2.0 + 0.0j], rtol=1e-15)
 
 
 _CLIP_OPERANDS = {"floats": np.array([-2.0, 0.5, np.nan, 3.0]), "ints": np.array([-2, 0, 1, 3]),
