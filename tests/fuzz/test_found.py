@@ -461,6 +461,18 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def norm_of(x):
+        return np.linalg.norm(x)
+
+
+    def norms_of_rows(x):
+        return np.linalg.norm(x, ord=1, axis=1) + np.linalg.norm(x, ord=np.inf)
+
+
+    def sine_of_a_comparison(x):
+        return np.sin(0.5 > 0.5) + x
+
+
     def angles(x):
         return np.sum(np.angle(x))
 
@@ -1368,6 +1380,20 @@ def test_heaviside_of_bools_alone_is_refused_and_with_a_float_follows_numpy(foun
 _HEAVISIDE_OPERANDS = {"float32": np.array([-1.0, 0.0, 2.0, np.nan], np.float32),
                        "float64": np.array([-1.0, 0.0, np.nan, 3.0]), "int64": np.array([-1, 0, 2, 5]), "bool": np.array([True, False, True, False]),
                        "python float": -1.0, "python int": 3, "0-d float32": np.array(0.0, np.float32)}
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_norms_of_integers_are_numpys_and_a_float16_constant_is_refused(found, backend):
+    # found by the wide grammar (seed 4, cpu backend): np.linalg.norm of an integer array did not compile (Numba's
+    # takes floats; NumPy makes the array float64 first), and np.sin(0.5 > 0.5), NumPy's float16 folded while
+    # compiling, reached Numba ("NotImplementedError inside Numba: float16", without the user's line)
+    x = np.array([-2, -2, 3, -2])
+    for fn in (found.norm_of, found.norms_of_rows):
+        np.testing.assert_allclose(numbax.jit(fn, backend=backend)(x.reshape(2, 2)), fn(x.reshape(2, 2)), rtol=1e-15)
+    np.testing.assert_allclose(numbax.vmap(found.norm_of, backend=backend)(np.stack([x, -x])), [np.sqrt(21.0)] * 2)
+    with pytest.raises(numbax.NumbaxError, match="a float16 value") as info:
+        numbax.jit(found.sine_of_a_comparison, backend=backend)(np.ones(2))
+    assert info.value.origin.lineno == _line(found, "return np.sin(0.5 > 0.5) + x")
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -34,6 +34,9 @@ _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.col
 # NumPy functions whose positional operands here are vectors: a list or tuple display is made an array first, so
 # that the runtime helper and the derivative rules see one (``np.polyval([a, 1.0], x)``); another ndim is refused.
 _VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
+# NumPy functions that make a bool or integer operand float64 first (``np.linalg.norm``: ``x.astype(float)``),
+# which Numba's do not take.
+_FLOATED_OPERANDS = {np.linalg.norm: (0,)}
 # NumPy functions whose result is complex for some real inputs, and the helpers that say so at the user's line.
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.
@@ -222,6 +225,7 @@ class CallsMixin:
             args = [tuple(args[0])] + list(args[1:])
         args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
                 for i, a in enumerate(args)]
+        args = [self.floated_operand(a) if i in _FLOATED_OPERANDS.get(func, ()) else a for i, a in enumerate(args)]
         aval = self.representable(node, self.probed(node, f"`{callee_name(func)}`",
                                                     lambda: dtypes.numpy_call(func, args, kwargs)),
                                   f"`{callee_name(func)}`")
@@ -252,6 +256,13 @@ class CallsMixin:
             value = source
         return Dyn(gast.Call(func=self.materializer.reference(aval.dtype.type), args=[self.materialize(value)],
                              keywords=[]), aval)
+
+    def floated_operand(self, value: Any) -> Any:
+        """An operand of ``_FLOATED_OPERANDS``: a bool or integer array as float64, as NumPy makes it."""
+        aval = dtypes.aval_of(value)
+        if not checks.is_array(aval) or aval.dtype.kind not in "biu":
+            return value
+        return self.operand_in(value, AVal(np.dtype(np.float64), aval.ndim))
 
     def vector_operand(self, node, func, position: int, value: Any) -> Any:
         """Operand ``position`` of ``func`` (``_VECTOR_OPERANDS``) as a vector: a list or tuple made an array, an

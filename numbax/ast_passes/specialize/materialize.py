@@ -75,6 +75,9 @@ class Materializer:
         """An expression that evaluates to ``value`` at run time."""
         if isinstance(value, Dyn):
             return value.expr()
+        if isinstance(value, (np.generic, np.ndarray)) and value.dtype == np.float16:
+            raise Unrepresentable("a float16 value (NumPy's result here: np.sin of a bool is one), which Numba has "
+                                  "no arithmetic for,")
         if value is None or isinstance(value, str) or is_static_scalar(value):
             return constant_node(value)
         if isinstance(value, tuple):
