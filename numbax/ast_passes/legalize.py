@@ -5,7 +5,7 @@ left in NumPy's spelling (``np.mean(x)``, ``x.max()``, ``np.sum(x, axis=k)``)
 is one that Numba's nopython mode compiles, with no argument spelled at its
 default (``axis=None``, ``keepdims=False``, ``ddof=0`` are dropped), and that
 every other reduction (``keepdims=``, ``axis=`` where Numba lacks it, ``ddof=``,
-``np.linalg.norm`` over axes or with ``'fro'``) is a call of the runtime helper
+``np.linalg.norm``, always: Numba's gives float64 of float32) is a call of the runtime helper
 of the same name, with positional arguments in the helper's order. Calls with
 arguments no helper takes (``dtype=``, ``out=``, ``where=``) stay as they are.
 Shape functions and contractions Numba lacks (``np.einsum``, ``np.tensordot``,
@@ -73,13 +73,6 @@ def _run_time_axis(node: gast.expr) -> bool:
     return isinstance(value, gast.AST) and not isinstance(value, gast.Tuple)
 
 
-def _numeric_order(node: gast.expr) -> bool:
-    """An order that Numba's own norm computes as NumPy does: a constant number, not a negative one (Numba's
-    ``0.0 ** -1`` raises ZeroDivisionError where NumPy's gives inf); the helper takes the others."""
-    value = _constant(node)
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
-
-
 @dataclasses.dataclass(frozen=True)
 class Reduction:
     """One reduction: NumPy's parameters after the array (positional order), the helper's, and Numba's."""
@@ -111,7 +104,8 @@ REDUCTIONS: Dict[str, Reduction] = {
     "argmax": _POSITION, "argmin": _POSITION,
     "cumsum": dataclasses.replace(_SCAN, native={"axis": _one_axis} if _NUMBA >= (0, 67) else {}),
     "cumprod": _SCAN,
-    "norm": Reduction(("ord", "axis", "keepdims"), ("ord", "axis", "keepdims"), {"ord": _numeric_order}),
+    # always the helper: Numba's norm of float32 is float64 (but the vector 2-norm's), NumPy's float32
+    "norm": Reduction(("ord", "axis", "keepdims"), ("ord", "axis", "keepdims"), always=True),
 }
 # NumPy ufuncs whose helper computes what NumPy does better than Numba's own, by their number of operands:
 # ``exp`` and ``tanh`` vectorize where Numba calls libm (``numbax.runtime.vector_math``), ``minimum`` and

@@ -17,11 +17,13 @@ _MODULES = ("np", "rt", "math")  # what generated code imports
 
 @dataclasses.dataclass
 class Operand:
-    """One operand of a primitive in a block of rows: its expression, whether it is per row, one row's rank."""
+    """One operand of a primitive in a block of rows: its expression, whether it is per row, one row's rank, and
+    its kind where known (``"f"``: float64, as ``kinds`` has it)."""
 
     expr: gast.expr
     batched: bool
     rank: Optional[int]
+    kind: Optional[str] = None
 
 
 def name(id_: str) -> gast.Name:

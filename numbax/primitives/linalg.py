@@ -30,7 +30,9 @@ def _matmul_rows(node, operands, keywords, rows):
     if b.batched and not a.batched and ranks in ((1, 1), (2, 1)):
         a_t = a.expr if a.rank == 1 else gast.Attribute(value=a.expr, attr="T", ctx=gast.Load())
         return gast.BinOp(left=b.expr, op=gast.MatMult(), right=a_t)  # (a @ v)ᵀ = vᵀ aᵀ, row by row
-    if a.batched and b.batched and ranks == (1, 1):
+    if a.batched and b.batched and ranks == (1, 1) and a.kind in ("f", "c") and b.kind in ("f", "c"):
+        # (a sum of products is NumPy's dot of float64 and complex128 only: of bools it is their logical or, of
+        # integers narrower than int64 it wraps where a wide sum does not)
         product = gast.BinOp(left=a.expr, op=gast.Mult(), right=b.expr)
         return batching.call("np.sum", product, keywords=[gast.keyword(arg="axis", value=batching.constant(1))])
     return None

@@ -461,6 +461,14 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def dot_plus(x, s):
+        return np.matmul(x, x) + s
+
+
+    def norm_by(x, order):
+        return np.linalg.norm(x, order)
+
+
     def norm_of(x):
         return np.linalg.norm(x)
 
@@ -1394,6 +1402,31 @@ def test_norms_of_integers_are_numpys_and_a_float16_constant_is_refused(found, b
     with pytest.raises(numbax.NumbaxError, match="a float16 value") as info:
         numbax.jit(found.sine_of_a_comparison, backend=backend)(np.ones(2))
     assert info.value.origin.lineno == _line(found, "return np.sin(0.5 > 0.5) + x")
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_vmap_of_a_dot_of_bool_or_narrow_integer_vectors_is_numpys(found, backend):
+    # found by the wide grammar (seed 5, python backend): vmap of np.matmul(x, x) of bool rows summed the products
+    # as integers ([4, 6, 5] where NumPy's logical dot plus 3 is [4, 4, 4]); int8 rows did not wrap
+    rows = np.array([[False, True, False, False], [True, True, True, False], [True, False, True, False]])
+    for batch in (rows, (rows * 100).astype(np.int8), rows * 0.5):
+        got = numbax.vmap(found.dot_plus, in_axes=(0, None), backend=backend)(batch, 3)
+        expected = np.stack([found.dot_plus(row, 3) for row in batch])
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("order", [None, 0, 1, 2, 3, 0.5, np.inf])
+def test_the_norm_of_float32_is_float32_for_every_order(found, backend, order):
+    # found by the wide grammar (seed 6, cpu backend): np.linalg.norm(x, ord=1) of float32 was float64 on cpu
+    # (Numba's own norm gives float64 of float32 for every order but the vector 2-norm's); every norm goes to
+    # numbax.runtime.norm, whose dtypes are NumPy's
+    x = np.array([-2.0, 1.0, 3.0, 0.5], np.float32)
+    for args in ((x, order), (x.reshape(2, 2), order if order in (None, 1, 2, np.inf) else "fro")):
+        got, expected = numbax.jit(found.norm_by, static_argnums=1, backend=backend)(*args), found.norm_by(*args)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype == np.float32, args
+        np.testing.assert_allclose(got, expected, rtol=2e-7)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -119,6 +119,13 @@ class _Block:
     # -- expressions -------------------------------------------------------------------------------------
 
     def expr(self, node: gast.expr) -> Operand:
+        """The block's expression for one row's ``node``, with one row's kind where it is known."""
+        operand = self.block_expr(node)
+        aval = avals_analysis.expr_aval(node, self.avals)
+        operand.kind = None if aval is None else aval[0]
+        return operand
+
+    def block_expr(self, node: gast.expr) -> Operand:
         """The block's expression for one row's ``node``."""
         rank = self.rank(node)
         if not self.reads_rows(node):
