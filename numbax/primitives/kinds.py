@@ -144,9 +144,24 @@ def reduction(result: Optional[str] = None, real: bool = False, axis_position: O
             kind = "i"
         if real and kind == "c":
             kind = "f"
-        return (kind, reduced_ndim(app, ndim, axis_position))
+        accumulated = given_dtype(app, axis_position)
+        if accumulated is not None:  # ``np.sum(x, dtype=np.float64)``: the dtype's kind, unknown if not spelled
+            kind = None if accumulated is UNKNOWN or (result in ("i", "b") and accumulated != result) else accumulated
+        return None if kind is None else (kind, reduced_ndim(app, ndim, axis_position))
 
     return rule
+
+
+def given_dtype(app, axis_position: Optional[int] = 1):
+    """The kind of a reduction's or scan's ``dtype=`` (the keyword, or positional after the axis): None where it
+    is absent or None, ``UNKNOWN`` where it is not spelled as ``np.<type>`` (or is narrower than float64)."""
+    node = app.keywords.get("dtype")
+    if node is None and axis_position is not None:
+        node = argument(app, axis_position + 1, "dtype")
+    if is_none(node):
+        return None
+    kind = dtype_kind(node)
+    return UNKNOWN if kind is None else kind
 
 
 def matmul(app, args) -> Optional[Aval]:

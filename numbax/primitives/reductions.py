@@ -73,10 +73,16 @@ def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 def _scan(app, args):
-    """``np.cumsum(a, axis)`` has ``a``'s abstract value; without an axis it is flat (unknown where ``a``'s is)."""
-    if kinds.given_axis(app):
-        return args[0] if args else None
-    return (args[0][0], 1) if args and args[0] else None
+    """``np.cumsum(a, axis)`` has ``a``'s abstract value; without an axis it is flat (unknown where ``a``'s is); of
+    the kind of ``dtype=`` where it is given (bools counting as integers without it)."""
+    if not args or args[0] is None:
+        return None
+    kind, ndim = args[0]
+    accumulated = kinds.given_dtype(app)
+    if accumulated is kinds.UNKNOWN:
+        return None
+    kind = accumulated or ("i" if kind == "b" else kind)
+    return (kind, ndim if kinds.given_axis(app) else 1)
 
 
 @defvjp(np.cumsum, aval=_scan)

@@ -461,6 +461,14 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def float_sum(x):
+        return np.sum(x, dtype=np.float64) + x.sum(0, np.float64)
+
+
+    def float_cumsum(x):
+        return np.cumsum(x, dtype=np.float64)
+
+
     def dot_plus(x, s):
         return np.matmul(x, x) + s
 
@@ -1402,6 +1410,19 @@ def test_norms_of_integers_are_numpys_and_a_float16_constant_is_refused(found, b
     with pytest.raises(numbax.NumbaxError, match="a float16 value") as info:
         numbax.jit(found.sine_of_a_comparison, backend=backend)(np.ones(2))
     assert info.value.origin.lineno == _line(found, "return np.sin(0.5 > 0.5) + x")
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_the_tangent_of_a_float_sum_of_integers_is_zero(found, backend):
+    # found by the wide grammar (seed 5, python backend): jvp of np.sum(x, dtype=np.float64) of a bool or integer
+    # x gave the sum itself as its tangent: the reduction's rule ignored `dtype=`, so the output was taken for an
+    # integer, whose tangent code was the output (float0 expected, ignored); a float output's tangent is zero
+    for x in (np.array([True, False, True]), np.array([1, 2, 3])):
+        for fn in (found.float_sum, found.float_cumsum):
+            out, tangent = numbax.jvp(fn, (x,), (np.zeros(3, dtype=[("float0", np.void, 0)]),), backend=backend)
+            np.testing.assert_array_equal(out, fn(x))
+            assert np.asarray(tangent).dtype == np.float64
+            np.testing.assert_array_equal(tangent, np.zeros_like(out))
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -424,7 +424,8 @@ def _refuse_unverified_constants(fdef: gast.FunctionDef, active: Set[str], tange
 
 def _constant_tangent(tangents, out: gast.expr, active: Set[str]) -> gast.expr:
     """The tangent of an output written as an expression of constants and inactive names (``-0.75``, ``1j``):
-    a zero of its kind; an integer or boolean one is itself (the caller gives it a float0 tangent)."""
+    a zero of its kind (of an integer or boolean output the caller gives a float0 tangent instead; a zero, not
+    the output itself, stays right where the output's kind was not inferred as it is)."""
     loads = _loads(out) - {"np", "rt", "math"}
     if loads & active:
         raise NumbaxInternalError(f"jvp: the output `{unparse(out)}` reads differentiated values but was "
@@ -436,7 +437,7 @@ def _constant_tangent(tangents, out: gast.expr, active: Set[str]) -> gast.expr:
     elif float in constants or kinds - {"b", "i", "u"}:
         zero = gast.Constant(value=0.0, kind=None)
     else:
-        return copy.deepcopy(out)
+        zero = gast.Constant(value=0, kind=None)
     return _rt("zeros_like", copy.deepcopy(out)) if loads else zero
 
 
