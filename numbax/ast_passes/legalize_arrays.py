@@ -7,7 +7,7 @@ Numba lacks ``np.einsum``, ``np.inner``, ``np.vdot`` of matrices, ``np.polyval``
 ``np.tile``, ``np.pad`` and the array methods
 ``diagonal``, ``trace``, ``squeeze``, ``swapaxes``; it has ``repeat``, ``flip``,
 ``roll``, ``sort`` and ``trace`` without ``axis=`` arguments, ``median`` without ``axis`` (at all), ``clip`` of
-arrays only, with a bound, ``atleast_1d``/``atleast_2d``
+arrays only, with a bound, and no ``clip`` method of a number, ``atleast_1d``/``atleast_2d``
 for arrays only, ``reshape`` of C-contiguous arrays only, and keeps the values
 of flat constant tuples only (``axes=([1, 2], [0, 1])`` reaches an overload
 as a tuple of run-time ints). ``rewrite`` turns one such call into the runtime
@@ -73,7 +73,6 @@ ROUTES: Dict[str, Route] = {
     "roll": Route(("shift", "axis"), {"axis": None}, needs=("axis",)),
     "sort": Route(("axis", "kind"), {"axis": -1, "kind": None}, needs=("axis",)),
     "median": Route(("axis",), {"axis": None}),
-    "clip": Route(("a_min", "a_max"), method=True),
     "inner": Route(("b",)),
     "vdot": Route(("b",)),
     "polyval": Route(("x",)),
@@ -168,6 +167,22 @@ def _reshape(alias: str, array: gast.expr, args: List[gast.expr], keywords, meth
     return _call(alias, "reshape", [array, shape])
 
 
+_CLIP_BOUNDS = {"a_min": 0, "min": 0, "a_max": 1, "max": 1}  # np.clip's names, and NumPy 2's and the method's
+
+
+def _clip(alias: str, array: gast.expr, args: List[gast.expr], keywords) -> Optional[gast.Call]:
+    """``np.clip(a, a_min, a_max)`` and ``a.clip(min, max)``, bounds by position or by keyword, as ``rt.clip(a, low,
+    high)``: Numba's clips arrays only, with a bound, and has no method of a number."""
+    if len(args) > 2 or any(isinstance(a, gast.Starred) for a in args):
+        return None
+    bounds: List[Optional[gast.expr]] = list(args) + [None] * (2 - len(args))
+    for k in keywords:
+        if k.arg not in _CLIP_BOUNDS or bounds[_CLIP_BOUNDS[k.arg]] is not None:
+            return None  # ``out=``: Numba reports what it lacks
+        bounds[_CLIP_BOUNDS[k.arg]] = k.value
+    return _call(alias, "clip", [array] + [gast.Constant(value=None, kind=None) if b is None else b for b in bounds])
+
+
 def _runtime(alias: str, name: str, node: gast.Call) -> Optional[gast.Call]:
     """Adjoint helpers whose arguments need the same care: ``rt.tensordot_vjp``, ``rt.matmul_grad_a``, and
     ``rt.einsum_vjp``, whose rule passes ``None`` for the operands an einsum does not have."""
@@ -204,6 +219,8 @@ def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
             return None
         if name == "reshape":
             return _reshape(alias, node.args[0], node.args[1:], node.keywords, method=False)
+        if name == "clip":
+            return _clip(alias, node.args[0], node.args[1:], node.keywords)
         route = _TRACE_AXES if name == "trace" else ROUTES.get(name)
         if route is None or not route.function:
             return None
@@ -217,6 +234,8 @@ def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
         # NumPy's ``x.conj()`` of a real array is ``x`` itself and ``x.view()`` a view of it; Numba's
         # ``conj()`` copies, and its ``view()`` needs a dtype
         return _call(alias, "view_of" if func.attr == "view" else "conj", [func.value])
+    if func.attr == "clip":
+        return _clip(alias, func.value, node.args, node.keywords)
     if func.attr == "swapaxes" and len(node.args) == 2 and not node.keywords:
         return gast.Call(func=resolve.reference_node("np.swapaxes"), args=[func.value] + node.args, keywords=[])
     route = ROUTES.get(func.attr)

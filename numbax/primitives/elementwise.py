@@ -269,7 +269,19 @@ def builtin_min(g, ans, x1, x2):
     d[x2] = second
 
 
-@defvjp(np.clip, method_key("clip"), **_SAME, **_LINEARIZED)
+def _clipped(app, args):
+    """``np.clip(a, a_min, a_max)``: the promoted kind of the operand and its bounds, as NumPy's result type,
+    bounds given by keyword (``x.clip(max=0.5)``) too; unknown where a keyword's bound is not a number."""
+    bounds = [kinds.constant_value(node) for node in app.keywords.values()]
+    if any(isinstance(b, bool) or not isinstance(b, (int, float)) for b in bounds):
+        return None
+    return _ELEMENTWISE(app, list(args) + [("f" if isinstance(b, float) else "i", 0) for b in bounds])
+
+
+_ELEMENTWISE = kinds.elementwise()
+
+
+@defvjp(np.clip, method_key("clip"), aval=_clipped, shape=symbolic.elementwise, **_LINEARIZED)
 def clip(g, ans, a, a_min, a_max):
     """``np.minimum(a_max, np.maximum(a_min, a))``, as JAX clips: a tie at a bound shares the cotangent."""
     low = a if a_min is None else np.maximum(a, a_min)

@@ -461,6 +461,10 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def clipped_bool(y):
+        return np.take(y, 1).clip(max=0.5) + y
+
+
     def float_sum(x):
         return np.sum(x, dtype=np.float64) + x.sum(0, np.float64)
 
@@ -1423,6 +1427,19 @@ def test_the_tangent_of_a_float_sum_of_integers_is_zero(found, backend):
             np.testing.assert_array_equal(out, fn(x))
             assert np.asarray(tangent).dtype == np.float64
             np.testing.assert_array_equal(tangent, np.zeros_like(out))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_the_tangent_of_a_bool_clipped_by_a_float_keyword_is_zero(found, backend):
+    # found by the wide grammar (seed 7, python backend): x.clip(max=0.5) of a bool was taken for a bool (the
+    # keyword's bound was left out of the rule's promotion), and an inactive output of integer kind was its own
+    # tangent: jvp gave the output [1.5, 1.5, 1.5, 0.5] as its tangent
+    y = np.array([[True, True, True, False]])
+    out, tangent = numbax.jvp(found.clipped_bool, (y,), (np.zeros(y.shape, dtype=[("float0", np.void, 0)]),),
+                              backend=backend)
+    np.testing.assert_array_equal(out, [[1.5, 1.5, 1.5, 0.5]])
+    assert tangent.dtype == np.float64
+    np.testing.assert_array_equal(tangent, np.zeros((1, 4)))
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

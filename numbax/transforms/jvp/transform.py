@@ -510,8 +510,8 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
     for out in outputs:
         if isinstance(out, gast.Name) and out.id in active:
             results.append(_name(tangents.tangent(out.id)))
-        elif isinstance(out, gast.Name):
-            results.append(tangents.zero(out.id) if (avals.get(out.id) or ("f",))[0] in "fc" else _name(out.id))
+        elif isinstance(out, gast.Name):  # a zero whatever its kind: an integer's is float0 (``_constant_tangent``)
+            results.append(tangents.zero(out.id))
         else:
             results.append(_constant_tangent(tangents, out, active))
     returned = gast.Tuple(elts=[copy.deepcopy(o) for o in outputs] + results, ctx=gast.Load())
