@@ -461,6 +461,10 @@ SOURCE = textwrap.dedent('''
         return np.matmul(x, y)
 
 
+    def clipped_by_keywords(x):
+        return np.sum(x.clip(max=0.5) + x.clip(min=-0.5) + x.clip(-0.25, max=1.0) + np.clip(x, a_min=0.25, a_max=None))
+
+
     def clipped_bool(y):
         return np.take(y, 1).clip(max=0.5) + y
 
@@ -1427,6 +1431,18 @@ def test_the_tangent_of_a_float_sum_of_integers_is_zero(found, backend):
             np.testing.assert_array_equal(out, fn(x))
             assert np.asarray(tangent).dtype == np.float64
             np.testing.assert_array_equal(tangent, np.zeros_like(out))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_the_clip_method_with_its_own_keywords_is_differentiated_as_jax(found, backend):
+    # x.clip(min=..., max=...), the method's own keyword names, was refused by grad and jvp ("call it with NumPy's
+    # own argument names": the rule names np.clip's bounds a_min, a_max); the specializer passes them by position
+    x = np.array([-1.0, 0.2, 0.7, 2.0])
+    np.testing.assert_allclose(numbax.jit(found.clipped_by_keywords, backend=backend)(x),
+                               found.clipped_by_keywords(x), rtol=1e-15)
+    np.testing.assert_array_equal(numbax.grad(found.clipped_by_keywords, backend=backend)(x), [1.0, 3.0, 3.0, 2.0])
+    _, tangent = numbax.jvp(found.clipped_by_keywords, (x,), (np.ones(4),), backend=backend)
+    assert tangent == 9.0
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -137,7 +137,7 @@ class CallsMixin:
                           "holding one) is not supported",
                           hint="call a function known when compiling: a NumPy function or a Python function.")
             self.check_method_keywords(node, func, kwargs)
-            args, kwargs = as_numpy_types(args, kwargs)
+            args, kwargs = keywords.positional(func.node.attr, *as_numpy_types(args, kwargs))
             out = self.emit_call(node, func.expr(), args, kwargs)
             self.check(node, out, checks.method(func.node.attr, args, kwargs))
             if not isinstance(func, Method):

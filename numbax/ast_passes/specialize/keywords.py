@@ -16,7 +16,7 @@ Ufuncs take no keyword but ``out=``, which the specializer implements itself
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, FrozenSet, Iterable, Optional
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -107,6 +107,23 @@ METHODS: Dict[str, FrozenSet[str]] = {
     "transpose": _names("axes"),
     "sort": _names("axis kind"),
 }
+
+
+# ndarray methods whose keywords the transformations' rules take by position (``x.clip(max=b)`` is
+# ``np.clip(x, None, b)``, whose rule names its bounds ``a_min``, ``a_max``)
+METHOD_POSITIONS: Dict[str, Tuple[str, ...]] = {"clip": ("min", "max")}
+
+
+def positional(method: str, args: List[Any], kwargs: Dict[str, Any]) -> Tuple[List[Any], Dict[str, Any]]:
+    """A method call's keywords of ``METHOD_POSITIONS`` passed by position (None for a bound not given)."""
+    names = METHOD_POSITIONS.get(method)
+    if names is None or not set(kwargs) & set(names) or len(args) > len(names):
+        return args, kwargs
+    given = dict(zip(names, args))
+    if set(given) & set(kwargs):
+        return args, kwargs  # a parameter twice: NumPy's TypeError, at run time
+    given.update({k: v for k, v in kwargs.items() if k in names})
+    return [given.get(k) for k in names], {k: v for k, v in kwargs.items() if k not in names}
 
 
 def _signature(func: Any) -> Optional[inspect.Signature]:
