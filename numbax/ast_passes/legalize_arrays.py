@@ -170,9 +170,10 @@ def _reshape(alias: str, array: gast.expr, args: List[gast.expr], keywords, meth
 _CLIP_BOUNDS = {"a_min": 0, "min": 0, "a_max": 1, "max": 1}  # np.clip's names, and NumPy 2's and the method's
 
 
-def _clip(alias: str, array: gast.expr, args: List[gast.expr], keywords) -> Optional[gast.Call]:
+def _clip(alias: str, array: gast.expr, args: List[gast.expr], keywords, method: bool) -> Optional[gast.Call]:
     """``np.clip(a, a_min, a_max)`` and ``a.clip(min, max)``, bounds by position or by keyword, as ``rt.clip(a, low,
-    high)``: Numba's clips arrays only, with a bound, and has no method of a number."""
+    high)``: Numba's clips arrays only, with a bound, and has no method of a number. A function call without both
+    bounds stays (NumPy's TypeError: ``np.clip(x, a_max=b)`` misses ``a_min``)."""
     if len(args) > 2 or any(isinstance(a, gast.Starred) for a in args):
         return None
     bounds: List[Optional[gast.expr]] = list(args) + [None] * (2 - len(args))
@@ -180,6 +181,8 @@ def _clip(alias: str, array: gast.expr, args: List[gast.expr], keywords) -> Opti
         if k.arg not in _CLIP_BOUNDS or bounds[_CLIP_BOUNDS[k.arg]] is not None:
             return None  # ``out=``: Numba reports what it lacks
         bounds[_CLIP_BOUNDS[k.arg]] = k.value
+    if not method and None in bounds:
+        return None
     return _call(alias, "clip", [array] + [gast.Constant(value=None, kind=None) if b is None else b for b in bounds])
 
 
@@ -220,7 +223,7 @@ def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
         if name == "reshape":
             return _reshape(alias, node.args[0], node.args[1:], node.keywords, method=False)
         if name == "clip":
-            return _clip(alias, node.args[0], node.args[1:], node.keywords)
+            return _clip(alias, node.args[0], node.args[1:], node.keywords, method=False)
         route = _TRACE_AXES if name == "trace" else ROUTES.get(name)
         if route is None or not route.function:
             return None
@@ -235,7 +238,7 @@ def rewrite(node: gast.Call, alias: str) -> Optional[gast.Call]:
         # ``conj()`` copies, and its ``view()`` needs a dtype
         return _call(alias, "view_of" if func.attr == "view" else "conj", [func.value])
     if func.attr == "clip":
-        return _clip(alias, func.value, node.args, node.keywords)
+        return _clip(alias, func.value, node.args, node.keywords, method=True)
     if func.attr == "swapaxes" and len(node.args) == 2 and not node.keywords:
         return gast.Call(func=resolve.reference_node("np.swapaxes"), args=[func.value] + node.args, keywords=[])
     route = ROUTES.get(func.attr)

@@ -282,7 +282,7 @@ _ELEMENTWISE = kinds.elementwise()
 
 
 @defvjp(np.clip, method_key("clip"), aval=_clipped, shape=symbolic.elementwise, **_LINEARIZED)
-def clip(g, ans, a, a_min, a_max):
+def clip(g, ans, a, a_min=None, a_max=None):
     """``np.minimum(a_max, np.maximum(a_min, a))``, as JAX clips: a tie at a bound shares the cotangent."""
     low = a if a_min is None else np.maximum(a, a_min)
     through = g if a_max is None else g * ((low < a_max) + 0.5 * (low == a_max))

@@ -465,6 +465,10 @@ SOURCE = textwrap.dedent('''
         return np.sum(x.clip(max=0.5) + x.clip(min=-0.5) + x.clip(-0.25, max=1.0) + np.clip(x, a_min=0.25, a_max=None))
 
 
+    def clipped_as_in_jax(x):
+        return np.sum(np.clip(x, min=-0.5) + np.clip(x, max=0.5) + np.clip(x, min=-0.25, max=1.0))
+
+
     def clipped_bool(y):
         return np.take(y, 1).clip(max=0.5) + y
 
@@ -1443,6 +1447,10 @@ def test_the_clip_method_with_its_own_keywords_is_differentiated_as_jax(found, b
     np.testing.assert_array_equal(numbax.grad(found.clipped_by_keywords, backend=backend)(x), [1.0, 3.0, 3.0, 2.0])
     _, tangent = numbax.jvp(found.clipped_by_keywords, (x,), (np.ones(4),), backend=backend)
     assert tangent == 9.0
+    # NumPy 2.1's and JAX's np.clip(x, min=..., max=...), one bound or both
+    np.testing.assert_allclose(numbax.jit(found.clipped_as_in_jax, backend=backend)(x), found.clipped_as_in_jax(x),
+                               rtol=1e-15)
+    np.testing.assert_array_equal(numbax.grad(found.clipped_as_in_jax, backend=backend)(x), [1.0, 3.0, 2.0, 1.0])
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

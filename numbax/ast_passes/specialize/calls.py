@@ -201,6 +201,10 @@ class CallsMixin:
         except Exception:
             self.fail(node, f"cannot call {getattr(func, '__qualname__', repr(func))} in compiled code",
                       hint="call NumPy, math or builtin functions, or Python functions numbax can read.")
+        reference = resolve.canonical_reference(func)[1]
+        if reference in keywords.POSITIONS and args:
+            after, kwargs = keywords.positional(reference, args[1:], kwargs)
+            args = args[:1] + after
         self.check_keywords(node, func, kwargs)
         if resolve.canonical_reference(func)[1].startswith("np."):  # a Python type passed as a dtype: NumPy's
             args, kwargs = as_numpy_types(args, kwargs)

@@ -109,14 +109,16 @@ METHODS: Dict[str, FrozenSet[str]] = {
 }
 
 
-# ndarray methods whose keywords the transformations' rules take by position (``x.clip(max=b)`` is
-# ``np.clip(x, None, b)``, whose rule names its bounds ``a_min``, ``a_max``)
-METHOD_POSITIONS: Dict[str, Tuple[str, ...]] = {"clip": ("min", "max")}
+# Keywords that the transformations' rules take by position, of ndarray methods (``x.clip(max=b)`` is
+# ``np.clip(x, None, b)``, whose rule names its bounds ``a_min``, ``a_max``) and of NumPy functions (NumPy 2.1's
+# and JAX's ``np.clip(x, min=a)``), after the array
+POSITIONS: Dict[str, Tuple[str, ...]] = {"clip": ("min", "max"), "np.clip": ("min", "max")}
 
 
-def positional(method: str, args: List[Any], kwargs: Dict[str, Any]) -> Tuple[List[Any], Dict[str, Any]]:
-    """A method call's keywords of ``METHOD_POSITIONS`` passed by position (None for a bound not given)."""
-    names = METHOD_POSITIONS.get(method)
+def positional(callee: str, args: List[Any], kwargs: Dict[str, Any]) -> Tuple[List[Any], Dict[str, Any]]:
+    """A call's keywords of ``POSITIONS`` passed by position (None for one not given); ``callee`` is a method's
+    name or a function's canonical reference, ``args`` its arguments after the array."""
+    names = POSITIONS.get(callee)
     if names is None or not set(kwargs) & set(names) or len(args) > len(names):
         return args, kwargs
     given = dict(zip(names, args))
