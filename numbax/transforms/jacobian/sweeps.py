@@ -50,19 +50,10 @@ def _size(tree):
 
 @specialized_from_source
 def _one_hot(i, n):
-    """Row ``i`` of the identity of size ``n`` (made per row: the whole identity is n * n numbers); zeros where
-    ``i`` is past the end (the one row swept for an empty basis)."""
+    """Row ``i`` of the identity of size ``n`` (made per row: the whole identity is n * n numbers)."""
     e = np.zeros(n)
-    if i < n:
-        e[i] = 1.0
+    e[i] = 1.0
     return e
-
-
-@specialized_from_source
-def _at_least_one(n):
-    """How many rows of the basis to sweep: ``n``, or one (of zeros, cut off after) for an empty basis, whose
-    sweep gives the output's shape (``vmap`` takes it from its first example) and an empty Jacobian, as JAX's."""
-    return max(n, 1)
 
 
 @specialized_from_source
@@ -97,7 +88,7 @@ def jacfwd(pushforward, args, dyn, single, has_aux):
     def column(i):
         return pushforward(args, _split(_one_hot(i, n), dyn))
 
-    out, columns, aux = in_turn(column, out_axes=(None, 0, None))(np.arange(_at_least_one(n)))
+    out, columns, aux = in_turn(column, out_axes=(None, 0, None))(np.arange(n))
     example = dyn[0] if single else dyn
     blocks = []
     for leaf, cols in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(columns)):
@@ -126,7 +117,7 @@ def jacrev(linearization, args, dyn, single, has_aux):
     def row(i):
         return pullback(_split(_one_hot(i, n), out))
 
-    rows = in_turn(row)(np.arange(_at_least_one(n)))
+    rows = in_turn(row)(np.arange(n))
     blocks = []
     start = 0
     for leaf in tree_util.tree_leaves(out):
