@@ -120,14 +120,13 @@ class _Block:
 
     def expr(self, node: gast.expr) -> Operand:
         """The block's expression for one row's ``node``, with one row's kind where it is known."""
-        operand = self.block_expr(node)
         aval = avals_analysis.expr_aval(node, self.avals)
+        operand = self.block_expr(node, None if aval is None else aval[1])
         operand.kind = None if aval is None else aval[0]
         return operand
 
-    def block_expr(self, node: gast.expr) -> Operand:
-        """The block's expression for one row's ``node``."""
-        rank = self.rank(node)
+    def block_expr(self, node: gast.expr, rank: Optional[int]) -> Operand:
+        """The block's expression for one row's ``node``, whose rank is ``rank``."""
         if not self.reads_rows(node):
             return Operand(node, False, rank)
         if isinstance(node, gast.Name):
