@@ -187,6 +187,19 @@ def test_compiled_median_over_every_axis_with_numpys_nan_and_empty_lanes(dtype):
             check_median(np.zeros((2, 0, 3)), ((1,), (0,), (None,), ((0, 1),)))
 
 
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_compiled_median_of_complex_numbers_is_numpys_lexicographic_middle(dtype):
+    # Numba's np.median takes real numbers only: complex lanes are sorted (lexicographically, as NumPy sorts
+    # them) and their middle taken; ties in the real parts and lanes of odd and even lengths
+    rng = np.random.default_rng(3)
+    a = (rng.integers(-2, 3, size=(3, 4, 5)) + 1j * rng.integers(-2, 3, size=(3, 4, 5))).astype(dtype)
+    calls = tuple((axis,) for axis in compiled_axes(3))
+    check_median(a, calls)
+    a[1, 2, 0] = complex(0.5, np.nan)
+    a[0, 0, 1] = np.nan
+    check_median(a, calls)
+
+
 @functools.lru_cache(maxsize=None)
 def compiled_median(calls):
     body = "".join(f"rt.median(a, {args[0]!r}), " for args in calls)

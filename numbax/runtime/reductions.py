@@ -283,15 +283,20 @@ def impl(a, axis=None):
         if {length} == 0{nan}:
             out[r] = np.nan
         else:
-            out[r] = np.median(rows[r])
+            lane = {lane}
+            out[r] = {middle}
     return {result}
 """
+# complex numbers' median as NumPy's: the middle of the lane sorted lexicographically (Numba's np.median takes
+# real numbers only), the mean of the middle two for an even length
+_COMPLEX_MIDDLE = "lane[{n} // 2] if {n} % 2 == 1 else (lane[{n} // 2 - 1] + lane[{n} // 2]) / 2"
 
 
 @overload(median, prefer_literal=True)
 def _median(a, axis=None):
-    """The lanes along ``axis`` (moved to the end, merged where it is a tuple), each the median of Numba's, NaN
-    where the lane has a NaN or is empty (as NumPy's; Numba's sorts a NaN last and takes the middle)."""
+    """The lanes along ``axis`` (moved to the end, merged where it is a tuple), each the median of Numba's (of
+    complex numbers: the middle in lexicographic order, as NumPy's), NaN where the lane has a NaN or is empty (as
+    NumPy's; Numba's sorts a NaN last and takes the middle)."""
     dtype = array_dtype("median", a)
     axes = normalize_axes("median", a.ndim, static("median", "axis", axis))
     kept = tuple(k for k in range(a.ndim) if k not in axes)
@@ -301,7 +306,9 @@ def _median(a, axis=None):
     return compile_source(_MEDIAN.format(
         lanes=f"np.transpose(a, {order})" if order != tuple(sorted(order)) else "a", count=product(kept),
         length=product(axes), dtype=numpy_result("median", np.median, dtype).name, result=result,
-        nan=" or np.any(np.isnan(rows[r]))" if dtype.kind == "f" else ""))
+        lane="np.sort(rows[r])" if dtype.kind == "c" else "rows[r]",
+        middle=_COMPLEX_MIDDLE.format(n=product(axes)) if dtype.kind == "c" else "np.median(lane)",
+        nan=" or np.any(np.isnan(rows[r]))" if dtype.kind in "fc" else ""))
 
 
 _register_scan(cumsum, "+", np.cumsum)
