@@ -64,6 +64,20 @@ def test_moments_and_elementwise_functions_agree_with_numpy(gpu):
     _agree(numbax.jit(functions, backend="gpu")(X, y), expected)
 
 
+def clipped(x, b):
+    return x.clip(max=b), np.clip(x, None, b), np.clip(x, b, None), np.clip(x, min=-b), x.clip(-b, b)
+
+
+def test_clip_with_one_bound_agrees_with_numpy_and_the_cpu_backends_gradient(gpu):
+    # a bound of None was refused ("Constant inside an array expression"); its kernel takes the other bound only
+    x = np.array([-2.5, -0.0, 0.3, 1.0, np.nan, 4.0])
+    _agree(numbax.jit(clipped, backend="gpu")(x, 0.5), clipped(x, 0.5))
+    total = lambda x, b: sum(np.sum(c * c) for c in clipped(x, b))  # noqa: E731
+    x = np.array([-2.5, -0.25, 0.3, 1.0, 4.0])
+    got = numbax.device_get(numbax.grad(total, argnums=(0, 1), backend="gpu")(x, 0.5))
+    _agree(got, numbax.grad(total, argnums=(0, 1))(x, 0.5))
+
+
 def rounding(x, k):
     return (np.floor(x), np.ceil(x), np.trunc(x), np.rint(x), np.round(x), np.cbrt(x), np.reciprocal(x),
             np.floor(k), np.reciprocal(k))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Tuple
 
 import gast
 import numpy as np
@@ -28,11 +28,12 @@ class Elementwise:
     passed positionally (a keyword is refused). ``complex_numbers``: whether the template computes NumPy's
     result of complex operands too (arithmetic, ``abs``, ``np.real``, ``np.conj``); the others (``math``'s
     functions, ``gr``'s device functions, casts) are for real numbers, and the GPU lowering refuses them a
-    complex operand."""
+    complex operand. ``without``: the template of a call whose operands at these positions are ``None``."""
 
     template: str
     arity: int
     complex_numbers: bool = False
+    without: Tuple[Tuple[Tuple[int, ...], str], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,7 +170,8 @@ _binary("(bool({0}) and bool({1}))", np.logical_and)
 _binary("(bool({0}) or bool({1}))", np.logical_or)
 _binary("(bool({0}) != bool({1}))", np.logical_xor)
 define(np.where, cuda=Elementwise("({1} if {0} else {2})", 3))
-define(np.clip, method_key("clip"), cuda=Elementwise("gr.minimum(gr.maximum({0}, {1}), {2})", 3))
+define(np.clip, method_key("clip"), cuda=Elementwise("gr.minimum(gr.maximum({0}, {1}), {2})", 3, without=(
+    ((1,), "gr.minimum({0}, {2})"), ((2,), "gr.maximum({0}, {1})"), ((1, 2), "{0}"))))
 _unary("float({0})", builtins.float)
 _unary("bool({0})", np.bool_)
 _unary("{0}", np.copy, method_key("copy"), complex_numbers=True)

@@ -135,7 +135,9 @@ def element(node: gast.expr, operands: Operands) -> str:
         raise Unsupported(f"`{app.name}`" if app is not None else type(node).__name__)
     if app.keywords or len(app.args) != lowering.arity:
         raise Unsupported(f"`{app.name}` with keyword arguments or {len(app.args)} operands")
-    return lowering.template.format(*[element(arg, operands) for arg in app.args])
+    absent = tuple(k for k, arg in enumerate(app.args) if isinstance(arg, gast.Constant) and arg.value is None)
+    template = dict(lowering.without).get(absent, lowering.template) if absent else lowering.template
+    return template.format(*["" if k in absent else element(arg, operands) for k, arg in enumerate(app.args)])
 
 
 def _unravel(flat: str, dims: Sequence[int], extent, prefix: str = "i") -> List[str]:
