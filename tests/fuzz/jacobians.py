@@ -20,6 +20,7 @@ import numbax
 from . import loader, references
 from .classify import (RIGHT, TRANSFORMS, UNCHECKED, WRONG, Outcome, _call, argnums_of, check, difference,
                        jax_function, single_precision)
+from .compositions import COMPOSITIONS, check_compositions
 from .grammar import Program
 
 JACOBIANS = ("jacfwd", "jacrev", "hessian")
@@ -116,9 +117,13 @@ def _against_jax(program: Program, module, transform: str, argnums, value, got, 
 
 
 def check_all(program: Program, backend: str, transforms=EXTENDED_TRANSFORMS) -> List[Outcome]:
-    """``classify.check``'s outcomes for its transforms in ``transforms``, then the Jacobians'."""
-    outcomes = check(program, backend, tuple(t for t in transforms if t not in JACOBIANS))
+    """``classify.check``'s outcomes for its transforms in ``transforms``, then the Jacobians', then the
+    compositions' (``compositions.py``)."""
+    outcomes = check(program, backend, tuple(t for t in transforms if t not in JACOBIANS + COMPOSITIONS))
     wanted = [t for t in transforms if t in JACOBIANS]
+    composed = [t for t in transforms if t in COMPOSITIONS]
+    if composed:
+        outcomes += check_compositions(program, backend, composed)
     if not wanted:
         return outcomes
     module = loader.load(program.source)

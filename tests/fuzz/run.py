@@ -11,7 +11,8 @@ norms, updates through views, closures, ``vmap`` along other axes) and checks ``
 ``hessian`` too (``jacobians.py``); the seeds of the default grammar keep their programs. ``--wide`` generates
 with the wide grammar (``wide.py``: the extended one over the breadth of NumPy numbax covers: the other ufuncs,
 statistics, shape functions, ``einsum`` and the other products, linear algebra, constructors), checked as
-``--extended`` is.
+``--extended`` is. ``--compositions`` checks, instead of those transforms, their compositions (``compositions.py``:
+``grad`` of ``grad``, ``vmap`` of ``grad``, ``grad`` of ``vmap``) on the chosen grammar's programs.
 
 ``--backend gpu`` runs the GPU backend (in Numba's CUDA simulator unless ``NUMBA_ENABLE_CUDASIM=0``), and with
 ``NUMBAX_RECORD_KERNELS=DIR`` records the kernels it launches for ``python -m tests.ptx.check DIR``.
@@ -60,6 +61,7 @@ if __name__ == "__main__":
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from .classify import FAILURES, INTERNAL, KINDS, TRANSFORMS, Outcome
+from .compositions import COMPOSITIONS
 from .extended import extended_programs
 from .grammar import Program, programs
 from .jacobians import EXTENDED_TRANSFORMS, check_all
@@ -135,10 +137,11 @@ class Session:
     """One run: counts everything generated, and shrinks failures that no minimized one explains."""
 
     def __init__(self, backend: str, out: str, max_shrinks: int, timeout: int, report_every: int = 100,
-                 grammar: str = "default"):
+                 grammar: str = "default", compositions: bool = False):
         self.backend, self.out, self.max_shrinks, self.timeout = backend, out, max_shrinks, timeout
         self.report_every, self.grammar = report_every, grammar
-        self.transforms = TRANSFORMS if grammar == "default" else EXTENDED_TRANSFORMS
+        self.transforms = COMPOSITIONS if compositions else TRANSFORMS if grammar == "default" else \
+            EXTENDED_TRANSFORMS
         self.tally = Tally(self.transforms)
         self.minimized: List[Minimized] = []
         self.raw_written: collections.Counter = collections.Counter()
@@ -278,7 +281,8 @@ def _run_in_chunks(session: Session, args, per_process: int) -> None:
         subprocess.run([sys.executable, "-m", "tests.fuzz.run", "--backend", args.backend, "-n", str(count),
                         "--seed", str(args.seed * 1000 + chunk), "--out", out, "--max-shrinks", str(args.max_shrinks),
                         "--timeout", str(args.timeout), "--report-every", str(args.report_every), "--tally", tally]
-                       + ([f"--{args.grammar}"] if args.grammar != "default" else []),
+                       + ([f"--{args.grammar}"] if args.grammar != "default" else [])
+                       + (["--compositions"] if args.compositions else []),
                        check=False)
         if not os.path.exists(tally):
             raise SystemExit(f"chunk {chunk} wrote no counts ({out}): see its output above")
@@ -308,6 +312,9 @@ def main(argv=None) -> int:
                          help="the extended grammar (tests/fuzz/extended.py) and jacfwd, jacrev and hessian too")
     grammar.add_argument("--wide", action="store_const", dest="grammar", const="wide",
                          help="the wide grammar (tests/fuzz/wide.py), checked as --extended is")
+    parser.add_argument("--compositions", action="store_true",
+                        help="check compositions instead (tests/fuzz/compositions.py: grad of grad, vmap of grad, "
+                             "grad of vmap)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "numbax-hypothesis"))
     per_process = args.per_process if args.per_process is not None else 250 if args.backend != "python" else 0
@@ -316,7 +323,8 @@ def main(argv=None) -> int:
 
         record.install(os.environ["NUMBAX_RECORD_KERNELS"])
         atexit.register(record.flush)
-    session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every, args.grammar)
+    session = Session(args.backend, args.out, args.max_shrinks, args.timeout, args.report_every, args.grammar,
+                      args.compositions)
     start = time.time()
     if 0 < per_process < args.n and args.tally is None:
         _run_in_chunks(session, args, per_process)
