@@ -526,11 +526,10 @@ def _flip(m, axis=None):
 
 @overload(clip)
 def _clip(a, a_min, a_max):
-    """Numba's ``np.clip`` of an array with a bound; else NumPy's own definition, ``minimum(maximum(a, a_min),
-    a_max)`` (Numba's takes no number to clip, and no call without bounds, which NumPy 2 copies)."""
+    """NumPy's own definition, ``minimum(maximum(a, a_min), a_max)``: Numba's ``np.clip`` keeps ``a``'s shape where
+    bounds of more dimensions broadcast it, ignores a NaN bound, takes no number to clip, and no call without
+    bounds (which NumPy 2 copies)."""
     low, high = not _grad._is_none(a_min), not _grad._is_none(a_max)
-    if isinstance(a, types.Array) and (low or high):
-        return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
     if low and high:
         return lambda a, a_min, a_max: np.minimum(np.maximum(a, a_min), a_max)
     if low:

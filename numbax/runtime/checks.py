@@ -288,7 +288,7 @@ def check_where(condition, x, y, where):
     shapes = (np.shape(condition), np.shape(x), np.shape(y))
     for k in range(1, max(len(shapes[0]), len(shapes[1]), len(shapes[2])) + 1):
         a, b, c = _dim(shapes[0], k), _dim(shapes[1], k), _dim(shapes[2], k)
-        n = max(a, b, c)
+        n = a if a != 1 else b if b != 1 else c  # the dim other than 1, which may be 0
         if not (a in (1, n) and b in (1, n) and c in (1, n)):
             raise NumbaxShapeError(_UNBROADCASTABLE_3, where, shapes[0], shapes[1], shapes[2])
 

@@ -374,7 +374,8 @@ def _numpy_adjoint(spec: Spec, k: int, g, operands):
     sizes = {}
     for s, op in zip(spec.inputs, operands):
         for c, n in zip(s, np.shape(op)):
-            sizes[c] = max(sizes.get(c, 1), n)
+            if sizes.get(c, 1) == 1:  # a dim of 1 broadcasts to the other (which may be 0)
+                sizes[c] = n
     elsewhere = set(spec.output).union(*(set(s) for s, _ in others))
     kept = "".join(c for c in own if c in elsewhere)
     sums = ",".join([spec.output] + [s for s, _ in others]) + "->" + kept

@@ -544,6 +544,22 @@ SOURCE = textwrap.dedent('''
 
     def kron_of_reals(x):
         return np.sum(np.kron(x, x) ** 2)
+
+
+    def where_of_empty_rows(v, b):
+        return np.sum(np.where(b > 0.25, v, b) ** 3)
+
+
+    def clipped_by_rows(a, b):
+        return np.clip(a, 0.0, b), a.clip(b), np.clip(a, np.nan, 2.0)
+
+
+    def narrow_integers_bounded(x):
+        return np.clip(x, 1, 300), np.clip(x, -300, 2), np.where(x > 1, x, 300)
+
+
+    def narrow_integer_plus_300(x):
+        return x + 300
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -1629,3 +1645,38 @@ def test_a_refusal_inside_a_composite_points_at_the_users_call(found, backend):
     assert info.value.origin.lineno == _line(found, "return np.sum(np.real(np.kron(x, x)))")
     generated = numbax.source(numbax.grad(found.kron_of_reals, backend=backend), X)
     assert "composites.py" not in generated and "return np.sum(np.kron(x, x) ** 2)" in generated
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_np_where_broadcasts_a_number_against_an_empty_array(found, backend):
+    # found by the compositions (seed 5, python): np.where(b > 0.25, v, b) of a (3, 0) array and numbers raised
+    # "operands could not be broadcast together with shapes () (3,0) ()" (the check took the largest dim, 1,
+    # as the broadcast one; it is the dim other than 1, here 0)
+    v = np.zeros((3, 0))
+    assert numbax.jit(found.where_of_empty_rows, backend=backend)(v, 0.5) == 0.0
+    assert numbax.grad(found.where_of_empty_rows, backend=backend)(v, 0.5).shape == (3, 0)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_np_clip_broadcasts_to_its_bounds_and_takes_a_nan_bound_as_numpy(found, backend):
+    # found while testing the above: Numba's np.clip (which the cpu backend called for an array with bounds) kept
+    # the array's shape where a bound of more rows broadcasts it, (1, 3) clipped by (2, 3) bounds gave (1, 3),
+    # and ignored a NaN bound (NumPy's result is NaN): silent wrong values; np.clip is minimum(maximum(a, lo), hi)
+    a, b = np.array([[0.5, 1.5, -1.0]]), np.array([[0.75, 0.75, 0.75], [2.0, -1.0, 0.0]])
+    for got, want in zip(numbax.jit(found.clipped_by_rows, backend=backend)(a, b), found.clipped_by_rows(a, b)):
+        np.testing.assert_array_equal(got, want)
+        assert got.shape == want.shape == (2, 3) or np.isnan(want).all()
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_python_ints_outside_a_narrow_dtype_are_numpys(found, backend):
+    # np.clip(int8, 1, 300) and np.where(c, int8, 300) are int8 in NumPy 2 (a bound outside the range lets every
+    # value through; where's 300 is cast as C casts, 44): the specializer raised Python's OverflowError from
+    # inside a pass; `x + 300` raises NumPy's OverflowError, now at the user's line
+    x = np.array([0, 1, 2, 3], np.int8)
+    for got, want in zip(numbax.jit(found.narrow_integers_bounded, backend=backend)(x), found.narrow_integers_bounded(x)):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype == np.int8
+    with pytest.raises(numbax.NumbaxError, match="OverflowError.*300 out of bounds for int8") as info:
+        numbax.jit(found.narrow_integer_plus_300, backend=backend)(x)
+    assert info.value.origin.lineno == _line(found, "return x + 300")

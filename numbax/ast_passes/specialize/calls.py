@@ -300,15 +300,18 @@ class CallsMixin:
         positions = dtypes.PROMOTED.get(func, ())
         if result is None or not positions:
             return args
-        return [self.operand_in(a, result) if i in positions else a for i, a in enumerate(args)]
+        beyond = "clamp" if func is np.clip else "wrap"
+        return [self.operand_in(a, result, beyond) if i in positions else a for i, a in enumerate(args)]
 
-    def operand_in(self, value: Any, result) -> Any:
-        """``value`` spelled in ``result``'s dtype where NumPy computes it there but Numba would not."""
+    def operand_in(self, value: Any, result, beyond: str = "raise") -> Any:
+        """``value`` spelled in ``result``'s dtype where NumPy computes it there but Numba would not; a Python
+        int outside an integer dtype's range as ``dtypes.weak_int`` takes it (``beyond``)."""
         aval = dtypes.aval_of(value)
         if aval is None:
             return value
         if aval.weak and not isinstance(value, Dyn):
-            return result.dtype.type(value)
+            return dtypes.weak_int(value, result.dtype, beyond) if result.dtype.kind in "iu" and \
+                isinstance(value, int) else result.dtype.type(value)
         if aval.dtype == result.dtype:
             return value
         if isinstance(value, np.ndarray):
@@ -386,7 +389,7 @@ class CallsMixin:
         result = self.representable(node, dtypes.ufunc_call(func, avals), f"`{callee_name(func)}`")
         if result is None or result.dtype.kind not in "fc":
             return args
-        return [self.operand_in(a, result) for a in args]
+        return [self.fold(node, self.operand_in, a, result) for a in args]
 
     def call_composite(self, node, func, written: types.FunctionType, args: List[Any], kwargs: Dict[str, Any]):
         """The composite ``written`` of ``func`` specialized at the call; an error raised at one of its lines (an
@@ -426,10 +429,10 @@ class CallsMixin:
                               "compare np.real(z) or np.abs(z) instead (NumPy's lexicographic order of "
                               "complex numbers is not compiled)")
         narrowed = dtypes.narrowed_operands(func, avals, result)
-        args = [self.operand_in(a, result) if k in narrowed else a for k, a in enumerate(args)]
+        args = [self.fold(node, self.operand_in, a, result) if k in narrowed else a for k, a in enumerate(args)]
         kept = func.__name__ not in legalize.VECTORIZED  # (numbax's own loops widen next to an integer literal)
         call = gast.Call(func=self.materializer.reference(func),
-                         args=[self.weak_operand(a, aval, result, kept) for a, aval in zip(args, avals)], keywords=[])
+                         args=[self.weak_operand(node, a, aval, result, kept) for a, aval in zip(args, avals)], keywords=[])
         value = Dyn(call, result)
         self.check(node, value, checks.call(func, args, {}))
         if len(args) == 2:

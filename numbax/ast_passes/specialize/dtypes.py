@@ -122,6 +122,20 @@ def operator_symbol(op: gast.operator) -> str:
     return symbols.get(type(op), type(op).__name__)
 
 
+def weak_int(value: int, dtype: np.dtype, beyond: str) -> Any:
+    """The Python int ``value`` in the integer ``dtype``, as NumPy 2 takes one outside its range: ``"raise"``
+    (arithmetic: NumPy's ``OverflowError``), ``"clamp"`` (``np.clip``'s bounds: the nearest end of the range,
+    which lets every value through), or ``"wrap"`` (``np.where``'s operands: cast as C casts, modulo 2**bits)."""
+    info = np.iinfo(dtype)
+    if info.min <= value <= info.max or beyond == "raise":
+        return dtype.type(value)  # NumPy's OverflowError outside the range
+    if beyond == "clamp":
+        return dtype.type(min(max(value, info.min), info.max))
+    modulus = 1 << info.bits
+    wrapped = value % modulus
+    return dtype.type(wrapped - modulus if wrapped > info.max else wrapped)
+
+
 def _matmul_ndim(a: int, b: int) -> int:
     if a == 1 and b == 1:
         return 0

@@ -149,8 +149,9 @@ class ExpressionsMixin:
         self.refuse_numpys_refusal(node, func, avals, f"`{dtypes.operator_symbol(op)}`")
         result = self.representable(node, dtypes.binop(op, *avals, right), f"`{dtypes.operator_symbol(op)}`")
         narrowed = dtypes.narrowed_operands(func, avals, result)
-        left, right = (self.operand_in(v, result) if k in narrowed else v for k, v in enumerate((left, right)))
-        left, right = (self.weak_operand(v, a, result) for v, a in zip((left, right), avals))
+        left, right = (self.fold(node, self.operand_in, v, result) if k in narrowed else v  # NumPy's OverflowError
+                       for k, v in enumerate((left, right)))
+        left, right = (self.weak_operand(node, v, a, result) for v, a in zip((left, right), avals))
         return self.in_numpys_scalar_dtype(gast.BinOp(left=left, op=op, right=right), func, avals, result)
 
     def updates_in_its_dtype(self, op: gast.operator, current: Dyn, value: Any) -> bool:
@@ -237,7 +238,7 @@ class ExpressionsMixin:
             self.refuse_dtype(node, f"`{dtypes.ORDERINGS[type(op)]}` on complex numbers",
                               "compare np.real(z) or np.abs(z) instead (NumPy's lexicographic order of "
                               "complex numbers is not compiled)")
-        left, right = (self.weak_operand(v, a, common) for v, a in zip((left, right), avals))
+        left, right = (self.weak_operand(node, v, a, common) for v, a in zip((left, right), avals))
         python = all(a is not None and a.weak for a in avals)  # Python numbers compare to a Python bool
         result = AVal(np.dtype(bool), common.ndim, weak=python) if common is not None else None
         return Dyn(gast.Compare(left=left, ops=[op], comparators=[right]), result)
@@ -257,15 +258,16 @@ class ExpressionsMixin:
                               "to compute in float32")
         return result
 
-    def weak_operand(self, value: Any, aval, result, literal_kept: bool = True) -> gast.expr:
-        """The operand's expression; a weak number in the dtype NumPy 2 gives ``result`` (see ``dtypes``,
-        ``weak_cast``)."""
+    def weak_operand(self, node: gast.expr, value: Any, aval, result, literal_kept: bool = True) -> gast.expr:
+        """The operand's expression in ``node``; a weak number in the dtype NumPy 2 gives ``result`` (see
+        ``dtypes``, ``weak_cast``; NumPy's OverflowError, at the user's line, for a Python int outside an integer
+        dtype's range)."""
         dtype = dtypes.weak_cast(value, aval, result, literal_kept)
         if dtype is None:
             return self.materialize(value)
         if isinstance(value, Dyn):
             return gast.Call(func=self.materializer.reference(dtype.type), args=[value.expr()], keywords=[])
-        return self.materialize(dtype.type(value))
+        return self.materialize(self.fold(node, dtype.type, value))
 
     def eval_UnaryOp(self, node):
         operand = self.eval(node.operand)
