@@ -73,8 +73,9 @@ def take_along_axis(arr, indices, axis):
 
 
 def average(a, axis=None, weights=None, returned=False):
-    """``np.average``: the mean, or the ``weights``-weighted mean (1-D weights along ``axis``), over ``axis``;
-    with ``returned``, with the sum of the weights (the count without them) in the average's shape. Weights that
+    """``np.average``: the mean, or the ``weights``-weighted mean (weights of ``a``'s shape, or 1-D weights along
+    ``axis``), over ``axis``; with ``returned``, with the sum of the weights (the count without them) in the
+    average's shape. Weights of another shape raise NumPy's TypeError (no ``axis``) or ValueError; weights that
     sum to zero along ``axis`` raise ZeroDivisionError, as NumPy's do."""
     if weights is None:
         avg = np.mean(a, axis=axis)
@@ -82,9 +83,17 @@ def average(a, axis=None, weights=None, returned=False):
     else:
         w = weights
         b = a
-        if axis is not None and np.asarray(weights).ndim == 1 and a.ndim > 1:
+        if np.asarray(weights).ndim != np.asarray(a).ndim:  # known while compiling
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if np.asarray(weights).ndim != 1 or np.shape(weights)[0] != np.shape(a)[axis]:
+                raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
             b = np.moveaxis(a, axis, -1)
             axis = -1
+        elif np.shape(a) != np.shape(weights):  # of one rank: NumPy's errors, whatever the axis
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
         scale = np.sum(w + np.zeros_like(b), axis=axis)
         if np.any(scale == 0):  # NumPy's error (JAX gives nan)
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
@@ -112,8 +121,11 @@ def kron(a, b):
 
 
 def float_power(x1, x2):
-    """``np.power`` in float64 (complex128 for complex operands)."""
-    return np.power(np.asarray(x1) * np.float64(1.0), np.asarray(x2) * np.float64(1.0))
+    """``np.power`` in float64 (complex128 for complex operands): each operand cast, not multiplied by 1.0 (which
+    makes ``inf - 0.5j`` ``inf + nanj``)."""
+    complex_numbers = np.asarray(x1).dtype.kind == "c" or np.asarray(x2).dtype.kind == "c"
+    dtype = np.complex128 if complex_numbers else np.float64
+    return np.power(np.asarray(x1, dtype=dtype), np.asarray(x2, dtype=dtype))
 
 
 def heaviside(x1, x2):
@@ -139,6 +151,8 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
 def vander(x, N=None, increasing=False):
     """``np.vander``: the powers of the vector ``x``, decreasing unless ``increasing``."""
+    if np.asarray(x).ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
     n = x.shape[0] if N is None else N
     powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
     return x[:, None] ** powers[None, :]

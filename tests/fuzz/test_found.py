@@ -560,6 +560,38 @@ SOURCE = textwrap.dedent('''
 
     def narrow_integer_plus_300(x):
         return x + 300
+
+
+    def average_of(a, w):
+        return np.average(a, weights=w)
+
+
+    def average_of_rows(a, w):
+        return np.average(a, axis=-1, weights=w)
+
+
+    def float_power_of(a, b):
+        return np.float_power(a, b)
+
+
+    def vander_of(x):
+        return np.vander(x, 3)
+
+
+    def compared_beyond_int8(a):
+        return a > -129, a == 300, a < 2 ** 40, 300 > a
+
+
+    def indexed_in_a_loop(x):
+        for i in range(2):
+            x = x + x[i]
+        return np.sum(0.5 + x)
+
+
+    def scaled_in_a_loop(x):
+        for i in range(2):
+            x = x * np.sin(x[i])
+        return np.sum(x ** 2)
 ''')
 
 X = np.array([0.3, -0.7, 1.1, 0.5])
@@ -1680,3 +1712,55 @@ def test_python_ints_outside_a_narrow_dtype_are_numpys(found, backend):
     with pytest.raises(numbax.NumbaxError, match="OverflowError.*300 out of bounds for int8") as info:
         numbax.jit(found.narrow_integer_plus_300, backend=backend)(x)
     assert info.value.origin.lineno == _line(found, "return x + 300")
+
+
+def _gradient_along(gradient):
+    def along(x, t):
+        return np.sum(gradient(x) * t)
+
+    return along
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("name", ["indexed_in_a_loop", "scaled_in_a_loop"])
+def test_reverse_over_reverse_through_a_loop_that_saves_rows(found, backend, name):
+    # found by the compositions (seed 11, python): grad of a gradient whose loop saved the array of each
+    # iteration in a row table it never read: the table was dropped and its rows still written (NameError)
+    from .references import jax, oracles  # in float64 mode
+
+    fn = getattr(found, name)
+    x, t = np.array([-2.0, -1.0, 3.0, 0.5]), np.array([0.5, -1.0, 2.0, 1.5])
+    got = numbax.grad(_gradient_along(numbax.grad(fn, backend=backend)), backend=backend)(x, t)
+    with jax.disable_jit():
+        want = jax.jvp(jax.grad(oracles.to_jax(fn)), (x,), (t,))[1]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_edge_operands_are_numpys(found, backend):
+    # found by an edge-case sweep of jit against NumPy: np.average with weights of another shape gave a value
+    # where NumPy raises (TypeError without axis, ValueError with one); np.float_power of complex infinities
+    # (x * 1.0 makes inf - 0.5j inf + nanj); np.vander of a number raised Python's TypeError from the compiler;
+    # int8 compared with a Python int outside int8's range raised OverflowError (NumPy 2 compares exactly)
+    jit = functools.partial(numbax.jit, backend=backend)
+    for a, w in ((np.arange(4.0), 3.0), (np.ones((2, 3)), np.ones(3)), (np.ones(3), np.ones(2))):
+        with pytest.raises(TypeError, match="Axis must be specified when shapes of a and weights differ"):
+            jit(found.average_of)(a, w)
+    for a, w in ((np.ones((2, 3)), np.ones(2)), (np.ones((2, 3)), np.ones((1, 3))), (np.ones(3), np.ones(2))):
+        with pytest.raises(ValueError, match="Shape of weights must be consistent with shape of a"):
+            jit(found.average_of_rows)(a, w)
+    a, w = np.arange(6.0).reshape(2, 3), np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(jit(found.average_of_rows)(a, w), np.average(a, axis=-1, weights=w), rtol=1e-15)
+    z = np.array([np.inf - 0.5j, -0.5 + 0.25j])
+    if backend == "python":  # Numba's complex power of an infinity is NaN (NumPy's is not), left as Numba's
+        np.testing.assert_array_equal(jit(found.float_power_of)(z, True), np.float_power(z, True))
+    for x, y in ((np.array([-0.0, 2.0], np.float32), 3), (2, np.array([1, 2, -1])), (np.int8(3), 0.5)):
+        got, want = jit(found.float_power_of)(x, y), np.float_power(x, y)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    with pytest.raises(ValueError, match="x must be a one-dimensional array"):
+        jit(found.vander_of)(2.0)
+    for x in (np.array([-3, 3, 2, 0], np.int8), np.array([0, 255], np.uint8)):
+        for got, want in zip(jit(found.compared_beyond_int8)(x), found.compared_beyond_int8(x)):
+            np.testing.assert_array_equal(got, want)

@@ -238,7 +238,7 @@ class ExpressionsMixin:
             self.refuse_dtype(node, f"`{dtypes.ORDERINGS[type(op)]}` on complex numbers",
                               "compare np.real(z) or np.abs(z) instead (NumPy's lexicographic order of "
                               "complex numbers is not compiled)")
-        left, right = (self.weak_operand(node, v, a, common) for v, a in zip((left, right), avals))
+        left, right = (self.weak_operand(node, v, a, common, beyond="keep") for v, a in zip((left, right), avals))
         python = all(a is not None and a.weak for a in avals)  # Python numbers compare to a Python bool
         result = AVal(np.dtype(bool), common.ndim, weak=python) if common is not None else None
         return Dyn(gast.Compare(left=left, ops=[op], comparators=[right]), result)
@@ -258,15 +258,20 @@ class ExpressionsMixin:
                               "to compute in float32")
         return result
 
-    def weak_operand(self, node: gast.expr, value: Any, aval, result, literal_kept: bool = True) -> gast.expr:
+    def weak_operand(self, node: gast.expr, value: Any, aval, result, literal_kept: bool = True,
+                     beyond: str = "raise") -> gast.expr:
         """The operand's expression in ``node``; a weak number in the dtype NumPy 2 gives ``result`` (see
-        ``dtypes``, ``weak_cast``; NumPy's OverflowError, at the user's line, for a Python int outside an integer
-        dtype's range)."""
+        ``dtypes``, ``weak_cast``). A Python int outside an integer dtype's range raises NumPy's OverflowError at
+        the user's line (arithmetic), or is kept as it is (``beyond="keep"``: NumPy 2 compares it exactly, as
+        Numba's int64 comparison does)."""
         dtype = dtypes.weak_cast(value, aval, result, literal_kept)
         if dtype is None:
             return self.materialize(value)
         if isinstance(value, Dyn):
             return gast.Call(func=self.materializer.reference(dtype.type), args=[value.expr()], keywords=[])
+        if beyond == "keep" and dtype.kind in "iu" and isinstance(value, int) and \
+                not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            return self.materialize(value)
         return self.materialize(self.fold(node, dtype.type, value))
 
     def eval_UnaryOp(self, node):

@@ -34,6 +34,14 @@ from numbax.ast_passes.analyses.shapes import dim_length
 from numbax.ast_passes.naming import Namer
 
 
+def _row_assigned(target: gast.expr):
+    """The row table that ``target`` is a row of (``t5_rows[row]``, as ``higher_order`` code saves a row), else
+    None."""
+    if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+        return target.value.id
+    return None
+
+
 def _call_method(obj: str, method: str, args: List[gast.expr]) -> gast.Call:
     return gast.Call(func=gast.Attribute(value=_name(obj), attr=method, ctx=gast.Load()), args=args, keywords=[])
 
@@ -324,6 +332,7 @@ class Saves:
         for stmt in stmts:
             if isinstance(stmt, gast.Assign) and (
                     isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in tapes or
+                    _row_assigned(stmt.targets[0]) in tapes or  # a row saved by assignment (``higher_order``)
                     self._read_of(stmt.value) in tapes) or \
                     isinstance(stmt, gast.Expr) and _tape_call(stmt.value, "append") in tapes or \
                     isinstance(stmt, gast.Expr) and row_store(stmt.value) in tapes or \
