@@ -179,6 +179,13 @@ class NumbaxUnimplementedValueError(NumbaxRunTimeError, NotImplementedError):
     HINT = "keep the values in the range the message names (np.where(k < 64, x << k, 0) for a shift)."
 
 
+class NumbaxOverflowError(NumbaxRunTimeError, OverflowError):
+    """A Python int outside the range of the integer dtype that NumPy 2 computes it in (``uint8_array - k`` for
+    ``k = -1``): NumPy raises ``OverflowError``; compiled code would wrap it around."""
+
+    HINT = "cast the array first (x.astype(np.int64) - k), or keep the number in the array's dtype's range."
+
+
 class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
     """Arrays whose shapes do not fit the operation the user wrote: NumPy raises ``ValueError`` (broadcasting,
     reshapes), JAX ``TypeError`` (contractions such as ``np.dot`` under ``grad``), so it is both."""

@@ -11,7 +11,8 @@ Python's order of evaluation: reads before writes) stands one call of a
 - a subscript: one ``rt.check_index(x, i, axis, where)`` per index that is not
   a slice, ``None`` or ``...`` (``axis`` counted from the end after ``...``);
 - a division of Python numbers: ``rt.check_divisor(d, message, where)``; a power of integers:
-  ``rt.check_power(b, e, message, where)``; a shift of integers: ``rt.check_shift(k, bits, where)``;
+  ``rt.check_power(b, e, message, where)``; a shift of integers: ``rt.check_shift(k, bits, where)``; a Python
+  int cast to a narrow integer dtype: ``rt.check_weak_int(k, low, high, message, where)``;
 - an in-place operation on an array, ``x op= y`` (the mark is on ``x``):
   ``rt.check_in_place(x, y, where)``; an array written into a slice,
   ``x[i:j] = y`` (on the target, after its index checks): ``rt.check_store(x[i:j], y, where)``;
@@ -62,6 +63,7 @@ import os
 from typing import List, Optional, Set, Tuple
 
 import gast
+import numpy as np
 
 from numbax.ast_passes import anno
 from numbax.ast_passes.anf import MODULES
@@ -145,6 +147,10 @@ def _operands(node: gast.expr, check: Check, stmt: gast.stmt) -> List[List[str]]
         return [[unparse(node), unparse(stmt.value)]]
     if check.helper == "check_divisor":
         return [[unparse(node.right), repr(check.message)]]
+    if check.helper == "check_weak_int":  # ``np.uint8(k)``: ``k`` within the dtype's range
+        info = np.iinfo(check.message)
+        return [[unparse(node.args[0]), str(info.min), str(info.max),
+                 repr(f"Python integer {{}} out of bounds for {check.message}")]]
     if check.helper in ("check_power", "check_shift"):  # ``b ** e``, ``x << k`` or their NumPy functions
         operands = [node.left, node.right] if isinstance(node, gast.BinOp) else node.args[:2]
         if check.helper == "check_shift":  # the count and the integers' bits

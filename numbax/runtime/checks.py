@@ -13,6 +13,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
 - ``check_power(b, e, message, where)``: an integer's integer exponent is not negative (``ValueError``).
 - ``check_item(x, where)``: ``x.item()`` of an array of one element (``ValueError``).
+- ``check_weak_int(k, low, high, message, where)``: a Python int lies in the range of the integer dtype NumPy 2
+  computes it in (``OverflowError``).
 - ``check_shift(k, bits, where)``: a shift count lies in ``0..bits - 1`` (NumPy's 0 or -1 beyond is refused).
 - ``check_broadcast(a, b, where)``: two arrays broadcast together (``ValueError``).
 - ``check_in_place(x, y, where)``: ``x op= y`` of arrays fits its result into ``x`` (``ValueError``).
@@ -61,12 +63,13 @@ from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
-    NumbaxShapeError, NumbaxUnimplementedValueError, NumbaxZeroDivisionError
+    NumbaxOverflowError, NumbaxShapeError, NumbaxUnimplementedValueError, NumbaxZeroDivisionError
 from numbax.runtime import cached
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",
+           "check_weak_int",
            "check_broadcast", "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack",
-           "check_vstack", "check_stack", "check_dot", "check_matmul", "check_reshape", "check_list_length",
+           "check_vstack", "check_stack", "check_dot", "check_vdot", "check_matmul", "check_reshape", "check_list_length",
            "check_list_item", "check_row", "check_scatter", "check_devices", "check_key", "check_carried"]
 
 
@@ -196,6 +199,14 @@ def check_power(base, exponent, message, where):
     for k in range(exponents.size):
         if exponents[k] < 0:
             raise NumbaxIntegerPowerError(message, where)
+
+
+@register_jitable
+def check_weak_int(value, low, high, message, where):
+    """Raise ``NumbaxOverflowError(message)`` (NumPy's text, the value left to fill in) at ``where`` if the Python
+    int ``value`` is outside ``low..high``, the range of the integer dtype NumPy 2 computes it in."""
+    if value < low or value > high:
+        raise NumbaxOverflowError(message, where, value)
 
 
 _SHIFT = ("a shift count of {} is outside 0..{} for {}-bit integers (NumPy gives 0, or -1 shifting a negative number "
@@ -363,6 +374,15 @@ def check_dot(a, b, where):
     if a.shape[i] != b.shape[j]:
         raise NumbaxShapeError("shapes {:shape} and {:shape} not aligned: {} (dim {}) != {} (dim {})", where,
                                a.shape, b.shape, a.shape[i], i, b.shape[j], j)
+
+
+@_compiled_once(called=True)
+def check_vdot(a, b, where):
+    """Raise ``NumbaxShapeError`` at ``where`` unless ``np.vdot(a, b)`` of arrays, which flattens both, has as
+    many elements in each (Numba's takes a vector of one element against any)."""
+    if a.size != b.size:
+        raise NumbaxShapeError("np.vdot of arrays of {} and {} elements: vdot flattens both, their sizes must agree",
+                               where, a.size, b.size)
 
 
 @_compiled_once(called=True)

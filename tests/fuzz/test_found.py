@@ -582,6 +582,18 @@ SOURCE = textwrap.dedent('''
         return a > -129, a == 300, a < 2 ** 40, 300 > a
 
 
+    def vdot_of(a, b):
+        return np.vdot(a, b)
+
+
+    def less_by(a, k):
+        return a - k, np.subtract(a, k)
+
+
+    def signs_of(a):
+        return np.sign(a)
+
+
     def indexed_in_a_loop(x):
         for i in range(2):
             x = x + x[i]
@@ -1764,3 +1776,24 @@ def test_edge_operands_are_numpys(found, backend):
     for x in (np.array([-3, 3, 2, 0], np.int8), np.array([0, 255], np.uint8)):
         for got, want in zip(jit(found.compared_beyond_int8)(x), found.compared_beyond_int8(x)):
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_edge_operands_numpy_refuses_are_refused(found, backend):
+    # found by the edge sweep on cpu: np.vdot of a vector of one element and one of four gave a value (Numba's
+    # vdot takes the one element against any; NumPy raises); uint8 minus a Python int -1 passed at run time gave
+    # 3 (the int wrapped to 255; NumPy raises OverflowError); np.sign of bools gave int8 (NumPy has no loop)
+    jit = functools.partial(numbax.jit, backend=backend)
+    with pytest.raises(ValueError, match="vdot flattens both") as info:
+        jit(found.vdot_of)(np.array([1.0]), np.array([3.0, 1.0, -4.0, 3.0]))
+    assert info.value.origin.lineno == _line(found, "return np.vdot(a, b)")
+    assert jit(found.vdot_of)(np.ones((2, 3)), np.arange(6.0)) == 15.0
+    a = np.array([2, 0], np.uint8)
+    with pytest.raises(OverflowError, match="Python integer -1 out of bounds for uint8") as info:
+        jit(found.less_by)(a, -1)
+    assert info.value.origin.lineno == _line(found, "return a - k, np.subtract(a, k)")
+    for got, want in zip(jit(found.less_by)(a, 1), found.less_by(a, 1)):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == np.uint8
+    with pytest.raises(numbax.NumbaxDtypeError, match="np.sign"):
+        jit(found.signs_of)(np.array([True, False]))

@@ -423,6 +423,7 @@ class CallsMixin:
             self.fail(node, f"`np.{func.__name__}` takes {func.nin} operands"
                       f"{' and `out=`' if func.nout == 1 else ''}, got {len(args)}" + (" and `out=`" * (out is not None)))
         avals = [dtypes.aval_of(a) for a in args]
+        self.refuse_numpys_refusal(node, func, avals, f"`np.{func.__name__}`")  # np.sign of bools: no loop
         result = self.representable(node, dtypes.ufunc_call(func, avals), f"`np.{func.__name__}`")
         if func in dtypes.ORDERING_UFUNCS and any(a is not None and a.dtype.kind == "c" for a in avals):
             self.refuse_dtype(node, f"`np.{func.__name__}` of complex numbers",

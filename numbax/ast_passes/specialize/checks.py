@@ -133,7 +133,7 @@ def _joined(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str,
 
 def call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ...]]:
     """The check of a NumPy call ``func(*args)`` (a binary ufunc, ``np.where``, ``np.dot``, ``np.matmul``,
-    ``np.reshape``, the joins of arrays)."""
+    ``np.vdot``, ``np.reshape``, the joins of arrays)."""
     if func in _JOINS:
         return _joined(func, args, kwargs)
     if func is np.where and len(args) == 3 and not kwargs:
@@ -147,6 +147,8 @@ def call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ..
         return None
     if func in _CONTRACTIONS:
         return (_CONTRACTIONS[func],)
+    if func is np.vdot:
+        return ("check_vdot",)
     if isinstance(func, np.ufunc) and func.nin == 2 and func is not np.matmul:
         return ("check_broadcast",)
     return None

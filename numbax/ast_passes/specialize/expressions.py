@@ -264,11 +264,16 @@ class ExpressionsMixin:
         ``dtypes``, ``weak_cast``). A Python int outside an integer dtype's range raises NumPy's OverflowError at
         the user's line (arithmetic), or is kept as it is (``beyond="keep"``: NumPy 2 compares it exactly, as
         Numba's int64 comparison does)."""
+        if beyond == "raise" and result is not None and result.dtype.kind in "iu" and type(value) is int:
+            self.fold(node, result.dtype.type, value)  # NumPy's OverflowError where it is outside the dtype's range
         dtype = dtypes.weak_cast(value, aval, result, literal_kept)
         if dtype is None:
             return self.materialize(value)
         if isinstance(value, Dyn):
-            return gast.Call(func=self.materializer.reference(dtype.type), args=[value.expr()], keywords=[])
+            cast = gast.Call(func=self.materializer.reference(dtype.type), args=[value.expr()], keywords=[])
+            if beyond == "raise" and dtype.kind in "iu" and aval is not None and aval.dtype.kind in "iu":
+                run_time_checks.mark(cast, "check_weak_int", self.origin(node), dtype.name)  # NumPy's OverflowError
+            return cast
         if beyond == "keep" and dtype.kind in "iu" and isinstance(value, int) and \
                 not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
             return self.materialize(value)
