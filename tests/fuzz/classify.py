@@ -300,13 +300,33 @@ def check_jvp(program: Program, module, backend: str, path: str) -> Outcome:
     return Outcome("jvp", WRONG, f"{wrong} (the tangent)") if wrong else Outcome("jvp", RIGHT)
 
 
+def differentiable_at(program: Program, module, argnums) -> bool:
+    """Whether ``grad`` of ``prog_sum`` is defined at the program's arguments (float inputs, a finite float
+    output): elsewhere the refusals are ``grad``'s to check."""
+    forward = references.numpy_call(module.prog_sum, program.args)
+    return all(np.asarray(program.args[k]).dtype.kind == "f" for k in argnums) and forward.error is None \
+        and np.asarray(forward.value).dtype.kind == "f" and bool(np.all(np.isfinite(forward.value)))
+
+
+def against_jax_hvp(transform: str, program: Program, module, argnums, tangents: tuple, got) -> Outcome:
+    """``got``, a Hessian-vector product per argument in ``argnums``, against JAX's forward over reverse of the
+    program (or its twin) along ``tangents``; unchecked where JAX gives none."""
+    jax_fn = jax_function(program, module)
+    expected = references.jax_hvp(jax_fn, program.args, argnums, tangents) if jax_fn is not None else None
+    if expected is None or expected.value is None:
+        return Outcome(transform, UNCHECKED)
+    for k, g, want in zip(argnums, got, expected.value):
+        wrong = difference(g, want, "jax", single=single_precision(program.args))
+        if wrong:
+            return Outcome(transform, WRONG, f"{wrong} (d{'xys'[k]})")
+    return Outcome(transform, RIGHT)
+
+
 def check_hvp(program: Program, module, backend: str, path: str) -> Optional[Outcome]:
     """Second order, forward over reverse: ``jvp`` of ``grad(prog_sum)`` against JAX's (of the program or its
     twin); None where ``grad`` itself is refused (an integer input, a non-float or non-finite output)."""
     argnums = argnums_of(program)
-    forward = references.numpy_call(module.prog_sum, program.args)
-    if any(np.asarray(program.args[k]).dtype.kind != "f" for k in argnums) or forward.error is not None \
-            or np.asarray(forward.value).dtype.kind != "f" or not np.all(np.isfinite(forward.value)):
+    if not differentiable_at(program, module, argnums):
         return None
     tangents = tangents_for(program.args)
     got, raised = _call("hvp", lambda: lambda *a: numbax.jvp(
@@ -314,16 +334,7 @@ def check_hvp(program: Program, module, backend: str, path: str) -> Optional[Out
         program.args, path, references.Reference())
     if raised is not None:
         return raised
-    jax_fn = jax_function(program, module)
-    expected = references.jax_hvp(jax_fn, program.args, argnums, tangents) if jax_fn is not None else None
-    if expected is None or expected.value is None:
-        return Outcome("hvp", UNCHECKED)
-    single = single_precision(program.args)
-    for k, g, want in zip(argnums, got[1], expected.value):
-        wrong = difference(g, want, "jax", single=single)
-        if wrong:
-            return Outcome("hvp", WRONG, f"{wrong} (d{'xys'[k]})")
-    return Outcome("hvp", RIGHT)
+    return against_jax_hvp("hvp", program, module, argnums, tangents, got[1])
 
 
 def check(program: Program, backend: str, transforms=TRANSFORMS) -> List[Outcome]:

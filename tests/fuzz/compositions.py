@@ -22,8 +22,8 @@ import numbax
 from numbax.errors import NumbaxError
 
 from . import loader, references
-from .classify import (REFUSED, RIGHT, UNCHECKED, WRONG, Outcome, _call, argnums_of, difference, jax_function,
-                       single_precision, tangents_for)
+from .classify import (REFUSED, RIGHT, WRONG, Outcome, _call, against_jax_hvp, argnums_of, difference,
+                       differentiable_at, single_precision, tangents_for)
 from .grammar import Program, run_quietly
 
 COMPOSITIONS = ("rvp", "vgrad", "gvmap")
@@ -49,18 +49,10 @@ def _summed(mapped: Callable) -> Callable:
     return summed
 
 
-def _differentiable(program: Program, module, argnums) -> bool:
-    """Whether ``grad`` of ``prog_sum`` is defined at the program's arguments (float inputs, a finite float
-    output): elsewhere the refusals are ``grad``'s to check."""
-    forward = references.numpy_call(module.prog_sum, program.args)
-    return all(np.asarray(program.args[k]).dtype.kind == "f" for k in argnums) and forward.error is None \
-        and np.asarray(forward.value).dtype.kind == "f" and bool(np.all(np.isfinite(forward.value)))
-
-
 def check_rvp(program: Program, module, backend: str, path: str) -> Optional[Outcome]:
     """``grad`` of the gradient along the tangents against JAX's ``jvp`` of ``grad`` of the program."""
     argnums = argnums_of(program)
-    if not _differentiable(program, module, argnums):
+    if not differentiable_at(program, module, argnums):
         return None
     tangents = tangents_for(program.args)
     chosen = tuple(tangents[k] for k in argnums)
@@ -69,15 +61,7 @@ def check_rvp(program: Program, module, backend: str, path: str) -> Optional[Out
         *a, chosen), program.args, path, references.Reference())
     if raised is not None:
         return raised
-    jax_fn = jax_function(program, module)
-    expected = references.jax_hvp(jax_fn, program.args, argnums, tangents) if jax_fn is not None else None
-    if expected is None or expected.value is None:
-        return Outcome("rvp", UNCHECKED)
-    for k, g, want in zip(argnums, got, expected.value):
-        wrong = difference(g, want, "jax", single=single_precision(program.args))
-        if wrong:
-            return Outcome("rvp", WRONG, f"{wrong} (d{'xys'[k]})")
-    return Outcome("rvp", RIGHT)
+    return against_jax_hvp("rvp", program, module, argnums, tangents, got)
 
 
 def _examples(program: Program) -> List[tuple]:

@@ -1,5 +1,5 @@
 """The differential tester in the suite: generated programs through ``jit``, ``grad``, ``vmap``, ``jvp`` and
-``jvp`` of ``grad`` on the python, cpu and gpu (simulated) backends, with a fixed seed (``derandomize``) and no example database, so every run sees the same
+``jvp`` of ``grad`` on the python, cpu and gpu (simulated) backends (and their compositions on python), with a fixed seed (``derandomize``) and no example database, so every run sees the same
 programs and nothing is written into the repository. 0 wrong values and 0 internal errors, except the known
 failures that ``known.py`` lists (each one a strict xfail in ``test_found.py``). ``python -m tests.fuzz.run``
 runs tens of thousands.
@@ -9,9 +9,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, given, note, settings
 
 from .classify import check
+from .compositions import COMPOSITIONS
 from .extended import extended_programs
 from .grammar import Program, programs
-from .jacobians import check_all
+from .jacobians import EXTENDED_TRANSFORMS, check_all
 from .known import unexplained
 from .wide import wide_programs
 
@@ -22,10 +23,11 @@ def _assert_right(program: Program, backend: str, transforms=("jit", "grad", "vm
     assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
 
 
-def _assert_every_transform_right(program: Program) -> None:
-    """``_assert_right`` on the python backend with ``jacfwd``, ``jacrev`` and ``hessian`` too."""
+def _assert_every_transform_right(program: Program, transforms=EXTENDED_TRANSFORMS) -> None:
+    """``_assert_right`` on the python backend with ``jacfwd``, ``jacrev`` and ``hessian`` too (or
+    ``transforms``)."""
     note(repr(program))
-    failures = unexplained(program, check_all(program, "python"), "python")
+    failures = unexplained(program, check_all(program, "python", transforms), "python")
     assert not failures, "\n".join(f"{o.signature()}\n{o.detail}" for o in failures)
 
 
@@ -76,3 +78,11 @@ def test_python_backend_extended_grammar(program):
 @given(wide_programs(max_statements=3))
 def test_python_backend_wide_grammar(program):
     _assert_every_transform_right(program)
+
+
+# Compositions (``compositions.py``): grad of grad against JAX's forward over reverse, vmap of grad and grad of
+# vmap against grad of each example, on the extended grammar's programs
+@settings(max_examples=15, derandomize=True, database=None, deadline=None, suppress_health_check=_SLOW)
+@given(extended_programs(max_statements=3))
+def test_python_backend_compositions(program):
+    _assert_every_transform_right(program, COMPOSITIONS)
