@@ -179,6 +179,13 @@ class NumbaxUnimplementedValueError(NumbaxRunTimeError, NotImplementedError):
     HINT = "keep the values in the range the message names (np.where(k < 64, x << k, 0) for a shift)."
 
 
+class NumbaxUnboundLocalError(NumbaxRunTimeError, UnboundLocalError):
+    """A variable read on a path that did not assign it (``if c: a = ...`` then ``a`` where ``c`` was false):
+    Python raises ``UnboundLocalError``; compiled code would read a zeroed value."""
+
+    HINT = "assign the variable on every path before it is read (a = np.zeros_like(x) before the `if`)."
+
+
 class NumbaxOverflowError(NumbaxRunTimeError, OverflowError):
     """A Python int outside the range of the integer dtype that NumPy 2 computes it in (``uint8_array - k`` for
     ``k = -1``): NumPy raises ``OverflowError``; compiled code would wrap it around."""

@@ -210,8 +210,12 @@ def arctan2(g, ans, x1, x2):
 
 @defvjp(np.hypot, math.hypot, **_FLOAT, **_LINEARIZED)
 def hypot(g, ans, x1, x2):
-    d[x1] = rt.unbroadcast(g * x1 / ans, x1)
-    d[x2] = rt.unbroadcast(g * x2 / ans, x2)
+    """``x1 / ans``; at ``hypot(0, 0)`` a half to each operand, JAX's value (its ``max(|x1|, |x2|)`` there), where
+    the division would be 0 / 0; the divisor made 1 there so that no derivative of it is nan either."""
+    at_zero = ans == 0
+    divisor = np.where(at_zero, 1.0, ans)
+    d[x1] = rt.unbroadcast(g * np.where(at_zero, 0.5, x1 / divisor), x1)
+    d[x2] = rt.unbroadcast(g * np.where(at_zero, 0.5, x2 / divisor), x2)
 
 
 @defvjp(np.logaddexp, **_FLOAT, **_LINEARIZED)

@@ -13,6 +13,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_divisor(d, message, where)``: a Python number's divisor is not zero (``ZeroDivisionError``).
 - ``check_power(b, e, message, where)``: an integer's integer exponent is not negative (``ValueError``).
 - ``check_item(x, where)``: ``x.item()`` of an array of one element (``ValueError``).
+- ``check_bound(assigned, message, where)``: a variable only some paths assign was assigned on this one
+  (``UnboundLocalError``).
 - ``check_weak_int(k, low, high, message, where)``: a Python int lies in the range of the integer dtype NumPy 2
   computes it in (``OverflowError``).
 - ``check_shift(k, bits, where)``: a shift count lies in ``0..bits - 1`` (NumPy's 0 or -1 beyond is refused).
@@ -63,11 +65,12 @@ from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
 from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
-    NumbaxOverflowError, NumbaxShapeError, NumbaxUnimplementedValueError, NumbaxZeroDivisionError
+    NumbaxOverflowError, NumbaxShapeError, NumbaxUnboundLocalError, NumbaxUnimplementedValueError, \
+    NumbaxZeroDivisionError
 from numbax.runtime import cached
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",
-           "check_weak_int",
+           "check_weak_int", "check_bound",
            "check_broadcast", "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack",
            "check_vstack", "check_stack", "check_dot", "check_vdot", "check_matmul", "check_reshape", "check_list_length",
            "check_list_item", "check_row", "check_scatter", "check_devices", "check_key", "check_carried"]
@@ -199,6 +202,14 @@ def check_power(base, exponent, message, where):
     for k in range(exponents.size):
         if exponents[k] < 0:
             raise NumbaxIntegerPowerError(message, where)
+
+
+@register_jitable
+def check_bound(assigned, message, where):
+    """Raise ``NumbaxUnboundLocalError(message)`` at ``where`` unless ``assigned``: the flag of a variable that
+    only some paths assign, read here."""
+    if not assigned:
+        raise NumbaxUnboundLocalError(message, where)
 
 
 @register_jitable

@@ -594,6 +594,34 @@ SOURCE = textwrap.dedent('''
         return np.sign(a)
 
 
+    def read_where_maybe_unassigned(x, c):
+        if c > 0:
+            a = x * 2.0
+        return a + 1.0
+
+
+    def assigned_and_read_under_one_test(x, c):
+        if c > 0:
+            a = x * 2.0
+        if c > 0:
+            y = a * 3.0
+        else:
+            y = x
+        return np.sum(y)
+
+
+    def average_under_a_branch(x, y):
+        if np.sum(x) >= -1.5:
+            v = np.average(y, axis=-1, weights=x)
+        else:
+            v = x * 2.0
+        return np.sum(v * v)
+
+
+    def hypot_of(x, y):
+        return np.sum(np.hypot(x, y))
+
+
     def indexed_in_a_loop(x):
         for i in range(2):
             x = x + x[i]
@@ -1797,3 +1825,58 @@ def test_edge_operands_numpy_refuses_are_refused(found, backend):
         assert got.dtype == np.uint8
     with pytest.raises(numbax.NumbaxDtypeError, match="np.sign"):
         jit(found.signs_of)(np.array([True, False]))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_variable_assigned_on_some_paths_is_pythons_error_where_unassigned(found, backend):
+    # `if c > 0: a = ...` then `a` with c <= 0: the cpu backend returned [] (Numba reads a zeroed variable)
+    # where Python raises UnboundLocalError; a flag each path sets is checked where `a` is read
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(numbax.jit(found.read_where_maybe_unassigned, backend=backend)(x, 1.0), [3.0, 5.0])
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'") as info:
+        numbax.jit(found.read_where_maybe_unassigned, backend=backend)(x, -1.0)
+    assert info.value.origin.lineno == _line(found, "return a + 1.0")
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_gradients_of_values_assigned_under_a_test_on_the_paths_that_skip_it(found, backend):
+    # the join after `if c > 0: y = a * 3.0 else: y = x` made a zero cotangent shaped like `a` on the path
+    # where `a` was never assigned (UnboundLocalError on the python backend); found by the compositions
+    # (make test's own programs, python backend) as grad of a gradient through np.average under a branch
+    from .references import jax, oracles  # in float64 mode
+
+    x = np.array([1.0, 2.0])
+    for c, want in ((1.0, [6.0, 6.0]), (-1.0, [1.0, 1.0])):
+        np.testing.assert_array_equal(numbax.grad(found.assigned_and_read_under_one_test, backend=backend)(x, c),
+                                      want)
+    y, t = np.arange(12.0).reshape(3, 4) / 7.0, np.array([0.5, -1.0, 2.0, 1.5])
+    for x in (np.array([-2.0, 0.75, 1.5, -2.0]), np.array([2.0, 0.75, 1.5, 2.0])):
+        gradient = numbax.grad(found.average_under_a_branch, backend=backend)
+        got = numbax.grad(_gradient_along_x(gradient), backend=backend)(x, y, t)
+        with jax.disable_jit():
+            twin = oracles.to_jax(found.average_under_a_branch)
+            want = jax.jvp(lambda x: jax.grad(twin)(x, y), (x,), (t,))[1]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _gradient_along_x(gradient):
+    def along(x, y, t):
+        return np.sum(gradient(x, y) * t)
+
+    return along
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_hypot_at_the_origin_is_jaxs_and_its_second_derivative_at_equal_magnitudes_is_exact(found, backend):
+    # found by the compositions (wide grammar, seed 12): grad of np.hypot at (0, 0) was nan (0 / 0) where JAX gives
+    # a half to each operand, and the second derivative after it nan where JAX's is 0. At |x| == |y| JAX's own
+    # second derivative is 0 (its max/min formulation's tie) where the function's is y**2 / h**3: numbax's is exact
+    from .references import jax, oracles  # in float64 mode
+
+    x, y = np.array([0.0, 3.0, -2.0]), np.array([0.0, 4.0, 2.0])
+    got = numbax.grad(found.hypot_of, argnums=(0, 1), backend=backend)(x, y)
+    want = jax.grad(oracles.to_jax(found.hypot_of), argnums=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-15)
+    hessian = numbax.hessian(found.hypot_of, backend=backend)(x, y)
+    np.testing.assert_allclose(np.diag(hessian), [0.0, 16.0 / 125.0, 4.0 / 8.0 ** 1.5], rtol=1e-14)

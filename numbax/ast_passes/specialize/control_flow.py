@@ -10,8 +10,8 @@ import numpy as np
 from numbax.ast_passes import anno, exits, run_time_checks
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, NeedStatic, Poison, RunTimeList, contains_dyn,
-                                                 is_static_scalar)
+from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, MaybeBound, NeedStatic, Poison, RunTimeList,
+                                                 contains_dyn, is_static_scalar)
 from numbax.ast_passes.tree_copy import copy_tree
 
 MAX_UNROLL = 1000
@@ -36,6 +36,19 @@ def _same(a: Any, b: Any) -> bool:
 
 # the augmented assignments that change a compile-time list or dict itself, as Python's do
 _IN_PLACE = {(list, gast.Add): operator.iadd, (list, gast.Mult): operator.imul, (dict, gast.BitOr): operator.ior}
+
+
+def _assign(name: str, value: gast.expr) -> gast.Assign:
+    return gast.Assign(targets=[name_node(name, gast.Store())], value=value, type_comment=None)
+
+
+def _stand_in(aval: AVal, materializer) -> gast.expr:
+    """A value of ``aval``'s type that nothing reads as the user's: ``np.empty((0, 0), np.float64)``, or a 0."""
+    dtype = materializer.reference(aval.dtype.type)
+    if aval.ndim == 0:
+        return gast.Call(func=dtype, args=[gast.Constant(value=0, kind=None)], keywords=[])
+    shape = gast.Tuple(elts=[gast.Constant(value=0, kind=None)] * aval.ndim, ctx=gast.Load())
+    return gast.Call(func=materializer.reference(np.empty), args=[shape, dtype], keywords=[])
 
 
 def _materializable(value: Any) -> bool:
@@ -247,7 +260,11 @@ class ControlFlowMixin:
                 merged[name] = a
             elif a is _UNSET or b is _UNSET:
                 value = a if b is _UNSET else b
-                merged[name] = value if isinstance(value, Dyn) else Poison(name, "is assigned on only some paths")
+                if isinstance(value, Dyn):
+                    merged[name] = self._maybe_bound(name, value, (block_a, block_b) if b is _UNSET else
+                                                     (block_b, block_a))
+                else:
+                    merged[name] = Poison(name, "is assigned on only some paths")
             elif (_materializable(a) or isinstance(a, Dyn)) and (_materializable(b) or isinstance(b, Dyn)):
                 merged[name] = self._materialize_in(block_a, env_a, name)
                 if not _same(merged[name], self._materialize_in(block_b, env_b, name)):
@@ -255,6 +272,26 @@ class ControlFlowMixin:
             else:
                 merged[name] = Poison(name, "has different compile-time values on different paths")
         self.env = merged
+
+    def _maybe_bound(self, name: str, value: Dyn, blocks) -> MaybeBound:
+        """``value``, assigned to ``name`` in the first of ``blocks`` only, as a variable whose reads check a flag
+        that each block sets (Python raises UnboundLocalError where the other ran). The other block gives the
+        variable a stand-in of its type (an empty array, a zero) where its abstract value is known, so that code
+        a transformation writes around it (a zero cotangent shaped like it) reads a bound name."""
+        assigned, other = blocks
+        flag = self.namer.new(f"{name}_assigned")
+        before = gast.Name(id=value.flag, ctx=gast.Load(), annotation=None, type_comment=None) \
+            if isinstance(value, MaybeBound) else gast.Constant(value=True, kind=None)
+        made = [(assigned, _assign(flag, before)), (other, _assign(flag, gast.Constant(value=False, kind=None)))]
+        aval = value.aval
+        if value.name == name and aval is not None and aval.dtype.kind in "biufc" and not aval.weak:
+            made.append((other, _assign(name, _stand_in(aval, self.materializer))))
+        for block, stmt in made:  # at the `if`'s line, as ``emit`` places what it writes
+            if self.current is not None:
+                gast.copy_location(stmt, self.current)
+                anno.copyanno(self.current, stmt)
+            block.append(stmt)
+        return MaybeBound(value, flag)
 
     def _materialize_in(self, block, env, name) -> Any:
         saved = (self.block, self.env)

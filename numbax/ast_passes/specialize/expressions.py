@@ -10,10 +10,12 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import anno, resolve, run_time_checks
+from numbax.ast_passes.analyses.nodes import rt_call
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.at_updates import AtIndexer
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, NeedStatic, Poison, RunTimeList
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, MaybeBound, Method, NeedStatic, Poison, \
+    RunTimeList
 
 _COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
@@ -73,6 +75,12 @@ class ExpressionsMixin:
                 self.fail(node, f"`{name}` {value.why}",
                           hint="give it the same kind of value (an array, or the same container shape) "
                           "on every path.")
+            if isinstance(value, MaybeBound):  # Python's UnboundLocalError where this path did not assign it
+                message = f"cannot access local variable '{name}' where it is not associated with a value"
+                where = self.origin(node).position() if self.origin(node) is not None else name
+                self.emit(gast.Expr(value=rt_call("check_bound", name_node(value.flag), gast.Constant(
+                    value=message, kind=None), gast.Constant(value=where, kind=None))))
+                value = self.env[name] = Dyn(value.node, value.aval)  # assigned from here on
             return value
         if name in self.local_names:
             self.fail(node, f"local variable `{name}` is used before it is assigned")

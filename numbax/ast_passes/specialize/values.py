@@ -64,6 +64,18 @@ class Dyn:
         raise NeedStatic("the truth value of a run-time value")
 
 
+class MaybeBound(Dyn):
+    """A run-time variable assigned on only some of the paths that reach here (``if c: a = ...``): ``flag`` names
+    the run-time bool that says whether this path assigned it, which a read checks first (Python's
+    UnboundLocalError; compiled code would read a zeroed value)."""
+
+    __slots__ = ("flag",)
+
+    def __init__(self, value: Dyn, flag: str):
+        super().__init__(value.node, value.aval)
+        self.flag = flag
+
+
 class Rows(Dyn):
     """A run-time array whose number of rows is known when compiling (``random.split(key, 3)``): starred
     unpacking (``key, *subkeys = ...``) takes its rows one by one."""

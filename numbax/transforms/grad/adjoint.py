@@ -89,6 +89,7 @@ class Adjoint:
         self.readonly: Set[str] = set()  # arrays nothing writes into (``recompute.readonly_names``)
         self.shapes: Dict[str, tuple] = {}  # symbolic shapes (``shapes.infer``)
         self.params: Set[str] = set()
+        self.assigned: Dict[int, Set[str]] = {}  # id(if) -> the names every path assigns before it
         # the code made is to be differentiated again: slices of adjoints updated as ``dy[1:] += g``, not
         # through a view (``dy_view = dy[1:]``), which reverse mode cannot follow
         self.higher_order = False
@@ -506,9 +507,15 @@ class Adjoint:
 
     # ---- control flow
     def _materialize(self, names: Set[str], start: State, stmt: gast.stmt) -> List[gast.stmt]:
-        """Zero adjoints made live, for a join: shaped like the consumed adjoint, or like the value before."""
+        """Zero adjoints made live, for a join: shaped like the consumed adjoint, or like the value before. None
+        for a value some path reaches the ``if`` without: unbound there, it has no shape to take; the adjoint is
+        read only where the value was assigned, under the same conditions (a temporary of numbax's, assigned
+        and read under one test; the user's variables are assigned on every path, ``MaybeBound``)."""
         out = []
+        assigned = self.assigned.get(id(stmt))
         for name in sorted(names):
+            if name not in start and assigned is not None and name not in assigned:
+                continue
             d = self.adj(name)
             ref = _name(d) if name in start else self.need(name, stmt)
             out.append(self._mark(_assign(_name(d, True), self.zero(name, ref)), stmt))

@@ -26,6 +26,7 @@ from typing import Dict, List, Optional, Sequence, Set
 import gast
 
 from numbax.ast_passes.analyses import aliasing
+from numbax.ast_passes.analyses.assigned import definitely_assigned
 from numbax.ast_passes.analyses.activity import active_names
 from numbax.ast_passes.analyses.avals import infer as infer_avals
 from numbax.ast_passes.analyses.nodes import assign as _assign
@@ -247,6 +248,7 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     adjoint.higher_order = spec.higher_order
     adjoint.params = params
     adjoint.shapes = shapes
+    adjoint.assigned = definitely_assigned(fdef)
     if spec.float64 and spec.rows:  # the row tables are float64
         top = {t.id for stmt in body if isinstance(stmt, gast.Assign) for t in stmt.targets if isinstance(t, gast.Name)}
         saves.row_widths = row_widths(adjoint.shapes, avals, set(ndims) | (single & top), aliasing.unwritten(fdef))
