@@ -231,8 +231,8 @@ def contraction_source(spec: Spec, scalars: Sequence[bool], dtype: np.dtype, sig
                                                   for o, (n, s, scalar) in enumerate(zip(names, spec.inputs, scalars)))
     zero = f"{numpy_type(dtype)}(0)"
     accumulate = f"s {'|' if logical else '+'}= {product}"
-    if not out:
-        lines += [f"s = {zero}"] + _nest("", summed, [], [accumulate], []) + ["return s"]
+    if not out:  # in the result's dtype: Numba adds int8 numbers as int64 (NumPy's int8 sum wraps around)
+        lines += [f"s = {zero}"] + _nest("", summed, [], [accumulate], []) + [f"return {numpy_type(dtype)}(s)"]
     else:
         shape = "".join(f"n_{c}, " for c in out)
         lines.append(f"out = np.empty(({shape}), {numpy_type(dtype)})")
@@ -473,14 +473,25 @@ def _inner(a, b):
     return _primal("inner", lambda n: inner_spec(*n), (a, b), "a, b", ["a", "b"], _summed_exactly)
 
 
+def _flat_dot(a, b):
+    """``np.dot`` of two vectors: ``vdot``'s flattened operands."""
+    return np.dot(a, b)
+
+
+@overload(_flat_dot)
+def _flat_dot_typed(a, b):
+    return _primal("vdot", lambda n: inner_spec(*n), (a, b), "a, b", ["a", "b"], _summed_exactly)
+
+
 @overload(vdot)
 def _vdot(a, b):
-    """Numba's ``np.vdot`` takes vectors of one dtype only: the flattened operands' products summed."""
+    """Numba's ``np.vdot`` takes vectors of one dtype only: the flattened operands' inner product, in the dtype
+    NumPy gives it (int8 sums wrap around, bools are any of the ands, float32 and int64 meet in float64)."""
     if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
         return None
     if isinstance(a.dtype, types.Complex):
-        return lambda a, b: np.sum(np.conj(np.ravel(a)) * np.ravel(b))
-    return lambda a, b: np.sum(np.ravel(a) * np.ravel(b))
+        return lambda a, b: _flat_dot(np.conj(np.ravel(a)), np.ravel(b))
+    return lambda a, b: _flat_dot(np.ravel(a), np.ravel(b))
 
 
 def _static_axes(fn: str, axes, b_axes):

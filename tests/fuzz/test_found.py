@@ -622,6 +622,14 @@ SOURCE = textwrap.dedent('''
         return np.sum(np.hypot(x, y))
 
 
+    def products_of(a, b):
+        return np.outer(a, b), np.vdot(a, b), np.convolve(a, b), np.dot(a, b), np.inner(a, b)
+
+
+    def sinc_of(a):
+        return np.sinc(a)
+
+
     def indexed_in_a_loop(x):
         for i in range(2):
             x = x + x[i]
@@ -1880,3 +1888,23 @@ def test_hypot_at_the_origin_is_jaxs_and_its_second_derivative_at_equal_magnitud
         np.testing.assert_allclose(g, w, rtol=1e-15)
     hessian = numbax.hessian(found.hypot_of, backend=backend)(x, y)
     np.testing.assert_allclose(np.diag(hessian), [0.0, 16.0 / 125.0, 4.0 / 8.0 ** 1.5], rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_products_and_sinc_have_numpys_dtypes_and_wrap_as_numpy(found, backend):
+    # found by the edge sweep on cpu: np.outer and np.convolve of float32 and int64 were float32 (NumPy: float64,
+    # the integers rounded to float32 before), np.vdot of them too, np.vdot of bools counted (NumPy: any of the
+    # ands), np.dot/np.vdot/np.inner of int8 vectors summed in int64 (600 where NumPy's int8 sum wraps to 88), and
+    # np.sinc of integers was integers (NumPy: float64)
+    pairs = [(np.array([1.5, 2.0, 3.0], np.float32), np.array([1, -3, 2 ** 30 + 1])),
+             (np.array([100, 100, 100], np.int8), np.array([2, 2, 2], np.int8)),
+             (np.array([True, False, True]), np.array([False, True, True]))]
+    for a, b in pairs:
+        for got, want in zip(numbax.jit(found.products_of, backend=backend)(a, b), found.products_of(a, b)):
+            assert np.asarray(got).dtype == np.asarray(want).dtype or (np.ndim(got) == 0 and type(got) is not
+                                                                        np.ndarray), (a.dtype, got, want)
+            np.testing.assert_array_equal(got, want)
+    for x in (np.array([3, 5, 0], np.uint8), np.array([True, False])):
+        got = numbax.jit(found.sinc_of, backend=backend)(x)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, np.sinc(x), rtol=1e-15, atol=1e-30)

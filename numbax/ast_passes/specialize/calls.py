@@ -34,9 +34,9 @@ _TUPLE_ARGS = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.col
 # NumPy functions whose positional operands here are vectors: a list or tuple display is made an array first, so
 # that the runtime helper and the derivative rules see one (``np.polyval([a, 1.0], x)``); another ndim is refused.
 _VECTOR_OPERANDS = {np.polyval: (0,), np.interp: (1, 2), np.convolve: (0, 1)}
-# NumPy functions that make a bool or integer operand float64 first (``np.linalg.norm``: ``x.astype(float)``),
-# which Numba's do not take.
-_FLOATED_OPERANDS = {np.linalg.norm: (0,)}
+# NumPy functions that make a bool or integer operand float64 first (``np.linalg.norm``: ``x.astype(float)``;
+# ``np.sinc``: ``np.where(x == 0, 1.0e-20, x)``), which Numba's do not (its sinc of integers is integers).
+_FLOATED_OPERANDS = {np.linalg.norm: (0,), np.sinc: (0,)}
 # NumPy functions whose result is complex for some real inputs, and the helpers that say so at the user's line.
 _REAL_EIG = {np.linalg.eig: "rt.eig", np.linalg.eigvals: "rt.eigvals"}
 # Conversions that Numba applies to numbers only.

@@ -40,8 +40,9 @@ ORDERINGS = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
 ORDERING_UFUNCS = frozenset({np.greater, np.greater_equal, np.less, np.less_equal, np.maximum, np.minimum,
                              np.fmax, np.fmin})
 # NumPy functions that compute these operands (by position) in the result's dtype, which Numba does not:
-# it keeps the array's dtype in ``np.clip`` and types a Python number as int64 or float64 in ``np.where``
-PROMOTED = {np.clip: (0, 1, 2), np.where: (1, 2)}
+# it keeps the array's dtype in ``np.clip``, ``np.outer`` and ``np.convolve`` (the first's), and types a Python
+# number as int64 or float64 in ``np.where``
+PROMOTED = {np.clip: (0, 1, 2), np.where: (1, 2), np.outer: (0, 1), np.convolve: (0, 1)}
 # reductions that Numba accumulates in int64, float64 or complex128 whatever the operand's dtype
 ACCUMULATING = frozenset({np.sum, np.prod, np.mean, np.cumsum, np.cumprod, np.var, np.std, np.nansum, np.nanprod,
                           np.nanmean})
