@@ -600,6 +600,20 @@ SOURCE = textwrap.dedent('''
         return a + 1.0
 
 
+    def last_of_a_loop(x, n):
+        for i in range(n):
+            a = x * i
+        return a
+
+
+    def assigned_after_a_loop_on_one_side(x, n, c):
+        for i in range(n):
+            a = x * i
+        if c > 0:
+            a = x
+        return a
+
+
     def assigned_and_read_under_one_test(x, c):
         if c > 0:
             a = x * 2.0
@@ -1844,6 +1858,15 @@ def test_a_variable_assigned_on_some_paths_is_pythons_error_where_unassigned(fou
     with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'") as info:
         numbax.jit(found.read_where_maybe_unassigned, backend=backend)(x, -1.0)
     assert info.value.origin.lineno == _line(found, "return a + 1.0")
+    # a loop that ran no iteration, then an `if` that assigns it on one side only
+    np.testing.assert_array_equal(numbax.jit(found.last_of_a_loop, backend=backend)(x, 3), [2.0, 4.0])
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'"):
+        numbax.jit(found.last_of_a_loop, backend=backend)(x, 0)
+    again = numbax.jit(found.assigned_after_a_loop_on_one_side, backend=backend)
+    np.testing.assert_array_equal(again(x, 0, 1.0), x)
+    np.testing.assert_array_equal(again(x, 3, -1.0), [2.0, 4.0])
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'"):
+        again(x, 0, -1.0)
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

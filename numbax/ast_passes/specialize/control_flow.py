@@ -42,6 +42,70 @@ def _assign(name: str, value: gast.expr) -> gast.Assign:
     return gast.Assign(targets=[name_node(name, gast.Store())], value=value, type_comment=None)
 
 
+def _flagged(stmts: List[gast.stmt], flags: Dict[str, str]) -> List[gast.stmt]:
+    """``stmts`` with ``flag = True`` after each assignment of a name in ``flags`` (name -> flag), nested blocks
+    too, and at the top of a loop whose target it is."""
+    out = []
+    for stmt in stmts:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(stmt, field, None), list) and not isinstance(stmt, gast.FunctionDef):
+                setattr(stmt, field, _flagged(getattr(stmt, field), flags))
+        out.append(stmt)
+        if isinstance(stmt, gast.For):
+            stmt.body = [_set(stmt, flags[n]) for n in _stored(stmt.target) if n in flags] + stmt.body
+        elif isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+            out += [_set(stmt, flags[n]) for t in targets for n in _stored(t) if n in flags]
+    return out
+
+
+def _stored(target: gast.expr) -> List[str]:
+    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+
+
+def _set(origin: gast.stmt, flag: str) -> gast.stmt:
+    stmt = gast.copy_location(_assign(flag, gast.Constant(value=True, kind=None)), origin)
+    anno.copyanno(origin, stmt)
+    return stmt
+
+
+def _assigned_flags(stmts: List[gast.stmt]) -> set:
+    return {t.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Assign)
+            for t in n.targets if isinstance(t, gast.Name)}
+
+
+def unread_flags_dropped(stmts: List[gast.stmt], flags: set) -> List[gast.stmt]:
+    """``stmts`` without the assignments of the flags in ``flags`` that nothing reads (a variable assigned on
+    some paths that no code after them reads); a flag read only into another flag lives as long as that one."""
+    nodes = [n for s in stmts for n in gast.walk(s)]
+    copies = [n for n in nodes if isinstance(n, gast.Assign) and len(n.targets) == 1 and
+              isinstance(n.targets[0], gast.Name) and n.targets[0].id in flags and
+              isinstance(n.value, gast.Name) and n.value.id in flags]
+    copied = {id(n.value) for n in copies}
+    live = {n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in flags and
+            id(n) not in copied}
+    grown = True
+    while grown:
+        more = {n.value.id for n in copies if n.targets[0].id in live} - live
+        live |= more
+        grown = bool(more)
+    return _without_flags(stmts, flags - live)
+
+
+def _without_flags(stmts: List[gast.stmt], dead: set) -> List[gast.stmt]:
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) and \
+                stmt.targets[0].id in dead:
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(getattr(stmt, field, None), list) and not isinstance(stmt, gast.FunctionDef):
+                setattr(stmt, field, _without_flags(getattr(stmt, field), dead) or
+                        ([gast.Pass()] if field == "body" else []))
+        out.append(stmt)
+    return out
+
+
 def _stand_in(aval: AVal, materializer) -> gast.expr:
     """A value of ``aval``'s type that nothing reads as the user's: ``np.empty((0, 0), np.float64)``, or a 0."""
     dtype = materializer.reference(aval.dtype.type)
@@ -256,13 +320,15 @@ class ControlFlowMixin:
         merged = {}
         for name in set(env_a) | set(env_b):
             a, b = env_a.get(name, _UNSET), env_b.get(name, _UNSET)
-            if _same(a, b):
+            if _same(a, b) and (isinstance(a, MaybeBound) or isinstance(b, MaybeBound)) and \
+                    getattr(a, "flag", None) != getattr(b, "flag", None):
+                merged[name] = self._maybe_bound(name, a, ((block_a, a), (block_b, b)))
+            elif _same(a, b):
                 merged[name] = a
             elif a is _UNSET or b is _UNSET:
                 value = a if b is _UNSET else b
                 if isinstance(value, Dyn):
-                    merged[name] = self._maybe_bound(name, value, (block_a, block_b) if b is _UNSET else
-                                                     (block_b, block_a))
+                    merged[name] = self._maybe_bound(name, value, ((block_a, a), (block_b, b)))
                 else:
                     merged[name] = Poison(name, "is assigned on only some paths")
             elif (_materializable(a) or isinstance(a, Dyn)) and (_materializable(b) or isinstance(b, Dyn)):
@@ -273,24 +339,28 @@ class ControlFlowMixin:
                 merged[name] = Poison(name, "has different compile-time values on different paths")
         self.env = merged
 
-    def _maybe_bound(self, name: str, value: Dyn, blocks) -> MaybeBound:
-        """``value``, assigned to ``name`` in the first of ``blocks`` only, as a variable whose reads check a flag
-        that each block sets (Python raises UnboundLocalError where the other ran). The other block gives the
-        variable a stand-in of its type (an empty array, a zero) where its abstract value is known, so that code
-        a transformation writes around it (a zero cotangent shaped like it) reads a bound name."""
-        assigned, other = blocks
+    def _maybe_bound(self, name: str, value: Dyn, sides) -> MaybeBound:
+        """``value`` of ``name`` after a join whose ``sides`` (each its block and its value of ``name``) do not
+        all assign it: a variable whose reads check a flag that each side sets, true where it assigned it
+        (Python raises UnboundLocalError where it did not). A side that did not assign it gives it a stand-in of
+        its type (an empty array, a zero) where its abstract value is known, so that code a transformation
+        writes around it (a zero cotangent shaped like it) reads a bound name."""
         flag = self.namer.new(f"{name}_assigned")
-        before = gast.Name(id=value.flag, ctx=gast.Load(), annotation=None, type_comment=None) \
-            if isinstance(value, MaybeBound) else gast.Constant(value=True, kind=None)
-        made = [(assigned, _assign(flag, before)), (other, _assign(flag, gast.Constant(value=False, kind=None)))]
+        self.flags.add(flag)
         aval = value.aval
-        if value.name == name and aval is not None and aval.dtype.kind in "biufc" and not aval.weak:
-            made.append((other, _assign(name, _stand_in(aval, self.materializer))))
-        for block, stmt in made:  # at the `if`'s line, as ``emit`` places what it writes
-            if self.current is not None:
-                gast.copy_location(stmt, self.current)
-                anno.copyanno(self.current, stmt)
-            block.append(stmt)
+        stand_in = value.name == name and aval is not None and aval.dtype.kind in "biufc" and not aval.weak
+        for block, side in sides:
+            if side is _UNSET:
+                made = [_assign(flag, gast.Constant(value=False, kind=None))]
+                made += [_assign(name, _stand_in(aval, self.materializer))] if stand_in else []
+            else:
+                made = [_assign(flag, name_node(side.flag) if isinstance(side, MaybeBound) else
+                                gast.Constant(value=True, kind=None))]
+            for stmt in made:  # at the `if`'s line, as ``emit`` places what it writes
+                if self.current is not None:
+                    gast.copy_location(stmt, self.current)
+                    anno.copyanno(self.current, stmt)
+                block.append(stmt)
         return MaybeBound(value, flag)
 
     def _materialize_in(self, block, env, name) -> Any:
@@ -418,22 +488,31 @@ class ControlFlowMixin:
 
         ``bound`` are the loop's targets; ``aval``, the abstract value of a single target, where known.
         """
+        from numbax.ast_passes.specialize.specializer import assigned_names
+
         stmts = loop.body
         self.prepare_loop(stmts)
         entry = dict(self.env)
         for name in bound:
             entry[name] = Dyn(name_node(name), aval)
+        # a variable the loop assigns first is unbound after it where no iteration assigned it (none ran)
+        flags = {name: self.namer.new(f"{name}_assigned") for name in sorted(assigned_names(stmts))
+                 if name not in entry and name in self.local_names}
+        self.flags.update(flags.values())
         saved = (self.block, self.env, self.terminated)
         self.block, self.env, self.terminated = [], dict(entry), False
         self.runtime_depth += 1
         self.break_envs.append((entry, []))
         try:
             self.exec_block(stmts)
-            body, after = self.block, self.env
+            body, after = _flagged(self.block, flags), self.env
         finally:
             self.runtime_depth -= 1
             self.block, self.env, self.terminated = saved
             breaks = self.break_envs.pop()[1]
+        flags = {name: flag for name, flag in flags.items() if flag in _assigned_flags(body)}
+        for flag in flags.values():
+            self.emit(_assign(flag, gast.Constant(value=False, kind=None)))
         self.keep_dtypes(loop, f"`{type(loop).__name__.lower()}` loop", entry, [after] + breaks)
         self.keep_ndims(loop, entry, [after] + breaks)
         for env in breaks:  # variables first assigned on the way to a `break` live on after the loop
@@ -443,6 +522,8 @@ class ControlFlowMixin:
                 self.fail(stmts[0], f"`{name}` changes its kind or structure inside this loop",
                           hint="keep a variable's kind (array, number, container shape) the same in every "
                           "iteration.")
+        after = {name: MaybeBound(value, flags[name]) if name in flags and isinstance(value, Dyn) else value
+                 for name, value in after.items()}
         return body or [gast.Pass()], {**entry, **after}
 
     def keep_ndims(self, loop: gast.stmt, before: Dict[str, Any], others: List[Dict[str, Any]]) -> None:

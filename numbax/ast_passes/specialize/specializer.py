@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import gast
 import numpy as np
@@ -13,7 +13,7 @@ from numbax.ast_passes.naming import Namer, leaf_name
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.builder import DYNAMIC, Helper, ModuleBuilder, ReturnSpec
 from numbax.ast_passes.specialize.calls import CallsMixin
-from numbax.ast_passes.specialize.control_flow import ControlFlowMixin
+from numbax.ast_passes.specialize.control_flow import ControlFlowMixin, unread_flags_dropped
 from numbax.ast_passes.specialize.expressions import ExpressionsMixin
 from numbax.ast_passes.specialize.materialize import Unrepresentable, name_node
 from numbax.ast_passes.specialize.run_time_lists import RunTimeListsMixin
@@ -94,6 +94,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         self.runtime_depth = 0
         # per run-time loop: its environment on entry and the environments at its breaks
         self.break_envs: List[Tuple[Dict[str, Any], List[Dict[str, Any]]]] = []
+        self.flags: Set[str] = set()  # the flags of variables assigned on some paths (``MaybeBound``)
         self.terminated = False
         self.returns: Optional[ReturnSpec] = None
         self.materialize_outputs = False
@@ -194,6 +195,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         if isinstance(value, Dyn):
             self.emit_assign(name, value)
             self.env[name] = Dyn(name_node(name), value.aval)
+
         elif contains_dyn(value):
             self.bind_container(name, value)
         else:
@@ -465,6 +467,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
             if not self.terminated:
                 self.current = None
                 self.record_return(self.fdef, None, emit=False)
+            self.block = unread_flags_dropped(self.block, self.flags)
         finally:
             self.builder.stack.pop()
 
