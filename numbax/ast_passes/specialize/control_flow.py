@@ -69,11 +69,6 @@ def _set(origin: gast.stmt, flag: str) -> gast.stmt:
     return stmt
 
 
-def _assigned_flags(stmts: List[gast.stmt]) -> set:
-    return {t.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Assign)
-            for t in n.targets if isinstance(t, gast.Name)}
-
-
 def unread_flags_dropped(stmts: List[gast.stmt], flags: set) -> List[gast.stmt]:
     """``stmts`` without the assignments of the flags in ``flags`` that nothing reads (a variable assigned on
     some paths that no code after them reads); a flag read only into another flag lives as long as that one."""
@@ -510,7 +505,7 @@ class ControlFlowMixin:
             self.runtime_depth -= 1
             self.block, self.env, self.terminated = saved
             breaks = self.break_envs.pop()[1]
-        flags = {name: flag for name, flag in flags.items() if flag in _assigned_flags(body)}
+        flags = {name: flag for name, flag in flags.items() if flag in assigned_names(body)}
         for flag in flags.values():
             self.emit(_assign(flag, gast.Constant(value=False, kind=None)))
         self.keep_dtypes(loop, f"`{type(loop).__name__.lower()}` loop", entry, [after] + breaks)
