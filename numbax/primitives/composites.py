@@ -46,7 +46,10 @@ def rad2deg(x):
 
 def take(a, indices, axis=None):
     """``np.take``: elements of ``a`` (flattened without ``axis``) at ``indices`` along ``axis``; an index out
-    of bounds raises IndexError (NumPy's ``mode='raise'``, the default), negative ones count from the end."""
+    of bounds raises IndexError (NumPy's ``mode='raise'``, the default), negative ones count from the end; bools are
+    the indices 0 and 1 (NumPy casts them), not a mask."""
+    if np.asarray(indices).dtype == np.bool_:
+        indices = indices * 1
     if axis is None:
         return np.ravel(a)[indices]
     k = np.asarray(indices).ndim
@@ -58,7 +61,10 @@ def take(a, indices, axis=None):
 
 def take_along_axis(arr, indices, axis):
     """``np.take_along_axis`` of a vector or matrix (``axis`` None: of the flattened ``arr``), as elements of
-    the flattened ``arr``; an index out of bounds raises IndexError, as NumPy's (JAX fills)."""
+    the flattened ``arr``; an index out of bounds raises IndexError, as NumPy's (JAX fills), and so do indices that
+    are not integers."""
+    if np.asarray(indices).dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
     if axis is None:
         return np.ravel(arr)[indices]
     if arr.ndim == 1:

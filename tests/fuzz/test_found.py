@@ -644,6 +644,18 @@ SOURCE = textwrap.dedent('''
         return np.sinc(a)
 
 
+    def sorted_along_the_last_axis(a):
+        return np.sort(a, axis=-1), np.sort(a, kind="stable"), np.flip(a, axis=None), np.roll(a, 1, axis=None)
+
+
+    def taken_by_bools(a, i):
+        return np.take(a, i)
+
+
+    def taken_along_by_bools(a, i):
+        return np.take_along_axis(a, i, axis=-1)
+
+
     def indexed_in_a_loop(x):
         for i in range(2):
             x = x + x[i]
@@ -1931,3 +1943,19 @@ def test_products_and_sinc_have_numpys_dtypes_and_wrap_as_numpy(found, backend):
         got = numbax.jit(found.sinc_of, backend=backend)(x)
         assert got.dtype == np.float64
         np.testing.assert_allclose(got, np.sinc(x), rtol=1e-15, atol=1e-30)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_default_keywords_named_and_bool_indices_are_numpys(found, backend):
+    # found by the edge sweep: np.sort(a, axis=-1) (the default, named) and np.sort(a, kind="stable") failed to
+    # compile on cpu (Numba's sort takes neither); np.take of bools took them as a mask (NumPy: the indices 0 and 1)
+    # and np.take_along_axis of bools gave a value (NumPy raises IndexError)
+    a = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]])
+    for got, want in zip(numbax.jit(found.sorted_along_the_last_axis, backend=backend)(a),
+                         found.sorted_along_the_last_axis(a)):
+        np.testing.assert_array_equal(got, want)
+    x = np.arange(3.0)
+    for i in (True, np.array([True, False, True])):
+        np.testing.assert_array_equal(numbax.jit(found.taken_by_bools, backend=backend)(x, i), np.take(x, i))
+    with pytest.raises(IndexError, match="must be an integer array"):
+        numbax.jit(found.taken_along_by_bools, backend=backend)(a, np.zeros((2, 1), bool))
