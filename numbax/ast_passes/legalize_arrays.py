@@ -119,9 +119,9 @@ def _route(alias: str, name: str, route: Route, array: gast.expr, args, keywords
     given = {p: v for p, v in bound.items()
              if _constant(v) is _MISSING or _constant(v) != route.defaults.get(p, _MISSING)}
     # a call that names a needed parameter, even at its default (``np.sort(x, axis=-1)``, which Numba's takes no
-    # ``axis`` of), or gives another parameter (``kind='stable'``) goes to the helper
+    # ``axis`` of), or another one that has a default (``kind='stable'``) goes to the helper
     named = [p for p in route.needs if p in bound]
-    if route.needs and not named and not given:
+    if route.needs and not named and not any(p in route.defaults for p in given):
         return None
     last = max([route.params.index(p) for p in list(given) + named] + [-1])
     values = [bound.get(p) or gast.Constant(value=route.defaults[p], kind=None) for p in route.params[:last + 1]]
