@@ -83,6 +83,8 @@ def average(a, axis=None, weights=None, returned=False):
     ``axis``), over ``axis``; with ``returned``, with the sum of the weights (the count without them) in the
     average's shape. Weights of another shape raise NumPy's TypeError (no ``axis``) or ValueError; weights that
     sum to zero along ``axis`` raise ZeroDivisionError, as NumPy's do."""
+    if axis is not None and np.asarray(a).ndim == 0:
+        raise ValueError("axis is out of bounds for array of dimension 0")  # NumPy's AxisError is a ValueError
     if weights is None:
         avg = np.mean(a, axis=axis)
         scale = np.sum(np.ones_like(a), axis=axis)  # the count, exactly

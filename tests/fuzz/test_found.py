@@ -1825,6 +1825,8 @@ def test_edge_operands_are_numpys(found, backend):
             jit(found.average_of_rows)(a, w)
     a, w = np.arange(6.0).reshape(2, 3), np.array([1.0, 2.0, 0.5])
     np.testing.assert_allclose(jit(found.average_of_rows)(a, w), np.average(a, axis=-1, weights=w), rtol=1e-15)
+    with pytest.raises(ValueError, match="axis is out of bounds for array of dimension 0"):  # NumPy's AxisError
+        jit(found.average_of_rows)(2.0, 1.0)
     z = np.array([np.inf - 0.5j, -0.5 + 0.25j])
     if backend == "python":  # Numba's complex power of an infinity is NaN (NumPy's is not), left as Numba's
         np.testing.assert_array_equal(jit(found.float_power_of)(z, True), np.float_power(z, True))
