@@ -283,13 +283,19 @@ def ufunc_implementation(scalar: Callable, params: str, **options: Any) -> Calla
 
     The implementation names the ufunc as a global of its ``compile_source`` kernel, not as a closure variable:
     Numba keys its disk cache on a function's closure pickled, and a ufunc pickles with an identifier new in
-    each process, so an implementation closing over one was compiled again in every process."""
-    made: List[Callable] = []
+    each process, so an implementation closing over one was compiled again in every process.
 
-    def implementation() -> Callable:
-        if not made:
-            ufunc = numba.vectorize(**options)(scalar)
-            made.append(compile_source(f"def impl({params}):\n    return ufunc({params})\n", ufunc=ufunc))
-        return made[0]
+    ``implementation(result)`` spells the ufunc's value through ``result`` (``"np.int8({})"``, ``"{}.astype(np.int8)"``:
+    the dtype NumPy gives where Numba's arithmetic in ``scalar`` widens)."""
+    ufuncs: List[Callable] = []
+    made: Dict[str, Callable] = {}
+
+    def implementation(result: str = "{}") -> Callable:
+        if result not in made:
+            if not ufuncs:
+                ufuncs.append(numba.vectorize(**options)(scalar))
+            made[result] = compile_source(f"def impl({params}):\n    return {result.format(f'ufunc({params})')}\n",
+                                          ufunc=ufuncs[0])
+        return made[result]
 
     return implementation

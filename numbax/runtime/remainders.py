@@ -10,9 +10,10 @@ where NumPy and C give 1 and -1), so compiled code calls ``fmod``, which compute
 """
 import numpy as np
 from numba import types
+from numba.np.numpy_support import as_dtype
 
 from numbax.runtime.cached import overload
-from numbax.runtime.loops import ufunc_implementation
+from numbax.runtime.loops import compile_source, ufunc_implementation
 
 __all__ = ["fmod"]
 
@@ -38,6 +39,14 @@ def _integer(t) -> bool:
 
 @overload(fmod)
 def _fmod(a, b):
-    if _integer(a) and _integer(b):
-        return _integer_fmod()
-    return lambda a, b: np.fmod(a, b)
+    """Integers' fmod in NumPy's result dtype (int8 for int8: Numba's arithmetic makes int64); where NumPy computes
+    two integer dtypes in float64 (a signed integer with a uint64), NumPy's float fmod of them."""
+    if not (_integer(a) and _integer(b)):
+        return lambda a, b: np.fmod(a, b)
+    dtype = np.result_type(*(as_dtype(getattr(t, "dtype", t)) for t in (a, b)))
+    arrays = isinstance(a, types.Array) or isinstance(b, types.Array)
+    if dtype.kind not in "iu":
+        floats = [f"{n}.astype(np.float64)" if isinstance(t, types.Array) else f"np.float64({n})"
+                  for n, t in (("a", a), ("b", b))]
+        return compile_source(f"def impl(a, b):\n    return np.fmod({floats[0]}, {floats[1]})\n")
+    return _integer_fmod(f"{{}}.astype(np.{dtype.name})" if arrays else f"np.{dtype.name}({{}})")

@@ -656,6 +656,10 @@ SOURCE = textwrap.dedent('''
         return np.take_along_axis(a, i, axis=-1)
 
 
+    def remainders_and_scans(a, b, s):
+        return np.fmod(a, b), np.divide(np.int32(3), s), np.cumsum(s), np.cumprod(3)
+
+
     def indexed_in_a_loop(x):
         for i in range(2):
             x = x + x[i]
@@ -1961,3 +1965,17 @@ def test_default_keywords_named_and_bool_indices_are_numpys(found, backend):
         np.testing.assert_array_equal(numbax.jit(found.taken_by_bools, backend=backend)(x, i), np.take(x, i))
     with pytest.raises(IndexError, match="must be an integer array"):
         numbax.jit(found.taken_along_by_bools, backend=backend)(a, np.zeros((2, 1), bool))
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_fmod_of_narrow_integers_ufuncs_of_scalars_and_scans_of_numbers_are_numpys(found, backend):
+    # found by the edge sweep on cpu (seed 6): np.fmod of int8 or int32 arrays was int64 (NumPy keeps the dtype);
+    # np.divide of an int32 and a float32 number was float32 (NumPy's loops: float64); np.cumsum of a number was
+    # a number (NumPy flattens it into a vector of one element)
+    for a, b in ((np.array([7, -7, 5], np.int8), np.array([2, 2, -3], np.int8)), (np.int16(9), np.int8(4)),
+                 (np.array([7, -7], np.int8), np.array([2, 3], np.uint64))):
+        s = np.float32(-0.7581181)
+        for got, want in zip(numbax.jit(found.remainders_and_scans, backend=backend)(a, b, s),
+                             found.remainders_and_scans(a, b, s)):
+            assert np.asarray(got).dtype == np.asarray(want).dtype and np.shape(got) == np.shape(want)
+            np.testing.assert_array_equal(got, want)

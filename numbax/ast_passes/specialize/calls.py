@@ -19,7 +19,7 @@ from numbax.ast_passes.specialize import compile_time  # noqa: F401  (gives tree
 from numbax.ast_passes.specialize import stacking  # noqa: F401  (gives rt.stack_buffer its hook)
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, Method, Partial, RunTimeList, \
-    contains_dyn
+    contains_dyn, is_static_scalar
 from numbax.errors import NumbaxError, NumbaxShapeError
 from numbax.primitives import registry
 from numbax.runtime import special
@@ -27,6 +27,9 @@ from numbax.runtime import special
 # Builtins that work on containers whatever their leaves are (``len(params)``, ``zip(ws, bs)``).
 _STRUCTURAL = {len, zip, enumerate, reversed, list, tuple, dict, isinstance, type, range, sorted, callable,
                getattr, hasattr, iter, next}
+# NumPy functions that flatten their operand without ``axis``, a number into a vector of one element
+# (``np.cumsum(3)`` is ``array([3])``), which Numba's return as a number.
+_FLATTENING = {np.cumsum, np.cumprod}
 # Builtins and modules folded only when every argument is known.
 _PURE = {min, max, abs, int, float, bool, round, sum, pow, divmod, str, complex, any, all, repr, format}
 # NumPy functions that Numba wants a tuple of arrays for.
@@ -230,6 +233,8 @@ class CallsMixin:
         args = [self.vector_operand(node, func, i, a) if i in _VECTOR_OPERANDS.get(func, ()) else a
                 for i, a in enumerate(args)]
         args = [self.floated_operand(a) if i in _FLOATED_OPERANDS.get(func, ()) else a for i, a in enumerate(args)]
+        if func in _FLATTENING and len(args) == 1 and kwargs.get("axis") is None:
+            args = [self.vector_of_a_number(args[0])]
         aval = self.representable(node, self.probed(node, f"`{callee_name(func)}`",
                                                     lambda: dtypes.numpy_call(func, args, kwargs)),
                                   f"`{callee_name(func)}`")
@@ -260,6 +265,16 @@ class CallsMixin:
             value = source
         return Dyn(gast.Call(func=self.materializer.reference(aval.dtype.type), args=[self.materialize(value)],
                              keywords=[]), aval)
+
+    def vector_of_a_number(self, value: Any) -> Any:
+        """A 0-d run-time operand of ``_FLATTENING`` as the vector of its one element (``np.atleast_1d``)."""
+        if is_static_scalar(value):
+            return np.atleast_1d(value)
+        aval = dtypes.aval_of(value)
+        if not isinstance(value, Dyn) or aval is None or aval.ndim != 0:
+            return value
+        return Dyn(gast.Call(func=resolve.reference_node("np.atleast_1d"), args=[value.expr()], keywords=[]),
+                   AVal(aval.dtype, 1))  # a Python number's: int64, float64 (NumPy's too)
 
     def floated_operand(self, value: Any) -> Any:
         """An operand of ``_FLOATED_OPERANDS``: a bool or integer array as float64, as NumPy makes it."""

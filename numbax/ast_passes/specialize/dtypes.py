@@ -305,15 +305,17 @@ def narrowed_operands(func: Any, avals: Sequence[Optional[AVal]], result: Option
     the first loop that holds them, float32 for integer arrays of 8 and 16 bits (``int16 array / int16
     array``: the dividend is cast); and an integer (int32, int64, uint64) next to a float32 or complex64 makes
     float64 or complex128 in NumPy, float32 or complex64 in Numba's loops when an operand is an array
-    (``x32 + i64``: the float operand is cast). Of 0-d operands alone, Numba's scalar promotion decides
-    (``_scalar_promotion_differs``), and each operand not in ``result``'s dtype is cast, as NumPy casts it.
+    (``x32 + i64``: the float operand is cast). Of 0-d operands alone, Numba's scalar promotion decides for an
+    operator (``_scalar_promotion_differs``), and each operand not in ``result``'s dtype is cast, as NumPy casts it;
+    a ufunc's call (``np.divide(int32, float32)``) takes its loops' promotion there too: each such operand is cast.
     Not for ``@``, which takes its own path."""
     if result is None or result.dtype.kind not in "fc" or func in (operator.matmul, np.matmul) or \
             any(a is None for a in avals):
         return []
-    if not any(a.ndim for a in avals):
+    if not any(a.ndim for a in avals):  # a NumPy ufunc's call takes the loops' promotion, as of arrays
         strong = [k for k, a in enumerate(avals) if not a.weak and a.dtype != result.dtype]
-        return strong if strong and _scalar_promotion_differs(func, avals, result) else []
+        return strong if strong and (isinstance(func, np.ufunc) or _scalar_promotion_differs(func, avals, result)) \
+            else []
     if any(a.weak for a in avals):
         return []
     if func in (operator.truediv, np.true_divide) and result.dtype == np.float64 and \
