@@ -657,7 +657,7 @@ SOURCE = textwrap.dedent('''
 
 
     def remainders_and_scans(a, b, s):
-        return np.fmod(a, b), np.divide(np.int32(3), s), np.cumsum(s), np.cumprod(3)
+        return np.fmod(a, b), np.divide(np.int32(3), s), np.cumsum(s), np.cumprod(3), np.abs(np.complex128(s + 2j))
 
 
     def indexed_in_a_loop(x):
@@ -1971,7 +1971,7 @@ def test_default_keywords_named_and_bool_indices_are_numpys(found, backend):
 def test_fmod_of_narrow_integers_ufuncs_of_scalars_and_scans_of_numbers_are_numpys(found, backend):
     # found by the edge sweep on cpu (seed 6): np.fmod of int8 or int32 arrays was int64 (NumPy keeps the dtype);
     # np.divide of an int32 and a float32 number was float32 (NumPy's loops: float64); np.cumsum of a number was
-    # a number (NumPy flattens it into a vector of one element)
+    # a number (NumPy flattens it into a vector of one element); np.abs of a complex number stays a ufunc of it
     for a, b in ((np.array([7, -7, 5], np.int8), np.array([2, 2, -3], np.int8)), (np.int16(9), np.int8(4)),
                  (np.array([7, -7], np.int8), np.array([2, 3], np.uint64))):
         s = np.float32(-0.7581181)

@@ -307,15 +307,18 @@ def narrowed_operands(func: Any, avals: Sequence[Optional[AVal]], result: Option
     float64 or complex128 in NumPy, float32 or complex64 in Numba's loops when an operand is an array
     (``x32 + i64``: the float operand is cast). Of 0-d operands alone, Numba's scalar promotion decides for an
     operator (``_scalar_promotion_differs``), and each operand not in ``result``'s dtype is cast, as NumPy casts it;
-    a ufunc's call (``np.divide(int32, float32)``) takes its loops' promotion there too: each such operand is cast.
+    a binary ufunc's call (``np.divide(int32, float32)``) takes its loops' promotion there too.
     Not for ``@``, which takes its own path."""
     if result is None or result.dtype.kind not in "fc" or func in (operator.matmul, np.matmul) or \
             any(a is None for a in avals):
         return []
-    if not any(a.ndim for a in avals):  # a NumPy ufunc's call takes the loops' promotion, as of arrays
+    if not any(a.ndim for a in avals):
         strong = [k for k, a in enumerate(avals) if not a.weak and a.dtype != result.dtype]
-        return strong if strong and (isinstance(func, np.ufunc) or _scalar_promotion_differs(func, avals, result)) \
-            else []
+        # a NumPy ufunc's call of two operands takes its loops' promotion, as of arrays, where the loop's
+        # operands are in the result's dtype (``np.divide(int32, float32)``: float64), not ``np.abs`` of complex
+        looped = isinstance(func, np.ufunc) and func.nin == 2 and \
+            np.result_type(*(a.dtype for a in avals)) == result.dtype
+        return strong if strong and (looped or _scalar_promotion_differs(func, avals, result)) else []
     if any(a.weak for a in avals):
         return []
     if func in (operator.truediv, np.true_divide) and result.dtype == np.float64 and \
