@@ -70,10 +70,10 @@ from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerP
 from numbax.runtime import cached
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",
-           "check_weak_int", "check_bound",
-           "check_broadcast", "check_in_place", "check_store", "check_where", "check_concatenate", "check_hstack",
-           "check_vstack", "check_stack", "check_dot", "check_vdot", "check_matmul", "check_reshape", "check_list_length",
-           "check_list_item", "check_row", "check_scatter", "check_devices", "check_key", "check_carried"]
+           "check_weak_int", "check_bound", "check_broadcast", "check_in_place", "check_store",
+           "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
+           "check_vdot", "check_matmul", "check_reshape", "check_list_length", "check_list_item",
+           "check_row", "check_scatter", "check_devices", "check_key", "check_carried"]
 
 
 def _compiled_once(called: bool) -> Callable[[Callable], Callable]:

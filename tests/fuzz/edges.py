@@ -198,7 +198,8 @@ def main(argv=None) -> int:
         counts[kind] += 1
         if kind in ("wrong", "value", "error"):
             print(f"{kind.upper()}: {call.describe()}\n    {detail}", flush=True)
-    print("SUMMARY " + ", ".join(f"{k} {v}" for k, v in counts.items()) + f" (backend={args.backend}, seed={args.seed})")
+    counted = ", ".join(f"{k} {v}" for k, v in counts.items())
+    print(f"SUMMARY {counted} (backend={args.backend}, seed={args.seed})")
     return 1 if counts["wrong"] + counts["value"] + counts["error"] else 0
 
 

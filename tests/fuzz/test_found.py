@@ -1784,7 +1784,8 @@ def test_python_ints_outside_a_narrow_dtype_are_numpys(found, backend):
     # value through; where's 300 is cast as C casts, 44): the specializer raised Python's OverflowError from
     # inside a pass; `x + 300` raises NumPy's OverflowError, now at the user's line
     x = np.array([0, 1, 2, 3], np.int8)
-    for got, want in zip(numbax.jit(found.narrow_integers_bounded, backend=backend)(x), found.narrow_integers_bounded(x)):
+    bounded = numbax.jit(found.narrow_integers_bounded, backend=backend)
+    for got, want in zip(bounded(x), found.narrow_integers_bounded(x)):
         np.testing.assert_array_equal(got, want)
         assert got.dtype == want.dtype == np.int8
     with pytest.raises(numbax.NumbaxError, match="OverflowError.*300 out of bounds for int8") as info:
@@ -1948,7 +1949,7 @@ def test_products_and_sinc_have_numpys_dtypes_and_wrap_as_numpy(found, backend):
     for x in (np.array([3, 5, 0], np.uint8), np.array([True, False])):
         got = numbax.jit(found.sinc_of, backend=backend)(x)
         assert got.dtype == np.float64
-        np.testing.assert_allclose(got, np.sinc(x), rtol=1e-15, atol=1e-30)
+        np.testing.assert_allclose(got, np.sinc(x), rtol=1e-14, atol=1e-15)  # sin's last bits are the CPU's
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

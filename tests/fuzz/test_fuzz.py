@@ -1,5 +1,6 @@
 """The differential tester in the suite: generated programs through ``jit``, ``grad``, ``vmap``, ``jvp`` and
-``jvp`` of ``grad`` on the python, cpu and gpu (simulated) backends (and their compositions on python), with a fixed seed (``derandomize``) and no example database, so every run sees the same
+``jvp`` of ``grad`` on the python, cpu and gpu (simulated) backends (and their compositions on python), with a
+fixed seed (``derandomize``) and no example database, so every run sees the same
 programs and nothing is written into the repository. 0 wrong values and 0 internal errors, except the known
 failures that ``known.py`` lists (each one a strict xfail in ``test_found.py``). ``python -m tests.fuzz.run``
 runs tens of thousands.

@@ -14,9 +14,14 @@ import gast
 _LEAVES = (gast.Return, gast.Raise, gast.Break, gast.Continue)
 
 
+def stored_names(target: gast.expr) -> List[str]:
+    """The names an assignment target (or a loop's) stores to."""
+    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+
+
 def _targets(stmt: gast.stmt) -> Set[str]:
     targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
-    return {n.id for t in targets for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {name for t in targets for name in stored_names(t)}
 
 
 def definitely_assigned(fdef: gast.FunctionDef) -> Dict[int, Set[str]]:
@@ -34,11 +39,9 @@ def definitely_assigned(fdef: gast.FunctionDef) -> Dict[int, Set[str]]:
                 if body is None and orelse is None:
                     return None
                 defined = orelse if body is None else body if orelse is None else body & orelse
-            elif isinstance(stmt, (gast.For, gast.While)):
-                if isinstance(stmt, gast.For):
-                    block(stmt.body, set(defined) | _targets(gast.Assign(targets=[stmt.target], value=None)))
-                else:
-                    block(stmt.body, set(defined))
+            elif isinstance(stmt, (gast.For, gast.While)):  # what the body assigns is not definite after it
+                targets = stored_names(stmt.target) if isinstance(stmt, gast.For) else []
+                block(stmt.body, defined | set(targets))
             elif isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
                 defined = defined | _targets(stmt)
         return defined

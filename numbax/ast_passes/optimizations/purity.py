@@ -38,8 +38,8 @@ def is_check(call: gast.expr) -> bool:
 
 
 # checks that read only their operands' shapes (``np.shape``), never the numbers in them
-_SHAPE_CHECKS = {"check_broadcast", "check_in_place", "check_store", "check_where", "check_dot", "check_vdot", "check_matmul",
-                 "check_contraction", "check_row"}
+_SHAPE_CHECKS = {"check_broadcast", "check_in_place", "check_store", "check_where", "check_dot", "check_vdot",
+                 "check_matmul", "check_contraction", "check_row"}
 
 
 def checks_shapes(call: gast.expr) -> bool:

@@ -209,7 +209,7 @@ class CallsMixin:
             after, kwargs = keywords.positional(reference, args[1:], kwargs)
             args = args[:1] + after
         self.check_keywords(node, func, kwargs)
-        if resolve.canonical_reference(func)[1].startswith("np."):  # a Python type passed as a dtype: NumPy's
+        if reference.startswith("np."):  # a Python type passed as a dtype: NumPy's
             args, kwargs = as_numpy_types(args, kwargs)
         written = registry.composite(func)
         if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)
@@ -447,8 +447,8 @@ class CallsMixin:
         narrowed = dtypes.narrowed_operands(func, avals, result)
         args = [self.fold(node, self.operand_in, a, result) if k in narrowed else a for k, a in enumerate(args)]
         kept = func.__name__ not in legalize.VECTORIZED  # (numbax's own loops widen next to an integer literal)
-        call = gast.Call(func=self.materializer.reference(func),
-                         args=[self.weak_operand(node, a, aval, result, kept) for a, aval in zip(args, avals)], keywords=[])
+        operands = [self.weak_operand(node, a, aval, result, kept) for a, aval in zip(args, avals)]
+        call = gast.Call(func=self.materializer.reference(func), args=operands, keywords=[])
         value = Dyn(call, result)
         self.check(node, value, checks.call(func, args, {}))
         if len(args) == 2:

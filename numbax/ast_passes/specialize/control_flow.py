@@ -8,6 +8,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import anno, exits, run_time_checks
+from numbax.ast_passes.analyses.assigned import stored_names
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.materialize import name_node
 from numbax.ast_passes.specialize.values import (AVal, Dyn, LocalFunction, MaybeBound, NeedStatic, Poison, RunTimeList,
@@ -52,15 +53,11 @@ def _flagged(stmts: List[gast.stmt], flags: Dict[str, str]) -> List[gast.stmt]:
                 setattr(stmt, field, _flagged(getattr(stmt, field), flags))
         out.append(stmt)
         if isinstance(stmt, gast.For):
-            stmt.body = [_set(stmt, flags[n]) for n in _stored(stmt.target) if n in flags] + stmt.body
+            stmt.body = [_set(stmt, flags[n]) for n in stored_names(stmt.target) if n in flags] + stmt.body
         elif isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
-            out += [_set(stmt, flags[n]) for t in targets for n in _stored(t) if n in flags]
+            out += [_set(stmt, flags[n]) for t in targets for n in stored_names(t) if n in flags]
     return out
-
-
-def _stored(target: gast.expr) -> List[str]:
-    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
 
 
 def _set(origin: gast.stmt, flag: str) -> gast.stmt:

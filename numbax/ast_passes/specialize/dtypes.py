@@ -125,11 +125,14 @@ def operator_symbol(op: gast.operator) -> str:
 
 def weak_int(value: int, dtype: np.dtype, beyond: str) -> Any:
     """The Python int ``value`` in the integer ``dtype``, as NumPy 2 takes one outside its range: ``"raise"``
-    (arithmetic: NumPy's ``OverflowError``), ``"clamp"`` (``np.clip``'s bounds: the nearest end of the range,
+    (arithmetic: NumPy's ``OverflowError``), ``"keep"`` (comparisons: the int itself, which NumPy 2 compares
+    exactly, as Numba's int64 comparison does), ``"clamp"`` (``np.clip``'s bounds: the nearest end of the range,
     which lets every value through), or ``"wrap"`` (``np.where``'s operands: cast as C casts, modulo 2**bits)."""
     info = np.iinfo(dtype)
     if info.min <= value <= info.max or beyond == "raise":
         return dtype.type(value)  # NumPy's OverflowError outside the range
+    if beyond == "keep":
+        return value
     if beyond == "clamp":
         return dtype.type(min(max(value, info.min), info.max))
     modulus = 1 << info.bits

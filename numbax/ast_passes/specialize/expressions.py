@@ -14,8 +14,8 @@ from numbax.ast_passes.analyses.nodes import rt_call
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.at_updates import AtIndexer
 from numbax.ast_passes.specialize.materialize import name_node
-from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, MaybeBound, Method, NeedStatic, Poison, \
-    RunTimeList
+from numbax.ast_passes.specialize.values import AVal, Dyn, Items, LocalFunction, MaybeBound, Method, NeedStatic, \
+    Poison, RunTimeList
 
 _COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
@@ -273,7 +273,7 @@ class ExpressionsMixin:
         the user's line (arithmetic), or is kept as it is (``beyond="keep"``: NumPy 2 compares it exactly, as
         Numba's int64 comparison does)."""
         if beyond == "raise" and result is not None and result.dtype.kind in "iu" and type(value) is int:
-            self.fold(node, result.dtype.type, value)  # NumPy's OverflowError where it is outside the dtype's range
+            self.fold(node, dtypes.weak_int, value, result.dtype, beyond)  # NumPy's OverflowError outside the range
         dtype = dtypes.weak_cast(value, aval, result, literal_kept)
         if dtype is None:
             return self.materialize(value)
@@ -282,9 +282,8 @@ class ExpressionsMixin:
             if beyond == "raise" and dtype.kind in "iu" and aval is not None and aval.dtype.kind in "iu":
                 run_time_checks.mark(cast, "check_weak_int", self.origin(node), dtype.name)  # NumPy's OverflowError
             return cast
-        if beyond == "keep" and dtype.kind in "iu" and isinstance(value, int) and \
-                not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
-            return self.materialize(value)
+        if dtype.kind in "iu" and type(value) is int:
+            return self.materialize(self.fold(node, dtypes.weak_int, value, dtype, beyond))
         return self.materialize(self.fold(node, dtype.type, value))
 
     def eval_UnaryOp(self, node):

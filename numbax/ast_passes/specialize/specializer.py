@@ -195,7 +195,6 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         if isinstance(value, Dyn):
             self.emit_assign(name, value)
             self.env[name] = Dyn(name_node(name), value.aval)
-
         elif contains_dyn(value):
             self.bind_container(name, value)
         else:
