@@ -8,7 +8,7 @@ import numpy as np
 
 from numbax import tree_util
 from numbax.ast_passes.pipeline import Generated
-from numbax.errors import NumbaxError, NumbaxShapeError, NumbaxTypingError
+from numbax.errors import NumbaxComplexDerivativeError, NumbaxError, NumbaxShapeError, NumbaxTypingError
 from numbax.runtime.contractions import ContractionShapeError
 from numbax.runtime.grad import ShapesDiffer
 
@@ -32,6 +32,7 @@ def as_numbers(leaves: List[Any]) -> List[Any]:
 
 
 # a runtime helper's refusal of an axis that the array's rank rules out (``numbax.runtime.statics``)
+_COMPLEX_OPERAND = re.compile(r"numbax\.check_real: (.*?:\d+:\d+): (.*)$")
 _AXIS_MISUSE = re.compile(r"numbax\.runtime\.(\w+): ((?:axis -?\d+ is out of bounds for array of dimension \d+)"
                           r"|(?:repeated axis in .*))$")
 
@@ -94,6 +95,9 @@ class Compiled:
         details = list(dict.fromkeys(ours[:1] + [l for l in summary[1:] if l.startswith((
             ">>>", "No implementation", "Unknown attribute", "Cannot unify", "Invalid use", "NameError",
             "Use of unsupported"))]))[:3]
+        complex_operand = _COMPLEX_OPERAND.search(ours[0]) if ours else None
+        if complex_operand:  # ``rt.check_real`` of a value typed complex: numbax's refusal, made when compiling
+            return NumbaxComplexDerivativeError(complex_operand.group(2), complex_operand.group(1))
         axis = _AXIS_MISUSE.search(ours[0]) if ours else None
         if axis:  # the user's own misuse, which NumPy and JAX refuse with a ValueError
             where = origin.position() if origin is not None else ""

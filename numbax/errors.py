@@ -193,6 +193,14 @@ class NumbaxOverflowError(NumbaxRunTimeError, OverflowError):
     HINT = "cast the array first (x.astype(np.int64) - k), or keep the number in the array's dtype's range."
 
 
+class NumbaxComplexDerivativeError(NumbaxRunTimeError, TypeError):
+    """A value that a derivative rule checked against JAX for real numbers only meets turned out complex when
+    the code ran (its dtype was not known when compiling): numbax refuses it, as it does where the dtype is."""
+
+    HINT = ("differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or compute this value "
+            "outside the differentiated function.")
+
+
 class NumbaxShapeError(NumbaxRunTimeError, ValueError, TypeError):
     """Arrays whose shapes do not fit the operation the user wrote: NumPy raises ``ValueError`` (broadcasting,
     reshapes), JAX ``TypeError`` (contractions such as ``np.dot`` under ``grad``), so it is both."""

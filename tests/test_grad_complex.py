@@ -155,7 +155,12 @@ def v_phase(x, m):
     return m.exp(1j * x)
 
 
-VJPS = [v_holomorphic, v_real_to_complex, v_abs, v_conj_quotient, v_sqrt_log, v_phase]
+def v_shapes(z, m):
+    rows = m.repeat(m.squeeze(m.expand_dims(m.atleast_2d(z), 0), axis=0), 2, axis=0)
+    return m.sum(rows * m.squeeze(m.atleast_3d(z[0] * z), axis=(0, 2)), axis=0) + m.repeat(m.atleast_1d(z[1]), 3, axis=0) * z
+
+
+VJPS = [v_holomorphic, v_real_to_complex, v_abs, v_conj_quotient, v_sqrt_log, v_phase, v_shapes]
 
 
 @pytest.mark.parametrize("fn", VJPS, ids=lambda f: f.__name__)

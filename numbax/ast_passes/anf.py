@@ -26,6 +26,7 @@ from typing import List, Optional
 import gast
 
 from numbax.ast_passes import anno
+from numbax.ast_passes.analyses import nodes
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.tree_copy import names
 
@@ -109,23 +110,19 @@ class _ANF:
     def lazy_if(self, node: gast.IfExp) -> gast.expr:
         test = self.atom(node.test)
         temp = self.namer.temp()
-        body = self.block_of(lambda: self.emit(self._assign(temp, self.operation(node.body))))
-        orelse = self.block_of(lambda: self.emit(self._assign(temp, self.operation(node.orelse))))
+        body = self.block_of(lambda: self.emit(nodes.assign(temp, self.operation(node.body))))
+        orelse = self.block_of(lambda: self.emit(nodes.assign(temp, self.operation(node.orelse))))
         self.emit(gast.If(test=test, body=body, orelse=orelse))
         return _name(temp)
 
     def lazy_bool(self, node: gast.BoolOp) -> gast.expr:
         temp = self.namer.temp()
-        self.emit(self._assign(temp, self.operation(node.values[0])))
+        self.emit(nodes.assign(temp, self.operation(node.values[0])))
         for value in node.values[1:]:
             test = _name(temp) if isinstance(node.op, gast.And) else gast.UnaryOp(op=gast.Not(), operand=_name(temp))
-            body = self.block_of(lambda v=value: self.emit(self._assign(temp, self.operation(v))))
+            body = self.block_of(lambda v=value: self.emit(nodes.assign(temp, self.operation(v))))
             self.emit(gast.If(test=test, body=body, orelse=[]))
         return _name(temp)
-
-    @staticmethod
-    def _assign(name: str, value: gast.expr) -> gast.Assign:
-        return gast.Assign(targets=[_name(name, gast.Store())], value=value, type_comment=None)
 
     def block_of(self, produce) -> List[gast.stmt]:
         saved, self.out = self.out, []

@@ -192,7 +192,7 @@ def angle_jvp(g, ans, z, deg=False):
     d[z] = turn * 57.29577951308232 if deg else turn
 
 
-@defvjp(np.sinc, **_LINEARIZED)
+@defvjp(np.sinc, **_FLOAT, **_LINEARIZED)
 def sinc(g, ans, x):
     d[x] = g * rt.dsinc(x)
 
@@ -245,17 +245,18 @@ def minimum(g, ans, x1, x2):
 
 @defvjp(np.fmax, **_SAME, **_LINEARIZED)
 def fmax(g, ans, x1, x2):
-    """``x1`` where it is larger or ``x2`` is NaN, else ``x2`` (ties too), as JAX's ``where``."""
-    first = g * ((x1 > x2) | np.isnan(x2))
-    d[x1] = rt.unbroadcast(first, x1)
-    d[x2] = rt.unbroadcast(g - first, x2)
+    """``x1`` where it is larger or ``x2`` is NaN, else ``x2`` (ties too), as JAX's ``where``: selected, so that
+    the side not taken passes nothing (a NaN tangent of it too, as in JAX's forward mode)."""
+    first = (x1 > x2) | np.isnan(x2)
+    d[x1] = rt.unbroadcast(np.where(first, g, 0.0), x1)
+    d[x2] = rt.unbroadcast(np.where(first, 0.0, g), x2)
 
 
 @defvjp(np.fmin, **_SAME, **_LINEARIZED)
 def fmin(g, ans, x1, x2):
-    first = g * ((x1 < x2) | np.isnan(x2))
-    d[x1] = rt.unbroadcast(first, x1)
-    d[x2] = rt.unbroadcast(g - first, x2)
+    first = (x1 < x2) | np.isnan(x2)
+    d[x1] = rt.unbroadcast(np.where(first, g, 0.0), x1)
+    d[x2] = rt.unbroadcast(np.where(first, 0.0, g), x2)
 
 
 @defvjp(builtins.max, **_SAME, **_LINEARIZED)

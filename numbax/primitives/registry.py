@@ -111,6 +111,12 @@ def custom_key(number: int) -> Tuple[str, int]:
     return ("custom", number)
 
 
+def elementwise_ufunc(key: Any) -> bool:
+    """Whether ``key`` is a NumPy ufunc of scalars (``np.add``), not a generalized one with core dimensions
+    (``np.matmul``, ``np.vecdot``: a ufunc, but not elementwise)."""
+    return isinstance(key, np.ufunc) and key.signature is None
+
+
 def entry(key: Any) -> Optional[Primitive]:
     """The entry of ``key``, or None (an unhashable key has none)."""
     if type(key) is tuple and len(key) == 2 and key[0] == "custom":

@@ -526,6 +526,19 @@ def _unbroadcast(app, args):
     return None
 
 
+def _cotangent_shaped(position: int, operand_kind: bool = False):
+    """The rule of a helper computing an operand's cotangent from ``g`` (argument 0): the ndim of the operand
+    at ``position``; ``g``'s kind (a float at least) where it is linear in ``g`` alone, promoted with the
+    operand's where the operand enters it too (``rt.var_grad``: a complex operand's cotangent is complex)."""
+    def rule(app, args):
+        if len(args) <= position or not kinds.known(args[0], args[position]):
+            return None
+        kind = kinds.promote(args[0][0], args[position][0]) if operand_kind else args[0][0]
+        return (kinds.promote(kind, "f"), args[position][1])
+
+    return rule
+
+
 def _scalar_output(app, args):
     """grad's output, checked to be a number: an array stays an array (the check raises JAX's TypeError when it
     runs, and the code after it must still compile, typed like the value it was given)."""
@@ -539,6 +552,12 @@ def _chooser_weights(app, args):
 
 
 define(rt.unbroadcast, rt.unreduce, aval=_unbroadcast, shape=symbolic.same_as(1))  # ``a``'s, whatever the axis
+define(rt.reshape_like, rt.tile_grad, rt.repeat_grad, rt.pad_grad, rt.cumsum_grad, rt.diagonal_grad, rt.diag_grad,
+       rt.trace_grad, rt.sort_grad, aval=_cotangent_shaped(1))
+define(rt.var_grad, rt.cholesky_grad, aval=_cotangent_shaped(1, operand_kind=True))
+define(rt.norm_grad, aval=_cotangent_shaped(2, operand_kind=True))
+define(rt.primal_dtype, aval=kinds.same_as(1))
+define(rt.ones_like, rt.zeros_like, aval=kinds.elementwise("f"))
 define(rt.reserve_rows, rt.grow_rows, rt.real_output, rt.stored_cotangent, rt.last_writes, aval=kinds.same_as(0))
 define(rt.index_added, aval=kinds.same_as(0), shape=symbolic.same_as(0))
 define(rt.scalar_output, aval=_scalar_output)

@@ -66,6 +66,28 @@ def _expand_dims(app, args):
 define(np.expand_dims, aval=_expand_dims)
 
 
+def _squeezed(app, args):
+    """The operand's kind; its ndim less the axes named (all its axes of length 1 without: unknown)."""
+    axis = kinds.constant_value(kinds.argument(app, 1, "axis"))
+    if not (args and args[0]) or axis is None or axis is kinds.UNKNOWN:
+        return None
+    return (args[0][0], args[0][1] - (len(axis) if isinstance(axis, tuple) else 1))
+
+
+def _at_least(ndim: int):
+    """``np.atleast_1d`` (``ndim`` 1), ``_2d``, ``_3d`` of one operand: its kind, at least ``ndim`` axes."""
+    def rule(app, args):
+        return (args[0][0], max(args[0][1], ndim)) if len(app.args) == 1 and args[0] else None
+
+    return rule
+
+
+define(np.squeeze, aval=_squeezed)
+define(np.atleast_1d, aval=_at_least(1))
+define(np.atleast_2d, aval=_at_least(2))
+define(np.atleast_3d, aval=_at_least(3))
+
+
 @defvjp(np.transpose, aval=kinds.elementwise(), shape=symbolic.reversed_axes)
 def transpose(g, ans, a, axes=None):
     d[a] = np.transpose(g) if axes is None else np.transpose(g, rt.inverse_axes(axes))
@@ -143,12 +165,27 @@ def roll(g, ans, a, shift, axis=None):
 define(rt.roll, **_KEEP)
 
 
-@defvjp(np.tile)
+def _tiled(app, args):
+    """The operand's kind, at least as many axes as ``reps`` has (written as a constant)."""
+    reps = kinds.constant_value(kinds.argument(app, 1, "reps"))
+    if not (args and args[0]) or reps is None or reps is kinds.UNKNOWN:
+        return None
+    return (args[0][0], max(args[0][1], len(reps) if isinstance(reps, tuple) else 1))
+
+
+@defvjp(np.tile, aval=_tiled)
 def tile(g, ans, A, reps):
     d[A] = rt.tile_grad(g, A, reps)
 
 
-@defvjp(np.repeat)
+def _repeated(app, args):
+    """The operand's kind; one axis without ``axis``, else its own."""
+    if not (args and args[0]):
+        return None
+    return (args[0][0], args[0][1] if kinds.given_axis(app, 2) else 1)
+
+
+@defvjp(np.repeat, aval=_repeated)
 def repeat(g, ans, a, repeats, axis=None):
     d[a] = rt.repeat_grad(g, a, repeats, axis)
 
@@ -197,7 +234,7 @@ define(np.stack, aval=kinds.joined(new_axis=True), shape=symbolic.stacked)
 # Checked against JAX for complex operands (tests/test_grad_complex.py)
 define(np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.triu, np.tril, np.diag,
        np.diagonal, np.flip, np.roll, np.tile, np.pad, np.concatenate, np.stack, np.hstack, np.vstack,
-       complex_verified=True)
+       np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.repeat, complex_verified=True)
 
 
 # Forward mode: ``g`` is the operand's tangent, the line its part of the result's tangent

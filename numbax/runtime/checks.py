@@ -15,6 +15,8 @@ Python's error, as a numbax error at the user's ``where`` ("file:line:column").
 - ``check_item(x, where)``: ``x.item()`` of an array of one element (``ValueError``).
 - ``check_bound(assigned, message, where)``: a variable only some paths assign was assigned on this one
   (``UnboundLocalError``).
+- ``check_real(x, message, where)``: a value a derivative rule checked for real numbers only meets is not
+  complex (numbax's refusal, where its dtype was not known when compiling).
 - ``check_weak_int(k, low, high, message, where)``: a Python int lies in the range of the integer dtype NumPy 2
   computes it in (``OverflowError``).
 - ``check_shift(k, bits, where)``: a shift count lies in ``0..bits - 1`` (NumPy's 0 or -1 beyond is refused).
@@ -62,15 +64,16 @@ from typing import Callable
 
 import numpy as np
 from numba import literal_unroll, types
+from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
 
-from numbax.errors import NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
+from numbax.errors import NumbaxComplexDerivativeError, NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
     NumbaxOverflowError, NumbaxShapeError, NumbaxUnboundLocalError, NumbaxUnimplementedValueError, \
     NumbaxZeroDivisionError
 from numbax.runtime import cached
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",
-           "check_weak_int", "check_bound", "check_broadcast", "check_in_place", "check_store",
+           "check_weak_int", "check_bound", "check_real", "check_broadcast", "check_in_place", "check_store",
            "check_where", "check_concatenate", "check_hstack", "check_vstack", "check_stack", "check_dot",
            "check_vdot", "check_matmul", "check_reshape", "check_list_length", "check_list_item",
            "check_row", "check_scatter", "check_devices", "check_key", "check_carried"]
@@ -210,6 +213,30 @@ def check_bound(assigned, message, where):
     only some paths assign, read here."""
     if not assigned:
         raise NumbaxUnboundLocalError(message, where)
+
+
+def check_real(x, message, where):
+    """Raise ``NumbaxComplexDerivativeError(message)`` at ``where`` if ``x`` (an array, a number, or a list or
+    tuple of them) is complex."""
+    if any(np.iscomplexobj(part) for part in (x if isinstance(x, (list, tuple)) else [x])):
+        raise NumbaxComplexDerivativeError(message, where)
+
+
+def _holds_complex(ty) -> bool:
+    if isinstance(ty, (types.List, types.UniTuple)):
+        return _holds_complex(ty.dtype)
+    if isinstance(ty, types.BaseTuple):
+        return any(_holds_complex(t) for t in ty.types)
+    return isinstance(ty.dtype if isinstance(ty, types.Array) else ty, types.Complex)
+
+
+@overload(check_real, prefer_literal=True)
+def _check_real(x, message, where):
+    if not _holds_complex(x):  # decided by type when compiling: nothing is left to run
+        return lambda x, message, where: None
+    if isinstance(message, types.StringLiteral) and isinstance(where, types.StringLiteral):
+        raise TypingError(f"numbax.check_real: {where.literal_value}: {message.literal_value}")
+    raise TypingError("numbax.check_real: a complex value")  # refused when compiling, with the text above
 
 
 @register_jitable

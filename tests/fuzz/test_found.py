@@ -614,6 +614,50 @@ SOURCE = textwrap.dedent('''
         return a
 
 
+    def reassigned_to_a_number_on_one_side(x, c, d):
+        if c > 0:
+            a = x * 2.0
+        if d > 0:
+            a = 3.0
+        return a + x
+
+
+    def read_in_an_arm(x, c, n):
+        if c > 0:
+            a = x * 2.0
+        i = 0
+        while i < n:
+            a = a * 1.5 if i > 0 else x * 4.0
+            i += 1
+        return x + a
+
+
+    def read_after_an_and(x, c, d):
+        if c > 0:
+            a = x * 2.0
+        b = d > 0 and a > 0.0
+        return x * 2.0 if b else x
+
+
+    def split_of_a_tile(z):
+        return np.sum(np.real(np.sin(np.split(np.tile(z, (1, 2)), 2, axis=1)[0])))
+
+
+    def split_of_a_squeeze(z):
+        return np.sum(np.real(np.split(np.squeeze(z), 2)[0]))
+
+
+    def squared_in_a_loop(x):
+        v = np.matmul(x, x.T)
+        for i in range(3):
+            v = v + np.matmul(v, v.T)
+        return np.sum(v) + np.sum(x)
+
+
+    def bounded_norm(x, y):
+        return np.fmax(0.5, np.linalg.norm(np.triu(y, 1))) + x
+
+
     def assigned_and_read_under_one_test(x, c):
         if c > 0:
             a = x * 2.0
@@ -1886,6 +1930,73 @@ def test_a_variable_assigned_on_some_paths_is_pythons_error_where_unassigned(fou
     np.testing.assert_array_equal(again(x, 3, -1.0), [2.0, 4.0])
     with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'"):
         again(x, 0, -1.0)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_maybe_assigned_variable_stays_checked_through_joins_loops_and_arms(found, backend):
+    # `if c: a = x * 2` then `if d: a = 3.0` made `a` one variable (the number materialized) whose read was no
+    # longer checked: with neither assigned the cpu backend returned x where Python raises; so did a `while`
+    # loop that ran no iteration over a maybe-assigned `a`; and the read of `a` in an arm Python does not
+    # evaluate (`a * 1.5 if i > 0 else ...`, `d > 0 and a > 0`) raised where Python does not
+    both = numbax.jit(found.reassigned_to_a_number_on_one_side, backend=backend)
+    assert both(1.5, 1.0, -1.0) == 4.5 and both(1.5, -1.0, 1.0) == 4.5
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'") as info:
+        both(1.5, -1.0, -1.0)
+    assert info.value.origin.lineno == _line(found, "return a + x")
+    arm = numbax.jit(found.read_in_an_arm, backend=backend)
+    assert arm(1.5, -1.0, 1.0) == 7.5 and arm(1.5, 1.0, 2.0) == 10.5 and arm(1.5, 1.0, 0.0) == 4.5
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'") as info:
+        arm(1.5, -1.0, 0.0)
+    assert info.value.origin.lineno == _line(found, "return x + a")
+    assert numbax.grad(found.read_in_an_arm, backend=backend)(1.5, -1.0, 2.0) == 7.0
+    after_and = numbax.jit(found.read_after_an_and, backend=backend)
+    assert after_and(1.5, -1.0, -1.0) == 1.5 and after_and(1.5, 1.0, 1.0) == 3.0
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'a'") as info:
+        after_and(1.5, -1.0, 1.0)
+    assert info.value.origin.lineno == _line(found, "b = d > 0 and a > 0.0")
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_rule_not_checked_for_complex_numbers_is_refused_where_the_dtype_was_not_inferred(found, backend):
+    # found by the wide grammar (seed 34): grad of np.split of np.tile's result dropped the imaginary part of the
+    # gradient of a complex input (np.split's rule is checked for real numbers only, and np.tile's result had no
+    # inferred dtype); it is refused when compiling, and a value whose dtype is still unknown is checked
+    z = np.full((3, 4), -2 - 2j)
+    for mode in ("grad", "jvp"):
+        with pytest.raises(TypeError, match="no .*derivative of np.split for complex numbers") as info:
+            if mode == "grad":
+                numbax.grad(found.split_of_a_tile, backend=backend)(z)
+            else:
+                numbax.jvp(found.split_of_a_tile, (z,), (z,), backend=backend)
+        assert info.value.origin.lineno == _line(found, "def split_of_a_tile") + 1
+    real = numbax.grad(found.split_of_a_tile, backend=backend)(z.real)
+    np.testing.assert_array_equal(real, np.full((3, 4), np.cos(-2.0)))
+    if backend == "python":  # np.squeeze's ndim, the data's, known when the code runs (cpu refuses it without axis)
+        with pytest.raises(numbax.errors.NumbaxComplexDerivativeError, match="np.split for complex") as info:
+            numbax.grad(found.split_of_a_squeeze, backend=backend)(z[:2, :, None])
+        assert info.value.origin.lineno == _line(found, "def split_of_a_squeeze") + 1
+        np.testing.assert_array_equal(numbax.grad(found.split_of_a_squeeze, backend=backend)(z.real[:2, :, None]),
+                                      [[[1.0]] * 4, [[0.0]] * 4])
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_matrix_product_is_not_fused_as_elementwise(found, backend):
+    # found by the wide grammar (seed 34): fusion took np.matmul, a NumPy ufunc with core dimensions, for an
+    # elementwise one (`v + np.matmul(v, v.T)` in a loop, after grad's code folded the product into the sum)
+    from .references import jax, oracles  # in float64 mode
+
+    x = np.arange(12.0).reshape(3, 4) / 10
+    want = jax.grad(oracles.to_jax(found.squared_in_a_loop))(x)
+    np.testing.assert_allclose(numbax.grad(found.squared_in_a_loop, backend=backend)(x), want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_forward_mode_of_fmax_selects_as_jax(found, backend):
+    # found by the wide grammar (seed 34): the tangent of np.fmax(0.5, norm of zeros) was NaN (the norm's NaN
+    # tangent times 0), where JAX selects the side taken
+    x, y = np.array([-2.0, 1.0]), np.full((3, 1), -2.0)
+    got = numbax.jvp(found.bounded_norm, (x, y), (np.array([1.0, 2.0]), np.ones((3, 1))), backend=backend)[1]
+    np.testing.assert_array_equal(got, [1.0, 2.0])
 
 
 @pytest.mark.parametrize("backend", ["python", "cpu"])

@@ -21,6 +21,7 @@ import numpy as np
 
 from numbax.ast_passes.analyses.primitives import application
 from numbax.ast_passes.analyses.usage import count_in
+from numbax.primitives.registry import elementwise_ufunc
 from numbax.primitives.batching import call
 
 _OPERATORS = {gast.Add: "np.add", gast.Sub: "np.subtract", gast.Mult: "np.multiply", gast.Div: "np.true_divide",
@@ -34,7 +35,7 @@ def _ufunc(value: gast.expr) -> Optional[gast.Call]:
         operands = [value.left, value.right] if isinstance(value, gast.BinOp) else [value.operand]
         return None if ufunc is None else call(ufunc, *operands)
     app = application(value) if isinstance(value, gast.Call) else None
-    if app is None or not isinstance(app.key, np.ufunc) or app.keywords or len(app.args) != app.key.nin \
+    if app is None or not elementwise_ufunc(app.key) or app.keywords or len(app.args) != app.key.nin \
             or not app.name.startswith("np.") or app.key.nout != 1:
         return None
     return call(app.name, *app.args)

@@ -15,6 +15,7 @@ import numpy as np
 
 from numbax.ast_passes.specialize import dtypes
 from numbax.ast_passes.specialize.values import AVal, Dyn
+from numbax.primitives.registry import elementwise_ufunc
 
 _DIVISIONS = (gast.Div, gast.FloorDiv, gast.Mod)
 _ONES = {"b": 1, "i": 1, "u": 1, "f": 1.0, "c": 1j}  # a Python number of each kind, for Python's own message
@@ -149,7 +150,7 @@ def call(func: Any, args: Sequence[Any], kwargs: dict) -> Optional[Tuple[str, ..
         return (_CONTRACTIONS[func],)
     if func is np.vdot:
         return ("check_vdot",)
-    if isinstance(func, np.ufunc) and func.nin == 2 and func is not np.matmul:
+    if elementwise_ufunc(func) and func.nin == 2:
         return ("check_broadcast",)
     return None
 

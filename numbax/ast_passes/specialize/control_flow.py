@@ -8,6 +8,7 @@ import gast
 import numpy as np
 
 from numbax.ast_passes import anno, exits, run_time_checks
+from numbax.ast_passes.analyses import nodes
 from numbax.ast_passes.analyses.assigned import stored_names
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.materialize import name_node
@@ -39,10 +40,6 @@ def _same(a: Any, b: Any) -> bool:
 _IN_PLACE = {(list, gast.Add): operator.iadd, (list, gast.Mult): operator.imul, (dict, gast.BitOr): operator.ior}
 
 
-def _assign(name: str, value: gast.expr) -> gast.Assign:
-    return gast.Assign(targets=[name_node(name, gast.Store())], value=value, type_comment=None)
-
-
 def _flagged(stmts: List[gast.stmt], flags: Dict[str, str]) -> List[gast.stmt]:
     """``stmts`` with ``flag = True`` after each assignment of a name in ``flags`` (name -> flag), nested blocks
     too, and at the top of a loop whose target it is."""
@@ -61,7 +58,7 @@ def _flagged(stmts: List[gast.stmt], flags: Dict[str, str]) -> List[gast.stmt]:
 
 
 def _set(origin: gast.stmt, flag: str) -> gast.stmt:
-    stmt = gast.copy_location(_assign(flag, gast.Constant(value=True, kind=None)), origin)
+    stmt = gast.copy_location(nodes.assign(flag, gast.Constant(value=True, kind=None)), origin)
     anno.copyanno(origin, stmt)
     return stmt
 
@@ -327,6 +324,8 @@ class ControlFlowMixin:
                 merged[name] = self._materialize_in(block_a, env_a, name)
                 if not _same(merged[name], self._materialize_in(block_b, env_b, name)):
                     merged[name] = Poison(name, "has a different structure on different paths")
+                elif isinstance(a, MaybeBound) or isinstance(b, MaybeBound):  # a side's reads still check
+                    merged[name] = self._maybe_bound(name, merged[name], ((block_a, a), (block_b, b)))
             else:
                 merged[name] = Poison(name, "has different compile-time values on different paths")
         self.env = merged
@@ -343,10 +342,10 @@ class ControlFlowMixin:
         stand_in = value.name == name and aval is not None and aval.dtype.kind in "biufc" and not aval.weak
         for block, side in sides:
             if side is _UNSET:
-                made = [_assign(flag, gast.Constant(value=False, kind=None))]
-                made += [_assign(name, _stand_in(aval, self.materializer))] if stand_in else []
+                made = [nodes.assign(flag, gast.Constant(value=False, kind=None))]
+                made += [nodes.assign(name, _stand_in(aval, self.materializer))] if stand_in else []
             else:
-                made = [_assign(flag, name_node(side.flag) if isinstance(side, MaybeBound) else
+                made = [nodes.assign(flag, name_node(side.flag) if isinstance(side, MaybeBound) else
                                 gast.Constant(value=True, kind=None))]
             for stmt in made:  # at the `if`'s line, as ``emit`` places what it writes
                 if self.current is not None:
@@ -491,20 +490,22 @@ class ControlFlowMixin:
         flags = {name: self.namer.new(f"{name}_assigned") for name in sorted(assigned_names(stmts))
                  if name not in entry and name in self.local_names}
         self.flags.update(flags.values())
+        # one maybe-assigned before it keeps its flag, which an assignment in the body sets
+        carried = {name: value.flag for name, value in entry.items() if isinstance(value, MaybeBound)}
         saved = (self.block, self.env, self.terminated)
         self.block, self.env, self.terminated = [], dict(entry), False
         self.runtime_depth += 1
         self.break_envs.append((entry, []))
         try:
             self.exec_block(stmts)
-            body, after = _flagged(self.block, flags), self.env
+            body, after = _flagged(self.block, {**carried, **flags}), self.env
         finally:
             self.runtime_depth -= 1
             self.block, self.env, self.terminated = saved
             breaks = self.break_envs.pop()[1]
         flags = {name: flag for name, flag in flags.items() if flag in assigned_names(body)}
         for flag in flags.values():
-            self.emit(_assign(flag, gast.Constant(value=False, kind=None)))
+            self.emit(nodes.assign(flag, gast.Constant(value=False, kind=None)))
         self.keep_dtypes(loop, f"`{type(loop).__name__.lower()}` loop", entry, [after] + breaks)
         self.keep_ndims(loop, entry, [after] + breaks)
         for env in breaks:  # variables first assigned on the way to a `break` live on after the loop
@@ -514,6 +515,7 @@ class ControlFlowMixin:
                 self.fail(stmts[0], f"`{name}` changes its kind or structure inside this loop",
                           hint="keep a variable's kind (array, number, container shape) the same in every "
                           "iteration.")
+        flags.update(carried)
         after = {name: MaybeBound(value, flags[name]) if name in flags and isinstance(value, Dyn) else value
                  for name, value in after.items()}
         return body or [gast.Pass()], {**entry, **after}

@@ -4,12 +4,13 @@ from __future__ import annotations
 import collections
 import copy
 import operator
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import gast
 import numpy as np
 
 from numbax.ast_passes import anno, resolve, run_time_checks
+from numbax.ast_passes.analyses import nodes
 from numbax.ast_passes.analyses.nodes import rt_call
 from numbax.ast_passes.specialize import checks, dtypes
 from numbax.ast_passes.specialize.at_updates import AtIndexer
@@ -22,6 +23,12 @@ _COMPARE = {
     gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Is: operator.is_, gast.IsNot: operator.is_not,
     gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b,
 }
+
+
+def _as_test(name: str, op: gast.boolop) -> gast.expr:
+    """The test under which ``name``, the value of ``and``/``or`` so far, goes on to the next operand."""
+    test = name_node(name)
+    return test if isinstance(op, gast.And) else gast.UnaryOp(op=gast.Not(), operand=test)
 
 
 def _is_runtime(value: Any) -> bool:
@@ -298,19 +305,29 @@ class ExpressionsMixin:
 
     def eval_BoolOp(self, node):
         values: List[Any] = []
+        needs: List[List[gast.stmt]] = []  # the statements each run-time operand's evaluation needs first
         for sub in node.values:
-            value = self.eval(sub)
+            needed, value = self.eval_on_path(sub) if values else ([], self.eval(sub))
             if not values and not isinstance(value, Dyn):
                 decided = (not value) if isinstance(node.op, gast.And) else bool(value)
                 if decided:
                     return value
                 continue
             values.append(value)
+            needs.append(needed)
         if not values:
             return value  # every operand known, none deciding: Python's value is the last
         if len(values) == 1:
             return values[0]
-        return self.dyn(gast.BoolOp(op=node.op, values=[self.materialize(v) for v in values]))
+        if not any(needs):
+            return self.dyn(gast.BoolOp(op=node.op, values=[self.materialize(v) for v in values]))
+        # an operand whose evaluation needs statements (a check) runs them only where Python evaluates it
+        chosen = self.namer.new("either" if isinstance(node.op, gast.Or) else "both")
+        self.emit(nodes.assign(chosen, self.materialize(values[0])))
+        for value, needed in zip(values[1:], needs[1:]):
+            self.emit(gast.If(test=_as_test(chosen, node.op), orelse=[],
+                              body=needed + [self.located(nodes.assign(chosen, self.materialize(value)))]))
+        return self.dyn(name_node(chosen))
 
     def eval_Compare(self, node):
         operands = [self.eval(node.left)] + [self.eval(c) for c in node.comparators]
@@ -334,12 +351,34 @@ class ExpressionsMixin:
         test = self.eval(node.test)
         if not isinstance(test, Dyn):
             return self.eval(node.body if test else node.orelse)
-        body, orelse = self.eval(node.body), self.eval(node.orelse)
+        (body_needs, body), (orelse_needs, orelse) = self.eval_on_path(node.body), self.eval_on_path(node.orelse)
         # one abstract value where both arms have it (``2.0 if c else 0.5`` stays a weak float, which a float32
         # array keeps its dtype with); arms of two dtypes or ranks give the value's dtype by the path taken
         avals = {dtypes.aval_of(body), dtypes.aval_of(orelse)}
-        return Dyn(gast.IfExp(test=test.expr(), body=self.materialize(body), orelse=self.materialize(orelse)),
-                   avals.pop() if len(avals) == 1 else None)
+        aval = avals.pop() if len(avals) == 1 else None
+        if not (body_needs or orelse_needs):
+            return Dyn(gast.IfExp(test=test.expr(), body=self.materialize(body), orelse=self.materialize(orelse)),
+                       aval)
+        # an arm whose evaluation needs statements (a check) runs them only on its path, as Python does
+        chosen = self.namer.new("chosen")
+        arms = [needs + [self.located(nodes.assign(chosen, self.materialize(value)))]
+                for needs, value in ((body_needs, body), (orelse_needs, orelse))]
+        self.emit(gast.If(test=test.expr(), body=arms[0], orelse=arms[1]))
+        return Dyn(name_node(chosen), aval)
+
+    def eval_on_path(self, node) -> Tuple[List[gast.stmt], Any]:
+        """Evaluate ``node``, which runs only on some paths (an arm of ``a if c else b``, an operand of ``and``
+        after the first): the statements its evaluation emits, returned rather than emitted, and its value.
+        A variable whose read it checks (``MaybeBound``) is still unchecked on the other paths."""
+        saved = (self.block, self.env)
+        self.block, self.env = [], dict(self.env)
+        self.runtime_depth += 1
+        try:
+            value = self.eval(node)
+            return self.block, value
+        finally:
+            self.runtime_depth -= 1
+            self.block, self.env = saved
 
     def eval_Tuple(self, node):
         return tuple(self.eval(e) for e in node.elts)

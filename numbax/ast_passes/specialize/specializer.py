@@ -127,12 +127,16 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
 
     def emit(self, stmt: gast.stmt) -> None:
         """Append a statement, tagged with the user line it comes from."""
+        self.block.append(self.located(stmt))
+
+    def located(self, stmt: gast.stmt) -> gast.stmt:
+        """``stmt``, tagged with the user line it comes from (that of the statement being specialized)."""
         if self.current is not None:
             gast.copy_location(stmt, self.current)
             anno.copyanno(self.current, stmt)
         if self.call_site is not None:
             anno.setanno(stmt, anno.Key.ORIGIN, self.call_site)
-        self.block.append(stmt)
+        return stmt
 
     def materialize(self, value: Any) -> gast.expr:
         """An expression for ``value`` in generated code."""

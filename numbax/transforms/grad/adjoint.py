@@ -27,7 +27,7 @@ from numbax.ast_passes.analyses.nodes import name as _name
 from numbax.ast_passes.analyses.nodes import rt_call as _rt
 from numbax.ast_passes.naming import Namer
 from numbax.errors import NumbaxDifferentiationError
-from numbax.transforms.grad import differentiable, recompute
+from numbax.transforms.grad import complex_checks, differentiable, recompute
 from numbax.primitives.registry import NONDIFFERENTIABLE, entry, refusal, vjp_rule
 from numbax.primitives.templates import FoldTests, bind_arguments, instantiate, undifferentiated
 from numbax.transforms.grad.saves import Saves, popped_name
@@ -334,6 +334,8 @@ class Adjoint:
                 anno.getanno(stmt, anno.Key.ORIGIN),
                 hint="differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or "
                      "compute this value outside the differentiated function.")
+        if not getattr(entry(app.key), "complex_verified", False):
+            self._checked_real(stmt, app, x, value)
         param_shapes = {p: shapes.expr_shape(arg, self.shapes, self.avals) for p, arg in bound.items()}
         param_shapes["ans"] = param_shapes["g"] = self.shapes.get(x)  # an adjoint has its primal's shape
         simplify = _Simplify(param_avals, param_shapes)
@@ -385,6 +387,12 @@ class Adjoint:
                     self._no_rule(stmt, app)
             for field in ("body", "orelse"):
                 self.check_rules(getattr(stmt, field, []) or [])
+
+    def _checked_real(self, stmt: gast.stmt, app, x: str, value: gast.expr) -> None:
+        """The values a rule checked for real numbers only meets at ``stmt`` (its differentiated operands and its
+        result ``x``) whose dtypes were not inferred: the forward sweep checks them after ``stmt``."""
+        unknown = {n for n in (_loads(value) & self.active) | {x} if self.avals.get(n) is None}
+        self.saves.after.setdefault(id(stmt), []).extend(complex_checks.real_checks(unknown, app.name, stmt))
 
     def _aval_of(self, node: gast.expr):
         if isinstance(node, gast.Name):

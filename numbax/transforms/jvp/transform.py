@@ -48,7 +48,7 @@ from numbax.errors import NumbaxDifferentiationError, NumbaxInternalError
 from numbax.primitives import symbolic
 from numbax.primitives.registry import NONDIFFERENTIABLE, TRANSPOSED, entry, refusal
 from numbax.primitives.templates import FoldTests, Rule, bind_arguments, instantiate
-from numbax.transforms.grad import alias_checks, canonicalize
+from numbax.transforms.grad import alias_checks, canonicalize, complex_checks
 from numbax.transforms.grad.differentiable import is_differentiable
 from numbax.transforms.grad.transform import prepare
 
@@ -260,6 +260,9 @@ class Tangents:
             _fail(stmt, f"numbax has no forward derivative of {what} for complex numbers checked against JAX",
                   "differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or compute "
                   "this value outside the differentiated function.")
+        if not primitive.complex_verified:  # where a kind is unknown, the generated code checks it
+            unknown = {n for n in (_loads(value) & self.active) | {ans} if self.kind(n) is None}
+            self.pending += complex_checks.real_checks(unknown, what, stmt)
         parts = []
         for p in wanted:
             mapping = dict(bound, g=tangents[p], ans=_name(ans))

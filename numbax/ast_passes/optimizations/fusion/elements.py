@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set
 
 import gast
-import numpy as np
 
 from numbax.ast_passes.analyses.nodes import assign, name, rt_call
 from numbax.ast_passes.analyses.primitives import application
@@ -27,6 +26,7 @@ from numbax.ast_passes.optimizations.fusion.effects import loads, statement_effe
 from numbax.ast_passes.optimizations.fusion.recompute import at
 from numbax.ast_passes.optimizations.purity import is_pure
 from numbax.ast_passes.tree_copy import copy_tree
+from numbax.primitives.registry import elementwise_ufunc
 from numbax.primitives.kinds import argument, is_none
 from numbax.primitives.symbolic import ONE, within
 
@@ -100,7 +100,7 @@ class Trial:
         if isinstance(node, gast.Subscript):
             return self._subscript(node)
         app = application(node) if isinstance(node, gast.Call) else None
-        if app is not None and isinstance(app.key, np.ufunc) and not app.keywords and app.key.nin == len(app.args):
+        if app is not None and elementwise_ufunc(app.key) and not app.keywords and app.key.nin == len(app.args):
             return self._combine(node, app.args, lambda *a: gast.Call(func=node.func, args=list(a), keywords=[]))
         if app is not None and app.name == "rt.unreduce":
             return self._unreduce(node, app)

@@ -53,7 +53,8 @@ IMPORTS = ["import math", "import numpy as np", "from numba import cuda", "from 
 # reverse mode's too (its products' shapes, the dims it takes as equal: ``rt.ShapesDiffer``)
 _CHECKS = frozenset({"check_reshape", "check_divisor", "check_broadcast", "check_in_place", "check_where",
                      "check_matmul", "check_dot", "check_vdot", "check_contraction", "assume_equal", "check_store",
-                     "check_key", "check_row", "check_concatenate", "check_stack", "check_item", "check_bound"}) | \
+                     "check_key", "check_row", "check_concatenate", "check_stack", "check_item", "check_bound",
+                     "check_real"}) | \
     indexing.INDEX_CHECKS
 # run-time checks of numbers' values (an integer's exponent, a shift's count): in the driver where the value
 # they read (at this position) is a host number; of an array's elements they are refused with their operation
