@@ -29,7 +29,8 @@ def expected_grad_predict_loss(w, x, y):
     product = rt.matmul(x, w)
     # grad of: return np.mean((pred - y) ** 2)
     dt4 = 1.0
-    dt3_j = dt4 * (1 / product.size)
+    divide = np.divide(1, product.size)
+    dt3_j = dt4 * divide
     dt1 = np.empty(x.shape[0])
     for j in range(x.shape[0]):
         # grad_programs.py:6: pred = np.tanh(x @ w)

@@ -25,7 +25,7 @@ def sum_(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @defvjp(np.mean, aval=kinds.reduction("f"), shape=symbolic.reduction)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    d[a] = rt.unreduce(g, a, axis, keepdims) * (rt.size_of(ans) / rt.size_of(a))
+    d[a] = rt.unreduce(g, a, axis, keepdims) * np.divide(rt.size_of(ans), rt.size_of(a))  # NumPy's inf of empty a
 
 
 @defvjp(np.prod, **_SUM)

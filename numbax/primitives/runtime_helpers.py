@@ -236,8 +236,8 @@ def pad_grad(g, ans, cotangent, array, pad_width, mode="constant"):
 @defvjp(rt.var_grad)
 def var_grad(g, ans, cotangent, a, axis=None, ddof=0, keepdims=False):
     """``cotangent`` spread over ``a`` times ``2 (a - mean) / (n - ddof)``: bilinear; the mean is a projection."""
-    spread = g * rt.unreduce(cotangent, a, axis, keepdims) * (
-        2.0 * rt.size_of(cotangent) / (rt.size_of(a) - ddof * rt.size_of(cotangent)))
+    spread = g * rt.unreduce(cotangent, a, axis, keepdims) * np.divide(
+        2.0 * rt.size_of(cotangent), rt.size_of(a) - ddof * rt.size_of(cotangent))
     weighted = g * rt.var_grad(rt.ones_like(cotangent), a, axis, ddof, keepdims)
     d[cotangent] = rt.unbroadcast(weighted, cotangent) if axis is None else np.sum(weighted, axis=axis,
                                                                                     keepdims=keepdims)

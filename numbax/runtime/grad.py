@@ -97,8 +97,9 @@ def copy_of(x):
 
 
 def size_of(x):
-    """The number of elements of an array, 1 for a scalar."""
-    return x.size if isinstance(x, np.ndarray) else 1
+    """The number of elements of an array, 1 for a scalar: a NumPy integer, so that a rule dividing by the size of
+    an empty array gives NumPy's NaN (as compiled code does) where a Python int would raise ZeroDivisionError."""
+    return np.intp(x.size if isinstance(x, np.ndarray) else 1)
 
 
 def unbroadcast(g, x):
@@ -446,7 +447,7 @@ def tie_shares(a, ans, axis, keepdims=False):
 
 def var_grad(g, a, axis=None, ddof=0, keepdims=False):
     """Cotangent of ``a`` in ``np.var(a, axis, ddof=ddof, keepdims=keepdims)``."""
-    n = size_of(a) // size_of(np.sum(a) if axis is None else np.sum(a, axis=axis))
+    n = size_of(a) if axis is None else int(np.prod(np.take(np.shape(a), axis)))  # per result, of an empty a too
     centre = np.mean(a) if axis is None else np.sum(a, axis=axis) / n
     return unreduce(g, a, axis, keepdims) * 2.0 * (a - unreduce(centre, a, axis, False)) / (n - ddof)
 

@@ -88,7 +88,11 @@ def jacfwd(pushforward, args, dyn, single, has_aux):
     def column(i):
         return pushforward(args, _split(_one_hot(i, n), dyn))
 
-    out, columns, aux = in_turn(column, out_axes=(None, 0, None))(np.arange(n))
+    if n == 0:  # no input element has a column to map (vmap sizes what it makes by its first example)
+        out, tangent, aux = pushforward(args, _split(np.zeros(0), dyn))
+        columns = tree_util.tree_map(lambda t: np.zeros((0,) + _dims(t), t.dtype), tangent)
+    else:
+        out, columns, aux = in_turn(column, out_axes=(None, 0, None))(np.arange(n))
     example = dyn[0] if single else dyn
     blocks = []
     for leaf, cols in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(columns)):
@@ -117,7 +121,10 @@ def jacrev(linearization, args, dyn, single, has_aux):
     def row(i):
         return pullback(_split(_one_hot(i, n), out))
 
-    rows = in_turn(row)(np.arange(n))
+    if n == 0:  # an empty output has no row to map (vmap sizes what it makes by its first example)
+        rows = tuple([tree_util.tree_map(lambda xi: np.zeros((0,) + _dims(xi), xi.dtype), x) for x in dyn])
+    else:
+        rows = in_turn(row)(np.arange(n))
     blocks = []
     start = 0
     for leaf in tree_util.tree_leaves(out):
