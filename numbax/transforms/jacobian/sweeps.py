@@ -88,11 +88,7 @@ def jacfwd(pushforward, args, dyn, single, has_aux):
     def column(i):
         return pushforward(args, _split(_one_hot(i, n), dyn))
 
-    if n == 0:  # no input element has a column to map (vmap sizes what it makes by its first example)
-        out, tangent, aux = pushforward(args, _split(np.zeros(0), dyn))
-        columns = tree_util.tree_map(lambda t: np.zeros((0,) + _dims(t), t.dtype), tangent)
-    else:
-        out, columns, aux = in_turn(column, out_axes=(None, 0, None))(np.arange(n))
+    out, columns, aux = in_turn(column, out_axes=(None, 0, None))(np.arange(n))
     example = dyn[0] if single else dyn
     blocks = []
     for leaf, cols in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(columns)):
