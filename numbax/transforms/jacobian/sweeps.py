@@ -117,10 +117,7 @@ def jacrev(linearization, args, dyn, single, has_aux):
     def row(i):
         return pullback(_split(_one_hot(i, n), out))
 
-    if n == 0:  # an empty output has no row to map (vmap sizes what it makes by its first example)
-        rows = tuple([tree_util.tree_map(lambda xi: np.zeros((0,) + _dims(xi), xi.dtype), x) for x in dyn])
-    else:
-        rows = in_turn(row)(np.arange(n))
+    rows = in_turn(row)(np.arange(n))
     blocks = []
     start = 0
     for leaf in tree_util.tree_leaves(out):
