@@ -67,9 +67,9 @@ from numba import literal_unroll, types
 from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
 
-from numbax.errors import NumbaxComplexDerivativeError, NumbaxEmptyListError, NumbaxIndexError, NumbaxIntegerPowerError, NumbaxMaskShapeError, \
-    NumbaxOverflowError, NumbaxShapeError, NumbaxUnboundLocalError, NumbaxUnimplementedValueError, \
-    NumbaxZeroDivisionError
+from numbax.errors import NumbaxComplexDerivativeError, NumbaxEmptyListError, NumbaxIndexError, \
+    NumbaxIntegerPowerError, NumbaxMaskShapeError, NumbaxOverflowError, NumbaxShapeError, NumbaxUnboundLocalError, \
+    NumbaxUnimplementedValueError, NumbaxZeroDivisionError
 from numbax.runtime import cached
 
 __all__ = ["check_index", "check_extent", "check_span", "check_divisor", "check_power", "check_shift", "check_item",

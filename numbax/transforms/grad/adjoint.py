@@ -328,13 +328,14 @@ class Adjoint:
         contributions = [(p, e) for p, e in contributions if p in wanted]
         param_avals = {p: self._aval_of(arg) for p, arg in bound.items()}
         param_avals["ans"] = self.avals.get(x)
-        if not getattr(entry(app.key), "complex_verified", False) and any(a and a[0] == "c" for a in param_avals.values()):
+        verified = getattr(entry(app.key), "complex_verified", False)
+        if not verified and any(a and a[0] == "c" for a in param_avals.values()):
             raise NumbaxDifferentiationError(
                 f"numbax has no derivative of {app.name} for complex numbers checked against JAX's convention",
                 anno.getanno(stmt, anno.Key.ORIGIN),
                 hint="differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or "
                      "compute this value outside the differentiated function.")
-        if not getattr(entry(app.key), "complex_verified", False):
+        if not verified:
             self._checked_real(stmt, app, x, value)
         param_shapes = {p: shapes.expr_shape(arg, self.shapes, self.avals) for p, arg in bound.items()}
         param_shapes["ans"] = param_shapes["g"] = self.shapes.get(x)  # an adjoint has its primal's shape
