@@ -1,5 +1,6 @@
 """The abstract-value analysis reverse mode reads: kinds and ndims, and ``None`` where it cannot know."""
 import gast
+import numpy as np
 
 from numbax.ast_passes.analyses.avals import infer
 
@@ -114,3 +115,45 @@ def test_a_shape_that_changes_in_a_loop_is_unknown():
         "    return y\n",
         x=1, n=0)
     assert "y" not in got and got["z"] == (("x.0", 0),)
+
+
+def test_shape_functions_and_reverse_mode_helpers_keep_kinds():
+    """np.pad and np.broadcast_to, and the helpers of matmul's and sinc's derivatives, whose kinds a second
+    derivative reads (an unknown one costs a run-time ``rt.check_real``)."""
+    got = avals_of(
+        "def f(x, g, m, n, z):\n"
+        "    p = np.pad(x, 1)\n"
+        "    q = np.pad(z, ((1, 2),))\n"
+        "    b = np.broadcast_to(x, (n, 4))\n"
+        "    c = np.broadcast_to(x, 4)\n"
+        "    s = np.broadcast_to(x, m.shape)\n"
+        "    ga = rt.matmul_grad_a(g, m, z)\n"
+        "    gb = rt.matmul_grad_b(g, m, z)\n"
+        "    w = rt.widen(n)\n"
+        "    d = rt.dsinc(n)\n"
+        "    return p\n",
+        x=("f", 1), g=("f", 1), m=("f", 2), n=("i", 0), z=("c", 1))
+    assert got["p"] == ("f", 1) and got["q"] == ("c", 1)
+    assert got["b"] == ("f", 2) and got["c"] == ("f", 1) and "s" not in got
+    assert got["ga"] == ("c", 2) and got["gb"] == ("f", 1)
+    assert got["w"] == ("f", 0) and got["d"] == ("f", 0)
+
+
+def padded_tiles(x):
+    y = np.tanh(x) * x
+    return np.sum(np.tile(np.pad(y, 1), 2) ** 2) + np.sum(np.broadcast_to(x, (2, 3)) @ np.ones((3, 2)))
+
+
+def test_a_second_derivative_of_a_real_program_checks_no_dtype_when_it_runs():
+    """Every kind in the Hessian's code is inferred, so it has no ``rt.check_real`` (the first derivative's
+    helpers, ``rt.tile_grad``, ``rt.pad_grad``, ``rt.matmul_grad_a``, included); its value is central
+    differences' of the gradient."""
+    import numbax
+
+    x = np.array([0.3, -0.7, 1.1])
+    hessian = numbax.hessian(padded_tiles, backend="python")
+    assert "check_real" not in numbax.source(hessian, x)
+    grad = numbax.grad(padded_tiles, backend="python")
+    eps = 1e-6
+    columns = [(grad(x + eps * e) - grad(x - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(hessian(x), np.stack(columns, axis=1), rtol=1e-6, atol=1e-8)

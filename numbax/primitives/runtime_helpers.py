@@ -539,6 +539,17 @@ def _cotangent_shaped(position: int, operand_kind: bool = False):
     return rule
 
 
+def _matmul_cotangent(shaped: int, other: int):
+    """``rt.matmul_grad_a(g, a, b)`` (``shaped`` 1, ``other`` 2) and ``rt.matmul_grad_b``: ``g`` times the other
+    factor, a float at least, in the shape of the factor at ``shaped``."""
+    def rule(app, args):
+        if len(args) < 3 or not kinds.known(*args[:3]):
+            return None
+        return (kinds.promote(args[0][0], args[other][0], "f"), args[shaped][1])
+
+    return rule
+
+
 def _scalar_output(app, args):
     """grad's output, checked to be a number: an array stays an array (the check raises JAX's TypeError when it
     runs, and the code after it must still compile, typed like the value it was given)."""
@@ -554,6 +565,10 @@ def _chooser_weights(app, args):
 define(rt.unbroadcast, rt.unreduce, aval=_unbroadcast, shape=symbolic.same_as(1))  # ``a``'s, whatever the axis
 define(rt.reshape_like, rt.tile_grad, rt.repeat_grad, rt.pad_grad, rt.cumsum_grad, rt.diagonal_grad, rt.diag_grad,
        rt.trace_grad, rt.sort_grad, aval=_cotangent_shaped(1))
+define(rt.matmul_grad_a, aval=_matmul_cotangent(1, 2))
+define(rt.matmul_grad_b, aval=_matmul_cotangent(2, 1))
+define(rt.widen, aval=_float_like(0, 0))
+define(rt.dsinc, aval=kinds.elementwise("f"))
 define(rt.var_grad, rt.cholesky_grad, aval=_cotangent_shaped(1, operand_kind=True))
 define(rt.norm_grad, aval=_cotangent_shaped(2, operand_kind=True))
 define(rt.primal_dtype, aval=kinds.same_as(1))

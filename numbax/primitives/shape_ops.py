@@ -106,7 +106,17 @@ def moveaxis(g, ans, a, source, destination):
     d[a] = np.moveaxis(g, destination, source)
 
 
-@defvjp(np.broadcast_to)
+def _broadcast_to(app, args):
+    """The array's kind, with as many axes as ``shape`` has (a tuple display, or one int written as a constant)."""
+    shape = kinds.argument(app, 1, "shape")
+    if not (args and args[0]):
+        return None
+    if isinstance(shape, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in shape.elts):
+        return (args[0][0], len(shape.elts))
+    return (args[0][0], 1) if isinstance(kinds.constant_value(shape), int) else None
+
+
+@defvjp(np.broadcast_to, aval=_broadcast_to)
 def broadcast_to(g, ans, array, shape):
     d[array] = rt.unbroadcast(g, array)
 
@@ -190,7 +200,7 @@ def repeat(g, ans, a, repeats, axis=None):
     d[a] = rt.repeat_grad(g, a, repeats, axis)
 
 
-@defvjp(np.pad)
+@defvjp(np.pad, aval=kinds.same_as(0))  # the array's dtype and ndim, whatever the widths
 def pad(g, ans, array, pad_width, mode="constant", constant_values=0):
     d[array] = rt.pad_grad(g, array, pad_width, mode)
 
