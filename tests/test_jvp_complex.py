@@ -89,12 +89,9 @@ def _numbax_tangent(fn, t):
     return tangent
 
 
-# jvp of jvp of a complex-valued function differentiates the cast of the inner tangent to the output's dtype,
-# ``.astype``, whose rule is not checked for complex operands yet (refused)
-_ASTYPE = pytest.mark.xfail(strict=True, reason=".astype (the inner tangent's cast) is not checked for complex "
-                            "operands yet", raises=numbax.NumbaxDifferentiationError)
-SECOND_ORDER = [c_real, c_imag, c_divide, c_exp, c_log, pytest.param(v_holomorphic, marks=_ASTYPE),
-                pytest.param(v_sqrt_log, marks=_ASTYPE)]
+# jvp of jvp of a complex-valued function differentiates the cast of the inner tangent to the output's dtype
+# (``.astype``)
+SECOND_ORDER = [c_real, c_imag, c_divide, c_exp, c_log, v_holomorphic, v_sqrt_log]
 
 
 @pytest.mark.parametrize("fn", SECOND_ORDER, ids=lambda f: getattr(f, "__name__", None))

@@ -92,8 +92,10 @@ def _astype(app, args):
 
 @defvjp(method_key("astype"), aval=_astype, shape=symbolic.elementwise, **_LINEARIZED)
 def astype(g, ans, x, dtype, order="K", casting="unsafe", subok=True, copy=True):
-    """A cast passes the derivative where the result holds floats, none where it holds integers or booleans
-    (``rt.stored_cotangent`` asks the result's dtype; complex casts are refused, not checked against JAX)."""
+    """A cast passes the derivative where the result holds floats (the real part where it holds real floats
+    and the derivative is complex, as JAX's ``convert_element_type``), none where it holds integers or
+    booleans (``rt.stored_cotangent`` asks the result's dtype). Reverse mode's cotangent of a real operand of a
+    cast to complex is its real part, as any real variable's (``_in_kind``)."""
     d[x] = rt.stored_cotangent(g, ans)
 _SCALAR_TYPES = sorted({t for t in np.sctypeDict.values() if issubclass(t, np.generic)}, key=lambda t: t.__name__)
 for _type in _SCALAR_TYPES:
@@ -325,6 +327,7 @@ def_nondifferentiable(np.sign, np.floor, np.ceil, np.rint, np.trunc, gast.FloorD
 # ``np.sign`` carries no derivative for complex operands either, as in JAX (its JVP is zero)
 define(np.sign, complex_verified=True)
 def_nondifferentiable(np.round, np.around, aval=kinds.elementwise())
+define(np.round, np.around, complex_verified=True)  # of a complex number, piecewise constant in each part
 define(method_key("round"), aval=kinds.elementwise())
 def_nondifferentiable(np.fix, np.floor_divide)
 def_nondifferentiable(math.floor, math.ceil, math.trunc, aval=kinds.constant("i", 0), shape=symbolic.elementwise)
@@ -364,4 +367,4 @@ define(gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.USub, gast.UAdd, 
        np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.square, np.reciprocal, np.sin, np.cos,
        np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh,
        np.abs, builtins.abs, np.real, np.imag, np.conj, np.angle, np.where, method_key("real"),
-       method_key("imag"), method_key("conj"), method_key("conjugate"), complex_verified=True)
+       method_key("imag"), method_key("conj"), method_key("conjugate"), method_key("astype"), complex_verified=True)

@@ -61,6 +61,14 @@ def stored_cotangent(g, ans, cotangent, array):
     d[cotangent] = rt.stored_cotangent(g, array)
 
 
+@defvjp(rt.match_kind)
+def match_kind(g, ans, cotangent, x):
+    """Real-linear in the cotangent (the real part, the embedding of a real in the complex numbers, or the
+    identity): its transpose, JAX's, maps back into the cotangent's own kind; ``x`` gives only the kind."""
+    d[cotangent] = rt.match_kind(g, cotangent)
+    d[x] = None
+
+
 @defvjp(rt.primal_dtype)
 def primal_dtype(g, ans, cotangent, x):
     d[cotangent] = g
@@ -364,6 +372,7 @@ def real_output_jvp(g, ans, out, where):
 
 def_linear(rt.stored_cotangent, "cotangent, array", shape_only=("array",))
 def_linear(rt.primal_dtype, "cotangent, x", shape_only=("x",))
+def_linear(rt.match_kind, "cotangent, x", shape_only=("x",))
 def_linear(rt.sort_grad, "cotangent, a, axis=-1", shape_only=("a",))
 def_linear(rt.last_writes, "g, a, index", shape_only=("a",))
 def_linear(rt.sort_gather, "cotangent, a, axis=-1", shape_only=("a",))
@@ -485,6 +494,8 @@ def _stacked(app, args):
 
 define(scan.stack_buffer, aval=_stacked)
 define(scan.stack_rows, aval=kinds.same_as(0))  # ``rt.stack_rows(block, n)``: n rows like the block's
+# no derivative for complex values either: JAX's stop_gradient; room for values, not values
+define(identities.stop_gradient, scan.stack_buffer, scan.stack_rows, complex_verified=True)
 
 
 def _one_hot_aval(app, args):
@@ -550,6 +561,24 @@ def _matmul_cotangent(shaped: int, other: int):
     return rule
 
 
+def _stored(app, args):
+    """``rt.stored_cotangent(g, array)``: ``g``'s, a complex ``g``'s real part where ``array`` holds real floats
+    (unknown where ``array``'s kind is)."""
+    if not args or args[0] is None:
+        return None
+    if args[0][0] == "c":
+        array = args[1] if len(args) > 1 else None
+        return None if array is None else ("f", args[0][1]) if array[0] == "f" else args[0]
+    return args[0]
+
+
+def _matched(app, args):
+    """``rt.match_kind(g, x)``: ``g``'s ndim, complex where ``x`` is, else a real float."""
+    if len(args) < 2 or not kinds.known(args[0], args[1]):
+        return None
+    return ("c" if args[1][0] == "c" else "f", args[0][1])
+
+
 def _scalar_output(app, args):
     """grad's output, checked to be a number: an array stays an array (the check raises JAX's TypeError when it
     runs, and the code after it must still compile, typed like the value it was given)."""
@@ -573,7 +602,12 @@ define(rt.var_grad, rt.cholesky_grad, aval=_cotangent_shaped(1, operand_kind=Tru
 define(rt.norm_grad, aval=_cotangent_shaped(2, operand_kind=True))
 define(rt.primal_dtype, aval=kinds.same_as(1))
 define(rt.ones_like, rt.zeros_like, aval=kinds.elementwise("f"))
-define(rt.reserve_rows, rt.grow_rows, rt.real_output, rt.stored_cotangent, rt.last_writes, aval=kinds.same_as(0))
+define(rt.reserve_rows, rt.grow_rows, rt.real_output, rt.last_writes, aval=kinds.same_as(0))
+define(rt.stored_cotangent, aval=_stored)
+# linear in the cotangent (the real part, the embedding in the complex numbers, sums of elements): their rules,
+# the helper again or its transpose, hold for complex operands as JAX's
+define(rt.match_kind, aval=_matched, shape=symbolic.same_as(0))
+define(rt.stored_cotangent, rt.match_kind, rt.unbroadcast, rt.unreduce, complex_verified=True)
 define(rt.index_added, aval=kinds.same_as(0), shape=symbolic.same_as(0))
 define(rt.scalar_output, aval=_scalar_output)
 define(rt.chooser_weights, aval=_chooser_weights, shape=symbolic.same_as(0))

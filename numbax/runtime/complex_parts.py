@@ -35,13 +35,18 @@ def _match_kind(g, x):
 
 
 def stored_cotangent(g, array):
-    """What passes through a write into ``array`` of a value whose (co)tangent is ``g``: ``g`` itself, or
-    zeros where ``array`` holds integers or booleans (the write casts the value, which has no derivative
-    then). For writes whose target's dtype numbax did not infer: Numba decides it once, at compile time.
-    ``array`` may be a list or tuple of arrays (``np.split``'s), written element by element."""
+    """What passes through a write into ``array`` (or a cast to its dtype, ``.astype``) of a value whose
+    (co)tangent is ``g``: ``g`` itself, its real part where ``array`` holds real floats and ``g`` is complex
+    (the cast keeps the real part, as JAX's ``convert_element_type``), or zeros where ``array`` holds integers
+    or booleans (the cast has no derivative then). For writes whose target's dtype numbax did not infer: Numba
+    decides it once, at compile time. ``array`` may be a list or tuple of arrays (``np.split``'s), written
+    element by element."""
     if isinstance(array, (list, tuple)):
         array = array[0] if array else 0.0
-    if np.asarray(array).dtype.kind in "fc":
+    kind = np.asarray(array).dtype.kind
+    if kind == "f" and np.iscomplexobj(g):
+        return np.real(g) if np.ndim(g) else float(np.real(g))
+    if kind in "fc":
         return g
     return np.zeros_like(g) if np.ndim(g) else 0.0
 
@@ -50,6 +55,8 @@ def stored_cotangent(g, array):
 def _stored_cotangent(g, array):
     if isinstance(array, (types.List, types.UniTuple)):  # a sequence of arrays: their elements' dtype
         array = array.dtype
+    if isinstance(getattr(array, "dtype", array), types.Float) and _is_complex(g):
+        return lambda g, array: np.real(g)
     if isinstance(getattr(array, "dtype", array), (types.Float, types.Complex)):
         return lambda g, array: g
     if isinstance(g, types.Array):

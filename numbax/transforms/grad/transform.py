@@ -36,7 +36,7 @@ from numbax.ast_passes.analyses.shapes import assumed_equal, guard
 from numbax.ast_passes.analyses.shapes import infer as infer_shapes
 from numbax.ast_passes.naming import Namer
 from numbax.ast_passes.optimizations import copy_propagation, dead_code, hoist_invariants
-from numbax.transforms.grad import alias_checks, canonicalize, contraction_checks, proven_checks
+from numbax.transforms.grad import alias_checks, canonicalize, complex_checks, contraction_checks, proven_checks
 from numbax.transforms.grad.adjoint import Adjoint
 from numbax.transforms.grad.differentiable import is_differentiable
 from numbax.transforms.grad.raising import may_raise
@@ -243,6 +243,9 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
     saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and not depth.get(id(n))}
+    kinds = complex_checks.constants_of_complex(fdef, active, lambda n: (avals.get(n) or (None,))[0])
+    for key, checks in kinds.items():
+        saves.after.setdefault(key, []).extend(checks)
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
     adjoint.higher_order = spec.higher_order

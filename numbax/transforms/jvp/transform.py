@@ -106,6 +106,7 @@ class Tangents:
         self.names: Dict[str, str] = {}
         self.primals: Dict[str, str] = {}  # tangent -> its primal
         self.pending: List[gast.stmt] = []  # a rule's temporaries, written before the tangent that reads them
+        self.checks_after: Dict[int, List[gast.stmt]] = {}  # complex_checks.constants_of_complex's, by statement
 
     def tangent(self, name: str) -> str:
         """The name of ``name``'s tangent (``dx`` for ``x``)."""
@@ -143,6 +144,7 @@ class Tangents:
         out: List[gast.stmt] = []
         for stmt in stmts:
             out += self.statement(stmt)
+            out += self.checks_after.get(id(stmt), [])
         return out
 
     def statement(self, stmt: gast.stmt) -> List[gast.stmt]:
@@ -406,25 +408,6 @@ class Tangents:
               "write the new value instead: x[i] = x[i] * v.")
 
 
-def _refuse_unverified_constants(fdef: gast.FunctionDef, active: Set[str], tangents: Tangents) -> None:
-    """Refuse a primitive registered as carrying no derivative that meets a differentiated complex value and
-    gives a number, unless that is checked for complex operands: ``rt.abs_slope`` is constant on the reals
-    only (``z / |z|`` is not), which ``jvp`` of ``jvp`` of ``np.abs`` would otherwise drop."""
-    for stmt in gast.walk(fdef):
-        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
-            continue
-        app = primitives.application(stmt.value)
-        primitive = entry(app.key) if app is not None else None
-        if primitive is None or primitive.vjp is not NONDIFFERENTIABLE or primitive.complex_verified:
-            continue
-        if tangents.kind(stmt.targets[0].id) in ("f", "c") and any(
-                tangents.kind(n) == "c" for n in _loads(stmt.value) & active):
-            _fail(stmt, f"numbax has no forward derivative of {app.name} for complex numbers checked against JAX "
-                        "(it carries none on the reals)",
-                  "differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or compute "
-                  "this value outside the differentiated function.")
-
-
 def _constant_tangent(tangents, out: gast.expr, active: Set[str]) -> gast.expr:
     """The tangent of an output written as an expression of constants and inactive names (``-0.75``, ``1j``):
     a zero of its kind (of an integer or boolean output the caller gives a float0 tangent instead; a zero, not
@@ -492,7 +475,7 @@ def transform(fdef: gast.FunctionDef, spec: JvpSpec, namer: Optional[Namer] = No
     # an integer array
     active = {n for n in active if (avals.get(n) or ("f",))[0] not in "bi"}
     tangents = Tangents(namer, active, avals, shapes, _written(fdef))
-    _refuse_unverified_constants(fdef, active, tangents)
+    tangents.checks_after = complex_checks.constants_of_complex(fdef, active, tangents.kind, "forward derivative")
     for p in spec.wrt:
         tangents.tangent(p)
     ret = fdef.body[-1]
