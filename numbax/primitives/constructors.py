@@ -114,7 +114,8 @@ define(np.zeros_like, np.ones_like, shape=symbolic.elementwise)
 def_nondifferentiable(np.eye, aval=_square(3))
 def_nondifferentiable(np.identity, aval=_square(1))
 # constant whatever their operands, complex ones too
-define(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity, complex_verified=True)
+define(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity,
+       complex_verified=True)
 def_nondifferentiable(np.shape, np.ndim, np.size, builtins.range, np.argsort, np.argwhere, np.nonzero,
                       np.searchsorted)
 define(np.arange, aval=_arange)

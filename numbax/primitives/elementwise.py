@@ -367,4 +367,5 @@ define(gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.USub, gast.UAdd, 
        np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.square, np.reciprocal, np.sin, np.cos,
        np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh,
        np.abs, builtins.abs, np.real, np.imag, np.conj, np.angle, np.where, method_key("real"),
-       method_key("imag"), method_key("conj"), method_key("conjugate"), method_key("astype"), complex_verified=True)
+       method_key("imag"), method_key("conj"), method_key("conjugate"), method_key("astype"),
+       complex_verified=True)

@@ -42,9 +42,9 @@ def constants_of_complex(fdef: gast.FunctionDef, active: Set[str], kind: Callabl
                          derivative: str = "derivative") -> Dict[int, List[gast.stmt]]:
     """Where a primitive registered as carrying no derivative, and not checked for complex operands, gives a
     float or complex number (a result of a kind known so) from a differentiated value: refused where that value
-    is known to be complex (``kind`` gives a
-    name's kind, None where unknown); the checks of the values whose kinds are unknown, by statement id, for the
-    transformation to place after the statement. ``derivative`` names the mode's in the message."""
+    is known to be complex (``kind`` gives a name's kind, None where unknown); the checks of the values whose
+    kinds are unknown, by statement id, for the transformation to place after the statement. ``derivative``
+    names the mode's derivative in the message."""
     checks: Dict[int, List[gast.stmt]] = {}
     for stmt in gast.walk(fdef):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):

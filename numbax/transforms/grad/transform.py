@@ -243,8 +243,8 @@ def transform(fdef: gast.FunctionDef, spec: GradSpec, namer: Optional[Namer] = N
     saves.higher_order = spec.higher_order
     saves.loop_of = _innermost_loops(fdef, position)
     saves.outermost = {id(n) for n in gast.walk(fdef) if isinstance(n, (gast.For, gast.While)) and not depth.get(id(n))}
-    kinds = complex_checks.constants_of_complex(fdef, active, lambda n: (avals.get(n) or (None,))[0])
-    for key, checks in kinds.items():
+    constants = complex_checks.constants_of_complex(fdef, active, lambda n: (avals.get(n) or (None,))[0])
+    for key, checks in constants.items():
         saves.after.setdefault(key, []).extend(checks)
     adjoint = Adjoint(namer, active, saves, depth, position, once, blocks, avals)
     adjoint.readonly = readonly_names(fdef, single)
