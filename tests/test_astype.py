@@ -1,6 +1,7 @@
 """``x.astype(dtype)`` differentiated in both modes: a float cast passes the derivative (float32 too, with
-NumPy's float32 arithmetic), a cast to integers passes none, as in JAX; a complex cast is refused. The
-float64 and integer casts are also in the rule table (``grad_rules_cases``), to second order."""
+NumPy's float32 arithmetic), a cast to integers passes none, as in JAX; a cast to complex passes it too (and
+back to a real dtype, its real part: ``test_complex_second_order``). The float64 and integer casts are also in
+the rule table (``grad_rules_cases``), to second order."""
 import os
 import sys
 
@@ -41,14 +42,26 @@ def test_float32_and_integer_casts_follow_jax(backend):
                                atol=1e-7)
 
 
-def complex_cast(x):
-    return np.sum(np.abs(x.astype(np.complex128) * (1 + 2j)))
+def complex_cast(x, m):
+    return m.sum(m.abs(x.astype(m.complex128) * (1 + 2j)))
 
 
-def test_a_complex_cast_is_refused_at_the_line():
-    with pytest.raises(numbax.NumbaxDifferentiationError, match="astype") as info:
-        numbax.grad(complex_cast, backend="python")(X)
-    assert info.value.origin.filename == __file__
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_a_complex_cast_follows_jax(backend):
+    # it was refused (the rule was not checked for complex values); a second derivative through np.abs of the
+    # complex value is, at np.abs's line
+    def f(x):
+        return complex_cast(x, np)
+
+    def g(x):
+        return complex_cast(x, jnp)
+
+    np.testing.assert_allclose(numbax.grad(f, backend=backend)(X), jax.grad(g)(X), rtol=1e-13)
+    np.testing.assert_allclose(numbax.jvp(f, (X,), (np.ones(3),), backend=backend)[1],
+                               jax.jvp(g, (X,), (jnp.ones(3),))[1], rtol=1e-13)
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="rt.abs_slope for complex numbers") as info:
+        numbax.hessian(f, backend="python")(X)
+    assert info.value.origin.lineno == complex_cast.__code__.co_firstlineno + 1
 
 
 def constructed(x, m):
