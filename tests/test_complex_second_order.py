@@ -126,3 +126,19 @@ def test_a_second_derivative_through_abs_of_a_complex_value_is_refused_in_both_m
                            match=f"no {mode} of rt.abs_slope for complex numbers") as info:
             second()
         assert info.value.origin.lineno == _abs_line(fn)
+
+
+def test_a_value_of_an_unknown_kind_made_without_a_derivative_from_a_complex_one_is_refused():
+    """``constants_of_complex``, which both modes run: a primitive carrying no derivative, not checked for
+    complex operands, whose result's kind was not inferred (``np.fix``: none is) is refused where it reads a
+    known complex value, not taken as zero; one known to give integers (``np.argmax``) is not."""
+    import gast
+
+    from numbax.transforms.grad.complex_checks import constants_of_complex
+
+    fdef = gast.parse("def f(z):\n    s = np.fix(z)\n    k = np.argmax(z)\n    return s\n").body[0]
+    kinds = {"z": "c", "k": "i"}
+    with pytest.raises(numbax.NumbaxDifferentiationError, match="no derivative of np.fix for complex numbers"):
+        constants_of_complex(fdef, {"z"}, kinds.get)
+    fdef.body.pop(0)
+    assert constants_of_complex(fdef, {"z"}, {"z": "c"}.get) == {}  # np.argmax's integers, even not inferred

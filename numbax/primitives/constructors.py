@@ -118,6 +118,9 @@ define(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, 
        complex_verified=True)
 def_nondifferentiable(np.shape, np.ndim, np.size, builtins.range, np.argsort, np.argwhere, np.nonzero,
                       np.searchsorted)
+# integers whatever their operands' kind: nothing to differentiate, complex operands too
+define(np.shape, np.ndim, np.size, builtins.range, np.argsort, np.argwhere, np.nonzero, np.searchsorted,
+       complex_verified=True)
 define(np.arange, aval=_arange)
 
 

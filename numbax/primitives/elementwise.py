@@ -349,6 +349,12 @@ def_nondifferentiable(np.allclose, np.array_equal, np.array_equiv, aval=kinds.co
 def_nondifferentiable(np.int64, np.int32)
 def_nondifferentiable(gast.Not, gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq, gast.Is, gast.IsNot,
                       gast.In, gast.NotIn, gast.And, gast.Or)
+# booleans and integers whatever their operands' kind: nothing to differentiate, complex operands too
+define(np.isnan, np.isinf, np.isfinite, math.isnan, math.isinf, math.isfinite, np.logical_and, np.logical_or,
+       np.logical_not, np.logical_xor, np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+       builtins.bool, np.isclose, np.allclose, np.array_equal, np.array_equiv, np.int64, np.int32, gast.Not, gast.Lt,
+       gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq, gast.Is, gast.IsNot, gast.In, gast.NotIn, gast.And, gast.Or,
+       complex_verified=True)
 
 
 def _integer(app, args):

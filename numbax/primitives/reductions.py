@@ -151,6 +151,11 @@ def_nondifferentiable(np.argmax, np.argmin, np.count_nonzero, method_key("argmax
 def_nondifferentiable(np.any, np.all, method_key("any"), method_key("all"), aval=kinds.reduction("b"))
 def_nondifferentiable(method_key("argsort"), method_key("nonzero"), method_key("shape"), method_key("ndim"),
                       method_key("size"), method_key("dtype"), method_key("item_index"))
+# integers, booleans, shapes and dtypes whatever their operands' kind: nothing to differentiate, complex too
+define(np.argmax, np.argmin, np.count_nonzero, method_key("argmax"), method_key("argmin"), np.any, np.all,
+       method_key("any"), method_key("all"), method_key("argsort"), method_key("nonzero"), method_key("shape"),
+       method_key("ndim"), method_key("size"), method_key("dtype"), method_key("item_index"), complex_verified=True)
+
 
 def_methods({"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min, "var": np.var,
              "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "trace": np.trace})

@@ -41,18 +41,19 @@ def real_checks(names: Iterable[str], what: str, stmt: gast.stmt) -> List[gast.s
 def constants_of_complex(fdef: gast.FunctionDef, active: Set[str], kind: Callable[[str], Optional[str]],
                          derivative: str = "derivative") -> Dict[int, List[gast.stmt]]:
     """Where a primitive registered as carrying no derivative, and not checked for complex operands, gives a
-    float or complex number (a result of a kind known so) from a differentiated value: refused where that value
-    is known to be complex (``kind`` gives a name's kind, None where unknown); the checks of the values whose
-    kinds are unknown, by statement id, for the transformation to place after the statement. ``derivative``
-    names the mode's derivative in the message."""
+    value not known to be an integer or boolean from a differentiated value: refused where that value is known
+    to be complex (``kind`` gives a name's kind, None where unknown); where the result is known to be a float or
+    complex number, the checks of the values whose kinds are unknown, by statement id, for the transformation to
+    place after the statement. ``derivative`` names the mode's derivative in the message."""
     checks: Dict[int, List[gast.stmt]] = {}
     for stmt in gast.walk(fdef):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         app = primitives.application(stmt.value)
         primitive = entry(app.key) if app is not None else None
+        result = kind(stmt.targets[0].id)
         if primitive is None or primitive.vjp is not NONDIFFERENTIABLE or primitive.complex_verified or \
-                kind(stmt.targets[0].id) not in ("f", "c"):
+                result not in ("f", "c", None):
             continue
         operands = loads(stmt.value) & active
         if any(kind(n) == "c" for n in operands):
@@ -62,6 +63,6 @@ def constants_of_complex(fdef: gast.FunctionDef, active: Set[str], kind: Callabl
                 hint="differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or compute "
                      "this value outside the differentiated function.")
         unknown = {n for n in operands if kind(n) is None}
-        if unknown:
+        if unknown and result is not None:
             checks[id(stmt)] = real_checks(unknown, app.name, stmt)
     return checks
