@@ -142,3 +142,18 @@ def test_a_value_of_an_unknown_kind_made_without_a_derivative_from_a_complex_one
         constants_of_complex(fdef, {"z"}, kinds.get)
     fdef.body.pop(0)
     assert constants_of_complex(fdef, {"z"}, {"z": "c"}.get) == {}  # np.argmax's integers, even not inferred
+
+
+def test_a_value_of_an_unknown_kind_into_a_primitive_of_an_unknown_kind_is_checked_when_running():
+    """Neither the operand's kind nor the result's inferred (``np.fix`` of ``z``, a value no rule gave an abstract
+    value): the generated code checks the operand after the statement (``rt.check_real``), as it does where the
+    result is known to be a float."""
+    import gast
+
+    from numbax.transforms.grad.complex_checks import constants_of_complex
+
+    fdef = gast.parse("def f(z):\n    s = np.fix(z)\n    return s\n").body[0]
+    checks = constants_of_complex(fdef, {"z"}, {}.get)
+    assert [gast.unparse(c) for c in checks[id(fdef.body[0])]] == [
+        "rt.check_real(z, \"numbax has no derivative of np.fix for complex numbers checked against JAX's convention\","
+        " '')"]

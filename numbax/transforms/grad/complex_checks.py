@@ -42,9 +42,9 @@ def constants_of_complex(fdef: gast.FunctionDef, active: Set[str], kind: Callabl
                          derivative: str = "derivative") -> Dict[int, List[gast.stmt]]:
     """Where a primitive registered as carrying no derivative, and not checked for complex operands, gives a
     value not known to be an integer or boolean from a differentiated value: refused where that value is known
-    to be complex (``kind`` gives a name's kind, None where unknown); where the result is known to be a float or
-    complex number, the checks of the values whose kinds are unknown, by statement id, for the transformation to
-    place after the statement. ``derivative`` names the mode's derivative in the message."""
+    to be complex (``kind`` gives a name's kind, None where unknown); the checks of the values whose kinds are
+    unknown, by statement id, for the transformation to place after the statement (also where the result's kind
+    is unknown: it may be a float or complex number). ``derivative`` names the mode's derivative in the message."""
     checks: Dict[int, List[gast.stmt]] = {}
     for stmt in gast.walk(fdef):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
@@ -63,6 +63,6 @@ def constants_of_complex(fdef: gast.FunctionDef, active: Set[str], kind: Callabl
                 hint="differentiate the real and imaginary parts (np.real(z), np.imag(z)) separately, or compute "
                      "this value outside the differentiated function.")
         unknown = {n for n in operands if kind(n) is None}
-        if unknown and result is not None:
+        if unknown:
             checks[id(stmt)] = real_checks(unknown, app.name, stmt)
     return checks
