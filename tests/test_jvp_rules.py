@@ -47,8 +47,7 @@ OVER_FORWARD_REFUSED = {
     **{name: _UNTOLD for name in (
         "builtins.max", "builtins.min", "numpy.repeat-2", "numpy.split", "numpy.squeeze-0",
         "scipy.special.logsumexp")},
-    "numpy.cumprod": "no derivative rule for rt.cumprod_jvp",
-    "numpy.trace": "its gradient uses rt.trace, which has no derivative rule yet",
+    **{name: "no derivative rule for rt.cumprod_jvp" for name in ("numpy.cumprod", "numpy.cumulative_prod")},
 }
 
 

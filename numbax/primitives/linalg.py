@@ -16,7 +16,7 @@ def matmul(g, ans, a, b):
     d[b] = rt.matmul_grad_b(g, a, b)
 
 
-define(np.linalg.matmul, rt.matmul, **_MATMUL)
+define(rt.matmul, **_MATMUL)
 
 
 def _matmul_rows(node, operands, keywords, rows):
@@ -60,8 +60,6 @@ def _outer(app, args):
     """A matrix of the operands' promoted kind (``np.outer`` of integers is integers)."""
     return (kinds.promote(args[0][0], args[1][0]), 2) if len(args) == 2 and kinds.known(*args) else None
 
-
-define(np.linalg.outer, aval=_outer)
 
 
 def _vdot(app, args):

@@ -138,12 +138,10 @@ def _trace(app, args):
     return ("i" if args[0][0] == "b" else args[0][0], max(args[0][1] - 2, 0))
 
 
-@defvjp(np.trace, aval=_trace)
+@defvjp(np.trace, rt.trace, aval=_trace)
 def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = rt.trace_grad(g, a, offset, axis1, axis2)
 
-
-define(np.linalg.trace, aval=_trace)
 
 
 def_nondifferentiable(np.argmax, np.argmin, np.count_nonzero, method_key("argmax"), method_key("argmin"),
@@ -250,6 +248,6 @@ def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
                   keepdims=keepdims)
 
 
-@defjvp(np.trace)
+@defjvp(np.trace, rt.trace)
 def trace_jvp(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = rt.trace(g, offset, axis1, axis2)

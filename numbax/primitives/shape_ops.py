@@ -156,7 +156,7 @@ def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
     d[a] = rt.diagonal_grad(g, a, offset, axis1, axis2)
 
 
-define(np.linalg.diagonal, rt.diagonal, aval=_diagonal)
+define(rt.diagonal, aval=_diagonal)
 
 
 @defvjp(np.flip, **_KEEP)

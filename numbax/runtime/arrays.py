@@ -14,7 +14,7 @@ constants there (``legalize`` writes them as literals);
 shifts, offsets, widths and counts may be run-time values.
 
 The adjoints that generated gradients call for these functions
-(``rt.diagonal_grad``, ``rt.tile_grad``, ``rt.pad_grad``, ``rt.repeat_grad``
+(``rt.diagonal_grad``, ``rt.trace_grad``, ``rt.tile_grad``, ``rt.pad_grad``, ``rt.repeat_grad``
 along an axis) are NumPy code in ``numbax.runtime.grad``; their Numba
 implementations are registered here, beside the loop nests they mirror.
 
@@ -200,6 +200,15 @@ def _diagonal_grad_source(ndim: int, first: int, second: int, rest: List[int], d
     return _function("g, a, offset=0, axis1=0, axis2=1", lines + ["return out"])
 
 
+def _trace_grad_source(ndim: int, first: int, second: int, rest: List[int], dtype: np.dtype, g_ndim: int) -> str:
+    """The cotangent ``g`` of ``a``'s traces (one per index of the other axes) put on each diagonal."""
+    lines, index = _diagonal_lines(ndim, first, second, rest)
+    near = f"g[{_index([f'i{k}' for k in range(len(rest))])}]" if rest else "g[()]" if g_ndim == 0 else "g"
+    lines.append(f"out = np.zeros(a.shape, {numpy_type(dtype)})")
+    lines += _nest([f"n{d}" for d in rest], ["for t in range(n):", f"{INDENT}out[{_index(index)}] += {near}"])
+    return _function("g, a, offset=0, axis1=0, axis2=1", lines + ["return out"])
+
+
 def _diagonal_view_source(ndim: int, first: int, second: int, rest: List[int]) -> str:
     """The diagonal of ``a`` as a view of it (``as_strided``: one step along both axes at once)."""
     lines, _ = _diagonal_lines(ndim, first, second, rest)
@@ -255,6 +264,14 @@ def _trace(a, offset=0, axis1=0, axis2=1):
 def _diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     plan = _diagonal_plan("diagonal_grad", a, axis1, axis2)
     return compile_source(_diagonal_grad_source(*plan, _grad.cotangent_dtype(array_dtype("diagonal_grad", g))))
+
+
+@overload(_grad.trace_grad, prefer_literal=True)
+def _trace_grad(g, a, offset=0, axis1=0, axis2=1):
+    plan = _diagonal_plan("trace_grad", a, axis1, axis2)
+    g_dtype = array_dtype("trace_grad", g) if isinstance(g, types.Array) else as_dtype(g)
+    g_ndim = g.ndim if isinstance(g, types.Array) else -1
+    return compile_source(_trace_grad_source(*plan, _grad.cotangent_dtype(g_dtype), g_ndim))
 
 
 # ---- squeeze, atleast_1d, atleast_2d, reshape ---------------------------------------------------------

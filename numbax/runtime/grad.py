@@ -699,13 +699,6 @@ def _solve_grad_a(gb, x):
     return lambda gb, x: -(gb @ np.ascontiguousarray(x.T))
 
 
-@overload(trace_grad)
-def _trace_grad(g, a, offset=0, axis1=0, axis2=1):
-    if a.ndim != 2:
-        raise TypingError("numbax: on cpu the adjoint of np.trace supports 2-D arrays only")
-    return lambda g, a, offset=0, axis1=0, axis2=1: g * np.eye(a.shape[0], a.shape[1], offset)
-
-
 @overload(inverse_axes)
 def _inverse_axes(axes):
     def impl(axes):

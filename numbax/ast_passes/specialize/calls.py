@@ -213,10 +213,10 @@ class CallsMixin:
             args, kwargs = as_numpy_types(args, kwargs)
         written = registry.composite(func)
         if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)
-            if isinstance(func, np.ufunc) and kwargs:  # ``out=``, which only ufuncs compiled as such implement
-                self.fail(node, keywords.message(callee_name(func), next(iter(kwargs))), hint=keywords.HINT)
+            if isinstance(func, np.ufunc) and "out" in kwargs:  # which only ufuncs compiled as such implement
+                self.fail(node, keywords.message(callee_name(func), "out"), hint=keywords.HINT)
             self.check_composite(node, func, args)
-            if isinstance(func, np.ufunc):  # its operands in the dtype of NumPy's loop, as the ufunc casts them
+            if registry.elementwise_ufunc(func):  # its operands in the dtype of NumPy's loop, as the ufunc casts them
                 args = self.loop_operands(node, func, args)
             accepted = inspect.signature(written).parameters
             return self.call_composite(node, func, written, args, {k: v for k, v in kwargs.items() if k in accepted})

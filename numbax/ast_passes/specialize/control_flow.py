@@ -196,7 +196,7 @@ class ControlFlowMixin:
                 operand = self.materialize(value)
                 self.check_power_in_place(node, node.op, current, value, name_node(target.id), operand)
                 if check is not None:  # arrays: updated in place (a view writes through), checked first
-                    run_time_checks.mark(written, "check_in_place", self.origin(node))
+                    run_time_checks.mark(written, "check_in_place", self.check_origin(node))
                 if not self.builder.differentiated and (dtypes.aval_of(current) is None or
                                                         checks.is_array(dtypes.aval_of(current))):
                     operand = _unaliased(operand, name_node(target.id, gast.Load()))

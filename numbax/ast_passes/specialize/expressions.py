@@ -287,7 +287,8 @@ class ExpressionsMixin:
         if isinstance(value, Dyn):
             cast = gast.Call(func=self.materializer.reference(dtype.type), args=[value.expr()], keywords=[])
             if beyond == "raise" and dtype.kind in "iu" and aval is not None and aval.dtype.kind in "iu":
-                run_time_checks.mark(cast, "check_weak_int", self.origin(node), dtype.name)  # NumPy's OverflowError
+                # NumPy's OverflowError
+                run_time_checks.mark(cast, "check_weak_int", self.check_origin(node), dtype.name)
             return cast
         if dtype.kind in "iu" and type(value) is int:
             return self.materialize(self.fold(node, dtypes.weak_int, value, dtype, beyond))
@@ -419,7 +420,7 @@ class ExpressionsMixin:
         the batch, loops over an array's rows) are built without the mark and are never checked."""
         subscript = gast.Subscript(value=base, slice=self.materialize_index(index), ctx=ctx)
         if not (isinstance(base, gast.Attribute) and base.attr in _TUPLES):
-            run_time_checks.mark(subscript, "check_index", self.origin(node))
+            run_time_checks.mark(subscript, "check_index", self.check_origin(node))
         return subscript
 
     def check(self, node: gast.AST, value: Any, check) -> None:
@@ -433,7 +434,7 @@ class ExpressionsMixin:
                 (self.builder.differentiated and check[0] in checks.CONTRACTION_CHECKS):
             return
         operation = value.node.args[0] if anno.getanno(value.node, anno.Key.SCALAR_CAST, False) else value.node
-        run_time_checks.mark(operation, check[0], self.origin(node), *check[1:])
+        run_time_checks.mark(operation, check[0], self.check_origin(node), *check[1:])
 
     def materialize_index(self, index: Any) -> gast.expr:
         """An index expression: slices stay slices inside tuples (``x[:, 0]``); a list of integers or bools is

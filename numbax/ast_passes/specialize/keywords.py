@@ -87,6 +87,14 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     "np.random.uniform": _names("low high size"),
     "np.random.randint": _names("high size"),
     "rt.logsumexp": _EXTREMUM,
+    # NumPy 2's array-API functions (``numbax.primitives.array_api``)
+    **{f"np.{name}": _AXIS for name in ("vecdot", "linalg.vecdot", "linalg.cross")},
+    **{f"np.{name}": _names("axis dtype include_initial") for name in ("cumulative_sum", "cumulative_prod")},
+    "np.linalg.diagonal": _names("offset"),
+    "np.linalg.trace": _names("offset"),
+    "np.linalg.tensordot": _names("axes"),
+    "np.linalg.vector_norm": _names("axis keepdims ord"),
+    "np.linalg.matrix_norm": _names("keepdims ord"),
 }
 
 # ndarray methods -> keywords implemented (a method not here takes none)
@@ -148,9 +156,10 @@ def _at_default(value: Any, parameter: Optional[inspect.Parameter]) -> bool:
 
 def refused(func: Any, kwargs: Dict[str, Any]) -> Optional[str]:
     """The first keyword of a call of ``func`` that numbax does not implement, else None."""
-    if isinstance(func, np.ufunc):
-        return next((k for k in kwargs if k != "out"), None)
     reference = resolve.canonical_reference(func)
+    if isinstance(func, np.ufunc):  # ``out=``, and a generalized ufunc's keywords listed (``axis`` of np.vecdot)
+        implemented = IMPLEMENTED.get(reference[1], frozenset()) if reference is not None else frozenset()
+        return next((k for k in kwargs if k != "out" and k not in implemented), None)
     scipy = (getattr(func, "__module__", None) or "").startswith("scipy")
     if reference is None or not (reference[1].startswith("np.") or scipy) or isinstance(func, type):
         return None

@@ -121,6 +121,13 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         return anno.getanno(node, anno.Key.ORIGIN) or (
             anno.getanno(self.current, anno.Key.ORIGIN) if self.current is not None else None)
 
+    def check_origin(self, node):
+        """Where a run-time check of ``node`` reports: in numbax's own function (a composite) that checks its
+        code, the user's call of it (an index out of bounds in ``np.take``'s Python is the user's call's error),
+        else ``node``'s position."""
+        origin = self.origin(node)
+        return self.call_site if self.call_site is not None and run_time_checks.checked(origin) else origin
+
     def fail(self, node, message: str, hint: str = ""):
         """Raise a ``NumbaxSpecializationError`` at ``node``."""
         raise NumbaxSpecializationError(message, self.origin(node), hint=hint)
@@ -351,7 +358,7 @@ class Specializer(ControlFlowMixin, CallsMixin, ExpressionsMixin, RunTimeListsMi
         if isinstance(base, Dyn):
             store = self.user_subscript(target, base.expr(), index, gast.Store())
             if checks.is_array(dtypes.index(dtypes.aval_of(base), index)) and checks.is_array(dtypes.aval_of(value)):
-                run_time_checks.mark(store, "check_store", self.origin(target))  # after its indices' checks
+                run_time_checks.mark(store, "check_store", self.check_origin(target))  # after its indices' checks
             self.emit(gast.Assign(targets=[store], value=self.materialize(value), type_comment=None))
         elif isinstance(base, (list, dict)):
             self.refuse_writes_into_foreign(target, base, "assignment into an element", value)
