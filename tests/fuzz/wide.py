@@ -8,8 +8,10 @@ programs meet them), ``np.clip``, the statistics (``var`` and ``std`` with ``ddo
 ``moveaxis``, ``flip``, ``tile``, ``repeat``, ``broadcast_to``, ``hstack``, ``vstack``, ``tril``, ``triu``,
 ``diagonal``, ``pad``, ``split``, ``flatten``, ``transpose`` with axes), the products (``einsum``, ``tensordot``,
 ``inner``, ``vdot``, ``matmul``, ``convolve``, ``polyval``, ``interp``), linear algebra on square blocks
-(``solve``, ``inv``, ``det``, ``slogdet``, ``cholesky``) and the constructors (``zeros_like``, ``linspace``,
-``eye``, ``full``). A separate mode, so that the extended grammar's seeds keep their programs.
+(``solve``, ``inv``, ``det``, ``slogdet``, ``cholesky``), the constructors (``zeros_like``, ``linspace``,
+``eye``, ``full``) and NumPy 2's array-API functions (``vecdot``, ``matvec``, ``vecmat``,
+``matrix_transpose``, ``cumulative_sum``, ``linalg.vector_norm``, ``linalg.matrix_norm``, ...). A separate mode,
+so that the extended grammar's seeds keep their programs.
 """
 from __future__ import annotations
 
@@ -36,28 +38,38 @@ STATISTICS = ("np.var({a}{axis})", "np.std({a}{axis})", "np.var({a}{axis}, ddof=
               "{a}.var({axis0})", "{a}.std({axis0})", "np.median({a}{axis})", "np.ptp({a}{axis})",
               "np.nanmax({a}{axis})", "np.nanmin({a}{axis})", "np.argmax({a}{axis})", "np.argmin({a}{axis})",
               "np.count_nonzero({a} > 0.25{axis})", "np.any({a} > 0.25{axis})", "np.all({a} < 2.0{axis})",
-              "np.amax({a}{axis})", "np.mean({a}{axis}, dtype=np.float64)", "np.sum({a}{axis}, dtype=np.float64)")
+              "np.amax({a}{axis})", "np.mean({a}{axis}, dtype=np.float64)", "np.sum({a}{axis}, dtype=np.float64)",
+              "np.linalg.vector_norm({a}{axis})", "np.linalg.vector_norm({a}, ord=1{axis})")
 SHAPES = {1: ("np.expand_dims({a}, 0)", "np.expand_dims({a}, -1)", "np.flip({a})", "np.tile({a}, 2)",
               "np.tile({a}, (2, 1))", "np.repeat({a}, 2)", "{a}.repeat(2)", "np.broadcast_to({a}, (2,) + {a}.shape)",
               "np.atleast_2d({a})", "np.hstack([{a}, {b}])", "np.vstack([{a}, {b}])", "np.pad({a}, 1)",
               "np.pad({a}, (2, 0))", "np.split({a}, 2)[0]", "np.split({a}, 2)[1]", "np.roll({a}, -1)",
-              "np.diag({a}, 1)", "np.squeeze({a}[None])", "{a}.flatten()"),
+              "np.diag({a}, 1)", "np.squeeze({a}[None])", "{a}.flatten()",
+              "np.cumulative_sum({a}, include_initial=True)", "np.linalg.outer({a}, {b})",
+              "np.astype({a}, np.float64)"),
           2: ("np.swapaxes({a}, 0, 1)", "np.moveaxis({a}, 0, -1)", "np.transpose({a}, (1, 0))", "np.flip({a})",
               "np.flip({a}, axis={axis})", "np.tile({a}, (1, 2))", "np.repeat({a}, 2, axis={axis})",
               "np.hstack([{a}, {b}])", "np.vstack([{a}, {b}])", "np.tril({a})", "np.triu({a}, 1)",
               "np.tril({a}, -1)", "np.diagonal({a})", "np.trace({a})", "np.pad({a}, ((1, 0), (0, 2)))",
               "np.squeeze({a}[:1])", "np.squeeze({a}[:, :1], axis=1)", "np.expand_dims({a}, 1)", "{a}.flatten()",
               "np.split({a}, 2, axis={axis})[0]", "np.roll({a}, 1, axis={axis})", "{a}.swapaxes(0, 1)",
-              "np.broadcast_to({a}, (2,) + {a}.shape)", "{a}.squeeze()", "{a}.trace()", "{a}.diagonal()")}
+              "np.broadcast_to({a}, (2,) + {a}.shape)", "{a}.squeeze()", "{a}.trace()", "{a}.diagonal()",
+              "np.matrix_transpose({a})", "np.linalg.matrix_transpose({a})", "np.cumulative_sum({a}, axis={axis})",
+              "np.cumulative_prod({a}, axis={axis})", "np.linalg.diagonal({a}, offset=1)", "np.linalg.trace({a})",
+              "np.linalg.matrix_norm({a})", "np.linalg.vector_norm({a}, axis=(0, 1), ord=3)")}
 PRODUCTS = {(1, 1): ("np.einsum('i,i->', {a}, {b})", "np.einsum('i,j->ij', {a}, {b})", "np.inner({a}, {b})",
                      "np.vdot({a}, {b})", "np.convolve({a}, {b})", "np.tensordot({a}, {b}, axes=1)",
-                     "np.matmul({a}, {b})", "np.polyval({a}, {b})"),
+                     "np.matmul({a}, {b})", "np.polyval({a}, {b})", "np.vecdot({a}, {b})",
+                     "np.linalg.vecdot({a}, {b})"),
             (2, 2): ("np.einsum('ij,jk->ik', {a}, {b})", "np.einsum('ij,kj->ik', {a}, {b})",
                      "np.einsum('ij,ij->j', {a}, {b})", "np.tensordot({a}, {b}, axes=2)",
-                     "np.tensordot({a}, {b}, axes=([1], [1]))", "np.matmul({a}, {b}.T)", "np.inner({a}, {b})"),
+                     "np.tensordot({a}, {b}, axes=([1], [1]))", "np.matmul({a}, {b}.T)", "np.inner({a}, {b})",
+                     "np.vecdot({a}, {b})", "np.vecdot({a}, {b}, axis=0)", "np.linalg.matmul({a}, {b}.T)",
+                     "np.linalg.tensordot({a}, {b})"),
             (2, 1): ("np.einsum('ij,j->i', {a}, {b})", "np.matmul({a}, {b})", "np.inner({a}, {b})",
-                     "np.tensordot({a}, {b}, axes=1)"),
-            (1, 2): ("np.einsum('i,ij->j', {a}, {b})", "np.matmul({a}, {b})", "np.einsum('i,ji->', {a}, {b})")}
+                     "np.tensordot({a}, {b}, axes=1)", "np.matvec({a}, {b})", "np.vecdot({a}, {b})"),
+            (1, 2): ("np.einsum('i,ij->j', {a}, {b})", "np.matmul({a}, {b})", "np.einsum('i,ji->', {a}, {b})",
+                     "np.vecmat({a}, {b})")}
 # square blocks, kept invertible (and positive definite for Cholesky) by adding to the diagonal
 LINALG = ("np.linalg.solve({m} + 3.0 * np.eye({k}), {v})", "np.linalg.inv({m} + 3.0 * np.eye({k}))",
           "np.linalg.det({m})", "np.linalg.slogdet({m} + 3.0 * np.eye({k}))[1]",
