@@ -45,9 +45,10 @@ OVER_REVERSE_REFUSED = {}
 _UNTOLD = "numbax.jvp inside compiled code cannot tell the dtype and rank of an output"
 OVER_FORWARD_REFUSED = {
     **{name: _UNTOLD for name in (
-        "builtins.max", "builtins.min", "numpy.repeat-2", "numpy.split", "numpy.squeeze-0",
-        "scipy.special.logsumexp")},
-    **{name: "no derivative rule for rt.cumprod_jvp" for name in ("numpy.cumprod", "numpy.cumulative_prod")},
+        "builtins.max", "builtins.min", "numpy.repeat-2", "numpy.split", "numpy.hsplit", "numpy.vsplit",
+        "numpy.dsplit", "numpy.squeeze-0", "scipy.special.logsumexp")},
+    **{name: "no derivative rule for rt.cumprod_jvp" for name in ("numpy.cumprod", "numpy.cumulative_prod",
+                                                                   "numpy.nancumprod")},
 }
 
 

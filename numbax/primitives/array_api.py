@@ -11,9 +11,10 @@ the user's line, never dropped.
 """
 import numpy as np
 
-from numbax.primitives.registry import define
+from numbax.primitives.registry import composite_of, def_methods
 
 
+@composite_of(np.vecdot, np.linalg.vecdot)
 def vecdot(x1, x2, axis=-1):
     """``np.vecdot``: the dot product of vectors along ``axis`` of each operand (their other axes broadcast),
     the first operand conjugated, as NumPy's and JAX's; vectors of different lengths are the product's
@@ -23,6 +24,7 @@ def vecdot(x1, x2, axis=-1):
     return np.matmul(np.conj(a)[..., None, :], b[..., :, None])[..., 0, 0]
 
 
+@composite_of(np.matvec)
 def matvec(x1, x2):
     """``np.matvec``: matrices (the last two axes of ``x1``) times vectors (the last axis of ``x2``)."""
     if np.asarray(x1).ndim < 2 or np.asarray(x2).ndim < 1:
@@ -30,6 +32,7 @@ def matvec(x1, x2):
     return np.matmul(x1, x2[..., :, None])[..., 0]
 
 
+@composite_of(np.vecmat)
 def vecmat(x1, x2):
     """``np.vecmat``: conjugated vectors (the last axis of ``x1``) times matrices (the last two axes of ``x2``)."""
     if np.asarray(x1).ndim < 1 or np.asarray(x2).ndim < 2:
@@ -37,6 +40,7 @@ def vecmat(x1, x2):
     return np.matmul(np.conj(x1)[..., None, :], x2)[..., 0, :]
 
 
+@composite_of(np.matrix_transpose, np.linalg.matrix_transpose)
 def matrix_transpose(x):
     """``np.matrix_transpose``: the last two axes swapped."""
     if np.asarray(x).ndim < 2:
@@ -44,6 +48,7 @@ def matrix_transpose(x):
     return np.swapaxes(x, -1, -2)
 
 
+@composite_of(np.astype)
 def astype(x, dtype, copy=True):
     """``np.astype``: ``x.astype(dtype)``, a copy."""
     return x.astype(dtype)
@@ -70,20 +75,23 @@ def _cumulative(scan, initial, what: str):
     return cumulative
 
 
-cumulative_sum = _cumulative(np.cumsum, np.zeros_like, "sum")
-cumulative_prod = _cumulative(np.cumprod, np.ones_like, "prod")
+cumulative_sum = composite_of(np.cumulative_sum)(_cumulative(np.cumsum, np.zeros_like, "sum"))
+cumulative_prod = composite_of(np.cumulative_prod)(_cumulative(np.cumprod, np.ones_like, "prod"))
 
 
+@composite_of(np.linalg.matmul)
 def matmul(x1, x2):
     """``np.linalg.matmul``: ``np.matmul``."""
     return np.matmul(x1, x2)
 
 
+@composite_of(np.linalg.tensordot)
 def tensordot(x1, x2, axes=2):
     """``np.linalg.tensordot``: ``np.tensordot``."""
     return np.tensordot(x1, x2, axes=axes)
 
 
+@composite_of(np.linalg.outer)
 def outer(x1, x2):
     """``np.linalg.outer``: ``np.outer`` of two vectors (NumPy's ``np.outer`` flattens; this one refuses)."""
     if np.asarray(x1).ndim != 1 or np.asarray(x2).ndim != 1:
@@ -91,6 +99,7 @@ def outer(x1, x2):
     return np.outer(x1, x2)
 
 
+@composite_of(np.linalg.cross)
 def cross(x1, x2, axis=-1):
     """``np.linalg.cross``: ``np.cross`` of 3-vectors along ``axis`` of each operand, the result's vectors along
     ``axis``."""
@@ -99,16 +108,19 @@ def cross(x1, x2, axis=-1):
     return np.moveaxis(np.cross(np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1)), -1, axis)
 
 
+@composite_of(np.linalg.diagonal)
 def diagonal(x, offset=0):
     """``np.linalg.diagonal``: the diagonals of the last two axes."""
     return np.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
+@composite_of(np.linalg.trace)
 def trace(x, offset=0, dtype=None):
     """``np.linalg.trace``: the traces of the last two axes (``dtype`` is refused unless None)."""
     return np.trace(x, offset=offset, axis1=-2, axis2=-1)
 
 
+@composite_of(np.linalg.vector_norm)
 def vector_norm(x, axis=None, keepdims=False, ord=2):
     """``np.linalg.vector_norm``: the norm of the vectors along ``axis``, or along the axes of a tuple taken
     together (all of ``x``, flattened, without it); ``keepdims`` keeps the reduced axes as ones. Over one axis or
@@ -134,23 +146,10 @@ def vector_norm(x, axis=None, keepdims=False, ord=2):
     return np.sum(size ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
+@composite_of(np.linalg.matrix_norm)
 def matrix_norm(x, keepdims=False, ord="fro"):
     """``np.linalg.matrix_norm``: ``np.linalg.norm`` of the matrix of the last two axes."""
     return np.linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
-define(np.vecdot, np.linalg.vecdot, composite=vecdot)
-define(np.matvec, composite=matvec)
-define(np.vecmat, composite=vecmat)
-define(np.matrix_transpose, np.linalg.matrix_transpose, composite=matrix_transpose)
-define(np.astype, composite=astype)
-define(np.cumulative_sum, composite=cumulative_sum)
-define(np.cumulative_prod, composite=cumulative_prod)
-define(np.linalg.matmul, composite=matmul)
-define(np.linalg.tensordot, composite=tensordot)
-define(np.linalg.outer, composite=outer)
-define(np.linalg.cross, composite=cross)
-define(np.linalg.diagonal, composite=diagonal)
-define(np.linalg.trace, composite=trace)
-define(np.linalg.vector_norm, composite=vector_norm)
-define(np.linalg.matrix_norm, composite=matrix_norm)
+def_methods({"mT": np.matrix_transpose})  # the attribute, which the specializer computes as the function's call

@@ -1,7 +1,8 @@
 """Composites: NumPy functions that numbax compiles as Python written in other primitives (``registry``'s
 ``composite``), as ``jax.numpy`` writes them in ``lax``: ``np.diff``, ``np.take``, ``np.take_along_axis``,
 ``np.average``, ``np.cross``, ``np.kron``, ``np.deg2rad`` (``radians``) and ``np.rad2deg`` (``degrees``),
-``np.float_power``, ``np.nan_to_num``, ``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``.
+``np.float_power``, ``np.nan_to_num``, ``np.heaviside``, ``np.vander``, ``np.linalg.matrix_power``, ``np.trapezoid``,
+``np.ediff1d``, ``np.correlate``, ``np.select``, ``np.linalg.multi_dot``.
 
 Each function takes NumPy's parameters that numbax implements (``keywords.IMPLEMENTED`` lists them; any other
 keyword is refused at the user's line unless it has its default) and gives NumPy's value; its derivatives in
@@ -178,6 +179,51 @@ def matrix_power(a, n):
     return result
 
 
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``np.trapezoid``: the trapezoidal rule along ``axis``, over the sample points ``x`` (a vector along
+    ``axis``, or an array of ``y``'s shape) or a spacing ``dx``."""
+    rows = np.moveaxis(y, axis, -1)
+    pairs = rows[..., 1:] + rows[..., :-1]
+    if x is None:
+        return np.sum(dx * pairs / 2.0, axis=-1)
+    steps = np.diff(x) if np.asarray(x).ndim == 1 else np.diff(np.moveaxis(x, axis, -1), axis=-1)
+    return np.sum(steps * pairs / 2.0, axis=-1)
+
+
+def ediff1d(ary):
+    """``np.ediff1d``: the differences of neighbours of the flattened array."""
+    return np.diff(np.ravel(ary))
+
+
+def correlate(a, v, mode="valid"):
+    """``np.correlate``: the cross-correlation of two vectors, ``sum(a[n + k] * conj(v[n]))``, as a convolution
+    with ``v`` reversed (NumPy's, of the longer vector with the shorter reversed where ``v`` is longer)."""
+    if v.shape[0] > a.shape[0]:
+        return np.conj(np.convolve(v, np.conj(a[::-1]), mode=mode))[::-1]
+    return np.convolve(a, np.conj(v[::-1]), mode=mode)
+
+
+def select(condlist, choicelist, default=0):
+    """``np.select``: at each place, the choice of the first condition that holds there, else ``default``."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    result = default
+    for condition, choice in zip(condlist[::-1], choicelist[::-1]):
+        result = np.where(condition, choice, result)
+    return result
+
+
+def multi_dot(arrays):
+    """``np.linalg.multi_dot``: the products of the arrays, left to right (a vector first is a row, last a
+    column; NumPy orders the products by cost, which changes only the rounding)."""
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    result = arrays[0]
+    for array in arrays[1:]:
+        result = result @ array
+    return result
+
+
 def _ranks(count: int, ranks: tuple, what: str):
     """The ``refuse`` rule ``the first count operands have one of ranks``."""
     def rule(app, args):
@@ -214,5 +260,10 @@ define(np.heaviside, composite=heaviside, refuse=_a_float_operand)
 define(np.vander, composite=vander)
 define(np.nan_to_num, composite=nan_to_num, refuse=_real)
 define(np.linalg.matrix_power, composite=matrix_power)
+define(np.trapezoid, composite=trapezoid)
+define(np.ediff1d, composite=ediff1d)
+define(np.correlate, composite=correlate, refuse=_ranks(2, ((1, 1),), "two vectors"))
+define(np.select, composite=select)
+define(np.linalg.multi_dot, composite=multi_dot)
 define(np.deg2rad, np.radians, composite=deg2rad)
 define(np.rad2deg, np.degrees, composite=rad2deg)

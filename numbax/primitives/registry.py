@@ -157,6 +157,15 @@ def defjvp(*keys: Any, **fields: Any) -> Callable[[Callable], Callable]:
     return register
 
 
+def composite_of(*keys: Any, **fields: Any) -> Callable[[Callable], Callable]:
+    """Register the decorated Python function as the composite of every key (with ``fields`` besides)."""
+    def register(fn: Callable) -> Callable:
+        define(*keys, composite=fn, **fields)
+        return fn
+
+    return register
+
+
 def def_elementwise(*keys: Any, derivative: str, **fields: Any) -> None:
     """An elementwise function of one operand ``x`` whose derivative is ``derivative``, an expression of ``x``
     and the result ``ans`` (``def_elementwise(np.tanh, derivative="1.0 - ans * ans")``): its reverse-mode

@@ -219,6 +219,9 @@ class CallsMixin:
             if registry.elementwise_ufunc(func):  # its operands in the dtype of NumPy's loop, as the ufunc casts them
                 args = self.loop_operands(node, func, args)
             accepted = inspect.signature(written).parameters
+            dropped = keywords.not_taken(func, kwargs, accepted)
+            if dropped is not None:
+                self.fail(node, keywords.message(callee_name(func), dropped), hint=keywords.HINT)
             return self.call_composite(node, func, written, args, {k: v for k, v in kwargs.items() if k in accepted})
         if isinstance(func, np.ufunc):
             return self.call_ufunc(node, func, args, kwargs.get("out"))

@@ -99,9 +99,13 @@ class ExpressionsMixin:
         if isinstance(base, RunTimeList):
             self.fail(node, f"`.{node.attr}` of a list made at run time (held as the array of its items)",
                       hint="append to a list only in the loop that makes it; use np.stack(items) as an array.")
+        if isinstance(base, Dyn) and node.attr == "mT":  # the array API's matrix transpose: a composite's call
+            call = gast.copy_location(gast.Call(func=node, args=[node.value], keywords=[]), node)
+            anno.copyanno(node, call)
+            return self.call_value(call, np.matrix_transpose, [base], {})
         if isinstance(base, Dyn):
             return self.dyn_attribute(base, node.attr)
-        if isinstance(base, np.ndarray) and node.attr in ("T", "real", "imag"):  # a constant array too
+        if isinstance(base, np.ndarray) and node.attr in ("T", "mT", "real", "imag"):  # a constant array too
             return getattr(base, node.attr)
         if isinstance(base, np.ndarray) and node.attr not in ("ndim", "dtype", "shape", "size"):
             return self.dyn(gast.Attribute(value=self.materialize(base), attr=node.attr, ctx=gast.Load()))

@@ -38,8 +38,8 @@ _DIAGONAL = _names("offset axis1 axis2")
 
 # spelling in generated code -> keywords numbax (legalize, the runtime helpers or Numba) implements
 IMPLEMENTED: Dict[str, FrozenSet[str]] = {
-    **{f"np.{name}": _FOLD for name in ("sum", "prod", "mean", "nansum", "nanprod", "nanmean")},
-    **{f"np.{name}": _MOMENT for name in ("var", "std", "nanvar", "nanstd")},
+    **{f"np.{name}": _FOLD for name in ("sum", "prod", "mean", "nansum", "nanprod")},
+    **{f"np.{name}": _MOMENT for name in ("var", "std")},
     **{f"np.{name}": _EXTREMUM for name in ("max", "min", "amax", "amin", "ptp", "any", "all", "argmax",
                                           "argmin", "nanmax", "nanmin")},
     **{f"np.{name}": _names("axis dtype") for name in ("cumsum", "cumprod")},
@@ -87,6 +87,17 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     "np.random.uniform": _names("low high size"),
     "np.random.randint": _names("high size"),
     "rt.logsumexp": _EXTREMUM,
+    # composites (``numbax.primitives.statistics``, ``shape_composites``, ``composites``)
+    "np.nanmean": _EXTREMUM,
+    **{f"np.{name}": _names("axis ddof keepdims") for name in ("nanvar", "nanstd")},
+    **{f"np.{name}": _AXIS for name in ("nancumsum", "nancumprod", "append")},
+    "np.cov": _names("y rowvar bias ddof"),
+    "np.corrcoef": _names("y rowvar"),
+    "np.rot90": _names("k axes"),
+    "np.diagflat": _names("k"),
+    "np.trapezoid": _names("x dx axis"),
+    "np.correlate": _names("mode"),
+    "np.select": _names("default"),
     # NumPy 2's array-API functions (``numbax.primitives.array_api``)
     **{f"np.{name}": _AXIS for name in ("vecdot", "linalg.vecdot", "linalg.cross")},
     **{f"np.{name}": _names("axis dtype include_initial") for name in ("cumulative_sum", "cumulative_prod")},
@@ -173,6 +184,16 @@ def refused(func: Any, kwargs: Dict[str, Any]) -> Optional[str]:
         if keyword not in implemented and not required and not _at_default(value, parameter):
             return keyword
     return None
+
+
+def not_taken(func: Any, kwargs: Dict[str, Any], taken: Iterable[str]) -> Optional[str]:
+    """The first keyword of a call of ``func`` that its composite, whose parameters are ``taken``, would not
+    receive and whose value is not the parameter's default (a keyword listed in ``IMPLEMENTED`` that the
+    composite does not implement), else None: never dropped."""
+    signature = _signature(func)
+    parameters = signature.parameters if signature is not None else {}
+    taken = set(taken)
+    return next((k for k, v in kwargs.items() if k not in taken and not _at_default(v, parameters.get(k))), None)
 
 
 def refused_method(method: str, keywords: Iterable[str]) -> Optional[str]:
