@@ -28,6 +28,8 @@ which is ``np.sum``'s entry itself: a method takes its receiver as the first arg
   compiles in place of the call (``np.diff``: slices and a subtraction), as ``jax.numpy`` writes such functions
   in ``lax``: its derivatives, batching and lowering are its primitives', so the entry has no other rule
   (only ``refuse``, which the specializer asks, for what the Python does not cover);
+- ``keyword_composite``: ``(keywords, function)``: a composite for the calls that pass one of ``keywords``
+  (``np.sum(x, where=m)``: ``np.sum`` of ``np.where(m, x, 0)``), the primitive's own rules for the others;
 - ``refuse``: ``rule(app, args)`` (as ``aval``'s), why the rules above do not cover this call's argument
   values (a keyword's value, such as ``np.linalg.norm``'s ``ord``, or an operand's rank or kind), or None where
   they do; every transform asks ``refusal`` before it uses a rule, so a value without one is refused at the
@@ -86,6 +88,7 @@ class Primitive:
     cuda: Any = None
     refuse: Optional[Callable] = None
     composite: Optional[Callable] = None
+    keyword_composite: Optional[Tuple[frozenset, Callable]] = None
 
 
 REGISTRY: Dict[Any, Primitive] = {}
@@ -227,10 +230,21 @@ def refusal(key: Any, app: Any, args: list) -> Optional[str]:
     return primitive.refuse(app, args) if primitive is not None and primitive.refuse is not None else None
 
 
-def composite(key: Any) -> Optional[Callable]:
-    """The Python function compiled in place of a call of ``key`` (the entry's ``composite``), or None."""
+def composite(key: Any, keywords: Any = ()) -> Optional[Callable]:
+    """The Python function compiled in place of a call of ``key`` passing ``keywords`` (the entry's
+    ``keyword_composite`` where one of them is its, else its ``composite``), or None."""
     primitive = entry(key)
-    return primitive.composite if primitive is not None else None
+    if primitive is None:
+        return None
+    return keyword_composite(key, keywords) or primitive.composite
+
+
+def keyword_composite(key: Any, keywords: Any) -> Optional[Callable]:
+    """The entry's ``keyword_composite`` where ``keywords`` has one of its keywords, else None."""
+    primitive = entry(key)
+    if primitive is None or primitive.keyword_composite is None or not primitive.keyword_composite[0] & set(keywords):
+        return None
+    return primitive.keyword_composite[1]
 
 
 def vjp_rule(key: Any) -> Any:

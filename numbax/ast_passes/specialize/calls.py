@@ -140,6 +140,10 @@ class CallsMixin:
                           "holding one) is not supported",
                           hint="call a function known when compiling: a NumPy function or a Python function.")
             self.check_method_keywords(node, func, kwargs)
+            function = getattr(np, func.node.attr, None)
+            if isinstance(func, Method) and registry.keyword_composite(function, kwargs) is not None:
+                receiver = Dyn(func.node.value, func.receiver)  # x.sum(where=m) as np.sum(x, where=m)
+                return self.call_value(node, function, [receiver] + list(args), kwargs)
             args, kwargs = keywords.positional(func.node.attr, *as_numpy_types(args, kwargs))
             out = self.emit_call(node, func.expr(), args, kwargs)
             self.check(node, out, checks.method(func.node.attr, args, kwargs))
@@ -211,7 +215,7 @@ class CallsMixin:
         self.check_keywords(node, func, kwargs)
         if reference.startswith("np."):  # a Python type passed as a dtype: NumPy's
             args, kwargs = as_numpy_types(args, kwargs)
-        written = registry.composite(func)
+        written = registry.composite(func, kwargs)
         if written is not None:  # its keywords not passed on are at NumPy's defaults (``check_keywords``)
             if isinstance(func, np.ufunc) and "out" in kwargs:  # which only ufuncs compiled as such implement
                 self.fail(node, keywords.message(callee_name(func), "out"), hint=keywords.HINT)

@@ -35,13 +35,16 @@ _CREATE = _names("shape dtype")
 _LIKE = _names("dtype shape")
 _AXIS = _names("axis")
 _DIAGONAL = _names("offset axis1 axis2")
+_WHERE = _names("where")  # a keyword composite's (``numbax.primitives.masked_reductions``)
+_INITIAL = _names("initial where")
 
 # spelling in generated code -> keywords numbax (legalize, the runtime helpers or Numba) implements
 IMPLEMENTED: Dict[str, FrozenSet[str]] = {
-    **{f"np.{name}": _FOLD for name in ("sum", "prod", "mean", "nansum", "nanprod")},
-    **{f"np.{name}": _MOMENT for name in ("var", "std")},
-    **{f"np.{name}": _EXTREMUM for name in ("max", "min", "amax", "amin", "ptp", "any", "all", "argmax",
-                                          "argmin", "nanmax", "nanmin")},
+    **{f"np.{name}": _FOLD for name in ("nansum", "nanprod")},
+    **{f"np.{name}": _FOLD | _WHERE for name in ("sum", "prod", "mean")},
+    **{f"np.{name}": _MOMENT | _WHERE for name in ("var", "std")},
+    **{f"np.{name}": _EXTREMUM | _INITIAL for name in ("max", "min", "amax", "amin")},
+    **{f"np.{name}": _EXTREMUM for name in ("ptp", "any", "all", "argmax", "argmin", "nanmax", "nanmin")},
     **{f"np.{name}": _names("axis dtype") for name in ("cumsum", "cumprod")},
     "np.linalg.norm": _names("ord axis keepdims"),
     **{f"np.{name}": _CREATE for name in ("zeros", "ones", "empty")},
@@ -110,9 +113,10 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
 
 # ndarray methods -> keywords implemented (a method not here takes none)
 METHODS: Dict[str, FrozenSet[str]] = {
-    **{name: _FOLD for name in ("sum", "prod", "mean")},
-    **{name: _MOMENT for name in ("var", "std")},
-    **{name: _EXTREMUM for name in ("max", "min", "any", "all", "argmax", "argmin")},
+    **{name: _FOLD | _WHERE for name in ("sum", "prod", "mean")},
+    **{name: _MOMENT | _WHERE for name in ("var", "std")},
+    **{name: _EXTREMUM | _INITIAL for name in ("max", "min")},
+    **{name: _EXTREMUM for name in ("any", "all", "argmax", "argmin")},
     **{name: _names("axis dtype") for name in ("cumsum", "cumprod")},
     "repeat": _names("repeats axis"),
     "squeeze": _AXIS,
