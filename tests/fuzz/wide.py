@@ -10,7 +10,8 @@ programs meet them), ``np.clip``, the statistics (``var`` and ``std`` with ``ddo
 ``inner``, ``vdot``, ``matmul``, ``convolve``, ``polyval``, ``interp``), linear algebra on square blocks
 (``solve``, ``inv``, ``det``, ``slogdet``, ``cholesky``), the constructors (``zeros_like``, ``linspace``,
 ``eye``, ``full``) and NumPy 2's array-API functions (``vecdot``, ``matvec``, ``vecmat``,
-``matrix_transpose``, ``cumulative_sum``, ``linalg.vector_norm``, ``linalg.matrix_norm``, ...). A separate mode,
+``matrix_transpose``, ``cumulative_sum``, ``linalg.vector_norm``, ``linalg.matrix_norm``, ...), the NaN
+statistics, ``cov``, ``corrcoef``, ``trapezoid`` and reductions with ``where=``/``initial=``. A separate mode,
 so that the extended grammar's seeds keep their programs.
 """
 from __future__ import annotations
@@ -39,14 +40,18 @@ STATISTICS = ("np.var({a}{axis})", "np.std({a}{axis})", "np.var({a}{axis}, ddof=
               "np.nanmax({a}{axis})", "np.nanmin({a}{axis})", "np.argmax({a}{axis})", "np.argmin({a}{axis})",
               "np.count_nonzero({a} > 0.25{axis})", "np.any({a} > 0.25{axis})", "np.all({a} < 2.0{axis})",
               "np.amax({a}{axis})", "np.mean({a}{axis}, dtype=np.float64)", "np.sum({a}{axis}, dtype=np.float64)",
-              "np.linalg.vector_norm({a}{axis})", "np.linalg.vector_norm({a}, ord=1{axis})")
+              "np.linalg.vector_norm({a}{axis})", "np.linalg.vector_norm({a}, ord=1{axis})", "np.nanmean({a}{axis})",
+              "np.nanvar({a}{axis})", "np.nanstd({a}, ddof=1{axis})", "np.mean({a}, where={a} > 0.0{axis})",
+              "np.sum({a}, where={a} < 1.0{axis})", "np.max({a}, initial=0.5{axis})", "np.trapezoid({a}{axis})",
+              "{a}.var(where={a} > -0.5{axis})")
 SHAPES = {1: ("np.expand_dims({a}, 0)", "np.expand_dims({a}, -1)", "np.flip({a})", "np.tile({a}, 2)",
               "np.tile({a}, (2, 1))", "np.repeat({a}, 2)", "{a}.repeat(2)", "np.broadcast_to({a}, (2,) + {a}.shape)",
               "np.atleast_2d({a})", "np.hstack([{a}, {b}])", "np.vstack([{a}, {b}])", "np.pad({a}, 1)",
               "np.pad({a}, (2, 0))", "np.split({a}, 2)[0]", "np.split({a}, 2)[1]", "np.roll({a}, -1)",
               "np.diag({a}, 1)", "np.squeeze({a}[None])", "{a}.flatten()",
               "np.cumulative_sum({a}, include_initial=True)", "np.linalg.outer({a}, {b})",
-              "np.astype({a}, np.float64)"),
+              "np.astype({a}, np.float64)", "np.append({a}, {b})", "np.ediff1d({a})", "np.cov({a})",
+              "np.correlate({a}, {b}, 'full')", "np.nancumsum({a})"),
           2: ("np.swapaxes({a}, 0, 1)", "np.moveaxis({a}, 0, -1)", "np.transpose({a}, (1, 0))", "np.flip({a})",
               "np.flip({a}, axis={axis})", "np.tile({a}, (1, 2))", "np.repeat({a}, 2, axis={axis})",
               "np.hstack([{a}, {b}])", "np.vstack([{a}, {b}])", "np.tril({a})", "np.triu({a}, 1)",
@@ -56,7 +61,8 @@ SHAPES = {1: ("np.expand_dims({a}, 0)", "np.expand_dims({a}, -1)", "np.flip({a})
               "np.broadcast_to({a}, (2,) + {a}.shape)", "{a}.squeeze()", "{a}.trace()", "{a}.diagonal()",
               "np.matrix_transpose({a})", "np.linalg.matrix_transpose({a})", "np.cumulative_sum({a}, axis={axis})",
               "np.cumulative_prod({a}, axis={axis})", "np.linalg.diagonal({a}, offset=1)", "np.linalg.trace({a})",
-              "np.linalg.matrix_norm({a})", "np.linalg.vector_norm({a}, axis=(0, 1), ord=3)")}
+              "np.linalg.matrix_norm({a})", "np.linalg.vector_norm({a}, axis=(0, 1), ord=3)", "np.fliplr({a})",
+              "np.rot90({a})", "np.cov({a})", "np.corrcoef({a})", "np.column_stack(({a}, {b}))", "{a}.mT")}
 PRODUCTS = {(1, 1): ("np.einsum('i,i->', {a}, {b})", "np.einsum('i,j->ij', {a}, {b})", "np.inner({a}, {b})",
                      "np.vdot({a}, {b})", "np.convolve({a}, {b})", "np.tensordot({a}, {b}, axes=1)",
                      "np.matmul({a}, {b})", "np.polyval({a}, {b})", "np.vecdot({a}, {b})",
