@@ -1,7 +1,7 @@
 """The composites of ``numbax.primitives.statistics`` (``np.nanmean``, ``np.nanvar``, ``np.nanstd``,
-``np.nancumsum``, ``np.nancumprod``, ``np.cov``, ``np.corrcoef``), ``shape_composites`` (``np.fliplr``,
-``np.flipud``, ``np.rot90``, ``np.column_stack``, ``np.dstack``, ``np.append``, ``np.diagflat``, ``np.hsplit``,
-``np.vsplit``, ``np.dsplit``, ``x.mT``) and the newer ones of ``composites`` (``np.trapezoid``, ``np.ediff1d``,
+``np.nancumsum``, ``np.nancumprod``, ``np.quantile``, ``np.percentile``, ``np.cov``, ``np.corrcoef``),
+``shape_composites`` (``np.fliplr``, ``np.flipud``, ``np.rot90``, ``np.column_stack``, ``np.dstack``,
+``np.append``, ``np.diagflat``, ``np.hsplit``, ``np.vsplit``, ``np.dsplit``, ``x.mT``) and the newer ones of ``composites`` (``np.trapezoid``, ``np.ediff1d``,
 ``np.correlate``, ``np.select``, ``np.linalg.multi_dot``) beyond the rule table (``grad_rules_cases``, both
 modes to second order against JAX and finite differences): values and dtypes against NumPy, NaN slices against
 JAX, ``vmap`` against stacking, and the refusals."""
@@ -34,7 +34,8 @@ def statistics(a):
     b = np.where(a > 2, np.nan, a)
     return (np.nanmean(b, axis=0), np.nanvar(b, axis=1, ddof=1), np.nanstd(b, keepdims=True), np.nancumsum(b),
             np.nancumprod(b, axis=1), np.cov(a), np.cov(a[0], a[1], bias=True), np.corrcoef(a, rowvar=False),
-            np.trapezoid(a, dx=0.5, axis=0))
+            np.trapezoid(a, dx=0.5, axis=0), np.quantile(a, 0.3), np.quantile(b, [0.1, 0.5, 1.0], axis=1),
+            np.percentile(a, 35.0, axis=0, keepdims=True), np.quantile(a, np.array([0.2, 0.7]), keepdims=True))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
@@ -119,7 +120,8 @@ def test_a_keyword_a_composite_does_not_take_is_refused_not_dropped(monkeypatch)
 
 def test_coverage_has_them_in_both_modes():
     table = numbax.coverage()
-    for name in ("nanmean", "nanvar", "nanstd", "nancumsum", "nancumprod", "cov", "corrcoef", "fliplr", "flipud",
+    for name in ("nanmean", "nanvar", "nanstd", "nancumsum", "nancumprod", "quantile", "percentile", "cov",
+                 "corrcoef", "fliplr", "flipud",
                  "rot90", "column_stack", "dstack", "append", "diagflat", "hsplit", "vsplit", "dsplit", "trapezoid",
                  "ediff1d", "correlate", "select", "linalg.multi_dot"):
         assert table[f"numpy.{name}"] == {"grad": True, "jvp": True}, name

@@ -1,6 +1,6 @@
 """Statistics written as composites (``registry``'s ``composite``) of the primitives numbax has, as
 ``jax.numpy`` writes them: ``np.nanmean``, ``np.nanvar``, ``np.nanstd``, ``np.nancumsum``, ``np.nancumprod``,
-``np.cov`` and ``np.corrcoef``.
+``np.quantile``, ``np.percentile``, ``np.cov`` and ``np.corrcoef``.
 
 The NaN-ignoring functions select with ``np.where`` (a NaN's place gets no derivative, as JAX's), and divide by a
 count of the elements present kept in the data's dtype (NumPy's ``float32`` mean of ``float32`` data); a slice
@@ -60,11 +60,61 @@ def nancumprod(a, axis=None):
     return np.cumprod(np.where(np.isnan(a), np.ones_like(a), a), axis=axis)
 
 
+def _quantiles_of_rank_one(app, args):
+    """The ``refuse`` rule ``q is a number or a vector``."""
+    q = args[1] if len(args) > 1 else None
+    return "of a q of 2 or more dimensions: take np.quantile of each row of q" if q is not None and q[1] > 1 \
+        else None
+
+
+@composite_of(np.quantile, refuse=_quantiles_of_rank_one)
+def quantile(a, q, axis=None, keepdims=False):
+    """``np.quantile`` by NumPy's default method (``'linear'``): the sorted values along ``axis`` (all of ``a``
+    without it) interpolated at ``q * (n - 1)``, as NumPy's ``lerp``; NaN where the slice holds a NaN. The result's
+    axes are ``q``'s, then ``a``'s that are left."""
+    x = np.asarray(a)
+    ranks = np.asarray(q).ndim
+    if ranks > 1:
+        raise NotImplementedError("numbax: np.quantile of a q of 2 or more dimensions: take each row of q")
+    single = x.dtype == np.float32 and (ranks == 0 or np.asarray(q).dtype == np.float32)
+    work = np.float32 if single else np.float64  # a number ``q`` is weak, an array of them is not
+    if (np.any(np.asarray(q) < 0) or np.any(np.asarray(q) > 1)) if ranks else (q < 0 or q > 1):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    rows = np.sort(np.ravel(x) if axis is None else np.moveaxis(x, axis, 0), axis=0).astype(work)
+    last = rows.shape[0] - 1
+    position = np.reshape(np.asarray(q, dtype=np.float64), (-1,)) * last
+    low = np.minimum(np.floor(position).astype(np.int64), last)
+    high = np.minimum(low + 1, last)
+    t = np.reshape((position - low).astype(work), (-1,) + (1,) * (rows.ndim - 1))
+    below = rows[low]
+    above = rows[high]
+    gap = above - below
+    value = np.where(t >= 0.5, above - gap * (1 - t), below + gap * t)
+    value = np.where(np.any(np.isnan(rows), axis=0), np.nan, value)
+    value = value if ranks else value[0]
+    if not keepdims:
+        return value
+    if axis is None:
+        return np.reshape(value, np.shape(q) + (1,) * x.ndim)
+    return np.expand_dims(value, ranks + axis % x.ndim)
+
+
+@composite_of(np.percentile, refuse=_quantiles_of_rank_one)
+def percentile(a, q, axis=None, keepdims=False):
+    """``np.percentile``: ``np.quantile`` at ``q / 100``."""
+    ranks = np.asarray(q).ndim
+    outside = (np.any(np.asarray(q) < 0) or np.any(np.asarray(q) > 100)) if ranks else (q < 0 or q > 100)
+    if outside:
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return np.quantile(a, np.true_divide(q, 100), axis=axis, keepdims=keepdims)
+
+
 @composite_of(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None):
     """``np.cov``: the covariance matrix of the variables (rows of ``m`` and ``y``; columns where not
-    ``rowvar``), over ``N - ddof`` (``ddof`` 1 unless ``bias``), in float64 (complex128 of complex data). A single variable gives a number, as NumPy's
-    squeezed matrix; one of a 2-D array raises ValueError, as its rank would be known only at run time."""
+    ``rowvar``), over ``N - ddof`` (``ddof`` 1 unless ``bias``), in float64 (complex128 of complex data). A
+    single variable gives a number, as NumPy's squeezed matrix; one of a 2-D array raises ValueError, as its rank
+    would be known only at run time."""
     if np.asarray(m).ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     single = np.asarray(m).ndim < 2 and y is None

@@ -95,6 +95,7 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     **{f"np.{name}": _names("axis ddof keepdims") for name in ("nanvar", "nanstd")},
     **{f"np.{name}": _AXIS for name in ("nancumsum", "nancumprod", "append")},
     "np.cov": _names("y rowvar bias ddof"),
+    **{f"np.{name}": _names("q axis keepdims") for name in ("quantile", "percentile")},
     "np.corrcoef": _names("y rowvar"),
     "np.rot90": _names("k axes"),
     "np.diagflat": _names("k"),
