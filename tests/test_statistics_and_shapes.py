@@ -1,9 +1,9 @@
 """The composites of ``numbax.primitives.statistics`` (``np.nanmean``, ``np.nanvar``, ``np.nanstd``,
 ``np.nancumsum``, ``np.nancumprod``, ``np.quantile``, ``np.percentile``, ``np.cov``, ``np.corrcoef``),
 ``shape_composites`` (``np.fliplr``, ``np.flipud``, ``np.rot90``, ``np.column_stack``, ``np.dstack``,
-``np.append``, ``np.diagflat``, ``np.hsplit``, ``np.vsplit``, ``np.dsplit``, ``x.mT``) and the newer ones of ``composites`` (``np.trapezoid``, ``np.ediff1d``,
-``np.correlate``, ``np.select``, ``np.linalg.multi_dot``) beyond the rule table (``grad_rules_cases``, both
-modes to second order against JAX and finite differences): values and dtypes against NumPy, NaN slices against
+``np.append``, ``np.diagflat``, ``np.hsplit``, ``np.vsplit``, ``np.dsplit``, ``x.mT``) and the newer ones of
+``composites`` (``np.trapezoid``, ``np.ediff1d``, ``np.correlate``, ``np.select``, ``np.linalg.multi_dot``)
+beyond the rule table (``grad_rules_cases``, both modes to second order against JAX and finite differences): values and dtypes against NumPy, NaN slices against
 JAX, ``vmap`` against stacking, and the refusals."""
 import os
 import sys
