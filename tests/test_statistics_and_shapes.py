@@ -125,3 +125,18 @@ def test_coverage_has_them_in_both_modes():
                  "rot90", "column_stack", "dstack", "append", "diagflat", "hsplit", "vsplit", "dsplit", "trapezoid",
                  "ediff1d", "correlate", "select", "linalg.multi_dot"):
         assert table[f"numpy.{name}"] == {"grad": True, "jvp": True}, name
+
+
+def complex_statistics(z):
+    return np.real(np.sum(np.cov(z) * np.array([[1.0, 2.0], [0.5, -1.0]]))) + \
+        np.sum(np.nanvar(np.where(np.abs(z) > 2.0, np.nan, z), axis=0)) + np.nanstd(z)
+
+
+def test_complex_data_follow_numpy_and_jax():
+    """The NaN variance of complex data is the mean of ``|z - mean|**2``, as NumPy's (not of the complex
+    squares); ``np.cov`` conjugates its second factor; gradients are JAX's."""
+    z = np.array([[1 + 0.5j, 0.3 - 1j, 2.5 + 0.1j], [0.2 + 0.2j, -1 + 0.4j, 0.7 - 0.3j]])
+    np.testing.assert_allclose(numbax.jit(complex_statistics, backend="python")(z), complex_statistics(z),
+                               rtol=1e-12)
+    np.testing.assert_allclose(numbax.grad(complex_statistics, backend="python")(z),
+                               jax.grad(to_jax(complex_statistics))(z), rtol=1e-10)

@@ -32,8 +32,8 @@ def nanvar(a, axis=None, ddof=0, keepdims=False):
     mean = np.sum(np.where(missing, np.zeros_like(a), a), axis=axis, keepdims=True) / \
         np.sum(ones, axis=axis, keepdims=True)
     centered = np.where(missing, np.zeros_like(a), a - mean)
-    squares = np.sum(centered * centered, axis=axis, keepdims=keepdims)
-    normalizer = np.sum(ones, axis=axis, keepdims=keepdims) - ddof
+    squares = np.sum(np.real(centered * np.conj(centered)), axis=axis, keepdims=keepdims)
+    normalizer = np.sum(np.real(ones), axis=axis, keepdims=keepdims) - ddof
     empty = normalizer <= 0
     return np.where(empty, np.nan, squares) / np.where(empty, 1, normalizer)
 
@@ -129,7 +129,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None):
     if ddof is None:
         ddof = 0 if bias else 1
     centered = x - np.mean(x, axis=1, keepdims=True)
-    c = centered @ np.conj(centered.T) * (1.0 / (x.shape[1] - ddof))
+    c = centered @ np.conj(centered.T) * np.true_divide(1, x.shape[1] - ddof)  # NumPy's: inf where N is ddof
     if single:
         return c[0, 0]
     if c.shape[0] == 1:
