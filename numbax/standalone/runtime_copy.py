@@ -189,6 +189,9 @@ class _Closure:
             for index in source.binders(name):
                 work.extend(self._copy(source, index))
             work.extend(self._acting_on(source))
+            for actor, index in _foreign_actors().get((module, name), ()):  # @overload(_grad.trace_grad)
+                self._enter(actor)
+                work.extend(self._copy(_parse(actor), index))
 
     def _enter(self, module: str) -> None:
         if module not in self.statements:
@@ -240,6 +243,24 @@ class _Closure:
         for module in sorted(self.statements):
             place(module)
         return done
+
+
+@functools.lru_cache(maxsize=None)
+def _foreign_actors() -> Dict[Ref, List[Tuple[str, int]]]:
+    """The statements of each runtime module that act on a name of another through its module alias
+    (``arrays``' ``@overload(_grad.trace_grad)``), by that name: copied where the name is."""
+    found: Dict[Ref, List[Tuple[str, int]]] = {}
+    for module in _runtime_modules():
+        source = _parse(module)
+        for index, stmt in enumerate(source.statements):
+            if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+                parts = stmt.decorator_list
+            else:
+                parts = [stmt] if isinstance(stmt, (ast.Expr, ast.For)) else []
+            for alias, attr in set().union(*(_read(part)[1] for part in parts)) if parts else ():
+                if alias in source.modules:
+                    found.setdefault((source.modules[alias], attr), []).append((module, index))
+    return found
 
 
 def runtime_ref(name: str) -> Ref:
