@@ -3,8 +3,8 @@
 ``shape_composites`` (``np.fliplr``, ``np.flipud``, ``np.rot90``, ``np.column_stack``, ``np.dstack``,
 ``np.append``, ``np.diagflat``, ``np.hsplit``, ``np.vsplit``, ``np.dsplit``, ``x.mT``) and the newer ones of
 ``composites`` (``np.trapezoid``, ``np.ediff1d``, ``np.correlate``, ``np.select``, ``np.linalg.multi_dot``)
-beyond the rule table (``grad_rules_cases``, both modes to second order against JAX and finite differences): values and dtypes against NumPy, NaN slices against
-JAX, ``vmap`` against stacking, and the refusals."""
+beyond the rule table (``grad_rules_cases``, both modes to second order against JAX and finite differences):
+values and dtypes against NumPy, NaN slices against JAX, ``vmap`` against stacking, and the refusals."""
 import os
 import sys
 import warnings
@@ -33,7 +33,8 @@ def shapes(a):
 def statistics(a):
     b = np.where(a > 2, np.nan, a)
     return (np.nanmean(b, axis=0), np.nanvar(b, axis=1, ddof=1), np.nanstd(b, keepdims=True), np.nancumsum(b),
-            np.nancumprod(b, axis=1), np.cov(a), np.cov(a[0], a[1], bias=True), np.corrcoef(a, rowvar=False),
+            np.nancumprod(b, axis=1), np.nanmean(a, dtype=np.float64), np.nanstd(b, axis=0, dtype=np.float64),
+            np.cov(a), np.cov(a[0], a[1], bias=True), np.corrcoef(a, rowvar=False),
             np.trapezoid(a, dx=0.5, axis=0), np.quantile(a, 0.3), np.quantile(b, [0.1, 0.5, 1.0], axis=1),
             np.percentile(a, 35.0, axis=0, keepdims=True), np.quantile(a, np.array([0.2, 0.7]), keepdims=True))
 
@@ -87,8 +88,8 @@ def test_cov_of_one_variable_of_a_matrix_raises_as_its_rank_would_be_known_at_ru
     assert np.cov(A[0]).shape == numbax.jit(lambda a: np.cov(a[0]))(A).shape == ()
 
 
-def nanmean_dtype(a):
-    return np.nanmean(a, dtype=np.float32)
+def nanmean_where(a):
+    return np.nanmean(a, where=a > 0)
 
 
 def cov_weights(a):
@@ -99,7 +100,7 @@ def ediff1d_to_end(a):
     return np.ediff1d(a, to_end=0.0)
 
 
-@pytest.mark.parametrize("fn, keyword", [(nanmean_dtype, "dtype"), (cov_weights, "fweights"),
+@pytest.mark.parametrize("fn, keyword", [(nanmean_where, "where"), (cov_weights, "fweights"),
                                          (ediff1d_to_end, "to_end")])
 def test_keywords_numbax_does_not_implement_are_refused_at_the_users_line(fn, keyword):
     with pytest.raises(numbax.NumbaxSpecializationError, match=f"`{keyword}=`") as info:
@@ -112,10 +113,10 @@ def test_a_keyword_a_composite_does_not_take_is_refused_not_dropped(monkeypatch)
     is refused at the user's line unless the value is the default: never passed over."""
     from numbax.ast_passes.specialize import keywords
 
-    monkeypatch.setitem(keywords.IMPLEMENTED, "np.nanmean", keywords.IMPLEMENTED["np.nanmean"] | {"dtype"})
-    with pytest.raises(numbax.NumbaxSpecializationError, match="`dtype=`"):
-        numbax.jit(nanmean_dtype, backend="python")(A)
-    np.testing.assert_allclose(numbax.jit(lambda a: np.nanmean(a, dtype=None), backend="python")(A), np.mean(A))
+    monkeypatch.setitem(keywords.IMPLEMENTED, "np.nanmean", keywords.IMPLEMENTED["np.nanmean"] | {"where"})
+    with pytest.raises(numbax.NumbaxSpecializationError, match="`where=`"):
+        numbax.jit(nanmean_where, backend="python")(A)
+    np.testing.assert_allclose(numbax.jit(lambda a: np.nanmean(a, out=None), backend="python")(A), np.mean(A))
 
 
 def test_coverage_has_them_in_both_modes():

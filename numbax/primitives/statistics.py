@@ -12,8 +12,10 @@ from numbax.primitives.registry import composite_of
 
 
 @composite_of(np.nanmean)
-def nanmean(a, axis=None, keepdims=False):
-    """``np.nanmean``: the mean of the elements that are not NaN (NaN where none is)."""
+def nanmean(a, axis=None, dtype=None, keepdims=False):
+    """``np.nanmean``: the mean of the elements that are not NaN (NaN where none is), computed in ``dtype``."""
+    if dtype is not None:
+        a = np.asarray(a).astype(dtype)
     if np.asarray(a).dtype.kind not in "fc":
         return np.mean(a, axis=axis, keepdims=keepdims)
     missing = np.isnan(a)
@@ -22,9 +24,11 @@ def nanmean(a, axis=None, keepdims=False):
 
 
 @composite_of(np.nanvar)
-def nanvar(a, axis=None, ddof=0, keepdims=False):
+def nanvar(a, axis=None, dtype=None, ddof=0, keepdims=False):
     """``np.nanvar``: the variance of the elements that are not NaN, with ``ddof`` (NaN where no more than
-    ``ddof`` are)."""
+    ``ddof`` are), computed in ``dtype``."""
+    if dtype is not None:
+        a = np.asarray(a).astype(dtype)
     if np.asarray(a).dtype.kind not in "fc":
         return np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
     missing = np.isnan(a)
@@ -39,9 +43,9 @@ def nanvar(a, axis=None, ddof=0, keepdims=False):
 
 
 @composite_of(np.nanstd)
-def nanstd(a, axis=None, ddof=0, keepdims=False):
+def nanstd(a, axis=None, dtype=None, ddof=0, keepdims=False):
     """``np.nanstd``: the square root of ``np.nanvar``."""
-    return np.sqrt(np.nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+    return np.sqrt(np.nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
 
 @composite_of(np.nancumsum)

@@ -91,8 +91,8 @@ IMPLEMENTED: Dict[str, FrozenSet[str]] = {
     "np.random.randint": _names("high size"),
     "rt.logsumexp": _EXTREMUM,
     # composites (``numbax.primitives.statistics``, ``shape_composites``, ``composites``)
-    "np.nanmean": _EXTREMUM,
-    **{f"np.{name}": _names("axis ddof keepdims") for name in ("nanvar", "nanstd")},
+    "np.nanmean": _FOLD,
+    **{f"np.{name}": _MOMENT for name in ("nanvar", "nanstd")},
     **{f"np.{name}": _AXIS for name in ("nancumsum", "nancumprod", "append")},
     "np.cov": _names("y rowvar bias ddof"),
     **{f"np.{name}": _names("q axis keepdims") for name in ("quantile", "percentile")},
