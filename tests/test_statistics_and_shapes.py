@@ -24,7 +24,8 @@ A = np.array([[1.5, -2.0, 0.5, 1.0], [3.0, 0.25, -1.0, 2.0], [0.5, 2.0, 4.0, -3.
 
 def shapes(a):
     return (np.fliplr(a), np.flipud(a), np.rot90(a), np.rot90(a, 3, axes=(1, 0)), np.column_stack((a[0], a[1])),
-            np.dstack((a, a)), np.append(a, a[0]), np.append(a, a[:1], axis=0), np.diagflat(a[0], -1),
+            np.dstack((a, a)), np.append(a, a[0]), np.append(a, a[:1], axis=0), np.append(a[0], 0.5),
+            np.append(a[1], [1.0, 2.0]), np.diagflat(a[0], -1),
             np.hsplit(a, 2)[1], np.vsplit(a, [1])[0], np.dsplit(a[None], 2)[0], a.mT, np.ediff1d(a),
             np.correlate(a[0], a[1, :3], "same"), np.select([a > 1, a < 0], [a, -a], 7), np.trapezoid(a),
             np.linalg.multi_dot([a, a.T, a]))

@@ -61,9 +61,9 @@ def dstack(tup):
 @composite_of(np.append)
 def append(arr, values, axis=None):
     """``np.append``: ``values`` after ``arr`` along ``axis``; both flattened without it."""
-    if axis is None:
-        return np.concatenate((np.ravel(arr), np.ravel(values)), axis=0)
-    return np.concatenate((arr, values), axis=axis)
+    if axis is None:  # each as an array (a number or a list too), flattened
+        return np.concatenate([np.ravel(np.atleast_1d(np.asarray(v))) for v in (arr, values)], axis=0)
+    return np.concatenate((np.asarray(arr), np.asarray(values)), axis=axis)
 
 
 @composite_of(np.diagflat)
