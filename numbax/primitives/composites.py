@@ -182,7 +182,7 @@ def matrix_power(a, n):
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """``np.trapezoid``: the trapezoidal rule along ``axis``, over the sample points ``x`` (a vector along
     ``axis``, or an array of ``y``'s shape) or a spacing ``dx``."""
-    rows = np.moveaxis(y, axis, -1)
+    rows = np.moveaxis(np.asarray(y), axis, -1)
     pairs = rows[..., 1:] + rows[..., :-1]
     if x is None:
         return np.sum(dx * pairs / 2.0, axis=-1)
@@ -198,6 +198,7 @@ def ediff1d(ary):
 def correlate(a, v, mode="valid"):
     """``np.correlate``: the cross-correlation of two vectors, ``sum(a[n + k] * conj(v[n]))``, as a convolution
     with ``v`` reversed (NumPy's, of the longer vector with the shorter reversed where ``v`` is longer)."""
+    a, v = np.asarray(a), np.asarray(v)
     if v.shape[0] > a.shape[0]:
         return np.conj(np.convolve(v, np.conj(a[::-1]), mode=mode))[::-1]
     return np.convolve(a, np.conj(v[::-1]), mode=mode)
