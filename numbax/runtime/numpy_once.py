@@ -59,7 +59,7 @@ _SLOW = dict.fromkeys([np.moveaxis, np.concatenate, np.concat, np.ascontiguousar
 # of the whole array (with an axis, Numba's implementation for it, or the runtime's)
 # (``np.median`` is the runtime's always: ``legalize`` sends it there, for NumPy's NaN)
 _REDUCING = {np.mean: ("a",), np.sum: ("a",), np.var: ("a",), np.std: ("a",),
-             np.percentile: ("a", "q"), np.quantile: ("a", "q"), np.sort: ("a",), np.argsort: ("a",),
+             np.sort: ("a",), np.argsort: ("a",),
              np.cumsum: ("a",), np.cumprod: ("a",)}
 _MAKING = {np.empty: ("shape", "dtype"), np.zeros: ("shape", "dtype"), np.ones: ("shape", "dtype"),
            np.full: ("shape", "fill_value", "dtype"), np.arange: ("start", "stop", "step", "dtype"),
