@@ -32,12 +32,10 @@ def nanvar(a, axis=None, dtype=None, ddof=0, keepdims=False):
     if np.asarray(a).dtype.kind not in "fc":
         return np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
     missing = np.isnan(a)
-    ones = np.where(missing, np.zeros_like(a), np.ones_like(a))
-    mean = np.sum(np.where(missing, np.zeros_like(a), a), axis=axis, keepdims=True) / \
-        np.sum(ones, axis=axis, keepdims=True)
-    centered = np.where(missing, np.zeros_like(a), a - mean)
+    centered = np.where(missing, np.zeros_like(a), a - np.nanmean(a, axis=axis, keepdims=True))
     squares = np.sum(np.real(centered * np.conj(centered)), axis=axis, keepdims=keepdims)
-    normalizer = np.sum(np.real(ones), axis=axis, keepdims=keepdims) - ddof
+    present = np.where(missing, np.zeros_like(a), np.ones_like(a))
+    normalizer = np.sum(np.real(present), axis=axis, keepdims=keepdims) - ddof
     empty = normalizer <= 0
     return np.where(empty, np.nan, squares) / np.where(empty, 1, normalizer)
 
